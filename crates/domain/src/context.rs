@@ -1,0 +1,117 @@
+//! Context entries: questions and answers that describe how the organization works.
+
+use serde::Deserialize;
+
+use crate::validation::{FieldError, ValidationErrors, map_present, required, set, text};
+use crate::{ContextEntryId, OrganizationId, Timestamp, required_non_null};
+
+pub const QUESTION_MAX: usize = 2_000;
+pub const ANSWER_MAX: usize = 20_000;
+pub const TAGS_MAX: usize = 50;
+pub const TAG_MAX: usize = 64;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextEntry {
+    pub id: ContextEntryId,
+    pub organization_id: OrganizationId,
+    pub question: String,
+    pub answer: String,
+    pub tags: Vec<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewContextEntry {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub question: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub answer: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub tags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextEntryChanges {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub question: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub answer: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub tags: Option<Vec<String>>,
+}
+
+/// Validated changes to a context entry.
+#[derive(Debug, Clone)]
+pub struct ContextEntryPatch(ContextEntryChanges);
+
+fn tags(tags: Vec<String>) -> Result<Vec<String>, FieldError> {
+    if tags.len() > TAGS_MAX {
+        return Err(FieldError::new("tags", format!("must hold at most {TAGS_MAX} tags")));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for tag in &tags {
+        text("tags", tag.clone(), 1, TAG_MAX)?;
+        if !seen.insert(tag.as_str()) {
+            return Err(FieldError::new("tags", format!("holds `{tag}` twice")));
+        }
+    }
+    Ok(tags)
+}
+
+impl ContextEntryPatch {
+    pub fn new(changes: ContextEntryChanges) -> Result<Self, ValidationErrors> {
+        Ok(Self(ContextEntryChanges {
+            question: map_present(changes.question, |q| text("question", q, 1, QUESTION_MAX))?,
+            answer: map_present(changes.answer, |a| text("answer", a, 1, ANSWER_MAX))?,
+            tags: map_present(changes.tags, tags)?,
+        }))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == ContextEntryChanges::default()
+    }
+}
+
+impl ContextEntry {
+    pub fn create(
+        organization_id: OrganizationId,
+        input: NewContextEntry,
+        now: Timestamp,
+    ) -> Result<Self, ValidationErrors> {
+        Ok(Self {
+            id: ContextEntryId::generate(),
+            organization_id,
+            question: text("question", required("question", input.question)?, 1, QUESTION_MAX)?,
+            answer: text("answer", required("answer", input.answer)?, 1, ANSWER_MAX)?,
+            tags: tags(input.tags.unwrap_or_default())?,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Applies a validated patch; an empty patch changes nothing, not even `updated_at`.
+    pub fn apply(&mut self, patch: &ContextEntryPatch, now: Timestamp) {
+        if patch.is_empty() {
+            return;
+        }
+        set(&mut self.question, &patch.0.question);
+        set(&mut self.answer, &patch.0.answer);
+        set(&mut self.tags, &patch.0.tags);
+        self.updated_at = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_or_blank_tags_are_refused() {
+        assert!(tags(vec!["a".into(), "a".into()]).is_err());
+        assert!(tags(vec![" ".into()]).is_err());
+        assert_eq!(tags(vec!["soc2".into(), "hr".into()]).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,36 @@
+//! The compliance domain: entities, enumerations, prefixed identifiers, validation and patch rules.
+//!
+//! This crate does no I/O. Inputs (`New*` and `*Changes`) are the public shape of a command; they are
+//! validated into entities and patches, so an invalid value never reaches a port.
+//!
+//! ```
+//! use compliance_domain::{OrganizationId, Timestamp, risk::{NewRisk, Risk, RiskStatus}};
+//!
+//! let org = OrganizationId::generate();
+//! let input: NewRisk = serde_json::from_str(
+//!     r#"{"title":"Laptop theft","description":"Disks are not encrypted","category":"technology"}"#,
+//! ).unwrap();
+//! let risk = Risk::create(org, input, Timestamp::now()).unwrap();
+//! assert_eq!(risk.status, RiskStatus::Open);
+//! assert!(risk.id.as_str().starts_with("rsk_"));
+//! ```
+
+pub mod context;
+mod enums;
+pub mod id;
+pub mod organization;
+pub mod people;
+pub mod policy;
+pub mod risk;
+mod serde_fields;
+mod time;
+pub mod validation;
+pub mod vendor;
+
+pub use enums::{Department, Impact, Likelihood, UnknownValue};
+pub use id::{
+    ApiKeyId, ContextEntryId, Id, IdKind, MemberId, OrganizationId, PolicyId, RiskId, SessionId, UserId, VendorId,
+};
+pub use serde_fields::{nullable, required_non_null};
+pub use time::Timestamp;
+pub use validation::{FieldError, ValidationErrors};

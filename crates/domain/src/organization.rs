@@ -1,0 +1,184 @@
+//! The organization: the tenant every other record belongs to.
+
+use serde::Deserialize;
+
+use crate::validation::{FieldError, ValidationErrors, http_url, map_nullable, map_present, set, text};
+use crate::{OrganizationId, Timestamp, nullable, required_non_null};
+
+pub const NAME_MAX: usize = 255;
+pub const SLUG_MAX: usize = 64;
+pub const METADATA_MAX: usize = 10_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Organization {
+    pub id: OrganizationId,
+    pub name: String,
+    pub slug: String,
+    pub logo: Option<String>,
+    pub metadata: Option<String>,
+    pub website: Option<String>,
+    pub onboarding_completed: bool,
+    pub has_access: bool,
+    pub device_manager_label_id: Option<i64>,
+    pub is_device_manager_setup_completed: bool,
+    pub primary_color: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// `a-z`, `0-9` and `-`, not at either end, 1 to 64 characters.
+pub fn slug(value: String) -> Result<String, FieldError> {
+    let well_formed = !value.is_empty()
+        && value.len() <= SLUG_MAX
+        && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !value.starts_with('-')
+        && !value.ends_with('-');
+    if well_formed {
+        Ok(value)
+    } else {
+        Err(FieldError::new(
+            "slug",
+            format!("must be 1 to {SLUG_MAX} of a-z, 0-9 and -, not starting or ending with -"),
+        ))
+    }
+}
+
+/// A slug derived from a name: lower-cased, runs of other characters turned into one `-`.
+pub fn slugify(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    let cut: String = slug.chars().take(SLUG_MAX - 9).collect();
+    if cut.is_empty() { "org".to_owned() } else { cut.trim_end_matches('-').to_owned() }
+}
+
+fn color(value: String) -> Result<String, FieldError> {
+    let hex = value.strip_prefix('#').unwrap_or("");
+    if matches!(hex.len(), 3 | 6) && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(value)
+    } else {
+        Err(FieldError::new("primaryColor", "must be a hex colour such as #1a2b3c or #abc"))
+    }
+}
+
+fn metadata(value: String) -> Result<String, FieldError> {
+    let value = text("metadata", value, 0, METADATA_MAX)?;
+    match serde_json::from_str::<serde::de::IgnoredAny>(&value) {
+        Ok(_) => Ok(value),
+        Err(_) => Err(FieldError::new("metadata", "must be valid JSON text")),
+    }
+}
+
+impl Organization {
+    /// A new organization; without a slug, one is derived from the name.
+    pub fn create(name: String, slug_text: Option<String>, now: Timestamp) -> Result<Self, ValidationErrors> {
+        let name = text("name", name, 1, NAME_MAX)?;
+        let slug = slug(slug_text.unwrap_or_else(|| slugify(&name)))?;
+        Ok(Self {
+            id: OrganizationId::generate(),
+            name,
+            slug,
+            logo: None,
+            metadata: None,
+            website: None,
+            onboarding_completed: false,
+            has_access: true,
+            device_manager_label_id: None,
+            is_device_manager_setup_completed: false,
+            primary_color: None,
+            created_at: now,
+        })
+    }
+
+    /// Applies a validated patch.
+    pub fn apply(&mut self, patch: &OrganizationPatch) {
+        let c = &patch.0;
+        set(&mut self.name, &c.name);
+        set(&mut self.slug, &c.slug);
+        set(&mut self.logo, &c.logo);
+        set(&mut self.metadata, &c.metadata);
+        set(&mut self.website, &c.website);
+        set(&mut self.onboarding_completed, &c.onboarding_completed);
+        set(&mut self.has_access, &c.has_access);
+        set(&mut self.device_manager_label_id, &c.device_manager_label_id);
+        set(&mut self.is_device_manager_setup_completed, &c.is_device_manager_setup_completed);
+        set(&mut self.primary_color, &c.primary_color);
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OrganizationChanges {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub slug: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub logo: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub metadata: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub website: Option<Option<String>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub onboarding_completed: Option<bool>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub has_access: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub device_manager_label_id: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_device_manager_setup_completed: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub primary_color: Option<Option<String>>,
+}
+
+/// Validated changes to an organization.
+#[derive(Debug, Clone)]
+pub struct OrganizationPatch(OrganizationChanges);
+
+impl OrganizationPatch {
+    pub fn new(changes: OrganizationChanges) -> Result<Self, ValidationErrors> {
+        Ok(Self(OrganizationChanges {
+            name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
+            slug: map_present(changes.slug, slug)?,
+            logo: map_nullable(changes.logo, |l| http_url("logo", l))?,
+            metadata: map_nullable(changes.metadata, metadata)?,
+            website: map_nullable(changes.website, |w| http_url("website", w))?,
+            primary_color: map_nullable(changes.primary_color, color)?,
+            ..changes
+        }))
+    }
+
+    /// The slug the patch sets, if any.
+    pub fn slug(&self) -> Option<&str> {
+        self.0.slug.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_derived_and_checked() {
+        assert_eq!(slugify("Acme  Corp, Inc."), "acme-corp-inc");
+        assert_eq!(slugify("!!!"), "org");
+        assert!(slug("Acme".into()).is_err());
+        assert!(slug("-acme".into()).is_err());
+        assert!(slug("acme-2".into()).is_ok());
+    }
+
+    #[test]
+    fn patch_checks_colour_metadata_and_urls() {
+        let parse = |json: &str| OrganizationPatch::new(serde_json::from_str(json).unwrap());
+        assert!(parse(r##"{"primaryColor":"#12ab9F"}"##).is_ok());
+        assert_eq!(parse(r#"{"primaryColor":"red"}"#).unwrap_err().0[0].field, "primaryColor");
+        assert_eq!(parse(r#"{"metadata":"{not json"}"#).unwrap_err().0[0].field, "metadata");
+        assert_eq!(parse(r#"{"logo":"ftp://x"}"#).unwrap_err().0[0].field, "logo");
+        assert!(parse(r#"{"metadata":"{\"plan\":\"pro\"}","logo":null}"#).is_ok());
+    }
+}

@@ -1,0 +1,203 @@
+//! Users, their memberships in organizations (people), API keys and sessions.
+
+use serde::Deserialize;
+
+use crate::validation::{FieldError, ValidationErrors, map_present, required, set, text};
+use crate::{
+    ApiKeyId, Department, MemberId, OrganizationId, SessionId, Timestamp, UserId, nullable, required_non_null,
+};
+
+pub const NAME_MAX: usize = 255;
+pub const EMAIL_MAX: usize = 254;
+pub const ROLE_MAX: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: UserId,
+    pub name: String,
+    pub email: String,
+    pub email_verified: bool,
+    pub image: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub last_login: Option<Timestamp>,
+}
+
+/// A plausible e-mail address: one `@` with text on both sides and a dot in the domain.
+pub fn email(value: String) -> Result<String, FieldError> {
+    let value = text("email", value.trim().to_lowercase(), 3, EMAIL_MAX)?;
+    let plausible = match value.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty() && domain.contains('.') && !domain.contains('@') && !value.contains(char::is_whitespace)
+        }
+        None => false,
+    };
+    if plausible { Ok(value) } else { Err(FieldError::new("email", "must be an e-mail address")) }
+}
+
+impl User {
+    pub fn create(email_text: String, name: String, now: Timestamp) -> Result<Self, ValidationErrors> {
+        Ok(Self {
+            id: UserId::generate(),
+            name: text("name", name, 1, NAME_MAX)?,
+            email: email(email_text)?,
+            email_verified: false,
+            image: None,
+            created_at: now,
+            updated_at: now,
+            last_login: None,
+        })
+    }
+}
+
+/// A person: a user's membership in an organization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: MemberId,
+    pub organization_id: OrganizationId,
+    pub user_id: UserId,
+    pub role: String,
+    pub department: Department,
+    pub is_active: bool,
+    pub device_manager_label_id: Option<i64>,
+    pub created_at: Timestamp,
+}
+
+/// A member together with the user behind it, as the API shows people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    pub member: Member,
+    pub user: User,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewMember {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub user_id: Option<UserId>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub role: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub department: Option<Department>,
+    pub device_manager_label_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemberChanges {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub user_id: Option<UserId>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub role: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub department: Option<Department>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_active: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub device_manager_label_id: Option<Option<i64>>,
+}
+
+/// Validated changes to a membership.
+#[derive(Debug, Clone)]
+pub struct MemberPatch(MemberChanges);
+
+impl MemberPatch {
+    pub fn new(changes: MemberChanges) -> Result<Self, ValidationErrors> {
+        Ok(Self(MemberChanges { role: map_present(changes.role, |r| text("role", r, 1, ROLE_MAX))?, ..changes }))
+    }
+
+    /// The user the membership moves to, if the patch moves it.
+    pub fn user_id(&self) -> Option<&UserId> {
+        self.0.user_id.as_ref()
+    }
+}
+
+impl Member {
+    pub fn create(organization_id: OrganizationId, input: NewMember, now: Timestamp) -> Result<Self, ValidationErrors> {
+        Ok(Self {
+            id: MemberId::generate(),
+            organization_id,
+            user_id: required("userId", input.user_id)?,
+            role: text("role", required("role", input.role)?, 1, ROLE_MAX)?,
+            department: input.department.unwrap_or(Department::None),
+            is_active: true,
+            device_manager_label_id: input.device_manager_label_id,
+            created_at: now,
+        })
+    }
+
+    /// Applies a validated patch. `is_active: false` deactivates; the record remains.
+    pub fn apply(&mut self, patch: &MemberPatch) {
+        let c = &patch.0;
+        set(&mut self.user_id, &c.user_id);
+        set(&mut self.role, &c.role);
+        set(&mut self.department, &c.department);
+        set(&mut self.is_active, &c.is_active);
+        set(&mut self.device_manager_label_id, &c.device_manager_label_id);
+    }
+}
+
+/// An organization's API key. Only the SHA-256 of the key is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: ApiKeyId,
+    pub organization_id: OrganizationId,
+    pub name: String,
+    /// Hex SHA-256 of the key text.
+    pub key_hash: String,
+    pub created_by: UserId,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+    pub revoked_at: Option<Timestamp>,
+    pub last_used_at: Option<Timestamp>,
+}
+
+impl ApiKey {
+    pub fn is_usable_at(&self, now: Timestamp) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|expiry| now < expiry)
+    }
+}
+
+/// A signed-in user's session. Only the SHA-256 of the token is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub id: SessionId,
+    pub user_id: UserId,
+    /// Hex SHA-256 of the token text.
+    pub token_hash: String,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_normalised_and_checked() {
+        assert_eq!(email(" Ada@Example.COM ".into()).unwrap(), "ada@example.com");
+        assert!(email("ada".into()).is_err());
+        assert!(email("ada@localhost".into()).is_err());
+        assert!(email("a da@x.io".into()).is_err());
+    }
+
+    #[test]
+    fn revoked_or_expired_keys_are_not_usable() {
+        let now = Timestamp::now();
+        let mut key = ApiKey {
+            id: ApiKeyId::generate(),
+            organization_id: OrganizationId::generate(),
+            name: "ci".into(),
+            key_hash: String::new(),
+            created_by: UserId::generate(),
+            created_at: now,
+            expires_at: Some(now.plus(time::Duration::hours(1))),
+            revoked_at: None,
+            last_used_at: None,
+        };
+        assert!(key.is_usable_at(now));
+        assert!(!key.is_usable_at(now.plus(time::Duration::hours(2))));
+        key.revoked_at = Some(now);
+        assert!(!key.is_usable_at(now));
+    }
+}

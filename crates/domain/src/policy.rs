@@ -1,0 +1,333 @@
+//! Policies: rich-text documents the organization publishes, reviews and has people sign.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::validation::{FieldError, ValidationErrors, map_nullable, map_present, required, set, text};
+use crate::{Department, MemberId, OrganizationId, PolicyId, Timestamp, UserId, nullable, required_non_null};
+
+crate::string_enum! {
+    PolicyStatus { Draft = "draft", Published = "published", NeedsReview = "needs_review" }
+}
+
+crate::string_enum! {
+    PolicyFrequency { Monthly = "monthly", Quarterly = "quarterly", Yearly = "yearly" }
+}
+
+pub const NAME_MAX: usize = 255;
+pub const DESCRIPTION_MAX: usize = 10_000;
+pub const TEMPLATE_ID_MAX: usize = 255;
+/// How deep rich-text nodes may nest.
+pub const CONTENT_DEPTH_MAX: usize = 64;
+/// The most bytes the serialised content may take.
+pub const CONTENT_BYTES_MAX: usize = 1024 * 1024;
+/// A policy is reviewed a year after it is created unless told otherwise.
+const DEFAULT_REVIEW_AFTER: time::Duration = time::Duration::days(365);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub id: PolicyId,
+    pub organization_id: OrganizationId,
+    pub name: String,
+    pub description: String,
+    pub status: PolicyStatus,
+    pub content: RichText,
+    pub frequency: PolicyFrequency,
+    pub department: Department,
+    pub is_required_to_sign: bool,
+    pub signed_by: Vec<UserId>,
+    pub review_date: Timestamp,
+    pub is_archived: bool,
+    pub last_archived_at: Option<Timestamp>,
+    pub last_published_at: Option<Timestamp>,
+    pub assignee_id: Option<MemberId>,
+    pub approver_id: Option<MemberId>,
+    pub policy_template_id: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Rich-text content: an array of nodes, each an object with a string `type`, optional `attrs`
+/// (object or null), optional `content` (nodes) and, on `text` nodes, a string `text`.
+/// Other keys (such as `marks`) are kept as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RichText(Vec<Value>);
+
+impl RichText {
+    pub fn parse(nodes: Vec<Value>) -> Result<Self, FieldError> {
+        for (index, node) in nodes.iter().enumerate() {
+            check_node(node, &format!("content[{index}]"), 1)?;
+        }
+        let size = serde_json::to_vec(&nodes).map(|bytes| bytes.len()).unwrap_or(usize::MAX);
+        if size > CONTENT_BYTES_MAX {
+            return Err(FieldError::new("content", format!("must be at most {CONTENT_BYTES_MAX} bytes of JSON")));
+        }
+        Ok(Self(nodes))
+    }
+
+    /// Content read back from storage, where it was validated before it was written.
+    pub fn from_stored(nodes: Vec<Value>) -> Self {
+        Self(nodes)
+    }
+
+    pub fn nodes(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+fn check_node(node: &Value, path: &str, depth: usize) -> Result<(), FieldError> {
+    let invalid = |message: &str| Err(FieldError::new("content", format!("{path} {message}")));
+    if depth > CONTENT_DEPTH_MAX {
+        return invalid(&format!("nests deeper than {CONTENT_DEPTH_MAX} levels"));
+    }
+    let Some(object) = node.as_object() else {
+        return invalid("must be an object");
+    };
+    let Some(kind) = object.get("type").and_then(Value::as_str) else {
+        return invalid("must have a string `type`");
+    };
+    if !matches!(object.get("attrs"), None | Some(Value::Null | Value::Object(_))) {
+        return invalid("has `attrs` that is neither an object nor null");
+    }
+    if kind == "text" && !object.get("text").is_some_and(Value::is_string) {
+        return invalid("is a text node without a string `text`");
+    }
+    match object.get("content") {
+        None => Ok(()),
+        Some(Value::Array(children)) => children
+            .iter()
+            .enumerate()
+            .try_for_each(|(index, child)| check_node(child, &format!("{path}.content[{index}]"), depth + 1)),
+        Some(_) => invalid("has `content` that is not an array"),
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewPolicy {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub status: Option<PolicyStatus>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub content: Option<Vec<Value>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub frequency: Option<PolicyFrequency>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub department: Option<Department>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_required_to_sign: Option<bool>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub review_date: Option<Timestamp>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_archived: Option<bool>,
+    pub assignee_id: Option<MemberId>,
+    pub approver_id: Option<MemberId>,
+    pub policy_template_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyChanges {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub status: Option<PolicyStatus>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub content: Option<Vec<Value>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub frequency: Option<PolicyFrequency>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub department: Option<Department>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_required_to_sign: Option<bool>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub review_date: Option<Timestamp>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_archived: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub assignee_id: Option<Option<MemberId>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub approver_id: Option<Option<MemberId>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub policy_template_id: Option<Option<String>>,
+}
+
+/// Validated changes to a policy.
+#[derive(Debug, Clone)]
+pub struct PolicyPatch(PolicyChanges);
+
+impl PolicyPatch {
+    pub fn new(changes: PolicyChanges) -> Result<Self, ValidationErrors> {
+        Ok(Self(PolicyChanges {
+            name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
+            description: map_present(changes.description, |d| text("description", d, 0, DESCRIPTION_MAX))?,
+            content: map_present(changes.content, |c| RichText::parse(c).map(|rich| rich.0))?,
+            policy_template_id: map_nullable(changes.policy_template_id, |t| {
+                text("policyTemplateId", t, 1, TEMPLATE_ID_MAX)
+            })?,
+            ..changes
+        }))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == PolicyChanges::default()
+    }
+
+    /// The members the patch names as assignee or approver.
+    pub fn named_members(&self) -> impl Iterator<Item = (&'static str, &MemberId)> {
+        let assignee = self.0.assignee_id.as_ref().and_then(Option::as_ref).map(|m| ("assigneeId", m));
+        let approver = self.0.approver_id.as_ref().and_then(Option::as_ref).map(|m| ("approverId", m));
+        assignee.into_iter().chain(approver)
+    }
+}
+
+impl Policy {
+    pub fn create(organization_id: OrganizationId, input: NewPolicy, now: Timestamp) -> Result<Self, ValidationErrors> {
+        let mut policy = Self {
+            id: PolicyId::generate(),
+            organization_id,
+            name: text("name", required("name", input.name)?, 1, NAME_MAX)?,
+            description: text("description", input.description.unwrap_or_default(), 0, DESCRIPTION_MAX)?,
+            status: PolicyStatus::Draft,
+            content: RichText::parse(required("content", input.content)?)?,
+            frequency: input.frequency.unwrap_or(PolicyFrequency::Yearly),
+            department: input.department.unwrap_or(Department::None),
+            is_required_to_sign: input.is_required_to_sign.unwrap_or(true),
+            signed_by: Vec::new(),
+            review_date: input.review_date.unwrap_or(now.plus(DEFAULT_REVIEW_AFTER)),
+            is_archived: false,
+            last_archived_at: None,
+            last_published_at: None,
+            assignee_id: input.assignee_id,
+            approver_id: input.approver_id,
+            policy_template_id: input
+                .policy_template_id
+                .map(|t| text("policyTemplateId", t, 1, TEMPLATE_ID_MAX))
+                .transpose()?,
+            created_at: now,
+            updated_at: now,
+        };
+        policy.set_status(input.status.unwrap_or(PolicyStatus::Draft), now);
+        policy.set_archived(input.is_archived.unwrap_or(false), now);
+        Ok(policy)
+    }
+
+    /// The members named as assignee or approver.
+    pub fn named_members(&self) -> impl Iterator<Item = (&'static str, &MemberId)> {
+        let assignee = self.assignee_id.as_ref().map(|m| ("assigneeId", m));
+        assignee.into_iter().chain(self.approver_id.as_ref().map(|m| ("approverId", m)))
+    }
+
+    /// Applies a validated patch; an empty patch changes nothing, not even `updated_at`.
+    pub fn apply(&mut self, patch: &PolicyPatch, now: Timestamp) {
+        if patch.is_empty() {
+            return;
+        }
+        let c = &patch.0;
+        set(&mut self.name, &c.name);
+        set(&mut self.description, &c.description);
+        if let Some(nodes) = &c.content {
+            self.content = RichText(nodes.clone());
+        }
+        set(&mut self.frequency, &c.frequency);
+        set(&mut self.department, &c.department);
+        set(&mut self.is_required_to_sign, &c.is_required_to_sign);
+        set(&mut self.review_date, &c.review_date);
+        set(&mut self.assignee_id, &c.assignee_id);
+        set(&mut self.approver_id, &c.approver_id);
+        set(&mut self.policy_template_id, &c.policy_template_id);
+        if let Some(status) = c.status {
+            self.set_status(status, now);
+        }
+        if let Some(archived) = c.is_archived {
+            self.set_archived(archived, now);
+        }
+        self.updated_at = now;
+    }
+
+    /// Publishing (moving to `published` from another status) stamps `last_published_at`.
+    fn set_status(&mut self, status: PolicyStatus, now: Timestamp) {
+        if status == PolicyStatus::Published
+            && (self.status != PolicyStatus::Published || self.last_published_at.is_none())
+        {
+            self.last_published_at = Some(now);
+        }
+        self.status = status;
+    }
+
+    /// Archiving (moving `is_archived` to true) stamps `last_archived_at`.
+    fn set_archived(&mut self, archived: bool, now: Timestamp) {
+        if archived && (!self.is_archived || self.last_archived_at.is_none()) {
+            self.last_archived_at = Some(now);
+        }
+        self.is_archived = archived;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy() -> Policy {
+        let input: NewPolicy = serde_json::from_value(json!({
+            "name": "Access control",
+            "content": [{"type": "paragraph", "attrs": {"textAlign": null},
+                         "content": [{"type": "text", "text": "Least privilege.", "marks": [{"type": "bold"}]}]}]
+        }))
+        .unwrap();
+        Policy::create(OrganizationId::generate(), input, Timestamp::now()).unwrap()
+    }
+
+    #[test]
+    fn content_is_kept_as_given() {
+        let policy = policy();
+        assert_eq!(policy.content.nodes()[0]["content"][0]["marks"][0]["type"], "bold");
+        assert_eq!(policy.status, PolicyStatus::Draft);
+        assert_eq!(policy.last_published_at, None);
+    }
+
+    #[test]
+    fn malformed_nodes_are_refused_with_their_path() {
+        for (nodes, needle) in [
+            (json!([{"attrs": {}}]), "content[0] must have a string `type`"),
+            (json!([{"type": "p", "attrs": 3}]), "attrs"),
+            (json!([{"type": "p", "content": [{"type": "text"}]}]), "content[0].content[0] is a text node"),
+            (json!(["text"]), "must be an object"),
+        ] {
+            let nodes: Vec<Value> = serde_json::from_value(nodes).unwrap();
+            let error = RichText::parse(nodes).unwrap_err();
+            assert_eq!(error.field, "content");
+            assert!(error.message.contains(needle), "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn too_deep_content_is_refused() {
+        let mut node = json!({"type": "text", "text": "x"});
+        for _ in 0..CONTENT_DEPTH_MAX {
+            node = json!({"type": "div", "content": [node]});
+        }
+        assert!(RichText::parse(vec![node]).is_err());
+    }
+
+    #[test]
+    fn publishing_and_archiving_stamp_their_times() {
+        let mut policy = policy();
+        let later = Timestamp::now().plus(time::Duration::seconds(1));
+        let changes: PolicyChanges =
+            serde_json::from_value(json!({"status": "published", "isArchived": true})).unwrap();
+        policy.apply(&PolicyPatch::new(changes).unwrap(), later);
+        assert_eq!(policy.last_published_at, Some(later));
+        assert_eq!(policy.last_archived_at, Some(later));
+        let again = later.plus(time::Duration::seconds(1));
+        let same: PolicyChanges = serde_json::from_value(json!({"status": "published"})).unwrap();
+        policy.apply(&PolicyPatch::new(same).unwrap(), again);
+        assert_eq!(policy.last_published_at, Some(later), "already published: no new stamp");
+    }
+}

@@ -1,0 +1,91 @@
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime, PrimitiveDateTime, UtcOffset};
+
+/// An instant in UTC at microsecond precision, the precision both databases keep.
+/// On the wire it is RFC 3339 with a `Z`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(OffsetDateTime);
+
+impl Timestamp {
+    pub fn now() -> Self {
+        Self::from_offset(OffsetDateTime::now_utc())
+    }
+
+    /// Converts to UTC and drops precision below a microsecond.
+    pub fn from_offset(instant: OffsetDateTime) -> Self {
+        let utc = instant.to_offset(UtcOffset::UTC);
+        let micros = utc.microsecond();
+        Self(utc.replace_microsecond(micros).unwrap_or(utc))
+    }
+
+    /// Reads a naive date-time as UTC (how both backends store instants).
+    pub fn from_utc_naive(naive: PrimitiveDateTime) -> Self {
+        Self::from_offset(naive.assume_utc())
+    }
+
+    pub fn to_utc_naive(self) -> PrimitiveDateTime {
+        PrimitiveDateTime::new(self.0.date(), self.0.time())
+    }
+
+    pub fn as_offset(self) -> OffsetDateTime {
+        self.0
+    }
+
+    #[must_use]
+    pub fn plus(self, duration: Duration) -> Self {
+        Self::from_offset(self.0.saturating_add(duration))
+    }
+
+    /// Parses RFC 3339 text (any offset; stored as UTC).
+    pub fn parse(text: &str) -> Result<Self, time::error::Parse> {
+        OffsetDateTime::parse(text, &Rfc3339).map(Self::from_offset)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.format(&Rfc3339) {
+            Ok(text) => f.write_str(&text),
+            Err(_) => Err(fmt::Error),
+        }
+    }
+}
+
+impl fmt::Debug for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(|_| serde::de::Error::custom("must be an RFC 3339 date-time"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_in_utc_with_z_and_microseconds() {
+        let ts = Timestamp::parse("2026-11-22T08:30:00.123456789+02:00").unwrap();
+        assert_eq!(ts.to_string(), "2026-11-22T06:30:00.123456Z");
+    }
+
+    #[test]
+    fn naive_round_trip_is_lossless() {
+        let ts = Timestamp::now();
+        assert_eq!(Timestamp::from_utc_naive(ts.to_utc_naive()), ts);
+    }
+}

@@ -1,0 +1,175 @@
+//! Vendors: third parties the organization depends on, and the risk they carry.
+
+use serde::Deserialize;
+
+use crate::validation::{ValidationErrors, http_url, map_nullable, map_present, required, set, text};
+use crate::{Impact, Likelihood, MemberId, OrganizationId, Timestamp, VendorId, nullable, required_non_null};
+
+crate::string_enum! {
+    VendorCategory {
+        Cloud = "cloud",
+        Infrastructure = "infrastructure",
+        SoftwareAsAService = "software_as_a_service",
+        Finance = "finance",
+        Marketing = "marketing",
+        Sales = "sales",
+        Hr = "hr",
+        Other = "other",
+    }
+}
+
+crate::string_enum! {
+    VendorStatus { NotAssessed = "not_assessed", InProgress = "in_progress", Assessed = "assessed" }
+}
+
+pub const NAME_MAX: usize = 255;
+pub const DESCRIPTION_MAX: usize = 10_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vendor {
+    pub id: VendorId,
+    pub organization_id: OrganizationId,
+    pub name: String,
+    pub description: String,
+    pub category: VendorCategory,
+    pub status: VendorStatus,
+    pub inherent_probability: Likelihood,
+    pub inherent_impact: Impact,
+    pub residual_probability: Likelihood,
+    pub residual_impact: Impact,
+    pub website: Option<String>,
+    pub assignee_id: Option<MemberId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The body of a create. Omitted enumerations take the specification's defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewVendor {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub category: Option<VendorCategory>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub status: Option<VendorStatus>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub inherent_probability: Option<Likelihood>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub inherent_impact: Option<Impact>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub residual_probability: Option<Likelihood>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub residual_impact: Option<Impact>,
+    pub website: Option<String>,
+    pub assignee_id: Option<MemberId>,
+}
+
+/// The body of a PATCH: only present fields change; `null` clears a nullable field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VendorChanges {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub category: Option<VendorCategory>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub status: Option<VendorStatus>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub inherent_probability: Option<Likelihood>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub inherent_impact: Option<Impact>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub residual_probability: Option<Likelihood>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub residual_impact: Option<Impact>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub website: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub assignee_id: Option<Option<MemberId>>,
+}
+
+/// Validated changes to a vendor.
+#[derive(Debug, Clone)]
+pub struct VendorPatch(VendorChanges);
+
+impl VendorPatch {
+    pub fn new(changes: VendorChanges) -> Result<Self, ValidationErrors> {
+        Ok(Self(VendorChanges {
+            name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
+            description: map_present(changes.description, |d| text("description", d, 1, DESCRIPTION_MAX))?,
+            website: map_nullable(changes.website, |w| http_url("website", w))?,
+            ..changes
+        }))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == VendorChanges::default()
+    }
+
+    /// The member the patch assigns, if it assigns one.
+    pub fn assignee(&self) -> Option<&MemberId> {
+        self.0.assignee_id.as_ref().and_then(Option::as_ref)
+    }
+}
+
+impl Vendor {
+    pub fn create(organization_id: OrganizationId, input: NewVendor, now: Timestamp) -> Result<Self, ValidationErrors> {
+        Ok(Self {
+            id: VendorId::generate(),
+            organization_id,
+            name: text("name", required("name", input.name)?, 1, NAME_MAX)?,
+            description: text("description", required("description", input.description)?, 1, DESCRIPTION_MAX)?,
+            category: input.category.unwrap_or(VendorCategory::Other),
+            status: input.status.unwrap_or(VendorStatus::NotAssessed),
+            inherent_probability: input.inherent_probability.unwrap_or(Likelihood::VeryUnlikely),
+            inherent_impact: input.inherent_impact.unwrap_or(Impact::Insignificant),
+            residual_probability: input.residual_probability.unwrap_or(Likelihood::VeryUnlikely),
+            residual_impact: input.residual_impact.unwrap_or(Impact::Insignificant),
+            website: input.website.map(|w| http_url("website", w)).transpose()?,
+            assignee_id: input.assignee_id,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Applies a validated patch; an empty patch changes nothing, not even `updated_at`.
+    pub fn apply(&mut self, patch: &VendorPatch, now: Timestamp) {
+        if patch.is_empty() {
+            return;
+        }
+        let c = &patch.0;
+        set(&mut self.name, &c.name);
+        set(&mut self.description, &c.description);
+        set(&mut self.category, &c.category);
+        set(&mut self.status, &c.status);
+        set(&mut self.inherent_probability, &c.inherent_probability);
+        set(&mut self.inherent_impact, &c.inherent_impact);
+        set(&mut self.residual_probability, &c.residual_probability);
+        set(&mut self.residual_impact, &c.residual_impact);
+        set(&mut self.website, &c.website);
+        set(&mut self.assignee_id, &c.assignee_id);
+        self.updated_at = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_applies_defaults_and_checks_the_website() {
+        let input: NewVendor = serde_json::from_str(r#"{"name":"Acme","description":"Hosting"}"#).unwrap();
+        let vendor = Vendor::create(OrganizationId::generate(), input, Timestamp::now()).unwrap();
+        assert_eq!(vendor.category, VendorCategory::Other);
+        assert_eq!(vendor.status, VendorStatus::NotAssessed);
+        let bad: NewVendor =
+            serde_json::from_str(r#"{"name":"Acme","description":"Hosting","website":"not a url"}"#).unwrap();
+        let error = Vendor::create(OrganizationId::generate(), bad, Timestamp::now()).unwrap_err();
+        assert_eq!(error.0[0].field, "website");
+    }
+}
