@@ -1,0 +1,150 @@
+//! Operator use cases behind the `admin` CLI: tenants, users, memberships and credentials.
+
+use std::sync::Arc;
+
+use compliance_domain::organization::Organization;
+use compliance_domain::people::{ApiKey, NewMember, Person, Session, User};
+use compliance_domain::{ApiKeyId, Department, OrganizationId, SessionId, UserId};
+use compliance_ports::{
+    Clock, CredentialRepository, MemberRepository, OrganizationRepository, RepoError, UserRepository,
+};
+use rand::Rng;
+use secrecy::{ExposeSecret, SecretString};
+use time::Duration;
+
+use crate::secret::{self, API_KEY_PREFIX, SESSION_TOKEN_PREFIX};
+use crate::{AppError, PeopleService, Ports};
+
+/// A new API key and the only copy of its text.
+#[derive(Debug)]
+pub struct IssuedApiKey {
+    pub key: ApiKey,
+    pub secret: SecretString,
+}
+
+/// A new session and the only copy of its token.
+#[derive(Debug)]
+pub struct IssuedSession {
+    pub session: Session,
+    pub token: SecretString,
+}
+
+pub struct AdminService {
+    organizations: Arc<dyn OrganizationRepository>,
+    users: Arc<dyn UserRepository>,
+    credentials: Arc<dyn CredentialRepository>,
+    members: Arc<dyn MemberRepository>,
+    people: PeopleService,
+    clock: Arc<dyn Clock>,
+}
+
+impl AdminService {
+    pub(crate) fn new(ports: &Ports) -> Self {
+        Self {
+            organizations: ports.organizations.clone(),
+            users: ports.users.clone(),
+            credentials: ports.credentials.clone(),
+            members: ports.members.clone(),
+            people: PeopleService::new(ports),
+            clock: ports.clock.clone(),
+        }
+    }
+
+    /// A new organization. Without a slug one is derived from the name, with a random suffix when
+    /// the plain one is taken; a slug given explicitly must be free.
+    pub async fn create_organization(&self, name: String, slug: Option<String>) -> Result<Organization, AppError> {
+        let explicit = slug.is_some();
+        let mut organization = Organization::create(name, slug, self.clock.now())?;
+        for _ in 0..5 {
+            match self.organizations.insert(&organization).await {
+                Err(RepoError::Conflict(_)) if !explicit => {
+                    let suffix: u32 = rand::rng().random_range(0x1000_0000..=0xffff_ffff);
+                    organization.slug =
+                        format!("{}-{suffix:08x}", compliance_domain::organization::slugify(&organization.name));
+                }
+                Err(RepoError::Conflict(_)) => return Err(AppError::Conflict("the slug is taken".into())),
+                other => return other.map(|()| organization).map_err(AppError::from),
+            }
+        }
+        Err(AppError::Conflict("could not find a free slug".into()))
+    }
+
+    pub async fn create_user(&self, email: String, name: String) -> Result<User, AppError> {
+        let user = User::create(email, name, self.clock.now())?;
+        self.users.insert(&user).await.map_err(|error| match error {
+            RepoError::Conflict(_) => AppError::Conflict("a user with this e-mail address exists".into()),
+            other => other.into(),
+        })?;
+        Ok(user)
+    }
+
+    pub async fn add_member(
+        &self,
+        org: OrganizationId,
+        user: UserId,
+        role: String,
+        department: Option<Department>,
+    ) -> Result<Person, AppError> {
+        self.organizations.get(&org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
+        let input = NewMember { user_id: Some(user), role: Some(role), department, device_manager_label_id: None };
+        self.people.create_in(&org, input).await
+    }
+
+    /// A new API key for the organization, acting as `created_by`, who must be an active member.
+    pub async fn create_api_key(
+        &self,
+        org: OrganizationId,
+        created_by: UserId,
+        name: Option<String>,
+        expires_in_days: Option<u32>,
+    ) -> Result<IssuedApiKey, AppError> {
+        let now = self.clock.now();
+        self.require_active_member(&org, &created_by).await?;
+        let secret = secret::generate(API_KEY_PREFIX);
+        let name = compliance_domain::validation::text("name", name.unwrap_or_else(|| "API key".into()), 1, 100)?;
+        let key = ApiKey {
+            id: ApiKeyId::generate(),
+            organization_id: org,
+            name,
+            key_hash: secret::digest(secret.expose_secret()),
+            created_by,
+            created_at: now,
+            expires_at: expires_in_days.map(|days| now.plus(Duration::days(i64::from(days)))),
+            revoked_at: None,
+            last_used_at: None,
+        };
+        self.credentials.insert_api_key(&key).await?;
+        Ok(IssuedApiKey { key, secret })
+    }
+
+    pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {
+        self.credentials.revoke_api_key(id, self.clock.now()).await.map_err(|e| AppError::from_repo(e, "API key"))
+    }
+
+    /// A new session for the user, valid for `ttl`; also records the login.
+    pub async fn create_session(&self, user: UserId, ttl: Duration) -> Result<IssuedSession, AppError> {
+        if ttl <= Duration::ZERO {
+            return Err(AppError::invalid("ttl-hours", "must be at least 1"));
+        }
+        let now = self.clock.now();
+        self.users.get(&user).await.map_err(|e| AppError::from_repo(e, "user"))?;
+        let token = secret::generate(SESSION_TOKEN_PREFIX);
+        let session = Session {
+            id: SessionId::generate(),
+            user_id: user.clone(),
+            token_hash: secret::digest(token.expose_secret()),
+            created_at: now,
+            expires_at: now.plus(ttl),
+        };
+        self.credentials.insert_session(&session).await?;
+        self.users.record_login(&user, now).await?;
+        Ok(IssuedSession { session, token })
+    }
+
+    async fn require_active_member(&self, org: &OrganizationId, user: &UserId) -> Result<(), AppError> {
+        match self.members.find_by_user(org, user).await? {
+            Some(person) if person.member.is_active => Ok(()),
+            _ => Err(AppError::invalid("created-by", "must be an active member of the organization")),
+        }
+    }
+}

@@ -1,0 +1,59 @@
+use compliance_domain::{FieldError, ValidationErrors};
+use compliance_ports::RepoError;
+
+/// What a use case can fail with; the delivery layer maps each to a status.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("invalid request: {0}")]
+    Validation(ValidationErrors),
+    #[error("authentication required: {0}")]
+    Unauthenticated(&'static str),
+    #[error("forbidden: {0}")]
+    Forbidden(&'static str),
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("service unavailable")]
+    Unavailable(String),
+    /// Details are for the log only.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::Validation(ValidationErrors::field(field, message))
+    }
+
+    /// Maps a store error, naming what was not found.
+    pub fn from_repo(error: RepoError, what: &'static str) -> Self {
+        match error {
+            RepoError::NotFound => Self::NotFound(what),
+            other => other.into(),
+        }
+    }
+}
+
+impl From<RepoError> for AppError {
+    fn from(error: RepoError) -> Self {
+        match error {
+            RepoError::NotFound => Self::NotFound("record"),
+            RepoError::Conflict(what) => Self::Conflict(what),
+            RepoError::Unavailable(why) => Self::Unavailable(why),
+            RepoError::Internal(why) => Self::Internal(why),
+        }
+    }
+}
+
+impl From<ValidationErrors> for AppError {
+    fn from(errors: ValidationErrors) -> Self {
+        Self::Validation(errors)
+    }
+}
+
+impl From<FieldError> for AppError {
+    fn from(error: FieldError) -> Self {
+        Self::Validation(error.into())
+    }
+}

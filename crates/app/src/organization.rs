@@ -1,0 +1,31 @@
+//! The caller's own organization.
+
+use std::sync::Arc;
+
+use compliance_domain::organization::{Organization, OrganizationChanges, OrganizationPatch};
+use compliance_ports::OrganizationRepository;
+
+use crate::{AppError, Ports, Principal};
+
+pub struct OrganizationService {
+    organizations: Arc<dyn OrganizationRepository>,
+}
+
+impl OrganizationService {
+    pub(crate) fn new(ports: &Ports) -> Self {
+        Self { organizations: ports.organizations.clone() }
+    }
+
+    pub async fn get(&self, caller: &Principal) -> Result<Organization, AppError> {
+        self.organizations.get(&caller.organization_id).await.map_err(|e| AppError::from_repo(e, "organization"))
+    }
+
+    /// Conflict when the new slug belongs to another organization.
+    pub async fn update(&self, caller: &Principal, changes: OrganizationChanges) -> Result<Organization, AppError> {
+        let patch = OrganizationPatch::new(changes)?;
+        self.organizations
+            .update(&caller.organization_id, &patch)
+            .await
+            .map_err(|e| AppError::from_repo(e, "organization"))
+    }
+}

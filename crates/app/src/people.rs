@@ -1,0 +1,69 @@
+//! People: the memberships of users in the caller's organization.
+
+use std::sync::Arc;
+
+use compliance_domain::people::{Member, MemberChanges, MemberPatch, NewMember, Person};
+use compliance_domain::{MemberId, OrganizationId, UserId};
+use compliance_ports::{Clock, MemberRepository, RepoError, UserRepository};
+
+use crate::{AppError, Ports, Principal};
+
+const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
+
+pub struct PeopleService {
+    members: Arc<dyn MemberRepository>,
+    users: Arc<dyn UserRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl PeopleService {
+    pub(crate) fn new(ports: &Ports) -> Self {
+        Self { members: ports.members.clone(), users: ports.users.clone(), clock: ports.clock.clone() }
+    }
+
+    /// Active members, newest first; deactivated ones too when asked.
+    pub async fn list(&self, caller: &Principal, include_inactive: bool) -> Result<Vec<Person>, AppError> {
+        Ok(self.members.list(&caller.organization_id, include_inactive).await?)
+    }
+
+    pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {
+        self.members.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "person"))
+    }
+
+    pub async fn create(&self, caller: &Principal, input: NewMember) -> Result<Person, AppError> {
+        self.create_in(&caller.organization_id, input).await
+    }
+
+    pub(crate) async fn create_in(&self, org: &OrganizationId, input: NewMember) -> Result<Person, AppError> {
+        let member = Member::create(org.clone(), input, self.clock.now())?;
+        let user = self.existing_user(&member.user_id).await?;
+        self.members.insert(&member).await.map_err(one_membership)?;
+        Ok(Person { member, user })
+    }
+
+    pub async fn update(&self, caller: &Principal, id: &MemberId, changes: MemberChanges) -> Result<Person, AppError> {
+        let patch = MemberPatch::new(changes)?;
+        if let Some(user) = patch.user_id() {
+            self.existing_user(user).await?;
+        }
+        self.members.update(&caller.organization_id, id, &patch).await.map_err(|error| match error {
+            RepoError::NotFound => AppError::NotFound("person"),
+            other => one_membership(other),
+        })
+    }
+
+    async fn existing_user(&self, id: &UserId) -> Result<compliance_domain::people::User, AppError> {
+        match self.users.get(id).await {
+            Ok(user) => Ok(user),
+            Err(RepoError::NotFound) => Err(AppError::invalid("userId", "no user has this id")),
+            Err(other) => Err(other.into()),
+        }
+    }
+}
+
+fn one_membership(error: RepoError) -> AppError {
+    match error {
+        RepoError::Conflict(_) => AppError::Conflict(ONE_MEMBERSHIP.into()),
+        other => other.into(),
+    }
+}

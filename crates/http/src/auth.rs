@@ -1,0 +1,55 @@
+//! The `Caller` extractor: authenticates a request by API key or session cookie.
+
+use std::ops::Deref;
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use compliance_app::{AppError, Credentials, Principal};
+use futures_util::future::LocalBoxFuture;
+use secrecy::SecretString;
+
+use crate::{ApiError, AppState};
+
+pub const API_KEY_HEADER: &str = "X-API-Key";
+pub const ORGANIZATION_HEADER: &str = "X-Organization-Id";
+pub const SESSION_COOKIE: &str = "session_token";
+
+/// The authenticated caller of a request.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Principal);
+
+impl Deref for Caller {
+    type Target = Principal;
+    fn deref(&self) -> &Principal {
+        &self.0
+    }
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let credentials = credentials(req);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::from(AppError::Internal("no AppState registered".into())))?;
+            let credentials = credentials.ok_or_else(|| {
+                ApiError::unauthenticated("send an X-API-Key header, or a session_token cookie with X-Organization-Id")
+            })?;
+            let principal = state.run(|app| async move { app.auth.authenticate(credentials).await }).await?;
+            Ok(Caller(principal))
+        })
+    }
+}
+
+/// An API key wins over a session cookie when both are sent.
+fn credentials(req: &HttpRequest) -> Option<Credentials> {
+    let header = |name: &str| req.headers().get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let organization = header(ORGANIZATION_HEADER);
+    if let Some(key) = header(API_KEY_HEADER) {
+        return Some(Credentials::ApiKey { key: SecretString::from(key), organization });
+    }
+    let token = req.cookie(SESSION_COOKIE)?.value().to_owned();
+    Some(Credentials::Session { token: SecretString::from(token), organization })
+}

@@ -1,0 +1,116 @@
+//! The JSON body extractor: media type, size limit, and errors that name the field.
+
+use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, web};
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+
+use crate::{ApiError, JSON_BODY_LIMIT};
+
+/// A JSON request body deserialised into `T`.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(is_json_media_type);
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            if !is_json {
+                return Err(ApiError::unsupported_media_type());
+            }
+            let bytes = bytes.await.map_err(|error| match error.as_error::<PayloadError>() {
+                Some(PayloadError::Overflow) => ApiError::payload_too_large(JSON_BODY_LIMIT),
+                _ => ApiError::malformed_json("the body could not be read".into()),
+            })?;
+            parse(&bytes).map(JsonBody)
+        })
+    }
+}
+
+/// Deserialises a body, naming the offending field on a type or value error.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let error = match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(value) => {
+            deserializer.end().map_err(|error| malformed(&error))?;
+            return Ok(value);
+        }
+        Err(error) => error,
+    };
+    let field = error.path().to_string();
+    let inner = error.into_inner();
+    if inner.is_syntax() || inner.is_eof() {
+        return Err(malformed(&inner));
+    }
+    let message = without_position(&inner.to_string());
+    let field = match field.as_str() {
+        "." => quoted_field(&message).unwrap_or_else(|| "body".to_owned()),
+        _ => field,
+    };
+    Err(ApiError::invalid_field(&field, message))
+}
+
+fn malformed(error: &serde_json::Error) -> ApiError {
+    ApiError::malformed_json(format!("the body is not valid JSON: {error}"))
+}
+
+/// serde_json appends " at line L column C"; the field name says more to an API caller.
+fn without_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// The field named in "unknown field `x`" or "missing field `x`".
+fn quoted_field(message: &str) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let end = start + message[start..].find('`')?;
+    Some(message[start..end].to_owned())
+}
+
+/// `application/json` or `application/*+json`, with any parameters.
+fn is_json_media_type(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compliance_domain::risk::RiskChanges;
+
+    fn field_of(body: &str) -> String {
+        let error = parse::<RiskChanges>(body.as_bytes()).unwrap_err();
+        let response = actix_web::ResponseError::error_response(&error);
+        assert_eq!(response.status(), 400);
+        format!("{error:?}")
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        assert!(field_of(r#"{"likelihood":"often"}"#).contains("field: \"likelihood\""));
+        assert!(field_of(r#"{"title":null}"#).contains("field: \"title\""));
+        assert!(field_of(r#"{"title":5}"#).contains("field: \"title\""));
+        assert!(field_of(r#"{"colour":"red"}"#).contains("field: \"colour\""));
+        assert!(field_of(r#"[1]"#).contains("field: \"body\""));
+    }
+
+    #[test]
+    fn syntax_errors_are_malformed_json() {
+        let error = parse::<RiskChanges>(b"{\"title\":").unwrap_err();
+        assert!(format!("{error:?}").contains("Malformed JSON"));
+        let trailing = parse::<RiskChanges>(b"{} {}").unwrap_err();
+        assert!(format!("{trailing:?}").contains("Malformed JSON"));
+    }
+}

@@ -1,0 +1,161 @@
+//! RFC 9457 problem details for every error the API returns.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use compliance_app::AppError;
+use compliance_domain::{FieldError, ValidationErrors};
+use serde::Serialize;
+
+/// Seconds a client should wait before retrying after a 503.
+const RETRY_AFTER_SECONDS: &str = "1";
+
+/// An error as the API answers it.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    kind: &'static str,
+    title: &'static str,
+    detail: String,
+    errors: Vec<FieldError>,
+}
+
+#[derive(Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    title: &'a str,
+    status: u16,
+    detail: &'a str,
+    #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
+    errors: &'a [FieldError],
+}
+
+impl ApiError {
+    fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
+        Self { status, kind, title, detail: detail.into(), errors: Vec::new() }
+    }
+
+    pub fn validation(errors: ValidationErrors) -> Self {
+        let detail = match errors.0.as_slice() {
+            [only] => format!("{}: {}", only.field, only.message),
+            many => format!("{} fields are invalid", many.len()),
+        };
+        Self { errors: errors.0, ..Self::new(StatusCode::BAD_REQUEST, "validation", "Invalid request", detail) }
+    }
+
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        Self::validation(ValidationErrors::field(field, message))
+    }
+
+    pub fn malformed_json(detail: String) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "validation", "Malformed JSON", detail)
+    }
+
+    pub fn bad_query(detail: &str) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "validation", "Invalid query", detail.to_owned())
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not-found", "Not found", format!("no such {what}"))
+    }
+
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method-not-allowed",
+            "Method not allowed",
+            "this path does not take that method",
+        )
+    }
+
+    pub fn unauthenticated(detail: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", "Authentication required", detail.to_owned())
+    }
+
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload-too-large",
+            "Payload too large",
+            format!("the body may be at most {limit} bytes"),
+        )
+    }
+
+    pub fn unsupported_media_type() -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            "Unsupported media type",
+            "send the body as application/json",
+        )
+    }
+
+    fn unavailable() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "Service unavailable",
+            "the database is unavailable; retry shortly",
+        )
+    }
+
+    fn internal() -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", "an unexpected error occurred")
+    }
+}
+
+impl From<AppError> for ApiError {
+    fn from(error: AppError) -> Self {
+        match error {
+            AppError::Validation(errors) => Self::validation(errors),
+            AppError::Unauthenticated(why) => Self::unauthenticated(why),
+            AppError::Forbidden(why) => Self::new(StatusCode::FORBIDDEN, "forbidden", "Forbidden", why),
+            AppError::NotFound(what) => Self::not_found(what),
+            AppError::Conflict(what) => Self::new(StatusCode::CONFLICT, "conflict", "Conflict", what),
+            AppError::Unavailable(why) => {
+                tracing::warn!(reason = %why, "store unavailable");
+                Self::unavailable()
+            }
+            AppError::Internal(why) => {
+                tracing::error!(reason = %why, "internal error");
+                Self::internal()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.title, self.detail)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let problem = Problem {
+            kind: format!("/problems/{}", self.kind),
+            title: self.title,
+            status: self.status.as_u16(),
+            detail: &self.detail,
+            errors: &self.errors,
+        };
+        let mut response = HttpResponse::build(self.status);
+        response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.insert_header((header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS)));
+        }
+        response.body(serde_json::to_vec(&problem).unwrap_or_default())
+    }
+}
+
+impl actix_web::Responder for ApiError {
+    type Body = actix_web::body::BoxBody;
+    fn respond_to(self, _: &actix_web::HttpRequest) -> HttpResponse {
+        self.error_response()
+    }
+}

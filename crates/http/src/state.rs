@@ -1,0 +1,38 @@
+//! The state handlers share: the application and the runtime its use cases run on.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use compliance_app::{App, AppError};
+use tokio::runtime::Handle;
+
+use crate::ApiError;
+
+/// Runs use cases as tasks on a multi-threaded tokio runtime, not on actix's per-worker threads.
+///
+/// A use case then runs to completion even when the client goes away and actix drops the handler:
+/// a write is never abandoned half-way, and diesel-async's SQLite wrapper (which may only be dropped
+/// mid-query on a multi-threaded runtime) is never cancelled.
+pub struct AppState {
+    app: Arc<App>,
+    runtime: Handle,
+}
+
+impl AppState {
+    pub fn new(app: App, runtime: Handle) -> Self {
+        Self { app: Arc::new(app), runtime }
+    }
+
+    pub async fn run<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>
+    where
+        F: FnOnce(Arc<App>) -> Fut,
+        Fut: Future<Output = Result<T, AppError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let task = self.runtime.spawn(use_case(self.app.clone()));
+        match task.await {
+            Ok(result) => result.map_err(ApiError::from),
+            Err(error) => Err(AppError::Internal(format!("use case task failed: {error}")).into()),
+        }
+    }
+}

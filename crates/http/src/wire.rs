@@ -1,0 +1,332 @@
+//! The JSON shapes of responses, with the spec's field names.
+
+use compliance_app::{AuthType, Principal};
+use compliance_domain::context::ContextEntry;
+use compliance_domain::organization::Organization;
+use compliance_domain::people::{Person, User};
+use compliance_domain::policy::{Policy, PolicyFrequency, PolicyStatus};
+use compliance_domain::risk::{Risk, RiskCategory, RiskStatus, TreatmentStrategy};
+use compliance_domain::vendor::{Vendor, VendorCategory, VendorStatus};
+use compliance_domain::{Department, Impact, Likelihood, MemberId, OrganizationId, Timestamp, UserId};
+use serde::Serialize;
+use serde_json::Value;
+
+/// How `authType` is spelled: everywhere `api-key`, on the context endpoints `apikey`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthTypeStyle {
+    Standard,
+    Context,
+}
+
+pub fn auth_type(caller: &Principal, style: AuthTypeStyle) -> &'static str {
+    match (caller.auth_type, style) {
+        (AuthType::Session, _) => "session",
+        (AuthType::ApiKey, AuthTypeStyle::Standard) => "api-key",
+        (AuthType::ApiKey, AuthTypeStyle::Context) => "apikey",
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct AuthenticatedUser<'a> {
+    pub id: &'a UserId,
+    pub email: &'a str,
+}
+
+impl<'a> AuthenticatedUser<'a> {
+    pub fn of(caller: &'a Principal) -> Self {
+        Self { id: &caller.user_id, email: &caller.email }
+    }
+
+    /// Update, create and delete responses name the user only for session auth.
+    pub fn for_session(caller: &'a Principal) -> Option<Self> {
+        (caller.auth_type == AuthType::Session).then(|| Self::of(caller))
+    }
+}
+
+/// `{data, count, authType, authenticatedUser}`, with `count` and `authenticatedUser` left out
+/// where the spec says so.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListEnvelope<'a, T> {
+    pub data: Vec<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    pub auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+/// A resource with `authType` (and `authenticatedUser` for sessions) beside its fields.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WithAuth<'a, T> {
+    #[serde(flatten)]
+    pub item: T,
+    pub auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEntryDto<'a> {
+    pub id: &'a str,
+    pub organization_id: &'a OrganizationId,
+    pub question: &'a str,
+    pub answer: &'a str,
+    pub tags: &'a [String],
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> From<&'a ContextEntry> for ContextEntryDto<'a> {
+    fn from(e: &'a ContextEntry) -> Self {
+        Self {
+            id: e.id.as_str(),
+            organization_id: &e.organization_id,
+            question: &e.question,
+            answer: &e.answer,
+            tags: &e.tags,
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyDto<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
+    pub status: PolicyStatus,
+    pub content: &'a [Value],
+    pub frequency: PolicyFrequency,
+    pub department: Department,
+    pub is_required_to_sign: bool,
+    pub signed_by: &'a [UserId],
+    pub review_date: Timestamp,
+    pub is_archived: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub last_archived_at: Option<Timestamp>,
+    pub last_published_at: Option<Timestamp>,
+    pub organization_id: &'a OrganizationId,
+    pub assignee_id: Option<&'a MemberId>,
+    pub approver_id: Option<&'a MemberId>,
+    pub policy_template_id: Option<&'a str>,
+}
+
+impl<'a> From<&'a Policy> for PolicyDto<'a> {
+    fn from(p: &'a Policy) -> Self {
+        Self {
+            id: p.id.as_str(),
+            name: &p.name,
+            description: &p.description,
+            status: p.status,
+            content: p.content.nodes(),
+            frequency: p.frequency,
+            department: p.department,
+            is_required_to_sign: p.is_required_to_sign,
+            signed_by: &p.signed_by,
+            review_date: p.review_date,
+            is_archived: p.is_archived,
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+            last_archived_at: p.last_archived_at,
+            last_published_at: p.last_published_at,
+            organization_id: &p.organization_id,
+            assignee_id: p.assignee_id.as_ref(),
+            approver_id: p.approver_id.as_ref(),
+            policy_template_id: p.policy_template_id.as_deref(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserDto<'a> {
+    pub id: &'a UserId,
+    pub name: &'a str,
+    pub email: &'a str,
+    pub email_verified: bool,
+    pub image: Option<&'a str>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub last_login: Option<Timestamp>,
+}
+
+impl<'a> From<&'a User> for UserDto<'a> {
+    fn from(u: &'a User) -> Self {
+        Self {
+            id: &u.id,
+            name: &u.name,
+            email: &u.email,
+            email_verified: u.email_verified,
+            image: u.image.as_deref(),
+            created_at: u.created_at,
+            updated_at: u.updated_at,
+            last_login: u.last_login,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberDto<'a> {
+    pub id: &'a MemberId,
+    pub organization_id: &'a OrganizationId,
+    pub user_id: &'a UserId,
+    pub role: &'a str,
+    pub created_at: Timestamp,
+    pub department: Department,
+    pub is_active: bool,
+    pub device_manager_label_id: Option<i64>,
+    pub user: UserDto<'a>,
+}
+
+impl<'a> From<&'a Person> for MemberDto<'a> {
+    fn from(p: &'a Person) -> Self {
+        let m = &p.member;
+        Self {
+            id: &m.id,
+            organization_id: &m.organization_id,
+            user_id: &m.user_id,
+            role: &m.role,
+            created_at: m.created_at,
+            department: m.department,
+            is_active: m.is_active,
+            device_manager_label_id: m.device_manager_label_id,
+            user: UserDto::from(&p.user),
+        }
+    }
+}
+
+/// A vendor; list items leave out `organizationId`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VendorDto<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
+    pub category: VendorCategory,
+    pub status: VendorStatus,
+    pub inherent_probability: Likelihood,
+    pub inherent_impact: Impact,
+    pub residual_probability: Likelihood,
+    pub residual_impact: Impact,
+    pub website: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization_id: Option<&'a OrganizationId>,
+    pub assignee_id: Option<&'a MemberId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> VendorDto<'a> {
+    pub fn new(v: &'a Vendor, detail: bool) -> Self {
+        Self {
+            id: v.id.as_str(),
+            name: &v.name,
+            description: &v.description,
+            category: v.category,
+            status: v.status,
+            inherent_probability: v.inherent_probability,
+            inherent_impact: v.inherent_impact,
+            residual_probability: v.residual_probability,
+            residual_impact: v.residual_impact,
+            website: v.website.as_deref(),
+            organization_id: detail.then_some(&v.organization_id),
+            assignee_id: v.assignee_id.as_ref(),
+            created_at: v.created_at,
+            updated_at: v.updated_at,
+        }
+    }
+}
+
+/// A risk; list items leave out the fields the spec marks "absent from list items". The outer
+/// `Option` of a detail-only field is absent-or-present; the inner one is the value's nullability.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RiskDto<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub description: &'a str,
+    pub category: RiskCategory,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub department: Option<Option<Department>>,
+    pub status: RiskStatus,
+    pub likelihood: Likelihood,
+    pub impact: Impact,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residual_likelihood: Option<Likelihood>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residual_impact: Option<Impact>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub treatment_strategy_description: Option<Option<&'a str>>,
+    pub treatment_strategy: TreatmentStrategy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization_id: Option<&'a OrganizationId>,
+    pub assignee_id: Option<&'a MemberId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> RiskDto<'a> {
+    pub fn new(r: &'a Risk, detail: bool) -> Self {
+        Self {
+            id: r.id.as_str(),
+            title: &r.title,
+            description: &r.description,
+            category: r.category,
+            department: detail.then_some(r.department),
+            status: r.status,
+            likelihood: r.likelihood,
+            impact: r.impact,
+            residual_likelihood: detail.then_some(r.residual_likelihood),
+            residual_impact: detail.then_some(r.residual_impact),
+            treatment_strategy_description: detail.then_some(r.treatment_strategy_description.as_deref()),
+            treatment_strategy: r.treatment_strategy,
+            organization_id: detail.then_some(&r.organization_id),
+            assignee_id: r.assignee_id.as_ref(),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrganizationDto<'a> {
+    pub id: &'a OrganizationId,
+    pub name: &'a str,
+    pub slug: &'a str,
+    pub logo: Option<&'a str>,
+    pub metadata: Option<&'a str>,
+    pub website: Option<&'a str>,
+    pub onboarding_completed: bool,
+    pub has_access: bool,
+    pub device_manager_label_id: Option<i64>,
+    pub is_device_manager_setup_completed: bool,
+    pub primary_color: Option<&'a str>,
+    pub created_at: Timestamp,
+}
+
+impl<'a> From<&'a Organization> for OrganizationDto<'a> {
+    fn from(o: &'a Organization) -> Self {
+        Self {
+            id: &o.id,
+            name: &o.name,
+            slug: &o.slug,
+            logo: o.logo.as_deref(),
+            metadata: o.metadata.as_deref(),
+            website: o.website.as_deref(),
+            onboarding_completed: o.onboarding_completed,
+            has_access: o.has_access,
+            device_manager_label_id: o.device_manager_label_id,
+            is_device_manager_setup_completed: o.is_device_manager_setup_completed,
+            primary_color: o.primary_color.as_deref(),
+            created_at: o.created_at,
+        }
+    }
+}

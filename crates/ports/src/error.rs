@@ -1,0 +1,16 @@
+/// What a repository can fail with. Adapters translate their infrastructure errors into these.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// No such record in the caller's organization.
+    #[error("not found")]
+    NotFound,
+    /// A unique value is taken; the text names it in words fit for the caller.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The store cannot be reached or has no free connection; worth retrying.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else. The text is for logs only: it may hold details callers must not see.
+    #[error("store failure: {0}")]
+    Internal(String),
+}

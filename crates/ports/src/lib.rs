@@ -1,0 +1,15 @@
+//! The ports: what the use cases need from the outside world, as object-safe async traits.
+//!
+//! Every repository method that reads or writes tenant data takes the organization id, and every
+//! adapter filters on it: a record of another organization is indistinguishable from a missing one.
+
+mod error;
+mod record;
+mod repositories;
+
+pub use error::RepoError;
+pub use record::TenantRecord;
+pub use repositories::{
+    Clock, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository,
+    UserRepository,
+};

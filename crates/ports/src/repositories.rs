@@ -1,0 +1,72 @@
+use async_trait::async_trait;
+use compliance_domain::organization::{Organization, OrganizationPatch};
+use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
+use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
+
+use crate::{RepoError, TenantRecord};
+
+/// Storage of one kind of tenant record.
+#[async_trait]
+pub trait RecordRepository<R: TenantRecord>: Send + Sync {
+    /// The organization's records, newest first.
+    async fn list(&self, org: &OrganizationId) -> Result<Vec<R>, RepoError>;
+    async fn get(&self, org: &OrganizationId, id: &R::Id) -> Result<R, RepoError>;
+    async fn insert(&self, record: &R) -> Result<(), RepoError>;
+    /// Applies the patch to the stored record atomically and returns the result.
+    async fn update(&self, org: &OrganizationId, id: &R::Id, patch: &R::Patch, now: Timestamp) -> Result<R, RepoError>;
+    /// Deletes the record for good and returns what it was.
+    async fn delete(&self, org: &OrganizationId, id: &R::Id) -> Result<R, RepoError>;
+}
+
+#[async_trait]
+pub trait OrganizationRepository: Send + Sync {
+    /// Conflict when the slug is taken.
+    async fn insert(&self, organization: &Organization) -> Result<(), RepoError>;
+    async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
+    /// Conflict when the patch sets a slug another organization holds.
+    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError>;
+}
+
+#[async_trait]
+pub trait UserRepository: Send + Sync {
+    /// Conflict when the e-mail address is taken.
+    async fn insert(&self, user: &User) -> Result<(), RepoError>;
+    async fn get(&self, id: &UserId) -> Result<User, RepoError>;
+    async fn record_login(&self, id: &UserId, at: Timestamp) -> Result<(), RepoError>;
+}
+
+#[async_trait]
+pub trait MemberRepository: Send + Sync {
+    /// Conflict when the user is already a member of the organization.
+    async fn insert(&self, member: &Member) -> Result<(), RepoError>;
+    /// The organization's people, newest first; deactivated ones only when asked.
+    async fn list(&self, org: &OrganizationId, include_inactive: bool) -> Result<Vec<Person>, RepoError>;
+    async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError>;
+    /// The user's membership in the organization, active or not.
+    async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError>;
+    /// Conflict when the patch moves the membership to a user who already has one.
+    async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError>;
+}
+
+#[async_trait]
+pub trait CredentialRepository: Send + Sync {
+    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError>;
+    /// The key whose SHA-256 (hex) is `key_hash`, through an index.
+    async fn find_api_key(&self, key_hash: &str) -> Result<Option<ApiKey>, RepoError>;
+    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError>;
+    async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError>;
+    async fn insert_session(&self, session: &Session) -> Result<(), RepoError>;
+    /// The session whose token's SHA-256 (hex) is `token_hash`, through an index.
+    async fn find_session(&self, token_hash: &str) -> Result<Option<Session>, RepoError>;
+}
+
+/// Whether the store answers.
+#[async_trait]
+pub trait HealthCheck: Send + Sync {
+    async fn ping(&self) -> Result<(), RepoError>;
+}
+
+/// The time, so that tests can fix it.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}

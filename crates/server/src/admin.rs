@@ -1,0 +1,66 @@
+//! The `admin` subcommands: each prints one JSON object on stdout.
+
+use anyhow::Context;
+use compliance_app::App;
+use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
+use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
+use secrecy::ExposeSecret;
+use serde_json::{Value, json};
+
+use crate::cli::AdminCommand;
+use crate::config::Config;
+use crate::wiring;
+
+pub async fn run(config: &Config, command: AdminCommand) -> anyhow::Result<()> {
+    let (app, store) = wiring::app(&config.database).await?;
+    let output = execute(&app, command).await;
+    store.close();
+    println!("{}", output?);
+    Ok(())
+}
+
+async fn execute(app: &App, command: AdminCommand) -> anyhow::Result<Value> {
+    let admin = &app.admin;
+    Ok(match command {
+        AdminCommand::CreateOrg { name, slug } => {
+            json!(OrganizationDto::from(&admin.create_organization(name, slug).await?))
+        }
+        AdminCommand::CreateUser { email, name } => json!(UserDto::from(&admin.create_user(email, name).await?)),
+        AdminCommand::AddMember { org, user, role, department } => {
+            let department = department.map(|d| d.parse::<Department>()).transpose().context("--department")?;
+            let person = admin.add_member(parse_org(&org)?, parse_user(&user, "--user")?, role, department).await?;
+            json!(MemberDto::from(&person))
+        }
+        AdminCommand::CreateApiKey { org, created_by, name, expires_in_days } => {
+            let created_by = parse_user(&created_by, "--created-by")?;
+            let issued = admin.create_api_key(parse_org(&org)?, created_by, name, expires_in_days).await?;
+            let key = &issued.key;
+            json!({
+                "id": key.id, "key": issued.secret.expose_secret(), "name": key.name,
+                "organizationId": key.organization_id, "createdBy": key.created_by,
+                "createdAt": key.created_at, "expiresAt": key.expires_at,
+            })
+        }
+        AdminCommand::RevokeApiKey { id } => {
+            let id = ApiKeyId::parse(&id).context("--id")?;
+            let key = admin.revoke_api_key(&id).await?;
+            json!({"id": key.id, "revokedAt": key.revoked_at})
+        }
+        AdminCommand::CreateSession { user, ttl_hours } => {
+            let ttl = time::Duration::hours(i64::from(ttl_hours));
+            let issued = admin.create_session(parse_user(&user, "--user")?, ttl).await?;
+            json!({
+                "token": issued.token.expose_secret(), "expiresAt": issued.session.expires_at,
+                "userId": issued.session.user_id,
+            })
+        }
+    })
+}
+
+fn parse_org(text: &str) -> anyhow::Result<OrganizationId> {
+    OrganizationId::parse(text).context("--org")
+}
+
+fn parse_user(text: &str, flag: &str) -> anyhow::Result<UserId> {
+    UserId::parse(text).with_context(|| flag.to_owned())
+}

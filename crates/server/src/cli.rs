@@ -1,0 +1,74 @@
+use clap::{Parser, Subcommand};
+
+/// A multi-tenant compliance and risk management service.
+#[derive(Debug, Parser)]
+#[command(name = "compliance-server", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply pending migrations, then serve the HTTP API on LISTEN_ADDR.
+    Serve,
+    /// Apply pending migrations and exit.
+    Migrate,
+    /// Operator commands; each prints one JSON object on stdout.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create an organization (the slug is derived from the name when omitted).
+    CreateOrg {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        slug: Option<String>,
+    },
+    /// Create a user.
+    CreateUser {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+    },
+    /// Make a user a member of an organization.
+    AddMember {
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        role: String,
+        #[arg(long)]
+        department: Option<String>,
+    },
+    /// Create an API key acting as an active member; the key is shown only this once.
+    CreateApiKey {
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        created_by: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        expires_in_days: Option<u32>,
+    },
+    /// Revoke an API key.
+    RevokeApiKey {
+        #[arg(long)]
+        id: String,
+    },
+    /// Create a session for a user; the token is shown only this once.
+    CreateSession {
+        #[arg(long)]
+        user: String,
+        #[arg(long, default_value_t = 24)]
+        ttl_hours: u32,
+    },
+}

@@ -1,0 +1,34 @@
+//! `compliance-server`: serve the API, migrate the database, or administer tenants.
+
+mod admin;
+mod cli;
+mod config;
+mod serve;
+mod wiring;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = config::Config::from_env().and_then(|config| {
+        config::init_logging(&config);
+        // Use cases run on this runtime (see `compliance_http::AppState`); actix serves HTTP on its own.
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        match cli.command {
+            Command::Serve => actix_web::rt::System::new().block_on(serve::serve(config, runtime.handle().clone())),
+            Command::Migrate => runtime.block_on(wiring::migrate(&config)),
+            Command::Admin { command } => runtime.block_on(admin::run(&config, command)),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The HTTP server.
+
+use actix_web::{App as ActixApp, HttpServer, web};
+use compliance_http::AppState;
+use tokio::runtime::Handle;
+
+use crate::config::Config;
+use crate::wiring;
+
+pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
+    // Connections are opened on the use-case runtime, where their I/O tasks must live.
+    let database = config.database.clone();
+    let (app, store) = runtime.spawn(async move { wiring::app(&database).await }).await??;
+    let app = web::Data::new(AppState::new(app, runtime));
+    let server = HttpServer::new(move || {
+        ActixApp::new()
+            .app_data(app.clone())
+            .configure(compliance_http::configure)
+            .default_service(web::to(compliance_http::not_found))
+    })
+    .bind(config.listen)
+    .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", config.listen))?;
+    let addresses: Vec<String> = server.addrs().iter().map(|a| format!("http://{a}")).collect();
+    tracing::info!(database = ?config.database, "listening on {}", addresses.join(", "));
+    tracing::info!(
+        "first steps: `compliance-server admin create-org --name NAME`, then create-user, add-member and \
+         create-api-key (see README)"
+    );
+    server.run().await?;
+    store.close();
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! Connection pools for both backends and the macro that runs one query body on either.
+
+use std::time::Duration;
+
+use diesel::SqliteConnection;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+
+use crate::error::{StoreError, pool_error};
+
+pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
+
+/// A pooled connection to either backend.
+pub enum DbConn {
+    Pg(Object<AsyncPgConnection>),
+    Sqlite(Object<SqliteAsync>),
+}
+
+/// Runs one diesel body against whichever backend the connection is; the body is type-checked
+/// once per backend, so it must be plain diesel that both accept.
+macro_rules! db_run {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            $crate::db::DbConn::Pg(pooled) => {
+                let $c: &mut diesel_async::AsyncPgConnection = &mut *pooled;
+                $body
+            }
+            $crate::db::DbConn::Sqlite(pooled) => {
+                let $c: &mut $crate::db::SqliteAsync = &mut *pooled;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use db_run;
+
+/// Pool sizes and timeouts.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    /// Connections to PostgreSQL, or SQLite readers.
+    pub max_size: usize,
+    /// How long a request waits for a free connection before it is answered 503.
+    pub wait_timeout: Duration,
+    /// How long opening a connection may take.
+    pub create_timeout: Duration,
+    /// How long checking a returned connection may take.
+    pub recycle_timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(2);
+        Self {
+            max_size: (cores * 2).max(4),
+            wait_timeout: Duration::from_secs(2),
+            create_timeout: Duration::from_secs(3),
+            recycle_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// PostgreSQL uses one pool. SQLite has one writer connection (concurrent SQLite writers fail with
+/// "database is locked") and a pool of readers, which WAL lets run beside it.
+pub enum Pools {
+    Pg(Pool<AsyncPgConnection>),
+    Sqlite { writer: Pool<SqliteAsync>, readers: Pool<SqliteAsync> },
+}
+
+impl Pools {
+    pub fn postgres(url: &str, options: &PoolOptions) -> Result<Self, StoreError> {
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        Ok(Self::Pg(build(manager, options.max_size, options)?))
+    }
+
+    pub fn sqlite(path: &str, options: &PoolOptions) -> Result<Self, StoreError> {
+        let writer = build(sqlite_manager(path, false), 1, options)?;
+        let readers = build(sqlite_manager(path, true), options.max_size, options)?;
+        Ok(Self::Sqlite { writer, readers })
+    }
+
+    /// A connection for reads.
+    pub async fn read(&self) -> Result<DbConn, StoreError> {
+        match self {
+            Self::Pg(pool) => pool.get().await.map(DbConn::Pg).map_err(pool_error),
+            Self::Sqlite { readers, .. } => readers.get().await.map(DbConn::Sqlite).map_err(pool_error),
+        }
+    }
+
+    /// A connection for writes (and reads that must see the latest write).
+    pub async fn write(&self) -> Result<DbConn, StoreError> {
+        match self {
+            Self::Pg(pool) => pool.get().await.map(DbConn::Pg).map_err(pool_error),
+            Self::Sqlite { writer, .. } => writer.get().await.map(DbConn::Sqlite).map_err(pool_error),
+        }
+    }
+
+    pub fn close(&self) {
+        match self {
+            Self::Pg(pool) => pool.close(),
+            Self::Sqlite { writer, readers } => {
+                writer.close();
+                readers.close();
+            }
+        }
+    }
+}
+
+fn build<C>(manager: AsyncDieselConnectionManager<C>, size: usize, options: &PoolOptions) -> Result<Pool<C>, StoreError>
+where
+    C: diesel_async::pooled_connection::PoolableConnection + Send + 'static,
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
+{
+    Pool::builder(manager)
+        .max_size(size)
+        .wait_timeout(Some(options.wait_timeout))
+        .create_timeout(Some(options.create_timeout))
+        .recycle_timeout(Some(options.recycle_timeout))
+        .runtime(deadpool::Runtime::Tokio1)
+        .build()
+        .map_err(|error| StoreError::Config(format!("cannot build the connection pool: {error}")))
+}
+
+/// SQLite connections: `busy_timeout` before WAL (the other order fails under concurrency),
+/// foreign keys on, and readers that cannot write.
+fn sqlite_manager(path: &str, read_only: bool) -> AsyncDieselConnectionManager<SqliteAsync> {
+    let mut config = ManagerConfig::<SqliteAsync>::default();
+    config.recycling_method = RecyclingMethod::Fast;
+    config.custom_setup = Box::new(move |url| {
+        let url = url.to_owned();
+        Box::pin(async move {
+            let mut conn = SqliteAsync::establish(&url).await?;
+            let query_only = if read_only { "PRAGMA query_only = ON;" } else { "" };
+            let pragmas = format!(
+                "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                 PRAGMA foreign_keys = ON; {query_only}"
+            );
+            conn.batch_execute(&pragmas).await.map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+            Ok(conn)
+        })
+    });
+    AsyncDieselConnectionManager::new_with_config(path, config)
+}

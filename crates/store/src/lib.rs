@@ -1,0 +1,86 @@
+//! Diesel adapters for every repository port, on PostgreSQL (production) and SQLite (the embedded
+//! default), chosen by the database URL's scheme.
+
+mod db;
+mod error;
+mod migrate;
+mod people;
+mod records;
+mod rows;
+mod schema;
+
+use std::path::PathBuf;
+
+pub use db::PoolOptions;
+pub use error::StoreError;
+pub use migrate::{migrate, redo_all};
+
+use crate::db::Pools;
+
+/// Where the data lives, from `DATABASE_URL`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// `postgres://…` or `postgresql://…`
+    Postgres(String),
+    /// `sqlite://PATH`
+    Sqlite(PathBuf),
+}
+
+impl DatabaseUrl {
+    pub fn parse(text: &str) -> Result<Self, StoreError> {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Ok(Self::Postgres(text.to_owned()))
+        } else if let Some(path) = text.strip_prefix("sqlite://") {
+            if path.is_empty() {
+                return Err(StoreError::Config("DATABASE_URL sqlite:// needs a file path".into()));
+            }
+            Ok(Self::Sqlite(PathBuf::from(path)))
+        } else {
+            let scheme = text.split_once("://").map_or("(none)", |(scheme, _)| scheme);
+            Err(StoreError::Config(format!(
+                "DATABASE_URL has an unknown scheme `{scheme}`: use postgres://… or sqlite://PATH"
+            )))
+        }
+    }
+
+    fn sqlite_path(path: &std::path::Path) -> Result<String, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|error| {
+                StoreError::Config(format!("cannot create the data directory {}: {error}", parent.display()))
+            })?;
+        }
+        path.to_str().map(str::to_owned).ok_or_else(|| StoreError::Config("the SQLite path is not UTF-8".into()))
+    }
+}
+
+/// Shows the backend and, for SQLite, the file; never a PostgreSQL password.
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Postgres(_) => f.write_str("PostgreSQL"),
+            Self::Sqlite(path) => write!(f, "SQLite at {}", path.display()),
+        }
+    }
+}
+
+/// The store: implements every repository port over pooled connections.
+pub struct Store {
+    pools: Pools,
+}
+
+impl Store {
+    /// Opens the pools and checks that the database answers.
+    pub async fn connect(url: &DatabaseUrl, options: &PoolOptions) -> Result<Self, StoreError> {
+        let pools = match url {
+            DatabaseUrl::Postgres(url) => Pools::postgres(url, options)?,
+            DatabaseUrl::Sqlite(path) => Pools::sqlite(&DatabaseUrl::sqlite_path(path)?, options)?,
+        };
+        pools.write().await?;
+        Ok(Self { pools })
+    }
+
+    /// Closes the pools: waiting requests fail, idle connections are dropped.
+    pub fn close(&self) {
+        self.pools.close();
+    }
+}

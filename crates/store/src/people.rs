@@ -1,0 +1,260 @@
+//! Organizations, users, memberships and credentials.
+
+use async_trait::async_trait;
+use compliance_domain::organization::{Organization, OrganizationPatch};
+use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
+use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
+use compliance_ports::{
+    CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RepoError, UserRepository,
+};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use crate::Store;
+use crate::db::{DbConn, db_run};
+use crate::error::{TxError, repo_error};
+use crate::rows::{ApiKeyRow, MemberRow, OrganizationRow, SessionRow, UserRow, person};
+use crate::schema::{api_keys, members, organizations, sessions, users};
+
+#[async_trait]
+impl OrganizationRepository for Store {
+    async fn insert(&self, organization: &Organization) -> Result<(), RepoError> {
+        let row = OrganizationRow::from(organization);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(organizations::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: OrganizationRow = db_run!(&mut conn, |c| {
+            organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result: Result<Organization, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let row: OrganizationRow =
+                    organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
+                let mut organization = Organization::try_from(row)?;
+                organization.apply(patch);
+                diesel::update(organizations::table.find(org.as_str()))
+                    .set(&OrganizationRow::from(&organization))
+                    .execute(c)
+                    .await?;
+                Ok(organization)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
+    }
+}
+
+#[async_trait]
+impl UserRepository for Store {
+    async fn insert(&self, user: &User) -> Result<(), RepoError> {
+        let row = UserRow::from(user);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(users::table).values(&row).execute(c).await).map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn get(&self, id: &UserId) -> Result<User, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: UserRow =
+            db_run!(&mut conn, |c| users::table.find(id.as_str()).select(UserRow::as_select()).first(c).await)
+                .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn record_login(&self, id: &UserId, at: Timestamp) -> Result<(), RepoError> {
+        let mut conn = self.pools.write().await?;
+        let at = at.to_utc_naive();
+        db_run!(&mut conn, |c| {
+            diesel::update(users::table.find(id.as_str())).set(users::last_login.eq(at)).execute(c).await
+        })
+        .map_err(repo_error)?;
+        Ok(())
+    }
+}
+
+/// Loads one membership with its user inside a transaction, locking the row on PostgreSQL.
+macro_rules! patch_member {
+    ($conn:ident, $org:expr, $id:expr, $patch:expr $(, $lock:ident)?) => {
+        $conn
+            .transaction(async |c| {
+                let row: MemberRow = members::table
+                    .filter(members::organization_id.eq($org.as_str()))
+                    .filter(members::id.eq($id.as_str()))
+                    .select(MemberRow::as_select())
+                    $(.$lock())?
+                    .first(c)
+                    .await?;
+                let mut member = Member::try_from(row)?;
+                member.apply($patch);
+                diesel::update(members::table.find($id.as_str())).set(&MemberRow::from(&member)).execute(c).await?;
+                let user: UserRow =
+                    users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
+                Ok::<_, TxError>(Person { member, user: user.try_into()? })
+            })
+            .await
+    };
+}
+
+#[async_trait]
+impl MemberRepository for Store {
+    async fn insert(&self, member: &Member) -> Result<(), RepoError> {
+        let row = MemberRow::from(member);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(members::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn list(&self, org: &OrganizationId, include_inactive: bool) -> Result<Vec<Person>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<(MemberRow, UserRow)> = db_run!(&mut conn, |c| {
+            let mut query = members::table
+                .inner_join(users::table)
+                .filter(members::organization_id.eq(org.as_str()))
+                .order((members::created_at.desc(), members::id.desc()))
+                .select((MemberRow::as_select(), UserRow::as_select()))
+                .into_boxed();
+            if !include_inactive {
+                query = query.filter(members::is_active.eq(true));
+            }
+            query.load(c).await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(person).collect()
+    }
+
+    async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: (MemberRow, UserRow) = db_run!(&mut conn, |c| {
+            members::table
+                .inner_join(users::table)
+                .filter(members::organization_id.eq(org.as_str()))
+                .filter(members::id.eq(id.as_str()))
+                .select((MemberRow::as_select(), UserRow::as_select()))
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        person(row)
+    }
+
+    async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<(MemberRow, UserRow)> = db_run!(&mut conn, |c| {
+            members::table
+                .inner_join(users::table)
+                .filter(members::organization_id.eq(org.as_str()))
+                .filter(members::user_id.eq(user.as_str()))
+                .select((MemberRow::as_select(), UserRow::as_select()))
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(person).transpose()
+    }
+
+    async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result = match &mut conn {
+            DbConn::Pg(c) => patch_member!(c, org, id, patch, for_update),
+            DbConn::Sqlite(c) => patch_member!(c, org, id, patch),
+        };
+        result.map_err(RepoError::from)
+    }
+}
+
+#[async_trait]
+impl CredentialRepository for Store {
+    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError> {
+        let row = ApiKeyRow::from(key);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(api_keys::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn find_api_key(&self, key_hash: &str) -> Result<Option<ApiKey>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<ApiKeyRow> = db_run!(&mut conn, |c| {
+            api_keys::table
+                .filter(api_keys::key_hash.eq(key_hash))
+                .select(ApiKeyRow::as_select())
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(ApiKey::try_from).transpose()
+    }
+
+    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let at = at.to_utc_naive();
+        // Revoking twice keeps the first revocation time.
+        let row: ApiKeyRow = db_run!(&mut conn, |c| {
+            async {
+                diesel::update(api_keys::table.find(id.as_str()).filter(api_keys::revoked_at.is_null()))
+                    .set(api_keys::revoked_at.eq(at))
+                    .execute(c)
+                    .await?;
+                api_keys::table.find(id.as_str()).select(ApiKeyRow::as_select()).first(c).await
+            }
+            .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError> {
+        let mut conn = self.pools.write().await?;
+        let at = at.to_utc_naive();
+        db_run!(&mut conn, |c| {
+            diesel::update(api_keys::table.find(id.as_str())).set(api_keys::last_used_at.eq(at)).execute(c).await
+        })
+        .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn insert_session(&self, session: &Session) -> Result<(), RepoError> {
+        let row = SessionRow::from(session);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(sessions::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn find_session(&self, token_hash: &str) -> Result<Option<Session>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<SessionRow> = db_run!(&mut conn, |c| {
+            sessions::table
+                .filter(sessions::token_hash.eq(token_hash))
+                .select(SessionRow::as_select())
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(Session::try_from).transpose()
+    }
+}
+
+#[async_trait]
+impl HealthCheck for Store {
+    async fn ping(&self) -> Result<(), RepoError> {
+        let mut conn = self.pools.read().await?;
+        db_run!(&mut conn, |c| diesel::sql_query("SELECT 1").execute(c).await).map_err(repo_error)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,133 @@
+//! Context entries, policies, vendors and risks: one repository shape, generated per table.
+
+use async_trait::async_trait;
+use compliance_domain::context::ContextEntry;
+use compliance_domain::policy::Policy;
+use compliance_domain::risk::Risk;
+use compliance_domain::vendor::Vendor;
+use compliance_domain::{OrganizationId, Timestamp};
+use compliance_ports::{RecordRepository, RepoError, TenantRecord};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::{TxError, repo_error};
+use crate::rows::{ContextEntryRow, PolicyRow, RiskRow, VendorRow};
+use crate::schema::{context_entries, policies, risks, vendors};
+
+/// Read-modify-write of one record in a transaction. `$lock` is `for_update` on PostgreSQL, so
+/// concurrent patches of different fields do not overwrite each other; SQLite has a single writer.
+macro_rules! patch_in_transaction {
+    ($conn:ident, $record:ty, $table:ident, $row:ty, $org:expr, $id:expr, $patch:expr, $now:expr $(, $lock:ident)?) => {
+        $conn
+            .transaction(async |c| {
+                let row: $row = $table::table
+                    .filter($table::organization_id.eq($org.as_str()))
+                    .filter($table::id.eq($id.to_string()))
+                    .select(<$row>::as_select())
+                    $(.$lock())?
+                    .first(c)
+                    .await?;
+                let mut record: $record = row.try_into().map_err(TxError::Repo)?;
+                TenantRecord::apply(&mut record, $patch, $now);
+                diesel::update($table::table.find(TenantRecord::id(&record).to_string()))
+                    .set(&<$row>::from(&record))
+                    .execute(c)
+                    .await?;
+                Ok::<_, TxError>(record)
+            })
+            .await
+    };
+}
+
+macro_rules! record_repository {
+    ($record:ty, $row:ty, $table:ident) => {
+        #[async_trait]
+        impl RecordRepository<$record> for Store {
+            async fn list(&self, org: &OrganizationId) -> Result<Vec<$record>, RepoError> {
+                let mut conn = self.pools.read().await?;
+                let rows: Vec<$row> = db_run!(&mut conn, |c| {
+                    $table::table
+                        .filter($table::organization_id.eq(org.as_str()))
+                        .order(($table::created_at.desc(), $table::id.desc()))
+                        .select(<$row>::as_select())
+                        .load(c)
+                        .await
+                })
+                .map_err(repo_error)?;
+                rows.into_iter().map(<$record>::try_from).collect()
+            }
+
+            async fn get(
+                &self,
+                org: &OrganizationId,
+                id: &<$record as TenantRecord>::Id,
+            ) -> Result<$record, RepoError> {
+                let mut conn = self.pools.read().await?;
+                let row: $row = db_run!(&mut conn, |c| {
+                    $table::table
+                        .filter($table::organization_id.eq(org.as_str()))
+                        .filter($table::id.eq(id.as_str()))
+                        .select(<$row>::as_select())
+                        .first(c)
+                        .await
+                })
+                .map_err(repo_error)?;
+                row.try_into()
+            }
+
+            async fn insert(&self, record: &$record) -> Result<(), RepoError> {
+                let row = <$row>::from(record);
+                let mut conn = self.pools.write().await?;
+                db_run!(&mut conn, |c| diesel::insert_into($table::table).values(&row).execute(c).await)
+                    .map_err(repo_error)?;
+                Ok(())
+            }
+
+            async fn update(
+                &self,
+                org: &OrganizationId,
+                id: &<$record as TenantRecord>::Id,
+                patch: &<$record as TenantRecord>::Patch,
+                now: Timestamp,
+            ) -> Result<$record, RepoError> {
+                let mut conn = self.pools.write().await?;
+                let result: Result<$record, TxError> = match &mut conn {
+                    crate::db::DbConn::Pg(c) => {
+                        patch_in_transaction!(c, $record, $table, $row, org, id, patch, now, for_update)
+                    }
+                    crate::db::DbConn::Sqlite(c) => {
+                        patch_in_transaction!(c, $record, $table, $row, org, id, patch, now)
+                    }
+                };
+                result.map_err(RepoError::from)
+            }
+
+            async fn delete(
+                &self,
+                org: &OrganizationId,
+                id: &<$record as TenantRecord>::Id,
+            ) -> Result<$record, RepoError> {
+                let mut conn = self.pools.write().await?;
+                let row: $row = db_run!(&mut conn, |c| {
+                    diesel::delete(
+                        $table::table
+                            .filter($table::organization_id.eq(org.as_str()))
+                            .filter($table::id.eq(id.as_str())),
+                    )
+                    .returning(<$row>::as_returning())
+                    .get_result(c)
+                    .await
+                })
+                .map_err(repo_error)?;
+                row.try_into()
+            }
+        }
+    };
+}
+
+record_repository!(ContextEntry, ContextEntryRow, context_entries);
+record_repository!(Policy, PolicyRow, policies);
+record_repository!(Vendor, VendorRow, vendors);
+record_repository!(Risk, RiskRow, risks);

@@ -1,0 +1,147 @@
+//! The diesel schema, one for both backends (see the migrations under `migrations/`).
+
+diesel::table! {
+    organizations (id) {
+        id -> Text,
+        name -> Text,
+        slug -> Text,
+        logo -> Nullable<Text>,
+        metadata -> Nullable<Text>,
+        website -> Nullable<Text>,
+        onboarding_completed -> Bool,
+        has_access -> Bool,
+        device_manager_label_id -> Nullable<BigInt>,
+        is_device_manager_setup_completed -> Bool,
+        primary_color -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Text,
+        name -> Text,
+        email -> Text,
+        email_verified -> Bool,
+        image -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+        last_login -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    members (id) {
+        id -> Text,
+        organization_id -> Text,
+        user_id -> Text,
+        role -> Text,
+        department -> Text,
+        is_active -> Bool,
+        device_manager_label_id -> Nullable<BigInt>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Text,
+        organization_id -> Text,
+        name -> Text,
+        key_hash -> Text,
+        created_by -> Text,
+        created_at -> Timestamp,
+        expires_at -> Nullable<Timestamp>,
+        revoked_at -> Nullable<Timestamp>,
+        last_used_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    sessions (id) {
+        id -> Text,
+        user_id -> Text,
+        token_hash -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    context_entries (id) {
+        id -> Text,
+        organization_id -> Text,
+        question -> Text,
+        answer -> Text,
+        tags -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    policies (id) {
+        id -> Text,
+        organization_id -> Text,
+        name -> Text,
+        description -> Text,
+        status -> Text,
+        content -> Text,
+        frequency -> Text,
+        department -> Text,
+        is_required_to_sign -> Bool,
+        signed_by -> Text,
+        review_date -> Timestamp,
+        is_archived -> Bool,
+        last_archived_at -> Nullable<Timestamp>,
+        last_published_at -> Nullable<Timestamp>,
+        assignee_id -> Nullable<Text>,
+        approver_id -> Nullable<Text>,
+        policy_template_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    vendors (id) {
+        id -> Text,
+        organization_id -> Text,
+        name -> Text,
+        description -> Text,
+        category -> Text,
+        status -> Text,
+        inherent_probability -> Text,
+        inherent_impact -> Text,
+        residual_probability -> Text,
+        residual_impact -> Text,
+        website -> Nullable<Text>,
+        assignee_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    risks (id) {
+        id -> Text,
+        organization_id -> Text,
+        title -> Text,
+        description -> Text,
+        category -> Text,
+        department -> Nullable<Text>,
+        status -> Text,
+        likelihood -> Text,
+        impact -> Text,
+        residual_likelihood -> Text,
+        residual_impact -> Text,
+        treatment_strategy_description -> Nullable<Text>,
+        treatment_strategy -> Text,
+        assignee_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(members -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions);

@@ -1,0 +1,9 @@
+DROP TABLE risks;
+DROP TABLE vendors;
+DROP TABLE policies;
+DROP TABLE context_entries;
+DROP TABLE sessions;
+DROP TABLE api_keys;
+DROP TABLE members;
+DROP TABLE users;
+DROP TABLE organizations;
