@@ -1,0 +1,49 @@
+//! `cargo xtask ci`: the whole CI run, in order, stopping at the first failure.
+
+use anyhow::{Context, Result};
+
+use crate::cmd::{self, capture, cargo};
+use crate::{deps, postgres};
+
+const STEPS: usize = 5;
+
+pub fn run() -> Result<()> {
+    step(1, "formatting", check_formatting)?;
+    step(2, "clippy", run_clippy)?;
+    step(3, "dependency direction", deps::check_dependency_direction)?;
+    let database = step(4, "PostgreSQL", postgres::provide)?;
+    let tests = step(5, "tests", || run_tests(&database.admin_url()));
+    drop(database); // stops and removes a throwaway cluster, also when the tests failed
+    tests?;
+    println!("\nxtask ci: all {STEPS} steps passed");
+    Ok(())
+}
+
+fn step<T>(number: usize, name: &str, action: impl FnOnce() -> Result<T>) -> Result<T> {
+    println!("\n==> [{number}/{STEPS}] {name}");
+    action().with_context(|| format!("step {number}/{STEPS} ({name}) failed"))
+}
+
+fn check_formatting() -> Result<()> {
+    cmd::run(cargo()?.args(["fmt", "--all", "--", "--check"]))
+        .context("formatting check failed (for unformatted code, run `cargo fmt --all`)")
+}
+
+fn run_clippy() -> Result<()> {
+    cmd::run(cargo()?.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))
+}
+
+fn run_tests(database_url: &str) -> Result<()> {
+    if nextest_available()? {
+        cmd::run(cargo()?.args(["nextest", "run", "--workspace", "--locked"]).env("DATABASE_URL", database_url))?;
+        // nextest does not run doctests
+        cmd::run(cargo()?.args(["test", "--workspace", "--doc", "--locked"]).env("DATABASE_URL", database_url))
+    } else {
+        println!("cargo-nextest not installed: using cargo test (`cargo install cargo-nextest --locked` is faster)");
+        cmd::run(cargo()?.args(["test", "--workspace", "--locked"]).env("DATABASE_URL", database_url))
+    }
+}
+
+fn nextest_available() -> Result<bool> {
+    Ok(capture(cargo()?.args(["nextest", "--version"]))?.status.success())
+}

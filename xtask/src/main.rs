@@ -1,0 +1,66 @@
+//! Developer tasks for the workspace, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
+//!
+//! Few dependencies on purpose (anyhow and std): the tasks drive `cargo` and the PostgreSQL tools
+//! as child processes.
+
+mod ci;
+mod cmd;
+mod deps;
+mod postgres;
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+const HELP: &str = "\
+Usage: cargo xtask <COMMAND>
+
+Commands:
+  ci      the whole CI run: fmt check, clippy, dependency-direction checks,
+          PostgreSQL (DATABASE_URL or a throwaway cluster), then every test
+  help    print this message (also -h, --help)
+
+Run `cargo xtask <COMMAND> --help` for details.";
+
+const CI_HELP: &str = "\
+Usage: cargo xtask ci
+
+Runs, in order, stopping at the first failure:
+  1. cargo fmt --all -- --check
+  2. cargo clippy --workspace --all-targets --locked -- -D warnings
+  3. dependency direction: compliance-domain, -ports and -app must not depend on
+     diesel / diesel-async / actix-web (cargo tree -i), with positive controls
+  4. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
+     throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
+     at the end); otherwise an error
+  5. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
+     (or cargo test --workspace --locked without nextest), with DATABASE_URL set to
+     the PostgreSQL admin URL";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(args: &[String]) -> Result<()> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        [] => bail!("no command given\n\n{HELP}"),
+        ["help" | "-h" | "--help"] => print_help(HELP),
+        ["ci"] => ci::run(),
+        ["ci", "-h" | "--help"] | ["help", "ci"] => print_help(CI_HELP),
+        ["ci", unexpected, ..] => bail!("unexpected argument `{unexpected}` for `ci`\n\n{CI_HELP}"),
+        [unknown, ..] => bail!("unknown command `{unknown}`\n\n{HELP}"),
+    }
+}
+
+fn print_help(text: &str) -> Result<()> {
+    println!("{text}");
+    Ok(())
+}
