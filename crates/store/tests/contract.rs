@@ -1,0 +1,331 @@
+//! The contract every repository port promises, run against both backends.
+//!
+//! Each test gets its own SQLite file, or its own PostgreSQL database created from the admin URL in
+//! `DATABASE_URL` (which `cargo xtask ci` provides), so the tests run in parallel.
+
+use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::organization::{Organization, OrganizationPatch};
+use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Person, Session, User};
+use compliance_domain::policy::{Policy, PolicyPatch};
+use compliance_domain::risk::{Risk, RiskPatch};
+use compliance_domain::vendor::{Vendor, VendorPatch};
+use compliance_domain::{ApiKeyId, OrganizationId, SessionId, Timestamp};
+use compliance_ports::{
+    CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository, RepoError,
+    TenantRecord, UserRepository,
+};
+use compliance_store::{DatabaseUrl, PoolOptions, Store};
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use serde_json::json;
+
+/// A migrated, empty database of one backend, removed when dropped.
+struct TestDb {
+    url: DatabaseUrl,
+    store: Store,
+    cleanup: Cleanup,
+}
+
+enum Cleanup {
+    Dir(std::path::PathBuf),
+    Database { admin: String, name: String },
+}
+
+impl TestDb {
+    async fn sqlite() -> Self {
+        let dir = std::env::temp_dir().join(format!("store-contract-{}", hex_suffix()));
+        let url = DatabaseUrl::Sqlite(dir.join("test.db"));
+        Self::open(url, Cleanup::Dir(dir)).await
+    }
+
+    async fn postgres() -> Self {
+        let admin = std::env::var("DATABASE_URL")
+            .ok()
+            .filter(|url| url.starts_with("postgres"))
+            .expect("set DATABASE_URL=postgres://… to run the PostgreSQL contract tests; `cargo xtask ci` does this");
+        let name = format!("contract_{}", hex_suffix());
+        let mut conn = AsyncPgConnection::establish(&admin).await.expect("connect to the admin database");
+        conn.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create the test database");
+        let url = match admin.rsplit_once('/') {
+            Some((server, _)) => format!("{server}/{name}"),
+            None => panic!("DATABASE_URL has no database name"),
+        };
+        Self::open(DatabaseUrl::Postgres(url), Cleanup::Database { admin, name }).await
+    }
+
+    async fn open(url: DatabaseUrl, cleanup: Cleanup) -> Self {
+        compliance_store::migrate(&url).await.expect("migrate");
+        let store = Store::connect(&url, &PoolOptions::default()).await.expect("connect");
+        Self { url, store, cleanup }
+    }
+
+    async fn drop_async(self) {
+        self.store.close();
+        match self.cleanup {
+            Cleanup::Dir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Cleanup::Database { admin, name } => {
+                if let Ok(mut conn) = AsyncPgConnection::establish(&admin).await {
+                    let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+                }
+            }
+        }
+    }
+}
+
+fn hex_suffix() -> String {
+    OrganizationId::generate().as_str()[4..].to_owned()
+}
+
+/// Runs a contract on SQLite and on PostgreSQL.
+macro_rules! contract {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let db = super::TestDb::sqlite().await;
+                super::$name(&db).await;
+                db.drop_async().await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let db = super::TestDb::postgres().await;
+                super::$name(&db).await;
+                db.drop_async().await;
+            }
+        }
+    };
+}
+
+async fn organization(store: &Store, name: &str) -> Organization {
+    let org = Organization::create(name.into(), None, Timestamp::now()).unwrap();
+    OrganizationRepository::insert(store, &org).await.unwrap();
+    org
+}
+
+async fn person(store: &Store, org: &Organization, email: &str) -> Person {
+    let user = User::create(email.into(), "Someone".into(), Timestamp::now()).unwrap();
+    UserRepository::insert(store, &user).await.unwrap();
+    let input = NewMember { user_id: Some(user.id.clone()), role: Some("owner".into()), ..NewMember::default() };
+    let member = Member::create(org.id.clone(), input, Timestamp::now()).unwrap();
+    MemberRepository::insert(store, &member).await.unwrap();
+    Person { member, user }
+}
+
+/// What every tenant record repository does, for any record kind.
+async fn record_contract<R>(store: &Store, build: impl Fn(&OrganizationId) -> R, patch: R::Patch)
+where
+    R: TenantRecord + PartialEq + std::fmt::Debug,
+    Store: RecordRepository<R>,
+{
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let first = build(&ours.id);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let second = build(&ours.id);
+    let foreign = build(&theirs.id);
+    for record in [&first, &second, &foreign] {
+        RecordRepository::<R>::insert(store, record).await.unwrap();
+    }
+
+    let listed = RecordRepository::<R>::list(store, &ours.id).await.unwrap();
+    assert_eq!(listed, vec![second.clone(), first.clone()], "newest first, only our organization's");
+    assert_eq!(RecordRepository::<R>::get(store, &ours.id, first.id()).await.unwrap(), first, "round trip is exact");
+
+    let missing = RecordRepository::<R>::get(store, &ours.id, foreign.id()).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)), "another organization's record reads as missing");
+    let later = Timestamp::now().plus(time::Duration::seconds(1));
+    let foreign_update = RecordRepository::<R>::update(store, &ours.id, foreign.id(), &patch, later).await;
+    assert!(matches!(foreign_update, Err(RepoError::NotFound)));
+    assert!(matches!(RecordRepository::<R>::delete(store, &ours.id, foreign.id()).await, Err(RepoError::NotFound)));
+    assert_eq!(RecordRepository::<R>::get(store, &theirs.id, foreign.id()).await.unwrap(), foreign, "untouched");
+
+    let updated = RecordRepository::<R>::update(store, &ours.id, first.id(), &patch, later).await.unwrap();
+    let mut expected = first.clone();
+    expected.apply(&patch, later);
+    assert_eq!(updated, expected);
+    assert_eq!(RecordRepository::<R>::get(store, &ours.id, first.id()).await.unwrap(), expected, "stored");
+
+    let deleted = RecordRepository::<R>::delete(store, &ours.id, first.id()).await.unwrap();
+    assert_eq!(deleted, expected);
+    assert!(matches!(RecordRepository::<R>::get(store, &ours.id, first.id()).await, Err(RepoError::NotFound)));
+    assert_eq!(RecordRepository::<R>::list(store, &ours.id).await.unwrap(), vec![second]);
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).unwrap()
+}
+
+async fn risks(db: &TestDb) {
+    let build = |org: &OrganizationId| {
+        let input = from_json(json!({"title": "Phishing", "description": "Clicks", "category": "people",
+                                     "department": "it", "treatmentStrategyDescription": "Training"}));
+        Risk::create(org.clone(), input, Timestamp::now()).unwrap()
+    };
+    let patch = RiskPatch::new(from_json(json!({"status": "closed", "department": null}))).unwrap();
+    record_contract(&db.store, build, patch).await;
+}
+contract!(risks);
+
+async fn vendors(db: &TestDb) {
+    let build = |org: &OrganizationId| {
+        let input = from_json(json!({"name": "Acme", "description": "Hosting", "website": "https://acme.test"}));
+        Vendor::create(org.clone(), input, Timestamp::now()).unwrap()
+    };
+    let patch = VendorPatch::new(from_json(json!({"status": "assessed", "website": null}))).unwrap();
+    record_contract(&db.store, build, patch).await;
+}
+contract!(vendors);
+
+async fn policies(db: &TestDb) {
+    let build = |org: &OrganizationId| {
+        let input =
+            from_json(json!({"name": "Access", "content": [{"type": "paragraph", "attrs": {"textAlign": "left"},
+            "content": [{"type": "text", "text": "Least privilege", "marks": [{"type": "bold"}]}]}]}));
+        Policy::create(org.clone(), input, Timestamp::now()).unwrap()
+    };
+    let patch = PolicyPatch::new(from_json(json!({"status": "published", "isArchived": true}))).unwrap();
+    record_contract(&db.store, build, patch).await;
+}
+contract!(policies);
+
+async fn context_entries(db: &TestDb) {
+    let build = |org: &OrganizationId| {
+        let input = from_json(json!({"question": "Who?", "answer": "Us", "tags": ["a", "b"]}));
+        ContextEntry::create(org.clone(), input, Timestamp::now()).unwrap()
+    };
+    let patch = ContextEntryPatch::new(from_json(json!({"tags": []}))).unwrap();
+    record_contract(&db.store, build, patch).await;
+}
+contract!(context_entries);
+
+async fn assignees_must_belong_to_the_record_organization(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let stranger = person(store, &theirs, "stranger@theirs.test").await;
+    let input = from_json(json!({"title": "T", "description": "D", "category": "other"}));
+    let mut risk = Risk::create(ours.id.clone(), input, Timestamp::now()).unwrap();
+    risk.assignee_id = Some(stranger.member.id);
+    let refused = RecordRepository::<Risk>::insert(store, &risk).await;
+    assert!(refused.is_err(), "the schema refuses a member of another organization");
+}
+contract!(assignees_must_belong_to_the_record_organization);
+
+async fn organizations(db: &TestDb) {
+    let store = &db.store;
+    let acme = organization(store, "Acme").await;
+    let duplicate = Organization::create("Acme".into(), None, Timestamp::now()).unwrap();
+    assert!(matches!(OrganizationRepository::insert(store, &duplicate).await, Err(RepoError::Conflict(_))));
+    let other = organization(store, "Other").await;
+    let patch = OrganizationPatch::new(from_json(json!({"slug": "acme"}))).unwrap();
+    assert!(matches!(OrganizationRepository::update(store, &other.id, &patch).await, Err(RepoError::Conflict(_))));
+    let patch = OrganizationPatch::new(from_json(json!({"name": "Acme Inc", "primaryColor": "#abc"}))).unwrap();
+    let updated = OrganizationRepository::update(store, &acme.id, &patch).await.unwrap();
+    assert_eq!(updated.name, "Acme Inc");
+    assert_eq!(OrganizationRepository::get(store, &acme.id).await.unwrap(), updated);
+    let unknown = OrganizationId::generate();
+    assert!(matches!(OrganizationRepository::get(store, &unknown).await, Err(RepoError::NotFound)));
+}
+contract!(organizations);
+
+async fn users(db: &TestDb) {
+    let store = &db.store;
+    let user = User::create("ada@acme.test".into(), "Ada".into(), Timestamp::now()).unwrap();
+    UserRepository::insert(store, &user).await.unwrap();
+    let twin = User::create("ada@acme.test".into(), "Ada again".into(), Timestamp::now()).unwrap();
+    assert!(matches!(UserRepository::insert(store, &twin).await, Err(RepoError::Conflict(_))));
+    let login = Timestamp::now();
+    store.record_login(&user.id, login).await.unwrap();
+    assert_eq!(UserRepository::get(store, &user.id).await.unwrap().last_login, Some(login));
+}
+contract!(users);
+
+async fn members(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let ada = person(store, &ours, "ada@ours.test").await;
+    let bob = person(store, &ours, "bob@ours.test").await;
+    person(store, &theirs, "eve@theirs.test").await;
+
+    let again = Member::create(
+        ours.id.clone(),
+        NewMember { user_id: Some(ada.user.id.clone()), role: Some("x".into()), ..NewMember::default() },
+        Timestamp::now(),
+    )
+    .unwrap();
+    assert!(
+        matches!(MemberRepository::insert(store, &again).await, Err(RepoError::Conflict(_))),
+        "one membership per user"
+    );
+
+    let listed = MemberRepository::list(store, &ours.id, false).await.unwrap();
+    assert_eq!(listed, vec![bob.clone(), ada.clone()]);
+
+    let deactivate = MemberPatch::new(from_json(json!({"isActive": false, "role": "auditor"}))).unwrap();
+    let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate).await.unwrap();
+    assert!(!updated.member.is_active);
+    assert_eq!(updated.member.role, "auditor");
+    assert_eq!(MemberRepository::list(store, &ours.id, false).await.unwrap(), vec![ada.clone()]);
+    assert_eq!(MemberRepository::list(store, &ours.id, true).await.unwrap().len(), 2);
+    assert_eq!(MemberRepository::get(store, &ours.id, &bob.member.id).await.unwrap(), updated, "record remains");
+
+    let found = store.find_by_user(&ours.id, &ada.user.id).await.unwrap();
+    assert_eq!(found, Some(ada.clone()));
+    assert_eq!(store.find_by_user(&theirs.id, &ada.user.id).await.unwrap(), None);
+    assert!(matches!(MemberRepository::get(store, &theirs.id, &ada.member.id).await, Err(RepoError::NotFound)));
+
+    let steal = MemberPatch::new(from_json(json!({"userId": ada.user.id}))).unwrap();
+    let clash = MemberRepository::update(store, &ours.id, &bob.member.id, &steal).await;
+    assert!(matches!(clash, Err(RepoError::Conflict(_))), "moving to a user who is already a member");
+}
+contract!(members);
+
+async fn credentials(db: &TestDb) {
+    let store = &db.store;
+    let org = organization(store, "Ours").await;
+    let ada = person(store, &org, "ada@ours.test").await;
+    let now = Timestamp::now();
+    let key = ApiKey {
+        id: ApiKeyId::generate(),
+        organization_id: org.id.clone(),
+        name: "ci".into(),
+        key_hash: "a".repeat(64),
+        created_by: ada.user.id.clone(),
+        created_at: now,
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    store.insert_api_key(&key).await.unwrap();
+    assert_eq!(store.find_api_key(&key.key_hash).await.unwrap(), Some(key.clone()));
+    assert_eq!(store.find_api_key(&"b".repeat(64)).await.unwrap(), None);
+    store.touch_api_key(&key.id, now).await.unwrap();
+    let revoked = store.revoke_api_key(&key.id, now).await.unwrap();
+    assert_eq!(revoked.revoked_at, Some(now));
+    assert_eq!(revoked.last_used_at, Some(now));
+    let again = store.revoke_api_key(&key.id, now.plus(time::Duration::hours(1))).await.unwrap();
+    assert_eq!(again.revoked_at, Some(now), "the first revocation time stays");
+    assert!(matches!(store.revoke_api_key(&ApiKeyId::generate(), now).await, Err(RepoError::NotFound)));
+
+    let session = Session {
+        id: SessionId::generate(),
+        user_id: ada.user.id.clone(),
+        token_hash: "c".repeat(64),
+        created_at: now,
+        expires_at: now.plus(time::Duration::hours(1)),
+    };
+    store.insert_session(&session).await.unwrap();
+    assert_eq!(store.find_session(&session.token_hash).await.unwrap(), Some(session));
+    assert_eq!(store.find_session(&"d".repeat(64)).await.unwrap(), None);
+}
+contract!(credentials);
+
+async fn health_and_migrations(db: &TestDb) {
+    db.store.ping().await.unwrap();
+    compliance_store::redo_all(&db.url).await.expect("every down.sql undoes its up.sql");
+    assert_eq!(compliance_store::migrate(&db.url).await.unwrap(), 0, "nothing left to apply");
+}
+contract!(health_and_migrations);
