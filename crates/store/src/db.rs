@@ -13,6 +13,7 @@ use crate::error::{StoreError, pool_error};
 pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
 
 /// A pooled connection to either backend.
+#[allow(clippy::large_enum_variant, reason = "lives briefly on the stack; boxing would allocate per query")]
 pub enum DbConn {
     Pg(Object<AsyncPgConnection>),
     Sqlite(Object<SqliteAsync>),

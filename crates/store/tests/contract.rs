@@ -3,6 +3,8 @@
 //! Each test gets its own SQLite file, or its own PostgreSQL database created from the admin URL in
 //! `DATABASE_URL` (which `cargo xtask ci` provides), so the tests run in parallel.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Person, Session, User};
