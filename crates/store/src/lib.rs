@@ -43,6 +43,18 @@ impl DatabaseUrl {
         }
     }
 
+    /// Where the database is, for messages: host, port and database, never user or password.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Postgres(url) => {
+                let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+                let target = rest.rsplit_once('@').map_or(rest, |(_, target)| target);
+                format!("PostgreSQL at {}", target.split('?').next().unwrap_or(target))
+            }
+            Self::Sqlite(path) => format!("SQLite at {}", path.display()),
+        }
+    }
+
     fn sqlite_path(path: &std::path::Path) -> Result<String, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|error| {
@@ -53,13 +65,10 @@ impl DatabaseUrl {
     }
 }
 
-/// Shows the backend and, for SQLite, the file; never a PostgreSQL password.
+/// Never shows a PostgreSQL user or password.
 impl std::fmt::Debug for DatabaseUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Postgres(_) => f.write_str("PostgreSQL"),
-            Self::Sqlite(path) => write!(f, "SQLite at {}", path.display()),
-        }
+        f.write_str(&self.describe())
     }
 }
 
@@ -75,7 +84,10 @@ impl Store {
             DatabaseUrl::Postgres(url) => Pools::postgres(url, options)?,
             DatabaseUrl::Sqlite(path) => Pools::sqlite(&DatabaseUrl::sqlite_path(path)?, options)?,
         };
-        pools.write().await?;
+        pools.write().await.map_err(|error| match error {
+            StoreError::Connect(why) => StoreError::Connect(format!("{}: {why}", url.describe())),
+            other => other,
+        })?;
         Ok(Self { pools })
     }
 

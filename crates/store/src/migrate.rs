@@ -12,17 +12,18 @@ const SQLITE: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 /// Applies every pending migration; returns how many ran.
 pub async fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
+    let target = url.describe();
     let url = url.clone();
     tokio::task::spawn_blocking(move || match url {
         DatabaseUrl::Postgres(url) => {
             let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)
-                .map_err(|error| StoreError::Connect(error.to_string()))?;
+                .map_err(|error| StoreError::Connect(format!("{target}: {error}")))?;
             run(&mut conn, POSTGRES)
         }
         DatabaseUrl::Sqlite(path) => {
             let path = DatabaseUrl::sqlite_path(&path)?;
-            let mut conn =
-                SqliteConnection::establish(&path).map_err(|error| StoreError::Connect(error.to_string()))?;
+            let mut conn = SqliteConnection::establish(&path)
+                .map_err(|error| StoreError::Connect(format!("{target}: {error}")))?;
             run(&mut conn, SQLITE)
         }
     })
