@@ -17,8 +17,8 @@ crate::string_enum! {
 pub const NAME_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 10_000;
 pub const TEMPLATE_ID_MAX: usize = 255;
-/// How deep rich-text nodes may nest.
-pub const CONTENT_DEPTH_MAX: usize = 64;
+/// How deep rich-text nodes may nest (each level is two JSON levels; the parser allows 128).
+pub const CONTENT_DEPTH_MAX: usize = 32;
 /// The most bytes the serialised content may take.
 pub const CONTENT_BYTES_MAX: usize = 1024 * 1024;
 /// A policy is reviewed a year after it is created unless told otherwise.

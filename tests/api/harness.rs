@@ -1,0 +1,294 @@
+//! One `compliance-server serve` per test, on a fresh SQLite file or a fresh PostgreSQL database.
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+use crate::cli::Admin;
+use crate::client::{Auth, Client};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_compliance-server");
+
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+const POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs one test body against a server on `backend`, then tears the server and its database down,
+/// whether the body passed or panicked.
+pub async fn run<F, Fut>(backend: Backend, test: F)
+where
+    F: FnOnce(Arc<TestServer>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let server = Arc::new(TestServer::start(backend).await);
+    let outcome = tokio::spawn(test(Arc::clone(&server))).await;
+    let Ok(server) = Arc::try_unwrap(server) else {
+        panic!("the test body kept a reference to its TestServer");
+    };
+    if outcome.is_err() {
+        eprintln!("--- server stderr ---\n{}", server.stderr());
+    }
+    server.shutdown().await;
+    if let Err(err) = outcome {
+        match err.try_into_panic() {
+            Ok(payload) => std::panic::resume_unwind(payload),
+            Err(err) => panic!("test task failed: {err}"),
+        }
+    }
+}
+
+/// A running server with its own database.
+#[derive(Debug)]
+pub struct TestServer {
+    base_url: String,
+    http: reqwest::Client,
+    admin: Admin,
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+    database: Database,
+}
+
+impl TestServer {
+    async fn start(backend: Backend) -> Self {
+        let database = Database::create(backend).await;
+        let addr = format!("127.0.0.1:{}", free_port());
+        let spawned = Command::new(BIN)
+            .arg("serve")
+            .env("DATABASE_URL", database.url())
+            .env("LISTEN_ADDR", &addr)
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(err) => {
+                database.drop().await;
+                panic!("cannot start {BIN}: {err}");
+            }
+        };
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(mut pipe) = child.stderr.take() {
+            let sink = Arc::clone(&stderr);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = pipe.read(&mut buf).await {
+                    if let Ok(mut s) = sink.lock() {
+                        s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    }
+                }
+            });
+        }
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
+        let server = Self {
+            base_url: format!("http://{addr}"),
+            http,
+            admin: Admin::new(database.url()),
+            child,
+            stderr,
+            database,
+        };
+        server.wait_until_healthy().await
+    }
+
+    async fn wait_until_healthy(mut self) -> Self {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        let url = format!("{}/health", self.base_url);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.fail_start(&format!("the server exited with {status}")).await;
+            }
+            let probe = self.http.get(&url).timeout(Duration::from_secs(1)).send().await;
+            if probe.is_ok_and(|r| r.status() == 200) {
+                return self;
+            }
+            if Instant::now() >= deadline {
+                self.fail_start("GET /health did not answer 200 within 10 s").await;
+            }
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
+    async fn fail_start(mut self, why: &str) -> ! {
+        let _ = self.child.kill().await;
+        // Give the stderr reader a moment to drain the pipe.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let stderr = self.stderr();
+        self.database.drop().await;
+        panic!("{why}; server stderr:\n{stderr}");
+    }
+
+    async fn shutdown(mut self) {
+        let _ = self.child.kill().await;
+        self.database.drop().await;
+    }
+
+    /// Drops the PostgreSQL database under the running server, as an outage would take it away.
+    pub async fn cut_database(&self) {
+        match &self.database {
+            Database::Postgres { admin_url, name, .. } => {
+                admin_execute(admin_url, &format!("DROP DATABASE \"{name}\" WITH (FORCE)")).await;
+            }
+            Database::Sqlite { .. } => panic!("an outage can only be simulated on PostgreSQL"),
+        }
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The operator CLI, on this server's database.
+    pub fn admin(&self) -> &Admin {
+        &self.admin
+    }
+
+    pub fn client(&self, auth: Auth, org: Option<&str>) -> Client {
+        Client::new(self.http.clone(), &self.base_url, auth, org)
+    }
+
+    /// A client sending no credentials.
+    pub fn anonymous(&self) -> Client {
+        self.client(Auth::Anonymous, None)
+    }
+}
+
+/// Binds an ephemeral port and releases it for the server to take.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    listener.local_addr().expect("local address").port()
+}
+
+/// A random lowercase hex string of `bytes` bytes.
+pub fn random_hex(bytes: usize) -> String {
+    (0..bytes).map(|_| format!("{:02x}", rand::random::<u8>())).collect()
+}
+
+#[derive(Debug)]
+enum Database {
+    Sqlite { dir: TempDir, url: String },
+    Postgres { admin_url: String, name: String, url: String },
+}
+
+impl Database {
+    async fn create(backend: Backend) -> Self {
+        match backend {
+            Backend::Sqlite => {
+                let dir = TempDir::new();
+                let url = format!("sqlite://{}", dir.path().join("test.db").display());
+                Database::Sqlite { dir, url }
+            }
+            Backend::Postgres => {
+                let admin_url = postgres_admin_url();
+                let name = format!("t_{}", random_hex(12));
+                admin_execute(&admin_url, &format!("CREATE DATABASE \"{name}\"")).await;
+                let url = with_database(&admin_url, &name);
+                Database::Postgres { admin_url, name, url }
+            }
+        }
+    }
+
+    fn url(&self) -> &str {
+        match self {
+            Database::Sqlite { url, .. } | Database::Postgres { url, .. } => url,
+        }
+    }
+
+    async fn drop(self) {
+        match self {
+            Database::Sqlite { dir, .. } => drop(dir),
+            Database::Postgres { admin_url, name, .. } => {
+                let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+                admin_execute(&admin_url, &sql).await;
+            }
+        }
+    }
+}
+
+fn postgres_admin_url() -> String {
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => url,
+        _ => panic!("set DATABASE_URL=postgres://… to run the PostgreSQL tests; `cargo xtask ci` does this"),
+    }
+}
+
+async fn admin_execute(admin_url: &str, sql: &str) {
+    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|err| panic!("cannot connect to PostgreSQL at DATABASE_URL: {err}"));
+    let connection = tokio::spawn(connection);
+    client.batch_execute(sql).await.unwrap_or_else(|err| panic!("`{sql}` failed: {err}"));
+    drop(client);
+    let _ = connection.await;
+}
+
+/// `url` with its database name replaced by `name` (query parameters kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let authority_end = base[authority_start..].find('/').map_or(base.len(), |i| authority_start + i);
+    let mut out = format!("{}/{name}", &base[..authority_end]);
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+/// A directory under the system temp dir, removed on drop.
+#[derive(Debug)]
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        let path = std::env::temp_dir().join(format!("compliance-api-{}", random_hex(8)));
+        std::fs::create_dir_all(&path).expect("create a temp dir");
+        TempDir(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn database_name_is_replaced() {
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5432/postgres", "t_1"),
+            "postgres://postgres@127.0.0.1:5432/t_1"
+        );
+        assert_eq!(with_database("postgres://h:1", "t_1"), "postgres://h:1/t_1");
+        assert_eq!(
+            with_database("postgresql://u:p@h/db?sslmode=disable", "t_1"),
+            "postgresql://u:p@h/t_1?sslmode=disable"
+        );
+    }
+}
