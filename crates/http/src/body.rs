@@ -39,6 +39,13 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
 
 /// Deserialises a body, naming the offending field on a type or value error.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // serde would also fill a struct from an array, field by position: only objects are bodies.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Err(error) => malformed(&error),
+            Ok(_) => ApiError::invalid_field("body", "must be a JSON object"),
+        });
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let error = match serde_path_to_error::deserialize(&mut deserializer) {
         Ok(value) => {
@@ -104,6 +111,7 @@ mod tests {
         assert!(field_of(r#"{"title":5}"#).contains("field: \"title\""));
         assert!(field_of(r#"{"colour":"red"}"#).contains("field: \"colour\""));
         assert!(field_of(r#"[1]"#).contains("field: \"body\""));
+        assert!(field_of(r#"["t", "d", "people"]"#).contains("must be a JSON object"), "no positional fields");
     }
 
     #[test]
