@@ -33,14 +33,14 @@ fn run_clippy() -> Result<()> {
     cmd::run(cargo()?.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))
 }
 
+/// Doctests first, so that the last lines a CI log shows are the main runner's summary.
 fn run_tests(database_url: &str) -> Result<()> {
+    cmd::run(cargo()?.args(["test", "--workspace", "--doc", "--locked"]).env("DATABASE_URL", database_url))?;
     if nextest_available()? {
-        cmd::run(cargo()?.args(["nextest", "run", "--workspace", "--locked"]).env("DATABASE_URL", database_url))?;
-        // nextest does not run doctests
-        cmd::run(cargo()?.args(["test", "--workspace", "--doc", "--locked"]).env("DATABASE_URL", database_url))
+        cmd::run(cargo()?.args(["nextest", "run", "--workspace", "--locked"]).env("DATABASE_URL", database_url))
     } else {
         println!("cargo-nextest not installed: using cargo test (`cargo install cargo-nextest --locked` is faster)");
-        cmd::run(cargo()?.args(["test", "--workspace", "--locked"]).env("DATABASE_URL", database_url))
+        cmd::run(cargo()?.args(["test", "--workspace", "--all-targets", "--locked"]).env("DATABASE_URL", database_url))
     }
 }
 
