@@ -9,8 +9,8 @@ use compliance_ports::{Clock, CredentialRepository, MemberRepository};
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
+use crate::AppError;
 use crate::secret::{digest, digests_match};
-use crate::{AppError, Ports};
 
 /// `lastUsedAt` is written at most this often per key.
 const LAST_USED_WRITE_INTERVAL: Duration = Duration::minutes(1);
@@ -46,13 +46,12 @@ pub struct AuthService {
 }
 
 impl AuthService {
-    pub(crate) fn new(ports: &Ports) -> Self {
-        Self {
-            credentials: ports.credentials.clone(),
-            members: ports.members.clone(),
-            clock: ports.clock.clone(),
-            last_used_written: Mutex::new(HashMap::new()),
-        }
+    pub(crate) fn new(
+        credentials: Arc<dyn CredentialRepository>,
+        members: Arc<dyn MemberRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self { credentials, members, clock, last_used_written: Mutex::new(HashMap::new()) }
     }
 
     pub async fn authenticate(&self, credentials: Credentials) -> Result<Principal, AppError> {
@@ -119,4 +118,126 @@ impl AuthService {
 
 fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType) -> Principal {
     Principal { organization_id, user_id: person.user.id, email: person.user.email, auth_type }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Session, User};
+    use compliance_domain::{MemberId, OrganizationId};
+    use compliance_ports::RepoError;
+
+    use super::*;
+    use crate::secret::{API_KEY_PREFIX, generate};
+
+    /// One API key and one active member, counting `touch_api_key` calls.
+    struct Fixture {
+        key: ApiKey,
+        person: Person,
+        touches: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl CredentialRepository for Fixture {
+        async fn insert_api_key(&self, _: &ApiKey) -> Result<(), RepoError> {
+            Ok(())
+        }
+        async fn find_api_key(&self, hash: &str) -> Result<Option<ApiKey>, RepoError> {
+            Ok((hash == self.key.key_hash).then(|| self.key.clone()))
+        }
+        async fn revoke_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<ApiKey, RepoError> {
+            Err(RepoError::NotFound)
+        }
+        async fn touch_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<(), RepoError> {
+            self.touches.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        async fn insert_session(&self, _: &Session) -> Result<(), RepoError> {
+            Ok(())
+        }
+        async fn find_session(&self, _: &str) -> Result<Option<Session>, RepoError> {
+            Ok(None)
+        }
+    }
+
+    #[async_trait]
+    impl MemberRepository for Fixture {
+        async fn insert(&self, _: &Member) -> Result<(), RepoError> {
+            Ok(())
+        }
+        async fn list(&self, _: &OrganizationId, _: bool) -> Result<Vec<Person>, RepoError> {
+            Ok(vec![self.person.clone()])
+        }
+        async fn get(&self, _: &OrganizationId, _: &MemberId) -> Result<Person, RepoError> {
+            Ok(self.person.clone())
+        }
+        async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError> {
+            let member = &self.person.member;
+            Ok((&member.organization_id == org && &member.user_id == user).then(|| self.person.clone()))
+        }
+        async fn update(&self, _: &OrganizationId, _: &MemberId, _: &MemberPatch) -> Result<Person, RepoError> {
+            Err(RepoError::NotFound)
+        }
+    }
+
+    struct FixedClock(Mutex<Timestamp>);
+
+    impl Clock for FixedClock {
+        fn now(&self) -> Timestamp {
+            self.0.lock().map(|now| *now).unwrap_or_else(|_| Timestamp::now())
+        }
+    }
+
+    /// The fakes never wait, so polling until ready is enough; the service needs no runtime.
+    fn run<F: std::future::Future>(future: F) -> F::Output {
+        use std::task::{Context, Poll, Waker};
+        let mut future = std::pin::pin!(future);
+        let mut context = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+                return output;
+            }
+        }
+    }
+
+    #[test]
+    fn api_key_use_is_recorded_at_most_once_a_minute() {
+        let now = Timestamp::now();
+        let org = OrganizationId::generate();
+        let user = User::create("ada@acme.test".into(), "Ada".into(), now).unwrap();
+        let input = NewMember { user_id: Some(user.id.clone()), role: Some("owner".into()), ..NewMember::default() };
+        let member = Member::create(org.clone(), input, now).unwrap();
+        let secret = generate(API_KEY_PREFIX);
+        let key = ApiKey {
+            id: ApiKeyId::generate(),
+            organization_id: org.clone(),
+            name: "ci".into(),
+            key_hash: digest(secret.expose_secret()),
+            created_by: user.id.clone(),
+            created_at: now,
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+        };
+        let fixture = Arc::new(Fixture { key, person: Person { member, user }, touches: AtomicUsize::new(0) });
+        let clock = Arc::new(FixedClock(Mutex::new(now)));
+        let auth = AuthService::new(fixture.clone(), fixture.clone(), clock.clone());
+        let present = || Credentials::ApiKey { key: secret.clone(), organization: None };
+
+        for _ in 0..3 {
+            assert_eq!(run(auth.authenticate(present())).unwrap().organization_id, org);
+        }
+        assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "three uses within a minute: one write");
+
+        *clock.0.lock().unwrap() = now.plus(Duration::seconds(61));
+        run(auth.authenticate(present())).unwrap();
+        assert_eq!(fixture.touches.load(Ordering::SeqCst), 2, "a minute later: written again");
+
+        let wrong_org = Credentials::ApiKey { key: secret.clone(), organization: Some("org_other".into()) };
+        assert!(matches!(run(auth.authenticate(wrong_org)), Err(AppError::Forbidden(_))));
+        let wrong_key = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
+        assert!(matches!(run(auth.authenticate(wrong_key)), Err(AppError::Unauthenticated(_))));
+    }
 }

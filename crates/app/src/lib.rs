@@ -61,7 +61,7 @@ pub struct App {
 impl App {
     pub fn new(ports: Ports) -> Self {
         Self {
-            auth: AuthService::new(&ports),
+            auth: AuthService::new(ports.credentials.clone(), ports.members.clone(), ports.clock.clone()),
             context: RecordService::new(ports.context.clone(), &ports),
             policies: RecordService::new(ports.policies.clone(), &ports),
             vendors: RecordService::new(ports.vendors.clone(), &ports),
