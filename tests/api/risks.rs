@@ -18,6 +18,7 @@ api_tests!(
     explicit_null_clears_nullable_fields,
     invalid_updates_are_400_naming_the_field,
     delete_is_permanent_and_reports_the_risk,
+    text_that_the_database_cannot_hold_is_400,
 );
 
 const ENVELOPE: [&str; 2] = ["authType", "authenticatedUser"];
@@ -221,4 +222,22 @@ async fn delete_is_permanent_and_reports_the_risk(server: &TestServer) {
     assert_eq!(deleted["authType"], "session");
     assert_acting_user(&deleted, &tenant.owner);
     tenant.session.get(&path).await.problem(404);
+}
+
+/// PostgreSQL text cannot hold NUL, and dates outside years 1–9999 do not fit RFC 3339: both are
+/// refused up front, never a 500 from the database.
+async fn text_that_the_database_cannot_hold_is_400(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let body = json!({"title": "a\0b", "description": "d", "category": "other"});
+    tenant.api.post("/v1/risks", body).await.invalid("title");
+    let risk = create(&tenant.api, "Clean").await;
+    let path = format!("/v1/risks/{}", str_of(&risk, "id"));
+    tenant
+        .api
+        .patch(&path, json!({"treatmentStrategyDescription": "\0"}))
+        .await
+        .invalid("treatmentStrategyDescription");
+    let policy = json!({"name": "P", "content": [], "reviewDate": "9999-12-31T23:30:00-01:00"});
+    tenant.api.post("/v1/policies", policy).await.invalid("reviewDate");
+    tenant.api.get("/v1/policies").await.ok(200);
 }

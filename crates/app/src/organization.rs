@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use compliance_domain::organization::{Organization, OrganizationChanges, OrganizationPatch};
-use compliance_ports::OrganizationRepository;
+use compliance_ports::{OrganizationRepository, RepoError};
 
 use crate::{AppError, Ports, Principal};
 
@@ -23,9 +23,9 @@ impl OrganizationService {
     /// Conflict when the new slug belongs to another organization.
     pub async fn update(&self, caller: &Principal, changes: OrganizationChanges) -> Result<Organization, AppError> {
         let patch = OrganizationPatch::new(changes)?;
-        self.organizations
-            .update(&caller.organization_id, &patch)
-            .await
-            .map_err(|e| AppError::from_repo(e, "organization"))
+        self.organizations.update(&caller.organization_id, &patch).await.map_err(|error| match error {
+            RepoError::Conflict(_) => AppError::Conflict("the slug is taken by another organization".into()),
+            other => AppError::from_repo(other, "organization"),
+        })
     }
 }

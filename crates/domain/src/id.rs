@@ -54,10 +54,6 @@ impl<K: IdKind> Id<K> {
     pub fn as_str(&self) -> &str {
         &self.text
     }
-
-    pub fn into_string(self) -> String {
-        self.text
-    }
 }
 
 fn encode_base32(bytes: &[u8; 20], out: &mut String) {

@@ -152,11 +152,6 @@ impl OrganizationPatch {
             ..changes
         }))
     }
-
-    /// The slug the patch sets, if any.
-    pub fn slug(&self) -> Option<&str> {
-        self.0.slug.as_deref()
-    }
 }
 
 #[cfg(test)]

@@ -137,8 +137,8 @@ impl Member {
     }
 }
 
-/// An organization's API key. Only the SHA-256 of the key is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An organization's API key. Only the SHA-256 of the key is kept; `Debug` leaves it out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey {
     pub id: ApiKeyId,
     pub organization_id: OrganizationId,
@@ -158,8 +158,8 @@ impl ApiKey {
     }
 }
 
-/// A signed-in user's session. Only the SHA-256 of the token is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A signed-in user's session. Only the SHA-256 of the token is kept; `Debug` leaves it out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Session {
     pub id: SessionId,
     pub user_id: UserId,
@@ -167,6 +167,28 @@ pub struct Session {
     pub token_hash: String,
     pub created_at: Timestamp,
     pub expires_at: Timestamp,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("id", &self.id)
+            .field("organization_id", &self.organization_id)
+            .field("created_by", &self.created_by)
+            .field("expires_at", &self.expires_at)
+            .field("revoked_at", &self.revoked_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("user_id", &self.user_id)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
 }
 
 #[cfg(test)]

@@ -30,20 +30,27 @@ impl Timestamp {
         PrimitiveDateTime::new(self.0.date(), self.0.time())
     }
 
-    pub fn as_offset(self) -> OffsetDateTime {
-        self.0
-    }
-
     #[must_use]
     pub fn plus(self, duration: Duration) -> Self {
         Self::from_offset(self.0.saturating_add(duration))
     }
 
-    /// Parses RFC 3339 text (any offset; stored as UTC).
-    pub fn parse(text: &str) -> Result<Self, time::error::Parse> {
-        OffsetDateTime::parse(text, &Rfc3339).map(Self::from_offset)
+    /// Parses RFC 3339 text (any offset; stored as UTC). Only years 1 to 9999 in UTC are accepted:
+    /// both databases and RFC 3339 itself stop there.
+    pub fn parse(text: &str) -> Result<Self, InvalidTimestamp> {
+        let parsed = OffsetDateTime::parse(text, &Rfc3339).map_err(|_| InvalidTimestamp)?;
+        let utc = parsed.checked_to_offset(UtcOffset::UTC).ok_or(InvalidTimestamp)?;
+        if !(1..=9999).contains(&utc.year()) {
+            return Err(InvalidTimestamp);
+        }
+        Ok(Self::from_offset(utc))
     }
 }
+
+/// Text that is not an RFC 3339 date-time between the years 1 and 9999.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("must be an RFC 3339 date-time between the years 1 and 9999")]
+pub struct InvalidTimestamp;
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -69,7 +76,7 @@ impl Serialize for Timestamp {
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        Self::parse(&text).map_err(|_| serde::de::Error::custom("must be an RFC 3339 date-time"))
+        Self::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -81,6 +88,14 @@ mod tests {
     fn serialises_in_utc_with_z_and_microseconds() {
         let ts = Timestamp::parse("2026-11-22T08:30:00.123456789+02:00").unwrap();
         assert_eq!(ts.to_string(), "2026-11-22T06:30:00.123456Z");
+    }
+
+    #[test]
+    fn dates_beyond_what_rfc_3339_and_the_databases_hold_are_refused() {
+        assert!(Timestamp::parse("0000-01-01T00:30:00+01:00").is_err(), "year -1 in UTC");
+        assert!(Timestamp::parse("9999-12-31T23:30:00-01:00").is_err(), "year 10000 in UTC");
+        assert!(Timestamp::parse("9999-12-31T23:59:59Z").is_ok());
+        assert!(Timestamp::parse("yesterday").is_err());
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub fn required<T>(field: &str, value: Option<T>) -> Checked<T> {
 /// Text of `min..=max` characters; when `min > 0`, blank text is refused.
 pub fn text(field: &str, value: String, min: usize, max: usize) -> Checked<String> {
     let length = value.chars().count();
+    if value.contains('\0') {
+        return Err(FieldError::new(field, "must not contain NUL characters"));
+    }
     if min > 0 && value.trim().is_empty() {
         return Err(FieldError::new(field, "must not be blank"));
     }
@@ -71,6 +74,9 @@ pub const URL_MAX: usize = 2048;
 /// An absolute `http` or `https` URL of at most 2048 characters.
 pub fn http_url(field: &str, value: String) -> Checked<String> {
     let value = text(field, value, 1, URL_MAX)?;
+    if value.chars().any(char::is_control) {
+        return Err(FieldError::new(field, "must not contain control characters"));
+    }
     match url::Url::parse(&value) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => Ok(value),
         _ => Err(FieldError::new(field, "must be an absolute http or https URL")),
@@ -107,6 +113,7 @@ mod tests {
         assert!(text("name", "é".repeat(3), 1, 3).is_ok());
         assert!(text("name", "é".repeat(4), 1, 3).is_err());
         assert_eq!(text("name", "  ".into(), 1, 3).unwrap_err().message, "must not be blank");
+        assert!(text("name", "a\0b".into(), 0, 3).is_err(), "PostgreSQL text cannot hold NUL");
     }
 
     #[test]
@@ -115,5 +122,6 @@ mod tests {
         assert!(http_url("website", "ftp://acme.test".into()).is_err());
         assert!(http_url("website", "/relative".into()).is_err());
         assert!(http_url("website", "javascript:alert(1)".into()).is_err());
+        assert!(http_url("website", "https://acme.test/\n".into()).is_err());
     }
 }

@@ -22,7 +22,6 @@ pub trait TenantRecord: Clone + Send + Sync + 'static {
     fn create(org: OrganizationId, input: Self::New, now: Timestamp) -> Result<Self, ValidationErrors>;
     fn validate(changes: Self::Changes) -> Result<Self::Patch, ValidationErrors>;
     fn id(&self) -> &Self::Id;
-    fn organization_id(&self) -> &OrganizationId;
     fn apply(&mut self, patch: &Self::Patch, now: Timestamp);
     /// Whether the patch changes nothing.
     fn patch_is_empty(patch: &Self::Patch) -> bool;
@@ -49,9 +48,6 @@ macro_rules! tenant_record {
             }
             fn id(&self) -> &Self::Id {
                 &self.id
-            }
-            fn organization_id(&self) -> &OrganizationId {
-                &self.organization_id
             }
             fn apply(&mut self, patch: &Self::Patch, now: Timestamp) {
                 <$record>::apply(self, patch, now)

@@ -35,6 +35,9 @@ pub fn repo_error(error: DieselError) -> RepoError {
         DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
             RepoError::Conflict("a unique value is already taken".into())
         }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation | DatabaseErrorKind::CheckViolation, _) => {
+            RepoError::Conflict("a record this one refers to changed meanwhile; retry".into())
+        }
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
             RepoError::Unavailable(info.message().to_owned())
         }

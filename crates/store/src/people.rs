@@ -97,7 +97,12 @@ macro_rules! patch_member {
                     .await?;
                 let mut member = Member::try_from(row)?;
                 member.apply($patch);
-                diesel::update(members::table.find($id.as_str())).set(&MemberRow::from(&member)).execute(c).await?;
+                diesel::update(
+                    members::table.filter(members::organization_id.eq($org.as_str())).filter(members::id.eq($id.as_str())),
+                )
+                .set(&MemberRow::from(&member))
+                .execute(c)
+                .await?;
                 let user: UserRow =
                     users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
                 Ok::<_, TxError>(Person { member, user: user.try_into()? })

@@ -31,7 +31,11 @@ macro_rules! patch_in_transaction {
                     .await?;
                 let mut record: $record = row.try_into().map_err(TxError::Repo)?;
                 TenantRecord::apply(&mut record, $patch, $now);
-                diesel::update($table::table.find(TenantRecord::id(&record).to_string()))
+                diesel::update(
+                    $table::table
+                        .filter($table::organization_id.eq($org.as_str()))
+                        .filter($table::id.eq(TenantRecord::id(&record).to_string())),
+                )
                     .set(&<$row>::from(&record))
                     .execute(c)
                     .await?;
