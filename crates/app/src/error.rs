@@ -14,6 +14,9 @@ pub enum AppError {
     NotFound(&'static str),
     #[error("{0}")]
     Conflict(String),
+    /// More bytes or items than the limits allow (413).
+    #[error("{0}")]
+    TooLarge(String),
     #[error("service unavailable")]
     Unavailable(String),
     /// Details are for the log only.

@@ -5,30 +5,39 @@
 
 mod admin;
 mod auth;
+mod chat;
+mod comments;
 mod error;
 mod organization;
 mod people;
 mod records;
 mod secret;
+mod signing;
 
 use std::sync::Arc;
 
 use compliance_domain::Timestamp;
+use compliance_domain::chat::ChatLimits;
+use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::context::ContextEntry;
 use compliance_domain::policy::Policy;
 use compliance_domain::risk::Risk;
+use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_ports::{
-    Clock, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository,
-    UserRepository,
+    BlobStore, ChatStore, Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository,
+    OrganizationRepository, RecordRepository, UserRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
+pub use chat::ChatService;
+pub use comments::{CommentService, DownloadLink};
 pub use error::AppError;
 pub use organization::OrganizationService;
 pub use people::PeopleService;
 pub use records::RecordService;
+pub use signing::UrlSigner;
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
@@ -41,8 +50,27 @@ pub struct Ports {
     pub policies: Arc<dyn RecordRepository<Policy>>,
     pub vendors: Arc<dyn RecordRepository<Vendor>>,
     pub risks: Arc<dyn RecordRepository<Risk>>,
+    pub tasks: Arc<dyn RecordRepository<Task>>,
+    pub comments: Arc<dyn CommentRepository>,
+    pub blobs: Arc<dyn BlobStore>,
+    pub chat: Arc<dyn ChatStore>,
     pub health: Arc<dyn HealthCheck>,
     pub clock: Arc<dyn Clock>,
+}
+
+/// Tunables of the use cases, from configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub attachments: AttachmentLimits,
+    /// How long a download link stays valid.
+    pub download_ttl: std::time::Duration,
+    /// The address clients reach this service at, for links it signs itself.
+    pub public_url: String,
+    /// The HMAC key of those links.
+    pub url_signing_key: Vec<u8>,
+    pub chat_limits: ChatLimits,
+    /// How long a chat history lives after its last replacement.
+    pub chat_ttl: std::time::Duration,
 }
 
 /// The application: every use case, ready to be called by a delivery layer.
@@ -52,6 +80,10 @@ pub struct App {
     pub policies: RecordService<Policy>,
     pub vendors: RecordService<Vendor>,
     pub risks: RecordService<Risk>,
+    pub tasks: RecordService<Task>,
+    pub comments: Arc<CommentService>,
+    pub chat: ChatService,
+    pub settings: Arc<Settings>,
     pub people: PeopleService,
     pub organization: OrganizationService,
     pub admin: AdminService,
@@ -59,13 +91,19 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: Ports, settings: Settings) -> Self {
+        let settings = Arc::new(settings);
+        let comments = Arc::new(CommentService::new(&ports, settings.clone()));
         Self {
             auth: AuthService::new(ports.credentials.clone(), ports.members.clone(), ports.clock.clone()),
-            context: RecordService::new(ports.context.clone(), &ports),
-            policies: RecordService::new(ports.policies.clone(), &ports),
-            vendors: RecordService::new(ports.vendors.clone(), &ports),
-            risks: RecordService::new(ports.risks.clone(), &ports),
+            context: RecordService::new(ports.context.clone(), &ports, comments.clone()),
+            policies: RecordService::new(ports.policies.clone(), &ports, comments.clone()),
+            vendors: RecordService::new(ports.vendors.clone(), &ports, comments.clone()),
+            risks: RecordService::new(ports.risks.clone(), &ports, comments.clone()),
+            tasks: RecordService::new(ports.tasks.clone(), &ports, comments.clone()),
+            chat: ChatService::new(&ports, settings.clone()),
+            comments,
+            settings,
             people: PeopleService::new(&ports),
             organization: OrganizationService::new(&ports),
             admin: AdminService::new(&ports),

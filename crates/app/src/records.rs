@@ -5,17 +5,19 @@ use std::sync::Arc;
 use compliance_domain::MemberId;
 use compliance_ports::{Clock, MemberRepository, RecordRepository, RepoError, TenantRecord};
 
-use crate::{AppError, Ports, Principal};
+use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct RecordService<R: TenantRecord> {
     records: Arc<dyn RecordRepository<R>>,
     members: Arc<dyn MemberRepository>,
     clock: Arc<dyn Clock>,
+    /// Removes the bytes of the attachments deleted with a record.
+    comments: Arc<CommentService>,
 }
 
 impl<R: TenantRecord> RecordService<R> {
-    pub(crate) fn new(records: Arc<dyn RecordRepository<R>>, ports: &Ports) -> Self {
-        Self { records, members: ports.members.clone(), clock: ports.clock.clone() }
+    pub(crate) fn new(records: Arc<dyn RecordRepository<R>>, ports: &Ports, comments: Arc<CommentService>) -> Self {
+        Self { records, members: ports.members.clone(), clock: ports.clock.clone(), comments }
     }
 
     /// The caller's organization's records, newest first.
@@ -43,9 +45,11 @@ impl<R: TenantRecord> RecordService<R> {
         self.records.update(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found::<R>)
     }
 
-    /// Deletes the record for good and returns what it was.
+    /// Deletes the record for good, with its comments and attachments, and returns what it was.
     pub async fn delete(&self, caller: &Principal, id: &R::Id) -> Result<R, AppError> {
-        self.records.delete(&caller.organization_id, id).await.map_err(not_found::<R>)
+        let deleted = self.records.delete(&caller.organization_id, id).await.map_err(not_found::<R>)?;
+        self.comments.remove_attachments(&deleted.attachments).await;
+        Ok(deleted.record)
     }
 
     /// Every named member must be an active member of the caller's organization.

@@ -54,6 +54,10 @@ impl<K: IdKind> Id<K> {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    pub fn into_string(self) -> String {
+        self.text
+    }
 }
 
 fn encode_base32(bytes: &[u8; 20], out: &mut String) {
@@ -141,6 +145,12 @@ id_kinds! {
     VendorId = VendorKind("vnd");
     /// `rsk_…`
     RiskId = RiskKind("rsk");
+    /// `tsk_…`
+    TaskId = TaskKind("tsk");
+    /// `cmt_…`
+    CommentId = CommentKind("cmt");
+    /// `att_…`
+    AttachmentId = AttachmentKind("att");
     /// `apk_…`
     ApiKeyId = ApiKeyKind("apk");
     /// `ses_…`

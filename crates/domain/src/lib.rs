@@ -15,6 +15,8 @@
 //! assert!(risk.id.as_str().starts_with("rsk_"));
 //! ```
 
+pub mod chat;
+pub mod comment;
 pub mod context;
 mod enums;
 pub mod id;
@@ -23,13 +25,15 @@ pub mod people;
 pub mod policy;
 pub mod risk;
 mod serde_fields;
+pub mod task;
 mod time;
 pub mod validation;
 pub mod vendor;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, ContextEntryId, Id, IdKind, MemberId, OrganizationId, PolicyId, RiskId, SessionId, UserId, VendorId,
+    ApiKeyId, AttachmentId, CommentId, ContextEntryId, Id, IdKind, MemberId, OrganizationId, PolicyId, RiskId,
+    SessionId, TaskId, UserId, VendorId,
 };
 pub use serde_fields::{nullable, required_non_null};
 pub use time::Timestamp;

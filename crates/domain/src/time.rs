@@ -30,6 +30,10 @@ impl Timestamp {
         PrimitiveDateTime::new(self.0.date(), self.0.time())
     }
 
+    pub fn as_unix_seconds(self) -> i64 {
+        self.0.unix_timestamp()
+    }
+
     #[must_use]
     pub fn plus(self, duration: Duration) -> Self {
         Self::from_offset(self.0.saturating_add(duration))

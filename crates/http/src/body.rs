@@ -1,13 +1,17 @@
 //! The JSON body extractor: media type, size limit, and errors that name the field.
 
 use actix_web::dev::Payload;
-use actix_web::error::PayloadError;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, web};
+use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 
 use crate::{ApiError, JSON_BODY_LIMIT};
+
+/// The largest body a route accepts, in bytes; routes without one accept [`JSON_BODY_LIMIT`].
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
 
 /// A JSON request body deserialised into `T`.
 #[derive(Debug)]
@@ -23,15 +27,28 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
             .get(header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(is_json_media_type);
-        let bytes = web::Bytes::from_request(req, payload);
+        let limit = req.app_data::<BodyLimit>().map_or(JSON_BODY_LIMIT, |limit| limit.0);
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<usize>().ok());
+        let mut payload = payload.take();
         Box::pin(async move {
             if !is_json {
                 return Err(ApiError::unsupported_media_type());
             }
-            let bytes = bytes.await.map_err(|error| match error.as_error::<PayloadError>() {
-                Some(PayloadError::Overflow) => ApiError::payload_too_large(JSON_BODY_LIMIT),
-                _ => ApiError::malformed_json("the body could not be read".into()),
-            })?;
+            if declared.is_some_and(|length| length > limit) {
+                return Err(ApiError::payload_too_large(limit));
+            }
+            let mut bytes = web::BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|_| ApiError::malformed_json("the body could not be read".into()))?;
+                if bytes.len() + chunk.len() > limit {
+                    return Err(ApiError::payload_too_large(limit));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
             parse(&bytes).map(JsonBody)
         })
     }

@@ -69,6 +69,10 @@ impl ApiError {
         )
     }
 
+    pub fn forbidden(detail: &str) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", "Forbidden", detail.to_owned())
+    }
+
     pub fn unauthenticated(detail: &str) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", "Authentication required", detail.to_owned())
     }
@@ -110,9 +114,12 @@ impl From<AppError> for ApiError {
         match error {
             AppError::Validation(errors) => Self::validation(errors),
             AppError::Unauthenticated(why) => Self::unauthenticated(why),
-            AppError::Forbidden(why) => Self::new(StatusCode::FORBIDDEN, "forbidden", "Forbidden", why),
+            AppError::Forbidden(why) => Self::forbidden(why),
             AppError::NotFound(what) => Self::not_found(what),
             AppError::Conflict(what) => Self::new(StatusCode::CONFLICT, "conflict", "Conflict", what),
+            AppError::TooLarge(what) => {
+                Self::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large", what)
+            }
             AppError::Unavailable(why) => {
                 tracing::warn!(reason = %why, "store unavailable");
                 Self::unavailable()

@@ -18,12 +18,11 @@ pub use state::AppState;
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
 
 /// Registers every route and the error handlers of the extractors.
-pub fn configure(config: &mut web::ServiceConfig) {
+pub fn configure(config: &mut web::ServiceConfig, settings: &compliance_app::Settings) {
     config
         .app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
-        .app_data(web::QueryConfig::default().error_handler(|error, _| ApiError::bad_query(&error.to_string()).into()))
-        .app_data(web::PayloadConfig::new(JSON_BODY_LIMIT));
-    routes::configure(config);
+        .app_data(web::QueryConfig::default().error_handler(|error, _| ApiError::bad_query(&error.to_string()).into()));
+    routes::configure(config, routes::comment_body_limit(settings));
 }
 
 /// The answer to a path no route matches.

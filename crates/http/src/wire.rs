@@ -1,13 +1,17 @@
 //! The JSON shapes of responses, with the spec's field names.
 
 use compliance_app::{AuthType, Principal};
+use compliance_domain::comment::CommentView;
 use compliance_domain::context::ContextEntry;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{Person, User};
 use compliance_domain::policy::{Policy, PolicyFrequency, PolicyStatus};
 use compliance_domain::risk::{Risk, RiskCategory, RiskStatus, TreatmentStrategy};
+use compliance_domain::task::{Task, TaskStatus};
 use compliance_domain::vendor::{Vendor, VendorCategory, VendorStatus};
-use compliance_domain::{Department, Impact, Likelihood, MemberId, OrganizationId, Timestamp, UserId};
+use compliance_domain::{
+    AttachmentId, CommentId, Department, Impact, Likelihood, MemberId, OrganizationId, Timestamp, UserId,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -291,6 +295,92 @@ impl<'a> RiskDto<'a> {
             assignee_id: r.assignee_id.as_ref(),
             created_at: r.created_at,
             updated_at: r.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskDto<'a> {
+    pub id: &'a str,
+    pub organization_id: &'a OrganizationId,
+    pub title: &'a str,
+    pub description: &'a str,
+    pub status: TaskStatus,
+    pub assignee_id: Option<&'a MemberId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> From<&'a Task> for TaskDto<'a> {
+    fn from(t: &'a Task) -> Self {
+        Self {
+            id: t.id.as_str(),
+            organization_id: &t.organization_id,
+            title: &t.title,
+            description: &t.description,
+            status: t.status,
+            assignee_id: t.assignee_id.as_ref(),
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+/// A comment as the spec shows it: attachments carry metadata only.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentDto<'a> {
+    pub id: &'a CommentId,
+    pub content: &'a str,
+    pub author: AuthorDto<'a>,
+    pub attachments: Vec<AttachmentDto<'a>>,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AuthorDto<'a> {
+    pub id: &'a UserId,
+    pub name: &'a str,
+    pub email: &'a str,
+    pub image: Option<&'a str>,
+    pub deactivated: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentDto<'a> {
+    pub id: &'a AttachmentId,
+    pub name: &'a str,
+    #[serde(rename = "type")]
+    pub media_type: &'a str,
+    pub created_at: Timestamp,
+}
+
+impl<'a> From<&'a CommentView> for CommentDto<'a> {
+    fn from(view: &'a CommentView) -> Self {
+        let author = &view.author;
+        Self {
+            id: &view.comment.id,
+            content: &view.comment.content,
+            author: AuthorDto {
+                id: &author.id,
+                name: &author.name,
+                email: &author.email,
+                image: author.image.as_deref(),
+                deactivated: !view.author_active,
+            },
+            attachments: view
+                .attachments
+                .iter()
+                .map(|a| AttachmentDto {
+                    id: &a.id,
+                    name: &a.name,
+                    media_type: &a.media_type,
+                    created_at: a.created_at,
+                })
+                .collect(),
+            created_at: view.comment.created_at,
         }
     }
 }

@@ -3,13 +3,17 @@
 //! Every repository method that reads or writes tenant data takes the organization id, and every
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
+mod blobs;
+mod chat;
 mod error;
 mod record;
 mod repositories;
 
+pub use blobs::{BlobError, BlobStore};
+pub use chat::ChatStore;
 pub use error::RepoError;
 pub use record::TenantRecord;
 pub use repositories::{
-    Clock, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository,
-    UserRepository,
+    Clock, CommentRepository, CredentialRepository, Deleted, HealthCheck, MemberRepository, OrganizationRepository,
+    RecordRepository, UserRepository,
 };

@@ -1,13 +1,15 @@
+use compliance_domain::comment::CommentEntityType;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
 use compliance_domain::policy::{NewPolicy, Policy, PolicyChanges, PolicyPatch};
 use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
+use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{
-    ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, Timestamp, ValidationErrors, VendorId,
+    ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, ValidationErrors, VendorId,
 };
 
 /// A record owned by one organization that is listed, read, created, patched and deleted the same
-/// way as its peers (context entries, policies, vendors, risks).
+/// way as its peers (context entries, policies, vendors, risks, tasks).
 pub trait TenantRecord: Clone + Send + Sync + 'static {
     type Id: Clone + Send + Sync + std::fmt::Display;
     type Patch: Send + Sync;
@@ -18,6 +20,8 @@ pub trait TenantRecord: Clone + Send + Sync + 'static {
 
     /// What the record is called in messages: "risk", "vendor", …
     const KIND: &'static str;
+    /// The comment entity type of this kind, when comments can be attached to it.
+    const COMMENT_ENTITY: Option<CommentEntityType>;
 
     fn create(org: OrganizationId, input: Self::New, now: Timestamp) -> Result<Self, ValidationErrors>;
     fn validate(changes: Self::Changes) -> Result<Self::Patch, ValidationErrors>;
@@ -32,13 +36,14 @@ pub trait TenantRecord: Clone + Send + Sync + 'static {
 }
 
 macro_rules! tenant_record {
-    ($record:ty, $id:ty, $new:ty, $changes:ty, $patch:ty, $kind:literal, |$r:ident| $named:expr, |$p:ident| $patch_named:expr) => {
+    ($record:ty, $id:ty, $new:ty, $changes:ty, $patch:ty, $kind:literal, $comments:expr, |$r:ident| $named:expr, |$p:ident| $patch_named:expr) => {
         impl TenantRecord for $record {
             type Id = $id;
             type Patch = $patch;
             type New = $new;
             type Changes = $changes;
             const KIND: &'static str = $kind;
+            const COMMENT_ENTITY: Option<CommentEntityType> = $comments;
 
             fn create(org: OrganizationId, input: $new, now: Timestamp) -> Result<Self, ValidationErrors> {
                 <$record>::create(org, input, now)
@@ -74,6 +79,7 @@ tenant_record!(
     ContextEntryChanges,
     ContextEntryPatch,
     "context entry",
+    None,
     |_r| Vec::new(),
     |_p| Vec::new()
 );
@@ -84,6 +90,7 @@ tenant_record!(
     PolicyChanges,
     PolicyPatch,
     "policy",
+    Some(CommentEntityType::Policy),
     |r| r.named_members().collect(),
     |p| p.named_members().collect()
 );
@@ -94,6 +101,7 @@ tenant_record!(
     VendorChanges,
     VendorPatch,
     "vendor",
+    Some(CommentEntityType::Vendor),
     |r| r.assignee_id.iter().map(|m| ("assigneeId", m)).collect(),
     |p| p.assignee().map(|m| ("assigneeId", m)).into_iter().collect()
 );
@@ -104,6 +112,18 @@ tenant_record!(
     RiskChanges,
     RiskPatch,
     "risk",
+    Some(CommentEntityType::Risk),
+    |r| r.assignee_id.iter().map(|m| ("assigneeId", m)).collect(),
+    |p| p.assignee().map(|m| ("assigneeId", m)).into_iter().collect()
+);
+tenant_record!(
+    Task,
+    TaskId,
+    NewTask,
+    TaskChanges,
+    TaskPatch,
+    "task",
+    Some(CommentEntityType::Task),
     |r| r.assignee_id.iter().map(|m| ("assigneeId", m)).collect(),
     |p| p.assignee().map(|m| ("assigneeId", m)).into_iter().collect()
 );

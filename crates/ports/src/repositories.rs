@@ -1,7 +1,8 @@
 use async_trait::async_trait;
+use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
-use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
+use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
 
 use crate::{RepoError, TenantRecord};
 
@@ -14,8 +15,40 @@ pub trait RecordRepository<R: TenantRecord>: Send + Sync {
     async fn insert(&self, record: &R) -> Result<(), RepoError>;
     /// Applies the patch to the stored record atomically and returns the result.
     async fn update(&self, org: &OrganizationId, id: &R::Id, patch: &R::Patch, now: Timestamp) -> Result<R, RepoError>;
-    /// Deletes the record for good and returns what it was.
-    async fn delete(&self, org: &OrganizationId, id: &R::Id) -> Result<R, RepoError>;
+    /// Deletes the record for good, with its comments and their attachments' rows, in one
+    /// transaction; returns what it was and the attachments whose bytes are now to be removed.
+    async fn delete(&self, org: &OrganizationId, id: &R::Id) -> Result<Deleted<R>, RepoError>;
+}
+
+/// A deleted record and the attachments deleted with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deleted<R> {
+    pub record: R,
+    pub attachments: Vec<Attachment>,
+}
+
+#[async_trait]
+pub trait CommentRepository: Send + Sync {
+    /// Inserts the comment and its attachments' rows in one transaction.
+    async fn insert(&self, comment: &Comment, attachments: &[Attachment]) -> Result<(), RepoError>;
+    /// The entity's comments, newest first.
+    async fn list(
+        &self,
+        org: &OrganizationId,
+        entity_type: CommentEntityType,
+        entity_id: &str,
+    ) -> Result<Vec<CommentView>, RepoError>;
+    async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError>;
+    async fn update_content(
+        &self,
+        org: &OrganizationId,
+        id: &CommentId,
+        content: &str,
+        now: Timestamp,
+    ) -> Result<CommentView, RepoError>;
+    /// Deletes the comment and its attachments' rows; returns the attachments.
+    async fn delete(&self, org: &OrganizationId, id: &CommentId) -> Result<Vec<Attachment>, RepoError>;
+    async fn attachment(&self, org: &OrganizationId, id: &AttachmentId) -> Result<Attachment, RepoError>;
 }
 
 #[async_trait]

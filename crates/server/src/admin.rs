@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::wiring;
 
 pub async fn run(config: &Config, command: AdminCommand) -> anyhow::Result<()> {
-    let (app, store) = wiring::app(&config.database).await?;
+    let (app, store) = wiring::app(config, wiring::Role::Admin).await?;
     let output = execute(&app, command).await;
     store.close();
     println!("{}", output?);

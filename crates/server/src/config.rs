@@ -2,18 +2,37 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+use compliance_app::Settings;
+use compliance_blobs::S3Config;
+use compliance_domain::chat::ChatLimits;
+use compliance_domain::comment::AttachmentLimits;
 use compliance_store::DatabaseUrl;
+use rand::RngCore;
+use secrecy::SecretString;
 
 /// The SQLite file used when `DATABASE_URL` is not set.
 const DEFAULT_DB_FILE: &str = "compliance.db";
+/// The shortest URL signing key we accept, in bytes.
+const SIGNING_KEY_MIN: usize = 32;
 
 #[derive(Debug)]
 pub struct Config {
     pub database: DatabaseUrl,
     pub listen: SocketAddr,
     pub json_logs: bool,
+    pub blobs: BlobConfig,
+    pub redis_url: Option<SecretString>,
+    pub settings: Settings,
+}
+
+#[derive(Debug)]
+pub enum BlobConfig {
+    Filesystem(PathBuf),
+    S3(S3Config),
 }
 
 impl Config {
@@ -32,7 +51,76 @@ impl Config {
             Some("json") => true,
             Some(other) => bail!("LOG_FORMAT `{other}` is neither pretty nor json"),
         };
-        Ok(Self { database, listen, json_logs })
+        let settings = Settings {
+            attachments: AttachmentLimits {
+                max_file_bytes: number("ATTACHMENT_MAX_FILE_BYTES", 10 * 1024 * 1024)?,
+                max_request_bytes: number("ATTACHMENT_MAX_REQUEST_BYTES", 25 * 1024 * 1024)?,
+            },
+            download_ttl: Duration::from_secs(number("DOWNLOAD_URL_TTL_SECONDS", 15 * 60)?),
+            public_url: var("PUBLIC_URL")?.unwrap_or_else(|| format!("http://{listen}")),
+            url_signing_key: signing_key()?,
+            chat_limits: ChatLimits {
+                max_messages: number("CHAT_MAX_MESSAGES", 500)?,
+                max_message_chars: number("CHAT_MAX_MESSAGE_CHARS", 32_000)?,
+            },
+            chat_ttl: Duration::from_secs(number("CHAT_HISTORY_TTL_SECONDS", 7 * 24 * 60 * 60)?),
+        };
+        Ok(Self {
+            database,
+            listen,
+            json_logs,
+            blobs: blob_config(&data_dir)?,
+            redis_url: var("REDIS_URL")?.map(SecretString::from),
+            settings,
+        })
+    }
+}
+
+fn blob_config(data_dir: &std::path::Path) -> anyhow::Result<BlobConfig> {
+    match var("BLOB_STORE")?.as_deref() {
+        None | Some("fs") => {
+            let dir = var("BLOB_DIR")?.map_or_else(|| data_dir.join("attachments"), PathBuf::from);
+            Ok(BlobConfig::Filesystem(dir))
+        }
+        Some("s3") => {
+            let required = |name: &str| var(name)?.with_context(|| format!("{name} is required with BLOB_STORE=s3"));
+            let endpoint = var("S3_ENDPOINT")?;
+            Ok(BlobConfig::S3(S3Config {
+                bucket: required("S3_BUCKET")?,
+                region: var("S3_REGION")?.unwrap_or_else(|| "us-east-1".into()),
+                access_key_id: required("S3_ACCESS_KEY_ID")?,
+                secret_access_key: SecretString::from(required("S3_SECRET_ACCESS_KEY")?),
+                allow_http: endpoint.as_deref().is_some_and(|e| e.starts_with("http://")),
+                path_style: endpoint.is_some(),
+                endpoint,
+            }))
+        }
+        Some(other) => bail!("BLOB_STORE `{other}` is neither fs nor s3"),
+    }
+}
+
+/// `URL_SIGNING_KEY` (at least 32 bytes), or a random key that lives as long as the process: links
+/// then stop working on restart, and several instances need the variable set to share links.
+fn signing_key() -> anyhow::Result<Vec<u8>> {
+    match var("URL_SIGNING_KEY")? {
+        Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
+        Some(_) => bail!("URL_SIGNING_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
+        None => {
+            let mut key = vec![0u8; SIGNING_KEY_MIN];
+            rand::rng().fill_bytes(&mut key);
+            Ok(key)
+        }
+    }
+}
+
+/// A positive whole number from the environment, or `default`.
+fn number<T: FromStr + Default + PartialEq>(name: &str, default: T) -> anyhow::Result<T> {
+    match var(name)? {
+        None => Ok(default),
+        Some(text) => match text.trim().parse::<T>() {
+            Ok(value) if value != T::default() => Ok(value),
+            _ => bail!("{name} `{text}` is not a positive whole number"),
+        },
     }
 }
 

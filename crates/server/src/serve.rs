@@ -9,13 +9,15 @@ use crate::wiring;
 
 pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Connections are opened on the use-case runtime, where their I/O tasks must live.
-    let database = config.database.clone();
-    let (app, store) = runtime.spawn(async move { wiring::app(&database).await }).await??;
+    let config = std::sync::Arc::new(config);
+    let setup = config.clone();
+    let (app, store) = runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server).await }).await??;
+    let settings = app.settings.clone();
     let app = web::Data::new(AppState::new(app, runtime));
     let server = HttpServer::new(move || {
         ActixApp::new()
             .app_data(app.clone())
-            .configure(compliance_http::configure)
+            .configure(|c| compliance_http::configure(c, &settings))
             .default_service(web::to(compliance_http::not_found))
     })
     .bind(config.listen)

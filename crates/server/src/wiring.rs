@@ -1,11 +1,15 @@
-//! Wiring: the store behind every port, as trait objects.
+//! Wiring: adapters behind every port, as trait objects.
 
 use std::sync::Arc;
 
 use compliance_app::{App, Ports, SystemClock};
-use compliance_store::{DatabaseUrl, PoolOptions, Store};
+use compliance_blobs::{FsBlobStore, S3BlobStore};
+use compliance_chat::{MemoryChatStore, RedisChatStore};
+use compliance_ports::{BlobStore, ChatStore};
+use compliance_store::{PoolOptions, Store};
+use secrecy::ExposeSecret;
 
-use crate::config::Config;
+use crate::config::{BlobConfig, Config};
 
 /// Applies pending migrations.
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
@@ -14,10 +18,25 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Migrates, connects, and builds the application over the store.
-pub async fn app(database: &DatabaseUrl) -> anyhow::Result<(App, Arc<Store>)> {
-    compliance_store::migrate(database).await?;
-    let store = Arc::new(Store::connect(database, &PoolOptions::default()).await?);
+/// What the application is built for: the operator CLI needs no shared chat store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Server,
+    Admin,
+}
+
+/// Migrates, connects, and builds the application over the adapters.
+pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>)> {
+    compliance_store::migrate(&config.database).await?;
+    let store = Arc::new(Store::connect(&config.database, &PoolOptions::default()).await?);
+    let blobs: Arc<dyn BlobStore> = match &config.blobs {
+        BlobConfig::Filesystem(dir) => Arc::new(FsBlobStore::new(dir.clone())),
+        BlobConfig::S3(s3) => Arc::new(S3BlobStore::new(s3.clone())?),
+    };
+    let chat: Arc<dyn ChatStore> = match (&config.redis_url, role) {
+        (Some(url), Role::Server) => Arc::new(RedisChatStore::connect(url.expose_secret()).await?),
+        _ => Arc::new(MemoryChatStore::new()),
+    };
     let ports = Ports {
         organizations: store.clone(),
         users: store.clone(),
@@ -27,8 +46,12 @@ pub async fn app(database: &DatabaseUrl) -> anyhow::Result<(App, Arc<Store>)> {
         policies: store.clone(),
         vendors: store.clone(),
         risks: store.clone(),
+        tasks: store.clone(),
+        comments: store.clone(),
+        blobs,
+        chat,
         health: store.clone(),
         clock: Arc::new(SystemClock),
     };
-    Ok((App::new(ports), store))
+    Ok((App::new(ports, config.settings.clone()), store))
 }

@@ -1,20 +1,23 @@
 //! Context entries, policies, vendors and risks: one repository shape, generated per table.
 
 use async_trait::async_trait;
+use compliance_domain::comment::Attachment;
 use compliance_domain::context::ContextEntry;
 use compliance_domain::policy::Policy;
 use compliance_domain::risk::Risk;
+use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_domain::{OrganizationId, Timestamp};
-use compliance_ports::{RecordRepository, RepoError, TenantRecord};
+use compliance_ports::{Deleted, RecordRepository, RepoError, TenantRecord};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::comments::delete_comments_of;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::rows::{ContextEntryRow, PolicyRow, RiskRow, VendorRow};
-use crate::schema::{context_entries, policies, risks, vendors};
+use crate::rows::{AttachmentRow, ContextEntryRow, PolicyRow, RiskRow, TaskRow, VendorRow};
+use crate::schema::{context_entries, policies, risks, tasks, vendors};
 
 /// Read-modify-write of one record in a transaction. `$lock` is `for_update` on PostgreSQL, so
 /// concurrent patches of different fields do not overwrite each other; SQLite has a single writer.
@@ -112,20 +115,31 @@ macro_rules! record_repository {
                 &self,
                 org: &OrganizationId,
                 id: &<$record as TenantRecord>::Id,
-            ) -> Result<$record, RepoError> {
+            ) -> Result<Deleted<$record>, RepoError> {
                 let mut conn = self.pools.write().await?;
-                let row: $row = db_run!(&mut conn, |c| {
-                    diesel::delete(
-                        $table::table
-                            .filter($table::organization_id.eq(org.as_str()))
-                            .filter($table::id.eq(id.as_str())),
-                    )
-                    .returning(<$row>::as_returning())
-                    .get_result(c)
+                let result: Result<($row, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+                    c.transaction(async |c| {
+                        let attachments = match <$record as TenantRecord>::COMMENT_ENTITY {
+                            Some(kind) => delete_comments_of!(c, org.as_str(), kind.as_str(), id.as_str()),
+                            None => Vec::new(),
+                        };
+                        let row: $row = diesel::delete(
+                            $table::table
+                                .filter($table::organization_id.eq(org.as_str()))
+                                .filter($table::id.eq(id.as_str())),
+                        )
+                        .returning(<$row>::as_returning())
+                        .get_result(c)
+                        .await?;
+                        Ok((row, attachments))
+                    })
                     .await
+                });
+                let (row, attachments) = result.map_err(RepoError::from)?;
+                Ok(Deleted {
+                    record: row.try_into()?,
+                    attachments: attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?,
                 })
-                .map_err(repo_error)?;
-                row.try_into()
             }
         }
     };
@@ -135,3 +149,4 @@ record_repository!(ContextEntry, ContextEntryRow, context_entries);
 record_repository!(Policy, PolicyRow, policies);
 record_repository!(Vendor, VendorRow, vendors);
 record_repository!(Risk, RiskRow, risks);
+record_repository!(Task, TaskRow, tasks);

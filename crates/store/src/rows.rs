@@ -1,10 +1,12 @@
 //! Rows as the tables hold them, and their conversion to and from domain records.
 
+use compliance_domain::comment::{Attachment, Comment};
 use compliance_domain::context::ContextEntry;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, Member, Person, Session, User};
 use compliance_domain::policy::{Policy, RichText};
 use compliance_domain::risk::Risk;
+use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_domain::{Id, IdKind, Timestamp};
 use compliance_ports::RepoError;
@@ -12,7 +14,10 @@ use diesel::prelude::*;
 use time::PrimitiveDateTime;
 
 use crate::error::corrupt;
-use crate::schema::{api_keys, context_entries, members, organizations, policies, risks, sessions, users, vendors};
+use crate::schema::{
+    api_keys, attachments, comments, context_entries, members, organizations, policies, risks, sessions, tasks, users,
+    vendors,
+};
 
 fn naive(ts: Timestamp) -> PrimitiveDateTime {
     ts.to_utc_naive()
@@ -523,6 +528,150 @@ impl TryFrom<RiskRow> for Risk {
             assignee_id: optional_id(T, r.assignee_id)?,
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = tasks, treat_none_as_null = true)]
+pub struct TaskRow {
+    id: String,
+    organization_id: String,
+    title: String,
+    description: String,
+    status: String,
+    assignee_id: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&Task> for TaskRow {
+    fn from(t: &Task) -> Self {
+        Self {
+            id: t.id.to_string(),
+            organization_id: t.organization_id.to_string(),
+            title: t.title.clone(),
+            description: t.description.clone(),
+            status: t.status.to_string(),
+            assignee_id: t.assignee_id.as_ref().map(ToString::to_string),
+            created_at: naive(t.created_at),
+            updated_at: naive(t.updated_at),
+        }
+    }
+}
+
+impl TryFrom<TaskRow> for Task {
+    type Error = RepoError;
+    fn try_from(r: TaskRow) -> Result<Self, RepoError> {
+        const T: &str = "tasks";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            title: r.title,
+            description: r.description,
+            status: value(T, &r.status)?,
+            assignee_id: optional_id(T, r.assignee_id)?,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = comments)]
+pub struct CommentRow {
+    id: String,
+    organization_id: String,
+    entity_type: String,
+    entity_id: String,
+    author_id: String,
+    content: String,
+    context_url: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl CommentRow {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl From<&Comment> for CommentRow {
+    fn from(c: &Comment) -> Self {
+        Self {
+            id: c.id.to_string(),
+            organization_id: c.organization_id.to_string(),
+            entity_type: c.entity_type.to_string(),
+            entity_id: c.entity_id.clone(),
+            author_id: c.author_id.to_string(),
+            content: c.content.clone(),
+            context_url: c.context_url.clone(),
+            created_at: naive(c.created_at),
+            updated_at: naive(c.updated_at),
+        }
+    }
+}
+
+impl TryFrom<CommentRow> for Comment {
+    type Error = RepoError;
+    fn try_from(r: CommentRow) -> Result<Self, RepoError> {
+        const T: &str = "comments";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            entity_type: value(T, &r.entity_type)?,
+            entity_id: r.entity_id,
+            author_id: id(T, r.author_id)?,
+            content: r.content,
+            context_url: r.context_url,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = attachments)]
+pub struct AttachmentRow {
+    id: String,
+    organization_id: String,
+    comment_id: String,
+    name: String,
+    media_type: String,
+    size: i64,
+    description: Option<String>,
+    created_at: PrimitiveDateTime,
+}
+
+impl From<&Attachment> for AttachmentRow {
+    fn from(a: &Attachment) -> Self {
+        Self {
+            id: a.id.to_string(),
+            organization_id: a.organization_id.to_string(),
+            comment_id: a.comment_id.to_string(),
+            name: a.name.clone(),
+            media_type: a.media_type.clone(),
+            size: a.size,
+            description: a.description.clone(),
+            created_at: naive(a.created_at),
+        }
+    }
+}
+
+impl TryFrom<AttachmentRow> for Attachment {
+    type Error = RepoError;
+    fn try_from(r: AttachmentRow) -> Result<Self, RepoError> {
+        const T: &str = "attachments";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            comment_id: id(T, r.comment_id)?,
+            name: r.name,
+            media_type: r.media_type,
+            size: r.size,
+            description: r.description,
+            created_at: instant(r.created_at),
         })
     }
 }

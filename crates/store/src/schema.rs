@@ -143,5 +143,46 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    tasks (id) {
+        id -> Text,
+        organization_id -> Text,
+        title -> Text,
+        description -> Text,
+        status -> Text,
+        assignee_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    comments (id) {
+        id -> Text,
+        organization_id -> Text,
+        entity_type -> Text,
+        entity_id -> Text,
+        author_id -> Text,
+        content -> Text,
+        context_url -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    attachments (id) {
+        id -> Text,
+        organization_id -> Text,
+        comment_id -> Text,
+        name -> Text,
+        media_type -> Text,
+        size -> BigInt,
+        description -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(members -> users (user_id));
-diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions);
+diesel::joinable!(comments -> users (author_id));
+diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions, comments, attachments);

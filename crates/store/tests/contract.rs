@@ -150,7 +150,8 @@ where
     assert_eq!(RecordRepository::<R>::get(store, &ours.id, first.id()).await.unwrap(), expected, "stored");
 
     let deleted = RecordRepository::<R>::delete(store, &ours.id, first.id()).await.unwrap();
-    assert_eq!(deleted, expected);
+    assert_eq!(deleted.record, expected);
+    assert!(deleted.attachments.is_empty(), "nothing was attached");
     assert!(matches!(RecordRepository::<R>::get(store, &ours.id, first.id()).await, Err(RepoError::NotFound)));
     assert_eq!(RecordRepository::<R>::list(store, &ours.id).await.unwrap(), vec![second]);
 }

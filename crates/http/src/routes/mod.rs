@@ -1,18 +1,28 @@
 //! The route table.
 
+mod chat;
+mod comments;
 mod health;
 mod organization;
 mod people;
 mod records;
 
+pub use comments::comment_body_limit;
+
 use actix_web::web;
 
 use crate::ApiError;
+use crate::body::BodyLimit;
 
-pub fn configure(config: &mut web::ServiceConfig) {
+pub fn configure(config: &mut web::ServiceConfig, comment_body_limit: BodyLimit) {
     health::configure(config);
     config.service(
-        web::scope("/v1").configure(records::configure).configure(people::configure).configure(organization::configure),
+        web::scope("/v1")
+            .configure(records::configure)
+            .configure(|config| comments::configure(config, comment_body_limit))
+            .configure(chat::configure)
+            .configure(people::configure)
+            .configure(organization::configure),
     );
 }
 

@@ -6,6 +6,7 @@ use compliance_app::{App, RecordService};
 use compliance_domain::context::ContextEntry;
 use compliance_domain::policy::Policy;
 use compliance_domain::risk::Risk;
+use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_domain::{Id, IdKind};
 use compliance_ports::TenantRecord;
@@ -16,7 +17,8 @@ use serde_json::{Map, Value, json};
 use super::resource;
 use crate::body::JsonBody;
 use crate::wire::{
-    AuthTypeStyle, AuthenticatedUser, ContextEntryDto, ListEnvelope, PolicyDto, RiskDto, VendorDto, WithAuth, auth_type,
+    AuthTypeStyle, AuthenticatedUser, ContextEntryDto, ListEnvelope, PolicyDto, RiskDto, TaskDto, VendorDto, WithAuth,
+    auth_type,
 };
 use crate::{ApiError, AppState, Caller};
 
@@ -95,6 +97,23 @@ impl WireRecord for Vendor {
     }
 }
 
+impl WireRecord for Task {
+    type Kind = compliance_domain::id::TaskKind;
+    type Dto<'a> = TaskDto<'a>;
+    const STYLE: AuthTypeStyle = AuthTypeStyle::Standard;
+    const LIST_COUNT: bool = true;
+    const NAME: &'static str = "Task";
+    fn service(app: &App) -> &RecordService<Self> {
+        &app.tasks
+    }
+    fn dto(&self, _: bool) -> TaskDto<'_> {
+        self.into()
+    }
+    fn summary(&self) -> Value {
+        json!({"id": self.id, "title": self.title})
+    }
+}
+
 impl WireRecord for Risk {
     type Kind = compliance_domain::id::RiskKind;
     type Dto<'a> = RiskDto<'a>;
@@ -117,6 +136,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
     routes::<Policy>(config, "/policies");
     routes::<Vendor>(config, "/vendors");
     routes::<Risk>(config, "/risks");
+    routes::<Task>(config, "/tasks");
 }
 
 fn routes<R: WireRecord>(config: &mut web::ServiceConfig, path: &str)

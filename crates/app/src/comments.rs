@@ -1,0 +1,228 @@
+//! Comments on tasks, vendors, risks and policies; their attachments; signed downloads.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use compliance_domain::comment::{
+    Attachment, CommentDraft, CommentEdit, CommentEntityType, CommentInputError, CommentView, NewComment,
+};
+use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
+use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, RepoError};
+
+use crate::{AppError, AuthType, Ports, Principal, Settings, UrlSigner};
+
+/// A download link and how many seconds it stays valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadLink {
+    pub url: String,
+    pub expires_in: u64,
+}
+
+pub struct CommentService {
+    comments: Arc<dyn CommentRepository>,
+    members: Arc<dyn MemberRepository>,
+    blobs: Arc<dyn BlobStore>,
+    clock: Arc<dyn Clock>,
+    entities: EntityLookup,
+    settings: Arc<Settings>,
+    signer: UrlSigner,
+}
+
+impl CommentService {
+    pub(crate) fn new(ports: &Ports, settings: Arc<Settings>) -> Self {
+        Self {
+            comments: ports.comments.clone(),
+            members: ports.members.clone(),
+            blobs: ports.blobs.clone(),
+            clock: ports.clock.clone(),
+            entities: EntityLookup::new(ports),
+            signer: UrlSigner::new(settings.url_signing_key.clone()),
+            settings,
+        }
+    }
+
+    /// The entity's comments, newest first; 404 when the entity is not the caller's.
+    pub async fn list(
+        &self,
+        caller: &Principal,
+        entity_type: CommentEntityType,
+        entity_id: &str,
+    ) -> Result<Vec<CommentView>, AppError> {
+        self.entities.require(&caller.organization_id, entity_type, entity_id).await?;
+        Ok(self.comments.list(&caller.organization_id, entity_type, entity_id).await?)
+    }
+
+    /// Stores the attachments' bytes, then the comment and its attachment rows in one transaction.
+    /// On any failure the bytes already written are removed again: all or nothing.
+    pub async fn create(&self, caller: &Principal, input: NewComment) -> Result<CommentView, AppError> {
+        let org = &caller.organization_id;
+        let author = self.author(caller, input.user_id.clone()).await?;
+        let draft = CommentDraft::new(org.clone(), author, input, self.settings.attachments, self.clock.now())
+            .map_err(|error| match error {
+                CommentInputError::Invalid(errors) => AppError::Validation(errors),
+                CommentInputError::TooLarge(why) => AppError::TooLarge(why),
+            })?;
+        let comment = &draft.comment;
+        self.entities.require(org, comment.entity_type, &comment.entity_id).await?;
+        let mut written = Vec::new();
+        for decoded in &draft.attachments {
+            let key = decoded.attachment.blob_key();
+            if let Err(error) = self.blobs.put(&key, decoded.bytes.clone(), &decoded.attachment.media_type).await {
+                self.remove_blobs(written.iter()).await;
+                tracing::warn!(%error, "could not store an attachment");
+                return Err(AppError::Unavailable("the attachment store cannot be written".into()));
+            }
+            written.push(key);
+        }
+        let attachments: Vec<Attachment> = draft.attachments.iter().map(|d| d.attachment.clone()).collect();
+        if let Err(error) = self.comments.insert(comment, &attachments).await {
+            self.remove_blobs(written.iter()).await;
+            return Err(error.into());
+        }
+        self.comments.get(org, &comment.id).await.map_err(|e| AppError::from_repo(e, "comment"))
+    }
+
+    /// Only the author may edit.
+    pub async fn edit(&self, caller: &Principal, id: &CommentId, edit: CommentEdit) -> Result<CommentView, AppError> {
+        self.authored(caller, id).await?;
+        let content = edit.content()?;
+        let now = self.clock.now();
+        self.comments
+            .update_content(&caller.organization_id, id, &content, now)
+            .await
+            .map_err(|e| AppError::from_repo(e, "comment"))
+    }
+
+    /// Only the author may delete; the attachments' bytes go with the comment.
+    pub async fn delete(&self, caller: &Principal, id: &CommentId) -> Result<CommentView, AppError> {
+        let view = self.authored(caller, id).await?;
+        let attachments =
+            self.comments.delete(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "comment"))?;
+        self.remove_attachments(&attachments).await;
+        Ok(view)
+    }
+
+    /// A link that downloads the attachment for a limited time.
+    pub async fn download_link(&self, caller: &Principal, id: &AttachmentId) -> Result<DownloadLink, AppError> {
+        let attachment = self.attachment(&caller.organization_id, id).await?;
+        let ttl = self.settings.download_ttl;
+        let url = match self.blobs.presigned_get(&attachment.blob_key(), ttl).await {
+            Ok(Some(url)) => url,
+            Ok(None) => self.service_url(&attachment, ttl),
+            Err(error) => {
+                tracing::warn!(%error, "could not sign an attachment URL");
+                return Err(AppError::Unavailable("the attachment store is unavailable".into()));
+            }
+        };
+        Ok(DownloadLink { url, expires_in: ttl.as_secs() })
+    }
+
+    /// The bytes behind a URL this service signed. Any tampering or expiry is a 403.
+    pub async fn download(
+        &self,
+        org: &str,
+        id: &str,
+        expires: i64,
+        signature: &str,
+    ) -> Result<(Attachment, Vec<u8>), AppError> {
+        const REFUSED: AppError = AppError::Forbidden("the download link is invalid or has expired");
+        let now = self.clock.now().as_unix_seconds();
+        if expires < now || !self.signer.verify(org, id, expires, signature) {
+            return Err(REFUSED);
+        }
+        let (Ok(org), Ok(id)) = (OrganizationId::parse(org), AttachmentId::parse(id)) else {
+            return Err(REFUSED);
+        };
+        let attachment = self.attachment(&org, &id).await?;
+        match self.blobs.get(&attachment.blob_key()).await {
+            Ok(bytes) => Ok((attachment, bytes)),
+            Err(compliance_ports::BlobError::NotFound) => Err(AppError::NotFound("attachment")),
+            Err(error) => {
+                tracing::warn!(%error, "could not read an attachment");
+                Err(AppError::Unavailable("the attachment store is unavailable".into()))
+            }
+        }
+    }
+
+    /// Removes the bytes of attachments whose rows were deleted. A failure leaves bytes no row
+    /// points at; it is logged, not returned, because the deletion itself has happened.
+    pub(crate) async fn remove_attachments(&self, attachments: &[Attachment]) {
+        let keys: Vec<String> = attachments.iter().map(Attachment::blob_key).collect();
+        self.remove_blobs(keys.iter()).await;
+    }
+
+    async fn remove_blobs(&self, keys: impl Iterator<Item = &String>) {
+        for key in keys {
+            if let Err(error) = self.blobs.delete(key).await {
+                tracing::warn!(%error, blob = %key, "could not remove attachment bytes");
+            }
+        }
+    }
+
+    fn service_url(&self, attachment: &Attachment, ttl: Duration) -> String {
+        let expires = self.clock.now().as_unix_seconds().saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(0));
+        let (org, id) = (attachment.organization_id.as_str(), attachment.id.as_str());
+        let signature = self.signer.sign(org, id, expires);
+        format!(
+            "{}/v1/attachments/{id}/content?org={org}&expires={expires}&signature={signature}",
+            self.settings.public_url.trim_end_matches('/')
+        )
+    }
+
+    async fn attachment(&self, org: &OrganizationId, id: &AttachmentId) -> Result<Attachment, AppError> {
+        self.comments.attachment(org, id).await.map_err(|e| AppError::from_repo(e, "attachment"))
+    }
+
+    /// The comment, when the caller wrote it; 403 otherwise.
+    async fn authored(&self, caller: &Principal, id: &CommentId) -> Result<CommentView, AppError> {
+        let view =
+            self.comments.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "comment"))?;
+        if view.comment.author_id != caller.user_id {
+            return Err(AppError::Forbidden("only the author of a comment may change or delete it"));
+        }
+        Ok(view)
+    }
+
+    /// With a session the session's user writes; with an API key the body's `userId`, which must
+    /// be the user of an active member.
+    async fn author(&self, caller: &Principal, user_id: Option<UserId>) -> Result<UserId, AppError> {
+        if caller.auth_type == AuthType::Session {
+            return Ok(caller.user_id.clone());
+        }
+        let user = user_id.ok_or_else(|| AppError::invalid("userId", "is required with API-key auth"))?;
+        match self.members.find_by_user(&caller.organization_id, &user).await? {
+            Some(person) if person.member.is_active => Ok(user),
+            _ => Err(AppError::invalid("userId", "must be the user of an active member of the organization")),
+        }
+    }
+}
+
+/// Checks that a comment's entity exists in the organization.
+struct EntityLookup {
+    ports: Ports,
+}
+
+impl EntityLookup {
+    fn new(ports: &Ports) -> Self {
+        Self { ports: ports.clone() }
+    }
+
+    async fn require(&self, org: &OrganizationId, kind: CommentEntityType, id: &str) -> Result<(), AppError> {
+        const MISSING: AppError = AppError::NotFound("entity");
+        let found = match kind {
+            CommentEntityType::Task => self.ports.tasks.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop),
+            CommentEntityType::Vendor => {
+                self.ports.vendors.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+            }
+            CommentEntityType::Risk => self.ports.risks.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop),
+            CommentEntityType::Policy => {
+                self.ports.policies.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+            }
+        };
+        match found {
+            Ok(()) => Ok(()),
+            Err(RepoError::NotFound) => Err(MISSING),
+            Err(other) => Err(other.into()),
+        }
+    }
+}

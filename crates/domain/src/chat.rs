@@ -1,0 +1,86 @@
+//! The assistant chat history of one user in one organization: ephemeral session context.
+
+use serde::{Deserialize, Serialize};
+
+use crate::validation::{FieldError, text};
+
+crate::string_enum! {
+    ChatRole { User = "user", Assistant = "assistant" }
+}
+
+pub const MESSAGE_ID_MAX: usize = 255;
+
+/// One message, stored and returned as the client sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChatMessage {
+    pub id: String,
+    pub role: ChatRole,
+    pub text: String,
+    /// Epoch milliseconds.
+    pub created_at: i64,
+}
+
+/// How much history one user may keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChatLimits {
+    pub max_messages: usize,
+    pub max_message_chars: usize,
+}
+
+impl Default for ChatLimits {
+    fn default() -> Self {
+        Self { max_messages: 500, max_message_chars: 32_000 }
+    }
+}
+
+/// Why a history is refused: a bad field (400) or too much of it (413).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChatHistoryError {
+    Invalid(FieldError),
+    TooLarge(String),
+}
+
+/// Checks a whole history against the limits.
+pub fn check_history(messages: &[ChatMessage], limits: ChatLimits) -> Result<(), ChatHistoryError> {
+    if messages.len() > limits.max_messages {
+        return Err(ChatHistoryError::TooLarge(format!("at most {} messages are kept", limits.max_messages)));
+    }
+    for (index, message) in messages.iter().enumerate() {
+        let field = format!("messages[{index}]");
+        text(&format!("{field}.id"), message.id.clone(), 1, MESSAGE_ID_MAX).map_err(ChatHistoryError::Invalid)?;
+        if message.text.chars().count() > limits.max_message_chars {
+            return Err(ChatHistoryError::TooLarge(format!(
+                "{field}.text is longer than {} characters",
+                limits.max_message_chars
+            )));
+        }
+        text(&format!("{field}.text"), message.text.clone(), 0, limits.max_message_chars)
+            .map_err(ChatHistoryError::Invalid)?;
+        if message.created_at < 0 {
+            return Err(ChatHistoryError::Invalid(FieldError::new(
+                format!("{field}.createdAt"),
+                "must be epoch milliseconds",
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str) -> ChatMessage {
+        ChatMessage { id: "m1".into(), role: ChatRole::User, text: text.into(), created_at: 1 }
+    }
+
+    #[test]
+    fn limits_hold_at_their_boundaries() {
+        let limits = ChatLimits { max_messages: 2, max_message_chars: 3 };
+        assert_eq!(check_history(&[message("abc"), message("")], limits), Ok(()));
+        assert!(matches!(check_history(&[message("abcd")], limits), Err(ChatHistoryError::TooLarge(_))));
+        let three = vec![message("a"); 3];
+        assert!(matches!(check_history(&three, limits), Err(ChatHistoryError::TooLarge(_))));
+    }
+}

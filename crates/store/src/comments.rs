@@ -1,0 +1,211 @@
+//! Comments and their attachments' metadata.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
+use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
+use compliance_ports::{CommentRepository, RepoError};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::{TxError, repo_error};
+use crate::rows::{AttachmentRow, CommentRow, UserRow};
+use crate::schema::{attachments, comments, members, users};
+
+/// Deletes an entity's comments and their attachments' rows inside a transaction; evaluates to the
+/// deleted attachment rows. A macro, because the body must be type-checked once per backend.
+macro_rules! delete_comments_of {
+    ($c:ident, $org:expr, $entity_type:expr, $entity_id:expr) => {{
+        use crate::schema::{attachments, comments};
+        let comment_ids: Vec<String> = comments::table
+            .filter(comments::organization_id.eq($org))
+            .filter(comments::entity_type.eq($entity_type))
+            .filter(comments::entity_id.eq($entity_id))
+            .select(comments::id)
+            .load($c)
+            .await?;
+        let rows: Vec<crate::rows::AttachmentRow> = attachments::table
+            .filter(attachments::comment_id.eq_any(&comment_ids))
+            .select(crate::rows::AttachmentRow::as_select())
+            .load($c)
+            .await?;
+        diesel::delete(attachments::table.filter(attachments::comment_id.eq_any(&comment_ids))).execute($c).await?;
+        diesel::delete(comments::table.filter(comments::id.eq_any(&comment_ids))).execute($c).await?;
+        rows
+    }};
+}
+pub(crate) use delete_comments_of;
+
+/// Comments with their authors and whether the author is still an active member.
+macro_rules! comments_with_authors {
+    () => {
+        comments::table
+            .inner_join(users::table)
+            .left_join(members::table.on(
+                members::user_id.eq(comments::author_id).and(members::organization_id.eq(comments::organization_id)),
+            ))
+            .select((CommentRow::as_select(), UserRow::as_select(), members::is_active.nullable()))
+    };
+}
+
+type CommentWithAuthor = (CommentRow, UserRow, Option<bool>);
+
+/// Puts each comment's attachments (oldest first) beside it.
+fn views(rows: Vec<CommentWithAuthor>, attachment_rows: Vec<AttachmentRow>) -> Result<Vec<CommentView>, RepoError> {
+    let mut by_comment: HashMap<CommentId, Vec<Attachment>> = HashMap::new();
+    for row in attachment_rows {
+        let attachment = Attachment::try_from(row)?;
+        by_comment.entry(attachment.comment_id.clone()).or_default().push(attachment);
+    }
+    rows.into_iter()
+        .map(|(comment, author, active)| {
+            let comment = Comment::try_from(comment)?;
+            let mut attachments = by_comment.remove(&comment.id).unwrap_or_default();
+            attachments.sort_by(|a, b| (a.created_at, &a.id.as_str()).cmp(&(b.created_at, &b.id.as_str())));
+            Ok(CommentView { comment, author: author.try_into()?, author_active: active.unwrap_or(false), attachments })
+        })
+        .collect()
+}
+
+impl Store {
+    async fn comment_views(
+        &self,
+        org: &OrganizationId,
+        filter: CommentFilter<'_>,
+    ) -> Result<Vec<CommentView>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let (rows, attachment_rows) = db_run!(&mut conn, |c| {
+            async {
+                let query = comments_with_authors!().filter(comments::organization_id.eq(org.as_str())).into_boxed();
+                let query = match filter {
+                    CommentFilter::Entity(kind, entity_id) => {
+                        query.filter(comments::entity_type.eq(kind.as_str())).filter(comments::entity_id.eq(entity_id))
+                    }
+                    CommentFilter::Id(id) => query.filter(comments::id.eq(id.as_str())),
+                };
+                let rows: Vec<CommentWithAuthor> =
+                    query.order((comments::created_at.desc(), comments::id.desc())).load(c).await?;
+                let ids: Vec<&str> = rows.iter().map(|(comment, _, _)| comment.id()).collect();
+                let attachment_rows: Vec<AttachmentRow> = attachments::table
+                    .filter(attachments::comment_id.eq_any(&ids))
+                    .select(AttachmentRow::as_select())
+                    .load(c)
+                    .await?;
+                Ok::<_, diesel::result::Error>((rows, attachment_rows))
+            }
+            .await
+        })
+        .map_err(repo_error)?;
+        views(rows, attachment_rows)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum CommentFilter<'a> {
+    Entity(CommentEntityType, &'a str),
+    Id(&'a CommentId),
+}
+
+#[async_trait]
+impl CommentRepository for Store {
+    async fn insert(&self, comment: &Comment, attachments: &[Attachment]) -> Result<(), RepoError> {
+        let comment_row = CommentRow::from(comment);
+        let attachment_rows: Vec<AttachmentRow> = attachments.iter().map(AttachmentRow::from).collect();
+        let mut conn = self.pools.write().await?;
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                diesel::insert_into(comments::table).values(&comment_row).execute(c).await?;
+                // One statement per row: diesel has no batch insert for SQLite behind the async wrapper.
+                for row in &attachment_rows {
+                    diesel::insert_into(attachments::table).values(row).execute(c).await?;
+                }
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
+    }
+
+    async fn list(
+        &self,
+        org: &OrganizationId,
+        entity_type: CommentEntityType,
+        entity_id: &str,
+    ) -> Result<Vec<CommentView>, RepoError> {
+        self.comment_views(org, CommentFilter::Entity(entity_type, entity_id)).await
+    }
+
+    async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError> {
+        self.comment_views(org, CommentFilter::Id(id)).await?.pop().ok_or(RepoError::NotFound)
+    }
+
+    async fn update_content(
+        &self,
+        org: &OrganizationId,
+        id: &CommentId,
+        content: &str,
+        now: Timestamp,
+    ) -> Result<CommentView, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let now = now.to_utc_naive();
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                comments::table.filter(comments::organization_id.eq(org.as_str())).filter(comments::id.eq(id.as_str())),
+            )
+            .set((comments::content.eq(content), comments::updated_at.eq(now)))
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        drop(conn);
+        if updated == 0 {
+            return Err(RepoError::NotFound);
+        }
+        self.get(org, id).await
+    }
+
+    async fn delete(&self, org: &OrganizationId, id: &CommentId) -> Result<Vec<Attachment>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result: Result<Vec<AttachmentRow>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let rows: Vec<AttachmentRow> = attachments::table
+                    .filter(attachments::organization_id.eq(org.as_str()))
+                    .filter(attachments::comment_id.eq(id.as_str()))
+                    .select(AttachmentRow::as_select())
+                    .load(c)
+                    .await?;
+                diesel::delete(attachments::table.filter(attachments::comment_id.eq(id.as_str()))).execute(c).await?;
+                let deleted = diesel::delete(
+                    comments::table
+                        .filter(comments::organization_id.eq(org.as_str()))
+                        .filter(comments::id.eq(id.as_str())),
+                )
+                .execute(c)
+                .await?;
+                if deleted == 0 {
+                    return Err(TxError::Repo(RepoError::NotFound));
+                }
+                Ok(rows)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)?.into_iter().map(Attachment::try_from).collect()
+    }
+
+    async fn attachment(&self, org: &OrganizationId, id: &AttachmentId) -> Result<Attachment, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: AttachmentRow = db_run!(&mut conn, |c| {
+            attachments::table
+                .filter(attachments::organization_id.eq(org.as_str()))
+                .filter(attachments::id.eq(id.as_str()))
+                .select(AttachmentRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+}

@@ -1,0 +1,3 @@
+DROP TABLE attachments;
+DROP TABLE comments;
+DROP TABLE tasks;
