@@ -5,16 +5,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
 
+use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityType, NewComment};
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Person, Session, User};
 use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
+use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository, RepoError,
-    TenantRecord, UserRepository,
+    CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository,
+    RepoError, TenantRecord, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -202,6 +204,75 @@ async fn context_entries(db: &TestDb) {
     record_contract(&db.store, build, patch).await;
 }
 contract!(context_entries);
+
+async fn tasks(db: &TestDb) {
+    let build = |org: &OrganizationId| {
+        let input = from_json(json!({"title": "Rotate keys", "description": "Quarterly"}));
+        Task::create(org.clone(), input, Timestamp::now()).unwrap()
+    };
+    let patch = TaskPatch::new(from_json(json!({"status": "done"}))).unwrap();
+    record_contract(&db.store, build, patch).await;
+}
+contract!(tasks);
+
+/// A comment with one attachment on `task`, written by `author`.
+fn comment_on(task: &Task, author: &Person, text: &str) -> CommentDraft {
+    let input: NewComment = from_json(json!({
+        "content": text, "entityId": task.id, "entityType": "task",
+        "attachments": [{"fileName": "a.txt", "fileType": "text/plain", "fileData": "aGk="}]
+    }));
+    let org = task.organization_id.clone();
+    CommentDraft::new(org, author.user.id.clone(), input, AttachmentLimits::default(), Timestamp::now()).unwrap()
+}
+
+async fn comments(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let ada = person(store, &ours, "ada@ours.test").await;
+    let task = Task::create(ours.id.clone(), from_json(json!({"title": "T"})), Timestamp::now()).unwrap();
+    RecordRepository::<Task>::insert(store, &task).await.unwrap();
+
+    let first = comment_on(&task, &ada, "first");
+    let attachments: Vec<_> = first.attachments.iter().map(|d| d.attachment.clone()).collect();
+    CommentRepository::insert(store, &first.comment, &attachments).await.unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let second = comment_on(&task, &ada, "second");
+    CommentRepository::insert(store, &second.comment, &[]).await.unwrap();
+
+    let listed = CommentRepository::list(store, &ours.id, CommentEntityType::Task, task.id.as_str()).await.unwrap();
+    assert_eq!(listed.iter().map(|v| v.comment.content.as_str()).collect::<Vec<_>>(), ["second", "first"]);
+    assert_eq!(listed[1].attachments, attachments);
+    assert!(listed[0].author_active);
+    assert_eq!(listed[0].author, ada.user);
+
+    let foreign = CommentRepository::list(store, &theirs.id, CommentEntityType::Task, task.id.as_str()).await.unwrap();
+    assert!(foreign.is_empty(), "another organization sees nothing");
+    assert!(matches!(CommentRepository::get(store, &theirs.id, &first.comment.id).await, Err(RepoError::NotFound)));
+    let attachment = &attachments[0];
+    assert!(matches!(store.attachment(&theirs.id, &attachment.id).await, Err(RepoError::NotFound)));
+    assert_eq!(store.attachment(&ours.id, &attachment.id).await.unwrap(), *attachment);
+
+    let later = Timestamp::now();
+    let edited = store.update_content(&ours.id, &second.comment.id, "edited", later).await.unwrap();
+    assert_eq!(edited.comment.content, "edited");
+    let missing = store.update_content(&theirs.id, &second.comment.id, "x", later).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)));
+
+    let deactivate = MemberPatch::new(from_json(json!({"isActive": false}))).unwrap();
+    MemberRepository::update(store, &ours.id, &ada.member.id, &deactivate).await.unwrap();
+    let view = CommentRepository::get(store, &ours.id, &second.comment.id).await.unwrap();
+    assert!(!view.author_active, "a deactivated author shows as such");
+
+    assert!(matches!(CommentRepository::delete(store, &theirs.id, &first.comment.id).await, Err(RepoError::NotFound)));
+    assert!(CommentRepository::delete(store, &ours.id, &second.comment.id).await.unwrap().is_empty());
+
+    let deleted = RecordRepository::<Task>::delete(store, &ours.id, &task.id).await.unwrap();
+    assert_eq!(deleted.attachments, attachments, "the task's comments' attachments go with it");
+    assert!(matches!(CommentRepository::get(store, &ours.id, &first.comment.id).await, Err(RepoError::NotFound)));
+    assert!(matches!(store.attachment(&ours.id, &attachment.id).await, Err(RepoError::NotFound)));
+}
+contract!(comments);
 
 async fn assignees_must_belong_to_the_record_organization(db: &TestDb) {
     let store = &db.store;
