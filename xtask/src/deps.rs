@@ -15,6 +15,10 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-domain", &["diesel", "actix-web", "diesel-async"]),
     ("compliance-ports", &["diesel", "actix-web"]),
     ("compliance-app", &["diesel", "actix-web"]),
+    // adapters depend on ports, never on each other, the database layer or delivery
+    ("compliance-blobs", &["diesel", "actix-web", "compliance-store", "compliance-chat"]),
+    ("compliance-chat", &["diesel", "actix-web", "compliance-store", "compliance-blobs"]),
+    ("compliance-store", &["actix-web", "compliance-blobs", "compliance-chat"]),
 ];
 
 /// (package, dependency it must have): the proof that the check above can fail.
