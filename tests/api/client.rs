@@ -1,7 +1,7 @@
 //! An HTTP client that sends one kind of credentials, and the responses it reads back.
 
 use reqwest::Method;
-use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HeaderName, RETRY_AFTER};
 use serde_json::Value;
 
 /// The credentials a [`Client`] sends.
@@ -49,6 +49,15 @@ impl Client {
         self.send(Method::PATCH, path, Some(("application/json", body.to_string()))).await
     }
 
+    pub async fn put(&self, path: &str, body: Value) -> Response {
+        self.send(Method::PUT, path, Some(("application/json", body.to_string()))).await
+    }
+
+    /// `GET` of an absolute URL (such as a signed download URL), with this client's credentials.
+    pub async fn get_url(&self, url: &str) -> Response {
+        Response::read(format!("GET {url}"), self.with_credentials(self.http.get(url))).await
+    }
+
     pub async fn delete(&self, path: &str) -> Response {
         self.send(Method::DELETE, path, None).await
     }
@@ -73,8 +82,11 @@ impl Client {
     }
 
     fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        let mut request = self.http.request(method, format!("{}{path}", self.base_url));
-        request = match &self.auth {
+        self.with_credentials(self.http.request(method, format!("{}{path}", self.base_url)))
+    }
+
+    fn with_credentials(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let request = match &self.auth {
             Auth::Anonymous => request,
             Auth::ApiKey(key) => request.header("X-API-Key", key),
             Auth::Session(token) => request.header("Cookie", format!("session_token={token}")),
@@ -97,7 +109,11 @@ pub struct Response {
     pub content_type: String,
     /// The `Retry-After` header, if any.
     pub retry_after: Option<String>,
+    /// The `Content-Disposition` header, if any.
+    pub content_disposition: Option<String>,
     pub body: Value,
+    /// The body as received.
+    pub bytes: Vec<u8>,
     what: String,
 }
 
@@ -107,11 +123,14 @@ impl Response {
         let status = response.status().as_u16();
         let content_type =
             response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
-        let retry_after = response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let text = response.text().await.unwrap_or_else(|err| panic!("{what}: reading the body: {err}"));
+        let header = |name: HeaderName| response.headers().get(name).and_then(|v| v.to_str().ok());
+        let retry_after = header(RETRY_AFTER).map(str::to_owned);
+        let content_disposition = header(CONTENT_DISPOSITION).map(str::to_owned);
+        let bytes = response.bytes().await.unwrap_or_else(|err| panic!("{what}: reading the body: {err}")).to_vec();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let body =
             if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
-        Self { status, content_type, retry_after, body, what }
+        Self { status, content_type, retry_after, content_disposition, body, bytes, what }
     }
 
     /// Asserts a JSON answer with `status` and returns its body.

@@ -25,6 +25,9 @@ pub enum Backend {
     Postgres,
 }
 
+/// Extra environment variables for one test's server, e.g. `&[("CHAT_MAX_MESSAGES", "3")]`.
+pub type Env = &'static [(&'static str, &'static str)];
+
 /// Runs one test body against a server on `backend`, then tears the server and its database down,
 /// whether the body passed or panicked.
 pub async fn run<F, Fut>(backend: Backend, test: F)
@@ -32,7 +35,16 @@ where
     F: FnOnce(Arc<TestServer>) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let server = Arc::new(TestServer::start(backend).await);
+    run_with_env(backend, &[], test).await;
+}
+
+/// [`run`] with a server started with the extra environment variables `env`.
+pub async fn run_with_env<F, Fut>(backend: Backend, env: Env, test: F)
+where
+    F: FnOnce(Arc<TestServer>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let server = Arc::new(TestServer::start(backend, env).await);
     let outcome = tokio::spawn(test(Arc::clone(&server))).await;
     let Ok(server) = Arc::try_unwrap(server) else {
         panic!("the test body kept a reference to its TestServer");
@@ -58,18 +70,27 @@ pub struct TestServer {
     child: Child,
     stderr: Arc<Mutex<String>>,
     database: Database,
+    /// Holds `blobs/`, the server's `BLOB_DIR`; removed on drop.
+    scratch: TempDir,
 }
 
 impl TestServer {
-    async fn start(backend: Backend) -> Self {
+    async fn start(backend: Backend, env: Env) -> Self {
         let database = Database::create(backend).await;
+        let scratch = TempDir::new();
+        let blob_dir = scratch.path().join("blobs");
+        std::fs::create_dir_all(&blob_dir).expect("create BLOB_DIR");
         let addr = format!("127.0.0.1:{}", free_port());
+        let base_url = format!("http://{addr}");
         let spawned = Command::new(BIN)
             .arg("serve")
             .env("DATABASE_URL", database.url())
             .env("LISTEN_ADDR", &addr)
+            .env("PUBLIC_URL", &base_url)
+            .env("BLOB_DIR", &blob_dir)
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -95,14 +116,7 @@ impl TestServer {
             });
         }
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
-        let server = Self {
-            base_url: format!("http://{addr}"),
-            http,
-            admin: Admin::new(database.url()),
-            child,
-            stderr,
-            database,
-        };
+        let server = Self { base_url, http, admin: Admin::new(database.url()), child, stderr, database, scratch };
         server.wait_until_healthy().await
     }
 
@@ -136,6 +150,33 @@ impl TestServer {
     async fn shutdown(mut self) {
         let _ = self.child.kill().await;
         self.database.drop().await;
+        drop(self.scratch);
+    }
+
+    /// The server's `BLOB_DIR`, where the filesystem blob store keeps `ORG_ID/ATTACHMENT_ID`.
+    pub fn blob_dir(&self) -> PathBuf {
+        self.scratch.path().join("blobs")
+    }
+
+    /// Every regular file under [`Self::blob_dir`], as `/`-separated paths relative to it, sorted.
+    pub fn blob_files(&self) -> Vec<String> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap_or_else(|err| panic!("read {}: {err}", dir.display())) {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    walk(root, &path, out);
+                } else {
+                    let relative = path.strip_prefix(root).expect("a path under BLOB_DIR");
+                    out.push(
+                        relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+                    );
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&self.blob_dir(), &self.blob_dir(), &mut files);
+        files.sort();
+        files
     }
 
     /// Drops the PostgreSQL database under the running server, as an outage would take it away.
@@ -156,6 +197,11 @@ impl TestServer {
     /// The operator CLI, on this server's database.
     pub fn admin(&self) -> &Admin {
         &self.admin
+    }
+
+    /// The address the server listens on and puts into the URLs it hands out (`PUBLIC_URL`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
     }
 
     pub fn client(&self, auth: Auth, org: Option<&str>) -> Client {

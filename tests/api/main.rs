@@ -7,18 +7,26 @@
 
 /// Runs each listed `async fn NAME(server: &TestServer)` of the calling module on both backends:
 /// `api_tests!(a, b)` expands to `mod sqlite { fn a(); fn b(); }` and `mod postgres { … }`, each
-/// test with its own server and database.
+/// test with its own server and database. `api_tests!(a, b with ENV)` starts `b`'s server with the
+/// extra environment variables `ENV` (a [`harness::Env`]).
 macro_rules! api_tests {
-    ($($name:ident),+ $(,)?) => {
-        api_tests!(@backend sqlite, Sqlite, $($name),+);
-        api_tests!(@backend postgres, Postgres, $($name),+);
+    ($($name:ident $(with $env:expr)?),+ $(,)?) => {
+        api_tests!(@backend sqlite, Sqlite, $($name $(with $env)?),+);
+        api_tests!(@backend postgres, Postgres, $($name $(with $env)?),+);
     };
-    (@backend $module:ident, $backend:ident, $($name:ident),+) => {
+    (@backend $module:ident, $backend:ident, $($name:ident $(with $env:expr)?),+) => {
         mod $module {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    $crate::harness::run($crate::harness::Backend::$backend, |server| async move {
+                    #[allow(unused_variables)]
+                    let env: $crate::harness::Env = &[];
+                    $(let env: $crate::harness::Env = {
+                        #[allow(unused_imports)]
+                        use super::*;
+                        $env
+                    };)?
+                    $crate::harness::run_with_env($crate::harness::Backend::$backend, env, |server| async move {
                         super::$name(&server).await
                     })
                     .await;
@@ -34,7 +42,10 @@ mod client;
 mod harness;
 mod tenant;
 
+mod attachments;
 mod auth;
+mod chat;
+mod comments;
 mod context;
 mod isolation;
 mod organization;
@@ -42,5 +53,6 @@ mod outage;
 mod people;
 mod policies;
 mod risks;
+mod tasks;
 mod vendors;
 mod wire;

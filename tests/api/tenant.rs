@@ -37,6 +37,14 @@ fn id_of(value: &Value) -> String {
     value["id"].as_str().unwrap_or_else(|| panic!("no string `id` in {value}")).to_owned()
 }
 
+impl Tenant {
+    /// Deactivates the member `member_id` (`PATCH /v1/people/{id}` with `isActive: false`).
+    pub async fn deactivate(&self, member_id: &str) {
+        let member = self.api.patch(&format!("/v1/people/{member_id}"), serde_json::json!({"isActive": false})).await;
+        assert_eq!(member.ok(200)["isActive"], false);
+    }
+}
+
 impl TestServer {
     /// A fresh organization with an owner, an API key and a session.
     pub async fn tenant(&self) -> Tenant {
@@ -65,6 +73,13 @@ impl TestServer {
         let user = self.user().await;
         let member = self.admin().add_member(&tenant.org_id, &user.id, role).await;
         (user, member)
+    }
+
+    /// A new API key of `tenant` created by `user_id`, and a client sending it.
+    pub async fn api_key(&self, tenant: &Tenant, user_id: &str) -> Client {
+        let key = self.admin().create_api_key(&tenant.org_id, user_id).await;
+        let key = key["key"].as_str().unwrap_or_else(|| panic!("no `key` in {key}"));
+        self.client(Auth::ApiKey(key.to_owned()), None)
     }
 
     /// A client with a new session of `user_id`, sending `X-Organization-Id: org` when given.

@@ -22,7 +22,9 @@ pub fn configure(config: &mut web::ServiceConfig, settings: &compliance_app::Set
     config
         .app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
         .app_data(web::QueryConfig::default().error_handler(|error, _| ApiError::bad_query(&error.to_string()).into()));
-    routes::configure(config, routes::comment_body_limit(settings));
+    let limits =
+        routes::RouteLimits { comments: routes::comment_body_limit(settings), chat: routes::chat_body_limit(settings) };
+    routes::configure(config, limits);
 }
 
 /// The answer to a path no route matches.

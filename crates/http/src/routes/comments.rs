@@ -1,6 +1,6 @@
 //! Comments, their attachments and signed downloads.
 
-use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
+use actix_web::http::header::{self, Charset, ContentDisposition, DispositionParam, DispositionType, ExtendedValue};
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::comment::{CommentEdit, CommentEntityType, NewComment};
@@ -102,11 +102,12 @@ async fn download_link(
     Ok(HttpResponse::Ok().json(json!({"downloadUrl": link.url, "expiresIn": link.expires_in})))
 }
 
+/// The parts of a signed link; a link missing any of them is as invalid as a tampered one.
 #[derive(Deserialize)]
 struct Signed {
-    org: String,
-    expires: i64,
-    signature: String,
+    org: Option<String>,
+    expires: Option<i64>,
+    signature: Option<String>,
 }
 
 /// Serves the bytes behind a link this service signed; the signature is the credential.
@@ -116,17 +117,30 @@ async fn download(
     signed: web::Query<Signed>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, signed) = (id.into_inner(), signed.into_inner());
-    let (attachment, bytes) = state
-        .run(|app| async move { app.comments.download(&signed.org, &id, signed.expires, &signed.signature).await })
-        .await?;
-    let disposition = ContentDisposition {
-        disposition: DispositionType::Attachment,
-        parameters: vec![DispositionParam::Filename(attachment.name.clone())],
+    let (Some(org), Some(expires), Some(signature)) = (signed.org, signed.expires, signed.signature) else {
+        return Err(ApiError::forbidden("the download link is invalid or has expired"));
     };
+    let (attachment, bytes) =
+        state.run(|app| async move { app.comments.download(&org, &id, expires, &signature).await }).await?;
+    let disposition = attachment_disposition(&attachment.name);
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, attachment.media_type.as_str()))
         .insert_header(disposition)
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .body(bytes))
+}
+
+/// `attachment; filename="…"`, with an RFC 6266 `filename*` when the name is not plain ASCII.
+fn attachment_disposition(name: &str) -> ContentDisposition {
+    let ascii: String = name.chars().map(|c| if c.is_ascii() && !c.is_ascii_control() { c } else { '_' }).collect();
+    let mut parameters = vec![DispositionParam::Filename(ascii)];
+    if !name.is_ascii() {
+        parameters.push(DispositionParam::FilenameExt(ExtendedValue {
+            charset: Charset::Ext("UTF-8".into()),
+            language_tag: None,
+            value: name.as_bytes().to_vec(),
+        }));
+    }
+    ContentDisposition { disposition: DispositionType::Attachment, parameters }
 }

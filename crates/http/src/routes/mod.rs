@@ -7,6 +7,7 @@ mod organization;
 mod people;
 mod records;
 
+pub use chat::chat_body_limit;
 pub use comments::comment_body_limit;
 
 use actix_web::web;
@@ -14,13 +15,20 @@ use actix_web::web;
 use crate::ApiError;
 use crate::body::BodyLimit;
 
-pub fn configure(config: &mut web::ServiceConfig, comment_body_limit: BodyLimit) {
+/// Body limits of the routes that take more than the default.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteLimits {
+    pub comments: BodyLimit,
+    pub chat: BodyLimit,
+}
+
+pub fn configure(config: &mut web::ServiceConfig, limits: RouteLimits) {
     health::configure(config);
     config.service(
         web::scope("/v1")
             .configure(records::configure)
-            .configure(|config| comments::configure(config, comment_body_limit))
-            .configure(chat::configure)
+            .configure(|config| comments::configure(config, limits.comments))
+            .configure(|config| chat::configure(config, limits.chat))
             .configure(people::configure)
             .configure(organization::configure),
     );
