@@ -62,20 +62,21 @@ impl CommentService {
                 CommentInputError::Invalid(errors) => AppError::Validation(errors),
                 CommentInputError::TooLarge(why) => AppError::TooLarge(why),
             })?;
-        let comment = &draft.comment;
+        let CommentDraft { comment, attachments: decoded } = draft;
         self.entities.require(org, comment.entity_type, &comment.entity_id).await?;
         let mut written = Vec::new();
-        for decoded in &draft.attachments {
-            let key = decoded.attachment.blob_key();
-            if let Err(error) = self.blobs.put(&key, decoded.bytes.clone(), &decoded.attachment.media_type).await {
+        let mut attachments = Vec::new();
+        for file in decoded {
+            let key = file.attachment.blob_key();
+            if let Err(error) = self.blobs.put(&key, file.bytes, &file.attachment.media_type).await {
                 self.remove_blobs(written.iter()).await;
                 tracing::warn!(%error, "could not store an attachment");
                 return Err(AppError::Unavailable("the attachment store cannot be written".into()));
             }
             written.push(key);
+            attachments.push(file.attachment);
         }
-        let attachments: Vec<Attachment> = draft.attachments.iter().map(|d| d.attachment.clone()).collect();
-        if let Err(error) = self.comments.insert(comment, &attachments).await {
+        if let Err(error) = self.comments.insert(&comment, &attachments).await {
             self.remove_blobs(written.iter()).await;
             return Err(error.into());
         }
