@@ -8,6 +8,7 @@ mod chat;
 mod error;
 mod record;
 mod repositories;
+mod vault;
 
 pub use blobs::{BlobError, BlobStore};
 pub use chat::ChatStore;
@@ -17,3 +18,4 @@ pub use repositories::{
     Clock, CommentRepository, CredentialRepository, Deleted, HealthCheck, MemberRepository, OrganizationRepository,
     RecordRepository, UserRepository,
 };
+pub use vault::{OAuthStateRecord, OAuthStateRepository, RefreshLeases, SecretRepository, StoredSecret};

@@ -9,6 +9,7 @@ mod people;
 mod records;
 mod rows;
 mod schema;
+mod vault;
 
 use std::path::PathBuf;
 

@@ -183,6 +183,37 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    vault_secrets (organization_id, owner_kind, owner_id) {
+        organization_id -> Text,
+        owner_kind -> Text,
+        owner_id -> Text,
+        key_id -> Text,
+        ciphertext -> Binary,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    oauth_states (state_hash) {
+        state_hash -> Text,
+        organization_id -> Text,
+        user_id -> Text,
+        provider -> Text,
+        redirect_url -> Nullable<Text>,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    refresh_leases (lease_key) {
+        lease_key -> Text,
+        holder -> Text,
+        expires_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(members -> users (user_id));
 diesel::joinable!(comments -> users (author_id));
 diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions, comments, attachments);

@@ -15,11 +15,13 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository,
-    RepoError, TenantRecord, UserRepository,
+    CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OAuthStateRecord, OAuthStateRepository,
+    OrganizationRepository, RecordRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret, TenantRecord,
+    UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use futures_util::future::join_all;
 use serde_json::json;
 
 /// A migrated, empty database of one backend, removed when dropped.
@@ -403,3 +405,95 @@ async fn health_and_migrations(db: &TestDb) {
     assert_eq!(compliance_store::migrate(&db.url).await.unwrap(), 0, "nothing left to apply");
 }
 contract!(health_and_migrations);
+
+fn secret(org: &Organization, owner: &str, key_id: &str, bytes: &[u8]) -> StoredSecret {
+    StoredSecret {
+        organization_id: org.id.clone(),
+        owner_kind: "connection".into(),
+        owner_id: owner.into(),
+        key_id: key_id.into(),
+        ciphertext: bytes.to_vec(),
+        updated_at: Timestamp::now(),
+    }
+}
+
+async fn vault_secrets(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let first = secret(&ours, "conn_1", "k1", &[0, 1, 2, 255]);
+    SecretRepository::put(store, &first).await.unwrap();
+    assert_eq!(SecretRepository::get(store, &ours.id, "connection", "conn_1").await.unwrap(), Some(first.clone()));
+    assert_eq!(SecretRepository::get(store, &theirs.id, "connection", "conn_1").await.unwrap(), None, "tenant-scoped");
+
+    let replaced = secret(&ours, "conn_1", "k1", b"new");
+    SecretRepository::put(store, &replaced).await.unwrap();
+    assert_eq!(SecretRepository::get(store, &ours.id, "connection", "conn_1").await.unwrap(), Some(replaced.clone()));
+
+    SecretRepository::put(store, &secret(&theirs, "conn_2", "k2", b"current")).await.unwrap();
+    assert_eq!(store.count_stale("k2").await.unwrap(), 1);
+    let stale = store.stale("k2", 10).await.unwrap();
+    assert_eq!(stale, vec![replaced.clone()]);
+
+    let rotated = secret(&ours, "conn_1", "k2", b"rotated");
+    assert!(!store.reencrypt(&rotated, "k0").await.unwrap(), "only from the key it was read under");
+    assert!(store.reencrypt(&rotated, "k1").await.unwrap());
+    assert_eq!(store.count_stale("k2").await.unwrap(), 0);
+
+    assert!(!SecretRepository::delete(store, &theirs.id, "connection", "conn_1").await.unwrap());
+    assert!(SecretRepository::delete(store, &ours.id, "connection", "conn_1").await.unwrap());
+    assert_eq!(SecretRepository::get(store, &ours.id, "connection", "conn_1").await.unwrap(), None);
+}
+contract!(vault_secrets);
+
+async fn oauth_states(db: &TestDb) {
+    let store = &db.store;
+    let org = organization(store, "Ours").await;
+    let ada = person(store, &org, "ada@ours.test").await;
+    let now = Timestamp::now();
+    let state = |hash: &str, expires_at: Timestamp| OAuthStateRecord {
+        state_hash: hash.into(),
+        organization_id: org.id.clone(),
+        user_id: ada.user.id.clone(),
+        provider: "github".into(),
+        redirect_url: Some("https://app.test/done".into()),
+        created_at: now,
+        expires_at,
+    };
+    let live = state("h1", now.plus(time::Duration::minutes(10)));
+    OAuthStateRepository::insert(store, &live).await.unwrap();
+    OAuthStateRepository::insert(store, &state("h2", now.plus(time::Duration::minutes(-1)))).await.unwrap();
+
+    let takers = (0..8).map(|_| OAuthStateRepository::take(store, "h1"));
+    let taken: Vec<_> = join_all(takers).await.into_iter().map(Result::unwrap).collect();
+    assert_eq!(taken.iter().flatten().count(), 1, "a state is taken once, however many race");
+    assert_eq!(taken.into_iter().flatten().next(), Some(live));
+
+    assert_eq!(store.purge_expired(now).await.unwrap(), 1);
+    assert_eq!(OAuthStateRepository::take(store, "h2").await.unwrap(), None);
+}
+contract!(oauth_states);
+
+async fn refresh_leases(db: &TestDb) {
+    let store = &db.store;
+    let now = Timestamp::now();
+    let until = now.plus(time::Duration::seconds(30));
+    let racers = (0..10).map(|i| {
+        let holder = format!("instance-{i}");
+        async move { store.acquire("conn_1", &holder, now, until).await.unwrap() }
+    });
+    let won = join_all(racers).await;
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "exactly one holder");
+    let winner = format!("instance-{}", won.iter().position(|w| *w).unwrap());
+
+    assert!(store.acquire("conn_1", &winner, now, until).await.unwrap(), "the holder may renew");
+    assert!(!store.acquire("conn_1", "other", now, until).await.unwrap());
+    let later = until.plus(time::Duration::seconds(1));
+    assert!(store.acquire("conn_1", "other", later, later.plus(time::Duration::seconds(30))).await.unwrap(), "lapsed");
+
+    store.release("conn_1", &winner).await.unwrap();
+    assert!(!store.acquire("conn_1", &winner, later, later).await.unwrap(), "releasing another's lease does nothing");
+    store.release("conn_1", "other").await.unwrap();
+    assert!(store.acquire("conn_1", &winner, now, until).await.unwrap(), "released");
+}
+contract!(refresh_leases);

@@ -1,0 +1,88 @@
+//! Storage for the credential vault: encrypted secrets, OAuth states and refresh leases.
+//!
+//! The vault itself (encryption, keys) lives in `compliance-credentials`; these ports only keep
+//! what it produces, so the database never sees a plaintext secret.
+
+use async_trait::async_trait;
+use compliance_domain::{OrganizationId, Timestamp, UserId};
+
+use crate::RepoError;
+
+/// An encrypted secret and what it belongs to. The ciphertext is bound (as associated data) to
+/// the organization and the owner, so a row copied elsewhere does not decrypt.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoredSecret {
+    pub organization_id: OrganizationId,
+    /// What kind of record owns the secret: `connection`, `oauth_app`, `oauth_state`, …
+    pub owner_kind: String,
+    pub owner_id: String,
+    /// The vault key the ciphertext was made with.
+    pub key_id: String,
+    pub ciphertext: Vec<u8>,
+    pub updated_at: Timestamp,
+}
+
+/// Never shows the ciphertext.
+impl std::fmt::Debug for StoredSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredSecret")
+            .field("organization_id", &self.organization_id)
+            .field("owner_kind", &self.owner_kind)
+            .field("owner_id", &self.owner_id)
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+pub trait SecretRepository: Send + Sync {
+    /// Stores or replaces the owner's secret.
+    async fn put(&self, secret: &StoredSecret) -> Result<(), RepoError>;
+    async fn get(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        owner_id: &str,
+    ) -> Result<Option<StoredSecret>, RepoError>;
+    /// Whether there was one to delete.
+    async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError>;
+    /// How many secrets are not yet under `current_key`.
+    async fn count_stale(&self, current_key: &str) -> Result<u64, RepoError>;
+    /// Up to `limit` secrets not under `current_key`, oldest first, for re-encryption.
+    async fn stale(&self, current_key: &str, limit: usize) -> Result<Vec<StoredSecret>, RepoError>;
+    /// Replaces the ciphertext only if the row is still under `expected_key`, so that a secret
+    /// written meanwhile is never overwritten by an older one re-encrypted. Whether it replaced.
+    async fn reencrypt(&self, secret: &StoredSecret, expected_key: &str) -> Result<bool, RepoError>;
+}
+
+/// A pending OAuth authorization. Only the SHA-256 of the state value is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthStateRecord {
+    pub state_hash: String,
+    pub organization_id: OrganizationId,
+    pub user_id: UserId,
+    pub provider: String,
+    pub redirect_url: Option<String>,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+#[async_trait]
+pub trait OAuthStateRepository: Send + Sync {
+    async fn insert(&self, state: &OAuthStateRecord) -> Result<(), RepoError>;
+    /// Removes and returns the state: a state can be taken once, however many callers race.
+    async fn take(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError>;
+    /// Removes states that expired before `now`; how many.
+    async fn purge_expired(&self, now: Timestamp) -> Result<u64, RepoError>;
+}
+
+/// Leases that let one process at a time refresh a connection's tokens, across every server
+/// instance sharing the database.
+#[async_trait]
+pub trait RefreshLeases: Send + Sync {
+    /// Takes the lease until `until` if nobody holds it, or its holder's lease ran out before
+    /// `now`, or `holder` holds it already. Whether `holder` now holds it.
+    async fn acquire(&self, key: &str, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, RepoError>;
+    /// Gives the lease up, if `holder` holds it.
+    async fn release(&self, key: &str, holder: &str) -> Result<(), RepoError>;
+}

@@ -1,0 +1,263 @@
+//! The credential vault's storage: ciphertexts, OAuth states and refresh leases.
+
+use async_trait::async_trait;
+use compliance_domain::{OrganizationId, Timestamp};
+use compliance_ports::{
+    OAuthStateRecord, OAuthStateRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret,
+};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::{corrupt, repo_error};
+use crate::schema::{oauth_states, refresh_leases, vault_secrets};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = vault_secrets)]
+struct SecretRow {
+    organization_id: String,
+    owner_kind: String,
+    owner_id: String,
+    key_id: String,
+    ciphertext: Vec<u8>,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&StoredSecret> for SecretRow {
+    fn from(s: &StoredSecret) -> Self {
+        Self {
+            organization_id: s.organization_id.to_string(),
+            owner_kind: s.owner_kind.clone(),
+            owner_id: s.owner_id.clone(),
+            key_id: s.key_id.clone(),
+            ciphertext: s.ciphertext.clone(),
+            updated_at: s.updated_at.to_utc_naive(),
+        }
+    }
+}
+
+impl TryFrom<SecretRow> for StoredSecret {
+    type Error = RepoError;
+    fn try_from(r: SecretRow) -> Result<Self, RepoError> {
+        Ok(Self {
+            organization_id: OrganizationId::parse(&r.organization_id).map_err(|e| corrupt("vault_secrets", e))?,
+            owner_kind: r.owner_kind,
+            owner_id: r.owner_id,
+            key_id: r.key_id,
+            ciphertext: r.ciphertext,
+            updated_at: Timestamp::from_utc_naive(r.updated_at),
+        })
+    }
+}
+
+#[async_trait]
+impl SecretRepository for Store {
+    async fn put(&self, secret: &StoredSecret) -> Result<(), RepoError> {
+        let row = SecretRow::from(secret);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| {
+            diesel::insert_into(vault_secrets::table)
+                .values(&row)
+                .on_conflict((vault_secrets::organization_id, vault_secrets::owner_kind, vault_secrets::owner_id))
+                .do_update()
+                .set((
+                    vault_secrets::key_id.eq(&row.key_id),
+                    vault_secrets::ciphertext.eq(&row.ciphertext),
+                    vault_secrets::updated_at.eq(row.updated_at),
+                ))
+                .execute(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn get(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        owner_id: &str,
+    ) -> Result<Option<StoredSecret>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<SecretRow> = db_run!(&mut conn, |c| {
+            vault_secrets::table
+                .find((org.as_str(), owner_kind, owner_id))
+                .select(SecretRow::as_select())
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(StoredSecret::try_from).transpose()
+    }
+
+    async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let deleted = db_run!(&mut conn, |c| {
+            diesel::delete(vault_secrets::table.find((org.as_str(), owner_kind, owner_id))).execute(c).await
+        })
+        .map_err(repo_error)?;
+        Ok(deleted > 0)
+    }
+
+    async fn count_stale(&self, current_key: &str) -> Result<u64, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let count: i64 = db_run!(&mut conn, |c| {
+            vault_secrets::table.filter(vault_secrets::key_id.ne(current_key)).count().get_result(c).await
+        })
+        .map_err(repo_error)?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    async fn stale(&self, current_key: &str, limit: usize) -> Result<Vec<StoredSecret>, RepoError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<SecretRow> = db_run!(&mut conn, |c| {
+            vault_secrets::table
+                .filter(vault_secrets::key_id.ne(current_key))
+                .order((vault_secrets::updated_at.asc(), vault_secrets::owner_id.asc()))
+                .limit(limit)
+                .select(SecretRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(StoredSecret::try_from).collect()
+    }
+
+    async fn reencrypt(&self, secret: &StoredSecret, expected_key: &str) -> Result<bool, RepoError> {
+        let row = SecretRow::from(secret);
+        let mut conn = self.pools.write().await?;
+        let replaced = db_run!(&mut conn, |c| {
+            diesel::update(
+                vault_secrets::table
+                    .find((row.organization_id.as_str(), row.owner_kind.as_str(), row.owner_id.as_str()))
+                    .filter(vault_secrets::key_id.eq(expected_key)),
+            )
+            .set((
+                vault_secrets::key_id.eq(&row.key_id),
+                vault_secrets::ciphertext.eq(&row.ciphertext),
+                vault_secrets::updated_at.eq(row.updated_at),
+            ))
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(replaced > 0)
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = oauth_states)]
+struct StateRow {
+    state_hash: String,
+    organization_id: String,
+    user_id: String,
+    provider: String,
+    redirect_url: Option<String>,
+    created_at: PrimitiveDateTime,
+    expires_at: PrimitiveDateTime,
+}
+
+#[async_trait]
+impl OAuthStateRepository for Store {
+    async fn insert(&self, state: &OAuthStateRecord) -> Result<(), RepoError> {
+        let row = StateRow {
+            state_hash: state.state_hash.clone(),
+            organization_id: state.organization_id.to_string(),
+            user_id: state.user_id.to_string(),
+            provider: state.provider.clone(),
+            redirect_url: state.redirect_url.clone(),
+            created_at: state.created_at.to_utc_naive(),
+            expires_at: state.expires_at.to_utc_naive(),
+        };
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(oauth_states::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn take(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        // DELETE … RETURNING: of two racing callers, only one gets the row.
+        let row: Option<StateRow> = db_run!(&mut conn, |c| {
+            diesel::delete(oauth_states::table.find(state_hash))
+                .returning(StateRow::as_returning())
+                .get_result(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(|r| {
+            let bad = |e| corrupt("oauth_states", e);
+            Ok(OAuthStateRecord {
+                state_hash: r.state_hash,
+                organization_id: OrganizationId::parse(&r.organization_id).map_err(bad)?,
+                user_id: compliance_domain::UserId::parse(&r.user_id).map_err(bad)?,
+                provider: r.provider,
+                redirect_url: r.redirect_url,
+                created_at: Timestamp::from_utc_naive(r.created_at),
+                expires_at: Timestamp::from_utc_naive(r.expires_at),
+            })
+        })
+        .transpose()
+    }
+
+    async fn purge_expired(&self, now: Timestamp) -> Result<u64, RepoError> {
+        let now = now.to_utc_naive();
+        let mut conn = self.pools.write().await?;
+        let purged = db_run!(&mut conn, |c| {
+            diesel::delete(oauth_states::table.filter(oauth_states::expires_at.lt(now))).execute(c).await
+        })
+        .map_err(repo_error)?;
+        Ok(u64::try_from(purged).unwrap_or(0))
+    }
+}
+
+#[async_trait]
+impl RefreshLeases for Store {
+    async fn acquire(&self, key: &str, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, RepoError> {
+        let (now, until) = (now.to_utc_naive(), until.to_utc_naive());
+        let mut conn = self.pools.write().await?;
+        // Take over a lapsed or own lease, else create it; a lease held by someone else stays.
+        // Two statements suffice: a racing insert makes ours do nothing, which is the answer.
+        let taken = db_run!(&mut conn, |c| {
+            async {
+                let updated = diesel::update(
+                    refresh_leases::table
+                        .find(key)
+                        .filter(refresh_leases::expires_at.lt(now).or(refresh_leases::holder.eq(holder))),
+                )
+                .set((refresh_leases::holder.eq(holder), refresh_leases::expires_at.eq(until)))
+                .execute(c)
+                .await?;
+                if updated > 0 {
+                    return Ok(updated);
+                }
+                diesel::insert_into(refresh_leases::table)
+                    .values((
+                        refresh_leases::lease_key.eq(key),
+                        refresh_leases::holder.eq(holder),
+                        refresh_leases::expires_at.eq(until),
+                    ))
+                    .on_conflict_do_nothing()
+                    .execute(c)
+                    .await
+            }
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(taken > 0)
+    }
+
+    async fn release(&self, key: &str, holder: &str) -> Result<(), RepoError> {
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| {
+            diesel::delete(refresh_leases::table.find(key).filter(refresh_leases::holder.eq(holder))).execute(c).await
+        })
+        .map_err(repo_error)?;
+        Ok(())
+    }
+}
