@@ -1,0 +1,9 @@
+//! The OAuth 2.0 authorization-code flow: authorization URL, PKCE, state, callback, token exchange,
+//! refresh.
+
+pub mod authorize;
+pub mod callback;
+pub mod pkce;
+pub mod refresh;
+pub mod state;
+pub mod token;

@@ -1,0 +1,302 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+//! The token client against a real local HTTP server playing the provider.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use compliance_credentials::{
+    AccessTokenError, AuthorizationRequest, ClientAuthMethod, CodeExchange, ConnectionKey, HttpSettings,
+    InMemoryTokenStore, OAuthConnection, PkceVerifier, RefreshRequest, StateToken, TokenClient, TokenError,
+    TokenRefresher, TokenSet, TokenStore, authorization_url,
+};
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::json;
+use support::{CLIENT_SECRET, client, form_pairs, oauth_config, token_client};
+use time::OffsetDateTime;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+async fn provider(status: u16, body: serde_json::Value) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(status).set_body_json(body))
+        .mount(&server)
+        .await;
+    server
+}
+
+fn granted() -> serde_json::Value {
+    json!({"access_token": "at-new", "token_type": "bearer", "expires_in": 3600, "refresh_token": "rt-new", "scope": "read"})
+}
+
+#[tokio::test]
+async fn body_method_with_pkce_sends_the_exact_form_and_a_verifier_matching_the_challenge() {
+    let server = provider(200, granted()).await;
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, true);
+    let verifier = PkceVerifier::generate();
+    let state = StateToken::generate();
+    let challenge = verifier.challenge();
+    let url = authorization_url(
+        &config,
+        &AuthorizationRequest {
+            client_id: "client:id 1",
+            redirect_uri: "https://app.test/cb",
+            settings: &BTreeMap::new(),
+            state: &state,
+            pkce_challenge: Some(&challenge),
+        },
+    )
+    .unwrap();
+    let sent_challenge = url.query_pairs().find(|(k, _)| k == "code_challenge").unwrap().1.into_owned();
+
+    let code = SecretString::from("the-code");
+    let tokens = token_client()
+        .exchange_code(&CodeExchange {
+            provider: "acme",
+            config: &config,
+            client: &client(),
+            code: &code,
+            redirect_uri: "https://app.test/cb",
+            pkce_verifier: Some(&verifier),
+        })
+        .await
+        .unwrap();
+    assert_eq!(tokens.access_token.expose_secret(), "at-new");
+    assert_eq!(tokens.refresh_token.unwrap().expose_secret(), "rt-new");
+    let expires_in = tokens.expires_at.unwrap() - OffsetDateTime::now_utc();
+    assert!(expires_in.whole_seconds() > 3500 && expires_in.whole_seconds() <= 3600);
+
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.headers.get("content-type").unwrap(), "application/x-www-form-urlencoded");
+    assert!(request.headers.get("authorization").is_none());
+    let form = form_pairs(&request.body);
+    let sent_verifier = form.iter().find(|(k, _)| k == "code_verifier").unwrap().1.clone();
+    assert_eq!(
+        form,
+        pairs(&[
+            ("grant_type", "authorization_code"),
+            ("code", "the-code"),
+            ("redirect_uri", "https://app.test/cb"),
+            ("code_verifier", verifier.secret().expose_secret()),
+            ("client_id", "client:id 1"),
+            ("client_secret", CLIENT_SECRET),
+        ])
+    );
+    let recomputed = PkceVerifier::from_secret(sent_verifier.into()).unwrap().challenge();
+    assert_eq!(recomputed.as_str(), sent_challenge);
+}
+
+#[tokio::test]
+async fn header_method_sends_rfc6749_basic_credentials_and_none_in_the_form_plus_token_params() {
+    let server = provider(200, granted()).await;
+    let mut config = oauth_config(&server.uri(), ClientAuthMethod::Header, false);
+    config.token_params.insert("audience".into(), "https://api.acme.test".into());
+    let code = SecretString::from("the-code");
+    token_client()
+        .exchange_code(&CodeExchange {
+            provider: "acme",
+            config: &config,
+            client: &client(),
+            code: &code,
+            redirect_uri: "https://app.test/cb",
+            pkce_verifier: None,
+        })
+        .await
+        .unwrap();
+    let request = &server.received_requests().await.unwrap()[0];
+    let header = request.headers.get("authorization").unwrap().to_str().unwrap();
+    let decoded = STANDARD.decode(header.strip_prefix("Basic ").unwrap()).unwrap();
+    assert_eq!(String::from_utf8(decoded).unwrap(), "client%3Aid+1:cs-Zq8%21kP2+%2F%2B%26%3Dsecret");
+    assert_eq!(
+        form_pairs(&request.body),
+        pairs(&[
+            ("grant_type", "authorization_code"),
+            ("code", "the-code"),
+            ("redirect_uri", "https://app.test/cb"),
+            ("audience", "https://api.acme.test"),
+        ])
+    );
+}
+
+async fn refresh_with(server: &MockServer) -> Result<TokenSet, TokenError> {
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    let old = SecretString::from("rt-old");
+    token_client()
+        .refresh(&RefreshRequest { provider: "acme", config: &config, client: &client(), refresh_token: &old })
+        .await
+}
+
+#[tokio::test]
+async fn refresh_sends_the_refresh_grant_and_takes_a_new_refresh_token() {
+    let server = provider(200, granted()).await;
+    let tokens = refresh_with(&server).await.unwrap();
+    assert_eq!(tokens.refresh_token.unwrap().expose_secret(), "rt-new");
+    let request = &server.received_requests().await.unwrap()[0];
+    assert_eq!(
+        form_pairs(&request.body),
+        pairs(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", "rt-old"),
+            ("client_id", "client:id 1"),
+            ("client_secret", CLIENT_SECRET)
+        ])
+    );
+}
+
+#[tokio::test]
+async fn refresh_keeps_the_old_refresh_token_when_none_is_returned() {
+    let server = provider(200, json!({"access_token": "at-2", "token_type": "bearer", "expires_in": 60})).await;
+    let tokens = refresh_with(&server).await.unwrap();
+    assert_eq!(tokens.access_token.expose_secret(), "at-2");
+    assert_eq!(tokens.refresh_token.unwrap().expose_secret(), "rt-old");
+}
+
+#[tokio::test]
+async fn invalid_grant_is_distinct_and_not_retryable() {
+    let server = provider(400, json!({"error": "invalid_grant", "error_description": "revoked"})).await;
+    let error = refresh_with(&server).await.unwrap_err();
+    assert!(matches!(error, TokenError::InvalidGrant));
+    assert!(error.needs_reauthorization() && !error.is_retryable());
+}
+
+#[tokio::test]
+async fn invalid_client_is_a_rejection() {
+    let server = provider(401, json!({"error": "invalid_client"})).await;
+    let error = refresh_with(&server).await.unwrap_err();
+    assert!(matches!(error, TokenError::Rejected { status: 401, ref error } if error == "invalid_client"));
+    assert!(!error.is_retryable() && !error.needs_reauthorization());
+}
+
+#[tokio::test]
+async fn a_503_is_retryable() {
+    let server = MockServer::start().await;
+    Mock::given(path("/token")).respond_with(ResponseTemplate::new(503)).mount(&server).await;
+    let error = refresh_with(&server).await.unwrap_err();
+    assert!(matches!(error, TokenError::Transient { status: Some(503) }));
+    assert!(error.is_retryable() && !error.needs_reauthorization());
+}
+
+#[tokio::test]
+async fn a_timeout_is_retryable() {
+    let server = MockServer::start().await;
+    Mock::given(path("/token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(granted()).set_delay(Duration::from_secs(3)))
+        .mount(&server)
+        .await;
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    let quick = TokenClient::new(HttpSettings {
+        connect_timeout: Duration::from_secs(1),
+        total_timeout: Duration::from_millis(300),
+    })
+    .unwrap();
+    let old = SecretString::from("rt-old");
+    let error = quick
+        .refresh(&RefreshRequest { provider: "acme", config: &config, client: &client(), refresh_token: &old })
+        .await
+        .unwrap_err();
+    assert!(error.is_retryable(), "{error:?}");
+}
+
+#[tokio::test]
+async fn redirects_are_not_followed() {
+    let server = MockServer::start().await;
+    Mock::given(path("/token"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", format!("{}/elsewhere", server.uri())))
+        .mount(&server)
+        .await;
+    Mock::given(path("/elsewhere"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(granted()))
+        .expect(0)
+        .mount(&server)
+        .await;
+    let error = refresh_with(&server).await.unwrap_err();
+    assert!(matches!(error, TokenError::Redirected { status: 307 }));
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn supports_refresh_token_false_never_refreshes() {
+    let server = provider(200, granted()).await;
+    let mut config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    config.supports_refresh_token = false;
+    let old = SecretString::from("rt-old");
+    let error = token_client()
+        .refresh(&RefreshRequest { provider: "acme", config: &config, client: &client(), refresh_token: &old })
+        .await
+        .unwrap_err();
+    assert!(matches!(error, TokenError::RefreshNotSupported));
+
+    let (refresher, connection, _store) = expired_connection(config).await;
+    assert_eq!(refresher.access_token(&connection).await.unwrap().expose_secret(), "at-old");
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+async fn expired_connection(
+    config: compliance_credentials::OAuth2Config,
+) -> (Arc<TokenRefresher>, OAuthConnection, Arc<InMemoryTokenStore>) {
+    let store = Arc::new(InMemoryTokenStore::default());
+    let key = ConnectionKey { organization_id: "org_1".into(), connection_id: "con_1".into() };
+    let stale = TokenSet {
+        access_token: "at-old".into(),
+        refresh_token: Some("rt-old".into()),
+        expires_at: Some(OffsetDateTime::now_utc() + time::Duration::minutes(2)),
+        token_type: Some("bearer".into()),
+        scope: None,
+    };
+    store.save(&key, &stale).await.unwrap();
+    let refresher = Arc::new(TokenRefresher::new(token_client(), store.clone()));
+    (refresher, OAuthConnection { key, provider: "acme".into(), config, client: client() }, store)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_concurrent_callers_cause_exactly_one_refresh() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(granted()).set_delay(Duration::from_millis(200)))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    let (refresher, connection, store) = expired_connection(config).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..100 {
+        let refresher = refresher.clone();
+        let connection = connection.clone();
+        tasks.spawn(async move { refresher.access_token(&connection).await.map(|t| t.expose_secret().to_owned()) });
+    }
+    let mut tokens = Vec::new();
+    while let Some(result) = tasks.join_next().await {
+        tokens.push(result.unwrap().unwrap());
+    }
+    assert_eq!(tokens.len(), 100);
+    assert!(tokens.iter().all(|t| t == "at-new"));
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    let saved = store.load(&connection.key).await.unwrap().unwrap();
+    assert_eq!(saved.refresh_token.unwrap().expose_secret(), "rt-new");
+    // A token that is not due is served without another request.
+    assert_eq!(refresher.access_token(&connection).await.unwrap().expose_secret(), "at-new");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn invalid_grant_during_refresh_asks_for_reauthorization() {
+    let server = provider(400, json!({"error": "invalid_grant"})).await;
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    let (refresher, connection, _store) = expired_connection(config).await;
+    let error = refresher.access_token(&connection).await.unwrap_err();
+    assert!(matches!(error, AccessTokenError::ReauthorizationRequired));
+    assert!(!error.is_retryable());
+}
