@@ -25,6 +25,16 @@ impl ValidationErrors {
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self(vec![FieldError::new(field, message)])
     }
+
+    /// Ok when nothing was found, else every error at once.
+    pub fn into_result(errors: Vec<FieldError>) -> Result<(), Self> {
+        if errors.is_empty() { Ok(()) } else { Err(Self(errors)) }
+    }
+
+    /// The errors found for `field`.
+    pub fn for_field(&self, field: &str) -> Vec<&FieldError> {
+        self.0.iter().filter(|e| e.field == field).collect()
+    }
 }
 
 impl fmt::Display for ValidationErrors {
