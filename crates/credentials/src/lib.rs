@@ -94,9 +94,11 @@ pub mod fields;
 pub mod http_client;
 pub mod oauth;
 mod random;
+pub mod rotation;
 pub mod strategy;
 pub mod validation;
 pub mod vault;
+pub mod vault_keys;
 
 pub use check_context::{CheckAuth, CheckContext, FetchError};
 pub use field_error::{FieldError, ValidationErrors};
@@ -113,9 +115,11 @@ pub use oauth::refresh::{
 };
 pub use oauth::state::{OAuthState, STATE_LIFETIME, StateError, StateToken};
 pub use oauth::token::{ClientCredentials, CodeExchange, RefreshRequest, TokenClient, TokenError, TokenSet};
+pub use rotation::{RotationError, RotationReport, reencrypt_all};
 pub use strategy::{
     ApiKeyConfig, ApiKeyLocation, AuthStrategy, BasicConfig, ClientAuthMethod, CustomConfig, CustomSetting,
     OAuth2Config, OfferedCredential, ServiceAuthOffer, StrategyKind, choose_strategy,
 };
 pub use validation::{parse_strategy, validate_strategy};
 pub use vault::{Binding, Key, Keyring, VaultError};
+pub use vault_keys::{KeyLoadError, KeySource, add_current_key, load_keyring};

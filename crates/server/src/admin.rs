@@ -2,8 +2,10 @@
 
 use anyhow::Context;
 use compliance_app::App;
+use compliance_credentials::{add_current_key, reencrypt_all};
 use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
 use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
+use compliance_store::Store;
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
@@ -13,13 +15,13 @@ use crate::wiring;
 
 pub async fn run(config: &Config, command: AdminCommand) -> anyhow::Result<()> {
     let (app, store) = wiring::app(config, wiring::Role::Admin).await?;
-    let output = execute(&app, command).await;
+    let output = execute(&app, store.as_ref(), config, command).await;
     store.close();
     println!("{}", output?);
     Ok(())
 }
 
-async fn execute(app: &App, command: AdminCommand) -> anyhow::Result<Value> {
+async fn execute(app: &App, store: &Store, config: &Config, command: AdminCommand) -> anyhow::Result<Value> {
     let admin = &app.admin;
     Ok(match command {
         AdminCommand::CreateOrg { name, slug } => {
@@ -46,6 +48,12 @@ async fn execute(app: &App, command: AdminCommand) -> anyhow::Result<Value> {
             let key = admin.revoke_api_key(&id).await?;
             json!({"id": key.id, "revokedAt": key.revoked_at})
         }
+        AdminCommand::RotateVaultKey { generate_key } => {
+            let keyring =
+                if generate_key { add_current_key(&config.vault_keys)? } else { wiring::vault_keyring(config)? };
+            let report = reencrypt_all(store, &keyring, progress_bar).await?;
+            json!({"currentKeyId": keyring.current_key_id(), "reencrypted": report.reencrypted, "skipped": report.skipped})
+        }
         AdminCommand::CreateSession { user, ttl_hours } => {
             let ttl = time::Duration::hours(i64::from(ttl_hours));
             let issued = admin.create_session(parse_user(&user, "--user")?, ttl).await?;
@@ -55,6 +63,20 @@ async fn execute(app: &App, command: AdminCommand) -> anyhow::Result<Value> {
             })
         }
     })
+}
+
+/// `re-encrypting secrets [#####-----] 50/100` on stderr, redrawn in place.
+fn progress_bar(done: u64, total: u64) {
+    const WIDTH: u64 = 30;
+    if total == 0 {
+        return;
+    }
+    let filled = (done * WIDTH / total) as usize;
+    let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH as usize - filled));
+    eprint!("\rre-encrypting secrets [{bar}] {done}/{total}");
+    if done == total {
+        eprintln!();
+    }
 }
 
 fn parse_org(text: &str) -> anyhow::Result<OrganizationId> {

@@ -64,6 +64,13 @@ pub enum AdminCommand {
         #[arg(long)]
         id: String,
     },
+    /// Re-encrypt every stored secret under the current vault key, with progress on stderr.
+    /// Interrupted, it can simply be run again.
+    RotateVaultKey {
+        /// First add a newly generated current key to the key file (not with VAULT_KEY set).
+        #[arg(long)]
+        generate_key: bool,
+    },
     /// Create a session for a user; the token is shown only this once.
     CreateSession {
         #[arg(long)]

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use compliance_app::Settings;
 use compliance_blobs::S3Config;
+use compliance_credentials::KeySource;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_store::DatabaseUrl;
@@ -26,6 +27,7 @@ pub struct Config {
     pub json_logs: bool,
     pub blobs: BlobConfig,
     pub redis_url: Option<SecretString>,
+    pub vault_keys: KeySource,
     pub settings: Settings,
 }
 
@@ -71,6 +73,7 @@ impl Config {
             json_logs,
             blobs: blob_config(&data_dir)?,
             redis_url: var("REDIS_URL")?.map(SecretString::from),
+            vault_keys: vault_keys(&data_dir)?,
             settings,
         })
     }
@@ -97,6 +100,20 @@ fn blob_config(data_dir: &std::path::Path) -> anyhow::Result<BlobConfig> {
         }
         Some(other) => bail!("BLOB_STORE `{other}` is neither fs nor s3"),
     }
+}
+
+/// `VAULT_KEY` (base64, 32 bytes) with `VAULT_OLD_KEYS` (comma-separated) that still decrypt, or
+/// else the key file `DATA_DIR/vault.keys`, generated on first start.
+fn vault_keys(data_dir: &std::path::Path) -> anyhow::Result<KeySource> {
+    Ok(match var("VAULT_KEY")? {
+        Some(current) => KeySource::Configured {
+            current: SecretString::from(current),
+            old: var("VAULT_OLD_KEYS")?
+                .map(|keys| keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(SecretString::from).collect())
+                .unwrap_or_default(),
+        },
+        None => KeySource::File(data_dir.join("vault.keys")),
+    })
 }
 
 /// `URL_SIGNING_KEY` (at least 32 bytes), or a random key that lives as long as the process: links

@@ -8,6 +8,8 @@ use crate::config::Config;
 use crate::wiring;
 
 pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
+    // Checked (or created) at start-up, so that a bad key stops the server before it serves.
+    wiring::vault_keyring(&config)?;
     // Connections are opened on the use-case runtime, where their I/O tasks must live.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use compliance_app::{App, Ports, SystemClock};
 use compliance_blobs::{FsBlobStore, S3BlobStore};
 use compliance_chat::{MemoryChatStore, RedisChatStore};
+use compliance_credentials::{KeySource, Keyring, load_keyring};
 use compliance_ports::{BlobStore, ChatStore};
 use compliance_store::{PoolOptions, Store};
 use secrecy::ExposeSecret;
@@ -23,6 +24,16 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
 pub enum Role {
     Server,
     Admin,
+}
+
+/// The vault's keys; a missing key file is generated, and that is worth saying: it must be backed
+/// up with the database, or the secrets stored under it are lost.
+pub fn vault_keyring(config: &Config) -> anyhow::Result<Keyring> {
+    let (keyring, created) = load_keyring(&config.vault_keys)?;
+    if created && let KeySource::File(path) = &config.vault_keys {
+        tracing::warn!(path = %path.display(), "generated a vault key: back this file up with the database");
+    }
+    Ok(keyring)
 }
 
 /// Migrates, connects, and builds the application over the adapters.

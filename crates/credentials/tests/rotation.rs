@@ -1,0 +1,108 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+//! Vault key rotation over a secret store: everything ends under the new key, still decrypts, and
+//! an interrupted run is finished by the next one.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use compliance_credentials::{Binding, Key, Keyring, reencrypt_all};
+use compliance_domain::{OrganizationId, Timestamp};
+use compliance_ports::{RepoError, SecretRepository, StoredSecret};
+
+type Owner = (String, String, String);
+
+/// An in-memory secret store that can be told to fail after a number of re-encryptions.
+#[derive(Default)]
+struct Secrets {
+    rows: Mutex<BTreeMap<Owner, StoredSecret>>,
+    failures_after: Mutex<Option<usize>>,
+    reencryptions: AtomicUsize,
+}
+
+fn owner(s: &StoredSecret) -> Owner {
+    (s.organization_id.to_string(), s.owner_kind.clone(), s.owner_id.clone())
+}
+
+#[async_trait]
+impl SecretRepository for Secrets {
+    async fn put(&self, secret: &StoredSecret) -> Result<(), RepoError> {
+        self.rows.lock().unwrap().insert(owner(secret), secret.clone());
+        Ok(())
+    }
+    async fn get(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<Option<StoredSecret>, RepoError> {
+        Ok(self.rows.lock().unwrap().get(&(org.to_string(), kind.into(), id.into())).cloned())
+    }
+    async fn delete(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<bool, RepoError> {
+        Ok(self.rows.lock().unwrap().remove(&(org.to_string(), kind.into(), id.into())).is_some())
+    }
+    async fn count_stale(&self, current: &str) -> Result<u64, RepoError> {
+        Ok(self.rows.lock().unwrap().values().filter(|s| s.key_id != current).count() as u64)
+    }
+    async fn stale(&self, current: &str, limit: usize) -> Result<Vec<StoredSecret>, RepoError> {
+        Ok(self.rows.lock().unwrap().values().filter(|s| s.key_id != current).take(limit).cloned().collect())
+    }
+    async fn reencrypt(&self, secret: &StoredSecret, expected_key: &str) -> Result<bool, RepoError> {
+        let done = self.reencryptions.fetch_add(1, Ordering::SeqCst);
+        if self.failures_after.lock().unwrap().is_some_and(|limit| done >= limit) {
+            return Err(RepoError::Unavailable("the database went away".into()));
+        }
+        let mut rows = self.rows.lock().unwrap();
+        match rows.get_mut(&owner(secret)) {
+            Some(row) if row.key_id == expected_key => {
+                *row = secret.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+fn binding(secret: &StoredSecret) -> Binding<'_> {
+    Binding {
+        organization_id: secret.organization_id.as_str(),
+        owner_kind: &secret.owner_kind,
+        owner_id: &secret.owner_id,
+    }
+}
+
+#[tokio::test]
+async fn rotation_reencrypts_everything_and_resumes_after_an_interruption() {
+    let old_key = Key::generate();
+    let old = Keyring::new(old_key.clone(), Vec::new()).unwrap();
+    let secrets = Secrets::default();
+    let orgs = [OrganizationId::generate(), OrganizationId::generate()];
+    for n in 0..250 {
+        let mut secret = StoredSecret {
+            organization_id: orgs[n % 2].clone(),
+            owner_kind: "connection".into(),
+            owner_id: format!("c{n:03}"),
+            key_id: old.current_key_id(),
+            ciphertext: Vec::new(),
+            updated_at: Timestamp::now(),
+        };
+        secret.ciphertext = old.encrypt(format!("token-{n}").as_bytes(), binding(&secret)).unwrap();
+        secrets.put(&secret).await.unwrap();
+    }
+    let rotated = Keyring::new(Key::generate(), vec![old_key]).unwrap();
+
+    *secrets.failures_after.lock().unwrap() = Some(120);
+    let interrupted = reencrypt_all(&secrets, &rotated, |_, _| {}).await;
+    assert!(interrupted.is_err(), "the store failed half-way");
+    let left = secrets.count_stale(&rotated.current_key_id()).await.unwrap();
+    assert_eq!(left, 130, "what was done stays done");
+
+    *secrets.failures_after.lock().unwrap() = None;
+    let mut seen = Vec::new();
+    let report = reencrypt_all(&secrets, &rotated, |done, total| seen.push((done, total))).await.unwrap();
+    assert_eq!(report.reencrypted, 130);
+    assert_eq!(seen.last(), Some(&(130, 130)), "progress reaches the total");
+    assert_eq!(secrets.count_stale(&rotated.current_key_id()).await.unwrap(), 0);
+
+    for (n, secret) in secrets.rows.lock().unwrap().values().enumerate() {
+        let plain = rotated.decrypt(&secret.ciphertext, binding(secret)).unwrap();
+        assert!(String::from_utf8(plain.to_vec()).unwrap().starts_with("token-"), "row {n}");
+        assert!(!rotated.needs_reencryption(&secret.ciphertext).unwrap());
+    }
+}
