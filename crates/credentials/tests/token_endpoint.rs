@@ -300,3 +300,63 @@ async fn invalid_grant_during_refresh_asks_for_reauthorization() {
     assert!(matches!(error, AccessTokenError::ReauthorizationRequired));
     assert!(!error.is_retryable());
 }
+
+/// A lease table in memory with the contract of `RefreshLeases` (the database adapters pass the
+/// same contract in the store's suite).
+#[derive(Default)]
+struct MemoryLeases(std::sync::Mutex<std::collections::HashMap<String, (String, compliance_domain::Timestamp)>>);
+
+#[async_trait::async_trait]
+impl compliance_ports::RefreshLeases for MemoryLeases {
+    async fn acquire(
+        &self,
+        key: &str,
+        holder: &str,
+        now: compliance_domain::Timestamp,
+        until: compliance_domain::Timestamp,
+    ) -> Result<bool, compliance_ports::RepoError> {
+        let mut leases = self.0.lock().unwrap();
+        let free = leases.get(key).is_none_or(|(owner, expires)| owner == holder || *expires < now);
+        if free {
+            leases.insert(key.to_owned(), (holder.to_owned(), until));
+        }
+        Ok(free)
+    }
+
+    async fn release(&self, key: &str, holder: &str) -> Result<(), compliance_ports::RepoError> {
+        let mut leases = self.0.lock().unwrap();
+        if leases.get(key).is_some_and(|(owner, _)| owner == holder) {
+            leases.remove(key);
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_instances_sharing_a_lease_cause_exactly_one_refresh() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(granted()).set_delay(Duration::from_millis(200)))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    let (_, connection, store) = expired_connection(config).await;
+    let leases: Arc<MemoryLeases> = Arc::new(MemoryLeases::default());
+    // Two instances: separate in-process locks, one token store and one lease table between them.
+    let instances: Vec<Arc<TokenRefresher>> = (0..2)
+        .map(|_| Arc::new(TokenRefresher::new(token_client(), store.clone()).with_shared_lease(leases.clone())))
+        .collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..60 {
+        let refresher = instances[n % 2].clone();
+        let connection = connection.clone();
+        tasks.spawn(async move { refresher.access_token(&connection).await.map(|t| t.expose_secret().to_owned()) });
+    }
+    while let Some(result) = tasks.join_next().await {
+        assert_eq!(result.unwrap().unwrap(), "at-new");
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 1, "one refresh across both instances");
+    assert!(leases.0.lock().unwrap().is_empty(), "the lease is released");
+}

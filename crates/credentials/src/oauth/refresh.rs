@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
+use compliance_ports::RefreshLeases;
 use secrecy::SecretString;
 use time::{Duration, OffsetDateTime};
 
@@ -48,11 +49,14 @@ pub enum AccessTokenError {
     Token(#[from] TokenError),
     #[error(transparent)]
     Store(#[from] TokenStoreError),
+    /// Another server instance held the refresh lease for longer than a caller waits.
+    #[error("another instance is refreshing this connection's tokens; retry shortly")]
+    RefreshInProgress,
 }
 
 impl AccessTokenError {
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Token(e) if e.is_retryable())
+        matches!(self, Self::Token(e) if e.is_retryable()) || matches!(self, Self::RefreshInProgress)
     }
 }
 
@@ -67,12 +71,26 @@ pub struct OAuthConnection {
 
 /// Hands out access tokens, refreshing when due. In one process, concurrent callers for one
 /// connection cause one refresh: they queue on a per-connection async mutex and re-check after
-/// acquiring it. (Across processes, the later store layer must add its own guard.)
+/// acquiring it. Across processes sharing a database, [`TokenRefresher::with_shared_lease`] adds
+/// a lease in that database: the holder refreshes, the others wait for its tokens.
 pub struct TokenRefresher {
     client: TokenClient,
     store: Arc<dyn TokenStore>,
     margin: Duration,
     locks: Mutex<HashMap<ConnectionKey, Arc<tokio::sync::Mutex<()>>>>,
+    lease: Option<SharedLease>,
+}
+
+/// How long a refresh lease lasts: longer than a token request may take (its total timeout).
+const LEASE_TTL: Duration = Duration::seconds(45);
+/// How long a caller waits for another instance's refresh before giving up (retryably).
+const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// This process's name in the lease table, and the table.
+struct SharedLease {
+    leases: Arc<dyn RefreshLeases>,
+    holder: String,
 }
 
 impl std::fmt::Debug for TokenRefresher {
@@ -87,7 +105,15 @@ impl TokenRefresher {
     }
 
     pub fn with_margin(client: TokenClient, store: Arc<dyn TokenStore>, margin: Duration) -> Self {
-        Self { client, store, margin, locks: Mutex::new(HashMap::new()) }
+        Self { client, store, margin, locks: Mutex::new(HashMap::new()), lease: None }
+    }
+
+    /// Refreshes only while holding `leases`' lease for the connection, so that one instance of
+    /// several sharing the database refreshes at a time.
+    #[must_use]
+    pub fn with_shared_lease(mut self, leases: Arc<dyn RefreshLeases>) -> Self {
+        self.lease = Some(SharedLease { leases, holder: hex::encode(crate::random::random_bytes::<16>()) });
+        self
     }
 
     /// A usable access token for `connection`, refreshed first when due.
@@ -99,7 +125,10 @@ impl TokenRefresher {
         let lock = self.lock_for(&connection.key);
         let result = {
             let _guard = lock.lock().await;
-            self.refresh_if_still_due(connection).await
+            match &self.lease {
+                None => self.refresh_if_still_due(connection).await,
+                Some(lease) => self.refresh_under_lease(connection, lease).await,
+            }
         };
         self.release(&connection.key, lock);
         result
@@ -136,6 +165,36 @@ impl TokenRefresher {
         };
         self.store.save(&connection.key, &fresh).await?;
         Ok(fresh.access_token)
+    }
+
+    /// Takes the shared lease and refreshes, or, while another instance holds it, waits for the
+    /// tokens it stores.
+    async fn refresh_under_lease(
+        &self,
+        connection: &OAuthConnection,
+        lease: &SharedLease,
+    ) -> Result<SecretString, AccessTokenError> {
+        let key = format!("{}/{}", connection.key.organization_id, connection.key.connection_id);
+        let store_error = |e: compliance_ports::RepoError| TokenStoreError(e.to_string());
+        let deadline = std::time::Instant::now() + LEASE_WAIT;
+        loop {
+            let now = compliance_domain::Timestamp::now();
+            if lease.leases.acquire(&key, &lease.holder, now, now.plus(LEASE_TTL)).await.map_err(store_error)? {
+                let result = self.refresh_if_still_due(connection).await;
+                if let Err(error) = lease.leases.release(&key, &lease.holder).await {
+                    tracing::warn!(%error, "could not release a refresh lease; it lapses by itself");
+                }
+                return result;
+            }
+            let tokens = self.store.load(&connection.key).await?.ok_or(AccessTokenError::NotConnected)?;
+            if !self.due(connection, &tokens) {
+                return Ok(tokens.access_token);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(AccessTokenError::RefreshInProgress);
+            }
+            tokio::time::sleep(LEASE_POLL).await;
+        }
     }
 
     fn lock_for(&self, key: &ConnectionKey) -> Arc<tokio::sync::Mutex<()>> {
