@@ -360,3 +360,15 @@ async fn two_instances_sharing_a_lease_cause_exactly_one_refresh() {
     assert_eq!(server.received_requests().await.unwrap().len(), 1, "one refresh across both instances");
     assert!(leases.0.lock().unwrap().is_empty(), "the lease is released");
 }
+
+#[tokio::test]
+async fn transient_refresh_failures_back_off_instead_of_hammering_the_provider() {
+    let server = provider(503, json!({"error": "temporarily_unavailable"})).await;
+    let config = oauth_config(&server.uri(), ClientAuthMethod::Body, false);
+    let (refresher, connection, _store) = expired_connection(config).await;
+    for _ in 0..5 {
+        let error = refresher.access_token(&connection).await.unwrap_err();
+        assert!(error.is_retryable(), "{error}");
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 1, "the provider is asked once, then left alone");
+}

@@ -79,7 +79,14 @@ pub struct TokenRefresher {
     margin: Duration,
     locks: Mutex<HashMap<ConnectionKey, Arc<tokio::sync::Mutex<()>>>>,
     lease: Option<SharedLease>,
+    /// After a transient refresh failure, when the provider may be asked again, and the wait
+    /// before that (doubled on each failure in a row).
+    backoff: Mutex<HashMap<ConnectionKey, (std::time::Instant, std::time::Duration)>>,
 }
+
+/// The first and the longest wait after transient refresh failures.
+const BACKOFF_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How long a refresh lease lasts: longer than a token request may take (its total timeout).
 const LEASE_TTL: Duration = Duration::seconds(45);
@@ -105,7 +112,14 @@ impl TokenRefresher {
     }
 
     pub fn with_margin(client: TokenClient, store: Arc<dyn TokenStore>, margin: Duration) -> Self {
-        Self { client, store, margin, locks: Mutex::new(HashMap::new()), lease: None }
+        Self {
+            client,
+            store,
+            margin,
+            locks: Mutex::new(HashMap::new()),
+            lease: None,
+            backoff: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Refreshes only while holding `leases`' lease for the connection, so that one instance of
@@ -152,6 +166,9 @@ impl TokenRefresher {
                 Ok(tokens.access_token)
             };
         };
+        if self.backing_off(&connection.key) {
+            return Err(AccessTokenError::Token(TokenError::BackingOff));
+        }
         let request = RefreshRequest {
             provider: &connection.provider,
             config: &connection.config,
@@ -161,8 +178,14 @@ impl TokenRefresher {
         let fresh = match self.client.refresh(&request).await {
             Ok(fresh) => fresh,
             Err(TokenError::InvalidGrant) => return Err(AccessTokenError::ReauthorizationRequired),
-            Err(other) => return Err(other.into()),
+            Err(other) => {
+                if other.is_retryable() {
+                    self.back_off(&connection.key);
+                }
+                return Err(other.into());
+            }
         };
+        self.backoff.lock().unwrap_or_else(PoisonError::into_inner).remove(&connection.key);
         self.store.save(&connection.key, &fresh).await?;
         Ok(fresh.access_token)
     }
@@ -195,6 +218,19 @@ impl TokenRefresher {
             }
             tokio::time::sleep(LEASE_POLL).await;
         }
+    }
+
+    /// Whether a recent transient failure says to leave the provider alone a while longer.
+    fn backing_off(&self, key: &ConnectionKey) -> bool {
+        let backoff = self.backoff.lock().unwrap_or_else(PoisonError::into_inner);
+        backoff.get(key).is_some_and(|(until, _)| std::time::Instant::now() < *until)
+    }
+
+    /// Doubles the wait after each transient failure in a row, up to [`BACKOFF_MAX`].
+    fn back_off(&self, key: &ConnectionKey) {
+        let mut backoff = self.backoff.lock().unwrap_or_else(PoisonError::into_inner);
+        let wait = backoff.get(key).map_or(BACKOFF_FIRST, |(_, last)| (*last * 2).min(BACKOFF_MAX));
+        backoff.insert(key.clone(), (std::time::Instant::now() + wait, wait));
     }
 
     fn lock_for(&self, key: &ConnectionKey) -> Arc<tokio::sync::Mutex<()>> {

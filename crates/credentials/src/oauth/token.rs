@@ -57,6 +57,9 @@ pub enum TokenError {
     InvalidResponse,
     #[error("this integration's tokens are long-lived and are never refreshed")]
     RefreshNotSupported,
+    /// Refreshes failed transiently just before; the provider is left alone a while.
+    #[error("the token endpoint failed moments ago; waiting before asking it again")]
+    BackingOff,
     #[error("the configuration asks for PKCE but no code verifier was given")]
     MissingCodeVerifier,
     #[error("the client credentials cannot be put into an Authorization header")]
@@ -68,7 +71,7 @@ pub enum TokenError {
 impl TokenError {
     /// 5xx, 429, timeouts and connection failures: worth trying again later.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Transient { .. })
+        matches!(self, Self::Transient { .. } | Self::BackingOff)
     }
 
     /// The user must connect again; retrying cannot help.
@@ -84,6 +87,7 @@ impl TokenError {
             Self::Redirected { .. } => "redirected",
             Self::InvalidResponse => "invalid_response",
             Self::RefreshNotSupported => "refresh_not_supported",
+            Self::BackingOff => "backing_off",
             Self::MissingCodeVerifier => "missing_code_verifier",
             Self::InvalidClientCredentials => "invalid_client_credentials",
             Self::Request(_) => "request_failed",
