@@ -115,6 +115,7 @@ pub use oauth::refresh::{
 };
 pub use oauth::state::{OAuthState, STATE_LIFETIME, StateError, StateToken};
 pub use oauth::token::{ClientCredentials, CodeExchange, RefreshRequest, TokenClient, TokenError, TokenSet};
+pub use oauth::vault_store::{TOKENS_OWNER_KIND, VaultTokenStore};
 pub use rotation::{RotationError, RotationReport, reencrypt_all};
 pub use strategy::{
     ApiKeyConfig, ApiKeyLocation, AuthStrategy, BasicConfig, ClientAuthMethod, CustomConfig, CustomSetting,

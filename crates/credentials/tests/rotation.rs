@@ -3,8 +3,8 @@
 //! an interrupted run is finished by the next one.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use compliance_credentials::{Binding, Key, Keyring, reencrypt_all};
@@ -105,4 +105,37 @@ async fn rotation_reencrypts_everything_and_resumes_after_an_interruption() {
         assert!(String::from_utf8(plain.to_vec()).unwrap().starts_with("token-"), "row {n}");
         assert!(!rotated.needs_reencryption(&secret.ciphertext).unwrap());
     }
+}
+
+#[tokio::test]
+async fn tokens_live_encrypted_in_the_vault_and_survive_rotation() {
+    use compliance_credentials::oauth::refresh::{ConnectionKey, TokenStore};
+    use compliance_credentials::{TokenSet, VaultTokenStore};
+    use secrecy::ExposeSecret;
+
+    let secrets = Arc::new(Secrets::default());
+    let old_key = Key::generate();
+    let keyring = Arc::new(Keyring::new(old_key.clone(), Vec::new()).unwrap());
+    let store = VaultTokenStore::new(secrets.clone(), keyring);
+    let key = ConnectionKey { organization_id: OrganizationId::generate().to_string(), connection_id: "con_1".into() };
+    let tokens = TokenSet {
+        access_token: "at-visible-only-decrypted".into(),
+        refresh_token: Some("rt-visible-only-decrypted".into()),
+        expires_at: Some(time::OffsetDateTime::from_unix_timestamp(1_900_000_000).unwrap()),
+        token_type: Some("bearer".into()),
+        scope: Some("repo".into()),
+    };
+    store.save(&key, &tokens).await.unwrap();
+    for row in secrets.rows.lock().unwrap().values() {
+        let raw = String::from_utf8_lossy(&row.ciphertext);
+        assert!(!raw.contains("visible-only-decrypted"), "no plaintext in the store");
+    }
+
+    let rotated = Arc::new(Keyring::new(Key::generate(), vec![old_key]).unwrap());
+    reencrypt_all(secrets.as_ref(), &rotated, |_, _| {}).await.unwrap();
+    let loaded = VaultTokenStore::new(secrets.clone(), rotated).load(&key).await.unwrap().unwrap();
+    assert_eq!(loaded.access_token.expose_secret(), "at-visible-only-decrypted");
+    assert_eq!(loaded.refresh_token.unwrap().expose_secret(), "rt-visible-only-decrypted");
+    assert_eq!(loaded.expires_at, tokens.expires_at);
+    assert_eq!(loaded.scope.as_deref(), Some("repo"));
 }

@@ -7,3 +7,4 @@ pub mod pkce;
 pub mod refresh;
 pub mod state;
 pub mod token;
+pub mod vault_store;
