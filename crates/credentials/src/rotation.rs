@@ -20,12 +20,15 @@ pub enum RotationError {
 }
 
 /// What a rotation did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RotationReport {
     pub reencrypted: u64,
     /// Secrets that changed while they were being re-encrypted; they are current already or will
     /// be taken up by the next run.
     pub skipped: u64,
+    /// Secrets that could not be decrypted (an old key missing from the keyring, or a tampered
+    /// row), by owner kind and id; the others are rotated all the same.
+    pub undecryptable: Vec<(String, String)>,
 }
 
 /// Re-encrypts every secret not under `keyring`'s current key. Each row is replaced on its own,
@@ -39,20 +42,29 @@ pub async fn reencrypt_all(
 ) -> Result<RotationReport, RotationError> {
     let current = keyring.current_key_id();
     let total = secrets.count_stale(&current).await?;
-    let mut report = RotationReport { reencrypted: 0, skipped: 0 };
+    let mut report = RotationReport { reencrypted: 0, skipped: 0, undecryptable: Vec::new() };
+    let mut seen = 0;
     progress(0, total);
-    while report.reencrypted + report.skipped < total {
+    // Rows that cannot be decrypted stay stale and come back in later batches: they are counted
+    // once, and a batch of nothing but them ends the run.
+    while seen < total {
         let batch = secrets.stale(&current, BATCH).await?;
-        if batch.is_empty() {
+        let known = |s: &StoredSecret| report.undecryptable.iter().any(|(k, i)| *k == s.owner_kind && *i == s.owner_id);
+        let fresh: Vec<StoredSecret> = batch.into_iter().filter(|s| !known(s)).collect();
+        if fresh.is_empty() {
             break;
         }
-        for secret in batch {
-            if reencrypt_one(secrets, keyring, &secret, &current).await? {
-                report.reencrypted += 1;
-            } else {
-                report.skipped += 1;
+        for secret in fresh {
+            match reencrypt_one(secrets, keyring, &secret, &current).await {
+                Ok(true) => report.reencrypted += 1,
+                Ok(false) => report.skipped += 1,
+                Err(RotationError::Decrypt { owner_kind, owner_id, .. }) => {
+                    report.undecryptable.push((owner_kind, owner_id));
+                }
+                Err(other) => return Err(other),
             }
-            progress(report.reencrypted + report.skipped, total);
+            seen += 1;
+            progress(seen, total);
         }
     }
     Ok(report)
@@ -81,5 +93,5 @@ async fn reencrypt_one(
         updated_at: compliance_domain::Timestamp::now(),
         ..secret.clone()
     };
-    Ok(secrets.reencrypt(&updated, &secret.key_id).await?)
+    Ok(secrets.reencrypt(&updated, &secret.ciphertext).await?)
 }

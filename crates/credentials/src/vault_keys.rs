@@ -35,10 +35,8 @@ pub fn load_keyring(source: &KeySource) -> Result<(Keyring, bool), KeyLoadError>
     match source {
         KeySource::Configured { current, old } => Ok((Keyring::from_base64_keys(current, old)?, false)),
         KeySource::File(path) => {
-            let created = !path.exists();
-            if created {
-                write_key_file(path, &[Key::generate().to_base64()])?;
-            }
+            // Of two first starts racing, one creates the file and both use its key.
+            let created = !path.exists() && create_key_file(path, &[Key::generate().to_base64()])?;
             Ok((keyring_from_file(path)?, created))
         }
     }
@@ -50,10 +48,33 @@ pub fn add_current_key(source: &KeySource) -> Result<Keyring, KeyLoadError> {
     let KeySource::File(path) = source else {
         return Err(KeyLoadError::NotAFile);
     };
+    let _lock = KeyFileLock::take(path)?;
     let mut keys = vec![Key::generate().to_base64()];
     keys.extend(read_keys(path)?);
-    write_key_file(path, &keys)?;
+    let temporary = write_temporary(path, &keys)?;
+    std::fs::rename(&temporary, path).map_err(|e| file_error(path, e))?;
+    sync_directory(path)?;
     keyring_from_file(path)
+}
+
+/// Only one key change at a time: a second `--generate-key` racing the first would otherwise keep
+/// a key the file loses.
+struct KeyFileLock(PathBuf);
+
+impl KeyFileLock {
+    fn take(path: &Path) -> Result<Self, KeyLoadError> {
+        let lock = path.with_extension("lock");
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&lock).map_err(|e| {
+            file_error(path, format!("{e}: another key change holds {} (remove it if none runs)", lock.display()))
+        })?;
+        Ok(Self(lock))
+    }
+}
+
+impl Drop for KeyFileLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn keyring_from_file(path: &Path) -> Result<Keyring, KeyLoadError> {
@@ -67,14 +88,27 @@ fn read_keys(path: &Path) -> Result<Vec<SecretString>, KeyLoadError> {
     Ok(text.lines().map(str::trim).filter(|line| !line.is_empty()).map(SecretString::from).collect())
 }
 
-/// Writes the keys to a new file readable by the owner only, then renames it into place.
-fn write_key_file(path: &Path, keys: &[SecretString]) -> Result<(), KeyLoadError> {
+/// Creates the key file unless it exists; whether this call created it.
+fn create_key_file(path: &Path, keys: &[SecretString]) -> Result<bool, KeyLoadError> {
+    let temporary = write_temporary(path, keys)?;
+    // A hard link, unlike a rename, refuses to replace a file another process created meanwhile.
+    let linked = std::fs::hard_link(&temporary, path);
+    let _ = std::fs::remove_file(&temporary);
+    match linked {
+        Ok(()) => sync_directory(path).map(|()| true),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(error) => Err(file_error(path, error)),
+    }
+}
+
+/// Writes the keys to a new, uniquely named file beside `path`, readable by the owner only.
+fn write_temporary(path: &Path, keys: &[SecretString]) -> Result<PathBuf, KeyLoadError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| file_error(path, e))?;
     }
-    let temporary = path.with_extension("tmp");
+    let temporary = path.with_extension(format!("tmp.{}", hex::encode(rand::random::<[u8; 8]>())));
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&temporary).map_err(|e| file_error(path, e))?;
@@ -82,7 +116,13 @@ fn write_key_file(path: &Path, keys: &[SecretString]) -> Result<(), KeyLoadError
         writeln!(file, "{}", key.expose_secret()).map_err(|e| file_error(path, e))?;
     }
     file.sync_all().map_err(|e| file_error(path, e))?;
-    std::fs::rename(&temporary, path).map_err(|e| file_error(path, e))
+    Ok(temporary)
+}
+
+/// Makes the file's new name durable, so a crash cannot bring back the previous keys.
+fn sync_directory(path: &Path) -> Result<(), KeyLoadError> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| file_error(path, e))
 }
 
 fn file_error(path: &Path, reason: impl std::fmt::Display) -> KeyLoadError {

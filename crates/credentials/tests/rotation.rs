@@ -43,14 +43,14 @@ impl SecretRepository for Secrets {
     async fn stale(&self, current: &str, limit: usize) -> Result<Vec<StoredSecret>, RepoError> {
         Ok(self.rows.lock().unwrap().values().filter(|s| s.key_id != current).take(limit).cloned().collect())
     }
-    async fn reencrypt(&self, secret: &StoredSecret, expected_key: &str) -> Result<bool, RepoError> {
+    async fn reencrypt(&self, secret: &StoredSecret, previous: &[u8]) -> Result<bool, RepoError> {
         let done = self.reencryptions.fetch_add(1, Ordering::SeqCst);
         if self.failures_after.lock().unwrap().is_some_and(|limit| done >= limit) {
             return Err(RepoError::Unavailable("the database went away".into()));
         }
         let mut rows = self.rows.lock().unwrap();
         match rows.get_mut(&owner(secret)) {
-            Some(row) if row.key_id == expected_key => {
+            Some(row) if row.ciphertext == previous => {
                 *row = secret.clone();
                 Ok(true)
             }
@@ -85,22 +85,35 @@ async fn rotation_reencrypts_everything_and_resumes_after_an_interruption() {
         secret.ciphertext = old.encrypt(format!("token-{n}").as_bytes(), binding(&secret)).unwrap();
         secrets.put(&secret).await.unwrap();
     }
+    // One row under a key nobody kept: reported, and it does not stop the others.
+    let lost = Keyring::new(Key::generate(), Vec::new()).unwrap();
+    let mut orphan = StoredSecret {
+        organization_id: orgs[0].clone(),
+        owner_kind: "connection".into(),
+        owner_id: "c000-lost".into(),
+        key_id: lost.current_key_id(),
+        ciphertext: Vec::new(),
+        updated_at: Timestamp::now(),
+    };
+    orphan.ciphertext = lost.encrypt(b"gone", binding(&orphan)).unwrap();
+    secrets.put(&orphan).await.unwrap();
     let rotated = Keyring::new(Key::generate(), vec![old_key]).unwrap();
 
     *secrets.failures_after.lock().unwrap() = Some(120);
     let interrupted = reencrypt_all(&secrets, &rotated, |_, _| {}).await;
     assert!(interrupted.is_err(), "the store failed half-way");
     let left = secrets.count_stale(&rotated.current_key_id()).await.unwrap();
-    assert_eq!(left, 130, "what was done stays done");
+    assert_eq!(left, 131, "what was done stays done");
 
     *secrets.failures_after.lock().unwrap() = None;
     let mut seen = Vec::new();
     let report = reencrypt_all(&secrets, &rotated, |done, total| seen.push((done, total))).await.unwrap();
     assert_eq!(report.reencrypted, 130);
-    assert_eq!(seen.last(), Some(&(130, 130)), "progress reaches the total");
-    assert_eq!(secrets.count_stale(&rotated.current_key_id()).await.unwrap(), 0);
+    assert_eq!(report.undecryptable, vec![("connection".to_owned(), "c000-lost".to_owned())]);
+    assert_eq!(seen.last(), Some(&(131, 131)), "progress reaches the total");
+    assert_eq!(secrets.count_stale(&rotated.current_key_id()).await.unwrap(), 1, "only the lost one");
 
-    for (n, secret) in secrets.rows.lock().unwrap().values().enumerate() {
+    for (n, secret) in secrets.rows.lock().unwrap().values().filter(|s| s.owner_id != "c000-lost").enumerate() {
         let plain = rotated.decrypt(&secret.ciphertext, binding(secret)).unwrap();
         assert!(String::from_utf8(plain.to_vec()).unwrap().starts_with("token-"), "row {n}");
         assert!(!rotated.needs_reencryption(&secret.ciphertext).unwrap());
@@ -119,7 +132,7 @@ async fn tokens_live_encrypted_in_the_vault_and_survive_rotation() {
     let store = VaultTokenStore::new(secrets.clone(), keyring);
     let key = ConnectionKey { organization_id: OrganizationId::generate().to_string(), connection_id: "con_1".into() };
     let tokens = TokenSet {
-        access_token: "at-visible-only-decrypted".into(),
+        access_token: "at-visible-only-decrypted \"quoted\" \\ back".into(),
         refresh_token: Some("rt-visible-only-decrypted".into()),
         expires_at: Some(time::OffsetDateTime::from_unix_timestamp(1_900_000_000).unwrap()),
         token_type: Some("bearer".into()),
@@ -134,7 +147,7 @@ async fn tokens_live_encrypted_in_the_vault_and_survive_rotation() {
     let rotated = Arc::new(Keyring::new(Key::generate(), vec![old_key]).unwrap());
     reencrypt_all(secrets.as_ref(), &rotated, |_, _| {}).await.unwrap();
     let loaded = VaultTokenStore::new(secrets.clone(), rotated).load(&key).await.unwrap().unwrap();
-    assert_eq!(loaded.access_token.expose_secret(), "at-visible-only-decrypted");
+    assert_eq!(loaded.access_token.expose_secret(), "at-visible-only-decrypted \"quoted\" \\ back", "escapes survive");
     assert_eq!(loaded.refresh_token.unwrap().expose_secret(), "rt-visible-only-decrypted");
     assert_eq!(loaded.expires_at, tokens.expires_at);
     assert_eq!(loaded.scope.as_deref(), Some("repo"));

@@ -50,9 +50,10 @@ pub trait SecretRepository: Send + Sync {
     async fn count_stale(&self, current_key: &str) -> Result<u64, RepoError>;
     /// Up to `limit` secrets not under `current_key`, oldest first, for re-encryption.
     async fn stale(&self, current_key: &str, limit: usize) -> Result<Vec<StoredSecret>, RepoError>;
-    /// Replaces the ciphertext only if the row is still under `expected_key`, so that a secret
-    /// written meanwhile is never overwritten by an older one re-encrypted. Whether it replaced.
-    async fn reencrypt(&self, secret: &StoredSecret, expected_key: &str) -> Result<bool, RepoError>;
+    /// Replaces the ciphertext only if the row still holds exactly `previous` (the ciphertext it
+    /// was read with), so that a secret written meanwhile, under any key, is never overwritten by
+    /// an older one re-encrypted. Whether it replaced.
+    async fn reencrypt(&self, secret: &StoredSecret, previous: &[u8]) -> Result<bool, RepoError>;
 }
 
 /// A pending OAuth authorization. Only the SHA-256 of the state value is kept.

@@ -52,6 +52,15 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
             let keyring =
                 if generate_key { add_current_key(&config.vault_keys)? } else { wiring::vault_keyring(config)? };
             let report = reencrypt_all(store, &keyring, progress_bar).await?;
+            if !report.undecryptable.is_empty() {
+                let owners: Vec<String> =
+                    report.undecryptable.iter().map(|(kind, id)| format!("{kind} {id}")).collect();
+                anyhow::bail!(
+                    "{} secrets re-encrypted; these cannot be decrypted with the configured keys: {}",
+                    report.reencrypted,
+                    owners.join(", ")
+                );
+            }
             json!({"currentKeyId": keyring.current_key_id(), "reencrypted": report.reencrypted, "skipped": report.skipped})
         }
         AdminCommand::CreateSession { user, ttl_hours } => {
@@ -71,10 +80,11 @@ fn progress_bar(done: u64, total: u64) {
     if total == 0 {
         return;
     }
-    let filled = (done * WIDTH / total) as usize;
+    // Rows written under an old key during the run can take `done` past the first count.
+    let filled = (done.min(total) * WIDTH / total) as usize;
     let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH as usize - filled));
     eprint!("\rre-encrypting secrets [{bar}] {done}/{total}");
-    if done == total {
+    if done >= total {
         eprintln!();
     }
 }

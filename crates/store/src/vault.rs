@@ -127,14 +127,14 @@ impl SecretRepository for Store {
         rows.into_iter().map(StoredSecret::try_from).collect()
     }
 
-    async fn reencrypt(&self, secret: &StoredSecret, expected_key: &str) -> Result<bool, RepoError> {
+    async fn reencrypt(&self, secret: &StoredSecret, previous: &[u8]) -> Result<bool, RepoError> {
         let row = SecretRow::from(secret);
         let mut conn = self.pools.write().await?;
         let replaced = db_run!(&mut conn, |c| {
             diesel::update(
                 vault_secrets::table
                     .find((row.organization_id.as_str(), row.owner_kind.as_str(), row.owner_id.as_str()))
-                    .filter(vault_secrets::key_id.eq(expected_key)),
+                    .filter(vault_secrets::ciphertext.eq(previous)),
             )
             .set((
                 vault_secrets::key_id.eq(&row.key_id),

@@ -7,13 +7,23 @@ use crate::diagnostics;
 use crate::oauth::state::{OAuthState, StateError, StateToken};
 use crate::oauth::token::{CodeExchange, TokenClient, TokenError, TokenSet};
 
-/// The query of the redirect back from the provider.
-#[derive(Debug, Default)]
+/// The query of the redirect back from the provider. `Debug` leaves the state value out.
+#[derive(Default)]
 pub struct CallbackParams {
     pub code: Option<SecretString>,
     pub state: Option<String>,
     /// RFC 6749 §4.1.2.1, e.g. `access_denied`.
     pub error: Option<String>,
+}
+
+impl std::fmt::Debug for CallbackParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallbackParams")
+            .field("code", &self.code)
+            .field("state", &self.state.as_ref().map(|_| "[redacted]"))
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 /// Who the callback request belongs to (from the session), to bind it to the stored state.

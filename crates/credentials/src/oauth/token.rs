@@ -281,7 +281,8 @@ fn interpret(status: StatusCode, body: &[u8], sent_at: OffsetDateTime) -> Result
         access_token: SecretString::from(access_token),
         refresh_token: raw.refresh_token.filter(|t| !t.is_empty()).map(SecretString::from),
         // Measured from when the request was sent, so network time errs towards refreshing early.
-        expires_at: expires_in.map(|s| sent_at + Duration::seconds(s.max(0))),
+        // An absurd `expires_in` (past what a date can hold) counts as "no expiry given".
+        expires_at: expires_in.and_then(|s| sent_at.checked_add(Duration::seconds(s.max(0)))),
         token_type: raw.token_type,
         scope: raw.scope,
     })

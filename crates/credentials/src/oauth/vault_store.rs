@@ -1,5 +1,6 @@
 //! A connection's OAuth tokens kept in the vault: one ciphertext per connection.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -30,13 +31,18 @@ impl std::fmt::Debug for VaultTokenStore {
     }
 }
 
+/// Borrowed where it can be: a JSON string with escapes in it cannot be borrowed.
 #[derive(Serialize, Deserialize)]
 struct Plain<'a> {
-    access_token: &'a str,
-    refresh_token: Option<&'a str>,
+    #[serde(borrow)]
+    access_token: Cow<'a, str>,
+    #[serde(borrow)]
+    refresh_token: Option<Cow<'a, str>>,
     expires_at: Option<i64>,
-    token_type: Option<&'a str>,
-    scope: Option<&'a str>,
+    #[serde(borrow)]
+    token_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    scope: Option<Cow<'a, str>>,
 }
 
 impl VaultTokenStore {
@@ -72,22 +78,22 @@ impl TokenStore for VaultTokenStore {
         let plain: Plain<'_> =
             serde_json::from_slice(&plaintext).map_err(|_| failed("the stored tokens are not readable"))?;
         Ok(Some(TokenSet {
-            access_token: SecretString::from(plain.access_token),
-            refresh_token: plain.refresh_token.map(SecretString::from),
+            access_token: SecretString::from(plain.access_token.into_owned()),
+            refresh_token: plain.refresh_token.map(|t| SecretString::from(t.into_owned())),
             expires_at: plain.expires_at.and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok()),
-            token_type: plain.token_type.map(str::to_owned),
-            scope: plain.scope.map(str::to_owned),
+            token_type: plain.token_type.map(Cow::into_owned),
+            scope: plain.scope.map(Cow::into_owned),
         }))
     }
 
     async fn save(&self, key: &ConnectionKey, tokens: &TokenSet) -> Result<(), TokenStoreError> {
         let org = organization(key)?;
         let plain = Plain {
-            access_token: tokens.access_token.expose_secret(),
-            refresh_token: tokens.refresh_token.as_ref().map(ExposeSecret::expose_secret),
+            access_token: Cow::Borrowed(tokens.access_token.expose_secret()),
+            refresh_token: tokens.refresh_token.as_ref().map(|t| Cow::Borrowed(t.expose_secret())),
             expires_at: tokens.expires_at.map(OffsetDateTime::unix_timestamp),
-            token_type: tokens.token_type.as_deref(),
-            scope: tokens.scope.as_deref(),
+            token_type: tokens.token_type.as_deref().map(Cow::Borrowed),
+            scope: tokens.scope.as_deref().map(Cow::Borrowed),
         };
         let json = Zeroizing::new(serde_json::to_vec(&plain).map_err(|_| failed("the tokens cannot be encoded"))?);
         let ciphertext = self.keyring.encrypt(&json, binding(key)).map_err(|e| TokenStoreError(e.to_string()))?;
