@@ -23,10 +23,10 @@ use crate::wire::{
 use crate::{ApiError, AppState, Caller};
 
 /// How a record kind appears on the wire.
-pub trait WireRecord: TenantRecord<Id = Id<Self::Kind>> + Sized
-where
-    Self::New: DeserializeOwned + 'static,
-    Self::Changes: DeserializeOwned + 'static,
+/// The bounds on the bodies are stated once here, as associated-type bounds, so that every
+/// generic handler below inherits them.
+pub trait WireRecord:
+    TenantRecord<Id = Id<Self::Kind>, New: DeserializeOwned + 'static, Changes: DeserializeOwned + 'static> + Sized
 {
     type Kind: IdKind + 'static;
     type Dto<'a>: Serialize
@@ -139,11 +139,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
     routes::<Task>(config, "/tasks");
 }
 
-fn routes<R: WireRecord>(config: &mut web::ServiceConfig, path: &str)
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+fn routes<R: WireRecord>(config: &mut web::ServiceConfig, path: &str) {
     config.service(resource(path).route(web::get().to(list::<R>)).route(web::post().to(create::<R>))).service(
         resource(&format!("{path}/{{id}}"))
             .route(web::get().to(get::<R>))
@@ -153,22 +149,14 @@ where
 }
 
 /// The user named on create, update and delete responses: sessions only, never on context.
-fn mutation_user<R: WireRecord>(caller: &Caller) -> Option<AuthenticatedUser<'_>>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+fn mutation_user<R: WireRecord>(caller: &Caller) -> Option<AuthenticatedUser<'_>> {
     match R::STYLE {
         AuthTypeStyle::Context => None,
         AuthTypeStyle::Standard => AuthenticatedUser::for_session(caller),
     }
 }
 
-fn with_auth<'a, R: WireRecord>(caller: &'a Caller, record: &'a R) -> WithAuth<'a, R::Dto<'a>>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+fn with_auth<'a, R: WireRecord>(caller: &'a Caller, record: &'a R) -> WithAuth<'a, R::Dto<'a>> {
     WithAuth {
         item: record.dto(true),
         auth_type: auth_type(caller, R::STYLE),
@@ -176,19 +164,11 @@ where
     }
 }
 
-fn parse_id<R: WireRecord>(id: &str) -> Result<R::Id, ApiError>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+fn parse_id<R: WireRecord>(id: &str) -> Result<R::Id, ApiError> {
     Id::parse(id).map_err(|_| ApiError::not_found(R::KIND))
 }
 
-async fn list<R: WireRecord>(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+async fn list<R: WireRecord>(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let records = state.run(|app| async move { R::service(&app).list(&principal).await }).await?;
     let count = records.len();
@@ -205,11 +185,7 @@ async fn get<R: WireRecord>(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, parse_id::<R>(&id)?);
     let record = state.run(|app| async move { R::service(&app).get(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(record.dto(true)))
@@ -219,11 +195,7 @@ async fn create<R: WireRecord>(
     state: web::Data<AppState>,
     caller: Caller,
     JsonBody(input): JsonBody<R::New>,
-) -> Result<HttpResponse, ApiError>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let record = state.run(|app| async move { R::service(&app).create(&principal, input).await }).await?;
     Ok(HttpResponse::Created().json(with_auth(&caller, &record)))
@@ -234,11 +206,7 @@ async fn update<R: WireRecord>(
     caller: Caller,
     id: web::Path<String>,
     JsonBody(changes): JsonBody<R::Changes>,
-) -> Result<HttpResponse, ApiError>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), parse_id::<R>(&id)?);
     let record = state.run(|app| async move { R::service(&app).update(&principal, &id, changes).await }).await?;
     Ok(HttpResponse::Ok().json(with_auth(&caller, &record)))
@@ -248,11 +216,7 @@ async fn delete<R: WireRecord>(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError>
-where
-    R::New: DeserializeOwned + 'static,
-    R::Changes: DeserializeOwned + 'static,
-{
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), parse_id::<R>(&id)?);
     let record = state.run(|app| async move { R::service(&app).delete(&principal, &id).await }).await?;
     let mut body = Map::new();
