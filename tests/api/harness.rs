@@ -70,7 +70,8 @@ pub struct TestServer {
     child: Child,
     stderr: Arc<Mutex<String>>,
     database: Database,
-    /// Holds `blobs/`, the server's `BLOB_DIR`; removed on drop.
+    /// Holds `blobs/` (the server's `BLOB_DIR`) and `data/` (its `DATA_DIR`, where the vault key
+    /// file is generated); removed on drop.
     scratch: TempDir,
 }
 
@@ -88,6 +89,7 @@ impl TestServer {
             .env("LISTEN_ADDR", &addr)
             .env("PUBLIC_URL", &base_url)
             .env("BLOB_DIR", &blob_dir)
+            .env("DATA_DIR", scratch.path().join("data"))
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "warn")
             .envs(env.iter().copied())
