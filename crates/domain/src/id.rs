@@ -155,6 +155,8 @@ id_kinds! {
     ApiKeyId = ApiKeyKind("apk");
     /// `ses_…`
     SessionId = SessionKind("ses");
+    /// `con_…`: an organization's connection to a third-party service.
+    ConnectionId = ConnectionKind("con");
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod comment;
 pub mod context;
 mod enums;
 pub mod id;
+pub mod integration;
 pub mod organization;
 pub mod people;
 pub mod policy;
@@ -32,7 +33,7 @@ pub mod vendor;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, CommentId, ContextEntryId, Id, IdKind, MemberId, OrganizationId, PolicyId, RiskId,
+    ApiKeyId, AttachmentId, CommentId, ConnectionId, ContextEntryId, Id, IdKind, MemberId, OrganizationId, PolicyId, RiskId,
     SessionId, TaskId, UserId, VendorId,
 };
 pub use serde_fields::{nullable, required_non_null};

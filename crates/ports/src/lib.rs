@@ -5,6 +5,7 @@
 
 mod blobs;
 mod chat;
+mod connections;
 mod error;
 mod record;
 mod repositories;
@@ -12,6 +13,7 @@ mod vault;
 
 pub use blobs::{BlobError, BlobStore};
 pub use chat::ChatStore;
+pub use connections::ConnectionRepository;
 pub use error::RepoError;
 pub use record::TenantRecord;
 pub use repositories::{

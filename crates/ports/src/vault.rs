@@ -44,6 +44,8 @@ pub trait SecretRepository: Send + Sync {
         owner_kind: &str,
         owner_id: &str,
     ) -> Result<Option<StoredSecret>, RepoError>;
+    /// The ids of the organization's owners of `owner_kind` that have a secret, sorted.
+    async fn owner_ids(&self, org: &OrganizationId, owner_kind: &str) -> Result<Vec<String>, RepoError>;
     /// Whether there was one to delete.
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError>;
     /// How many secrets are not yet under `current_key`.

@@ -1,0 +1,1 @@
+//! The manifests of `providers/`, compiled into the binary.
