@@ -5,6 +5,7 @@
 mod auth;
 mod body;
 mod error;
+mod pages;
 mod routes;
 mod state;
 pub mod wire;

@@ -1,0 +1,1 @@
+//! Server-rendered HTML pages (the connect page).
