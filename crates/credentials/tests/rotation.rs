@@ -34,6 +34,11 @@ impl SecretRepository for Secrets {
     async fn get(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<Option<StoredSecret>, RepoError> {
         Ok(self.rows.lock().unwrap().get(&(org.to_string(), kind.into(), id.into())).cloned())
     }
+    async fn owner_ids(&self, org: &OrganizationId, kind: &str) -> Result<Vec<String>, RepoError> {
+        // The map is ordered by (organization, kind, id), so the ids come out sorted.
+        let rows = self.rows.lock().unwrap();
+        Ok(rows.keys().filter(|(o, k, _)| *o == org.as_str() && k == kind).map(|(_, _, id)| id.clone()).collect())
+    }
     async fn delete(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<bool, RepoError> {
         Ok(self.rows.lock().unwrap().remove(&(org.to_string(), kind.into(), id.into())).is_some())
     }

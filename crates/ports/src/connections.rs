@@ -17,6 +17,7 @@ pub trait ConnectionRepository: Send + Sync {
     /// The organization's connection to `provider` that is not disconnected, if any.
     async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError>;
     /// Replaces every mutable field (status, timestamps, token expiry, last check) of the
-    /// connection with this id in this organization. `RepoError::NotFound` when there is none.
+    /// connection with this id in this organization. A disconnected connection is final: it is
+    /// never updated again. `RepoError::NotFound` when there is no such connection that is live.
     async fn update(&self, connection: &Connection) -> Result<(), RepoError>;
 }

@@ -2,6 +2,7 @@
 //! default), chosen by the database URL's scheme.
 
 mod comments;
+mod connections;
 mod db;
 mod error;
 mod migrate;

@@ -214,6 +214,23 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    connections (id) {
+        id -> Text,
+        organization_id -> Text,
+        provider -> Text,
+        status -> Text,
+        created_by -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+        connected_at -> Nullable<Timestamp>,
+        disconnected_at -> Nullable<Timestamp>,
+        token_expires_at -> Nullable<Timestamp>,
+        last_checked_at -> Nullable<Timestamp>,
+        last_error -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(members -> users (user_id));
 diesel::joinable!(comments -> users (author_id));
 diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions, comments, attachments);

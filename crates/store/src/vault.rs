@@ -93,6 +93,20 @@ impl SecretRepository for Store {
         row.map(StoredSecret::try_from).transpose()
     }
 
+    async fn owner_ids(&self, org: &OrganizationId, owner_kind: &str) -> Result<Vec<String>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        db_run!(&mut conn, |c| {
+            vault_secrets::table
+                .filter(vault_secrets::organization_id.eq(org.as_str()))
+                .filter(vault_secrets::owner_kind.eq(owner_kind))
+                .order(vault_secrets::owner_id.asc())
+                .select(vault_secrets::owner_id)
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)
+    }
+
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError> {
         let mut conn = self.pools.write().await?;
         let deleted = db_run!(&mut conn, |c| {

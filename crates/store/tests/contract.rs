@@ -7,17 +7,18 @@
 
 use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityType, NewComment};
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Person, Session, User};
 use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
-use compliance_domain::{ApiKeyId, OrganizationId, SessionId, Timestamp};
+use compliance_domain::{ApiKeyId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OAuthStateRecord, OAuthStateRepository,
-    OrganizationRepository, RecordRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret, TenantRecord,
-    UserRepository,
+    CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, MemberRepository, OAuthStateRecord,
+    OAuthStateRepository, OrganizationRepository, RecordRepository, RefreshLeases, RepoError, SecretRepository,
+    StoredSecret, TenantRecord, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -497,3 +498,129 @@ async fn refresh_leases(db: &TestDb) {
     assert!(store.acquire("conn_1", &winner, now, until).await.unwrap(), "released");
 }
 contract!(refresh_leases);
+
+async fn vault_owner_ids(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    for (org, owner) in [(&ours, "con_b"), (&ours, "con_a"), (&ours, "con_c"), (&theirs, "con_z")] {
+        SecretRepository::put(store, &secret(org, owner, "k1", b"x")).await.unwrap();
+    }
+    let mut other_kind = secret(&ours, "con_0", "k1", b"x");
+    other_kind.owner_kind = "webhook".into();
+    SecretRepository::put(store, &other_kind).await.unwrap();
+
+    assert_eq!(store.owner_ids(&ours.id, "connection").await.unwrap(), ["con_a", "con_b", "con_c"], "sorted");
+    assert_eq!(store.owner_ids(&theirs.id, "connection").await.unwrap(), ["con_z"], "tenant-scoped");
+    assert_eq!(store.owner_ids(&ours.id, "webhook").await.unwrap(), ["con_0"], "by kind");
+    assert!(store.owner_ids(&ours.id, "nothing").await.unwrap().is_empty());
+}
+contract!(vault_owner_ids);
+
+/// A live connection of `org` to `provider`, created by `by` at `at`.
+fn connection(org: &Organization, provider: &str, by: &Person, at: Timestamp) -> Connection {
+    Connection::connected(org.id.clone(), provider.into(), by.user.id.clone(), None, at)
+}
+
+async fn connections(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let ada = person(store, &ours, "ada@ours.test").await;
+    let bob = person(store, &theirs, "bob@theirs.test").await;
+    let now = Timestamp::now();
+    let later = now.plus(time::Duration::seconds(1));
+
+    // Every optional field set, and every optional field empty.
+    let mut full = connection(&ours, "github", &ada, now);
+    full.token_expires_at = Some(now.plus(time::Duration::hours(1)));
+    full.record_check(CheckOutcome::Failed("HTTP 500".into()), now);
+    full.disconnected_at = Some(now.plus(time::Duration::minutes(-5)));
+    let mut bare = connection(&ours, "slack", &ada, later);
+    bare.connected_at = None;
+    let mut tie = connection(&ours, "jira", &ada, later);
+    tie.status = ConnectionStatus::NeedsReauth;
+    let foreign = connection(&theirs, "github", &bob, later);
+    for c in [&full, &bare, &tie, &foreign] {
+        ConnectionRepository::insert(store, c).await.unwrap();
+    }
+
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), full, "round trip is exact");
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &bare.id).await.unwrap(), bare, "nulls stay null");
+    assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign);
+
+    let mut same_time = vec![bare.clone(), tie.clone()];
+    same_time.sort_by(|a, b| b.id.as_str().cmp(a.id.as_str()));
+    let expected: Vec<_> = same_time.into_iter().chain([full.clone()]).collect();
+    assert_eq!(ConnectionRepository::list(store, &ours.id).await.unwrap(), expected, "newest first, then id desc");
+    assert_eq!(ConnectionRepository::list(store, &theirs.id).await.unwrap(), vec![foreign.clone()]);
+
+    let missing = ConnectionRepository::get(store, &ours.id, &foreign.id).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)), "another organization's connection reads as missing");
+    let missing = ConnectionRepository::get(store, &ours.id, &ConnectionId::generate()).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)));
+
+    assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(full.clone()));
+    assert_eq!(store.find_live(&theirs.id, "github").await.unwrap(), Some(foreign.clone()), "each its own");
+    assert_eq!(store.find_live(&ours.id, "gitlab").await.unwrap(), None);
+
+    // Updates: every mutable field is replaced, including back to NULL.
+    let mut checked = full.clone();
+    checked.record_check(CheckOutcome::Passed, later);
+    checked.token_expires_at = None;
+    ConnectionRepository::update(store, &checked).await.unwrap();
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked);
+    assert_eq!(checked.last_error, None);
+
+    let mut unknown = checked.clone();
+    unknown.id = ConnectionId::generate();
+    assert!(matches!(ConnectionRepository::update(store, &unknown).await, Err(RepoError::NotFound)));
+    let mut hijack = foreign.clone();
+    hijack.organization_id = ours.id.clone();
+    hijack.disconnect(later);
+    assert!(matches!(ConnectionRepository::update(store, &hijack).await, Err(RepoError::NotFound)));
+    assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
+}
+contract!(connections);
+
+async fn one_live_connection_per_provider(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let ada = person(store, &ours, "ada@ours.test").await;
+    let bob = person(store, &theirs, "bob@theirs.test").await;
+    let now = Timestamp::now();
+    let later = now.plus(time::Duration::seconds(1));
+
+    let mut first = connection(&ours, "github", &ada, now);
+    ConnectionRepository::insert(store, &first).await.unwrap();
+    let mut broken = connection(&ours, "github", &ada, later);
+    broken.status = ConnectionStatus::Error;
+    let refused = ConnectionRepository::insert(store, &broken).await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "a second live one, even in error: {refused:?}");
+    assert!(matches!(ConnectionRepository::get(store, &ours.id, &broken.id).await, Err(RepoError::NotFound)));
+    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now)).await.unwrap();
+    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now)).await.unwrap();
+
+    first.disconnect(later);
+    ConnectionRepository::update(store, &first).await.unwrap();
+    assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), None, "disconnected is not live");
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "kept for the record");
+
+    let second = connection(&ours, "github", &ada, later);
+    ConnectionRepository::insert(store, &second).await.unwrap();
+    assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second.clone()));
+    let mut again = connection(&ours, "github", &ada, later);
+    again.disconnect(later);
+    ConnectionRepository::insert(store, &again).await.unwrap();
+    assert_eq!(ConnectionRepository::list(store, &ours.id).await.unwrap().len(), 4, "disconnected ones pile up");
+
+    let mut revived = first.clone();
+    revived.reconnect(None, later);
+    let refused = ConnectionRepository::update(store, &revived).await;
+    assert!(matches!(refused, Err(RepoError::NotFound)), "a disconnected connection is final: {refused:?}");
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "unchanged");
+    assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second));
+}
+contract!(one_live_connection_per_provider);

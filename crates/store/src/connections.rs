@@ -1,0 +1,192 @@
+//! Integration connections (their secrets are in the vault, see `vault.rs`).
+
+use async_trait::async_trait;
+use compliance_domain::integration::{Connection, ConnectionStatus};
+use compliance_domain::{ConnectionId, OrganizationId, Timestamp, UserId};
+use compliance_ports::{ConnectionRepository, RepoError};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::{corrupt, repo_error};
+use crate::schema::connections;
+
+const DISCONNECTED: &str = ConnectionStatus::Disconnected.as_str();
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = connections)]
+struct ConnectionRow {
+    id: String,
+    organization_id: String,
+    provider: String,
+    status: String,
+    created_by: String,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+    connected_at: Option<PrimitiveDateTime>,
+    disconnected_at: Option<PrimitiveDateTime>,
+    token_expires_at: Option<PrimitiveDateTime>,
+    last_checked_at: Option<PrimitiveDateTime>,
+    last_error: Option<String>,
+}
+
+/// What `update` replaces; `None` writes NULL (a cleared error or expiry must be stored as such).
+#[derive(AsChangeset)]
+#[diesel(table_name = connections, treat_none_as_null = true)]
+struct ConnectionChanges<'a> {
+    status: &'a str,
+    updated_at: PrimitiveDateTime,
+    connected_at: Option<PrimitiveDateTime>,
+    disconnected_at: Option<PrimitiveDateTime>,
+    token_expires_at: Option<PrimitiveDateTime>,
+    last_checked_at: Option<PrimitiveDateTime>,
+    last_error: Option<&'a str>,
+}
+
+fn bad(error: impl std::fmt::Display) -> RepoError {
+    corrupt("connections", error)
+}
+
+fn naive(ts: Option<Timestamp>) -> Option<PrimitiveDateTime> {
+    ts.map(Timestamp::to_utc_naive)
+}
+
+fn instant(naive: Option<PrimitiveDateTime>) -> Option<Timestamp> {
+    naive.map(Timestamp::from_utc_naive)
+}
+
+impl From<&Connection> for ConnectionRow {
+    fn from(c: &Connection) -> Self {
+        Self {
+            id: c.id.to_string(),
+            organization_id: c.organization_id.to_string(),
+            provider: c.provider.clone(),
+            status: c.status.as_str().to_owned(),
+            created_by: c.created_by.to_string(),
+            created_at: c.created_at.to_utc_naive(),
+            updated_at: c.updated_at.to_utc_naive(),
+            connected_at: naive(c.connected_at),
+            disconnected_at: naive(c.disconnected_at),
+            token_expires_at: naive(c.token_expires_at),
+            last_checked_at: naive(c.last_checked_at),
+            last_error: c.last_error.clone(),
+        }
+    }
+}
+
+impl<'a> From<&'a Connection> for ConnectionChanges<'a> {
+    fn from(c: &'a Connection) -> Self {
+        Self {
+            status: c.status.as_str(),
+            updated_at: c.updated_at.to_utc_naive(),
+            connected_at: naive(c.connected_at),
+            disconnected_at: naive(c.disconnected_at),
+            token_expires_at: naive(c.token_expires_at),
+            last_checked_at: naive(c.last_checked_at),
+            last_error: c.last_error.as_deref(),
+        }
+    }
+}
+
+impl TryFrom<ConnectionRow> for Connection {
+    type Error = RepoError;
+    fn try_from(r: ConnectionRow) -> Result<Self, RepoError> {
+        Ok(Self {
+            id: ConnectionId::parse(&r.id).map_err(bad)?,
+            organization_id: OrganizationId::parse(&r.organization_id).map_err(bad)?,
+            provider: r.provider,
+            status: r.status.parse().map_err(bad)?,
+            created_by: UserId::parse(&r.created_by).map_err(bad)?,
+            created_at: Timestamp::from_utc_naive(r.created_at),
+            updated_at: Timestamp::from_utc_naive(r.updated_at),
+            connected_at: instant(r.connected_at),
+            disconnected_at: instant(r.disconnected_at),
+            token_expires_at: instant(r.token_expires_at),
+            last_checked_at: instant(r.last_checked_at),
+            last_error: r.last_error,
+        })
+    }
+}
+
+#[async_trait]
+impl ConnectionRepository for Store {
+    async fn insert(&self, connection: &Connection) -> Result<(), RepoError> {
+        let row = ConnectionRow::from(connection);
+        let mut conn = self.pools.write().await?;
+        // A second live connection to the same provider violates connections_one_live_per_provider,
+        // which repo_error turns into a conflict.
+        db_run!(&mut conn, |c| diesel::insert_into(connections::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn list(&self, org: &OrganizationId) -> Result<Vec<Connection>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<ConnectionRow> = db_run!(&mut conn, |c| {
+            connections::table
+                .filter(connections::organization_id.eq(org.as_str()))
+                .order((connections::created_at.desc(), connections::id.desc()))
+                .select(ConnectionRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(Connection::try_from).collect()
+    }
+
+    async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: ConnectionRow = db_run!(&mut conn, |c| {
+            connections::table
+                .filter(connections::organization_id.eq(org.as_str()))
+                .filter(connections::id.eq(id.as_str()))
+                .select(ConnectionRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<ConnectionRow> = db_run!(&mut conn, |c| {
+            connections::table
+                .filter(connections::organization_id.eq(org.as_str()))
+                .filter(connections::provider.eq(provider))
+                .filter(connections::status.ne(DISCONNECTED))
+                .select(ConnectionRow::as_select())
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(Connection::try_from).transpose()
+    }
+
+    async fn update(&self, connection: &Connection) -> Result<(), RepoError> {
+        let changes = ConnectionChanges::from(connection);
+        let (org, id) = (connection.organization_id.as_str(), connection.id.as_str());
+        let mut conn = self.pools.write().await?;
+        // A disconnected connection is final: a check finishing after a disconnect must not
+        // bring it back, so its row matches no update.
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                connections::table
+                    .filter(connections::organization_id.eq(org))
+                    .filter(connections::id.eq(id))
+                    .filter(connections::status.ne(DISCONNECTED)),
+            )
+            .set(&changes)
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        if updated == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+}
