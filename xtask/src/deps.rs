@@ -19,6 +19,9 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-blobs", &["diesel", "actix-web", "compliance-store", "compliance-chat"]),
     ("compliance-chat", &["diesel", "actix-web", "compliance-store", "compliance-blobs"]),
     ("compliance-store", &["actix-web", "compliance-blobs", "compliance-chat"]),
+    ("compliance-credentials", &["diesel", "actix-web", "compliance-store"]),
+    // integration use cases reach storage through the ports only
+    ("compliance-integrations", &["diesel", "actix-web", "compliance-store"]),
 ];
 
 /// (package, dependency it must have): the proof that the check above can fail.

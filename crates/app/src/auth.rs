@@ -28,6 +28,18 @@ pub struct Principal {
     pub user_id: UserId,
     pub email: String,
     pub auth_type: AuthType,
+    /// The member's free-text role, e.g. `owner` or `admin, auditor`.
+    pub role: String,
+}
+
+impl Principal {
+    /// Administrators are members whose role, split on commas and whitespace, names `owner` or
+    /// `admin` (any case).
+    pub fn is_administrator(&self) -> bool {
+        self.role
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .any(|word| word.eq_ignore_ascii_case("owner") || word.eq_ignore_ascii_case("admin"))
+    }
 }
 
 /// What a request presented. `organization` is the raw `X-Organization-Id` header.
@@ -117,7 +129,13 @@ impl AuthService {
 }
 
 fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType) -> Principal {
-    Principal { organization_id, user_id: person.user.id, email: person.user.email, auth_type }
+    Principal {
+        organization_id,
+        user_id: person.user.id,
+        email: person.user.email,
+        auth_type,
+        role: person.member.role,
+    }
 }
 
 #[cfg(test)]
@@ -239,5 +257,22 @@ mod tests {
         assert!(matches!(run(auth.authenticate(wrong_org)), Err(AppError::Forbidden(_))));
         let wrong_key = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
         assert!(matches!(run(auth.authenticate(wrong_key)), Err(AppError::Unauthenticated(_))));
+    }
+
+    #[test]
+    fn administrators_are_owners_and_admins_in_any_case_among_other_roles() {
+        let with_role = |role: &str| Principal {
+            organization_id: OrganizationId::generate(),
+            user_id: UserId::generate(),
+            email: "a@example.com".into(),
+            auth_type: AuthType::Session,
+            role: role.into(),
+        };
+        for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
+            assert!(with_role(role).is_administrator(), "{role}");
+        }
+        for role in ["employee", "administrator", "co-owner", ""] {
+            assert!(!with_role(role).is_administrator(), "{role}");
+        }
     }
 }

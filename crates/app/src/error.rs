@@ -17,6 +17,9 @@ pub enum AppError {
     /// More bytes or items than the limits allow (413).
     #[error("{0}")]
     TooLarge(String),
+    /// Something an administrator must set up first (412), with where to read how.
+    #[error("{detail}")]
+    SetupRequired { detail: String, setup_instructions: Option<String>, create_app_url: Option<String> },
     #[error("service unavailable")]
     Unavailable(String),
     /// Details are for the log only.

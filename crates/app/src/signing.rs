@@ -23,6 +23,16 @@ impl UrlSigner {
         self.mac(org, attachment, expires).map(|mac| hex::encode(mac.finalize().into_bytes())).unwrap_or_default()
     }
 
+    /// A form's CSRF token: binds the session, the organization and the form, so a token is
+    /// useless to anyone without the session cookie and to any other form.
+    pub fn form_token(&self, session_token: &str, org: &str, form: &str) -> String {
+        self.sign(org, &format!("form\n{form}\n{session_token}"), 0)
+    }
+
+    pub fn verify_form_token(&self, session_token: &str, org: &str, form: &str, token: &str) -> bool {
+        self.verify(org, &format!("form\n{form}\n{session_token}"), 0, token)
+    }
+
     /// Compares in constant time; a signature that is not hex never matches.
     pub fn verify(&self, org: &str, attachment: &str, expires: i64, signature: &str) -> bool {
         let (Some(mac), Ok(bytes)) = (self.mac(org, attachment, expires), hex::decode(signature)) else {
@@ -46,5 +56,15 @@ mod tests {
         assert!(!signer.verify("org_a", "att_b", 101, &signature));
         assert!(!signer.verify("org_a", "att_b", 100, "zz"));
         assert!(!UrlSigner::new(b"j".repeat(32)).verify("org_a", "att_b", 100, &signature));
+    }
+
+    #[test]
+    fn form_tokens_bind_session_organization_and_form() {
+        let signer = UrlSigner::new(b"k".repeat(32));
+        let token = signer.form_token("cps_1", "org_a", "connect/github");
+        assert!(signer.verify_form_token("cps_1", "org_a", "connect/github", &token));
+        assert!(!signer.verify_form_token("cps_2", "org_a", "connect/github", &token));
+        assert!(!signer.verify_form_token("cps_1", "org_b", "connect/github", &token));
+        assert!(!signer.verify_form_token("cps_1", "org_a", "connect/aws", &token));
     }
 }

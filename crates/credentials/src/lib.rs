@@ -113,6 +113,7 @@ pub use oauth::refresh::{
     AccessTokenError, ConnectionKey, DEFAULT_REFRESH_MARGIN, InMemoryTokenStore, OAuthConnection, TokenRefresher,
     TokenStore, TokenStoreError, needs_refresh,
 };
+pub use oauth::revoke::{RevokeRequest, TokenTypeHint};
 pub use oauth::state::{OAuthState, STATE_LIFETIME, StateError, StateToken};
 pub use oauth::token::{ClientCredentials, CodeExchange, RefreshRequest, TokenClient, TokenError, TokenSet};
 pub use oauth::vault_store::{TOKENS_OWNER_KIND, VaultTokenStore};

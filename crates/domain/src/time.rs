@@ -30,6 +30,11 @@ impl Timestamp {
         PrimitiveDateTime::new(self.0.date(), self.0.time())
     }
 
+    /// The instant, in UTC.
+    pub fn to_offset(self) -> OffsetDateTime {
+        self.0
+    }
+
     pub fn as_unix_seconds(self) -> i64 {
         self.0.unix_timestamp()
     }

@@ -18,6 +18,8 @@ pub struct ApiError {
     title: &'static str,
     detail: String,
     errors: Vec<FieldError>,
+    /// Extension members of the problem (RFC 9457 §3.2).
+    extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -29,11 +31,13 @@ struct Problem<'a> {
     detail: &'a str,
     #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
     errors: &'a [FieldError],
+    #[serde(flatten)]
+    extensions: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 impl ApiError {
     fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
-        Self { status, kind, title, detail: detail.into(), errors: Vec::new() }
+        Self { status, kind, title, detail: detail.into(), errors: Vec::new(), extensions: serde_json::Map::new() }
     }
 
     pub fn validation(errors: ValidationErrors) -> Self {
@@ -42,6 +46,16 @@ impl ApiError {
             many => format!("{} fields are invalid", many.len()),
         };
         Self { errors: errors.0, ..Self::new(StatusCode::BAD_REQUEST, "validation", "Invalid request", detail) }
+    }
+
+    /// The human-readable explanation, with no secret in it.
+    pub fn detail(&self) -> String {
+        self.detail.clone()
+    }
+
+    /// The invalid fields of a validation error.
+    pub fn field_errors(&self) -> &[FieldError] {
+        &self.errors
     }
 
     pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
@@ -120,6 +134,12 @@ impl From<AppError> for ApiError {
             AppError::TooLarge(what) => {
                 Self::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large", what)
             }
+            AppError::SetupRequired { detail, setup_instructions, create_app_url } => {
+                let mut error = Self::new(StatusCode::PRECONDITION_FAILED, "setup-required", "Setup required", detail);
+                error.extensions.insert("setupInstructions".into(), setup_instructions.into());
+                error.extensions.insert("createAppUrl".into(), create_app_url.into());
+                error
+            }
             AppError::Unavailable(why) => {
                 tracing::warn!(reason = %why, "store unavailable");
                 Self::unavailable()
@@ -150,6 +170,7 @@ impl ResponseError for ApiError {
             status: self.status.as_u16(),
             detail: &self.detail,
             errors: &self.errors,
+            extensions: &self.extensions,
         };
         let mut response = HttpResponse::build(self.status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));

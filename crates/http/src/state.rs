@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use compliance_app::{App, AppError};
+use compliance_integrations::Integrations;
 use tokio::runtime::Handle;
 
 use crate::ApiError;
@@ -15,12 +16,13 @@ use crate::ApiError;
 /// mid-query on a multi-threaded runtime) is never cancelled.
 pub struct AppState {
     app: Arc<App>,
+    integrations: Arc<Integrations>,
     runtime: Handle,
 }
 
 impl AppState {
-    pub fn new(app: App, runtime: Handle) -> Self {
-        Self { app: Arc::new(app), runtime }
+    pub fn new(app: App, integrations: Integrations, runtime: Handle) -> Self {
+        Self { app: Arc::new(app), integrations: Arc::new(integrations), runtime }
     }
 
     pub async fn run<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>
@@ -29,7 +31,30 @@ impl AppState {
         Fut: Future<Output = Result<T, AppError>> + Send + 'static,
         T: Send + 'static,
     {
-        let task = self.runtime.spawn(use_case(self.app.clone()));
+        self.spawn(use_case(self.app.clone())).await
+    }
+
+    /// Signs and checks links and form tokens with the service's key.
+    pub fn signer(&self) -> compliance_app::UrlSigner {
+        compliance_app::UrlSigner::new(self.app.settings.url_signing_key.clone())
+    }
+
+    /// [`AppState::run`] for the integration use cases.
+    pub async fn integrations<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>
+    where
+        F: FnOnce(Arc<Integrations>) -> Fut,
+        Fut: Future<Output = Result<T, AppError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.spawn(use_case(self.integrations.clone())).await
+    }
+
+    async fn spawn<T, Fut>(&self, use_case: Fut) -> Result<T, ApiError>
+    where
+        Fut: Future<Output = Result<T, AppError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let task = self.runtime.spawn(use_case);
         match task.await {
             Ok(result) => result.map_err(ApiError::from),
             Err(error) => Err(AppError::Internal(format!("use case task failed: {error}")).into()),

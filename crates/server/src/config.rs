@@ -29,6 +29,10 @@ pub struct Config {
     pub redis_url: Option<SecretString>,
     pub vault_keys: KeySource,
     pub settings: Settings,
+    /// `PROVIDERS_DIR`: provider manifests added to the shipped ones.
+    pub providers_dir: Option<PathBuf>,
+    /// `OAUTH_REDIRECT_ORIGINS`: origins an OAuth `redirectUrl` may point at, besides `PUBLIC_URL`'s.
+    pub redirect_origins: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -75,6 +79,8 @@ impl Config {
             redis_url: var("REDIS_URL")?.map(SecretString::from),
             vault_keys: vault_keys(&data_dir)?,
             settings,
+            providers_dir: var("PROVIDERS_DIR")?.map(PathBuf::from),
+            redirect_origins: redirect_origins()?,
         })
     }
 }
@@ -114,6 +120,26 @@ fn vault_keys(data_dir: &std::path::Path) -> anyhow::Result<KeySource> {
         },
         None => KeySource::File(data_dir.join("vault.keys")),
     })
+}
+
+/// Comma-separated origins such as `https://app.example.com`: scheme, host and port only.
+fn redirect_origins() -> anyhow::Result<Vec<String>> {
+    let Some(list) = var("OAUTH_REDIRECT_ORIGINS")? else { return Ok(Vec::new()) };
+    list.split(',')
+        .map(str::trim)
+        .filter(|origin| !origin.is_empty())
+        .map(|origin| {
+            let url = url::Url::parse(origin).ok().filter(|u| {
+                matches!(u.scheme(), "http" | "https")
+                    && u.host_str().is_some()
+                    && u.path() == "/"
+                    && u.query().is_none()
+            });
+            url.map(|u| u.origin().ascii_serialization()).with_context(|| {
+                format!("OAUTH_REDIRECT_ORIGINS: `{origin}` is not an origin such as https://app.example.com")
+            })
+        })
+        .collect()
 }
 
 /// `URL_SIGNING_KEY` (at least 32 bytes), or a random key that lives as long as the process: links

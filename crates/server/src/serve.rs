@@ -8,14 +8,16 @@ use crate::config::Config;
 use crate::wiring;
 
 pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
-    // Checked (or created) at start-up, so that a bad key stops the server before it serves.
-    wiring::vault_keyring(&config)?;
+    // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
+    let keyring = wiring::vault_keyring(&config)?;
+    let catalog = wiring::provider_catalog(&config)?;
     // Connections are opened on the use-case runtime, where their I/O tasks must live.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();
     let (app, store) = runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server).await }).await??;
     let settings = app.settings.clone();
-    let app = web::Data::new(AppState::new(app, runtime));
+    let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
+    let app = web::Data::new(AppState::new(app, integrations, runtime));
     let server = HttpServer::new(move || {
         ActixApp::new()
             .app_data(app.clone())

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use compliance_app::{App, Ports, SystemClock};
 use compliance_blobs::{FsBlobStore, S3BlobStore};
 use compliance_chat::{MemoryChatStore, RedisChatStore};
-use compliance_credentials::{KeySource, Keyring, load_keyring};
+use compliance_credentials::{HttpSettings, KeySource, Keyring, load_keyring};
+use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
 use compliance_ports::{BlobStore, ChatStore};
 use compliance_store::{PoolOptions, Store};
 use secrecy::ExposeSecret;
@@ -65,4 +66,34 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         clock: Arc::new(SystemClock),
     };
     Ok((App::new(ports, config.settings.clone()), store))
+}
+
+/// The provider catalog: the shipped manifests and `PROVIDERS_DIR`'s. An invalid manifest stops
+/// start-up, naming the file and the field.
+pub fn provider_catalog(config: &Config) -> anyhow::Result<ProviderCatalog> {
+    let catalog = ProviderCatalog::load(config.providers_dir.as_deref())?;
+    tracing::debug!(providers = catalog.iter().count(), "provider catalog loaded");
+    Ok(catalog)
+}
+
+/// The integration use cases over the same store as the application.
+pub fn integrations(
+    config: &Config,
+    store: &Arc<Store>,
+    catalog: ProviderCatalog,
+    keyring: Keyring,
+) -> anyhow::Result<Integrations> {
+    let ports = IntegrationPorts {
+        connections: store.clone(),
+        secrets: store.clone(),
+        oauth_states: store.clone(),
+        refresh_leases: store.clone(),
+        clock: Arc::new(SystemClock),
+    };
+    let settings = IntegrationSettings {
+        public_url: config.settings.public_url.clone(),
+        redirect_origins: config.redirect_origins.clone(),
+        http: HttpSettings::default(),
+    };
+    Ok(Integrations::new(catalog, ports, Arc::new(keyring), settings)?)
 }

@@ -1,10 +1,11 @@
 //! The OAuth 2.0 authorization-code flow: authorization URL, PKCE, state, callback, token exchange,
-//! refresh.
+//! refresh, revocation.
 
 pub mod authorize;
 pub mod callback;
 pub mod pkce;
 pub mod refresh;
+pub mod revoke;
 pub mod state;
 pub mod token;
 pub mod vault_store;

@@ -79,7 +79,7 @@ impl TokenError {
         matches!(self, Self::InvalidGrant)
     }
 
-    fn short_reason(&self) -> &str {
+    pub(super) fn short_reason(&self) -> &str {
         match self {
             Self::InvalidGrant => "invalid_grant",
             Self::Transient { .. } => "temporarily_unavailable",
@@ -120,7 +120,7 @@ pub struct RefreshRequest<'a> {
 /// Talks to token endpoints.
 #[derive(Debug, Clone)]
 pub struct TokenClient {
-    http: reqwest::Client,
+    pub(super) http: reqwest::Client,
 }
 
 impl TokenClient {
@@ -178,16 +178,8 @@ impl TokenClient {
     ) -> Result<TokenSet, TokenError> {
         // tokenParams go into refreshes too: providers that need e.g. `audience` need it on both.
         append_token_params(&mut form, &config.token_params);
-        let mut request = self.http.post(&config.token_url).header(ACCEPT, "application/json");
-        match config.client_auth_method {
-            ClientAuthMethod::Body => {
-                form.push(("client_id", &client.client_id));
-                form.push(("client_secret", client.client_secret.expose_secret()));
-            }
-            ClientAuthMethod::Header => {
-                request = request.header(AUTHORIZATION, client_basic_header(client)?);
-            }
-        }
+        let request = self.http.post(&config.token_url).header(ACCEPT, "application/json");
+        let request = authenticate_client(request, &mut form, config.client_auth_method, client)?;
         let sent_at = OffsetDateTime::now_utc();
         let response = request.form(&form).send().await.map_err(transport_error)?;
         let status = response.status();
@@ -204,6 +196,25 @@ fn append_token_params<'a>(form: &mut Vec<(&'a str, &'a str)>, params: &'a BTree
     }
 }
 
+/// Client authentication as `clientAuthMethod` says: `client_id` and `client_secret` appended to the form
+/// (`body`), or the RFC 6749 §2.3.1 Basic header and nothing in the form (`header`). Token and revocation
+/// requests alike.
+pub(super) fn authenticate_client<'a>(
+    request: reqwest::RequestBuilder,
+    form: &mut Vec<(&'a str, &'a str)>,
+    method: ClientAuthMethod,
+    client: &'a ClientCredentials,
+) -> Result<reqwest::RequestBuilder, TokenError> {
+    Ok(match method {
+        ClientAuthMethod::Body => {
+            form.push(("client_id", &client.client_id));
+            form.push(("client_secret", client.client_secret.expose_secret()));
+            request
+        }
+        ClientAuthMethod::Header => request.header(AUTHORIZATION, client_basic_header(client)?),
+    })
+}
+
 /// RFC 6749 §2.3.1: both parts form-urlencoded before base64, so a `:` in the id cannot split it.
 fn client_basic_header(client: &ClientCredentials) -> Result<HeaderValue, TokenError> {
     let id: String = form_urlencoded::byte_serialize(client.client_id.as_bytes()).collect();
@@ -214,7 +225,7 @@ fn client_basic_header(client: &ClientCredentials) -> Result<HeaderValue, TokenE
     Ok(value)
 }
 
-fn transport_error(error: reqwest::Error) -> TokenError {
+pub(super) fn transport_error(error: reqwest::Error) -> TokenError {
     if error.is_timeout() || error.is_connect() {
         TokenError::Transient { status: None }
     } else {
@@ -222,7 +233,7 @@ fn transport_error(error: reqwest::Error) -> TokenError {
     }
 }
 
-async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, TokenError> {
+pub(super) async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, TokenError> {
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
         if body.len() + chunk.len() > MAX_RESPONSE_BYTES {

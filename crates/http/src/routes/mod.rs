@@ -2,7 +2,9 @@
 
 mod chat;
 mod comments;
+mod connect_page;
 mod health;
+mod integrations;
 mod organization;
 mod people;
 mod records;
@@ -24,13 +26,15 @@ pub struct RouteLimits {
 
 pub fn configure(config: &mut web::ServiceConfig, limits: RouteLimits) {
     health::configure(config);
+    connect_page::configure(config);
     config.service(
         web::scope("/v1")
             .configure(records::configure)
             .configure(|config| comments::configure(config, limits.comments))
             .configure(|config| chat::configure(config, limits.chat))
             .configure(people::configure)
-            .configure(organization::configure),
+            .configure(organization::configure)
+            .configure(integrations::configure),
     );
 }
 

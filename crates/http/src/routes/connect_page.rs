@@ -1,0 +1,283 @@
+//! The connect page: server-rendered HTML for a browser with a session cookie. A navigation cannot
+//! send `X-Organization-Id`, so the organization is the `organizationId` query parameter; forms
+//! carry a CSRF token bound to the session, the organization and the provider.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use compliance_app::{Credentials, Principal};
+use compliance_credentials::FieldType;
+use compliance_integrations::{NewConnection, ProviderView, StartOAuth};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::auth::SESSION_COOKIE;
+use crate::pages::{ConnectBody, ConnectPage, Outcome, render_connect_page, render_message_page};
+
+/// Largest form body accepted, in bytes.
+const FORM_LIMIT: usize = 64 * 1024;
+/// Credential inputs are named `cred.<field id>`.
+const FIELD_PREFIX: &str = "cred.";
+
+pub fn configure(config: &mut web::ServiceConfig) {
+    config
+        .service(
+            web::resource("/integrations/{slug}/connect")
+                .route(web::get().to(show))
+                .route(web::post().to(submit_form))
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/integrations/{slug}/connect/oauth")
+                .route(web::post().to(submit_oauth))
+                .default_service(web::to(method_not_allowed)),
+        );
+}
+
+/// `organizationId`, plus what the OAuth callback appends when it sends the browser back.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PageQuery {
+    organization_id: Option<String>,
+    status: Option<String>,
+    connection_id: Option<String>,
+    error: Option<String>,
+}
+
+/// Who is looking, for which organization, with which session token.
+struct Visitor {
+    principal: Principal,
+    session: SecretString,
+}
+
+/// An HTML answer with the headers every page gets.
+fn page(status: StatusCode, body: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+        ))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(body)
+}
+
+fn message(status: StatusCode, title: &str, detail: &str) -> HttpResponse {
+    page(status, render_message_page(title, detail))
+}
+
+async fn method_not_allowed() -> HttpResponse {
+    message(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed", "This page takes GET, and POST from its forms.")
+}
+
+async fn visitor(state: &AppState, req: &HttpRequest, organization: Option<String>) -> Result<Visitor, HttpResponse> {
+    let Some(organization) = organization else {
+        return Err(message(
+            StatusCode::BAD_REQUEST,
+            "Organization missing",
+            "Open this page with ?organizationId=org_… naming the organization to connect.",
+        ));
+    };
+    let Some(cookie) = req.cookie(SESSION_COOKIE) else {
+        return Err(message(StatusCode::UNAUTHORIZED, "Sign in first", "This page needs a signed-in session."));
+    };
+    let session = SecretString::from(cookie.value().to_owned());
+    let credentials = Credentials::Session { token: session.clone(), organization: Some(organization) };
+    let principal = state.run(|app| async move { app.auth.authenticate(credentials).await }).await;
+    match principal {
+        Ok(principal) => Ok(Visitor { principal, session }),
+        Err(error) => Err(api_error_page(error)),
+    }
+}
+
+fn api_error_page(error: crate::ApiError) -> HttpResponse {
+    let status = actix_web::ResponseError::status_code(&error);
+    message(status, status.canonical_reason().unwrap_or("Error"), &error.detail())
+}
+
+async fn provider(state: &AppState, visitor: &Visitor, slug: String) -> Result<ProviderView, HttpResponse> {
+    let principal = visitor.principal.clone();
+    state.integrations(|i| async move { i.get_provider(&principal, &slug).await }).await.map_err(api_error_page)
+}
+
+fn form_name(slug: &str) -> String {
+    format!("connect/{slug}")
+}
+
+/// What the page shows around its form: the outcome, refilled values and field errors.
+#[derive(Default)]
+struct FormState {
+    outcome: Option<(String, bool)>,
+    values: BTreeMap<String, String>,
+    errors: BTreeMap<String, String>,
+}
+
+fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &FormState) -> String {
+    let org = visitor.principal.organization_id.as_str();
+    let csrf = state.signer().form_token(visitor.session.expose_secret(), org, &form_name(&provider.slug));
+    let body = match &provider.oauth {
+        Some(oauth) => {
+            ConnectBody::OAuth { configured: oauth.configured, create_app_url: oauth.create_app_url.as_deref() }
+        }
+        None => ConnectBody::Form { fields: &provider.credential_fields, values: &form.values, errors: &form.errors },
+    };
+    let outcome = form.outcome.as_ref().map(|(text, connected)| match connected {
+        true => Outcome::Connected { connection_id: text, status: "active" },
+        false => Outcome::Failed { message: text },
+    });
+    render_connect_page(&ConnectPage {
+        provider_name: &provider.name,
+        provider_slug: &provider.slug,
+        description: &provider.description,
+        setup_instructions: provider.setup_instructions.as_deref(),
+        organization_id: org,
+        csrf_token: &csrf,
+        body,
+        outcome,
+    })
+}
+
+async fn show(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    slug: web::Path<String>,
+    query: web::Query<PageQuery>,
+) -> HttpResponse {
+    let query = query.into_inner();
+    let visitor = match visitor(&state, &req, query.organization_id).await {
+        Ok(visitor) => visitor,
+        Err(response) => return response,
+    };
+    let provider = match provider(&state, &visitor, slug.into_inner()).await {
+        Ok(provider) => provider,
+        Err(response) => return response,
+    };
+    // Back from the OAuth callback: say how it went.
+    let outcome = match query.status.as_deref() {
+        Some("connected") => query.connection_id.map(|id| (id, true)),
+        Some("error") => {
+            Some((format!("The connection failed ({}).", query.error.as_deref().unwrap_or("unknown_error")), false))
+        }
+        _ => None,
+    };
+    let form = FormState { outcome, ..FormState::default() };
+    page(StatusCode::OK, render(&state, &visitor, &provider, &form))
+}
+
+/// The submitted form: its CSRF token and the `cred.*` values.
+struct Submitted {
+    csrf_token: String,
+    credentials: BTreeMap<String, SecretString>,
+}
+
+fn parse_form(body: &[u8]) -> Submitted {
+    let mut submitted = Submitted { csrf_token: String::new(), credentials: BTreeMap::new() };
+    for (name, value) in url::form_urlencoded::parse(body) {
+        if name == "csrf_token" {
+            submitted.csrf_token = value.into_owned();
+        } else if let Some(id) = name.strip_prefix(FIELD_PREFIX) {
+            submitted.credentials.insert(id.to_owned(), SecretString::from(value.into_owned()));
+        }
+    }
+    submitted
+}
+
+/// The visitor and the form, once the CSRF token is right.
+async fn accept_form(
+    state: &AppState,
+    req: &HttpRequest,
+    slug: &str,
+    organization: Option<String>,
+    body: &[u8],
+) -> Result<(Visitor, ProviderView, Submitted), HttpResponse> {
+    if body.len() > FORM_LIMIT {
+        return Err(message(StatusCode::PAYLOAD_TOO_LARGE, "Form too large", "The form may be at most 64 KiB."));
+    }
+    let visitor = visitor(state, req, organization).await?;
+    let submitted = parse_form(body);
+    let org = visitor.principal.organization_id.as_str();
+    let token_ok =
+        state.signer().verify_form_token(visitor.session.expose_secret(), org, &form_name(slug), &submitted.csrf_token);
+    if !token_ok {
+        return Err(message(
+            StatusCode::FORBIDDEN,
+            "Form expired",
+            "This form's security token does not match your session. Reload the page and try again.",
+        ));
+    }
+    let provider = provider(state, &visitor, slug.to_owned()).await?;
+    Ok((visitor, provider, submitted))
+}
+
+async fn submit_form(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    slug: web::Path<String>,
+    query: web::Query<PageQuery>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let (visitor, provider, submitted) =
+        match accept_form(&state, &req, &slug, query.into_inner().organization_id, &body).await {
+            Ok(accepted) => accepted,
+            Err(response) => return response,
+        };
+    let values = refill(&provider, &submitted.credentials);
+    let input = NewConnection { provider_slug: provider.slug.clone(), credentials: submitted.credentials };
+    let principal = visitor.principal.clone();
+    let created = state.integrations(|i| async move { i.create_connection(&principal, input).await }).await;
+    let (status, form) = match created {
+        Ok(connection) => (
+            StatusCode::CREATED,
+            FormState { outcome: Some((connection.id.to_string(), true)), ..FormState::default() },
+        ),
+        Err(error) => {
+            let status = actix_web::ResponseError::status_code(&error);
+            let errors: BTreeMap<String, String> = error
+                .field_errors()
+                .iter()
+                .map(|e| (e.field.strip_prefix("credentials.").unwrap_or(&e.field).to_owned(), e.message.clone()))
+                .collect();
+            let outcome = errors.is_empty().then(|| (error.detail(), false));
+            (status, FormState { outcome, values, errors })
+        }
+    };
+    page(status, render(&state, &visitor, &provider, &form))
+}
+
+/// The values to put back into the form after a failed submit: never a password.
+fn refill(provider: &ProviderView, submitted: &BTreeMap<String, SecretString>) -> BTreeMap<String, String> {
+    provider
+        .credential_fields
+        .iter()
+        .filter(|f| f.field_type != FieldType::Password)
+        .filter_map(|f| Some((f.id.clone(), submitted.get(&f.id)?.expose_secret().to_owned())))
+        .collect()
+}
+
+async fn submit_oauth(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    slug: web::Path<String>,
+    query: web::Query<PageQuery>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let (visitor, provider, _) = match accept_form(&state, &req, &slug, query.into_inner().organization_id, &body).await
+    {
+        Ok(accepted) => accepted,
+        Err(response) => return response,
+    };
+    let principal = visitor.principal.clone();
+    let input = StartOAuth { provider_slug: provider.slug.clone(), redirect_url: None };
+    match state.integrations(|i| async move { i.start_oauth(&principal, input).await }).await {
+        Ok(url) => HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish(),
+        Err(error) => {
+            let status = actix_web::ResponseError::status_code(&error);
+            let form = FormState { outcome: Some((error.detail(), false)), ..FormState::default() };
+            page(status, render(&state, &visitor, &provider, &form))
+        }
+    }
+}

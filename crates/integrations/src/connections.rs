@@ -1,0 +1,354 @@
+//! Connections: created from a credential form (api_key, basic, custom) or by the OAuth flow;
+//! listed, checked against the provider's `verify` request, and disconnected.
+
+use std::collections::BTreeMap;
+
+use compliance_app::{AppError, Principal};
+use compliance_credentials::{
+    AccessTokenError, AuthStrategy, CheckAuth, CheckContext, ConnectionKey, CredentialValues, FetchError,
+    OAuthConnection, RevokeRequest, StrategyKind, TokenStore as _, TokenTypeHint, VaultTokenStore, credential_fields,
+    validate_values,
+};
+use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
+use compliance_domain::{ConnectionId, FieldError, OrganizationId, Timestamp, UserId, ValidationErrors};
+use compliance_ports::RepoError;
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+use crate::sealed::CONNECTION_CREDENTIALS;
+use crate::{Integrations, Provider};
+
+/// Longest credential value accepted, in characters (PEM keys fit).
+const VALUE_MAX: usize = 16 * 1024;
+
+/// `POST /v1/integrations/connections`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewConnection {
+    pub provider_slug: String,
+    #[serde(deserialize_with = "crate::secret_input::secret_map")]
+    pub credentials: BTreeMap<String, SecretString>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionView {
+    pub id: ConnectionId,
+    pub provider_slug: String,
+    pub provider_name: Option<String>,
+    pub auth_type: Option<StrategyKind>,
+    pub status: ConnectionStatus,
+    pub created_by: UserId,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub connected_at: Option<Timestamp>,
+    pub disconnected_at: Option<Timestamp>,
+    pub token_expires_at: Option<Timestamp>,
+    pub last_checked_at: Option<Timestamp>,
+    pub last_error: Option<String>,
+}
+
+/// What a check found, beside the updated connection.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckReport {
+    pub connection: ConnectionView,
+    pub check: CheckResult,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckResult {
+    pub ok: bool,
+    /// The provider's answer, when there was one.
+    pub http_status: Option<u16>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Revocation {
+    Revoked,
+    Failed,
+    NotSupported,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Disconnected {
+    pub connection: ConnectionView,
+    pub revocation: Revocation,
+}
+
+impl Integrations {
+    pub async fn create_connection(
+        &self,
+        caller: &Principal,
+        input: NewConnection,
+    ) -> Result<ConnectionView, AppError> {
+        let provider = self.provider(&input.provider_slug)?.clone();
+        if let AuthStrategy::OAuth2(_) = provider.auth {
+            return Err(AppError::invalid(
+                "providerSlug",
+                "is an OAuth provider: connect it with POST /v1/integrations/oauth/start",
+            ));
+        }
+        let values = submitted_values(&provider, input.credentials)?;
+        let org = &caller.organization_id;
+        if self.connections.find_live(org, &provider.slug).await?.is_some() {
+            return Err(already_connected(&provider));
+        }
+        let connection =
+            Connection::connected(org.clone(), provider.slug.clone(), caller.user_id.clone(), None, self.clock.now());
+        let exposed: BTreeMap<&str, &str> =
+            values.ids().filter_map(|id| Some((id, values.get(id)?.expose_secret()))).collect();
+        self.sealed.put(org, CONNECTION_CREDENTIALS, connection.id.as_str(), &exposed).await?;
+        if let Err(error) = self.connections.insert(&connection).await {
+            // Nothing may point at the credentials now: destroy them rather than leave them behind.
+            if let Err(cleanup) = self.sealed.destroy_connection_secrets(org, &connection.id).await {
+                tracing::warn!(error = %cleanup, "could not destroy the credentials of a connection not created");
+            }
+            return Err(match error {
+                RepoError::Conflict(_) => already_connected(&provider),
+                other => other.into(),
+            });
+        }
+        Ok(self.connection_view(connection))
+    }
+
+    pub async fn list_connections(&self, caller: &Principal) -> Result<Vec<ConnectionView>, AppError> {
+        let connections = self.connections.list(&caller.organization_id).await?;
+        Ok(connections.into_iter().map(|c| self.connection_view(c)).collect())
+    }
+
+    pub async fn get_connection(&self, caller: &Principal, id: &str) -> Result<ConnectionView, AppError> {
+        Ok(self.connection_view(self.find_connection(&caller.organization_id, id).await?))
+    }
+
+    /// Revokes the tokens at the provider when it says how, destroys the credentials, and marks
+    /// the connection disconnected. Disconnecting twice answers the same.
+    pub async fn disconnect(&self, caller: &Principal, id: &str) -> Result<Disconnected, AppError> {
+        let org = &caller.organization_id;
+        let mut connection = self.find_connection(org, id).await?;
+        if connection.is_disconnected() {
+            return Ok(Disconnected {
+                connection: self.connection_view(connection),
+                revocation: Revocation::NotSupported,
+            });
+        }
+        let revocation = self.revoke(&connection).await?;
+        self.sealed.destroy_connection_secrets(org, &connection.id).await?;
+        connection.disconnect(self.clock.now());
+        self.connections.update(&connection).await.map_err(|e| AppError::from_repo(e, "connection"))?;
+        Ok(Disconnected { connection: self.connection_view(connection), revocation })
+    }
+
+    /// Sends the provider's `verify` request with the connection's credentials and records what
+    /// it found.
+    pub async fn check(&self, caller: &Principal, id: &str) -> Result<CheckReport, AppError> {
+        let org = &caller.organization_id;
+        let mut connection = self.find_connection(org, id).await?;
+        if connection.is_disconnected() {
+            return Err(AppError::Conflict("the connection is disconnected: connect the provider again".into()));
+        }
+        let provider = self
+            .catalog
+            .get(&connection.provider)
+            .cloned()
+            .ok_or_else(|| AppError::Conflict("the connection's provider is no longer offered".into()))?;
+        let verify = provider
+            .verify
+            .clone()
+            .ok_or_else(|| AppError::invalid("providerSlug", "declares no verify request, so it cannot be checked"))?;
+        let (outcome, http_status) = match self.check_context(&provider, &connection).await? {
+            Ok(context) => {
+                let sent = context.fetch(context.request(verify.method.clone(), &verify.url)).await;
+                judge(sent)
+            }
+            Err(outcome) => (outcome, None),
+        };
+        if let AuthStrategy::OAuth2(_) = provider.auth {
+            connection.token_expires_at = self.stored_token_expiry(org, &connection.id).await;
+        }
+        connection.record_check(outcome.clone(), self.clock.now());
+        self.connections.update(&connection).await.map_err(|e| match e {
+            RepoError::NotFound => AppError::Conflict("the connection was disconnected during the check".into()),
+            other => other.into(),
+        })?;
+        let message = match outcome {
+            CheckOutcome::Passed => None,
+            CheckOutcome::Refused(why) | CheckOutcome::Failed(why) => Some(why),
+        };
+        let check = CheckResult { ok: message.is_none(), http_status, message };
+        Ok(CheckReport { connection: self.connection_view(connection), check })
+    }
+
+    async fn find_connection(&self, org: &OrganizationId, id: &str) -> Result<Connection, AppError> {
+        const MISSING: AppError = AppError::NotFound("connection");
+        let id = ConnectionId::parse(id).map_err(|_| MISSING)?;
+        self.connections.get(org, &id).await.map_err(|e| AppError::from_repo(e, "connection"))
+    }
+
+    /// How `fetch` authenticates for this connection, or why it cannot.
+    async fn check_context(
+        &self,
+        provider: &Provider,
+        connection: &Connection,
+    ) -> Result<Result<CheckContext, CheckOutcome>, AppError> {
+        let org = &connection.organization_id;
+        let (auth, values) = match &provider.auth {
+            AuthStrategy::OAuth2(config) => {
+                let Some((app, _)) = self.load_oauth_app(org, &provider.slug).await? else {
+                    return Ok(Err(CheckOutcome::Failed("no OAuth app is configured for this provider".into())));
+                };
+                let oauth = OAuthConnection {
+                    key: connection_key(connection),
+                    provider: provider.slug.clone(),
+                    config: config.clone(),
+                    client: app.client(),
+                };
+                let auth = CheckAuth::OAuth2 { refresher: self.refresher.clone(), connection: Box::new(oauth) };
+                (auth, CredentialValues::default())
+            }
+            other => {
+                let stored: Option<(BTreeMap<String, String>, _)> =
+                    self.sealed.get(org, CONNECTION_CREDENTIALS, connection.id.as_str()).await?;
+                let Some((values, _)) = stored else {
+                    return Ok(Err(CheckOutcome::Refused("no credentials are stored: connect again".into())));
+                };
+                let values = values.into_iter().map(|(k, v)| (k, SecretString::from(v))).collect();
+                let auth = match other {
+                    AuthStrategy::ApiKey(config) => CheckAuth::ApiKey(config.clone()),
+                    AuthStrategy::Basic(config) => CheckAuth::Basic(config.clone()),
+                    _ => CheckAuth::Custom,
+                };
+                (auth, CredentialValues::from_validated(values))
+            }
+        };
+        Ok(Ok(CheckContext::new(self.http.clone(), auth, values)))
+    }
+
+    async fn stored_token_expiry(&self, org: &OrganizationId, id: &ConnectionId) -> Option<Timestamp> {
+        let store = VaultTokenStore::new(self.sealed.secrets(), self.sealed.keyring());
+        let key = ConnectionKey { organization_id: org.to_string(), connection_id: id.to_string() };
+        let tokens = store.load(&key).await.ok().flatten()?;
+        tokens.expires_at.map(Timestamp::from_offset)
+    }
+
+    /// RFC 7009 revocation of the refresh token (else the access token), when the manifest says how.
+    async fn revoke(&self, connection: &Connection) -> Result<Revocation, AppError> {
+        let Some(provider) = self.catalog.get(&connection.provider) else { return Ok(Revocation::NotSupported) };
+        let (AuthStrategy::OAuth2(config), Some(url)) = (&provider.auth, &provider.revoke) else {
+            return Ok(Revocation::NotSupported);
+        };
+        let store = VaultTokenStore::new(self.sealed.secrets(), self.sealed.keyring());
+        let tokens = store.load(&connection_key(connection)).await.ok().flatten();
+        let app = self.load_oauth_app(&connection.organization_id, &provider.slug).await?;
+        let (Some(tokens), Some((app, _))) = (tokens, app) else { return Ok(Revocation::Failed) };
+        let (token, token_type_hint) = match &tokens.refresh_token {
+            Some(refresh) => (refresh, TokenTypeHint::RefreshToken),
+            None => (&tokens.access_token, TokenTypeHint::AccessToken),
+        };
+        let request =
+            RevokeRequest { provider: &provider.slug, url, client: &app.client(), config, token, token_type_hint };
+        match self.tokens.revoke(&request).await {
+            Ok(()) => Ok(Revocation::Revoked),
+            Err(error) => {
+                tracing::warn!(provider = %provider.slug, reason = %error, "token revocation failed");
+                Ok(Revocation::Failed)
+            }
+        }
+    }
+
+    pub(crate) fn connection_view(&self, c: Connection) -> ConnectionView {
+        let provider = self.catalog.get(&c.provider);
+        ConnectionView {
+            id: c.id,
+            provider_name: provider.map(|p| p.name.clone()),
+            auth_type: provider.map(|p| p.auth.kind()),
+            provider_slug: c.provider,
+            status: c.status,
+            created_by: c.created_by,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            connected_at: c.connected_at,
+            disconnected_at: c.disconnected_at,
+            token_expires_at: c.token_expires_at,
+            last_checked_at: c.last_checked_at,
+            last_error: c.last_error,
+        }
+    }
+}
+
+fn connection_key(connection: &Connection) -> ConnectionKey {
+    ConnectionKey { organization_id: connection.organization_id.to_string(), connection_id: connection.id.to_string() }
+}
+
+fn already_connected(provider: &Provider) -> AppError {
+    AppError::Conflict(format!(
+        "this organization is already connected to {}: disconnect that connection first",
+        provider.name
+    ))
+}
+
+/// The provider's fields, checked; errors are named `credentials.<id>` and never carry a value.
+fn submitted_values(
+    provider: &Provider,
+    submitted: BTreeMap<String, SecretString>,
+) -> Result<CredentialValues, AppError> {
+    let prefixed = |errors: Vec<FieldError>| {
+        let errors = errors.into_iter().map(|e| FieldError::new(format!("credentials.{}", e.field), e.message));
+        AppError::Validation(ValidationErrors(errors.collect()))
+    };
+    let mut bad = Vec::new();
+    for (id, value) in &submitted {
+        let value = value.expose_secret();
+        if value.chars().count() > VALUE_MAX {
+            bad.push(FieldError::new(id.clone(), format!("must be at most {VALUE_MAX} characters")));
+        } else if value.contains('\0') {
+            bad.push(FieldError::new(id.clone(), "must not contain NUL characters"));
+        }
+    }
+    if !bad.is_empty() {
+        return Err(prefixed(bad));
+    }
+    validate_values(&credential_fields(&provider.auth), submitted).map_err(|e| prefixed(e.0))
+}
+
+/// What the provider's answer (or the lack of one) says about the credentials.
+fn judge(sent: Result<reqwest::Response, FetchError>) -> (CheckOutcome, Option<u16>) {
+    match sent {
+        Ok(response) => {
+            let status = response.status();
+            let outcome = if status.is_success() {
+                CheckOutcome::Passed
+            } else if matches!(status.as_u16(), 401 | 403) {
+                CheckOutcome::Refused(format!("the provider refused the credentials (HTTP {})", status.as_u16()))
+            } else {
+                CheckOutcome::Failed(format!("the provider answered HTTP {}", status.as_u16()))
+            };
+            (outcome, Some(status.as_u16()))
+        }
+        Err(FetchError::AccessToken(error)) => (token_outcome(&error), None),
+        Err(FetchError::MissingCredential(id)) => {
+            (CheckOutcome::Refused(format!("the credential field {id} has no value: connect again")), None)
+        }
+        Err(FetchError::Request(error)) if error.is_timeout() => {
+            (CheckOutcome::Failed("the provider did not answer in time".into()), None)
+        }
+        Err(FetchError::Request(error)) if error.is_connect() => {
+            (CheckOutcome::Failed("the provider could not be reached".into()), None)
+        }
+        Err(other) => (CheckOutcome::Failed(other.to_string()), None),
+    }
+}
+
+fn token_outcome(error: &AccessTokenError) -> CheckOutcome {
+    match error {
+        AccessTokenError::NotConnected | AccessTokenError::ReauthorizationRequired => {
+            CheckOutcome::Refused(error.to_string())
+        }
+        AccessTokenError::Token(token) if token.needs_reauthorization() => CheckOutcome::Refused(error.to_string()),
+        other => CheckOutcome::Failed(other.to_string()),
+    }
+}

@@ -1,0 +1,76 @@
+//! What callers see of a provider: its strategy, the fields to fill in, whether this organization
+//! has configured an OAuth app for it.
+
+use compliance_app::{AppError, Principal};
+use compliance_credentials::{AuthStrategy, CredentialField, CustomSetting, StrategyKind, credential_fields};
+use serde::Serialize;
+
+use crate::sealed::OAUTH_APP;
+use crate::{Integrations, Provider};
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderView {
+    pub slug: String,
+    pub name: String,
+    pub description: String,
+    pub auth_type: StrategyKind,
+    pub setup_instructions: Option<String>,
+    pub credential_fields: Vec<CredentialField>,
+    pub oauth: Option<OAuthView>,
+    pub supports_verify: bool,
+    pub supports_revoke: bool,
+    pub connect_url: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthView {
+    pub configured: bool,
+    pub scopes: Vec<String>,
+    pub create_app_url: Option<String>,
+    pub callback_url: String,
+    pub custom_settings: Vec<CustomSetting>,
+}
+
+impl Integrations {
+    /// Every provider, sorted by slug.
+    pub async fn list_providers(&self, caller: &Principal) -> Result<Vec<ProviderView>, AppError> {
+        let configured = self.sealed.owners(&caller.organization_id, OAUTH_APP).await?;
+        Ok(self.catalog.iter().map(|p| self.view(p, configured.binary_search(&p.slug).is_ok())).collect())
+    }
+
+    pub async fn get_provider(&self, caller: &Principal, slug: &str) -> Result<ProviderView, AppError> {
+        let provider = self.provider(slug)?;
+        let configured = match provider.auth {
+            AuthStrategy::OAuth2(_) => self.load_oauth_app(&caller.organization_id, slug).await?.is_some(),
+            _ => false,
+        };
+        Ok(self.view(provider, configured))
+    }
+
+    fn view(&self, provider: &Provider, oauth_app_configured: bool) -> ProviderView {
+        let oauth = match &provider.auth {
+            AuthStrategy::OAuth2(config) => Some(OAuthView {
+                configured: oauth_app_configured,
+                scopes: config.scopes.clone(),
+                create_app_url: config.create_app_url.clone(),
+                callback_url: self.callback_url(),
+                custom_settings: config.custom_settings.clone(),
+            }),
+            _ => None,
+        };
+        ProviderView {
+            slug: provider.slug.clone(),
+            name: provider.name.clone(),
+            description: provider.description.clone(),
+            auth_type: provider.auth.kind(),
+            setup_instructions: provider.setup_instructions().map(str::to_owned),
+            credential_fields: credential_fields(&provider.auth),
+            oauth,
+            supports_verify: provider.verify.is_some(),
+            supports_revoke: provider.revoke.is_some(),
+            connect_url: format!("/integrations/{}/connect", provider.slug),
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! JSON documents kept encrypted in the secret store: a connection's credential values, an OAuth
+//! app, a pending authorization's PKCE verifier. The plaintext lives only in zeroized buffers.
+
+use std::sync::Arc;
+
+use compliance_app::AppError;
+use compliance_credentials::{Binding, Keyring, TOKENS_OWNER_KIND};
+use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
+use compliance_ports::{SecretRepository, StoredSecret};
+use secrecy::zeroize::Zeroizing;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Owner kinds in the secret store.
+pub(crate) const CONNECTION_CREDENTIALS: &str = "connection";
+pub(crate) const OAUTH_APP: &str = "oauth_app";
+pub(crate) const OAUTH_STATE: &str = "oauth_state";
+
+#[derive(Clone)]
+pub(crate) struct Sealed {
+    secrets: Arc<dyn SecretRepository>,
+    keyring: Arc<Keyring>,
+}
+
+impl Sealed {
+    pub(crate) fn new(secrets: Arc<dyn SecretRepository>, keyring: Arc<Keyring>) -> Self {
+        Self { secrets, keyring }
+    }
+
+    pub(crate) async fn put<T: Serialize>(
+        &self,
+        org: &OrganizationId,
+        kind: &str,
+        owner: &str,
+        document: &T,
+    ) -> Result<(), AppError> {
+        let plaintext = Zeroizing::new(serde_json::to_vec(document).map_err(|_| internal("encode", kind))?);
+        let binding = Binding { organization_id: org.as_str(), owner_kind: kind, owner_id: owner };
+        let ciphertext = self.keyring.encrypt(&plaintext, binding).map_err(|_| internal("encrypt", kind))?;
+        let secret = StoredSecret {
+            organization_id: org.clone(),
+            owner_kind: kind.to_owned(),
+            owner_id: owner.to_owned(),
+            key_id: self.keyring.current_key_id(),
+            ciphertext,
+            updated_at: Timestamp::now(),
+        };
+        Ok(self.secrets.put(&secret).await?)
+    }
+
+    /// The document and when it was stored.
+    pub(crate) async fn get<T: DeserializeOwned>(
+        &self,
+        org: &OrganizationId,
+        kind: &str,
+        owner: &str,
+    ) -> Result<Option<(T, Timestamp)>, AppError> {
+        let Some(stored) = self.secrets.get(org, kind, owner).await? else { return Ok(None) };
+        let binding = Binding { organization_id: org.as_str(), owner_kind: kind, owner_id: owner };
+        let plaintext = self.keyring.decrypt(&stored.ciphertext, binding).map_err(|_| internal("decrypt", kind))?;
+        let document = serde_json::from_slice(&plaintext).map_err(|_| internal("decode", kind))?;
+        Ok(Some((document, stored.updated_at)))
+    }
+
+    /// Whether there was one.
+    pub(crate) async fn delete(&self, org: &OrganizationId, kind: &str, owner: &str) -> Result<bool, AppError> {
+        Ok(self.secrets.delete(org, kind, owner).await?)
+    }
+
+    pub(crate) fn secrets(&self) -> Arc<dyn SecretRepository> {
+        self.secrets.clone()
+    }
+
+    pub(crate) fn keyring(&self) -> Arc<Keyring> {
+        self.keyring.clone()
+    }
+
+    /// Destroys a connection's credential values and OAuth tokens.
+    pub(crate) async fn destroy_connection_secrets(
+        &self,
+        org: &OrganizationId,
+        connection: &ConnectionId,
+    ) -> Result<(), AppError> {
+        for kind in [CONNECTION_CREDENTIALS, TOKENS_OWNER_KIND] {
+            self.secrets.delete(org, kind, connection.as_str()).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn owners(&self, org: &OrganizationId, kind: &str) -> Result<Vec<String>, AppError> {
+        Ok(self.secrets.owner_ids(org, kind).await?)
+    }
+}
+
+/// Names what failed, never what was inside.
+fn internal(step: &str, kind: &str) -> AppError {
+    AppError::Internal(format!("cannot {step} a vault document of kind {kind}"))
+}
