@@ -48,6 +48,10 @@ impl ApiError {
         Self { errors: errors.0, ..Self::new(StatusCode::BAD_REQUEST, "validation", "Invalid request", detail) }
     }
 
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// The human-readable explanation, with no secret in it.
     pub fn detail(&self) -> String {
         self.detail.clone()
@@ -60,6 +64,12 @@ impl ApiError {
 
     pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
         Self::validation(ValidationErrors::field(field, message))
+    }
+
+    /// The OAuth callback's refusal of a state (unknown, expired, used, someone else's).
+    pub fn invalid_oauth_state(detail: String) -> Self {
+        let errors = vec![FieldError::new("state", detail.clone())];
+        Self { errors, ..Self::new(StatusCode::BAD_REQUEST, "invalid-oauth-state", "Invalid OAuth state", detail) }
     }
 
     pub fn malformed_json(detail: String) -> Self {

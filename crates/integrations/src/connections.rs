@@ -2,11 +2,12 @@
 //! listed, checked against the provider's `verify` request, and disconnected.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use compliance_app::{AppError, Principal};
 use compliance_credentials::{
     AccessTokenError, AuthStrategy, CheckAuth, CheckContext, ConnectionKey, CredentialValues, FetchError,
-    OAuthConnection, RevokeRequest, StrategyKind, TokenStore as _, TokenTypeHint, VaultTokenStore, credential_fields,
+    OAuthConnection, RevokeRequest, StrategyKind, TokenSet, TokenStore as _, TokenTypeHint, credential_fields,
     validate_values,
 };
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
@@ -15,6 +16,7 @@ use compliance_ports::RepoError;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
+use crate::oauth_apps::OAuthApp;
 use crate::sealed::CONNECTION_CREDENTIALS;
 use crate::{Integrations, Provider};
 
@@ -80,6 +82,27 @@ pub struct Disconnected {
     pub revocation: Revocation,
 }
 
+/// How often a disconnect re-reads a connection that changed between reading and writing.
+const UPDATE_ATTEMPTS: usize = 3;
+
+/// A check, ready to send or impossible from the start.
+enum CheckSetup {
+    Ready(CheckContext),
+    Impossible(CheckOutcome),
+}
+
+/// A connection's tokens and OAuth app, read before a disconnect destroys them.
+enum Revocable {
+    NotSupported,
+    /// The manifest says how, but the tokens or the app are gone or unreadable.
+    Unavailable,
+    Ready {
+        provider: Arc<Provider>,
+        tokens: TokenSet,
+        app: OAuthApp,
+    },
+}
+
 impl Integrations {
     pub async fn create_connection(
         &self,
@@ -125,22 +148,33 @@ impl Integrations {
         Ok(self.connection_view(self.find_connection(&caller.organization_id, id).await?))
     }
 
-    /// Revokes the tokens at the provider when it says how, destroys the credentials, and marks
-    /// the connection disconnected. Disconnecting twice answers the same.
+    /// Marks the connection disconnected, destroys its credentials and tokens, then revokes the
+    /// tokens at the provider when its manifest says how. Disconnecting twice answers the same.
     pub async fn disconnect(&self, caller: &Principal, id: &str) -> Result<Disconnected, AppError> {
         let org = &caller.organization_id;
-        let mut connection = self.find_connection(org, id).await?;
-        if connection.is_disconnected() {
-            return Ok(Disconnected {
-                connection: self.connection_view(connection),
-                revocation: Revocation::NotSupported,
-            });
+        for _ in 0..UPDATE_ATTEMPTS {
+            let mut connection = self.find_connection(org, id).await?;
+            if connection.is_disconnected() {
+                // Idempotent, and a second chance to destroy what a failed first attempt left.
+                self.sealed.destroy_connection_secrets(org, &connection.id).await?;
+                let connection = self.connection_view(connection);
+                return Ok(Disconnected { connection, revocation: Revocation::NotSupported });
+            }
+            // Read before the secrets go: revocation needs them.
+            let revocable = self.revocable_token(&connection).await;
+            let read_at = connection.updated_at;
+            connection.disconnect(self.clock.now());
+            match self.connections.update(&connection, read_at).await {
+                Ok(()) => {
+                    self.sealed.destroy_connection_secrets(org, &connection.id).await?;
+                    let revocation = self.revoke(revocable).await;
+                    return Ok(Disconnected { connection: self.connection_view(connection), revocation });
+                }
+                Err(RepoError::NotFound) => continue, // changed meanwhile: read it again
+                Err(other) => return Err(other.into()),
+            }
         }
-        let revocation = self.revoke(&connection).await?;
-        self.sealed.destroy_connection_secrets(org, &connection.id).await?;
-        connection.disconnect(self.clock.now());
-        self.connections.update(&connection).await.map_err(|e| AppError::from_repo(e, "connection"))?;
-        Ok(Disconnected { connection: self.connection_view(connection), revocation })
+        Err(AppError::Conflict("the connection kept changing during the disconnect; try again".into()))
     }
 
     /// Sends the provider's `verify` request with the connection's credentials and records what
@@ -156,31 +190,45 @@ impl Integrations {
             .get(&connection.provider)
             .cloned()
             .ok_or_else(|| AppError::Conflict("the connection's provider is no longer offered".into()))?;
-        let verify = provider
-            .verify
-            .clone()
-            .ok_or_else(|| AppError::invalid("providerSlug", "declares no verify request, so it cannot be checked"))?;
-        let (outcome, http_status) = match self.check_context(&provider, &connection).await? {
-            Ok(context) => {
-                let sent = context.fetch(context.request(verify.method.clone(), &verify.url)).await;
-                judge(sent)
+        let verify = provider.verify.clone().ok_or_else(|| {
+            AppError::invalid("id", "the connection's provider declares no verify request to check it with")
+        })?;
+        let read_at = connection.updated_at;
+        let (outcome, http_status) = match self.check_setup(&provider, &connection).await? {
+            CheckSetup::Ready(context) => {
+                judge(context.fetch(context.request(verify.method.clone(), &verify.url)).await)?
             }
-            Err(outcome) => (outcome, None),
+            CheckSetup::Impossible(outcome) => (outcome, None),
         };
         if let AuthStrategy::OAuth2(_) = provider.auth {
-            connection.token_expires_at = self.stored_token_expiry(org, &connection.id).await;
+            connection.token_expires_at = self.stored_token_expiry(&connection).await;
         }
         connection.record_check(outcome.clone(), self.clock.now());
-        self.connections.update(&connection).await.map_err(|e| match e {
-            RepoError::NotFound => AppError::Conflict("the connection was disconnected during the check".into()),
-            other => other.into(),
-        })?;
+        if let Err(error) = self.connections.update(&connection, read_at).await {
+            return Err(self.check_lost_race(org, &connection, error).await);
+        }
         let message = match outcome {
             CheckOutcome::Passed => None,
             CheckOutcome::Refused(why) | CheckOutcome::Failed(why) => Some(why),
         };
         let check = CheckResult { ok: message.is_none(), http_status, message };
         Ok(CheckReport { connection: self.connection_view(connection), check })
+    }
+
+    /// The connection changed while it was checked: its outcome is stale. A refresh during the
+    /// check may have stored tokens for a connection disconnected meanwhile; those go.
+    async fn check_lost_race(&self, org: &OrganizationId, connection: &Connection, error: RepoError) -> AppError {
+        if !matches!(error, RepoError::NotFound) {
+            return error.into();
+        }
+        let now = self.connections.get(org, &connection.id).await;
+        if now.as_ref().is_ok_and(Connection::is_disconnected) {
+            if let Err(error) = self.sealed.destroy_connection_secrets(org, &connection.id).await {
+                tracing::warn!(%error, connection = %connection.id, "could not destroy tokens after a disconnect");
+            }
+            return AppError::Conflict("the connection was disconnected during the check".into());
+        }
+        AppError::Conflict("the connection changed during the check; check it again".into())
     }
 
     async fn find_connection(&self, org: &OrganizationId, id: &str) -> Result<Connection, AppError> {
@@ -190,16 +238,13 @@ impl Integrations {
     }
 
     /// How `fetch` authenticates for this connection, or why it cannot.
-    async fn check_context(
-        &self,
-        provider: &Provider,
-        connection: &Connection,
-    ) -> Result<Result<CheckContext, CheckOutcome>, AppError> {
+    async fn check_setup(&self, provider: &Provider, connection: &Connection) -> Result<CheckSetup, AppError> {
         let org = &connection.organization_id;
         let (auth, values) = match &provider.auth {
             AuthStrategy::OAuth2(config) => {
                 let Some((app, _)) = self.load_oauth_app(org, &provider.slug).await? else {
-                    return Ok(Err(CheckOutcome::Failed("no OAuth app is configured for this provider".into())));
+                    let why = "no OAuth app is configured for this provider";
+                    return Ok(CheckSetup::Impossible(CheckOutcome::Failed(why.into())));
                 };
                 let oauth = OAuthConnection {
                     key: connection_key(connection),
@@ -214,7 +259,8 @@ impl Integrations {
                 let stored: Option<(BTreeMap<String, String>, _)> =
                     self.sealed.get(org, CONNECTION_CREDENTIALS, connection.id.as_str()).await?;
                 let Some((values, _)) = stored else {
-                    return Ok(Err(CheckOutcome::Refused("no credentials are stored: connect again".into())));
+                    let why = "no credentials are stored: connect again";
+                    return Ok(CheckSetup::Impossible(CheckOutcome::Refused(why.into())));
                 };
                 let values = values.into_iter().map(|(k, v)| (k, SecretString::from(v))).collect();
                 let auth = match other {
@@ -225,38 +271,48 @@ impl Integrations {
                 (auth, CredentialValues::from_validated(values))
             }
         };
-        Ok(Ok(CheckContext::new(self.http.clone(), auth, values)))
+        Ok(CheckSetup::Ready(CheckContext::new(self.http.clone(), auth, values)))
     }
 
-    async fn stored_token_expiry(&self, org: &OrganizationId, id: &ConnectionId) -> Option<Timestamp> {
-        let store = VaultTokenStore::new(self.sealed.secrets(), self.sealed.keyring());
-        let key = ConnectionKey { organization_id: org.to_string(), connection_id: id.to_string() };
-        let tokens = store.load(&key).await.ok().flatten()?;
+    async fn stored_token_expiry(&self, connection: &Connection) -> Option<Timestamp> {
+        let tokens = self.token_store.load(&connection_key(connection)).await.ok().flatten()?;
         tokens.expires_at.map(Timestamp::from_offset)
     }
 
-    /// RFC 7009 revocation of the refresh token (else the access token), when the manifest says how.
-    async fn revoke(&self, connection: &Connection) -> Result<Revocation, AppError> {
-        let Some(provider) = self.catalog.get(&connection.provider) else { return Ok(Revocation::NotSupported) };
-        let (AuthStrategy::OAuth2(config), Some(url)) = (&provider.auth, &provider.revoke) else {
-            return Ok(Revocation::NotSupported);
+    /// What revoking this connection's tokens takes, read while they still exist.
+    async fn revocable_token(&self, connection: &Connection) -> Revocable {
+        let Some(provider) = self.catalog.get(&connection.provider) else { return Revocable::NotSupported };
+        let (AuthStrategy::OAuth2(_), Some(_)) = (&provider.auth, &provider.revoke) else {
+            return Revocable::NotSupported;
         };
-        let store = VaultTokenStore::new(self.sealed.secrets(), self.sealed.keyring());
-        let tokens = store.load(&connection_key(connection)).await.ok().flatten();
-        let app = self.load_oauth_app(&connection.organization_id, &provider.slug).await?;
-        let (Some(tokens), Some((app, _))) = (tokens, app) else { return Ok(Revocation::Failed) };
+        let tokens = self.token_store.load(&connection_key(connection)).await;
+        let app = self.load_oauth_app(&connection.organization_id, &provider.slug).await;
+        match (tokens, app) {
+            (Ok(Some(tokens)), Ok(Some((app, _)))) => Revocable::Ready { provider: provider.clone(), tokens, app },
+            _ => Revocable::Unavailable,
+        }
+    }
+
+    /// RFC 7009: the refresh token (revoking it ends the grant), else the access token.
+    async fn revoke(&self, revocable: Revocable) -> Revocation {
+        let (provider, tokens, app) = match revocable {
+            Revocable::NotSupported => return Revocation::NotSupported,
+            Revocable::Unavailable => return Revocation::Failed,
+            Revocable::Ready { provider, tokens, app } => (provider, tokens, app),
+        };
+        let (AuthStrategy::OAuth2(config), Some(url)) = (&provider.auth, &provider.revoke) else {
+            return Revocation::NotSupported;
+        };
         let (token, token_type_hint) = match &tokens.refresh_token {
             Some(refresh) => (refresh, TokenTypeHint::RefreshToken),
             None => (&tokens.access_token, TokenTypeHint::AccessToken),
         };
         let request =
             RevokeRequest { provider: &provider.slug, url, client: &app.client(), config, token, token_type_hint };
+        // A failure is logged by the credentials crate as `Token revocation failed`.
         match self.tokens.revoke(&request).await {
-            Ok(()) => Ok(Revocation::Revoked),
-            Err(error) => {
-                tracing::warn!(provider = %provider.slug, reason = %error, "token revocation failed");
-                Ok(Revocation::Failed)
-            }
+            Ok(()) => Revocation::Revoked,
+            Err(_) => Revocation::Failed,
         }
     }
 
@@ -315,9 +371,13 @@ fn submitted_values(
     validate_values(&credential_fields(&provider.auth), submitted).map_err(|e| prefixed(e.0))
 }
 
-/// What the provider's answer (or the lack of one) says about the credentials.
-fn judge(sent: Result<reqwest::Response, FetchError>) -> (CheckOutcome, Option<u16>) {
-    match sent {
+/// What the provider's answer (or the lack of one) says about the credentials. Our own store
+/// failing says nothing about them: that is an error, not an outcome.
+fn judge(sent: Result<reqwest::Response, FetchError>) -> Result<(CheckOutcome, Option<u16>), AppError> {
+    if let Err(FetchError::AccessToken(AccessTokenError::Store(error))) = &sent {
+        return Err(AppError::Unavailable(format!("the token store failed during a check: {error}")));
+    }
+    Ok(match sent {
         Ok(response) => {
             let status = response.status();
             let outcome = if status.is_success() {
@@ -330,6 +390,9 @@ fn judge(sent: Result<reqwest::Response, FetchError>) -> (CheckOutcome, Option<u
             (outcome, Some(status.as_u16()))
         }
         Err(FetchError::AccessToken(error)) => (token_outcome(&error), None),
+        Err(FetchError::InvalidHeader) => {
+            (CheckOutcome::Refused("the stored credentials cannot be sent in an HTTP header".into()), None)
+        }
         Err(FetchError::MissingCredential(id)) => {
             (CheckOutcome::Refused(format!("the credential field {id} has no value: connect again")), None)
         }
@@ -340,7 +403,7 @@ fn judge(sent: Result<reqwest::Response, FetchError>) -> (CheckOutcome, Option<u
             (CheckOutcome::Failed("the provider could not be reached".into()), None)
         }
         Err(other) => (CheckOutcome::Failed(other.to_string()), None),
-    }
+    })
 }
 
 fn token_outcome(error: &AccessTokenError) -> CheckOutcome {

@@ -5,11 +5,11 @@ use compliance_app::{AppError, Principal};
 use compliance_credentials::oauth::state::OAuthState;
 use compliance_credentials::{
     AuthorizationRequest, CallbackCaller, CallbackError, CallbackParams, CodeExchange, ConnectionKey, PkceVerifier,
-    STATE_LIFETIME, StateToken, TokenSet, TokenStore as _, VaultTokenStore, accept_callback, authorization_url,
-    complete_authorization, diagnostics,
+    STATE_LIFETIME, StateToken, TokenSet, TokenStore as _, accept_callback, authorization_url, complete_authorization,
+    diagnostics,
 };
 use compliance_domain::integration::Connection;
-use compliance_domain::{OrganizationId, Timestamp, UserId};
+use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{OAuthStateRecord, RepoError};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -17,6 +17,10 @@ use url::Url;
 
 use crate::Integrations;
 use crate::sealed::OAUTH_STATE;
+
+/// How often the callback re-reads the live connection when a concurrent callback or disconnect
+/// changed it between reading and writing.
+const STORE_ATTEMPTS: usize = 3;
 
 /// `POST /v1/integrations/oauth/start`.
 #[derive(Debug, Deserialize)]
@@ -39,11 +43,22 @@ impl PendingAuthorization {
     pub fn organization_id(&self) -> &OrganizationId {
         &self.record.organization_id
     }
+
+    pub fn provider(&self) -> &str {
+        &self.record.provider
+    }
 }
 
 /// Where the callback sends the browser.
 #[derive(Debug)]
 pub struct CallbackRedirect(pub String);
+
+/// The refusal of a state that is unknown, expired, used, or someone else's; logged as the
+/// spec's `Invalid state`.
+pub fn invalid_state(provider: &str, why: &str) -> AppError {
+    diagnostics::invalid_state(provider, why);
+    AppError::invalid("state", "is unknown, expired, already used or another user's: start the connection again")
+}
 
 impl Integrations {
     pub async fn start_oauth(&self, caller: &Principal, input: StartOAuth) -> Result<String, AppError> {
@@ -62,26 +77,10 @@ impl Integrations {
                 create_app_url: config.create_app_url.clone(),
             });
         };
-        let now = self.clock.now();
-        if let Err(error) = self.oauth_states.purge_expired(now).await {
-            tracing::warn!(%error, "could not purge expired OAuth states");
-        }
         let state = StateToken::generate();
         let verifier = config.pkce.then(PkceVerifier::generate);
-        let record = OAuthStateRecord {
-            state_hash: state.hash(),
-            organization_id: org.clone(),
-            user_id: caller.user_id.clone(),
-            provider: slug.to_owned(),
-            redirect_url,
-            created_at: now,
-            expires_at: now.plus(STATE_LIFETIME),
-        };
-        if let Some(verifier) = &verifier {
-            self.sealed.put(org, OAUTH_STATE, &record.state_hash, &verifier.secret().expose_secret()).await?;
-        }
-        self.oauth_states.insert(&record).await?;
         let challenge = verifier.as_ref().map(PkceVerifier::challenge);
+        // Built before anything is stored: a URL that cannot be built leaves nothing behind.
         let request = AuthorizationRequest {
             client_id: &app.client_id,
             redirect_uri: &self.callback_url(),
@@ -91,29 +90,44 @@ impl Integrations {
         };
         let url = authorization_url(config, &request)
             .map_err(|e| AppError::invalid("customSettings", format!("the OAuth app cannot be used: {e}")))?;
+        let now = self.clock.now();
+        if let Err(error) = self.oauth_states.purge_expired(now).await {
+            tracing::warn!(%error, "could not purge expired OAuth states");
+        }
+        let state_hash = state.hash();
+        let sealed_pkce_verifier = verifier
+            .map(|v| self.sealed.seal(org, OAUTH_STATE, &state_hash, &v.secret().expose_secret()))
+            .transpose()?;
+        let record = OAuthStateRecord {
+            state_hash,
+            organization_id: org.clone(),
+            user_id: caller.user_id.clone(),
+            provider: slug.to_owned(),
+            redirect_url,
+            created_at: now,
+            expires_at: now.plus(STATE_LIFETIME),
+            sealed_pkce_verifier,
+        };
+        self.oauth_states.insert(&record).await?;
         Ok(url.into())
     }
 
     /// Takes the presented state from the store (once: a second callback with it finds nothing).
-    /// An unknown or expired state is a 400, logged as `Invalid state`.
     pub async fn take_state(&self, state: Option<&str>) -> Result<PendingAuthorization, AppError> {
-        let refused = |why: &str| {
-            // The provider is unknown until a stored state names it.
-            diagnostics::invalid_state("unknown", why);
-            AppError::invalid("state", "is unknown, expired or already used: start the connection again")
-        };
+        // The provider is unknown until a stored state names it.
         let Some(presented) = state.filter(|s| !s.is_empty()).map(StateToken::presented) else {
-            return Err(refused("no state"));
+            return Err(invalid_state("unknown", "no state"));
         };
-        let record = self.oauth_states.take(&presented.hash()).await?.ok_or_else(|| refused("unknown state"))?;
+        let record = self.oauth_states.take(&presented.hash()).await?;
+        let record = record.ok_or_else(|| invalid_state("unknown", "unknown or already used state"))?;
         if record.expires_at <= self.clock.now() {
-            return Err(refused("expired state"));
+            return Err(invalid_state(&record.provider, "expired state"));
         }
         Ok(PendingAuthorization { record, presented })
     }
 
-    /// Finishes the flow for the session's user: always a redirect, to the `redirectUrl` given at
-    /// start (or the provider's connect page) with `status=connected` or `status=error`.
+    /// Finishes the flow for the session's user: a redirect to the `redirectUrl` given at start
+    /// (or the provider's connect page) with `status=connected` or `status=error`.
     pub async fn complete_oauth(
         &self,
         caller: &Principal,
@@ -122,101 +136,117 @@ impl Integrations {
         error: Option<String>,
     ) -> Result<CallbackRedirect, AppError> {
         let PendingAuthorization { record, presented } = pending;
-        let org = record.organization_id.clone();
-        let verifier = self.take_verifier(&org, &record.state_hash).await?;
-        let redirect = |outcome: &[(&str, &str)]| self.redirect_after(&record, outcome);
+        // Before anything else, a provider error included: only who started may finish.
+        if caller.user_id != record.user_id || caller.organization_id != record.organization_id {
+            return Err(invalid_state(&record.provider, "the session is not the one that started the flow"));
+        }
+        let org = &record.organization_id;
+        let verifier = self.open_verifier(&record)?;
+        let redirect_error = |code: &str| Ok(self.redirect_after(&record, &[("status", "error"), ("error", code)]));
         let mut state = OAuthState::new(
             &presented,
             org.as_str(),
             record.user_id.as_str(),
-            record.provider.as_str(),
+            &record.provider,
             record.created_at.to_offset(),
             verifier,
         );
         let params = CallbackParams { code, state: Some(presented.value().expose_secret().to_owned()), error };
         let who = CallbackCaller {
-            organization_id: caller.organization_id.as_str(),
+            organization_id: org.as_str(),
             user_id: caller.user_id.as_str(),
             provider: &record.provider,
         };
         let code = match accept_callback(params, Some(&mut state), who, self.clock.now().to_offset()) {
             Ok(code) => code,
-            Err(CallbackError::InvalidState(_)) => {
-                return Err(AppError::invalid("state", "belongs to another user's authorization"));
-            }
-            Err(CallbackError::Provider(code)) => return Ok(redirect(&[("status", "error"), ("error", &code)])),
-            Err(CallbackError::MissingCode) => return Ok(redirect(&[("status", "error"), ("error", "missing_code")])),
+            Err(CallbackError::InvalidState(_)) => return Err(AppError::invalid("state", "has expired")),
+            Err(CallbackError::Provider(code)) => return redirect_error(&code),
+            Err(CallbackError::MissingCode) => return redirect_error("missing_code"),
         };
-        let Some((app, _)) = self.load_oauth_app(&org, &record.provider).await? else {
-            return Ok(redirect(&[("status", "error"), ("error", "oauth_app_missing")]));
+        let Some((app, _)) = self.load_oauth_app(org, &record.provider).await? else {
+            return redirect_error("oauth_app_missing");
         };
-        let config = self.oauth_provider(&record.provider)?;
         let exchange = CodeExchange {
             provider: &record.provider,
-            config,
+            config: self.oauth_provider(&record.provider)?,
             client: &app.client(),
             code: &code,
             redirect_uri: &self.callback_url(),
             pkce_verifier: state.pkce_verifier.as_ref(),
         };
-        let tokens = match complete_authorization(&self.tokens, &exchange).await {
-            Ok(tokens) => tokens,
-            Err(error) => {
-                tracing::warn!(provider = %record.provider, reason = %error, "OAuth code exchange failed");
-                return Ok(redirect(&[("status", "error"), ("error", "token_exchange_failed")]));
-            }
+        // A failed exchange is logged by the credentials crate as `Token exchange failed`.
+        let Ok(tokens) = complete_authorization(&self.tokens, &exchange).await else {
+            return redirect_error("token_exchange_failed");
         };
-        let connection = self.store_authorization(&org, &caller.user_id, &record.provider, &tokens).await?;
-        Ok(redirect(&[("status", "connected"), ("connectionId", connection.id.as_str())]))
-    }
-
-    /// Makes the organization's live connection to the provider active with these tokens, or
-    /// creates one.
-    async fn store_authorization(
-        &self,
-        org: &OrganizationId,
-        user: &UserId,
-        provider: &str,
-        tokens: &TokenSet,
-    ) -> Result<Connection, AppError> {
-        let now = self.clock.now();
-        let expires_at = tokens.expires_at.map(Timestamp::from_offset);
-        let store = VaultTokenStore::new(self.sealed.secrets(), self.sealed.keyring());
-        let (connection, is_new) = match self.connections.find_live(org, provider).await? {
-            Some(mut connection) => {
-                connection.reconnect(expires_at, now);
-                (connection, false)
+        match self.store_authorization(caller, &record.provider, &tokens).await? {
+            Some(connection) => {
+                Ok(self.redirect_after(&record, &[("status", "connected"), ("connectionId", connection.id.as_str())]))
             }
-            None => (Connection::connected(org.clone(), provider.to_owned(), user.clone(), expires_at, now), true),
-        };
-        let key = ConnectionKey { organization_id: org.to_string(), connection_id: connection.id.to_string() };
-        store.save(&key, tokens).await.map_err(|e| AppError::Internal(e.to_string()))?;
-        let stored = if is_new {
-            self.connections.insert(&connection).await
-        } else {
-            self.connections.update(&connection).await
-        };
-        match stored {
-            Ok(()) => Ok(connection),
-            Err(RepoError::Conflict(_)) => {
-                // Another callback created the live connection meanwhile: these tokens are orphans.
-                if let Err(error) = self.sealed.destroy_connection_secrets(org, &connection.id).await {
-                    tracing::warn!(%error, "could not destroy the tokens of a connection that lost a race");
-                }
-                Err(AppError::Conflict("the provider was connected meanwhile; try again".into()))
-            }
-            Err(other) => Err(other.into()),
+            None => redirect_error("connection_changed"),
         }
     }
 
-    async fn take_verifier(&self, org: &OrganizationId, state_hash: &str) -> Result<Option<PkceVerifier>, AppError> {
-        let Some((verifier, _)) = self.sealed.get::<String>(org, OAUTH_STATE, state_hash).await? else {
-            return Ok(None);
-        };
-        self.sealed.delete(org, OAUTH_STATE, state_hash).await?;
-        let verifier = PkceVerifier::from_secret(SecretString::from(verifier))
-            .map_err(|_| AppError::Internal("a stored PKCE verifier is malformed".into()))?;
-        Ok(Some(verifier))
+    fn open_verifier(&self, record: &OAuthStateRecord) -> Result<Option<PkceVerifier>, AppError> {
+        let Some(sealed) = &record.sealed_pkce_verifier else { return Ok(None) };
+        let verifier: String = self.sealed.open(&record.organization_id, OAUTH_STATE, &record.state_hash, sealed)?;
+        PkceVerifier::from_secret(SecretString::from(verifier))
+            .map(Some)
+            .map_err(|_| AppError::Internal("a stored PKCE verifier is malformed".into()))
+    }
+
+    /// Makes the organization's live connection to the provider active with these tokens (a
+    /// re-authorisation keeps its id), or creates one. `None` when concurrent changes kept
+    /// winning; the tokens are then destroyed.
+    async fn store_authorization(
+        &self,
+        caller: &Principal,
+        provider: &str,
+        tokens: &TokenSet,
+    ) -> Result<Option<Connection>, AppError> {
+        let org = &caller.organization_id;
+        for _ in 0..STORE_ATTEMPTS {
+            let now = self.clock.now();
+            let expires_at = tokens.expires_at.map(Timestamp::from_offset);
+            let (connection, read_at) = match self.connections.find_live(org, provider).await? {
+                Some(mut live) => {
+                    let read_at = live.updated_at;
+                    live.reconnect(expires_at, now);
+                    (live, Some(read_at))
+                }
+                None => (
+                    Connection::connected(org.clone(), provider.to_owned(), caller.user_id.clone(), expires_at, now),
+                    None,
+                ),
+            };
+            let key = ConnectionKey { organization_id: org.to_string(), connection_id: connection.id.to_string() };
+            self.token_store.save(&key, tokens).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+            let stored = match read_at {
+                Some(read_at) => self.connections.update(&connection, read_at).await,
+                None => self.connections.insert(&connection).await,
+            };
+            match stored {
+                Ok(()) => return Ok(Some(connection)),
+                // Disconnected, re-authorised or created meanwhile: look again.
+                Err(RepoError::NotFound | RepoError::Conflict(_)) => self.destroy_orphan_tokens(org, &connection).await,
+                Err(other) => {
+                    self.destroy_orphan_tokens(org, &connection).await;
+                    return Err(other.into());
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Tokens saved for a connection that is not live must not stay behind: one this call failed
+    /// to create, or one disconnected meanwhile. A live one keeps them (another callback for it won).
+    async fn destroy_orphan_tokens(&self, org: &OrganizationId, connection: &Connection) {
+        let live_now = self.connections.get(org, &connection.id).await.is_ok_and(|c| !c.is_disconnected());
+        if live_now {
+            return;
+        }
+        if let Err(error) = self.sealed.destroy_connection_secrets(org, &connection.id).await {
+            tracing::warn!(%error, connection = %connection.id, "could not destroy orphaned OAuth tokens");
+        }
     }
 
     fn redirect_after(&self, record: &OAuthStateRecord, outcome: &[(&str, &str)]) -> CallbackRedirect {

@@ -22,7 +22,7 @@ use compliance_ports::{Clock, ConnectionRepository, OAuthStateRepository, Refres
 
 pub use catalog::{ManifestError, Provider, ProviderCatalog, VerifyRequest};
 pub use connections::{CheckReport, ConnectionView, Disconnected, NewConnection, Revocation};
-pub use flow::{CallbackRedirect, PendingAuthorization, StartOAuth};
+pub use flow::{CallbackRedirect, PendingAuthorization, StartOAuth, invalid_state};
 pub use oauth_apps::{OAuthAppInput, OAuthAppView};
 pub use providers::{OAuthView, ProviderView};
 
@@ -56,6 +56,8 @@ pub struct Integrations {
     oauth_states: Arc<dyn OAuthStateRepository>,
     clock: Arc<dyn Clock>,
     sealed: Sealed,
+    /// Connections' OAuth tokens, in the vault.
+    token_store: Arc<VaultTokenStore>,
     tokens: TokenClient,
     refresher: Arc<TokenRefresher>,
     /// For checks: no redirects, timeouts.
@@ -73,14 +75,16 @@ impl Integrations {
         let http = build_http_client(settings.http)
             .map_err(|e| AppError::Internal(format!("cannot build the HTTP client: {e}")))?;
         let tokens = TokenClient::with_client(http.clone());
-        let store = Arc::new(VaultTokenStore::new(ports.secrets.clone(), keyring.clone()));
-        let refresher = TokenRefresher::new(tokens.clone(), store).with_shared_lease(ports.refresh_leases);
+        let token_store = Arc::new(VaultTokenStore::new(ports.secrets.clone(), keyring.clone()));
+        let refresher =
+            TokenRefresher::new(tokens.clone(), token_store.clone()).with_shared_lease(ports.refresh_leases);
         Ok(Self {
             catalog: Arc::new(catalog),
             connections: ports.connections,
             oauth_states: ports.oauth_states,
             clock: ports.clock,
             sealed: Sealed::new(ports.secrets, keyring),
+            token_store,
             tokens,
             refresher: Arc::new(refresher),
             http,

@@ -75,6 +75,8 @@ impl Integrations {
         require_administrator(caller)?;
         let config = self.oauth_provider(slug)?;
         let org = &caller.organization_id;
+        // Keeping the stored secret is read-then-write: a rotation racing this PUT can be lost.
+        // Administrators configure an app rarely and by hand; the last write wins, as for any PUT.
         let client_secret = match input.client_secret {
             Some(secret) => secret,
             None => match self.load_oauth_app(org, slug).await? {
@@ -88,8 +90,8 @@ impl Integrations {
             custom_settings: input.custom_settings.unwrap_or_default(),
         };
         validate(&app, config)?;
-        self.sealed.put(org, OAUTH_APP, slug, &app).await?;
-        Ok(view(slug, app, self.clock.now()))
+        let updated_at = self.sealed.put(org, OAUTH_APP, slug, &app).await?;
+        Ok(view(slug, app, updated_at))
     }
 
     pub async fn delete_oauth_app(&self, caller: &Principal, slug: &str) -> Result<(), AppError> {

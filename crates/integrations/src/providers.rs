@@ -1,6 +1,8 @@
 //! What callers see of a provider: its strategy, the fields to fill in, whether this organization
 //! has configured an OAuth app for it.
 
+use std::collections::BTreeSet;
+
 use compliance_app::{AppError, Principal};
 use compliance_credentials::{AuthStrategy, CredentialField, CustomSetting, StrategyKind, credential_fields};
 use serde::Serialize;
@@ -36,8 +38,9 @@ pub struct OAuthView {
 impl Integrations {
     /// Every provider, sorted by slug.
     pub async fn list_providers(&self, caller: &Principal) -> Result<Vec<ProviderView>, AppError> {
-        let configured = self.sealed.owners(&caller.organization_id, OAUTH_APP).await?;
-        Ok(self.catalog.iter().map(|p| self.view(p, configured.binary_search(&p.slug).is_ok())).collect())
+        let configured: BTreeSet<String> =
+            self.sealed.owners(&caller.organization_id, OAUTH_APP).await?.into_iter().collect();
+        Ok(self.catalog.iter().map(|p| self.view(p, configured.contains(&p.slug))).collect())
     }
 
     pub async fn get_provider(&self, caller: &Principal, slug: &str) -> Result<ProviderView, AppError> {

@@ -27,25 +27,49 @@ impl Sealed {
         Self { secrets, keyring }
     }
 
+    /// Encrypts a document, bound to its organization and owner.
+    pub(crate) fn seal<T: Serialize>(
+        &self,
+        org: &OrganizationId,
+        kind: &str,
+        owner: &str,
+        document: &T,
+    ) -> Result<Vec<u8>, AppError> {
+        let plaintext = Zeroizing::new(serde_json::to_vec(document).map_err(|_| internal("encode", kind))?);
+        let binding = Binding { organization_id: org.as_str(), owner_kind: kind, owner_id: owner };
+        self.keyring.encrypt(&plaintext, binding).map_err(|_| internal("encrypt", kind))
+    }
+
+    pub(crate) fn open<T: DeserializeOwned>(
+        &self,
+        org: &OrganizationId,
+        kind: &str,
+        owner: &str,
+        ciphertext: &[u8],
+    ) -> Result<T, AppError> {
+        let binding = Binding { organization_id: org.as_str(), owner_kind: kind, owner_id: owner };
+        let plaintext = self.keyring.decrypt(ciphertext, binding).map_err(|_| internal("decrypt", kind))?;
+        serde_json::from_slice(&plaintext).map_err(|_| internal("decode", kind))
+    }
+
+    /// Stores (or replaces) the owner's document; when it was stored.
     pub(crate) async fn put<T: Serialize>(
         &self,
         org: &OrganizationId,
         kind: &str,
         owner: &str,
         document: &T,
-    ) -> Result<(), AppError> {
-        let plaintext = Zeroizing::new(serde_json::to_vec(document).map_err(|_| internal("encode", kind))?);
-        let binding = Binding { organization_id: org.as_str(), owner_kind: kind, owner_id: owner };
-        let ciphertext = self.keyring.encrypt(&plaintext, binding).map_err(|_| internal("encrypt", kind))?;
+    ) -> Result<Timestamp, AppError> {
         let secret = StoredSecret {
             organization_id: org.clone(),
             owner_kind: kind.to_owned(),
             owner_id: owner.to_owned(),
             key_id: self.keyring.current_key_id(),
-            ciphertext,
+            ciphertext: self.seal(org, kind, owner, document)?,
             updated_at: Timestamp::now(),
         };
-        Ok(self.secrets.put(&secret).await?)
+        self.secrets.put(&secret).await?;
+        Ok(secret.updated_at)
     }
 
     /// The document and when it was stored.
@@ -56,23 +80,12 @@ impl Sealed {
         owner: &str,
     ) -> Result<Option<(T, Timestamp)>, AppError> {
         let Some(stored) = self.secrets.get(org, kind, owner).await? else { return Ok(None) };
-        let binding = Binding { organization_id: org.as_str(), owner_kind: kind, owner_id: owner };
-        let plaintext = self.keyring.decrypt(&stored.ciphertext, binding).map_err(|_| internal("decrypt", kind))?;
-        let document = serde_json::from_slice(&plaintext).map_err(|_| internal("decode", kind))?;
-        Ok(Some((document, stored.updated_at)))
+        Ok(Some((self.open(org, kind, owner, &stored.ciphertext)?, stored.updated_at)))
     }
 
     /// Whether there was one.
     pub(crate) async fn delete(&self, org: &OrganizationId, kind: &str, owner: &str) -> Result<bool, AppError> {
         Ok(self.secrets.delete(org, kind, owner).await?)
-    }
-
-    pub(crate) fn secrets(&self) -> Arc<dyn SecretRepository> {
-        self.secrets.clone()
-    }
-
-    pub(crate) fn keyring(&self) -> Arc<Keyring> {
-        self.keyring.clone()
     }
 
     /// Destroys a connection's credential values and OAuth tokens.

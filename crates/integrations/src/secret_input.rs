@@ -21,7 +21,10 @@ pub(crate) fn optional_secret<'de, D: Deserializer<'de>>(deserializer: D) -> Res
 pub(crate) fn secret_map<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<BTreeMap<String, SecretString>, D::Error> {
-    let raw = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+    // Read as a Value first: a type error on the map itself would quote it.
+    let serde_json::Value::Object(raw) = serde_json::Value::deserialize(deserializer)? else {
+        return Err(D::Error::custom("must be an object of field ids to strings"));
+    };
     raw.into_iter()
         .map(|(id, value)| match value {
             serde_json::Value::String(text) => Ok((id, SecretString::from(text))),
@@ -49,10 +52,15 @@ mod tests {
 
     #[test]
     fn wrong_types_are_refused_without_quoting_the_value() {
-        for body in [r#"{"credentials":{"k":[98765]}}"#, r#"{"credentials":{},"client_secret":98765}"#] {
+        for body in [
+            r#"{"credentials":{"k":[98765]}}"#,
+            r#"{"credentials":{},"client_secret":98765}"#,
+            r#"{"credentials":"98765"}"#,
+            r#"{"credentials":98765}"#,
+        ] {
             let error = serde_json::from_str::<Body>(body).err().unwrap().to_string();
             assert!(!error.contains("98765"), "{error}");
-            assert!(error.contains("must be a string"), "{error}");
+            assert!(error.contains("must be"), "{error}");
         }
     }
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::integration::Connection;
-use compliance_domain::{ConnectionId, OrganizationId};
+use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 
 use crate::RepoError;
 
@@ -17,7 +17,9 @@ pub trait ConnectionRepository: Send + Sync {
     /// The organization's connection to `provider` that is not disconnected, if any.
     async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError>;
     /// Replaces every mutable field (status, timestamps, token expiry, last check) of the
-    /// connection with this id in this organization. A disconnected connection is final: it is
-    /// never updated again. `RepoError::NotFound` when there is no such connection that is live.
-    async fn update(&self, connection: &Connection) -> Result<(), RepoError>;
+    /// connection with this id in this organization, if its `updated_at` is still `read_at` (the
+    /// value it was read with): a change made meanwhile is never overwritten by an older view.
+    /// A disconnected connection is final: it is never updated again. `RepoError::NotFound` when
+    /// there is no such live connection, or it changed since `read_at`.
+    async fn update(&self, connection: &Connection, read_at: Timestamp) -> Result<(), RepoError>;
 }

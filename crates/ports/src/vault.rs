@@ -59,7 +59,7 @@ pub trait SecretRepository: Send + Sync {
 }
 
 /// A pending OAuth authorization. Only the SHA-256 of the state value is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct OAuthStateRecord {
     pub state_hash: String,
     pub organization_id: OrganizationId,
@@ -68,6 +68,22 @@ pub struct OAuthStateRecord {
     pub redirect_url: Option<String>,
     pub created_at: Timestamp,
     pub expires_at: Timestamp,
+    /// The PKCE verifier, encrypted by the vault; taken and purged with the state.
+    pub sealed_pkce_verifier: Option<Vec<u8>>,
+}
+
+/// Leaves the ciphertext out.
+impl std::fmt::Debug for OAuthStateRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthStateRecord")
+            .field("organization_id", &self.organization_id)
+            .field("user_id", &self.user_id)
+            .field("provider", &self.provider)
+            .field("created_at", &self.created_at)
+            .field("expires_at", &self.expires_at)
+            .field("has_pkce_verifier", &self.sealed_pkce_verifier.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 #[async_trait]

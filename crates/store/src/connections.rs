@@ -166,18 +166,20 @@ impl ConnectionRepository for Store {
         row.map(Connection::try_from).transpose()
     }
 
-    async fn update(&self, connection: &Connection) -> Result<(), RepoError> {
+    async fn update(&self, connection: &Connection, read_at: Timestamp) -> Result<(), RepoError> {
+        let read_at = read_at.to_utc_naive();
         let changes = ConnectionChanges::from(connection);
         let (org, id) = (connection.organization_id.as_str(), connection.id.as_str());
         let mut conn = self.pools.write().await?;
-        // A disconnected connection is final: a check finishing after a disconnect must not
-        // bring it back, so its row matches no update.
+        // A disconnected connection is final, and a row changed since it was read is not
+        // overwritten: a slow check must not undo a disconnect or a re-authorisation.
         let updated = db_run!(&mut conn, |c| {
             diesel::update(
                 connections::table
                     .filter(connections::organization_id.eq(org))
                     .filter(connections::id.eq(id))
-                    .filter(connections::status.ne(DISCONNECTED)),
+                    .filter(connections::status.ne(DISCONNECTED))
+                    .filter(connections::updated_at.eq(read_at)),
             )
             .set(&changes)
             .execute(c)

@@ -203,6 +203,7 @@ diesel::table! {
         redirect_url -> Nullable<Text>,
         created_at -> Timestamp,
         expires_at -> Timestamp,
+        pkce_verifier -> Nullable<Binary>,
     }
 }
 

@@ -173,6 +173,7 @@ struct StateRow {
     redirect_url: Option<String>,
     created_at: PrimitiveDateTime,
     expires_at: PrimitiveDateTime,
+    pkce_verifier: Option<Vec<u8>>,
 }
 
 #[async_trait]
@@ -186,6 +187,7 @@ impl OAuthStateRepository for Store {
             redirect_url: state.redirect_url.clone(),
             created_at: state.created_at.to_utc_naive(),
             expires_at: state.expires_at.to_utc_naive(),
+            pkce_verifier: state.sealed_pkce_verifier.clone(),
         };
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| diesel::insert_into(oauth_states::table).values(&row).execute(c).await)
@@ -214,6 +216,7 @@ impl OAuthStateRepository for Store {
                 redirect_url: r.redirect_url,
                 created_at: Timestamp::from_utc_naive(r.created_at),
                 expires_at: Timestamp::from_utc_naive(r.expires_at),
+                sealed_pkce_verifier: r.pkce_verifier,
             })
         })
         .transpose()

@@ -460,6 +460,7 @@ async fn oauth_states(db: &TestDb) {
         redirect_url: Some("https://app.test/done".into()),
         created_at: now,
         expires_at,
+        sealed_pkce_verifier: Some(vec![1, 2, 3]),
     };
     let live = state("h1", now.plus(time::Duration::minutes(10)));
     OAuthStateRepository::insert(store, &live).await.unwrap();
@@ -568,17 +569,25 @@ async fn connections(db: &TestDb) {
     let mut checked = full.clone();
     checked.record_check(CheckOutcome::Passed, later);
     checked.token_expires_at = None;
-    ConnectionRepository::update(store, &checked).await.unwrap();
+    ConnectionRepository::update(store, &checked, full.updated_at).await.unwrap();
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked);
     assert_eq!(checked.last_error, None);
 
+    // Optimistic: an update read before another one landed is refused and changes nothing.
+    let mut stale = full.clone();
+    stale.record_check(CheckOutcome::Failed("HTTP 500".into()), later.plus(time::Duration::seconds(1)));
+    let refused = ConnectionRepository::update(store, &stale, full.updated_at).await;
+    assert!(matches!(refused, Err(RepoError::NotFound)), "read before the last update: {refused:?}");
+    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
+
     let mut unknown = checked.clone();
     unknown.id = ConnectionId::generate();
-    assert!(matches!(ConnectionRepository::update(store, &unknown).await, Err(RepoError::NotFound)));
+    assert!(matches!(ConnectionRepository::update(store, &unknown, later).await, Err(RepoError::NotFound)));
     let mut hijack = foreign.clone();
     hijack.organization_id = ours.id.clone();
     hijack.disconnect(later);
-    assert!(matches!(ConnectionRepository::update(store, &hijack).await, Err(RepoError::NotFound)));
+    let refused = ConnectionRepository::update(store, &hijack, foreign.updated_at).await;
+    assert!(matches!(refused, Err(RepoError::NotFound)));
     assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
 }
@@ -603,8 +612,9 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now)).await.unwrap();
     ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now)).await.unwrap();
 
+    let read_at = first.updated_at;
     first.disconnect(later);
-    ConnectionRepository::update(store, &first).await.unwrap();
+    ConnectionRepository::update(store, &first, read_at).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), None, "disconnected is not live");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "kept for the record");
 
@@ -617,8 +627,8 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     assert_eq!(ConnectionRepository::list(store, &ours.id).await.unwrap().len(), 4, "disconnected ones pile up");
 
     let mut revived = first.clone();
-    revived.reconnect(None, later);
-    let refused = ConnectionRepository::update(store, &revived).await;
+    revived.reconnect(None, later.plus(time::Duration::seconds(1)));
+    let refused = ConnectionRepository::update(store, &revived, first.updated_at).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "a disconnected connection is final: {refused:?}");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "unchanged");
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second));

@@ -95,7 +95,7 @@ async fn visitor(state: &AppState, req: &HttpRequest, organization: Option<Strin
 }
 
 fn api_error_page(error: crate::ApiError) -> HttpResponse {
-    let status = actix_web::ResponseError::status_code(&error);
+    let status = error.status();
     message(status, status.canonical_reason().unwrap_or("Error"), &error.detail())
 }
 
@@ -111,9 +111,20 @@ fn form_name(slug: &str) -> String {
 /// What the page shows around its form: the outcome, refilled values and field errors.
 #[derive(Default)]
 struct FormState {
-    outcome: Option<(String, bool)>,
+    outcome: Option<PageOutcome>,
     values: BTreeMap<String, String>,
     errors: BTreeMap<String, String>,
+}
+
+enum PageOutcome {
+    Connected { connection_id: String, status: String },
+    Failed(String),
+}
+
+impl FormState {
+    fn failed(message: String) -> Self {
+        Self { outcome: Some(PageOutcome::Failed(message)), ..Self::default() }
+    }
 }
 
 fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &FormState) -> String {
@@ -125,9 +136,9 @@ fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &F
         }
         None => ConnectBody::Form { fields: &provider.credential_fields, values: &form.values, errors: &form.errors },
     };
-    let outcome = form.outcome.as_ref().map(|(text, connected)| match connected {
-        true => Outcome::Connected { connection_id: text, status: "active" },
-        false => Outcome::Failed { message: text },
+    let outcome = form.outcome.as_ref().map(|outcome| match outcome {
+        PageOutcome::Connected { connection_id, status } => Outcome::Connected { connection_id, status },
+        PageOutcome::Failed(message) => Outcome::Failed { message },
     });
     render_connect_page(&ConnectPage {
         provider_name: &provider.name,
@@ -148,7 +159,7 @@ async fn show(
     query: web::Query<PageQuery>,
 ) -> HttpResponse {
     let query = query.into_inner();
-    let visitor = match visitor(&state, &req, query.organization_id).await {
+    let visitor = match visitor(&state, &req, query.organization_id.clone()).await {
         Ok(visitor) => visitor,
         Err(response) => return response,
     };
@@ -156,16 +167,30 @@ async fn show(
         Ok(provider) => provider,
         Err(response) => return response,
     };
-    // Back from the OAuth callback: say how it went.
-    let outcome = match query.status.as_deref() {
-        Some("connected") => query.connection_id.map(|id| (id, true)),
-        Some("error") => {
-            Some((format!("The connection failed ({}).", query.error.as_deref().unwrap_or("unknown_error")), false))
+    let form = FormState { outcome: callback_outcome(&state, &visitor, query).await, ..FormState::default() };
+    page(StatusCode::OK, render(&state, &visitor, &provider, &form))
+}
+
+/// Back from the OAuth callback: say how it went, from what is known rather than what the
+/// query claims (anyone can craft a link to this page).
+async fn callback_outcome(state: &AppState, visitor: &Visitor, query: PageQuery) -> Option<PageOutcome> {
+    match query.status.as_deref()? {
+        "connected" => {
+            let (principal, id) = (visitor.principal.clone(), query.connection_id?);
+            let found = state.integrations(|i| async move { i.get_connection(&principal, &id).await }).await.ok()?;
+            Some(PageOutcome::Connected { connection_id: found.id.to_string(), status: found.status.to_string() })
+        }
+        "error" => {
+            let code = query.error.filter(|c| is_error_code(c)).unwrap_or_else(|| "unknown_error".into());
+            Some(PageOutcome::Failed(format!("The connection failed ({code}).")))
         }
         _ => None,
-    };
-    let form = FormState { outcome, ..FormState::default() };
-    page(StatusCode::OK, render(&state, &visitor, &provider, &form))
+    }
+}
+
+/// The callback's error codes are short lowercase words; anything else is not shown.
+fn is_error_code(code: &str) -> bool {
+    (1..=40).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
 }
 
 /// The submitted form: its CSRF token and the `cred.*` values.
@@ -230,22 +255,34 @@ async fn submit_form(
     let principal = visitor.principal.clone();
     let created = state.integrations(|i| async move { i.create_connection(&principal, input).await }).await;
     let (status, form) = match created {
-        Ok(connection) => (
-            StatusCode::CREATED,
-            FormState { outcome: Some((connection.id.to_string(), true)), ..FormState::default() },
-        ),
-        Err(error) => {
-            let status = actix_web::ResponseError::status_code(&error);
-            let errors: BTreeMap<String, String> = error
-                .field_errors()
-                .iter()
-                .map(|e| (e.field.strip_prefix("credentials.").unwrap_or(&e.field).to_owned(), e.message.clone()))
-                .collect();
-            let outcome = errors.is_empty().then(|| (error.detail(), false));
-            (status, FormState { outcome, values, errors })
+        Ok(connection) => {
+            let outcome = PageOutcome::Connected {
+                connection_id: connection.id.to_string(),
+                status: connection.status.to_string(),
+            };
+            (StatusCode::CREATED, FormState { outcome: Some(outcome), ..FormState::default() })
         }
+        Err(error) => (error.status(), failed_submit(&provider, &error, values)),
     };
     page(status, render(&state, &visitor, &provider, &form))
+}
+
+/// Field errors next to their fields; anything else (a conflict, an error about no field of the
+/// form) as the page's outcome, so no refusal goes unexplained.
+fn failed_submit(provider: &ProviderView, error: &crate::ApiError, values: BTreeMap<String, String>) -> FormState {
+    let field_ids: Vec<&str> = provider.credential_fields.iter().map(|f| f.id.as_str()).collect();
+    let mut errors = BTreeMap::new();
+    let mut unplaced = error.field_errors().is_empty();
+    for e in error.field_errors() {
+        match e.field.strip_prefix("credentials.").filter(|id| field_ids.contains(id)) {
+            Some(id) => {
+                errors.insert(id.to_owned(), e.message.clone());
+            }
+            None => unplaced = true,
+        }
+    }
+    let outcome = unplaced.then(|| PageOutcome::Failed(error.detail()));
+    FormState { outcome, values, errors }
 }
 
 /// The values to put back into the form after a failed submit: never a password.
@@ -274,10 +311,6 @@ async fn submit_oauth(
     let input = StartOAuth { provider_slug: provider.slug.clone(), redirect_url: None };
     match state.integrations(|i| async move { i.start_oauth(&principal, input).await }).await {
         Ok(url) => HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish(),
-        Err(error) => {
-            let status = actix_web::ResponseError::status_code(&error);
-            let form = FormState { outcome: Some((error.detail(), false)), ..FormState::default() };
-            page(status, render(&state, &visitor, &provider, &form))
-        }
+        Err(error) => page(error.status(), render(&state, &visitor, &provider, &FormState::failed(error.detail()))),
     }
 }

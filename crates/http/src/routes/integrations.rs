@@ -1,9 +1,9 @@
 //! Integrations: providers, OAuth apps, the OAuth flow and connections (docs/integrations.md).
 
-use actix_web::http::header;
+use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::{Credentials, Principal};
-use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth};
+use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
@@ -137,15 +137,34 @@ async fn oauth_callback(
         .cookie(SESSION_COOKIE)
         .map(|c| SecretString::from(c.value().to_owned()))
         .ok_or_else(|| ApiError::unauthenticated("the OAuth callback needs the session_token cookie of who started"))?;
-    let pending = state.integrations(|i| async move { i.take_state(presented.as_deref()).await }).await?;
+    let pending =
+        state.integrations(|i| async move { i.take_state(presented.as_deref()).await }).await.map_err(state_refusal)?;
+    let provider = pending.provider().to_owned();
     let organization = Some(pending.organization_id().to_string());
     let principal = state
         .run(|app| async move { app.auth.authenticate(Credentials::Session { token, organization }).await })
-        .await?;
+        .await
+        .map_err(|error| match error.status() {
+            // The state is consumed: whoever this is, the flow must start again.
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+                state_refusal(invalid_state(&provider, "the session may not act for the state's organization").into())
+            }
+            _ => error,
+        })?;
     let code = code.map(SecretString::from);
-    let redirect =
-        state.integrations(|i| async move { i.complete_oauth(&principal, pending, code, error).await }).await?;
+    let redirect = state
+        .integrations(|i| async move { i.complete_oauth(&principal, pending, code, error).await })
+        .await
+        .map_err(state_refusal)?;
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, redirect.0)).finish())
+}
+
+/// A refusal that names the state is the spec's `Invalid state`, whatever the step.
+fn state_refusal(error: ApiError) -> ApiError {
+    match error.field_errors().iter().find(|e| e.field == "state") {
+        Some(refusal) => ApiError::invalid_oauth_state(refusal.message.clone()),
+        None => error,
+    }
 }
 
 async fn list_connections(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
