@@ -4,16 +4,20 @@
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
 mod blobs;
+mod browser;
 mod chat;
 mod connections;
+mod devices;
 mod error;
 mod record;
 mod repositories;
 mod vault;
 
 pub use blobs::{BlobError, BlobStore};
+pub use browser::{BrowserRunner, Capture, CaptureError, CaptureRequest};
 pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
+pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
 pub use record::TenantRecord;
 pub use repositories::{
