@@ -44,7 +44,17 @@ where
     F: FnOnce(Arc<TestServer>) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let server = Arc::new(TestServer::start(backend, env).await);
+    let env = env.iter().map(|&(name, value)| (name.to_owned(), value.to_owned())).collect();
+    run_with_owned_env(backend, env, test).await;
+}
+
+/// [`run_with_env`] with environment variables computed at run time (a directory, a port).
+pub async fn run_with_owned_env<F, Fut>(backend: Backend, env: Vec<(String, String)>, test: F)
+where
+    F: FnOnce(Arc<TestServer>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let server = Arc::new(TestServer::start(backend, &env).await);
     let outcome = tokio::spawn(test(Arc::clone(&server))).await;
     let Ok(server) = Arc::try_unwrap(server) else {
         panic!("the test body kept a reference to its TestServer");
@@ -76,7 +86,7 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    async fn start(backend: Backend, env: Env) -> Self {
+    async fn start(backend: Backend, env: &[(String, String)]) -> Self {
         let database = Database::create(backend).await;
         let scratch = TempDir::new();
         let blob_dir = scratch.path().join("blobs");
@@ -92,7 +102,7 @@ impl TestServer {
             .env("DATA_DIR", scratch.path().join("data"))
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
+            .envs(env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

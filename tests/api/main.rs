@@ -36,17 +36,46 @@ macro_rules! api_tests {
     };
 }
 
+/// Like [`api_tests!`], for tests of the integrations: each listed
+/// `async fn NAME(server: &TestServer, fake: &FakeProvider)` runs on both backends against a server
+/// whose `PROVIDERS_DIR` points at a fresh [`fake_provider::FakeProvider`] (see
+/// [`fake_provider::run`], which also checks the server's stderr for secrets afterwards).
+/// `provider_tests!(@backend sqlite, Sqlite, a, b)` runs them on one backend only.
+macro_rules! provider_tests {
+    ($($name:ident),+ $(,)?) => {
+        provider_tests!(@backend sqlite, Sqlite, $($name),+);
+        provider_tests!(@backend postgres, Postgres, $($name),+);
+    };
+    (@backend $module:ident, $backend:ident, $($name:ident),+) => {
+        mod $module {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    $crate::fake_provider::run($crate::harness::Backend::$backend, |server, fake| async move {
+                        super::$name(&server, &fake).await
+                    })
+                    .await;
+                }
+            )+
+        }
+    };
+}
+
 mod checks;
 mod cli;
 mod client;
+mod fake_provider;
 mod harness;
 mod tenant;
+mod webdriver;
 
 mod attachments;
 mod auth;
 mod chat;
 mod comments;
+mod connect_page;
 mod context;
+mod integrations;
 mod isolation;
 mod organization;
 mod outage;

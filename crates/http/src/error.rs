@@ -69,7 +69,7 @@ impl ApiError {
     /// The OAuth callback's refusal of a state (unknown, expired, used, someone else's).
     pub fn invalid_oauth_state(detail: String) -> Self {
         let errors = vec![FieldError::new("state", detail.clone())];
-        Self { errors, ..Self::new(StatusCode::BAD_REQUEST, "invalid-oauth-state", "Invalid OAuth state", detail) }
+        Self { errors, ..Self::new(StatusCode::BAD_REQUEST, "validation", "Invalid OAuth state", detail) }
     }
 
     pub fn malformed_json(detail: String) -> Self {
