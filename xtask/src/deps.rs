@@ -20,6 +20,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-chat", &["diesel", "actix-web", "compliance-store", "compliance-blobs"]),
     ("compliance-store", &["actix-web", "compliance-blobs", "compliance-chat"]),
     ("compliance-credentials", &["diesel", "actix-web", "compliance-store"]),
+    ("compliance-devices", &["diesel", "actix-web", "compliance-store", "compliance-blobs", "compliance-browser"]),
+    ("compliance-browser", &["diesel", "actix-web", "compliance-store", "compliance-blobs", "compliance-devices"]),
     // integration use cases reach storage through the ports only
     ("compliance-integrations", &["diesel", "actix-web", "compliance-store"]),
 ];

@@ -20,6 +20,12 @@ pub enum AppError {
     /// Something an administrator must set up first (412), with where to read how.
     #[error("{detail}")]
     SetupRequired { detail: String, setup_instructions: Option<String>, create_app_url: Option<String> },
+    /// A part of the deployment that this request needs is not set up (503, no retry helps).
+    #[error("{0}")]
+    NotConfigured(String),
+    /// An outside system answered badly (502) or not in time (504); the detail is fit to show.
+    #[error("{detail}")]
+    Upstream { timeout: bool, detail: String },
     #[error("service unavailable")]
     Unavailable(String),
     /// Details are for the log only.

@@ -5,8 +5,11 @@
 
 mod admin;
 mod auth;
+mod automation_worker;
+mod automations;
 mod chat;
 mod comments;
+mod devices;
 mod error;
 mod organization;
 mod people;
@@ -25,14 +28,17 @@ use compliance_domain::risk::Risk;
 use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_ports::{
-    BlobStore, ChatStore, Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository,
-    OrganizationRepository, RecordRepository, UserRepository,
+    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, CredentialRepository,
+    DeviceDirectory, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository, UserRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
+pub use automation_worker::{AutomationSettings, AutomationWorker};
+pub use automations::{AutomationService, RunView};
 pub use chat::ChatService;
 pub use comments::{CommentService, DownloadLink};
+pub use devices::DeviceService;
 pub use error::AppError;
 pub use organization::OrganizationService;
 pub use people::PeopleService;
@@ -52,7 +58,10 @@ pub struct Ports {
     pub risks: Arc<dyn RecordRepository<Risk>>,
     pub tasks: Arc<dyn RecordRepository<Task>>,
     pub comments: Arc<dyn CommentRepository>,
+    pub automations: Arc<dyn AutomationRepository>,
     pub blobs: Arc<dyn BlobStore>,
+    pub devices: Arc<dyn DeviceDirectory>,
+    pub browser: Arc<dyn BrowserRunner>,
     pub chat: Arc<dyn ChatStore>,
     pub health: Arc<dyn HealthCheck>,
     pub clock: Arc<dyn Clock>,
@@ -71,6 +80,7 @@ pub struct Settings {
     pub chat_limits: ChatLimits,
     /// How long a chat history lives after its last replacement.
     pub chat_ttl: std::time::Duration,
+    pub automations: AutomationSettings,
 }
 
 /// The application: every use case, ready to be called by a delivery layer.
@@ -87,6 +97,10 @@ pub struct App {
     pub people: PeopleService,
     pub organization: OrganizationService,
     pub admin: AdminService,
+    pub devices: DeviceService,
+    pub automations: AutomationService,
+    /// Taken by the server, which runs it in the background.
+    worker: Option<AutomationWorker>,
     health: Arc<dyn HealthCheck>,
 }
 
@@ -94,7 +108,11 @@ impl App {
     pub fn new(ports: Ports, settings: Settings) -> Self {
         let settings = Arc::new(settings);
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));
+        let work = Arc::new(tokio::sync::Notify::new());
         Self {
+            devices: DeviceService::new(&ports),
+            automations: AutomationService::new(&ports, settings.clone(), work.clone()),
+            worker: Some(AutomationWorker::new(&ports, settings.automations, work)),
             auth: AuthService::new(ports.credentials.clone(), ports.members.clone(), ports.clock.clone()),
             context: RecordService::new(ports.context.clone(), &ports, comments.clone()),
             policies: RecordService::new(ports.policies.clone(), &ports, comments.clone()),
@@ -109,6 +127,11 @@ impl App {
             admin: AdminService::new(&ports),
             health: ports.health,
         }
+    }
+
+    /// The automation worker, for the server to run in the background (once).
+    pub fn take_worker(&mut self) -> Option<AutomationWorker> {
+        self.worker.take()
     }
 
     /// Whether the store answers.

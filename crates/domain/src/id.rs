@@ -157,6 +157,10 @@ id_kinds! {
     SessionId = SessionKind("ses");
     /// `con_…`: an organization's connection to a third-party service.
     ConnectionId = ConnectionKind("con");
+    /// `aut_…`: a browser automation.
+    AutomationId = AutomationKind("aut");
+    /// `run_…`: one run of a browser automation.
+    AutomationRunId = AutomationRunKind("run");
 }
 
 #[cfg(test)]

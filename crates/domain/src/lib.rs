@@ -15,6 +15,7 @@
 //! assert!(risk.id.as_str().starts_with("rsk_"));
 //! ```
 
+pub mod automation;
 pub mod chat;
 pub mod comment;
 pub mod context;
@@ -25,6 +26,7 @@ pub mod organization;
 pub mod people;
 pub mod policy;
 pub mod risk;
+pub mod schedule;
 mod serde_fields;
 pub mod task;
 mod time;
@@ -33,8 +35,8 @@ pub mod vendor;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, CommentId, ConnectionId, ContextEntryId, Id, IdKind, MemberId, OrganizationId, PolicyId, RiskId,
-    SessionId, TaskId, UserId, VendorId,
+    ApiKeyId, AttachmentId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id, IdKind,
+    MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
 };
 pub use serde_fields::{nullable, required_non_null};
 pub use time::Timestamp;

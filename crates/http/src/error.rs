@@ -150,6 +150,15 @@ impl From<AppError> for ApiError {
                 error.extensions.insert("createAppUrl".into(), create_app_url.into());
                 error
             }
+            AppError::NotConfigured(detail) => {
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "not-configured", "Not configured", detail)
+            }
+            AppError::Upstream { timeout: true, detail } => {
+                Self::new(StatusCode::GATEWAY_TIMEOUT, "upstream-timeout", "Upstream timeout", detail)
+            }
+            AppError::Upstream { timeout: false, detail } => {
+                Self::new(StatusCode::BAD_GATEWAY, "upstream-error", "Upstream error", detail)
+            }
             AppError::Unavailable(why) => {
                 tracing::warn!(reason = %why, "store unavailable");
                 Self::unavailable()
@@ -184,7 +193,8 @@ impl ResponseError for ApiError {
         };
         let mut response = HttpResponse::build(self.status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+        // Retrying helps when the database is away, not when something is not configured.
+        if self.kind == "unavailable" {
             response.insert_header((header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS)));
         }
         response.body(serde_json::to_vec(&problem).unwrap_or_default())

@@ -420,3 +420,73 @@ impl<'a> From<&'a Organization> for OrganizationDto<'a> {
         }
     }
 }
+
+/// A browser automation. `description` and `schedule` are `null` when not set; `nextRunAt` says
+/// when the schedule fires next (not in the spec's table; useful and harmless).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutomationDto<'a> {
+    pub id: &'a compliance_domain::AutomationId,
+    pub name: &'a str,
+    pub task_id: &'a compliance_domain::TaskId,
+    pub target_url: &'a str,
+    pub instruction: &'a str,
+    pub is_enabled: bool,
+    pub description: Option<&'a str>,
+    pub schedule: Option<&'a str>,
+    pub next_run_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for AutomationDto<'a> {
+    fn from(a: &'a compliance_domain::automation::BrowserAutomation) -> Self {
+        Self {
+            id: &a.id,
+            name: &a.name,
+            task_id: &a.task_id,
+            target_url: &a.target_url,
+            instruction: &a.instruction,
+            is_enabled: a.is_enabled,
+            description: a.description.as_deref(),
+            schedule: a.schedule.as_ref().map(|s| s.as_str()),
+            next_run_at: a.next_run_at,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
+}
+
+/// An automation run, its screenshot as a signed, expiring link.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunDto<'a> {
+    pub id: &'a compliance_domain::AutomationRunId,
+    pub automation_id: &'a compliance_domain::AutomationId,
+    pub status: compliance_domain::automation::RunStatus,
+    pub trigger: compliance_domain::automation::RunTrigger,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub completed_at: Option<Timestamp>,
+    pub duration_ms: Option<i64>,
+    pub screenshot_url: Option<&'a str>,
+    pub error: Option<&'a str>,
+}
+
+impl<'a> From<&'a compliance_app::RunView> for RunDto<'a> {
+    fn from(view: &'a compliance_app::RunView) -> Self {
+        let r = &view.run;
+        Self {
+            id: &r.id,
+            automation_id: &r.automation_id,
+            status: r.status,
+            trigger: r.trigger,
+            created_at: r.created_at,
+            started_at: r.started_at,
+            completed_at: r.completed_at,
+            duration_ms: r.duration_ms,
+            screenshot_url: view.screenshot_url.as_deref(),
+            error: r.error.as_deref(),
+        }
+    }
+}

@@ -7,6 +7,10 @@ pub type DeviceRecord = serde_json::Map<String, serde_json::Value>;
 
 #[async_trait]
 pub trait DeviceDirectory: Send + Sync {
+    /// Whether a device management system is configured at all.
+    fn is_configured(&self) -> bool {
+        true
+    }
     /// Every host carrying label `label_id`, with its policies, paged through as needed.
     async fn hosts_with_label(&self, label_id: i64) -> Result<Vec<DeviceRecord>, DeviceError>;
 }
@@ -32,6 +36,10 @@ pub struct NoDeviceDirectory;
 
 #[async_trait]
 impl DeviceDirectory for NoDeviceDirectory {
+    fn is_configured(&self) -> bool {
+        false
+    }
+
     async fn hosts_with_label(&self, _: i64) -> Result<Vec<DeviceRecord>, DeviceError> {
         Err(DeviceError::NotConfigured)
     }

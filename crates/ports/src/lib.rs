@@ -3,6 +3,7 @@
 //! Every repository method that reads or writes tenant data takes the organization id, and every
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
+mod automations;
 mod blobs;
 mod browser;
 mod chat;
@@ -13,6 +14,7 @@ mod record;
 mod repositories;
 mod vault;
 
+pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
 pub use browser::{BrowserRunner, Capture, CaptureError, CaptureRequest};
 pub use chat::ChatStore;

@@ -6,9 +6,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use compliance_app::Settings;
+use compliance_app::{AutomationSettings, Settings};
 use compliance_blobs::S3Config;
+use compliance_browser::BrowserSettings;
 use compliance_credentials::KeySource;
+use compliance_devices::FleetSettings;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_store::DatabaseUrl;
@@ -33,6 +35,9 @@ pub struct Config {
     pub providers_dir: Option<PathBuf>,
     /// `OAUTH_REDIRECT_ORIGINS`: origins an OAuth `redirectUrl` may point at, besides `PUBLIC_URL`'s.
     pub redirect_origins: Vec<String>,
+    /// `FLEET_URL` and `FLEET_TOKEN`: the device management system, if any.
+    pub fleet: Option<FleetSettings>,
+    pub browser: BrowserSettings,
 }
 
 #[derive(Debug)]
@@ -70,6 +75,11 @@ impl Config {
                 max_message_chars: number("CHAT_MAX_MESSAGE_CHARS", 32_000)?,
             },
             chat_ttl: Duration::from_secs(number("CHAT_HISTORY_TTL_SECONDS", 7 * 24 * 60 * 60)?),
+            automations: AutomationSettings {
+                run_timeout: Duration::from_secs(number("AUTOMATION_RUN_TIMEOUT_SECONDS", 30)?),
+                poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
+                ..AutomationSettings::default()
+            },
         };
         Ok(Self {
             database,
@@ -81,6 +91,8 @@ impl Config {
             settings,
             providers_dir: var("PROVIDERS_DIR")?.map(PathBuf::from),
             redirect_origins: redirect_origins()?,
+            fleet: fleet()?,
+            browser: browser()?,
         })
     }
 }
@@ -119,6 +131,30 @@ fn vault_keys(data_dir: &std::path::Path) -> anyhow::Result<KeySource> {
                 .unwrap_or_default(),
         },
         None => KeySource::File(data_dir.join("vault.keys")),
+    })
+}
+
+/// Both or neither: a URL without a token (or the reverse) is a configuration mistake.
+fn fleet() -> anyhow::Result<Option<FleetSettings>> {
+    match (var("FLEET_URL")?, var("FLEET_TOKEN")?) {
+        (Some(url), Some(token)) => Ok(Some(FleetSettings::new(url, SecretString::from(token)))),
+        (None, None) => Ok(None),
+        (Some(_), None) => bail!("FLEET_URL is set but FLEET_TOKEN (or FLEET_TOKEN_FILE) is not"),
+        (None, Some(_)) => bail!("FLEET_TOKEN is set but FLEET_URL is not"),
+    }
+}
+
+/// `CHROMIUM_PATH`, `AUTOMATION_ALLOWED_HOSTS` (comma-separated hosts that may resolve to
+/// internal addresses), `AUTOMATION_MAX_BROWSERS`.
+fn browser() -> anyhow::Result<BrowserSettings> {
+    let defaults = BrowserSettings::default();
+    Ok(BrowserSettings {
+        chromium_path: var("CHROMIUM_PATH")?.map_or(defaults.chromium_path.clone(), PathBuf::from),
+        allowed_hosts: var("AUTOMATION_ALLOWED_HOSTS")?
+            .map(|hosts| hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect())
+            .unwrap_or_default(),
+        max_concurrent: number("AUTOMATION_MAX_BROWSERS", defaults.max_concurrent)?,
+        ..defaults
     })
 }
 

@@ -14,7 +14,9 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Connections are opened on the use-case runtime, where their I/O tasks must live.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();
-    let (app, store) = runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server).await }).await??;
+    let (mut app, store) = runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server).await }).await??;
+    // Browser automations run in the background of every instance; the store's claims share them.
+    let worker = app.take_worker().map(|worker| runtime.spawn(worker.run()));
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let app = web::Data::new(AppState::new(app, integrations, runtime));
@@ -33,6 +35,9 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
          create-api-key (see README)"
     );
     server.run().await?;
+    if let Some(worker) = worker {
+        worker.abort();
+    }
     store.close();
     Ok(())
 }

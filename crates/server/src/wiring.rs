@@ -2,12 +2,15 @@
 
 use std::sync::Arc;
 
+use anyhow::Context as _;
 use compliance_app::{App, Ports, SystemClock};
 use compliance_blobs::{FsBlobStore, S3BlobStore};
+use compliance_browser::ChromiumRunner;
 use compliance_chat::{MemoryChatStore, RedisChatStore};
 use compliance_credentials::{HttpSettings, KeySource, Keyring, load_keyring};
+use compliance_devices::FleetDeviceDirectory;
 use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
-use compliance_ports::{BlobStore, ChatStore};
+use compliance_ports::{BlobStore, ChatStore, DeviceDirectory, NoDeviceDirectory};
 use compliance_store::{PoolOptions, Store};
 use secrecy::ExposeSecret;
 
@@ -49,6 +52,10 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         (Some(url), Role::Server) => Arc::new(RedisChatStore::connect(url.expose_secret()).await?),
         _ => Arc::new(MemoryChatStore::new()),
     };
+    let devices: Arc<dyn DeviceDirectory> = match &config.fleet {
+        Some(fleet) => Arc::new(FleetDeviceDirectory::new(fleet.clone()).context("FLEET_URL / FLEET_TOKEN")?),
+        None => Arc::new(NoDeviceDirectory),
+    };
     let ports = Ports {
         organizations: store.clone(),
         users: store.clone(),
@@ -60,7 +67,10 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         risks: store.clone(),
         tasks: store.clone(),
         comments: store.clone(),
+        automations: store.clone(),
         blobs,
+        devices,
+        browser: Arc::new(ChromiumRunner::new(config.browser.clone())),
         chat,
         health: store.clone(),
         clock: Arc::new(SystemClock),

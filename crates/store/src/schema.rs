@@ -232,6 +232,39 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    browser_automations (id) {
+        id -> Text,
+        organization_id -> Text,
+        task_id -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        target_url -> Text,
+        instruction -> Text,
+        schedule -> Nullable<Text>,
+        is_enabled -> Bool,
+        next_run_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    automation_runs (id) {
+        id -> Text,
+        organization_id -> Text,
+        automation_id -> Text,
+        status -> Text,
+        trigger_kind -> Text,
+        created_at -> Timestamp,
+        started_at -> Nullable<Timestamp>,
+        completed_at -> Nullable<Timestamp>,
+        duration_ms -> Nullable<BigInt>,
+        screenshot_key -> Nullable<Text>,
+        error -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(members -> users (user_id));
 diesel::joinable!(comments -> users (author_id));
 diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions, comments, attachments);

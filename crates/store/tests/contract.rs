@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
 
+use compliance_domain::automation::{
+    AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunStatus, RunTrigger,
+};
 use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityType, NewComment};
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
@@ -14,11 +17,11 @@ use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
-use compliance_domain::{ApiKeyId, ConnectionId, OrganizationId, SessionId, Timestamp};
+use compliance_domain::{ApiKeyId, AutomationId, AutomationRunId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, MemberRepository, OAuthStateRecord,
-    OAuthStateRepository, OrganizationRepository, RecordRepository, RefreshLeases, RepoError, SecretRepository,
-    StoredSecret, TenantRecord, UserRepository,
+    AutomationRepository, CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, MemberRepository,
+    OAuthStateRecord, OAuthStateRepository, OrganizationRepository, RecordRepository, RefreshLeases, RepoError,
+    SecretRepository, StoredSecret, TenantRecord, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -634,3 +637,314 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second));
 }
 contract!(one_live_connection_per_provider);
+
+async fn task_in(store: &Store, org: &Organization, title: &str) -> Task {
+    let task = Task::create(org.id.clone(), from_json(json!({"title": title})), Timestamp::now()).unwrap();
+    RecordRepository::<Task>::insert(store, &task).await.unwrap();
+    task
+}
+
+/// An enabled automation of `task`, created at `at`; scheduled every five minutes when `scheduled`.
+fn automation(task: &Task, scheduled: bool, at: Timestamp) -> BrowserAutomation {
+    let input: NewAutomation = from_json(json!({
+        "taskId": task.id, "name": "Login page", "targetUrl": "https://example.com/login",
+        "instruction": "Check the login form", "description": "Weekly evidence",
+        "schedule": if scheduled { Some("*/5 * * * *") } else { None },
+    }));
+    BrowserAutomation::create(task.organization_id.clone(), task.id.clone(), input, at).unwrap()
+}
+
+async fn stored(store: &Store, automation: BrowserAutomation) -> BrowserAutomation {
+    AutomationRepository::insert(store, &automation).await.unwrap();
+    automation
+}
+
+async fn automations(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let task = task_in(store, &ours, "Login").await;
+    let other_task = task_in(store, &ours, "Other").await;
+    let foreign_task = task_in(store, &theirs, "Theirs").await;
+    let now = Timestamp::now();
+    let later = now.plus(time::Duration::seconds(1));
+
+    // Every optional field set, and every optional field empty.
+    let full = stored(store, automation(&task, true, now)).await;
+    assert!(full.schedule.is_some() && full.next_run_at.is_some() && full.description.is_some());
+    let mut bare = automation(&task, false, later);
+    bare.description = None;
+    let bare = stored(store, bare).await;
+    assert!(bare.next_run_at.is_none());
+    let tie = stored(store, automation(&task, false, later)).await;
+    let elsewhere = stored(store, automation(&other_task, true, now)).await;
+    let foreign = stored(store, automation(&foreign_task, true, now)).await;
+
+    assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), full, "round trip is exact");
+    assert_eq!(AutomationRepository::get(store, &ours.id, &bare.id).await.unwrap(), bare, "nulls stay null");
+    assert_eq!(AutomationRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign);
+    let missing = AutomationRepository::get(store, &ours.id, &foreign.id).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)), "another organization's automation reads as missing");
+
+    let mut same_time = vec![bare.clone(), tie.clone()];
+    same_time.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
+    let expected: Vec<_> = [full.clone()].into_iter().chain(same_time).collect();
+    assert_eq!(store.list_for_task(&ours.id, &task.id).await.unwrap(), expected, "oldest first, then by id");
+    assert_eq!(store.list_for_task(&ours.id, &other_task.id).await.unwrap(), vec![elsewhere.clone()]);
+    assert!(store.list_for_task(&theirs.id, &task.id).await.unwrap().is_empty(), "tenant-scoped");
+    assert!(store.list_for_task(&ours.id, &foreign_task.id).await.unwrap().is_empty(), "tenant-scoped");
+
+    // Updates replace every mutable field, including back to NULL.
+    let mut changed = full.clone();
+    let changes = from_json(json!({"name": "Logout", "description": null, "schedule": null, "isEnabled": false,
+                                   "targetUrl": "https://example.com/out", "instruction": "Log out"}));
+    changed.apply(&AutomationPatch::new(changes).unwrap(), later);
+    assert_eq!((changed.schedule.clone(), changed.next_run_at), (None, None));
+    AutomationRepository::update(store, &changed).await.unwrap();
+    assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), changed);
+    let mut rescheduled = changed.clone();
+    let changes = from_json(json!({"schedule": "0 9 * * 1-5", "isEnabled": true, "description": "again"}));
+    rescheduled.apply(&AutomationPatch::new(changes).unwrap(), later.plus(time::Duration::seconds(1)));
+    AutomationRepository::update(store, &rescheduled).await.unwrap();
+    assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), rescheduled);
+
+    let mut hijack = foreign.clone();
+    hijack.organization_id = ours.id.clone();
+    hijack.name = "Hijacked".into();
+    assert!(matches!(AutomationRepository::update(store, &hijack).await, Err(RepoError::NotFound)));
+    assert_eq!(AutomationRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
+    let mut unknown = bare.clone();
+    unknown.id = AutomationId::generate();
+    assert!(matches!(AutomationRepository::update(store, &unknown).await, Err(RepoError::NotFound)));
+
+    // Deleting returns the runs (their screenshots are to be removed) and removes them.
+    let mut done = AutomationRun::pending(&full, RunTrigger::Manual, now);
+    done.start(now);
+    done.finish(Ok("screenshots/1.png".into()), later);
+    store.insert_run(&done).await.unwrap();
+    let pending = AutomationRun::pending(&full, RunTrigger::Schedule, later);
+    store.insert_run(&pending).await.unwrap();
+    let foreign_run = AutomationRun::pending(&foreign, RunTrigger::Manual, now);
+    store.insert_run(&foreign_run).await.unwrap();
+
+    let refused = AutomationRepository::delete(store, &ours.id, &foreign.id).await;
+    assert!(matches!(refused, Err(RepoError::NotFound)), "another organization's automation: {refused:?}");
+    assert_eq!(store.runs(&theirs.id, &foreign.id).await.unwrap(), vec![foreign_run.clone()], "untouched");
+    let deleted = AutomationRepository::delete(store, &ours.id, &full.id).await.unwrap();
+    assert_eq!(deleted, vec![pending.clone(), done.clone()], "the deleted runs, newest first");
+    assert!(matches!(AutomationRepository::get(store, &ours.id, &full.id).await, Err(RepoError::NotFound)));
+    assert!(matches!(store.get_run(&ours.id, &done.id).await, Err(RepoError::NotFound)));
+    assert!(store.runs(&ours.id, &full.id).await.unwrap().is_empty());
+    let again = AutomationRepository::delete(store, &ours.id, &full.id).await;
+    assert!(matches!(again, Err(RepoError::NotFound)));
+
+    // Deleting a task takes its automations and their runs with it.
+    let elsewhere_run = AutomationRun::pending(&elsewhere, RunTrigger::Manual, now);
+    store.insert_run(&elsewhere_run).await.unwrap();
+    RecordRepository::<Task>::delete(store, &ours.id, &other_task.id).await.unwrap();
+    assert!(matches!(AutomationRepository::get(store, &ours.id, &elsewhere.id).await, Err(RepoError::NotFound)));
+    assert!(matches!(store.get_run(&ours.id, &elsewhere_run.id).await, Err(RepoError::NotFound)));
+    assert_eq!(store.list_for_task(&ours.id, &task.id).await.unwrap().len(), 2, "the other task's stay");
+}
+contract!(automations);
+
+async fn automation_runs(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let task = task_in(store, &ours, "Login").await;
+    let foreign = stored(store, automation(&task_in(store, &theirs, "T").await, false, Timestamp::now())).await;
+    let login = stored(store, automation(&task, true, Timestamp::now())).await;
+    let now = Timestamp::now();
+    let later = now.plus(time::Duration::seconds(2));
+
+    let mut first = AutomationRun::pending(&login, RunTrigger::Manual, now);
+    store.insert_run(&first).await.unwrap();
+    assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "round trip, nulls stay null");
+    let second = AutomationRun::pending(&login, RunTrigger::Schedule, later);
+    let refused = store.insert_run(&second).await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "one pending run at a time: {refused:?}");
+
+    first.start(now.plus(time::Duration::milliseconds(10)));
+    store.finish_run(&first).await.unwrap();
+    assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "running");
+    let refused = store.insert_run(&second).await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "nor beside a running one: {refused:?}");
+
+    first.finish(Ok("screenshots/first.png".into()), now.plus(time::Duration::milliseconds(1510)));
+    store.finish_run(&first).await.unwrap();
+    assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "every field of the outcome");
+    assert_eq!(first.duration_ms, Some(1500));
+    store.insert_run(&second).await.unwrap();
+    let mut second = second;
+    second.start(later);
+    second.finish(Err("the page answered HTTP 404".into()), later.plus(time::Duration::seconds(1)));
+    store.finish_run(&second).await.unwrap();
+    assert_eq!(store.get_run(&ours.id, &second.id).await.unwrap(), second);
+
+    assert_eq!(store.runs(&ours.id, &login.id).await.unwrap(), vec![second.clone(), first.clone()], "newest first");
+    assert!(store.runs(&theirs.id, &login.id).await.unwrap().is_empty(), "tenant-scoped");
+    assert!(matches!(store.get_run(&theirs.id, &first.id).await, Err(RepoError::NotFound)));
+
+    let mut hijack = first.clone();
+    hijack.organization_id = theirs.id.clone();
+    hijack.error = Some("hijacked".into());
+    assert!(matches!(store.finish_run(&hijack).await, Err(RepoError::NotFound)));
+    let mut unknown = first.clone();
+    unknown.id = AutomationRunId::generate();
+    assert!(matches!(store.finish_run(&unknown).await, Err(RepoError::NotFound)));
+    assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "untouched");
+
+    let mut misfiled = AutomationRun::pending(&foreign, RunTrigger::Manual, now);
+    misfiled.organization_id = ours.id.clone();
+    assert!(
+        store.insert_run(&misfiled).await.is_err(),
+        "the schema refuses a run of another organization's automation"
+    );
+}
+contract!(automation_runs);
+
+async fn claiming_due_automations(db: &TestDb) {
+    let store = &db.store;
+    let org = organization(store, "Ours").await;
+    let task = task_in(store, &org, "Login").await;
+    let scheduled = stored(store, automation(&task, true, Timestamp::now())).await;
+    let previous = scheduled.next_run_at.unwrap();
+    let next = previous.plus(time::Duration::minutes(5));
+    let now = Timestamp::now();
+
+    let runs: Vec<_> = (0..8).map(|_| AutomationRun::pending(&scheduled, RunTrigger::Schedule, now)).collect();
+    let claims = runs.iter().map(|run| store.claim_due(&scheduled.id, previous, Some(next), run));
+    let won: Vec<bool> = join_all(claims).await.into_iter().map(Result::unwrap).collect();
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "exactly one instance claims a due schedule");
+    let winner = runs[won.iter().position(|w| *w).unwrap()].clone();
+    assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(next));
+    assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![winner.clone()], "one run added");
+    let late = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now);
+    assert!(!store.claim_due(&scheduled.id, previous, Some(next), &late).await.unwrap(), "already claimed");
+
+    // The winner's run is still pending: the schedule advances, but no second run is added.
+    let after = next.plus(time::Duration::minutes(5));
+    let skipped = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now);
+    assert!(!store.claim_due(&scheduled.id, next, Some(after), &skipped).await.unwrap(), "no run added");
+    assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(after));
+    assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![winner.clone()]);
+
+    let mut finished = winner;
+    finished.start(now);
+    finished.finish(Ok("screenshots/1.png".into()), now);
+    store.finish_run(&finished).await.unwrap();
+    let last = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now.plus(time::Duration::seconds(1)));
+    assert!(store.claim_due(&scheduled.id, after, None, &last).await.unwrap(), "claimed, and the schedule ends");
+    assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, None);
+    assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![last, finished]);
+    let unknown = AutomationId::generate();
+    assert!(!store.claim_due(&unknown, after, None, &skipped).await.unwrap(), "nothing to claim");
+}
+contract!(claiming_due_automations);
+
+async fn claiming_pending_runs(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let login = stored(store, automation(&task_in(store, &ours, "Login").await, false, Timestamp::now())).await;
+    let now = Timestamp::now();
+    let run = AutomationRun::pending(&login, RunTrigger::Manual, now);
+    store.insert_run(&run).await.unwrap();
+
+    let start = now.plus(time::Duration::seconds(1));
+    let claims = (0..8).map(|_| store.claim_pending(start));
+    let claimed: Vec<_> = join_all(claims).await.into_iter().map(Result::unwrap).collect();
+    assert_eq!(claimed.iter().flatten().count(), 1, "a pending run is taken once, however many race");
+    let (taken, its_automation) = claimed.into_iter().flatten().next().unwrap();
+    let mut expected = run.clone();
+    expected.start(start);
+    assert_eq!(
+        (taken.clone(), its_automation),
+        (expected.clone(), login.clone()),
+        "running from now, with its automation"
+    );
+    assert_eq!(store.get_run(&ours.id, &run.id).await.unwrap(), expected);
+    assert!(store.claim_pending(start).await.unwrap().is_none(), "nothing left pending");
+
+    // Oldest first, across organizations.
+    let logout = stored(store, automation(&task_in(store, &ours, "Logout").await, false, now)).await;
+    let foreign = stored(store, automation(&task_in(store, &theirs, "Theirs").await, false, now)).await;
+    let newer = AutomationRun::pending(&logout, RunTrigger::Manual, now.plus(time::Duration::seconds(2)));
+    let older = AutomationRun::pending(&foreign, RunTrigger::Schedule, now.plus(time::Duration::seconds(1)));
+    store.insert_run(&newer).await.unwrap();
+    store.insert_run(&older).await.unwrap();
+    let (first, first_automation) = store.claim_pending(start).await.unwrap().unwrap();
+    assert_eq!((first.id, first_automation), (older.id, foreign));
+    let (second, _) = store.claim_pending(start).await.unwrap().unwrap();
+    assert_eq!((second.id, second.status), (newer.id, RunStatus::Running));
+    assert!(store.claim_pending(start).await.unwrap().is_none());
+}
+contract!(claiming_pending_runs);
+
+async fn failing_stale_runs(db: &TestDb) {
+    let store = &db.store;
+    let org = organization(store, "Ours").await;
+    let task = task_in(store, &org, "Login").await;
+    let now = Timestamp::now();
+    let hour_ago = now.plus(time::Duration::hours(-1));
+    let cutoff = now.plus(time::Duration::minutes(-10));
+
+    let mut runs = Vec::new();
+    for (started, finished) in [(Some(hour_ago), false), (Some(now), false), (None, false), (Some(hour_ago), true)] {
+        let automation = stored(store, automation(&task, false, hour_ago)).await;
+        let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, hour_ago);
+        if let Some(at) = started {
+            run.start(at);
+        }
+        if finished {
+            run.finish(Ok("screenshots/done.png".into()), hour_ago.plus(time::Duration::seconds(5)));
+        }
+        store.insert_run(&run).await.unwrap();
+        runs.push(run);
+    }
+
+    assert_eq!(store.fail_stale_runs(cutoff, "the instance running it stopped").await.unwrap(), 1);
+    let mut stale = runs[0].clone();
+    stale.status = RunStatus::Failed;
+    stale.completed_at = Some(cutoff);
+    stale.error = Some("the instance running it stopped".into());
+    assert_eq!(store.get_run(&org.id, &stale.id).await.unwrap(), stale, "failed at the cutoff, duration unknown");
+    for untouched in &runs[1..] {
+        assert_eq!(store.get_run(&org.id, &untouched.id).await.unwrap(), *untouched, "fresh, pending or finished");
+    }
+    assert_eq!(store.fail_stale_runs(cutoff, "again").await.unwrap(), 0);
+}
+contract!(failing_stale_runs);
+
+async fn due_automations(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let task = task_in(store, &ours, "Login").await;
+    let foreign_task = task_in(store, &theirs, "Theirs").await;
+    let now = Timestamp::now();
+    let at = |task: &Task, minutes: i64, enabled: bool| {
+        let mut a = automation(task, true, now);
+        a.next_run_at = Some(now.plus(time::Duration::minutes(minutes)));
+        a.is_enabled = enabled;
+        a
+    };
+
+    let recent = stored(store, at(&task, -2, true)).await;
+    let earliest = stored(store, at(&task, -5, true)).await;
+    let exactly_now = stored(store, at(&foreign_task, 0, true)).await;
+    stored(store, at(&task, 5, true)).await;
+    stored(store, at(&task, -10, false)).await;
+    stored(store, automation(&task, false, now)).await;
+
+    let due = store.due(now, 10).await.unwrap();
+    assert_eq!(
+        due,
+        vec![earliest.clone(), recent.clone(), exactly_now],
+        "enabled and due, earliest first, any organization"
+    );
+    assert_eq!(store.due(now, 2).await.unwrap(), vec![earliest, recent], "at most the limit");
+    assert!(store.due(now.plus(time::Duration::minutes(-6)), 10).await.unwrap().is_empty());
+}
+contract!(due_automations);

@@ -1,8 +1,10 @@
 //! The route table.
 
+mod automations;
 mod chat;
 mod comments;
 mod connect_page;
+mod devices;
 mod health;
 mod integrations;
 mod organization;
@@ -34,7 +36,9 @@ pub fn configure(config: &mut web::ServiceConfig, limits: RouteLimits) {
             .configure(|config| chat::configure(config, limits.chat))
             .configure(people::configure)
             .configure(organization::configure)
-            .configure(integrations::configure),
+            .configure(integrations::configure)
+            .configure(devices::configure)
+            .configure(automations::configure),
     );
 }
 

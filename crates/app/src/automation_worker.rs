@@ -1,0 +1,140 @@
+//! The background worker that runs browser automations: it turns due schedules into runs and
+//! executes pending runs. Every server instance runs one; the store's claims make sure each due
+//! schedule and each pending run is taken by exactly one instance.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use compliance_domain::automation::{AutomationRun, BrowserAutomation, RunTrigger};
+use compliance_ports::{AutomationRepository, BlobStore, BrowserRunner, CaptureRequest, Clock, RepoError};
+use tokio::sync::Notify;
+
+use crate::Ports;
+
+/// Schedules looked at per tick.
+const DUE_BATCH: usize = 100;
+
+/// Tunables of the worker.
+#[derive(Debug, Clone, Copy)]
+pub struct AutomationSettings {
+    /// The whole run: launch, navigation, load and screenshot.
+    pub run_timeout: Duration,
+    /// How often the worker looks for due schedules and pending runs when nothing wakes it.
+    pub poll_interval: Duration,
+    /// A run still `running` after this long belongs to an instance that stopped: it is failed.
+    pub stale_after: Duration,
+}
+
+impl Default for AutomationSettings {
+    fn default() -> Self {
+        Self {
+            run_timeout: Duration::from_secs(30),
+            poll_interval: Duration::from_secs(1),
+            stale_after: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+pub struct AutomationWorker {
+    automations: Arc<dyn AutomationRepository>,
+    browser: Arc<dyn BrowserRunner>,
+    blobs: Arc<dyn BlobStore>,
+    clock: Arc<dyn Clock>,
+    settings: AutomationSettings,
+    work: Arc<Notify>,
+}
+
+impl AutomationWorker {
+    pub(crate) fn new(ports: &Ports, settings: AutomationSettings, work: Arc<Notify>) -> Self {
+        Self {
+            automations: ports.automations.clone(),
+            browser: ports.browser.clone(),
+            blobs: ports.blobs.clone(),
+            clock: ports.clock.clone(),
+            settings,
+            work,
+        }
+    }
+
+    /// Works until the task is dropped or aborted: a tick, then a wait for a poke or the poll
+    /// interval. A run cut short by shutdown stays `running` until an instance fails it as stale.
+    pub async fn run(self) {
+        loop {
+            self.tick().await;
+            tokio::select! {
+                () = self.work.notified() => {}
+                () = tokio::time::sleep(self.settings.poll_interval) => {}
+            }
+        }
+    }
+
+    /// One pass: fail stale runs, start due schedules, execute every pending run.
+    pub async fn tick(&self) {
+        if let Err(error) = self.fail_stale().await {
+            tracing::warn!(%error, "could not fail stale automation runs");
+        }
+        if let Err(error) = self.start_due().await {
+            tracing::warn!(%error, "could not start due automations");
+        }
+        loop {
+            match self.automations.claim_pending(self.clock.now()).await {
+                Ok(Some((run, automation))) => self.execute(run, &automation).await,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "could not claim a pending automation run");
+                    break;
+                }
+            }
+        }
+    }
+
+    async fn fail_stale(&self) -> Result<(), RepoError> {
+        let stale = time::Duration::try_from(self.settings.stale_after).unwrap_or(time::Duration::hours(1));
+        let cutoff = self.clock.now().plus(-stale);
+        let failed = self
+            .automations
+            .fail_stale_runs(cutoff, "the run was interrupted (its server stopped); run it again")
+            .await?;
+        if failed > 0 {
+            tracing::warn!(failed, "failed automation runs left running by a stopped instance");
+        }
+        Ok(())
+    }
+
+    async fn start_due(&self) -> Result<(), RepoError> {
+        let now = self.clock.now();
+        for automation in self.automations.due(now, DUE_BATCH).await? {
+            let Some(previous) = automation.next_run_at else { continue };
+            let next = automation.schedule.as_ref().and_then(|s| s.next_after(now));
+            let run = AutomationRun::pending(&automation, RunTrigger::Schedule, now);
+            self.automations.claim_due(&automation.id, previous, next, &run).await?;
+        }
+        Ok(())
+    }
+
+    async fn execute(&self, mut run: AutomationRun, automation: &BrowserAutomation) {
+        let request = CaptureRequest {
+            url: automation.target_url.clone(),
+            instruction: automation.instruction.clone(),
+            timeout: self.settings.run_timeout,
+        };
+        let outcome = match self.browser.capture(&request).await {
+            Ok(capture) => {
+                // ORG/ID like attachments; the `run_` prefix keeps the two apart.
+                let key = format!("{}/{}", run.organization_id, run.id);
+                match self.blobs.put(&key, capture.png, "image/png").await {
+                    Ok(()) => Ok(key),
+                    Err(error) => {
+                        tracing::warn!(%error, run = %run.id, "could not store a screenshot");
+                        Err("the screenshot could not be stored".to_owned())
+                    }
+                }
+            }
+            Err(error) => Err(error.to_string()),
+        };
+        run.finish(outcome, self.clock.now());
+        if let Err(error) = self.automations.finish_run(&run).await {
+            tracing::warn!(%error, run = %run.id, "could not record an automation run's outcome");
+        }
+    }
+}

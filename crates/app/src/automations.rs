@@ -1,0 +1,203 @@
+//! Browser automations of a task: their configuration, their runs, and the screenshots runs take.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use compliance_domain::automation::{
+    AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
+};
+use compliance_domain::task::Task;
+use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
+use compliance_ports::{
+    AutomationRepository, BlobError, BlobStore, BrowserRunner, CaptureError, Clock, RecordRepository, RepoError,
+};
+use tokio::sync::Notify;
+
+use crate::{AppError, Ports, Principal, Settings, UrlSigner};
+
+/// A run as callers see it: its screenshot as a link that works for a limited time.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub run: AutomationRun,
+    pub screenshot_url: Option<String>,
+}
+
+pub struct AutomationService {
+    automations: Arc<dyn AutomationRepository>,
+    tasks: Arc<dyn RecordRepository<Task>>,
+    browser: Arc<dyn BrowserRunner>,
+    blobs: Arc<dyn BlobStore>,
+    clock: Arc<dyn Clock>,
+    settings: Arc<Settings>,
+    signer: UrlSigner,
+    /// Wakes the worker when a run is started by hand.
+    work: Arc<Notify>,
+}
+
+impl AutomationService {
+    pub(crate) fn new(ports: &Ports, settings: Arc<Settings>, work: Arc<Notify>) -> Self {
+        Self {
+            automations: ports.automations.clone(),
+            tasks: ports.tasks.clone(),
+            browser: ports.browser.clone(),
+            blobs: ports.blobs.clone(),
+            clock: ports.clock.clone(),
+            signer: UrlSigner::new(settings.url_signing_key.clone()),
+            settings,
+            work,
+        }
+    }
+
+    pub async fn create(&self, caller: &Principal, input: NewAutomation) -> Result<BrowserAutomation, AppError> {
+        let org = &caller.organization_id;
+        let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
+        self.require_task(org, &task, TaskRefusal::InvalidField).await?;
+        let automation = BrowserAutomation::create(org.clone(), task, input, self.clock.now())?;
+        self.check_target(&automation.target_url).await?;
+        self.automations.insert(&automation).await?;
+        Ok(automation)
+    }
+
+    pub async fn get(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        self.automation(&caller.organization_id, id).await
+    }
+
+    /// The task's automations; 404 for a task the organization does not have.
+    pub async fn list_for_task(&self, caller: &Principal, task: &TaskId) -> Result<Vec<BrowserAutomation>, AppError> {
+        let org = &caller.organization_id;
+        self.require_task(org, task, TaskRefusal::NotFound).await?;
+        Ok(self.automations.list_for_task(org, task).await?)
+    }
+
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &AutomationId,
+        changes: AutomationChanges,
+    ) -> Result<BrowserAutomation, AppError> {
+        let patch = AutomationPatch::new(changes)?;
+        let mut automation = self.automation(&caller.organization_id, id).await?;
+        if let Some(target) = patch.target_url() {
+            self.check_target(target).await?;
+        }
+        if patch.is_empty() {
+            return Ok(automation);
+        }
+        automation.apply(&patch, self.clock.now());
+        self.automations.update(&automation).await.map_err(|e| AppError::from_repo(e, "automation"))?;
+        Ok(automation)
+    }
+
+    /// Deletes the automation, its runs and their screenshots.
+    pub async fn delete(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        let org = &caller.organization_id;
+        let automation = self.automation(org, id).await?;
+        let runs = self.automations.delete(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))?;
+        for key in runs.iter().filter_map(|run| run.screenshot_key.as_ref()) {
+            // The rows are gone; bytes left behind are logged, not an error of the delete.
+            if let Err(error) = self.blobs.delete(key).await {
+                tracing::warn!(%error, blob = %key, "could not remove a run's screenshot");
+            }
+        }
+        Ok(automation)
+    }
+
+    /// Newest first.
+    pub async fn runs(&self, caller: &Principal, id: &AutomationId) -> Result<Vec<RunView>, AppError> {
+        let org = &caller.organization_id;
+        self.automation(org, id).await?;
+        let runs = self.automations.runs(org, id).await?;
+        let mut views = Vec::with_capacity(runs.len());
+        for run in runs {
+            views.push(self.view(run).await?);
+        }
+        Ok(views)
+    }
+
+    /// Queues a run now; 409 while one is pending or running.
+    pub async fn start_run(&self, caller: &Principal, id: &AutomationId) -> Result<RunView, AppError> {
+        let automation = self.automation(&caller.organization_id, id).await?;
+        let run = AutomationRun::pending(&automation, RunTrigger::Manual, self.clock.now());
+        self.automations.insert_run(&run).await.map_err(|e| match e {
+            RepoError::Conflict(_) => {
+                AppError::Conflict("a run of this automation is already pending or running".into())
+            }
+            other => other.into(),
+        })?;
+        self.work.notify_one();
+        Ok(RunView { run, screenshot_url: None })
+    }
+
+    /// The PNG behind a screenshot link this service signed. Tampering or expiry is a 403.
+    pub async fn screenshot(&self, org: &str, run: &str, expires: i64, signature: &str) -> Result<Vec<u8>, AppError> {
+        const REFUSED: AppError = AppError::Forbidden("the screenshot link is invalid or has expired");
+        if expires < self.clock.now().as_unix_seconds() || !self.signer.verify(org, run, expires, signature) {
+            return Err(REFUSED);
+        }
+        let (Ok(org), Ok(run)) = (OrganizationId::parse(org), AutomationRunId::parse(run)) else { return Err(REFUSED) };
+        let run = self.automations.get_run(&org, &run).await.map_err(|e| AppError::from_repo(e, "run"))?;
+        let key = run.screenshot_key.ok_or(AppError::NotFound("screenshot"))?;
+        match self.blobs.get(&key).await {
+            Ok(bytes) => Ok(bytes),
+            Err(BlobError::NotFound) => Err(AppError::NotFound("screenshot")),
+            Err(error) => {
+                tracing::warn!(%error, "could not read a screenshot");
+                Err(AppError::Unavailable("the screenshot store is unavailable".into()))
+            }
+        }
+    }
+
+    async fn view(&self, run: AutomationRun) -> Result<RunView, AppError> {
+        let Some(key) = &run.screenshot_key else { return Ok(RunView { run, screenshot_url: None }) };
+        let ttl = self.settings.download_ttl;
+        let url = match self.blobs.presigned_get(key, ttl).await {
+            Ok(Some(url)) => url,
+            Ok(None) => self.service_url(&run, ttl),
+            Err(error) => {
+                tracing::warn!(%error, "could not sign a screenshot URL");
+                return Err(AppError::Unavailable("the screenshot store is unavailable".into()));
+            }
+        };
+        Ok(RunView { run, screenshot_url: Some(url) })
+    }
+
+    fn service_url(&self, run: &AutomationRun, ttl: Duration) -> String {
+        let expires = self.clock.now().as_unix_seconds().saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(0));
+        let (org, id) = (run.organization_id.as_str(), run.id.as_str());
+        let signature = self.signer.sign(org, id, expires);
+        format!(
+            "{}/v1/browser/runs/{id}/screenshot?org={org}&expires={expires}&signature={signature}",
+            self.settings.public_url.trim_end_matches('/')
+        )
+    }
+
+    async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        self.automations.get(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))
+    }
+
+    async fn require_task(&self, org: &OrganizationId, task: &TaskId, refusal: TaskRefusal) -> Result<(), AppError> {
+        match self.tasks.get(org, task).await {
+            Ok(_) => Ok(()),
+            Err(RepoError::NotFound) => Err(match refusal {
+                TaskRefusal::InvalidField => AppError::invalid("taskId", "is not a task of this organization"),
+                TaskRefusal::NotFound => AppError::NotFound("task"),
+            }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Refuses targets the browser may not open (private addresses not allow-listed, …).
+    async fn check_target(&self, url: &str) -> Result<(), AppError> {
+        match self.browser.check_target(url).await {
+            Err(CaptureError::Refused(why)) => Err(AppError::invalid("targetUrl", why)),
+            // Anything else (a host that does not resolve today) is for the run to report.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A task named in a body is an invalid field; a task in the path is a missing resource.
+enum TaskRefusal {
+    InvalidField,
+    NotFound,
+}

@@ -1,0 +1,64 @@
+//! Devices, read from the device management system by the organization's or a member's label.
+
+use std::sync::Arc;
+
+use compliance_domain::MemberId;
+use compliance_ports::{DeviceDirectory, DeviceError, DeviceRecord, MemberRepository, OrganizationRepository};
+
+use crate::{AppError, Ports, Principal};
+
+pub struct DeviceService {
+    directory: Arc<dyn DeviceDirectory>,
+    organizations: Arc<dyn OrganizationRepository>,
+    members: Arc<dyn MemberRepository>,
+}
+
+impl DeviceService {
+    pub(crate) fn new(ports: &Ports) -> Self {
+        Self {
+            directory: ports.devices.clone(),
+            organizations: ports.organizations.clone(),
+            members: ports.members.clone(),
+        }
+    }
+
+    /// The hosts of the organization's label; none when it has no label.
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<DeviceRecord>, AppError> {
+        self.require_configured()?;
+        let organization = self.organizations.get(&caller.organization_id).await?;
+        self.hosts(organization.device_manager_label_id).await
+    }
+
+    /// The hosts of one member's label; none when the member has no label.
+    pub async fn for_member(&self, caller: &Principal, member: &MemberId) -> Result<Vec<DeviceRecord>, AppError> {
+        self.require_configured()?;
+        let person =
+            self.members.get(&caller.organization_id, member).await.map_err(|e| AppError::from_repo(e, "person"))?;
+        self.hosts(person.member.device_manager_label_id).await
+    }
+
+    fn require_configured(&self) -> Result<(), AppError> {
+        match self.directory.is_configured() {
+            true => Ok(()),
+            false => Err(device_error(DeviceError::NotConfigured)),
+        }
+    }
+
+    async fn hosts(&self, label: Option<i64>) -> Result<Vec<DeviceRecord>, AppError> {
+        match label {
+            None => Ok(Vec::new()),
+            Some(label) => self.directory.hosts_with_label(label).await.map_err(device_error),
+        }
+    }
+}
+
+fn device_error(error: DeviceError) -> AppError {
+    let detail = error.to_string();
+    match error {
+        DeviceError::NotConfigured => AppError::NotConfigured(detail),
+        DeviceError::Timeout => AppError::Upstream { timeout: true, detail },
+        DeviceError::Upstream { .. } | DeviceError::Unreachable | DeviceError::InvalidResponse(_) => {
+            AppError::Upstream { timeout: false, detail }
+        }
+    }
+}

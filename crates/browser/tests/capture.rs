@@ -1,0 +1,236 @@
+//! Captures with a real Chromium (`CHROMIUM_PATH`, or `/usr/bin/chromium`) against pages served on
+//! loopback by a tiny HTTP server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use compliance_browser::{BrowserSettings, ChromiumRunner};
+use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const PAGE: &str = "<!doctype html><title>Evidence</title><body style='background:#2a6'><h1>Access review</h1>";
+
+/// A server on 127.0.0.1 with a few fixed pages; counts the requests for `/secret`.
+struct Server {
+    port: u16,
+    secret_hits: Arc<AtomicUsize>,
+}
+
+impl Server {
+    async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let secret_hits = Arc::new(AtomicUsize::new(0));
+        let hits = secret_hits.clone();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                tokio::spawn(answer(stream, port, hits.clone()));
+            }
+        });
+        Self { port, secret_hits }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+async fn answer(mut stream: TcpStream, port: u16, secret_hits: Arc<AtomicUsize>) {
+    let mut head = Vec::new();
+    let mut buffer = [0_u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buffer[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let response = match path.as_str() {
+        "/" => html("200 OK", PAGE),
+        "/missing" => html("404 Not Found", "<!doctype html><h1>Not found</h1>"),
+        "/empty-missing" => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+        // The page itself arrives, but its image never does, so the load event never fires.
+        "/hang" => html("200 OK", "<!doctype html><h1>Waiting</h1><img src='/never'>"),
+        "/never" => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            return;
+        }
+        "/redirect-inside" => {
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: http://localhost:{port}/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+        }
+        "/leaky" => html("200 OK", &format!("<!doctype html><h1>Leaky</h1><img src='http://localhost:{port}/secret'>")),
+        "/secret" => {
+            secret_hits.fetch_add(1, Ordering::SeqCst);
+            html("200 OK", "secret")
+        }
+        _ => html("404 Not Found", "no such page"),
+    };
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+fn html(status: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A runner that may open 127.0.0.1, with its own profile directory root.
+fn runner(name: &str) -> (ChromiumRunner, PathBuf) {
+    let (settings, work_dir) = settings(name);
+    (ChromiumRunner::new(settings), work_dir)
+}
+
+fn settings(name: &str) -> (BrowserSettings, PathBuf) {
+    let work_dir = std::env::temp_dir().join(format!("compliance-browser-test-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&work_dir).unwrap();
+    let chromium_path =
+        std::env::var_os("CHROMIUM_PATH").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    let settings = BrowserSettings {
+        chromium_path,
+        allowed_hosts: vec!["127.0.0.1".into()],
+        work_dir: work_dir.clone(),
+        ..BrowserSettings::default()
+    };
+    (settings, work_dir)
+}
+
+fn request(url: String, seconds: u64) -> CaptureRequest {
+    CaptureRequest { url, instruction: "Screenshot the page".into(), timeout: Duration::from_secs(seconds) }
+}
+
+/// Processes whose command line names `dir` (Chromium and its helpers all carry the profile path).
+fn processes_using(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(&needle)
+        {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+/// Asserts that no browser is left: no process names the work directory and it is empty.
+fn assert_cleaned_up(work_dir: &Path) {
+    let left = processes_using(work_dir);
+    assert!(left.is_empty(), "processes left: {left:?}");
+    let profiles: Vec<_> = std::fs::read_dir(work_dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(profiles.is_empty(), "profiles left: {profiles:?}");
+    std::fs::remove_dir(work_dir).unwrap();
+}
+
+fn assert_screenshot(capture: &Capture) {
+    let png = &capture.png;
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "the PNG signature");
+    assert_eq!(&png[12..16], b"IHDR");
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1280, 800));
+    assert!((1_000..5_000_000).contains(&png.len()), "a plausible size: {} bytes", png.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_loads_is_captured() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("loads");
+    let started = Instant::now();
+    let capture = runner.capture(&request(server.url("/"), 20)).await.unwrap();
+    eprintln!("captured in {:?}", started.elapsed());
+    assert_eq!(capture.http_status, Some(200));
+    assert_screenshot(&capture);
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_page_fails_with_its_status() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("missing");
+    assert_eq!(runner.capture(&request(server.url("/missing"), 20)).await, Err(CaptureError::HttpStatus(404)));
+    // Without a body Chromium shows its own error page and reports a navigation error instead.
+    assert_eq!(runner.capture(&request(server.url("/empty-missing"), 20)).await, Err(CaptureError::HttpStatus(404)));
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_port_is_unreachable() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let (runner, work_dir) = runner("closed");
+    let result = runner.capture(&request(format!("http://127.0.0.1:{port}/"), 20)).await;
+    assert_eq!(result, Err(CaptureError::Unreachable("net::ERR_CONNECTION_REFUSED".into())));
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_loads_times_out_and_the_browser_is_gone() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("hang");
+    let started = Instant::now();
+    let result = runner.capture(&request(server.url("/hang"), 2)).await;
+    let elapsed = started.elapsed();
+    eprintln!("timed out after {elapsed:?}");
+    assert_eq!(result, Err(CaptureError::Timeout(2)));
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_a_refused_host_is_refused() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("redirect");
+    let result = runner.capture(&request(server.url("/redirect-inside"), 20)).await;
+    assert_eq!(result, Err(CaptureError::Refused("localhost is a loopback name".into())));
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_resources_on_refused_hosts_are_blocked() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("leaky");
+    let capture = runner.capture(&request(server.url("/leaky"), 20)).await.unwrap();
+    assert_screenshot(&capture);
+    assert_eq!(server.secret_hits.load(Ordering::SeqCst), 0, "the image on localhost was not requested");
+    assert_cleaned_up(&work_dir);
+
+    // The control: with localhost allowed, the same page does fetch it.
+    let (mut settings, work_dir) = settings("leaky-allowed");
+    settings.allowed_hosts.push("localhost".into());
+    let runner = ChromiumRunner::new(settings);
+    runner.capture(&request(server.url("/leaky"), 20)).await.unwrap();
+    assert_eq!(server.secret_hits.load(Ordering::SeqCst), 1);
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_target_starts_no_browser() {
+    let (runner, work_dir) = runner("refused");
+    let result = runner.capture(&request("http://10.0.0.1/".into(), 20)).await;
+    assert_eq!(result, Err(CaptureError::Refused("10.0.0.1 is a private address".into())));
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_captures_at_once_both_succeed() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("two");
+    let started = Instant::now();
+    let page = request(server.url("/"), 30);
+    let (first, second) = tokio::join!(runner.capture(&page), runner.capture(&page));
+    eprintln!("two captures in {:?}", started.elapsed());
+    assert_screenshot(&first.unwrap());
+    assert_screenshot(&second.unwrap());
+    assert_cleaned_up(&work_dir);
+}

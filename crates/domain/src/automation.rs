@@ -1,0 +1,305 @@
+//! Browser automations of a task, and their runs.
+
+use serde::Deserialize;
+
+use crate::schedule::Schedule;
+use crate::validation::{
+    Checked, FieldError, ValidationErrors, http_url, map_nullable, map_present, required, set, text,
+};
+use crate::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp, nullable, required_non_null};
+
+pub const NAME_MAX: usize = 255;
+pub const DESCRIPTION_MAX: usize = 2_000;
+pub const INSTRUCTION_MAX: usize = 10_000;
+
+crate::string_enum! {
+    /// `pending → running → completed | failed`.
+    RunStatus { Pending = "pending", Running = "running", Completed = "completed", Failed = "failed" }
+}
+
+crate::string_enum! {
+    /// What started a run.
+    RunTrigger { Manual = "manual", Schedule = "schedule" }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowserAutomation {
+    pub id: AutomationId,
+    pub organization_id: OrganizationId,
+    pub task_id: TaskId,
+    pub name: String,
+    pub description: Option<String>,
+    pub target_url: String,
+    pub instruction: String,
+    pub schedule: Option<Schedule>,
+    pub is_enabled: bool,
+    /// When the schedule next fires; `None` without a schedule or while disabled.
+    pub next_run_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// `POST /v1/browser/automations`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewAutomation {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub task_id: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub target_url: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub instruction: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub schedule: Option<String>,
+}
+
+/// `PATCH /v1/browser/automations/{id}`: absent fields stay; `description` and `schedule` may be
+/// `null` to clear them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AutomationChanges {
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub target_url: Option<String>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub instruction: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub schedule: Option<Option<String>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub is_enabled: Option<bool>,
+}
+
+/// Validated changes to an automation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AutomationPatch {
+    name: Option<String>,
+    target_url: Option<String>,
+    instruction: Option<String>,
+    description: Option<Option<String>>,
+    schedule: Option<Option<Schedule>>,
+    is_enabled: Option<bool>,
+}
+
+impl AutomationPatch {
+    pub fn new(changes: AutomationChanges) -> Result<Self, ValidationErrors> {
+        Ok(Self {
+            name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
+            target_url: map_present(changes.target_url, |u| http_url("targetUrl", u))?,
+            instruction: map_present(changes.instruction, |i| text("instruction", i, 1, INSTRUCTION_MAX))?,
+            description: map_nullable(changes.description, |d| text("description", d, 0, DESCRIPTION_MAX))?,
+            schedule: map_nullable(changes.schedule, |s| schedule(&s))?,
+            is_enabled: changes.is_enabled,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// The new target, when the patch changes it (it must be checked before it is stored).
+    pub fn target_url(&self) -> Option<&str> {
+        self.target_url.as_deref()
+    }
+}
+
+fn schedule(expression: &str) -> Checked<Schedule> {
+    Schedule::parse(expression).map_err(|e| FieldError::new("schedule", e.to_string()))
+}
+
+impl BrowserAutomation {
+    /// `task_id` is the parsed task the caller checked belongs to the organization.
+    pub fn create(
+        organization_id: OrganizationId,
+        task_id: TaskId,
+        input: NewAutomation,
+        now: Timestamp,
+    ) -> Result<Self, ValidationErrors> {
+        let schedule = input.schedule.filter(|s| !s.trim().is_empty()).map(|s| schedule(&s)).transpose()?;
+        let mut automation = Self {
+            id: AutomationId::generate(),
+            organization_id,
+            task_id,
+            name: text("name", required("name", input.name)?, 1, NAME_MAX)?,
+            description: input.description.map(|d| text("description", d, 0, DESCRIPTION_MAX)).transpose()?,
+            target_url: http_url("targetUrl", required("targetUrl", input.target_url)?)?,
+            instruction: text("instruction", required("instruction", input.instruction)?, 1, INSTRUCTION_MAX)?,
+            schedule,
+            is_enabled: true,
+            next_run_at: None,
+            created_at: now,
+            updated_at: now,
+        };
+        automation.reschedule(now);
+        Ok(automation)
+    }
+
+    /// Parses the `taskId` of a create: a malformed one is a 400 naming the field.
+    pub fn task_id(input: &NewAutomation) -> Result<TaskId, ValidationErrors> {
+        let raw = required("taskId", input.task_id.as_deref())?;
+        Ok(TaskId::parse(raw).map_err(|e| FieldError::new("taskId", e.to_string()))?)
+    }
+
+    /// Applies a validated patch; an empty patch changes nothing, not even `updated_at`.
+    pub fn apply(&mut self, patch: &AutomationPatch, now: Timestamp) {
+        if patch.is_empty() {
+            return;
+        }
+        set(&mut self.name, &patch.name);
+        set(&mut self.target_url, &patch.target_url);
+        set(&mut self.instruction, &patch.instruction);
+        set(&mut self.description, &patch.description);
+        set(&mut self.schedule, &patch.schedule);
+        set(&mut self.is_enabled, &patch.is_enabled);
+        self.updated_at = now;
+        self.reschedule(now);
+    }
+
+    /// Sets `next_run_at` to the schedule's next time after `now`, or none when there is no
+    /// schedule or the automation is disabled.
+    pub fn reschedule(&mut self, now: Timestamp) {
+        self.next_run_at = match (&self.schedule, self.is_enabled) {
+            (Some(schedule), true) => schedule.next_after(now),
+            _ => None,
+        };
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutomationRun {
+    pub id: AutomationRunId,
+    pub organization_id: OrganizationId,
+    pub automation_id: AutomationId,
+    pub status: RunStatus,
+    pub trigger: RunTrigger,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub completed_at: Option<Timestamp>,
+    pub duration_ms: Option<i64>,
+    /// Where the screenshot is in the blob store.
+    pub screenshot_key: Option<String>,
+    /// Why the run failed, fit to show the user.
+    pub error: Option<String>,
+}
+
+impl AutomationRun {
+    pub fn pending(automation: &BrowserAutomation, trigger: RunTrigger, now: Timestamp) -> Self {
+        Self {
+            id: AutomationRunId::generate(),
+            organization_id: automation.organization_id.clone(),
+            automation_id: automation.id.clone(),
+            status: RunStatus::Pending,
+            trigger,
+            created_at: now,
+            started_at: None,
+            completed_at: None,
+            duration_ms: None,
+            screenshot_key: None,
+            error: None,
+        }
+    }
+
+    pub fn start(&mut self, now: Timestamp) {
+        self.status = RunStatus::Running;
+        self.started_at = Some(now);
+    }
+
+    /// Ends the run: `Ok(screenshot key)` completes it, `Err(message)` fails it.
+    pub fn finish(&mut self, outcome: Result<String, String>, now: Timestamp) {
+        let started = self.started_at.unwrap_or(now);
+        self.completed_at = Some(now);
+        self.duration_ms =
+            Some((now.to_offset() - started.to_offset()).whole_milliseconds().try_into().unwrap_or(i64::MAX));
+        match outcome {
+            Ok(key) => {
+                self.status = RunStatus::Completed;
+                self.screenshot_key = Some(key);
+            }
+            Err(message) => {
+                self.status = RunStatus::Failed;
+                self.error = Some(message);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
+    use super::*;
+
+    fn input() -> NewAutomation {
+        NewAutomation {
+            task_id: Some(TaskId::generate().to_string()),
+            name: Some("Login page".into()),
+            target_url: Some("https://example.com/login".into()),
+            instruction: Some("Check the login form".into()),
+            description: None,
+            schedule: Some("*/5 * * * *".into()),
+        }
+    }
+
+    fn create(input: NewAutomation) -> Result<BrowserAutomation, ValidationErrors> {
+        let task = BrowserAutomation::task_id(&input)?;
+        BrowserAutomation::create(OrganizationId::generate(), task, input, Timestamp::now())
+    }
+
+    #[test]
+    fn a_scheduled_automation_starts_enabled_with_its_next_run() {
+        let automation = create(input()).unwrap();
+        assert!(automation.is_enabled);
+        let next = automation.next_run_at.unwrap();
+        assert!(next > automation.created_at);
+    }
+
+    #[test]
+    fn required_fields_bad_urls_and_bad_schedules_name_their_field() {
+        type Spoil = fn(&mut NewAutomation);
+        let cases: [(&str, Spoil); 5] = [
+            ("taskId", |i| i.task_id = Some("rsk_1".into())),
+            ("name", |i| i.name = None),
+            ("targetUrl", |i| i.target_url = Some("ftp://example.com".into())),
+            ("instruction", |i| i.instruction = Some("   ".into())),
+            ("schedule", |i| i.schedule = Some("61 * * * *".into())),
+        ];
+        for (field, spoil) in cases {
+            let mut bad = input();
+            spoil(&mut bad);
+            let errors = create(bad).unwrap_err();
+            assert_eq!(errors.0[0].field, field);
+        }
+    }
+
+    #[test]
+    fn disabling_or_clearing_the_schedule_stops_it_and_enabling_resumes() {
+        let mut automation = create(input()).unwrap();
+        let off = AutomationPatch::new(AutomationChanges { is_enabled: Some(false), ..Default::default() }).unwrap();
+        automation.apply(&off, Timestamp::now());
+        assert_eq!(automation.next_run_at, None);
+        let on = AutomationPatch::new(AutomationChanges { is_enabled: Some(true), ..Default::default() }).unwrap();
+        automation.apply(&on, Timestamp::now());
+        assert!(automation.next_run_at.is_some());
+        let cleared = AutomationPatch::new(AutomationChanges { schedule: Some(None), ..Default::default() }).unwrap();
+        automation.apply(&cleared, Timestamp::now());
+        assert_eq!((automation.schedule.clone(), automation.next_run_at), (None, None));
+    }
+
+    #[test]
+    fn a_run_records_its_outcome_and_duration() {
+        let automation = create(input()).unwrap();
+        let start = Timestamp::now();
+        let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, start);
+        run.start(start);
+        run.finish(Err("the page answered HTTP 404".into()), start.plus(time::Duration::milliseconds(1500)));
+        assert_eq!(run.status, RunStatus::Failed);
+        assert_eq!(run.duration_ms, Some(1500));
+        assert_eq!(run.error.as_deref(), Some("the page answered HTTP 404"));
+    }
+}

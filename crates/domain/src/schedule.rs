@@ -1,0 +1,592 @@
+//! Cron schedules: when a browser automation runs.
+
+use std::fmt;
+
+use time::{Date, Duration, Month, PrimitiveDateTime, Time};
+
+use crate::Timestamp;
+
+/// The longest expression accepted, in characters.
+const MAX_LENGTH: usize = 200;
+
+/// How far ahead [`Schedule::next_after`] looks before giving up: five years, two of them leap years.
+const HORIZON: Duration = Duration::days(5 * 365 + 2);
+
+const MONTH_NAMES: [&str; 12] = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+const WEEKDAY_NAMES: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+
+/// A cron expression, validated. Times are in UTC.
+///
+/// Accepted syntax (surrounding whitespace is trimmed; fields are separated by whitespace; at most 200
+/// characters):
+///
+/// - 5 fields: `minute hour day-of-month month day-of-week` (fires at second 0), or
+/// - 6 fields: `second minute hour day-of-month month day-of-week`.
+///
+/// | field        | values                                                         |
+/// |--------------|----------------------------------------------------------------|
+/// | second       | 0-59                                                           |
+/// | minute       | 0-59                                                           |
+/// | hour         | 0-23                                                           |
+/// | day-of-month | 1-31                                                           |
+/// | month        | 1-12 or `JAN`-`DEC`                                            |
+/// | day-of-week  | 0-7 (0 and 7 are Sunday) or `SUN`-`SAT`                        |
+///
+/// Names are case-insensitive. Each field is a comma-separated list of items, each one of:
+/// `*` (every value), `a` (one value), `a-b` (an inclusive range, `a` ≤ `b`), `*/n` (every `n`th value
+/// from the first), `a-b/n` (every `n`th value from `a` to `b`), `a/n` (every `n`th value from `a` to the
+/// field's maximum; for day-of-week the maximum is 6, Saturday). A step is 1 up to the field's maximum.
+///
+/// Day rule (as in classic cron): when both day-of-month and day-of-week are restricted (anything but a
+/// bare `*`), a day matches when *either* matches; otherwise both must match.
+///
+/// Macros: `@hourly` (`0 * * * *`), `@daily` and `@midnight` (`0 0 * * *`), `@weekly` (`0 0 * * 0`),
+/// `@monthly` (`0 0 1 * *`), `@yearly` and `@annually` (`0 0 1 1 *`).
+///
+/// ```
+/// use compliance_domain::{Timestamp, schedule::Schedule};
+///
+/// let schedule = Schedule::parse("0 9 * * MON-FRI").unwrap();
+/// let friday_evening = Timestamp::parse("2026-11-20T18:00:00Z").unwrap();
+/// let next = schedule.next_after(friday_evening).unwrap();
+/// assert_eq!(next.to_string(), "2026-11-23T09:00:00Z");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedule {
+    expression: String,
+    /// Bit `n` set when value `n` matches.
+    seconds: u64,
+    minutes: u64,
+    hours: u64,
+    days_of_month: u64,
+    months: u64,
+    /// Bits 0 (Sunday) to 6 (Saturday); a 7 in the expression is folded into 0.
+    days_of_week: u64,
+    day_of_month_restricted: bool,
+    day_of_week_restricted: bool,
+}
+
+/// One of the six fields of a cron expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CronField {
+    Second,
+    Minute,
+    Hour,
+    DayOfMonth,
+    Month,
+    DayOfWeek,
+}
+
+impl CronField {
+    const fn min(self) -> u32 {
+        match self {
+            Self::DayOfMonth | Self::Month => 1,
+            Self::Second | Self::Minute | Self::Hour | Self::DayOfWeek => 0,
+        }
+    }
+
+    /// The largest value written in an expression.
+    const fn max(self) -> u32 {
+        match self {
+            Self::Second | Self::Minute => 59,
+            Self::Hour => 23,
+            Self::DayOfMonth => 31,
+            Self::Month => 12,
+            Self::DayOfWeek => 7,
+        }
+    }
+
+    /// Where `*` and `a/n` stop: 7 is only an alias for Sunday, so a weekday walk ends on Saturday.
+    const fn last(self) -> u32 {
+        match self {
+            Self::DayOfWeek => 6,
+            _ => self.max(),
+        }
+    }
+
+    /// Names and the value the first name stands for.
+    const fn names(self) -> (&'static [&'static str], u32) {
+        match self {
+            Self::Month => (&MONTH_NAMES, 1),
+            Self::DayOfWeek => (&WEEKDAY_NAMES, 0),
+            Self::Second | Self::Minute | Self::Hour | Self::DayOfMonth => (&[], 0),
+        }
+    }
+}
+
+impl fmt::Display for CronField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Second => "second",
+            Self::Minute => "minute",
+            Self::Hour => "hour",
+            Self::DayOfMonth => "day-of-month",
+            Self::Month => "month",
+            Self::DayOfWeek => "day-of-week",
+        })
+    }
+}
+
+/// What is wrong with one field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldProblem {
+    #[error("a list item is empty")]
+    EmptyItem,
+    #[error("{value} is out of range {min}-{max}")]
+    OutOfRange { value: String, min: u32, max: u32 },
+    #[error("`{0}` is not a valid value")]
+    NotAValue(String),
+    #[error("a step of 0 is not allowed")]
+    ZeroStep,
+    #[error("the step {value} is out of range 1-{max}")]
+    StepOutOfRange { value: String, max: u32 },
+    #[error("the range {start}-{end} starts after it ends")]
+    ReversedRange { start: u32, end: u32 },
+}
+
+/// Why an expression is not an accepted cron expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    #[error("the cron expression is empty")]
+    Empty,
+    #[error("the cron expression is longer than {MAX_LENGTH} characters")]
+    TooLong,
+    #[error(
+        "a cron expression has 5 fields (minute hour day-of-month month day-of-week) or 6 (a leading second), \
+         not {0}"
+    )]
+    FieldCount(usize),
+    #[error("`{0}` is not a supported macro (@hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually)")]
+    UnknownMacro(String),
+    #[error("the {field} field: {problem}")]
+    Field { field: CronField, problem: FieldProblem },
+}
+
+impl Schedule {
+    /// Parses and validates a cron expression (see the type's documentation for the syntax).
+    pub fn parse(expression: &str) -> Result<Self, ScheduleError> {
+        let expression = expression.trim();
+        if expression.is_empty() {
+            return Err(ScheduleError::Empty);
+        }
+        if expression.chars().count() > MAX_LENGTH {
+            return Err(ScheduleError::TooLong);
+        }
+        let expanded = if expression.starts_with('@') {
+            match expression.to_ascii_lowercase().as_str() {
+                "@hourly" => "0 * * * *",
+                "@daily" | "@midnight" => "0 0 * * *",
+                "@weekly" => "0 0 * * 0",
+                "@monthly" => "0 0 1 * *",
+                "@yearly" | "@annually" => "0 0 1 1 *",
+                _ => return Err(ScheduleError::UnknownMacro(expression.to_owned())),
+            }
+        } else {
+            expression
+        };
+        let fields: Vec<&str> = expanded.split_whitespace().collect();
+        let (second, rest) = match fields.as_slice() {
+            [minute, hour, dom, month, dow] => ("0", [*minute, *hour, *dom, *month, *dow]),
+            [second, minute, hour, dom, month, dow] => (*second, [*minute, *hour, *dom, *month, *dow]),
+            other => return Err(ScheduleError::FieldCount(other.len())),
+        };
+        let [minute, hour, day_of_month, month, day_of_week] = rest;
+        let mut days_of_week = parse_field(day_of_week, CronField::DayOfWeek)?;
+        if days_of_week & (1 << 7) != 0 {
+            days_of_week = (days_of_week & !(1 << 7)) | 1;
+        }
+        Ok(Self {
+            expression: expression.to_owned(),
+            seconds: parse_field(second, CronField::Second)?,
+            minutes: parse_field(minute, CronField::Minute)?,
+            hours: parse_field(hour, CronField::Hour)?,
+            days_of_month: parse_field(day_of_month, CronField::DayOfMonth)?,
+            months: parse_field(month, CronField::Month)?,
+            days_of_week,
+            day_of_month_restricted: day_of_month != "*",
+            day_of_week_restricted: day_of_week != "*",
+        })
+    }
+
+    /// The expression as given, trimmed.
+    pub fn as_str(&self) -> &str {
+        &self.expression
+    }
+
+    /// The first whole second strictly after `after` (in UTC) that matches, or `None` when nothing
+    /// matches within five years (for example `0 0 30 2 *`).
+    pub fn next_after(&self, after: Timestamp) -> Option<Timestamp> {
+        let after = after.to_offset();
+        let limit = after.checked_add(HORIZON)?;
+        let start = after.replace_nanosecond(0).ok()?.checked_add(Duration::SECOND)?;
+        let mut date = start.date();
+        let (mut hour, mut minute, mut second) = (start.hour(), start.minute(), start.second());
+        loop {
+            // Carry an overflowed field into the next larger one.
+            if second > 59 {
+                second = 0;
+                minute += 1;
+            }
+            if minute > 59 {
+                minute = 0;
+                hour += 1;
+            }
+            if hour > 23 {
+                hour = 0;
+                date = date.next_day()?;
+            }
+            if date > limit.date() {
+                return None;
+            }
+            if !has(self.months, u8::from(date.month())) {
+                date = first_of_next_month(date)?;
+                (hour, minute, second) = (0, 0, 0);
+                continue;
+            }
+            if !self.day_matches(date) {
+                date = date.next_day()?;
+                (hour, minute, second) = (0, 0, 0);
+                continue;
+            }
+            match next_set(self.hours, hour) {
+                None => {
+                    (hour, minute, second) = (24, 0, 0);
+                    continue;
+                }
+                Some(found) if found != hour => (hour, minute, second) = (found, 0, 0),
+                Some(_) => {}
+            }
+            match next_set(self.minutes, minute) {
+                None => {
+                    (minute, second) = (60, 0);
+                    continue;
+                }
+                Some(found) if found != minute => (minute, second) = (found, 0),
+                Some(_) => {}
+            }
+            let Some(found) = next_set(self.seconds, second) else {
+                second = 60;
+                continue;
+            };
+            let candidate = PrimitiveDateTime::new(date, Time::from_hms(hour, minute, found).ok()?).assume_utc();
+            return (candidate <= limit).then(|| Timestamp::from_offset(candidate));
+        }
+    }
+
+    fn day_matches(&self, date: Date) -> bool {
+        let by_month = has(self.days_of_month, date.day());
+        let by_week = has(self.days_of_week, date.weekday().number_days_from_sunday());
+        if self.day_of_month_restricted && self.day_of_week_restricted {
+            by_month || by_week
+        } else {
+            by_month && by_week
+        }
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.expression)
+    }
+}
+
+fn has(mask: u64, value: u8) -> bool {
+    value < 64 && mask & (1 << value) != 0
+}
+
+/// The smallest set bit at or above `from`.
+fn next_set(mask: u64, from: u8) -> Option<u8> {
+    let rest = mask.checked_shr(u32::from(from))?;
+    if rest == 0 { None } else { u8::try_from(u32::from(from) + rest.trailing_zeros()).ok() }
+}
+
+fn first_of_next_month(date: Date) -> Option<Date> {
+    let (year, month) = match date.month() {
+        Month::December => (date.year().checked_add(1)?, Month::January),
+        month => (date.year(), month.next()),
+    };
+    Date::from_calendar_date(year, month, 1).ok()
+}
+
+fn parse_field(text: &str, field: CronField) -> Result<u64, ScheduleError> {
+    parse_items(text, field).map_err(|problem| ScheduleError::Field { field, problem })
+}
+
+fn parse_items(text: &str, field: CronField) -> Result<u64, FieldProblem> {
+    let mut mask = 0u64;
+    for item in text.split(',') {
+        if item.is_empty() {
+            return Err(FieldProblem::EmptyItem);
+        }
+        let (range, step) = match item.split_once('/') {
+            Some((range, step)) => (range, Some(parse_step(step, field)?)),
+            None => (item, None),
+        };
+        let (start, end) = if range == "*" {
+            (field.min(), field.last())
+        } else if let Some((start, end)) = range.split_once('-') {
+            let (start, end) = (parse_value(start, field)?, parse_value(end, field)?);
+            if start > end {
+                return Err(FieldProblem::ReversedRange { start, end });
+            }
+            (start, end)
+        } else {
+            let start = parse_value(range, field)?;
+            (start, if step.is_some() { field.last().max(start) } else { start })
+        };
+        let step = step.unwrap_or(1);
+        let mut value = start;
+        while value <= end {
+            mask |= 1 << value;
+            value += step;
+        }
+    }
+    Ok(mask)
+}
+
+fn parse_step(text: &str, field: CronField) -> Result<u32, FieldProblem> {
+    if text.is_empty() || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(FieldProblem::NotAValue(text.to_owned()));
+    }
+    match text.parse::<u32>() {
+        Ok(0) => Err(FieldProblem::ZeroStep),
+        Ok(step) if step <= field.max() => Ok(step),
+        _ => Err(FieldProblem::StepOutOfRange { value: text.to_owned(), max: field.max() }),
+    }
+}
+
+fn parse_value(text: &str, field: CronField) -> Result<u32, FieldProblem> {
+    if !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return match text.parse::<u32>() {
+            Ok(value) if (field.min()..=field.max()).contains(&value) => Ok(value),
+            _ => Err(FieldProblem::OutOfRange { value: text.to_owned(), min: field.min(), max: field.max() }),
+        };
+    }
+    let (names, first) = field.names();
+    names
+        .iter()
+        .zip(first..)
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|(_, value)| value)
+        .ok_or_else(|| FieldProblem::NotAValue(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
+    use super::*;
+
+    fn bits(values: &[u8]) -> u64 {
+        values.iter().fold(0, |mask, value| mask | (1 << value))
+    }
+
+    fn range(start: u8, end: u8) -> u64 {
+        (start..=end).fold(0, |mask, value| mask | (1 << value))
+    }
+
+    fn next(expression: &str, after: &str) -> Option<String> {
+        let schedule = Schedule::parse(expression).unwrap();
+        schedule.next_after(Timestamp::parse(after).unwrap()).map(|at| at.to_string())
+    }
+
+    fn refusal(expression: &str) -> String {
+        Schedule::parse(expression).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn five_fields_fire_at_second_zero() {
+        let schedule = Schedule::parse("* * * * *").unwrap();
+        assert_eq!(schedule.seconds, bits(&[0]));
+        assert_eq!(schedule.minutes, range(0, 59));
+        assert_eq!(schedule.hours, range(0, 23));
+        assert_eq!(schedule.days_of_month, range(1, 31));
+        assert_eq!(schedule.months, range(1, 12));
+        assert_eq!(schedule.days_of_week, range(0, 6));
+        assert!(!schedule.day_of_month_restricted && !schedule.day_of_week_restricted);
+    }
+
+    #[test]
+    fn six_fields_have_a_leading_second() {
+        let schedule = Schedule::parse("15,45 0 12 * * *").unwrap();
+        assert_eq!(schedule.seconds, bits(&[15, 45]));
+        assert_eq!(schedule.minutes, bits(&[0]));
+        assert_eq!(schedule.hours, bits(&[12]));
+    }
+
+    #[test]
+    fn each_item_syntax() {
+        let minutes = |field: &str| Schedule::parse(&format!("{field} * * * *")).unwrap().minutes;
+        assert_eq!(minutes("7"), bits(&[7]));
+        assert_eq!(minutes("10-12"), bits(&[10, 11, 12]));
+        assert_eq!(minutes("*/15"), bits(&[0, 15, 30, 45]));
+        assert_eq!(minutes("10-30/10"), bits(&[10, 20, 30]));
+        assert_eq!(minutes("50/3"), bits(&[50, 53, 56, 59]));
+        assert_eq!(minutes("1,5-6,*/30"), bits(&[0, 1, 5, 6, 30]));
+        assert_eq!(Schedule::parse("0 0 */10 * *").unwrap().days_of_month, bits(&[1, 11, 21, 31]));
+    }
+
+    #[test]
+    fn month_and_weekday_names_are_case_insensitive() {
+        let schedule = Schedule::parse("0 0 * jan,Mar-MAY mon-Fri").unwrap();
+        assert_eq!(schedule.months, bits(&[1, 3, 4, 5]));
+        assert_eq!(schedule.days_of_week, range(1, 5));
+        assert_eq!(Schedule::parse("0 0 * * SUN").unwrap().days_of_week, bits(&[0]));
+    }
+
+    #[test]
+    fn seven_is_sunday_and_weekday_walks_end_on_saturday() {
+        assert_eq!(Schedule::parse("0 0 * * 7").unwrap().days_of_week, bits(&[0]));
+        assert_eq!(Schedule::parse("0 0 * * 5-7").unwrap().days_of_week, bits(&[0, 5, 6]));
+        assert_eq!(Schedule::parse("0 0 * * 1/2").unwrap().days_of_week, bits(&[1, 3, 5]));
+        assert_eq!(Schedule::parse("0 0 * * */2").unwrap().days_of_week, bits(&[0, 2, 4, 6]));
+        assert_eq!(Schedule::parse("0 0 * * 7/2").unwrap().days_of_week, bits(&[0]));
+    }
+
+    #[test]
+    fn macros() {
+        let same = |macro_: &str, expanded: &str| {
+            let (a, b) = (Schedule::parse(macro_).unwrap(), Schedule::parse(expanded).unwrap());
+            assert_eq!((a.seconds, a.minutes, a.hours), (b.seconds, b.minutes, b.hours), "{macro_}");
+            assert_eq!((a.days_of_month, a.months, a.days_of_week), (b.days_of_month, b.months, b.days_of_week));
+            assert_eq!(
+                (a.day_of_month_restricted, a.day_of_week_restricted),
+                (b.day_of_month_restricted, b.day_of_week_restricted)
+            );
+        };
+        same("@hourly", "0 * * * *");
+        same("@daily", "0 0 * * *");
+        same("@midnight", "0 0 * * *");
+        same("@weekly", "0 0 * * 0");
+        same("@monthly", "0 0 1 * *");
+        same("@yearly", "0 0 1 1 *");
+        same("@ANNUALLY", "0 0 1 1 *");
+        assert!(refusal("@reboot").contains("`@reboot` is not a supported macro"));
+    }
+
+    #[test]
+    fn keeps_the_trimmed_expression() {
+        let schedule = Schedule::parse("  */5  *\t* * *\n").unwrap();
+        assert_eq!(schedule.as_str(), "*/5  *\t* * *");
+        assert_eq!(schedule.to_string(), schedule.as_str());
+        assert_eq!(Schedule::parse(" @daily ").unwrap().as_str(), "@daily");
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        assert_eq!(refusal("0 25 * * *"), "the hour field: 25 is out of range 0-23");
+        assert_eq!(refusal("60 * * * *"), "the minute field: 60 is out of range 0-59");
+        assert_eq!(refusal("61 * * * * *"), "the second field: 61 is out of range 0-59");
+        assert_eq!(refusal("0 0 0 * *"), "the day-of-month field: 0 is out of range 1-31");
+        assert_eq!(refusal("0 0 * 13 *"), "the month field: 13 is out of range 1-12");
+        assert_eq!(refusal("0 0 * * 8"), "the day-of-week field: 8 is out of range 0-7");
+        assert_eq!(refusal("99999999999 * * * *"), "the minute field: 99999999999 is out of range 0-59");
+        assert_eq!(refusal("*/0 * * * *"), "the minute field: a step of 0 is not allowed");
+        assert_eq!(refusal("0 */24 * * *"), "the hour field: the step 24 is out of range 1-23");
+        assert_eq!(refusal("0 0 * * 5-1"), "the day-of-week field: the range 5-1 starts after it ends");
+        assert_eq!(refusal("0 0 * DEC-JAN *"), "the month field: the range 12-1 starts after it ends");
+        assert_eq!(refusal("1,,2 * * * *"), "the minute field: a list item is empty");
+        assert_eq!(refusal("0 0 1, * *"), "the day-of-month field: a list item is empty");
+        assert_eq!(refusal("0 0 * FOO *"), "the month field: `FOO` is not a valid value");
+        assert_eq!(refusal("0 MON * * *"), "the hour field: `MON` is not a valid value");
+        assert_eq!(refusal("0 0 * * -1"), "the day-of-week field: `` is not a valid value");
+        assert_eq!(refusal("*/x * * * *"), "the minute field: `x` is not a valid value");
+        assert_eq!(refusal("*/ * * * *"), "the minute field: `` is not a valid value");
+    }
+
+    #[test]
+    fn refuses_wrong_shapes() {
+        assert_eq!(Schedule::parse("   "), Err(ScheduleError::Empty));
+        assert_eq!(Schedule::parse("* * * *"), Err(ScheduleError::FieldCount(4)));
+        assert_eq!(Schedule::parse("* * * * * * *"), Err(ScheduleError::FieldCount(7)));
+        assert!(refusal("* * * *").contains("5 fields"));
+        let long = format!("0 0 * * {}", vec!["1"; 100].join(","));
+        assert_eq!(Schedule::parse(&long), Err(ScheduleError::TooLong));
+        let just_fits = format!("{}0 * * * *", " ".repeat(300));
+        assert!(Schedule::parse(&just_fits).is_ok(), "surrounding whitespace does not count");
+    }
+
+    #[test]
+    fn every_minute_fires_on_the_next_minute_boundary() {
+        assert_eq!(next("* * * * *", "2026-11-22T10:00:30.5Z").as_deref(), Some("2026-11-22T10:01:00Z"));
+        assert_eq!(next("* * * * *", "2026-11-22T10:00:00Z").as_deref(), Some("2026-11-22T10:01:00Z"));
+        assert_eq!(next("* * * * *", "2026-12-31T23:59:59Z").as_deref(), Some("2027-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn every_quarter_hour() {
+        assert_eq!(next("*/15 * * * *", "2026-11-22T10:07:00Z").as_deref(), Some("2026-11-22T10:15:00Z"));
+        assert_eq!(next("*/15 * * * *", "2026-11-22T10:45:00Z").as_deref(), Some("2026-11-22T11:00:00Z"));
+        assert_eq!(next("*/15 * * * *", "2026-11-22T23:50:00Z").as_deref(), Some("2026-11-23T00:00:00Z"));
+    }
+
+    #[test]
+    fn weekdays_skip_the_weekend() {
+        // 2026-11-20 is a Friday.
+        assert_eq!(next("0 9 * * 1-5", "2026-11-20T08:59:59Z").as_deref(), Some("2026-11-20T09:00:00Z"));
+        assert_eq!(next("0 9 * * 1-5", "2026-11-20T09:00:00Z").as_deref(), Some("2026-11-23T09:00:00Z"));
+        assert_eq!(next("0 9 * * MON-FRI", "2026-11-21T12:00:00Z").as_deref(), Some("2026-11-23T09:00:00Z"));
+    }
+
+    #[test]
+    fn first_of_the_month_across_month_and_year_ends() {
+        assert_eq!(next("0 0 1 * *", "2026-01-31T12:00:00Z").as_deref(), Some("2026-02-01T00:00:00Z"));
+        assert_eq!(next("0 0 1 * *", "2026-02-28T00:00:00Z").as_deref(), Some("2026-03-01T00:00:00Z"));
+        assert_eq!(next("0 0 1 * *", "2026-04-30T23:59:59Z").as_deref(), Some("2026-05-01T00:00:00Z"));
+        assert_eq!(next("0 0 1 * *", "2026-12-31T23:59:59.999Z").as_deref(), Some("2027-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn strictly_after_a_matching_instant() {
+        assert_eq!(next("0 0 1 * *", "2026-03-01T00:00:00Z").as_deref(), Some("2026-04-01T00:00:00Z"));
+        assert_eq!(next("@monthly", "2026-03-01T00:00:00.000001Z").as_deref(), Some("2026-04-01T00:00:00Z"));
+        assert_eq!(next("0 0 1 * *", "2026-02-28T23:59:59.999999Z").as_deref(), Some("2026-03-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn leap_day() {
+        assert_eq!(next("30 2 29 2 *", "2026-11-22T00:00:00Z").as_deref(), Some("2028-02-29T02:30:00Z"));
+        assert_eq!(next("30 2 29 2 *", "2028-02-29T02:30:00Z").as_deref(), Some("2032-02-29T02:30:00Z"));
+    }
+
+    #[test]
+    fn day_of_month_or_day_of_week_when_both_are_restricted() {
+        // 2026-01-01 is a Thursday: the Friday comes first.
+        assert_eq!(next("0 0 13 * 5", "2026-01-01T00:00:00Z").as_deref(), Some("2026-01-02T00:00:00Z"));
+        // 2026-04-11 is a Saturday: Monday the 13th comes before Friday the 17th.
+        assert_eq!(next("0 0 13 * 5", "2026-04-11T00:00:00Z").as_deref(), Some("2026-04-13T00:00:00Z"));
+        assert_eq!(next("0 0 13 * 5", "2026-04-13T00:00:00Z").as_deref(), Some("2026-04-17T00:00:00Z"));
+        // Only one restricted: both must match (Friday the 13th, in February 2026).
+        assert_eq!(next("0 0 13 * *", "2026-04-11T00:00:00Z").as_deref(), Some("2026-04-13T00:00:00Z"));
+        assert_eq!(next("0 0 * * 5", "2026-04-11T00:00:00Z").as_deref(), Some("2026-04-17T00:00:00Z"));
+    }
+
+    #[test]
+    fn every_second() {
+        assert_eq!(next("*/1 * * * * *", "2026-11-22T10:00:00Z").as_deref(), Some("2026-11-22T10:00:01Z"));
+        assert_eq!(next("*/1 * * * * *", "2026-11-22T10:00:00.5Z").as_deref(), Some("2026-11-22T10:00:01Z"));
+        assert_eq!(next("*/1 * * * * *", "2026-11-22T23:59:59Z").as_deref(), Some("2026-11-23T00:00:00Z"));
+        assert_eq!(next("30 * * * * *", "2026-11-22T10:00:30Z").as_deref(), Some("2026-11-22T10:01:30Z"));
+    }
+
+    #[test]
+    fn hourly() {
+        assert_eq!(next("@hourly", "2026-11-22T10:00:00Z").as_deref(), Some("2026-11-22T11:00:00Z"));
+        assert_eq!(next("@hourly", "2026-11-22T23:30:00Z").as_deref(), Some("2026-11-23T00:00:00Z"));
+    }
+
+    #[test]
+    fn never_matching_gives_up() {
+        assert_eq!(next("0 0 31 2 *", "2026-11-22T00:00:00Z"), None);
+        assert_eq!(next("0 0 30 2 *", "2026-11-22T00:00:00Z"), None);
+        assert_eq!(next("0 0 31 4,6,9,11 *", "2026-11-22T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn gives_up_beyond_five_years() {
+        assert_eq!(next("0 0 29 2 *", "2000-03-01T00:00:00Z").as_deref(), Some("2004-02-29T00:00:00Z"));
+        // 2100 is not a leap year: the next 29 February after 2096 is eight years away.
+        assert_eq!(next("0 0 29 2 *", "2096-03-01T00:00:00Z"), None);
+        assert_eq!(next("0 0 1 1 *", "9999-06-01T00:00:00Z"), None, "the calendar ends first");
+    }
+}

@@ -1,0 +1,51 @@
+//! Storage of browser automations and their runs, and the claims that let several server
+//! instances share the work: each due schedule and each pending run is taken by exactly one.
+
+use async_trait::async_trait;
+use compliance_domain::automation::{AutomationRun, BrowserAutomation};
+use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
+
+use crate::RepoError;
+
+#[async_trait]
+pub trait AutomationRepository: Send + Sync {
+    async fn insert(&self, automation: &BrowserAutomation) -> Result<(), RepoError>;
+    async fn get(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, RepoError>;
+    /// Oldest first.
+    async fn list_for_task(&self, org: &OrganizationId, task: &TaskId) -> Result<Vec<BrowserAutomation>, RepoError>;
+    /// Replaces every mutable field. `RepoError::NotFound` when there is no such automation.
+    async fn update(&self, automation: &BrowserAutomation) -> Result<(), RepoError>;
+    /// Deletes the automation and its runs; the deleted runs (their screenshots are to be removed).
+    async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError>;
+
+    /// `RepoError::Conflict` when the automation already has a pending or running run: one run
+    /// at a time per automation.
+    async fn insert_run(&self, run: &AutomationRun) -> Result<(), RepoError>;
+    /// Newest first.
+    async fn runs(&self, org: &OrganizationId, automation: &AutomationId) -> Result<Vec<AutomationRun>, RepoError>;
+    async fn get_run(&self, org: &OrganizationId, id: &AutomationRunId) -> Result<AutomationRun, RepoError>;
+
+    /// Enabled automations (of every organization) whose `next_run_at` is at or before `now`,
+    /// earliest first, at most `limit`.
+    async fn due(&self, now: Timestamp, limit: usize) -> Result<Vec<BrowserAutomation>, RepoError>;
+    /// Moves `automation`'s `next_run_at` from `previous` to `next` and inserts `run`, in one
+    /// transaction, only if `next_run_at` is still `previous`: of several instances that saw it
+    /// due, exactly one claims it. When the automation already has a pending or running run, the
+    /// claim still advances the schedule but adds no run. Whether `run` was added: `false` when
+    /// another caller claimed it first, or when this one advanced the schedule but skipped the run.
+    async fn claim_due(
+        &self,
+        automation: &AutomationId,
+        previous: Timestamp,
+        next: Option<Timestamp>,
+        run: &AutomationRun,
+    ) -> Result<bool, RepoError>;
+    /// Takes the oldest pending run (of any organization) and marks it running from `now`, if
+    /// no other worker took it first; with its automation.
+    async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError>;
+    /// Stores a run's outcome (status, completion, duration, screenshot, error).
+    async fn finish_run(&self, run: &AutomationRun) -> Result<(), RepoError>;
+    /// Fails runs that have been running since before `started_before` (their instance stopped
+    /// or crashed) with `error`; how many.
+    async fn fail_stale_runs(&self, started_before: Timestamp, error: &str) -> Result<u64, RepoError>;
+}

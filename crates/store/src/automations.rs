@@ -1,0 +1,488 @@
+//! Browser automations and their runs, and the claims that share scheduled and pending work between
+//! server instances.
+
+use async_trait::async_trait;
+use compliance_domain::automation::{AutomationRun, BrowserAutomation, RunStatus};
+use compliance_domain::schedule::Schedule;
+use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
+use compliance_ports::{AutomationRepository, RepoError};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::{TxError, corrupt, repo_error};
+use crate::schema::{automation_runs, browser_automations};
+
+const PENDING: &str = RunStatus::Pending.as_str();
+const RUNNING: &str = RunStatus::Running.as_str();
+const FAILED: &str = RunStatus::Failed.as_str();
+
+/// How many of the oldest pending runs one `claim_pending` tries before it gives up: each one it
+/// loses went to another worker.
+const CLAIM_CANDIDATES: i64 = 4;
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = browser_automations)]
+struct AutomationRow {
+    id: String,
+    organization_id: String,
+    task_id: String,
+    name: String,
+    description: Option<String>,
+    target_url: String,
+    instruction: String,
+    schedule: Option<String>,
+    is_enabled: bool,
+    next_run_at: Option<PrimitiveDateTime>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+/// What `update` replaces; `None` writes NULL (a cleared schedule must be stored as such).
+#[derive(AsChangeset)]
+#[diesel(table_name = browser_automations, treat_none_as_null = true)]
+struct AutomationChanges<'a> {
+    name: &'a str,
+    description: Option<&'a str>,
+    target_url: &'a str,
+    instruction: &'a str,
+    schedule: Option<&'a str>,
+    is_enabled: bool,
+    next_run_at: Option<PrimitiveDateTime>,
+    updated_at: PrimitiveDateTime,
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = automation_runs)]
+struct RunRow {
+    id: String,
+    organization_id: String,
+    automation_id: String,
+    status: String,
+    trigger_kind: String,
+    created_at: PrimitiveDateTime,
+    started_at: Option<PrimitiveDateTime>,
+    completed_at: Option<PrimitiveDateTime>,
+    duration_ms: Option<i64>,
+    screenshot_key: Option<String>,
+    error: Option<String>,
+}
+
+/// What `finish_run` stores.
+#[derive(AsChangeset)]
+#[diesel(table_name = automation_runs, treat_none_as_null = true)]
+struct RunOutcome<'a> {
+    status: &'a str,
+    started_at: Option<PrimitiveDateTime>,
+    completed_at: Option<PrimitiveDateTime>,
+    duration_ms: Option<i64>,
+    screenshot_key: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+fn naive(ts: Option<Timestamp>) -> Option<PrimitiveDateTime> {
+    ts.map(Timestamp::to_utc_naive)
+}
+
+fn instant(naive: Option<PrimitiveDateTime>) -> Option<Timestamp> {
+    naive.map(Timestamp::from_utc_naive)
+}
+
+impl From<&BrowserAutomation> for AutomationRow {
+    fn from(a: &BrowserAutomation) -> Self {
+        Self {
+            id: a.id.to_string(),
+            organization_id: a.organization_id.to_string(),
+            task_id: a.task_id.to_string(),
+            name: a.name.clone(),
+            description: a.description.clone(),
+            target_url: a.target_url.clone(),
+            instruction: a.instruction.clone(),
+            schedule: a.schedule.as_ref().map(|s| s.as_str().to_owned()),
+            is_enabled: a.is_enabled,
+            next_run_at: naive(a.next_run_at),
+            created_at: a.created_at.to_utc_naive(),
+            updated_at: a.updated_at.to_utc_naive(),
+        }
+    }
+}
+
+impl<'a> From<&'a BrowserAutomation> for AutomationChanges<'a> {
+    fn from(a: &'a BrowserAutomation) -> Self {
+        Self {
+            name: &a.name,
+            description: a.description.as_deref(),
+            target_url: &a.target_url,
+            instruction: &a.instruction,
+            schedule: a.schedule.as_ref().map(Schedule::as_str),
+            is_enabled: a.is_enabled,
+            next_run_at: naive(a.next_run_at),
+            updated_at: a.updated_at.to_utc_naive(),
+        }
+    }
+}
+
+impl TryFrom<AutomationRow> for BrowserAutomation {
+    type Error = RepoError;
+    fn try_from(r: AutomationRow) -> Result<Self, RepoError> {
+        let bad = |e: &dyn std::fmt::Display| corrupt("browser_automations", e);
+        Ok(Self {
+            id: AutomationId::parse(&r.id).map_err(|e| bad(&e))?,
+            organization_id: OrganizationId::parse(&r.organization_id).map_err(|e| bad(&e))?,
+            task_id: TaskId::parse(&r.task_id).map_err(|e| bad(&e))?,
+            name: r.name,
+            description: r.description,
+            target_url: r.target_url,
+            instruction: r.instruction,
+            schedule: r.schedule.map(|s| Schedule::parse(&s).map_err(|e| bad(&e))).transpose()?,
+            is_enabled: r.is_enabled,
+            next_run_at: instant(r.next_run_at),
+            created_at: Timestamp::from_utc_naive(r.created_at),
+            updated_at: Timestamp::from_utc_naive(r.updated_at),
+        })
+    }
+}
+
+impl From<&AutomationRun> for RunRow {
+    fn from(r: &AutomationRun) -> Self {
+        Self {
+            id: r.id.to_string(),
+            organization_id: r.organization_id.to_string(),
+            automation_id: r.automation_id.to_string(),
+            status: r.status.as_str().to_owned(),
+            trigger_kind: r.trigger.as_str().to_owned(),
+            created_at: r.created_at.to_utc_naive(),
+            started_at: naive(r.started_at),
+            completed_at: naive(r.completed_at),
+            duration_ms: r.duration_ms,
+            screenshot_key: r.screenshot_key.clone(),
+            error: r.error.clone(),
+        }
+    }
+}
+
+impl<'a> From<&'a AutomationRun> for RunOutcome<'a> {
+    fn from(r: &'a AutomationRun) -> Self {
+        Self {
+            status: r.status.as_str(),
+            started_at: naive(r.started_at),
+            completed_at: naive(r.completed_at),
+            duration_ms: r.duration_ms,
+            screenshot_key: r.screenshot_key.as_deref(),
+            error: r.error.as_deref(),
+        }
+    }
+}
+
+impl TryFrom<RunRow> for AutomationRun {
+    type Error = RepoError;
+    fn try_from(r: RunRow) -> Result<Self, RepoError> {
+        let bad = |e: &dyn std::fmt::Display| corrupt("automation_runs", e);
+        Ok(Self {
+            id: AutomationRunId::parse(&r.id).map_err(|e| bad(&e))?,
+            organization_id: OrganizationId::parse(&r.organization_id).map_err(|e| bad(&e))?,
+            automation_id: AutomationId::parse(&r.automation_id).map_err(|e| bad(&e))?,
+            status: r.status.parse().map_err(|e| bad(&e))?,
+            trigger: r.trigger_kind.parse().map_err(|e| bad(&e))?,
+            created_at: Timestamp::from_utc_naive(r.created_at),
+            started_at: instant(r.started_at),
+            completed_at: instant(r.completed_at),
+            duration_ms: r.duration_ms,
+            screenshot_key: r.screenshot_key,
+            error: r.error,
+        })
+    }
+}
+
+/// A second pending or running run of one automation violates automation_runs_one_active.
+fn run_insert_error(error: DieselError) -> RepoError {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
+            RepoError::Conflict("the automation already has a pending or running run".into())
+        }
+        other => repo_error(other),
+    }
+}
+
+#[async_trait]
+impl AutomationRepository for Store {
+    async fn insert(&self, automation: &BrowserAutomation) -> Result<(), RepoError> {
+        let row = AutomationRow::from(automation);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(browser_automations::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn get(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: AutomationRow = db_run!(&mut conn, |c| {
+            browser_automations::table
+                .filter(browser_automations::organization_id.eq(org.as_str()))
+                .filter(browser_automations::id.eq(id.as_str()))
+                .select(AutomationRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn list_for_task(&self, org: &OrganizationId, task: &TaskId) -> Result<Vec<BrowserAutomation>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<AutomationRow> = db_run!(&mut conn, |c| {
+            browser_automations::table
+                .filter(browser_automations::organization_id.eq(org.as_str()))
+                .filter(browser_automations::task_id.eq(task.as_str()))
+                .order((browser_automations::created_at.asc(), browser_automations::id.asc()))
+                .select(AutomationRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(BrowserAutomation::try_from).collect()
+    }
+
+    async fn update(&self, automation: &BrowserAutomation) -> Result<(), RepoError> {
+        let changes = AutomationChanges::from(automation);
+        let (org, id) = (automation.organization_id.as_str(), automation.id.as_str());
+        let mut conn = self.pools.write().await?;
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                browser_automations::table
+                    .filter(browser_automations::organization_id.eq(org))
+                    .filter(browser_automations::id.eq(id)),
+            )
+            .set(&changes)
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        if updated == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let runs = automation_runs::table
+                    .filter(automation_runs::organization_id.eq(org.as_str()))
+                    .filter(automation_runs::automation_id.eq(id.as_str()))
+                    .order((automation_runs::created_at.desc(), automation_runs::id.desc()))
+                    .select(RunRow::as_select())
+                    .load(c)
+                    .await?;
+                diesel::delete(
+                    automation_runs::table
+                        .filter(automation_runs::organization_id.eq(org.as_str()))
+                        .filter(automation_runs::automation_id.eq(id.as_str())),
+                )
+                .execute(c)
+                .await?;
+                let deleted = diesel::delete(
+                    browser_automations::table
+                        .filter(browser_automations::organization_id.eq(org.as_str()))
+                        .filter(browser_automations::id.eq(id.as_str())),
+                )
+                .execute(c)
+                .await?;
+                if deleted == 0 {
+                    return Err(TxError::Repo(RepoError::NotFound));
+                }
+                Ok(runs)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)?.into_iter().map(AutomationRun::try_from).collect()
+    }
+
+    async fn insert_run(&self, run: &AutomationRun) -> Result<(), RepoError> {
+        let row = RunRow::from(run);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(automation_runs::table).values(&row).execute(c).await)
+            .map_err(run_insert_error)?;
+        Ok(())
+    }
+
+    async fn runs(&self, org: &OrganizationId, automation: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<RunRow> = db_run!(&mut conn, |c| {
+            automation_runs::table
+                .filter(automation_runs::organization_id.eq(org.as_str()))
+                .filter(automation_runs::automation_id.eq(automation.as_str()))
+                .order((automation_runs::created_at.desc(), automation_runs::id.desc()))
+                .select(RunRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(AutomationRun::try_from).collect()
+    }
+
+    async fn get_run(&self, org: &OrganizationId, id: &AutomationRunId) -> Result<AutomationRun, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: RunRow = db_run!(&mut conn, |c| {
+            automation_runs::table
+                .filter(automation_runs::organization_id.eq(org.as_str()))
+                .filter(automation_runs::id.eq(id.as_str()))
+                .select(RunRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn due(&self, now: Timestamp, limit: usize) -> Result<Vec<BrowserAutomation>, RepoError> {
+        let now = now.to_utc_naive();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        // The filters repeat browser_automations_due's predicate word for word, so it serves them.
+        let rows: Vec<AutomationRow> = db_run!(&mut conn, |c| {
+            browser_automations::table
+                .filter(browser_automations::is_enabled)
+                .filter(browser_automations::next_run_at.is_not_null())
+                .filter(browser_automations::next_run_at.le(now))
+                .order((browser_automations::next_run_at.asc(), browser_automations::id.asc()))
+                .limit(limit)
+                .select(AutomationRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(BrowserAutomation::try_from).collect()
+    }
+
+    async fn claim_due(
+        &self,
+        automation: &AutomationId,
+        previous: Timestamp,
+        next: Option<Timestamp>,
+        run: &AutomationRun,
+    ) -> Result<bool, RepoError> {
+        let (previous, next) = (previous.to_utc_naive(), naive(next));
+        let row = RunRow::from(run);
+        let mut conn = self.pools.write().await?;
+        // The conditional update is the claim: of racing instances, the first to update the row
+        // wins and the others, re-reading it, find next_run_at moved. The run is inserted with
+        // ON CONFLICT DO NOTHING, so an active run (automation_runs_one_active) skips it without
+        // undoing the advance, even when a manual run is inserted between a check and the insert.
+        let added = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let claimed = diesel::update(
+                    browser_automations::table
+                        .filter(browser_automations::id.eq(automation.as_str()))
+                        .filter(browser_automations::next_run_at.eq(previous)),
+                )
+                .set(browser_automations::next_run_at.eq(next))
+                .execute(c)
+                .await?;
+                if claimed == 0 {
+                    return Ok::<_, DieselError>(false);
+                }
+                let inserted = diesel::insert_into(automation_runs::table)
+                    .values(&row)
+                    .on_conflict_do_nothing()
+                    .execute(c)
+                    .await?;
+                Ok(inserted > 0)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(added)
+    }
+
+    async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError> {
+        let now = now.to_utc_naive();
+        let mut conn = self.pools.write().await?;
+        // Select the oldest candidates, then take the first one still pending: the conditional
+        // update is the claim, and a candidate another worker took first updates nothing.
+        let claimed: Option<(RunRow, AutomationRow)> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let candidates: Vec<String> = automation_runs::table
+                    .filter(automation_runs::status.eq(PENDING))
+                    .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
+                    .limit(CLAIM_CANDIDATES)
+                    .select(automation_runs::id)
+                    .load(c)
+                    .await?;
+                for id in candidates {
+                    let run: Option<RunRow> = diesel::update(
+                        automation_runs::table
+                            .filter(automation_runs::id.eq(&id))
+                            .filter(automation_runs::status.eq(PENDING)),
+                    )
+                    .set((automation_runs::status.eq(RUNNING), automation_runs::started_at.eq(now)))
+                    .returning(RunRow::as_returning())
+                    .get_result(c)
+                    .await
+                    .optional()?;
+                    if let Some(run) = run {
+                        let automation: AutomationRow = browser_automations::table
+                            .filter(browser_automations::organization_id.eq(&run.organization_id))
+                            .filter(browser_automations::id.eq(&run.automation_id))
+                            .select(AutomationRow::as_select())
+                            .first(c)
+                            .await?;
+                        return Ok::<_, DieselError>(Some((run, automation)));
+                    }
+                }
+                Ok(None)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        claimed.map(|(run, automation)| Ok((run.try_into()?, automation.try_into()?))).transpose()
+    }
+
+    async fn finish_run(&self, run: &AutomationRun) -> Result<(), RepoError> {
+        let outcome = RunOutcome::from(run);
+        let (org, id) = (run.organization_id.as_str(), run.id.as_str());
+        let mut conn = self.pools.write().await?;
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                automation_runs::table
+                    .filter(automation_runs::organization_id.eq(org))
+                    .filter(automation_runs::id.eq(id)),
+            )
+            .set(&outcome)
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        if updated == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// A stale run's `completed_at` is `started_before`: the caller's clock rather than the
+    /// database's, and never before the run started. Its duration stays unknown (NULL).
+    async fn fail_stale_runs(&self, started_before: Timestamp, error: &str) -> Result<u64, RepoError> {
+        let cutoff = started_before.to_utc_naive();
+        let mut conn = self.pools.write().await?;
+        let failed = db_run!(&mut conn, |c| {
+            diesel::update(
+                automation_runs::table
+                    .filter(automation_runs::status.eq(RUNNING))
+                    .filter(automation_runs::started_at.lt(cutoff)),
+            )
+            .set((
+                automation_runs::status.eq(FAILED),
+                automation_runs::completed_at.eq(cutoff),
+                automation_runs::error.eq(error),
+            ))
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(u64::try_from(failed).unwrap_or(0))
+    }
+}

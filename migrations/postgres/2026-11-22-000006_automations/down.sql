@@ -1,0 +1,2 @@
+DROP TABLE automation_runs;
+DROP TABLE browser_automations;
