@@ -64,6 +64,7 @@ macro_rules! provider_tests {
 mod checks;
 mod cli;
 mod client;
+mod fake_fleet;
 mod fake_provider;
 mod harness;
 mod tenant;
@@ -71,10 +72,12 @@ mod webdriver;
 
 mod attachments;
 mod auth;
+mod automations;
 mod chat;
 mod comments;
 mod connect_page;
 mod context;
+mod devices;
 mod integrations;
 mod isolation;
 mod organization;

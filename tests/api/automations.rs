@@ -1,0 +1,588 @@
+//! `/v1/browser/automations` and their runs: CRUD and validation, runs in a real headless Chromium
+//! against pages served on loopback (allow-listed with `AUTOMATION_ALLOWED_HOSTS=127.0.0.1`), signed
+//! screenshot links, one run at a time, schedules, and tenant isolation
+//! (docs/devices-and-automations.md, shared/spec/rest-api.md).
+
+// Panicking is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::checks::{assert_id, assert_later, assert_timestamp, missing_id, str_of, tick};
+use crate::client::Client;
+use crate::fake_fleet::closed_port;
+use crate::harness::TestServer;
+use crate::tenant::Tenant;
+
+api_tests!(
+    create_with_every_field_and_read_it_back with LOOPBACK,
+    list_by_task_is_a_bare_array_oldest_first with LOOPBACK,
+    update_changes_the_given_fields_and_the_next_run with LOOPBACK,
+    delete_answers_the_automation_and_then_404 with LOOPBACK,
+    invalid_bodies_are_400_naming_the_field with LOOPBACK,
+    a_manual_run_completes_with_a_signed_png_screenshot with LOOPBACK,
+    a_page_answering_404_fails_the_run with LOOPBACK,
+    an_unreachable_host_fails_the_run with LOOPBACK,
+    a_second_run_while_one_is_going_is_409 with LOOPBACK,
+    a_schedule_fires_runs with LOOPBACK,
+    another_organization_sees_nothing with LOOPBACK,
+);
+
+/// Loopback pages may be opened (the test pages are served there).
+const LOOPBACK: crate::harness::Env = &[("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1")];
+
+const AUTOMATIONS: &str = "/v1/browser/automations";
+const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+/// How long a run may take before the test gives up (the server bounds a run at 30 s).
+const RUN_DEADLINE: Duration = Duration::from_secs(45);
+
+const PAGE: &str = "<!doctype html><html><head><title>Status</title></head>\
+                    <body><h1>All systems operational</h1><p>Checked by the tests.</p></body></html>";
+
+/// Pages on loopback: `/ok` (200), `/missing` (404) and `/slow` (200 after 5 s).
+async fn pages() -> MockServer {
+    let server = MockServer::start().await;
+    let html = |status: u16| ResponseTemplate::new(status).set_body_raw(PAGE.as_bytes().to_vec(), "text/html");
+    Mock::given(method("GET")).and(path("/ok")).respond_with(html(200)).mount(&server).await;
+    Mock::given(method("GET")).and(path("/missing")).respond_with(html(404)).mount(&server).await;
+    Mock::given(method("GET"))
+        .and(path("/slow"))
+        .respond_with(html(200).set_delay(Duration::from_secs(5)))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The requests `pages` received on `page`.
+async fn hits(pages: &MockServer, page: &str) -> usize {
+    pages.received_requests().await.unwrap_or_default().iter().filter(|r| r.url.path() == page).count()
+}
+
+async fn task(tenant: &Tenant) -> String {
+    let task = crate::tasks::create(&tenant.api, "Check the status page").await;
+    str_of(&task, "id").to_owned()
+}
+
+fn automation_path(id: &str) -> String {
+    format!("{AUTOMATIONS}/{id}")
+}
+
+fn runs_path(id: &str) -> String {
+    format!("{AUTOMATIONS}/{id}/runs")
+}
+
+/// Creates an automation of `task` opening `url`; the 201 body.
+async fn create(client: &Client, task: &str, url: &str) -> Value {
+    let body = json!({"taskId": task, "name": "Status page", "targetUrl": url,
+                      "instruction": "Open the page and take a screenshot."});
+    client.post(AUTOMATIONS, body).await.ok(201)
+}
+
+/// Every field of an Automation is there with its type.
+#[track_caller]
+fn assert_automation(automation: &Value) {
+    assert_id(&automation["id"], "aut_");
+    assert_id(&automation["taskId"], "tsk_");
+    for key in ["name", "targetUrl", "instruction"] {
+        assert!(automation[key].is_string(), "`{key}` in {automation}");
+    }
+    assert!(automation["isEnabled"].is_boolean(), "{automation}");
+    for key in ["description", "schedule"] {
+        assert!(automation[key].is_string() || automation[key].is_null(), "`{key}` in {automation}");
+    }
+    if !automation["nextRunAt"].is_null() {
+        assert_timestamp(&automation["nextRunAt"]);
+    }
+    assert_timestamp(&automation["createdAt"]);
+    assert_timestamp(&automation["updatedAt"]);
+}
+
+/// Every field of a Run is there with its type.
+#[track_caller]
+fn assert_run(run: &Value, automation: &str) {
+    assert_id(&run["id"], "run_");
+    assert_eq!(run["automationId"], automation, "{run}");
+    let status = str_of(run, "status");
+    assert!(["pending", "running", "completed", "failed"].contains(&status), "status in {run}");
+    assert!(["manual", "schedule"].contains(&str_of(run, "trigger")), "trigger in {run}");
+    assert_timestamp(&run["createdAt"]);
+    for key in ["startedAt", "completedAt"] {
+        if !run[key].is_null() {
+            assert_timestamp(&run[key]);
+        }
+    }
+    assert!(run["durationMs"].is_null() || run["durationMs"].is_i64(), "durationMs in {run}");
+    for key in ["screenshotUrl", "error"] {
+        assert!(run[key].is_null() || run[key].is_string(), "`{key}` in {run}");
+    }
+}
+
+/// Polls the runs of `automation` until one satisfies `done`; that run.
+async fn wait_for_run(client: &Client, automation: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + RUN_DEADLINE;
+    loop {
+        let runs = client.get(&runs_path(automation)).await.ok(200);
+        let list = runs.as_array().unwrap_or_else(|| panic!("runs are not a bare array: {runs}"));
+        if let Some(run) = list.iter().find(|run| done(run)) {
+            return run.clone();
+        }
+        assert!(Instant::now() < deadline, "no run {what} within {RUN_DEADLINE:?}: {runs}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The run `run` once it has finished (completed or failed).
+async fn finished(client: &Client, automation: &str, run: &str) -> Value {
+    wait_for_run(client, automation, &format!("{run} finished"), |r| {
+        r["id"] == run && matches!(r["status"].as_str(), Some("completed" | "failed"))
+    })
+    .await
+}
+
+/// Waits until `automation` has no pending or running run, so no browser outlives the test.
+async fn settle(client: &Client, automation: &str) {
+    let deadline = Instant::now() + RUN_DEADLINE;
+    loop {
+        let runs = client.get(&runs_path(automation)).await.ok(200);
+        let busy =
+            runs.as_array().into_iter().flatten().any(|r| matches!(r["status"].as_str(), Some("pending" | "running")));
+        if !busy || Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// `(width, height)` from a PNG's IHDR chunk.
+#[track_caller]
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.len() > 24, "a PNG of {} bytes", bytes.len());
+    assert_eq!(bytes[..8], PNG_SIGNATURE, "not a PNG signature: {:?}", &bytes[..8]);
+    assert_eq!(&bytes[12..16], b"IHDR", "the first chunk is not IHDR");
+    let be = |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    (be(16), be(20))
+}
+
+/// `url` with the query parameter `name` replaced by `value`.
+fn with_param(url: &str, name: &str, value: &str) -> String {
+    let mut parsed = url::Url::parse(url).unwrap_or_else(|err| panic!("{url}: {err}"));
+    let pairs: Vec<(String, String)> = parsed
+        .query_pairs()
+        .map(|(k, v)| (k.clone().into_owned(), if k == name { value.to_owned() } else { v.into_owned() }))
+        .collect();
+    parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    parsed.to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// CRUD and validation.
+
+async fn create_with_every_field_and_read_it_back(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let body = json!({
+        "taskId": task,
+        "name": "Status page – Zoë",
+        "targetUrl": "http://127.0.0.1:9/status?x=1",
+        "instruction": "Open the status page and check that every system is operational.",
+        "description": "Weekly evidence for the availability control.",
+        "schedule": "0 3 1 1 *",
+    });
+    let created = tenant.api.post(AUTOMATIONS, body.clone()).await.ok(201);
+    assert_automation(&created);
+    for (key, value) in body.as_object().into_iter().flatten() {
+        assert_eq!(&created[key], value, "{key} in {created}");
+    }
+    assert_eq!(created["isEnabled"], true, "{created}");
+    // 03:00 UTC on the next 1 January.
+    let next = str_of(&created, "nextRunAt");
+    assert_eq!(&next[4..19], "-01-01T03:00:00", "nextRunAt {next} for `0 3 1 1 *`");
+    assert_later(&created["nextRunAt"], &created["createdAt"]);
+
+    let path = automation_path(str_of(&created, "id"));
+    assert_eq!(tenant.api.get(&path).await.ok(200), created);
+    assert_eq!(tenant.session.get(&path).await.ok(200), created);
+
+    // The optional fields left out are null; a session creates as well.
+    let minimal = json!({"taskId": task, "name": "n", "targetUrl": "https://example.com/", "instruction": "i"});
+    let created = tenant.session.post(AUTOMATIONS, minimal).await.ok(201);
+    assert_automation(&created);
+    assert_eq!(
+        (&created["description"], &created["schedule"], &created["nextRunAt"], &created["isEnabled"]),
+        (&Value::Null, &Value::Null, &Value::Null, &json!(true)),
+        "{created}"
+    );
+    let with_nulls = json!({"taskId": task, "name": "n", "targetUrl": "https://example.com/", "instruction": "i",
+                            "description": null, "schedule": null});
+    let created = tenant.api.post(AUTOMATIONS, with_nulls).await.ok(201);
+    assert_eq!((&created["description"], &created["schedule"]), (&Value::Null, &Value::Null), "{created}");
+
+    tenant.api.get(&automation_path(&missing_id("aut_"))).await.problem(404);
+    tenant.api.get(&automation_path("not-an-id")).await.problem(404);
+}
+
+async fn list_by_task_is_a_bare_array_oldest_first(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let (task_a, task_b) = (task(&tenant).await, task(&tenant).await);
+    let list_path = |task: &str| format!("{AUTOMATIONS}/task/{task}");
+    assert_eq!(tenant.api.get(&list_path(&task_a)).await.ok(200), json!([]));
+
+    let first = create(&tenant.api, &task_a, "https://example.com/one").await;
+    tick().await;
+    let second = create(&tenant.api, &task_a, "https://example.com/two").await;
+    let elsewhere = create(&tenant.api, &task_b, "https://example.com/three").await;
+
+    for client in [&tenant.api, &tenant.session] {
+        let list = client.get(&list_path(&task_a)).await.ok(200);
+        assert_eq!(list, json!([first, second]), "oldest first, only the task's");
+        let list = client.get(&list_path(&task_b)).await.ok(200);
+        assert_eq!(list, json!([elsewhere]));
+    }
+    tenant.api.get(&list_path(&missing_id("tsk_"))).await.problem(404);
+}
+
+async fn update_changes_the_given_fields_and_the_next_run(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let body = json!({"taskId": task, "name": "Before", "targetUrl": "https://example.com/a", "instruction": "i",
+                      "description": "d", "schedule": "0 3 1 1 *"});
+    let created = tenant.api.post(AUTOMATIONS, body).await.ok(201);
+    let path = automation_path(str_of(&created, "id"));
+    assert!(created["nextRunAt"].is_string(), "{created}");
+
+    tick().await;
+    let changes = json!({"name": "After", "targetUrl": "https://example.org/b", "instruction": "Look again.",
+                         "description": "New description."});
+    let updated = tenant.api.patch(&path, changes.clone()).await.ok(200);
+    assert_automation(&updated);
+    for (key, value) in changes.as_object().into_iter().flatten() {
+        assert_eq!(&updated[key], value, "{key} in {updated}");
+    }
+    for key in ["id", "taskId", "isEnabled", "schedule", "nextRunAt", "createdAt"] {
+        assert_eq!(updated[key], created[key], "{key} must not change");
+    }
+    assert_later(&updated["updatedAt"], &created["updatedAt"]);
+    assert_eq!(tenant.api.get(&path).await.ok(200), updated);
+
+    // Disabling keeps the schedule but there is no next run; enabling brings it back.
+    let disabled = tenant.session.patch(&path, json!({"isEnabled": false})).await.ok(200);
+    assert_eq!((&disabled["isEnabled"], &disabled["nextRunAt"]), (&json!(false), &Value::Null), "{disabled}");
+    assert_eq!(disabled["schedule"], "0 3 1 1 *", "{disabled}");
+    let enabled = tenant.api.patch(&path, json!({"isEnabled": true})).await.ok(200);
+    assert_eq!(enabled["isEnabled"], true, "{enabled}");
+    assert_eq!(enabled["nextRunAt"], created["nextRunAt"], "{enabled}");
+
+    // Another schedule moves the next run; `schedule: null` clears both.
+    let hourly = tenant.api.patch(&path, json!({"schedule": "@hourly"})).await.ok(200);
+    assert_eq!(hourly["schedule"], "@hourly", "{hourly}");
+    let next = str_of(&hourly, "nextRunAt");
+    assert_eq!(&next[13..19], ":00:00", "nextRunAt {next} for @hourly");
+    let cleared = tenant.api.patch(&path, json!({"schedule": null, "description": null})).await.ok(200);
+    assert_eq!(
+        (&cleared["schedule"], &cleared["nextRunAt"], &cleared["description"]),
+        (&Value::Null, &Value::Null, &Value::Null),
+        "{cleared}"
+    );
+    assert_eq!(cleared["name"], "After");
+
+    let unchanged = tenant.api.patch(&path, json!({})).await.ok(200);
+    assert_eq!(unchanged, cleared, "an empty PATCH changes nothing");
+    tenant.api.patch(&automation_path(&missing_id("aut_")), json!({"name": "x"})).await.problem(404);
+}
+
+async fn delete_answers_the_automation_and_then_404(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let created = create(&tenant.api, &task, "https://example.com/").await;
+    let id = str_of(&created, "id");
+    let path = automation_path(id);
+
+    let deleted = tenant.api.delete(&path).await.ok(200);
+    assert_eq!(deleted["message"], "Automation deleted", "{deleted}");
+    assert_eq!(deleted["deletedAutomation"], created, "{deleted}");
+    tenant.api.get(&path).await.problem(404);
+    tenant.api.patch(&path, json!({"name": "Back"})).await.problem(404);
+    tenant.api.delete(&path).await.problem(404);
+    tenant.api.get(&runs_path(id)).await.problem(404);
+    tenant.api.post(&runs_path(id), json!({})).await.problem(404);
+    assert_eq!(tenant.api.get(&format!("{AUTOMATIONS}/task/{task}")).await.ok(200), json!([]));
+
+    let created = create(&tenant.session, &task, "https://example.com/").await;
+    let path = automation_path(str_of(&created, "id"));
+    assert_eq!(tenant.session.delete(&path).await.ok(200)["deletedAutomation"], created);
+    tenant.session.get(&path).await.problem(404);
+}
+
+async fn invalid_bodies_are_400_naming_the_field(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let other = server.tenant().await;
+    let task = task(&tenant).await;
+    let foreign_task = crate::tasks::create(&other.api, "Theirs").await;
+    let risk = crate::risks::create(&tenant.api, "A risk").await;
+    let risk_id = str_of(&risk, "id").to_owned();
+
+    let valid = json!({"taskId": task, "name": "n", "targetUrl": "https://example.com/", "instruction": "i"});
+    let with = |key: &str, value: Value| {
+        let mut body = valid.clone();
+        body[key] = value;
+        body
+    };
+    let without = |key: &str| {
+        let mut body = valid.clone();
+        body.as_object_mut().unwrap().remove(key);
+        body
+    };
+    let cases = [
+        ("taskId", without("taskId")),
+        ("name", without("name")),
+        ("targetUrl", without("targetUrl")),
+        ("instruction", without("instruction")),
+        ("taskId", with("taskId", json!(foreign_task["id"]))),
+        ("taskId", with("taskId", json!(risk_id))),
+        ("taskId", with("taskId", json!(missing_id("tsk_")))),
+        ("taskId", with("taskId", json!(null))),
+        ("name", with("name", json!(""))),
+        ("name", with("name", json!("x".repeat(256)))),
+        ("instruction", with("instruction", json!(""))),
+        ("instruction", with("instruction", json!("x".repeat(10_001)))),
+        ("description", with("description", json!("x".repeat(2_001)))),
+        ("targetUrl", with("targetUrl", json!("ftp://example.com/file"))),
+        ("targetUrl", with("targetUrl", json!("example.com/page"))),
+        ("targetUrl", with("targetUrl", json!("javascript:alert(1)"))),
+        ("targetUrl", with("targetUrl", json!("http://10.0.0.1/"))),
+        ("targetUrl", with("targetUrl", json!("http://169.254.169.254/latest/meta-data/"))),
+        ("targetUrl", with("targetUrl", json!("http://192.168.1.1/"))),
+        ("schedule", with("schedule", json!("61 * * * *"))),
+        ("schedule", with("schedule", json!("* * *"))),
+        ("schedule", with("schedule", json!("every day"))),
+    ];
+    for (field, body) in cases {
+        tenant.api.post(AUTOMATIONS, body).await.invalid(field);
+    }
+    assert_eq!(tenant.api.get(&format!("{AUTOMATIONS}/task/{task}")).await.ok(200), json!([]), "nothing was created");
+
+    // The same rules on update, and a failed update changes nothing.
+    let created = create(&tenant.api, &task, "https://example.com/").await;
+    let path = automation_path(str_of(&created, "id"));
+    let cases = [
+        ("name", json!("")),
+        ("name", json!(null)),
+        ("instruction", json!(null)),
+        ("targetUrl", json!(null)),
+        ("targetUrl", json!("ftp://example.com/")),
+        ("targetUrl", json!("http://10.0.0.1/")),
+        ("targetUrl", json!("http://169.254.169.254/")),
+        ("schedule", json!("61 * * * *")),
+        ("isEnabled", json!("yes")),
+        ("isEnabled", json!(null)),
+    ];
+    for (field, value) in cases {
+        tenant.api.patch(&path, json!({field: value})).await.invalid(field);
+    }
+    assert_eq!(tenant.api.get(&path).await.ok(200), created, "failed updates change nothing");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs in Chromium.
+
+async fn a_manual_run_completes_with_a_signed_png_screenshot(server: &TestServer) {
+    let pages = pages().await;
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let automation = create(&tenant.api, &task, &format!("{}/ok", pages.uri())).await;
+    let id = str_of(&automation, "id");
+    assert_eq!(tenant.api.get(&runs_path(id)).await.ok(200), json!([]));
+
+    let run = tenant.api.post(&runs_path(id), json!({})).await.ok(202);
+    assert_run(&run, id);
+    assert_eq!((&run["status"], &run["trigger"]), (&json!("pending"), &json!("manual")), "{run}");
+    for key in ["startedAt", "completedAt", "durationMs", "screenshotUrl", "error"] {
+        assert_eq!(run[key], Value::Null, "`{key}` of a pending run: {run}");
+    }
+
+    let done = finished(&tenant.api, id, str_of(&run, "id")).await;
+    assert_run(&done, id);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["trigger"], "manual", "{done}");
+    assert_eq!(done["error"], Value::Null, "{done}");
+    assert_eq!(done["createdAt"], run["createdAt"], "{done}");
+    assert_timestamp(&done["startedAt"]);
+    assert_timestamp(&done["completedAt"]);
+    assert_later(&done["completedAt"], &done["startedAt"]);
+    assert!(done["durationMs"].as_i64().is_some_and(|ms| ms > 0), "durationMs in {done}");
+    assert!(hits(&pages, "/ok").await >= 1, "Chromium never asked for the page");
+
+    let url = str_of(&done, "screenshotUrl").to_owned();
+    assert!(url.starts_with(&format!("{}/", server.base_url())), "screenshotUrl {url} is not on PUBLIC_URL");
+    // The signed link is the credential: it works without any.
+    let shot = server.anonymous().get_url(&url).await;
+    assert_eq!(shot.status, 200, "GET {url}: {}", shot.body);
+    assert_eq!(shot.content_type, "image/png", "GET {url}");
+    assert_eq!(png_size(&shot.bytes), (1280, 800), "the screenshot's size");
+    assert_eq!(tenant.api.get_url(&url).await.bytes, shot.bytes);
+
+    // The runs list is a bare array of the same run, with a link.
+    let runs = tenant.session.get(&runs_path(id)).await.ok(200);
+    let list = runs.as_array().expect("a bare array");
+    assert_eq!(list.len(), 1, "{runs}");
+    assert_eq!(list[0]["id"], done["id"]);
+    assert!(list[0]["screenshotUrl"].is_string(), "{runs}");
+
+    // A tampered link is refused.
+    let parsed = url::Url::parse(&url).unwrap();
+    let signature = parsed.query_pairs().find(|(k, _)| k == "signature").map(|(_, v)| v.into_owned());
+    let signature = signature.unwrap_or_else(|| panic!("no signature in {url}"));
+    let flipped = {
+        let mut chars: Vec<char> = signature.chars().collect();
+        let last = chars.len() - 1;
+        chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
+        chars.into_iter().collect::<String>()
+    };
+    let expires = parsed.query_pairs().find(|(k, _)| k == "expires").map(|(_, v)| v.into_owned()).unwrap();
+    let later = (expires.parse::<i64>().unwrap() + 3600).to_string();
+    let tampered = [
+        with_param(&url, "signature", &flipped),
+        with_param(&url, "signature", ""),
+        with_param(&url, "expires", &later),
+        with_param(&url, "org", &missing_id("org_")),
+        with_param(&url, "expires", "1"),
+        url.split('?').next().unwrap().to_owned(),
+    ];
+    for link in tampered {
+        server.anonymous().get_url(&link).await.problem(403);
+    }
+
+    // Deleting the automation takes its runs and the screenshot's bytes with it.
+    let blobs_before = server.blob_files();
+    assert!(!blobs_before.is_empty(), "no screenshot in BLOB_DIR");
+    tenant.api.delete(&automation_path(id)).await.ok(200);
+    let left: Vec<_> = server.blob_files().into_iter().filter(|f| blobs_before.contains(f)).collect();
+    assert!(left.is_empty(), "the screenshot outlived its automation: {left:?}");
+    let gone = server.anonymous().get_url(&url).await;
+    assert!(matches!(gone.status, 403 | 404), "the screenshot of a deleted run: {} {}", gone.status, gone.body);
+}
+
+async fn a_page_answering_404_fails_the_run(server: &TestServer) {
+    let pages = pages().await;
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let automation = create(&tenant.api, &task, &format!("{}/missing", pages.uri())).await;
+    let id = str_of(&automation, "id");
+    let run = tenant.api.post(&runs_path(id), json!({})).await.ok(202);
+    let done = finished(&tenant.api, id, str_of(&run, "id")).await;
+    assert_run(&done, id);
+    assert_eq!(done["status"], "failed", "{done}");
+    let error = str_of(&done, "error");
+    assert!(error.contains("404"), "the error does not name the status: {error:?}");
+    assert_timestamp(&done["completedAt"]);
+    assert!(hits(&pages, "/missing").await >= 1, "Chromium never asked for the page");
+}
+
+async fn an_unreachable_host_fails_the_run(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let automation = create(&tenant.api, &task, &format!("http://127.0.0.1:{}/", closed_port())).await;
+    let id = str_of(&automation, "id");
+    let run = tenant.api.post(&runs_path(id), json!({})).await.ok(202);
+    let done = finished(&tenant.api, id, str_of(&run, "id")).await;
+    assert_run(&done, id);
+    assert_eq!(done["status"], "failed", "{done}");
+    let error = str_of(&done, "error");
+    assert!(error.contains("could not be reached"), "the error is not about reaching the host: {error:?}");
+    assert_timestamp(&done["completedAt"]);
+}
+
+async fn a_second_run_while_one_is_going_is_409(server: &TestServer) {
+    let pages = pages().await;
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let automation = create(&tenant.api, &task, &format!("{}/slow", pages.uri())).await;
+    let id = str_of(&automation, "id");
+
+    let first = tenant.api.post(&runs_path(id), json!({})).await.ok(202);
+    // The page takes 5 s to answer, so the first run is pending or running for a while yet.
+    let second = tenant.api.post(&runs_path(id), json!({})).await;
+    let refused = second.problem(409);
+    assert!(refused["detail"].is_string());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    tenant.session.post(&runs_path(id), json!({})).await.problem(409);
+
+    let done = finished(&tenant.api, id, str_of(&first, "id")).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let runs = tenant.api.get(&runs_path(id)).await.ok(200);
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "refused runs leave no trace: {runs}");
+
+    // Once it is over, another run may start.
+    let again = tenant.api.post(&runs_path(id), json!({})).await.ok(202);
+    let runs = tenant.api.get(&runs_path(id)).await.ok(200);
+    assert_eq!(runs[0]["id"], again["id"], "newest first: {runs}");
+    assert_eq!(runs[1]["id"], first["id"], "newest first: {runs}");
+    settle(&tenant.api, id).await;
+}
+
+async fn a_schedule_fires_runs(server: &TestServer) {
+    let pages = pages().await;
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let body = json!({"taskId": task, "name": "Every second", "targetUrl": format!("{}/ok", pages.uri()),
+                      "instruction": "Take a screenshot.", "schedule": "*/1 * * * * *"});
+    let automation = tenant.api.post(AUTOMATIONS, body).await.ok(201);
+    let id = str_of(&automation, "id");
+    assert_timestamp(&automation["nextRunAt"]);
+
+    let started = Instant::now();
+    let done = wait_for_run(&tenant.api, id, "fired by the schedule and completed", |r| {
+        r["trigger"] == "schedule" && r["status"] == "completed"
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(15), "the first scheduled run took {:?}", started.elapsed());
+    assert_run(&done, id);
+    assert!(done["screenshotUrl"].is_string(), "{done}");
+    let later = tenant.api.get(&automation_path(id)).await.ok(200);
+    assert_later(&later["nextRunAt"], &automation["nextRunAt"]);
+
+    let disabled = tenant.api.patch(&automation_path(id), json!({"isEnabled": false})).await.ok(200);
+    assert_eq!(disabled["nextRunAt"], Value::Null, "{disabled}");
+    settle(&tenant.api, id).await;
+    let count = tenant.api.get(&runs_path(id)).await.ok(200).as_array().map_or(0, Vec::len);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let runs = tenant.api.get(&runs_path(id)).await.ok(200);
+    assert_eq!(runs.as_array().map_or(0, Vec::len), count, "a disabled schedule fired: {runs}");
+}
+
+async fn another_organization_sees_nothing(server: &TestServer) {
+    let pages = pages().await;
+    let a = server.tenant().await;
+    let b = server.tenant().await;
+    let task = task(&a).await;
+    let automation = create(&a.api, &task, &format!("{}/ok", pages.uri())).await;
+    let id = str_of(&automation, "id");
+    let run = a.api.post(&runs_path(id), json!({})).await.ok(202);
+    let done = finished(&a.api, id, str_of(&run, "id")).await;
+
+    let path = automation_path(id);
+    for client in [&b.api, &b.session] {
+        client.get(&path).await.problem(404);
+        client.patch(&path, json!({"name": "Mine now"})).await.problem(404);
+        client.delete(&path).await.problem(404);
+        client.get(&runs_path(id)).await.problem(404);
+        client.post(&runs_path(id), json!({})).await.problem(404);
+        client.get(&format!("{AUTOMATIONS}/task/{task}")).await.problem(404);
+        let body = json!({"taskId": task, "name": "n", "targetUrl": "https://example.com/", "instruction": "i"});
+        client.post(AUTOMATIONS, body).await.invalid("taskId");
+    }
+    // B's session naming A's organization is refused.
+    b.session.with_org(Some(&a.org_id)).get(&path).await.problem(403);
+
+    // A's automation and its run are untouched.
+    let after = a.api.get(&path).await.ok(200);
+    assert_eq!(after, automation);
+    let runs = a.api.get(&runs_path(id)).await.ok(200);
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    assert_eq!(runs[0]["id"], done["id"]);
+    assert_eq!(a.api.get(&format!("{AUTOMATIONS}/task/{task}")).await.ok(200), json!([automation]));
+}
