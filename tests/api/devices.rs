@@ -51,6 +51,7 @@ fleet_tests!(
     a_slow_upstream_is_504,
     an_unreachable_upstream_is_502 on ClosedPort,
     organizations_see_only_the_hosts_of_their_label,
+    a_label_belongs_to_one_organization,
 );
 
 const INTEGERS: [&str; 9] = [
@@ -466,4 +467,28 @@ async fn organizations_see_only_the_hosts_of_their_label(server: &TestServer, fl
     let path = format!("/v1/people/{}/devices", a.owner_member_id);
     problem(fleet, get(fleet, &b.api, &path).await, 404, "/problems/not-found");
     assert_eq!(fleet.requests().len(), 3, "refused requests asked FleetDM nothing");
+}
+
+/// With one FleetDM token for every tenant, a label another organization uses would show its
+/// devices: it is refused, on the organization and on a member, and so is a label that is not a
+/// positive id.
+async fn a_label_belongs_to_one_organization(server: &TestServer, fleet: &FakeFleet) {
+    let a = server.tenant().await;
+    let b = server.tenant().await;
+    let taken = label();
+    set_org_label(&a, Some(taken)).await;
+    let refused = b.api.patch("/v1/organization", json!({"deviceManagerLabelId": taken})).await;
+    problem(fleet, refused, 409, "/problems/conflict");
+    let path = format!("/v1/people/{}", b.owner_member_id);
+    problem(fleet, b.api.patch(&path, json!({"deviceManagerLabelId": taken})).await, 409, "/problems/conflict");
+    for bad in [0, -5] {
+        let refused = b.api.patch("/v1/organization", json!({"deviceManagerLabelId": bad})).await;
+        problem(fleet, refused, 400, "/problems/validation");
+    }
+    // A's own member may share A's label, and once A lets it go, B may take it.
+    set_member_label(&a, &a.owner_member_id, Some(taken)).await;
+    set_member_label(&a, &a.owner_member_id, None).await;
+    set_org_label(&a, None).await;
+    set_org_label(&b, Some(taken)).await;
+    assert!(fleet.requests().is_empty(), "assigning labels asks FleetDM nothing");
 }

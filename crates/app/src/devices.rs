@@ -62,3 +62,18 @@ fn device_error(error: DeviceError) -> AppError {
         }
     }
 }
+
+/// A device label belongs to one organization: with one token for the whole device management
+/// system, a label shared across organizations would show one organization another's devices.
+/// First come, first served; an operator can free a label by clearing it where it is used.
+pub(crate) async fn require_label_free(
+    organizations: &dyn OrganizationRepository,
+    org: &compliance_domain::OrganizationId,
+    label: i64,
+) -> Result<(), AppError> {
+    let holders = organizations.device_label_holders(label).await?;
+    match holders.iter().any(|holder| holder != org) {
+        true => Err(AppError::Conflict("this device label is assigned to another organization".into())),
+        false => Ok(()),
+    }
+}

@@ -23,6 +23,9 @@ impl OrganizationService {
     /// Conflict when the new slug belongs to another organization.
     pub async fn update(&self, caller: &Principal, changes: OrganizationChanges) -> Result<Organization, AppError> {
         let patch = OrganizationPatch::new(changes)?;
+        if let Some(label) = patch.device_label() {
+            crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
+        }
         self.organizations.update(&caller.organization_id, &patch).await.map_err(|error| match error {
             RepoError::Conflict(_) => AppError::Conflict("the slug is taken by another organization".into()),
             other => AppError::from_repo(other, "organization"),

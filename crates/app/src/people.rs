@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use compliance_domain::people::{Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
-use compliance_ports::{Clock, MemberRepository, RepoError, UserRepository};
+use compliance_ports::{Clock, MemberRepository, OrganizationRepository, RepoError, UserRepository};
 
 use crate::{AppError, Ports, Principal};
 
@@ -13,12 +13,18 @@ const ONE_MEMBERSHIP: &str = "the user is already a member of this organization"
 pub struct PeopleService {
     members: Arc<dyn MemberRepository>,
     users: Arc<dyn UserRepository>,
+    organizations: Arc<dyn OrganizationRepository>,
     clock: Arc<dyn Clock>,
 }
 
 impl PeopleService {
     pub(crate) fn new(ports: &Ports) -> Self {
-        Self { members: ports.members.clone(), users: ports.users.clone(), clock: ports.clock.clone() }
+        Self {
+            members: ports.members.clone(),
+            users: ports.users.clone(),
+            organizations: ports.organizations.clone(),
+            clock: ports.clock.clone(),
+        }
     }
 
     /// Active members, newest first; deactivated ones too when asked.
@@ -36,6 +42,9 @@ impl PeopleService {
 
     pub(crate) async fn create_in(&self, org: &OrganizationId, input: NewMember) -> Result<Person, AppError> {
         let member = Member::create(org.clone(), input, self.clock.now())?;
+        if let Some(label) = member.device_manager_label_id {
+            crate::devices::require_label_free(self.organizations.as_ref(), org, label).await?;
+        }
         let user = self.existing_user(&member.user_id).await?;
         self.members.insert(&member).await.map_err(one_membership)?;
         Ok(Person { member, user })
@@ -43,6 +52,9 @@ impl PeopleService {
 
     pub async fn update(&self, caller: &Principal, id: &MemberId, changes: MemberChanges) -> Result<Person, AppError> {
         let patch = MemberPatch::new(changes)?;
+        if let Some(label) = patch.device_label() {
+            crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
+        }
         if let Some(user) = patch.user_id() {
             self.existing_user(user).await?;
         }

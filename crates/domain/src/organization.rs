@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::validation::{FieldError, ValidationErrors, http_url, map_nullable, map_present, set, text};
+use crate::validation::{FieldError, ValidationErrors, device_label, http_url, map_nullable, map_present, set, text};
 use crate::{OrganizationId, Timestamp, nullable, required_non_null};
 
 pub const NAME_MAX: usize = 255;
@@ -149,8 +149,16 @@ impl OrganizationPatch {
             metadata: map_nullable(changes.metadata, metadata)?,
             website: map_nullable(changes.website, |w| http_url("website", w))?,
             primary_color: map_nullable(changes.primary_color, color)?,
+            device_manager_label_id: map_nullable(changes.device_manager_label_id, |l| {
+                device_label("deviceManagerLabelId", l)
+            })?,
             ..changes
         }))
+    }
+
+    /// The device label the patch assigns, if it assigns one.
+    pub fn device_label(&self) -> Option<i64> {
+        self.0.device_manager_label_id.flatten()
     }
 }
 

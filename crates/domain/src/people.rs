@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::validation::{FieldError, ValidationErrors, map_present, required, set, text};
+use crate::validation::{FieldError, ValidationErrors, device_label, map_nullable, map_present, required, set, text};
 use crate::{
     ApiKeyId, Department, MemberId, OrganizationId, SessionId, Timestamp, UserId, nullable, required_non_null,
 };
@@ -103,7 +103,18 @@ pub struct MemberPatch(MemberChanges);
 
 impl MemberPatch {
     pub fn new(changes: MemberChanges) -> Result<Self, ValidationErrors> {
-        Ok(Self(MemberChanges { role: map_present(changes.role, |r| text("role", r, 1, ROLE_MAX))?, ..changes }))
+        Ok(Self(MemberChanges {
+            role: map_present(changes.role, |r| text("role", r, 1, ROLE_MAX))?,
+            device_manager_label_id: map_nullable(changes.device_manager_label_id, |l| {
+                device_label("deviceManagerLabelId", l)
+            })?,
+            ..changes
+        }))
+    }
+
+    /// The device label the patch assigns, if it assigns one.
+    pub fn device_label(&self) -> Option<i64> {
+        self.0.device_manager_label_id.flatten()
     }
 
     /// The user the membership moves to, if the patch moves it.
@@ -121,7 +132,10 @@ impl Member {
             role: text("role", required("role", input.role)?, 1, ROLE_MAX)?,
             department: input.department.unwrap_or(Department::None),
             is_active: true,
-            device_manager_label_id: input.device_manager_label_id,
+            device_manager_label_id: input
+                .device_manager_label_id
+                .map(|l| device_label("deviceManagerLabelId", l))
+                .transpose()?,
             created_at: now,
         })
     }

@@ -93,6 +93,11 @@ pub fn http_url(field: &str, value: String) -> Checked<String> {
     }
 }
 
+/// A device management system's label id: a positive integer.
+pub fn device_label(field: &str, value: i64) -> Checked<i64> {
+    if value > 0 { Ok(value) } else { Err(FieldError::new(field, "must be a positive label id")) }
+}
+
 /// Applies `check` to the value inside a nullable change (`Some(Some(v))`).
 pub fn map_nullable<T, U>(value: Option<Option<T>>, check: impl FnOnce(T) -> Checked<U>) -> Checked<Option<Option<U>>> {
     match value {

@@ -58,6 +58,10 @@ pub trait OrganizationRepository: Send + Sync {
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
     /// Conflict when the patch sets a slug another organization holds.
     async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError>;
+    /// The organizations that use device label `label`, on the organization or on a member:
+    /// a label belongs to one organization, or the device management system's one token would
+    /// show an organization another's devices.
+    async fn device_label_holders(&self, label: i64) -> Result<Vec<OrganizationId>, RepoError>;
 }
 
 #[async_trait]

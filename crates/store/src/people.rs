@@ -35,6 +35,31 @@ impl OrganizationRepository for Store {
         row.try_into()
     }
 
+    async fn device_label_holders(&self, label: i64) -> Result<Vec<OrganizationId>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let mut ids: Vec<String> = db_run!(&mut conn, |c| {
+            organizations::table
+                .filter(organizations::device_manager_label_id.eq(label))
+                .select(organizations::id)
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        let by_member: Vec<String> = db_run!(&mut conn, |c| {
+            members::table
+                .filter(members::device_manager_label_id.eq(label))
+                .select(members::organization_id)
+                .distinct()
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        ids.extend(by_member);
+        ids.sort();
+        ids.dedup();
+        ids.iter().map(|id| OrganizationId::parse(id).map_err(|e| crate::error::corrupt("organizations", e))).collect()
+    }
+
     async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
         let mut conn = self.pools.write().await?;
         let result: Result<Organization, TxError> = db_run!(&mut conn, |c| {

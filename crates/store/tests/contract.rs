@@ -310,6 +310,25 @@ async fn organizations(db: &TestDb) {
 }
 contract!(organizations);
 
+async fn device_label_holders(db: &TestDb) {
+    let store = &db.store;
+    let acme = organization(store, "Acme").await;
+    let other = organization(store, "Other").await;
+    assert_eq!(store.device_label_holders(7).await.unwrap(), Vec::<OrganizationId>::new());
+    let patch = OrganizationPatch::new(from_json(json!({"deviceManagerLabelId": 7}))).unwrap();
+    OrganizationRepository::update(store, &acme.id, &patch).await.unwrap();
+    let ada = person(store, &other, "ada@other.test").await;
+    let patch = MemberPatch::new(from_json(json!({"deviceManagerLabelId": 7}))).unwrap();
+    MemberRepository::update(store, &other.id, &ada.member.id, &patch).await.unwrap();
+    let bob = person(store, &other, "bob@other.test").await;
+    MemberRepository::update(store, &other.id, &bob.member.id, &patch).await.unwrap();
+    let mut expected = vec![acme.id.clone(), other.id.clone()];
+    expected.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    assert_eq!(store.device_label_holders(7).await.unwrap(), expected, "each holder once, by org or by member");
+    assert_eq!(store.device_label_holders(8).await.unwrap(), Vec::<OrganizationId>::new());
+}
+contract!(device_label_holders);
+
 async fn users(db: &TestDb) {
     let store = &db.store;
     let user = User::create("ada@acme.test".into(), "Ada".into(), Timestamp::now()).unwrap();
