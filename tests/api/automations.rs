@@ -30,10 +30,13 @@ api_tests!(
     a_second_run_while_one_is_going_is_409 with LOOPBACK,
     a_schedule_fires_runs with LOOPBACK,
     another_organization_sees_nothing with LOOPBACK,
+    schedules_firing_too_often_are_refused,
 );
 
 /// Loopback pages may be opened (the test pages are served there).
-const LOOPBACK: crate::harness::Env = &[("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1")];
+/// Local pages allowed, and schedules as frequent as every second (the default minimum is 60 s).
+const LOOPBACK: crate::harness::Env =
+    &[("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1"), ("AUTOMATION_MIN_INTERVAL_SECONDS", "1")];
 
 const AUTOMATIONS: &str = "/v1/browser/automations";
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
@@ -585,4 +588,25 @@ async fn another_organization_sees_nothing(server: &TestServer) {
     assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
     assert_eq!(runs[0]["id"], done["id"]);
     assert_eq!(a.api.get(&format!("{AUTOMATIONS}/task/{task}")).await.ok(200), json!([automation]));
+}
+
+/// By default a schedule may fire at most once a minute: more often is a 400 naming `schedule`,
+/// on create and on update.
+async fn schedules_firing_too_often_are_refused(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let body = |schedule: &str| {
+        json!({"taskId": task, "name": "Often", "targetUrl": "https://example.com/", "instruction": "Look",
+               "schedule": schedule})
+    };
+    for schedule in ["*/1 * * * * *", "*/30 * * * * *"] {
+        let refused = tenant.api.post(AUTOMATIONS, body(schedule)).await;
+        assert_eq!(refused.status, 400, "{schedule}: {}", refused.body);
+        assert_eq!(refused.body["errors"][0]["field"], "schedule", "{}", refused.body);
+    }
+    let created = tenant.api.post(AUTOMATIONS, body("* * * * *")).await.ok(201);
+    let path = format!("{AUTOMATIONS}/{}", created["id"].as_str().unwrap());
+    let refused = tenant.api.patch(&path, json!({"schedule": "*/5 * * * * *"})).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(tenant.api.get(&path).await.ok(200)["schedule"], "* * * * *", "unchanged");
 }

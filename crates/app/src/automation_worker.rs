@@ -22,7 +22,10 @@ pub struct AutomationSettings {
     /// How often the worker looks for due schedules and pending runs when nothing wakes it.
     pub poll_interval: Duration,
     /// A run still `running` after this long belongs to an instance that stopped: it is failed.
+    /// Always longer than a run can take (see [`AutomationSettings::stale_after`]).
     pub stale_after: Duration,
+    /// Schedules may not fire more often than this.
+    pub min_interval: Duration,
 }
 
 impl Default for AutomationSettings {
@@ -31,7 +34,23 @@ impl Default for AutomationSettings {
             run_timeout: Duration::from_secs(30),
             poll_interval: Duration::from_secs(1),
             stale_after: Duration::from_secs(10 * 60),
+            min_interval: Duration::from_secs(60),
         }
+    }
+}
+
+/// What a run may take beyond its own timeout: starting the browser and connecting to it.
+const LAUNCH_ALLOWANCE: Duration = Duration::from_secs(60);
+
+impl AutomationSettings {
+    /// The longest a run may take, browser start included.
+    pub fn run_limit(&self) -> Duration {
+        self.run_timeout + LAUNCH_ALLOWANCE
+    }
+
+    /// When a running run counts as abandoned: never while it may still be running.
+    pub fn stale_cutoff(&self) -> Duration {
+        self.stale_after.max(self.run_limit() * 2)
     }
 }
 
@@ -58,12 +77,20 @@ impl AutomationWorker {
 
     /// Works until the task is dropped or aborted: a tick, then a wait for a poke or the poll
     /// interval. A run cut short by shutdown stays `running` until an instance fails it as stale.
+    /// Each tick runs as its own task, so that a panic in one is logged and the next tick comes.
     pub async fn run(self) {
+        let worker = Arc::new(self);
         loop {
-            self.tick().await;
+            let tick = tokio::spawn({
+                let worker = worker.clone();
+                async move { worker.tick().await }
+            });
+            if let Err(error) = tick.await {
+                tracing::error!(%error, "an automation worker tick failed; going on");
+            }
             tokio::select! {
-                () = self.work.notified() => {}
-                () = tokio::time::sleep(self.settings.poll_interval) => {}
+                () = worker.work.notified() => {}
+                () = tokio::time::sleep(worker.settings.poll_interval) => {}
             }
         }
     }
@@ -89,7 +116,7 @@ impl AutomationWorker {
     }
 
     async fn fail_stale(&self) -> Result<(), RepoError> {
-        let stale = time::Duration::try_from(self.settings.stale_after).unwrap_or(time::Duration::hours(1));
+        let stale = time::Duration::try_from(self.settings.stale_cutoff()).unwrap_or(time::Duration::hours(1));
         let cutoff = self.clock.now().plus(-stale);
         let failed = self
             .automations
@@ -118,8 +145,9 @@ impl AutomationWorker {
             instruction: automation.instruction.clone(),
             timeout: self.settings.run_timeout,
         };
-        let outcome = match self.browser.capture(&request).await {
-            Ok(capture) => {
+        let capture = tokio::time::timeout(self.settings.run_limit(), self.browser.capture(&request)).await;
+        let outcome = match capture {
+            Ok(Ok(capture)) => {
                 // ORG/ID like attachments; the `run_` prefix keeps the two apart.
                 let key = format!("{}/{}", run.organization_id, run.id);
                 match self.blobs.put(&key, capture.png, "image/png").await {
@@ -130,10 +158,17 @@ impl AutomationWorker {
                     }
                 }
             }
-            Err(error) => Err(error.to_string()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("the run did not finish within {} seconds", self.settings.run_limit().as_secs())),
         };
         run.finish(outcome, self.clock.now());
         if let Err(error) = self.automations.finish_run(&run).await {
+            // Deleted or failed as stale meanwhile: the screenshot has no run left to show it.
+            if let Some(key) = &run.screenshot_key
+                && let Err(error) = self.blobs.delete(key).await
+            {
+                tracing::warn!(%error, blob = %key, "could not remove an orphaned screenshot");
+            }
             tracing::warn!(%error, run = %run.id, "could not record an automation run's outcome");
         }
     }

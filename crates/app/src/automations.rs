@@ -6,6 +6,7 @@ use std::time::Duration;
 use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
+use compliance_domain::schedule::Schedule;
 use compliance_domain::task::Task;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
 use compliance_ports::{
@@ -14,6 +15,11 @@ use compliance_ports::{
 use tokio::sync::Notify;
 
 use crate::{AppError, Ports, Principal, Settings, UrlSigner};
+
+/// How often an update re-reads an automation changed between reading and writing.
+const UPDATE_ATTEMPTS: usize = 3;
+/// Firings looked at to find a schedule's shortest interval.
+const INTERVAL_SAMPLES: usize = 16;
 
 /// A run as callers see it: its screenshot as a link that works for a limited time.
 #[derive(Debug, Clone)]
@@ -53,6 +59,9 @@ impl AutomationService {
         let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
         self.require_task(org, &task, TaskRefusal::InvalidField).await?;
         let automation = BrowserAutomation::create(org.clone(), task, input, self.clock.now())?;
+        if let Some(schedule) = &automation.schedule {
+            self.check_interval(schedule)?;
+        }
         self.check_target(&automation.target_url).await?;
         self.automations.insert(&automation).await?;
         Ok(automation)
@@ -76,16 +85,39 @@ impl AutomationService {
         changes: AutomationChanges,
     ) -> Result<BrowserAutomation, AppError> {
         let patch = AutomationPatch::new(changes)?;
-        let mut automation = self.automation(&caller.organization_id, id).await?;
+        if let Some(schedule) = patch.schedule() {
+            self.check_interval(schedule)?;
+        }
         if let Some(target) = patch.target_url() {
             self.check_target(target).await?;
         }
-        if patch.is_empty() {
-            return Ok(automation);
+        for _ in 0..UPDATE_ATTEMPTS {
+            let previous = self.automation(&caller.organization_id, id).await?;
+            if patch.is_empty() {
+                return Ok(previous);
+            }
+            let mut automation = previous.clone();
+            automation.apply(&patch, self.clock.now());
+            match self.automations.update(&automation, &previous).await {
+                Ok(()) => return Ok(automation),
+                Err(RepoError::NotFound) => continue, // changed meanwhile (or deleted): read again
+                Err(other) => return Err(other.into()),
+            }
         }
-        automation.apply(&patch, self.clock.now());
-        self.automations.update(&automation).await.map_err(|e| AppError::from_repo(e, "automation"))?;
-        Ok(automation)
+        Err(AppError::Conflict("the automation kept changing during the update; try again".into()))
+    }
+
+    /// Refuses schedules that fire more often than the configured minimum interval.
+    fn check_interval(&self, schedule: &Schedule) -> Result<(), AppError> {
+        let minimum = self.settings.automations.min_interval;
+        let Some(shortest) = schedule.shortest_gap(self.clock.now(), INTERVAL_SAMPLES) else { return Ok(()) };
+        if shortest >= minimum {
+            return Ok(());
+        }
+        Err(AppError::invalid(
+            "schedule",
+            format!("fires more often than every {} seconds, the shortest interval allowed", minimum.as_secs()),
+        ))
     }
 
     /// Deletes the automation, its runs and their screenshots.
@@ -131,7 +163,8 @@ impl AutomationService {
     /// The PNG behind a screenshot link this service signed. Tampering or expiry is a 403.
     pub async fn screenshot(&self, org: &str, run: &str, expires: i64, signature: &str) -> Result<Vec<u8>, AppError> {
         const REFUSED: AppError = AppError::Forbidden("the screenshot link is invalid or has expired");
-        if expires < self.clock.now().as_unix_seconds() || !self.signer.verify(org, run, expires, signature) {
+        let signed = screenshot_purpose(run);
+        if expires < self.clock.now().as_unix_seconds() || !self.signer.verify(org, &signed, expires, signature) {
             return Err(REFUSED);
         }
         let (Ok(org), Ok(run)) = (OrganizationId::parse(org), AutomationRunId::parse(run)) else { return Err(REFUSED) };
@@ -164,7 +197,7 @@ impl AutomationService {
     fn service_url(&self, run: &AutomationRun, ttl: Duration) -> String {
         let expires = self.clock.now().as_unix_seconds().saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(0));
         let (org, id) = (run.organization_id.as_str(), run.id.as_str());
-        let signature = self.signer.sign(org, id, expires);
+        let signature = self.signer.sign(org, &screenshot_purpose(id), expires);
         format!(
             "{}/v1/browser/runs/{id}/screenshot?org={org}&expires={expires}&signature={signature}",
             self.settings.public_url.trim_end_matches('/')
@@ -200,4 +233,9 @@ impl AutomationService {
 enum TaskRefusal {
     InvalidField,
     NotFound,
+}
+
+/// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link.
+fn screenshot_purpose(run: &str) -> String {
+    format!("screenshot:{run}")
 }

@@ -93,6 +93,11 @@ impl Cdp {
         }
     }
 
+    /// The next kept event, without reading the connection.
+    pub(crate) fn kept_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
     /// Drops the kept events (those of before a navigation).
     pub(crate) fn clear_events(&mut self) {
         self.events.clear();

@@ -10,13 +10,25 @@
 //!   events that arrive meanwhile. Sessions are "flat" (`Target.attachToTarget` with
 //!   `flatten: true`): page commands and events carry a `sessionId` on the browser's connection.
 //! - **A process per capture.** Each capture starts Chromium with a fresh `--user-data-dir`
-//!   (cookies, cache and service workers never leak from one tenant's page to another's), and
-//!   ends it afterwards, on errors, timeouts and cancellation too (`kill_on_drop`); the profile
-//!   directory is removed. Starting Chromium costs about a second, which is acceptable for
-//!   automations; a semaphore bounds the browsers running at once to
-//!   [`BrowserSettings::max_concurrent`] (captures beyond it wait for a slot, outside their
-//!   timeout). The request's timeout bounds navigation, load and screenshot; Chromium's start is
-//!   bounded separately, so a slow start is reported as a browser failure, not as a slow page.
+//!   (cookies, cache and service workers never leak from one tenant's page to another's) as the
+//!   leader of its own process group, with an emptied environment (`PATH`, `TMPDIR`, `LANG`,
+//!   `FONTCONFIG_PATH` when set, and `HOME` set to the profile), and ends the whole group
+//!   afterwards, on errors, timeouts and cancellation too; the profile directory is removed, and
+//!   profiles older than an hour that a crash left in [`BrowserSettings::work_dir`] are removed
+//!   when a runner is created. Downloads are denied (`Browser.setDownloadBehavior`). Starting
+//!   Chromium costs about a second, which is acceptable for automations; a semaphore bounds the
+//!   browsers running at once to [`BrowserSettings::max_concurrent`] (captures beyond it wait for a
+//!   slot, outside their timeout).
+//! - **`--no-sandbox`.** The service may run as root (in a container), where Chromium refuses to
+//!   start its sandbox. The browser is contained instead by its egress proxy (below), its emptied
+//!   environment, its throw-away profile and the process-group kill; run the service as an
+//!   unprivileged user in a container without secrets on disk to limit what a renderer exploit
+//!   could reach.
+//! - **Time.** A capture takes at most the request's timeout plus [`LAUNCH_ALLOWANCE`] (15 s):
+//!   Chromium's start and the DevTools connection get the allowance (a slow start is reported as a
+//!   browser failure, not as a slow page), navigation, load and screenshot the request's timeout
+//!   ([`CaptureError::Timeout`]). Before that, the target's DNS lookup takes at most 10 s; after
+//!   it, ending the browser at most about 3 s.
 //! - **The run.** `Page.navigate`; an `errorText` (`net::ERR_NAME_NOT_RESOLVED`,
 //!   `net::ERR_CONNECTION_REFUSED`, …) is [`CaptureError::Unreachable`]. Then the wait for
 //!   `Page.loadEventFired`; the main document's status comes from `Network.responseReceived` (type
@@ -28,32 +40,42 @@
 //!
 //! An automation's URL is chosen by a tenant, and the browser runs inside our network, so the
 //! browser must not become a way to reach internal services (SSRF). [`BrowserRunner::check_target`]
-//! (and again the start of every capture) allows only absolute `http`/`https` URLs whose host
-//! resolves exclusively to public addresses: loopback, private (RFC 1918, `fc00::/7`), link-local
-//! (`169.254.0.0/16`, `fe80::/10`), unspecified, broadcast, multicast, carrier-grade NAT
-//! (`100.64.0.0/10`) and cloud metadata addresses (`169.254.169.254`, `fd00:ec2::254`) are refused,
-//! as are the names `localhost`, `*.localhost` and `metadata.google.internal`, unless the host is
-//! in [`BrowserSettings::allowed_hosts`] (exact, case-insensitive). IPv4-mapped and NAT64 IPv6
+//! (and again the start of every capture) allows only absolute `http`/`https` URLs whose host is
+//! spelled with ASCII letters, digits, `-`, `_` and `.` (or is an IP literal) and resolves
+//! exclusively to public addresses: loopback, private (RFC 1918, `fc00::/7`), link-local
+//! (`169.254.0.0/16`, `fe80::/10`), unspecified, broadcast, multicast and reserved, carrier-grade
+//! NAT (`100.64.0.0/10`), IETF protocol assignments (`192.0.0.0/24`), benchmarking
+//! (`198.18.0.0/15`), local-use NAT64 (`64:ff9b:1::/48`) and cloud metadata addresses
+//! (`169.254.169.254`, `100.100.100.200`, `168.63.129.16`, `fd00:ec2::254`) are refused, as are the
+//! names `localhost`, `*.localhost` and `metadata.google.internal`, unless the host is in
+//! [`BrowserSettings::allowed_hosts`] (exact, case-insensitive). IPv4-mapped, NAT64
+//! (`64:ff9b::/96`), 6to4 (`2002::/16`) and IPv4-compatible (`::a.b.c.d`, refused anyway) IPv6
 //! addresses are judged by their IPv4 address. A host that does not resolve is
 //! [`CaptureError::Unreachable`].
 //!
-//! - **DNS rebinding** of the target's host: Chromium is started with
-//!   `--host-resolver-rules=MAP <host> <ip>`, so it connects to the address that was checked
-//!   instead of resolving the name again.
-//! - **Every other request** (redirects, sub-resources, frames, workers) is intercepted with the
-//!   browser-wide `Fetch` domain and checked by the same rules (one verdict per origin and capture);
-//!   a refused one fails with `BlockedByClient`. When that is the main document (a redirect to an
-//!   internal host), the capture is [`CaptureError::Refused`].
+//! - **Egress through our own proxy.** Each capture starts a forward proxy on `127.0.0.1:0`, and
+//!   Chromium gets `--proxy-server` pointing at it with `--proxy-bypass-list=<-loopback>` (so even
+//!   loopback goes through it) and WebRTC restricted to proxied connections. Every connection the
+//!   browser makes (documents, redirects, sub-resources, frames, workers, WebSockets, preconnects)
+//!   is a `CONNECT host:port` or an absolute-URI HTTP request to the proxy, which resolves the
+//!   host itself, checks it with the rules above and connects to an address it checked. DNS
+//!   rebinding, on the target's host or any other, has no second lookup to exploit. A refused
+//!   destination is answered `403`.
+//! - **Reporting**: every request is also intercepted with the browser-wide `Fetch` domain and
+//!   checked by the same rules (one verdict per origin and capture); a refused one fails with
+//!   `BlockedByClient`. A main-document request refused by either (a redirect, a script or a meta
+//!   refresh sending the page to an internal host, at any time before the screenshot) fails the
+//!   capture with [`CaptureError::Refused`].
 //!
-//! Known limits: hosts other than the target's are resolved again by Chromium after the check, so
-//! a sub-resource or redirect host with a rebinding DNS could still reach an internal address;
-//! WebSocket and WebRTC connections are not seen by `Fetch` interception. Running the browser in a
-//! network namespace or behind an egress proxy that enforces the same rules would close both.
+//! Known limits: the proxy listens on loopback for the capture's duration, where other local
+//! processes could use it too (to reach only what the rules allow). UDP (WebRTC without a relay,
+//! QUIC) is not proxied and is disabled rather than checked.
 
 mod cdp;
 mod chromium;
 mod outbound;
 mod page;
+mod proxy;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -66,8 +88,9 @@ use tokio::sync::Semaphore;
 use crate::cdp::Cdp;
 use crate::chromium::Chromium;
 
-/// How long Chromium may take to start and accept the DevTools connection.
-const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long Chromium may take to start and accept the DevTools connection, on top of the
+/// request's timeout.
+pub const LAUNCH_ALLOWANCE: Duration = Duration::from_secs(15);
 
 /// How [`ChromiumRunner`] runs Chromium.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +131,7 @@ pub struct ChromiumRunner {
 impl ChromiumRunner {
     pub fn new(settings: BrowserSettings) -> Self {
         let slots = Semaphore::new(settings.max_concurrent.max(1));
+        chromium::sweep_stale_profiles(&settings.work_dir);
         Self { settings, slots }
     }
 
@@ -130,15 +154,24 @@ impl BrowserRunner for ChromiumRunner {
             false => request.timeout,
         };
         let _slot = self.slots.acquire().await.map_err(|_| CaptureError::Browser("the runner is closed".into()))?;
-        let rules: Vec<String> =
-            target.resolver_rule.iter().map(|rule| format!("--host-resolver-rules={rule}")).collect();
-        let chromium = Chromium::launch(&settings.chromium_path, &settings.work_dir, &rules, LAUNCH_TIMEOUT).await?;
-        let result = match tokio::time::timeout(LAUNCH_TIMEOUT, Cdp::connect(&chromium.ws_url)).await {
+        let proxy = proxy::Proxy::start(settings.allowed_hosts.clone()).await?;
+        let args = [
+            format!("--proxy-server=http://127.0.0.1:{}", proxy.port),
+            // Loopback too: Chromium bypasses proxies for it by default.
+            "--proxy-bypass-list=<-loopback>".to_owned(),
+            // WebRTC may only use the proxy (which carries no UDP): no direct peer connections.
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
+            "--webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
+        ];
+        let launch_deadline = tokio::time::Instant::now() + LAUNCH_ALLOWANCE;
+        let chromium = Chromium::launch(&settings.chromium_path, &settings.work_dir, &args, LAUNCH_ALLOWANCE).await?;
+        let result = match tokio::time::timeout_at(launch_deadline, Cdp::connect(&chromium.ws_url)).await {
             Ok(Ok(mut cdp)) => {
-                let run = tokio::time::timeout(timeout, page::capture(&mut cdp, &target, &settings.allowed_hosts));
+                let run =
+                    tokio::time::timeout(timeout, page::capture(&mut cdp, &target, &settings.allowed_hosts, &proxy));
                 let result = run.await.unwrap_or_else(|_| Err(CaptureError::Timeout(whole_seconds(timeout))));
                 // A graceful exit lets Chromium end its renderers; `shutdown` kills it otherwise.
-                let _ = cdp.send("Browser.close", json!({}), None).await;
+                let _ = tokio::time::timeout(EXIT_COMMAND, cdp.send("Browser.close", json!({}), None)).await;
                 result
             }
             // On a connection failure, `shutdown` waits a moment for an exit that will not come,
@@ -147,9 +180,13 @@ impl BrowserRunner for ChromiumRunner {
             Err(_) => Err(CaptureError::Browser("the DevTools connection timed out".into())),
         };
         chromium.shutdown().await;
+        drop(proxy);
         result
     }
 }
+
+/// How long sending `Browser.close` may take.
+const EXIT_COMMAND: Duration = Duration::from_secs(1);
 
 /// A timeout in whole seconds, rounded up (as the user set it).
 fn whole_seconds(timeout: Duration) -> u64 {

@@ -18,9 +18,18 @@ const INTERNAL_NAMES: [&str; 3] = ["localhost", "metadata.google.internal", "met
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub url: Url,
-    /// For a host name: `MAP <host> <ip>` for `--host-resolver-rules`, so that Chromium connects to
-    /// an address that was checked rather than resolving the name again.
-    pub resolver_rule: Option<String>,
+    /// The addresses the host resolved to, all checked (or the host is allow-listed): the proxy
+    /// connects to one of these, never resolves the name again.
+    pub addresses: Vec<IpAddr>,
+    /// The port to connect to (the URL's, or its scheme's default).
+    pub port: u16,
+}
+
+/// Whether a host name is spelled only with ASCII letters, digits, `-`, `_` and `.` (IP literals
+/// are parsed apart). Anything else (`,`, `;`, spaces, …) could smuggle syntax into a command line
+/// or a resolver rule, and no real host needs it (IDNs arrive as `xn--` punycode).
+fn plain_host_name(domain: &str) -> bool {
+    !domain.is_empty() && domain.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// Checks `url`: scheme, host, and every address the host resolves to.
@@ -30,22 +39,24 @@ pub(crate) async fn check(url: &str, allowed_hosts: &[String]) -> Result<Target,
         return Err(CaptureError::Refused(format!("only http and https URLs can be opened, not {}:", url.scheme())));
     }
     let host = url.host().ok_or_else(|| CaptureError::Refused("the URL has no host".into()))?.to_owned();
+    if let Host::Domain(domain) = &host
+        && !plain_host_name(domain)
+    {
+        return Err(CaptureError::Refused(
+            "the host name may only contain ASCII letters, digits, '-', '_' and '.'".into(),
+        ));
+    }
     let port = url.port_or_known_default().unwrap_or(80);
     let name = host_name(&host);
     let allowed = is_allowed(&name, allowed_hosts);
-    let (addresses, resolver_rule) = match host {
-        Host::Ipv4(ip) => (vec![IpAddr::V4(ip)], None),
-        Host::Ipv6(ip) => (vec![IpAddr::V6(ip)], None),
+    let addresses = match host {
+        Host::Ipv4(ip) => vec![IpAddr::V4(ip)],
+        Host::Ipv6(ip) => vec![IpAddr::V6(ip)],
         Host::Domain(domain) => {
             if !allowed && let Some(reason) = internal_name(&domain) {
                 return Err(CaptureError::Refused(format!("{name} is {reason}")));
             }
-            let addresses = resolve(&domain, port).await?;
-            let rule = addresses.first().map(|ip| match ip {
-                IpAddr::V4(ip) => format!("MAP {domain} {ip}"),
-                IpAddr::V6(ip) => format!("MAP {domain} [{ip}]"),
-            });
-            (addresses, rule)
+            resolve(&domain, port).await?
         }
     };
     if !allowed {
@@ -58,7 +69,7 @@ pub(crate) async fn check(url: &str, allowed_hosts: &[String]) -> Result<Target,
             }
         }
     }
-    Ok(Target { url, resolver_rule })
+    Ok(Target { url, addresses, port })
 }
 
 /// The host as the allow-list spells it: lower case, without the brackets of an IPv6 literal or a
@@ -112,7 +123,10 @@ pub(crate) fn classify(ip: IpAddr) -> Option<&'static str> {
 
 fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, ..] = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
+    if ip == Ipv4Addr::new(169, 254, 169, 254)
+        || ip == Ipv4Addr::new(100, 100, 100, 200)
+        || ip == Ipv4Addr::new(168, 63, 129, 16)
+    {
         Some("a cloud metadata")
     } else if ip.is_unspecified() || a == 0 {
         Some("an unspecified")
@@ -124,6 +138,10 @@ fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("a link-local")
     } else if a == 100 && (64..128).contains(&b) {
         Some("a carrier-grade NAT")
+    } else if a == 192 && b == 0 && ip.octets()[2] == 0 {
+        Some("an IETF protocol assignment")
+    } else if a == 198 && (18..20).contains(&b) {
+        Some("a benchmarking")
     } else if ip.is_broadcast() {
         Some("a broadcast")
     } else if ip.is_multicast() || a >= 240 {
@@ -139,9 +157,23 @@ fn classify_v6(ip: Ipv6Addr) -> Option<&'static str> {
         return classify_v4(v4);
     }
     let segments = ip.segments();
+    let [.., a, b, c, d] = ip.octets();
+    let last_v4 = Ipv4Addr::new(a, b, c, d);
     if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [.., a, b, c, d] = ip.octets();
+        return classify_v4(last_v4);
+    }
+    // Local-use NAT64 (RFC 8215) translates into whatever network the operator chose.
+    if segments[..3] == [0x64, 0xff9b, 1] {
+        return Some("a local-use NAT64");
+    }
+    // 6to4 (2002:a.b.c.d::/48) reaches the embedded IPv4 address.
+    if segments[0] == 0x2002 {
+        let [_, _, a, b, c, d, ..] = ip.octets();
         return classify_v4(Ipv4Addr::new(a, b, c, d));
+    }
+    // IPv4-compatible (::a.b.c.d, deprecated): judged by the IPv4 address, and refused anyway.
+    if segments[..6] == [0, 0, 0, 0, 0, 0] && !ip.is_unspecified() && !ip.is_loopback() {
+        return classify_v4(last_v4).or(Some("a deprecated IPv4-compatible"));
     }
     if ip == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254) {
         Some("a cloud metadata")
@@ -188,13 +220,28 @@ mod tests {
         assert_eq!(kind("100.64.0.1"), Some("a carrier-grade NAT"));
         assert_eq!(kind("100.127.255.255"), Some("a carrier-grade NAT"));
         assert_eq!(kind("224.0.0.1"), Some("a multicast or reserved"));
+        assert_eq!(kind("192.0.0.1"), Some("an IETF protocol assignment"));
+        assert_eq!(kind("192.0.0.255"), Some("an IETF protocol assignment"));
+        assert_eq!(kind("198.18.0.1"), Some("a benchmarking"));
+        assert_eq!(kind("198.19.255.255"), Some("a benchmarking"));
+        assert_eq!(kind("168.63.129.16"), Some("a cloud metadata"));
     }
 
     #[test]
     fn public_ipv4_addresses_pass() {
-        for ip in
-            ["93.184.216.34", "8.8.8.8", "172.32.0.1", "172.15.255.255", "100.63.255.255", "100.128.0.1", "1.1.1.1"]
-        {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "172.32.0.1",
+            "172.15.255.255",
+            "100.63.255.255",
+            "100.128.0.1",
+            "1.1.1.1",
+            "192.0.1.1",
+            "198.17.255.255",
+            "198.20.0.1",
+            "168.63.129.17",
+        ] {
             assert_eq!(kind(ip), None, "{ip}");
         }
     }
@@ -212,11 +259,22 @@ mod tests {
         assert_eq!(kind("::ffff:10.1.2.3"), Some("a private"));
         assert_eq!(kind("::ffff:169.254.169.254"), Some("a cloud metadata"));
         assert_eq!(kind("64:ff9b::a00:1"), Some("a private"));
+        assert_eq!(kind("64:ff9b:1::808:808"), Some("a local-use NAT64"));
+        assert_eq!(kind("64:ff9b:1:ffff::1"), Some("a local-use NAT64"));
+        assert_eq!(kind("2002:7f00:1::"), Some("a loopback"));
+        assert_eq!(kind("2002:a9fe:a9fe::1"), Some("a cloud metadata"));
+        assert_eq!(kind("2002:c0a8:101::1"), Some("a private"));
+        assert_eq!(kind("::127.0.0.1"), Some("a loopback"));
+        assert_eq!(kind("::10.0.0.1"), Some("a private"));
+        assert_eq!(kind("::8.8.8.8"), Some("a deprecated IPv4-compatible"));
+        assert_eq!(kind("::ffff:198.18.0.1"), Some("a benchmarking"));
     }
 
     #[test]
     fn public_ipv6_addresses_pass() {
-        for ip in ["2606:4700:4700::1111", "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::808:808"] {
+        for ip in
+            ["2606:4700:4700::1111", "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]
+        {
             assert_eq!(kind(ip), None, "{ip}");
         }
     }
@@ -245,6 +303,19 @@ mod tests {
         let refused = check("http://0x7f.1/", &[]).await.unwrap_err();
         assert_eq!(refused, CaptureError::Refused("127.0.0.1 is a loopback address".into()));
         let target = check("http://127.0.0.1:8080/x", &["127.0.0.1".into()]).await.unwrap();
-        assert_eq!(target.resolver_rule, None);
+        assert_eq!((target.addresses, target.port), (vec![IpAddr::V4(Ipv4Addr::LOCALHOST)], 8080));
+    }
+
+    #[tokio::test]
+    async fn host_names_with_other_characters_are_refused_first() {
+        let reason = "the host name may only contain ASCII letters, digits, '-', '_' and '.'";
+        for url in ["http://a,b.example/", "http://127.0.0.1,evil/", "http://a;b/", "http://a$b.example/"] {
+            assert_eq!(check(url, &[]).await.unwrap_err(), CaptureError::Refused(reason.into()), "{url}");
+        }
+        // Even an allow-listed spelling.
+        assert_eq!(check("http://a,b/", &["a,b".into()]).await.unwrap_err(), CaptureError::Refused(reason.into()));
+        assert!(plain_host_name("xn--bcher-kva.example"));
+        assert!(plain_host_name("under_score.example"));
+        check("http://[::1]:8080/", &["::1".into()]).await.unwrap();
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::{Cdp, CdpError, Event, Incoming};
 use crate::outbound::{self, Target};
+use crate::proxy::{self, Proxy};
 
 /// The viewport, in CSS pixels (the screenshot is this size).
 pub(crate) const WIDTH: u32 = 1280;
@@ -20,10 +21,42 @@ impl From<CdpError> for CaptureError {
     }
 }
 
+/// What the page driver knows about the main document so far.
+#[derive(Default)]
+struct Document {
+    /// The URLs the top frame asked for (the target, redirects, later navigations).
+    urls: Vec<String>,
+    /// Why the `Fetch` check refused one of them.
+    refused: Option<String>,
+}
+
+impl Document {
+    /// Whether a main-document request was refused, by the `Fetch` check or by the proxy.
+    fn refusal(&self, proxy: &Proxy) -> Option<CaptureError> {
+        if let Some(reason) = &self.refused {
+            return Some(CaptureError::Refused(reason.clone()));
+        }
+        self.urls.iter().find_map(|url| proxy.failure(url).filter(|f| matches!(f, CaptureError::Refused(_))))
+    }
+
+    /// Why the proxy did not connect a main-document request, refusals first.
+    fn proxy_failure(&self, proxy: &Proxy) -> Option<CaptureError> {
+        self.refusal(proxy).or_else(|| self.urls.iter().rev().find_map(|url| proxy.failure(url)))
+    }
+}
+
 /// Drives one page through `target` and returns its screenshot. The caller bounds it in time.
-pub(crate) async fn capture(cdp: &mut Cdp, target: &Target, allowed_hosts: &[String]) -> Result<Capture, CaptureError> {
+pub(crate) async fn capture(
+    cdp: &mut Cdp,
+    target: &Target,
+    allowed_hosts: &[String],
+    proxy: &Proxy,
+) -> Result<Capture, CaptureError> {
+    // Downloads are refused outright: nothing a page offers is written to disk.
+    cdp.call("Browser.setDownloadBehavior", json!({ "behavior": "deny" }), None).await?;
     // Every request of the browser (pages, out-of-process frames, workers, redirects) pauses
-    // until it is continued or failed below.
+    // until it is continued or failed below. The proxy enforces the same rules on every
+    // connection; this check names the refused main document early and precisely.
     cdp.call("Fetch.enable", json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] }), None).await?;
     let created = cdp.call("Target.createTarget", json!({ "url": "about:blank" }), None).await?;
     let target_id = string(&created, "targetId")?;
@@ -39,7 +72,7 @@ pub(crate) async fn capture(cdp: &mut Cdp, target: &Target, allowed_hosts: &[Str
     let navigation = cdp.send("Page.navigate", json!({ "url": target.url.as_str() }), session).await?;
     let mut navigated = false;
     let mut status = None;
-    let mut refused_document = None;
+    let mut document = Document::default();
     let mut verdicts = HashMap::new();
     loop {
         match cdp.next().await? {
@@ -47,8 +80,8 @@ pub(crate) async fn capture(cdp: &mut Cdp, target: &Target, allowed_hosts: &[Str
                 let result =
                     result.map_err(|message| CaptureError::Browser(format!("Page.navigate failed: {message}")))?;
                 if let Some(error_text) = result.get("errorText").and_then(Value::as_str) {
-                    return Err(match (refused_document, status) {
-                        (Some(reason), _) => CaptureError::Refused(reason),
+                    return Err(match (document.proxy_failure(proxy), status) {
+                        (Some(failure), _) => failure,
                         (None, Some(status)) if status >= 400 => CaptureError::HttpStatus(status),
                         (None, _) => CaptureError::Unreachable(error_text.to_owned()),
                     });
@@ -56,34 +89,89 @@ pub(crate) async fn capture(cdp: &mut Cdp, target: &Target, allowed_hosts: &[Str
                 navigated = true;
             }
             Incoming::Response { .. } => {}
-            Incoming::Event(event) => match event.method.as_str() {
-                "Fetch.requestPaused" => {
-                    let document = is_top_document(&event, &target_id);
-                    if let Some(reason) = pass_or_fail(cdp, &event, allowed_hosts, &mut verdicts).await?
-                        && document
-                    {
-                        refused_document = Some(reason);
-                    }
+            Incoming::Event(event) => {
+                if event.method == "Page.loadEventFired" && navigated && event.session_id.as_deref() == session {
+                    break;
                 }
-                "Network.responseReceived"
-                    if event.session_id.as_deref() == session && is_top_document(&event, &target_id) =>
-                {
-                    let found = event.params.pointer("/response/status").and_then(Value::as_u64);
-                    status = found.and_then(|s| u16::try_from(s).ok());
+                handle(cdp, &event, &target_id, session, allowed_hosts, &mut verdicts, &mut document, &mut status)
+                    .await?;
+                if let Some(found) = proxy_answer(&event, &target_id, session, proxy) {
+                    return Err(found);
                 }
-                "Page.loadEventFired" if navigated && event.session_id.as_deref() == session => break,
-                _ => {}
-            },
+            }
+        }
+        // A refused main document fails the capture whenever it happens (a redirect, a script
+        // or a meta refresh sending the page to an internal host).
+        if let Some(refusal) = document.refusal(proxy) {
+            return Err(refusal);
         }
     }
     if let Some(status) = status.filter(|status| *status >= 400) {
         return Err(CaptureError::HttpStatus(status));
     }
     let shot = cdp.call("Page.captureScreenshot", json!({ "format": "png" }), session).await?;
+    // What arrived while the screenshot was taken: a navigation away to a refused host still
+    // fails the capture.
+    while let Some(event) = cdp.kept_event() {
+        handle(cdp, &event, &target_id, session, allowed_hosts, &mut verdicts, &mut document, &mut status).await?;
+    }
+    if let Some(refusal) = document.refusal(proxy) {
+        return Err(refusal);
+    }
     let png = STANDARD
         .decode(string(&shot, "data")?)
         .map_err(|e| CaptureError::Browser(format!("the screenshot is not base64: {e}")))?;
     Ok(Capture { png, http_status: status })
+}
+
+/// Follows one event: answers paused requests, notes the main document's requests and status.
+#[allow(clippy::too_many_arguments, reason = "the state of one capture loop")]
+async fn handle(
+    cdp: &mut Cdp,
+    event: &Event,
+    target_id: &str,
+    session: Option<&str>,
+    allowed_hosts: &[String],
+    verdicts: &mut HashMap<String, Option<String>>,
+    document: &mut Document,
+    status: &mut Option<u16>,
+) -> Result<(), CaptureError> {
+    match event.method.as_str() {
+        "Fetch.requestPaused" => {
+            let top = is_top_document(event, target_id);
+            if top && let Some(url) = event.params.pointer("/request/url").and_then(Value::as_str) {
+                document.urls.push(url.to_owned());
+            }
+            if let Some(reason) = pass_or_fail(cdp, event, allowed_hosts, verdicts).await?
+                && top
+            {
+                document.refused.get_or_insert(reason);
+            }
+        }
+        "Network.responseReceived" if event.session_id.as_deref() == session && is_top_document(event, target_id) => {
+            let found = event.params.pointer("/response/status").and_then(Value::as_u64);
+            *status = found.and_then(|s| u16::try_from(s).ok());
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// When the main document's response is the proxy's own answer (a refusal, or a host it could not
+/// reach), what it said.
+fn proxy_answer(event: &Event, target_id: &str, session: Option<&str>, proxy: &Proxy) -> Option<CaptureError> {
+    if event.method != "Network.responseReceived"
+        || event.session_id.as_deref() != session
+        || !is_top_document(event, target_id)
+    {
+        return None;
+    }
+    let headers = event.params.pointer("/response/headers").and_then(Value::as_object)?;
+    if !headers.keys().any(|name| name.eq_ignore_ascii_case(proxy::MARKER)) {
+        return None;
+    }
+    let url = event.params.pointer("/response/url").and_then(Value::as_str).unwrap_or_default();
+    Some(proxy.failure(url).unwrap_or_else(|| CaptureError::Browser("the egress proxy refused the page".into())))
 }
 
 /// Continues a paused request whose URL passes the outbound rules and fails the others; returns

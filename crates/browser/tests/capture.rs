@@ -14,7 +14,8 @@ use tokio::net::{TcpListener, TcpStream};
 
 const PAGE: &str = "<!doctype html><title>Evidence</title><body style='background:#2a6'><h1>Access review</h1>";
 
-/// A server on 127.0.0.1 with a few fixed pages; counts the requests for `/secret`.
+/// A server on 127.0.0.1 with a few fixed pages; counts the requests for `/secret`. Its pages
+/// point at `other` (a server on 127.0.0.2, which is not allow-listed) too.
 struct Server {
     port: u16,
     secret_hits: Arc<AtomicUsize>,
@@ -22,6 +23,10 @@ struct Server {
 
 impl Server {
     async fn start() -> Self {
+        Self::start_with_other(0).await
+    }
+
+    async fn start_with_other(other: u16) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let secret_hits = Arc::new(AtomicUsize::new(0));
@@ -29,7 +34,7 @@ impl Server {
         tokio::spawn(async move {
             loop {
                 let (stream, _) = listener.accept().await.unwrap();
-                tokio::spawn(answer(stream, port, hits.clone()));
+                tokio::spawn(answer(stream, port, other, hits.clone()));
             }
         });
         Self { port, secret_hits }
@@ -40,7 +45,39 @@ impl Server {
     }
 }
 
-async fn answer(mut stream: TcpStream, port: u16, secret_hits: Arc<AtomicUsize>) {
+/// A server on 127.0.0.2 that counts the connections it gets (and answers HTTP with a page).
+struct Other {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Other {
+    async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.2:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let count = connections.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buffer = [0_u8; 4096];
+                    let _ = stream.read(&mut buffer).await;
+                    let _ = stream.write_all(html("200 OK", "<!doctype html><h1>Internal</h1>").as_bytes()).await;
+                    let _ = stream.shutdown().await;
+                });
+            }
+        });
+        Self { port, connections }
+    }
+
+    fn hits(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+async fn answer(mut stream: TcpStream, port: u16, other: u16, secret_hits: Arc<AtomicUsize>) {
     let mut head = Vec::new();
     let mut buffer = [0_u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -67,6 +104,34 @@ async fn answer(mut stream: TcpStream, port: u16, secret_hits: Arc<AtomicUsize>)
             )
         }
         "/leaky" => html("200 OK", &format!("<!doctype html><h1>Leaky</h1><img src='http://localhost:{port}/secret'>")),
+        "/embeds-other" => html(
+            "200 OK",
+            &format!(
+                "<!doctype html><h1>Embeds</h1><img src='http://127.0.0.2:{other}/image.png'>\
+                 <iframe src='http://127.0.0.2:{other}/frame'></iframe>"
+            ),
+        ),
+        "/redirect-other" => format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:{other}/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+        "/script-away" => html(
+            "200 OK",
+            &format!(
+                "<!doctype html><h1>Away</h1><script>location.href = 'http://127.0.0.2:{other}/';</script><img src='/slow'>"
+            ),
+        ),
+        // The WebSocket is opened while an image holds the load event back.
+        "/websocket-other" => html(
+            "200 OK",
+            &format!(
+                "<!doctype html><h1>Socket</h1><script>window.socket = new WebSocket('ws://127.0.0.2:{other}/socket');</script>\
+                 <img src='/slow'>"
+            ),
+        ),
+        "/slow" => {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            html("404 Not Found", "no image")
+        }
         "/secret" => {
             secret_hits.fetch_add(1, Ordering::SeqCst);
             html("200 OK", "secret")
@@ -233,4 +298,85 @@ async fn two_captures_at_once_both_succeed() {
     assert_screenshot(&first.unwrap());
     assert_screenshot(&second.unwrap());
     assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_resources_on_a_refused_loopback_alias_never_reach_it() {
+    let other = Other::start().await;
+    let server = Server::start_with_other(other.port).await;
+    let (runner, work_dir) = runner("embeds-other");
+    let started = Instant::now();
+    let capture = runner.capture(&request(server.url("/embeds-other"), 20)).await.unwrap();
+    eprintln!("captured in {:?}", started.elapsed());
+    assert_screenshot(&capture);
+    assert_eq!(other.hits(), 0, "nothing reached 127.0.0.2");
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_a_refused_loopback_alias_is_refused() {
+    let other = Other::start().await;
+    let server = Server::start_with_other(other.port).await;
+    let (runner, work_dir) = runner("redirect-other");
+    let result = runner.capture(&request(server.url("/redirect-other"), 20)).await;
+    assert_eq!(result, Err(CaptureError::Refused("127.0.0.2 is a loopback address".into())));
+    assert_eq!(other.hits(), 0);
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_navigating_to_a_refused_host_is_refused() {
+    let other = Other::start().await;
+    let server = Server::start_with_other(other.port).await;
+    let (runner, work_dir) = runner("script-away");
+    let result = runner.capture(&request(server.url("/script-away"), 20)).await;
+    assert_eq!(result, Err(CaptureError::Refused("127.0.0.2 is a loopback address".into())));
+    assert_eq!(other.hits(), 0);
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_to_a_refused_host_never_reaches_it() {
+    let other = Other::start().await;
+    let server = Server::start_with_other(other.port).await;
+    let (runner, work_dir) = runner("websocket-other");
+    let capture = runner.capture(&request(server.url("/websocket-other"), 20)).await.unwrap();
+    assert_screenshot(&capture);
+    assert_eq!(other.hits(), 0, "the WebSocket did not reach 127.0.0.2");
+    assert_cleaned_up(&work_dir);
+
+    // The control: with 127.0.0.2 allowed, the same page does connect (through the proxy).
+    let (mut settings, work_dir) = settings("websocket-allowed");
+    settings.allowed_hosts.push("127.0.0.2".into());
+    ChromiumRunner::new(settings).capture(&request(server.url("/websocket-other"), 20)).await.unwrap();
+    assert!(other.hits() >= 1, "the WebSocket reached 127.0.0.2 when allowed");
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_with_a_comma_is_refused() {
+    let (runner, work_dir) = runner("comma");
+    let result = runner.capture(&request("http://127.0.0.1,evil.example/".into(), 20)).await;
+    assert_eq!(
+        result,
+        Err(CaptureError::Refused("the host name may only contain ASCII letters, digits, '-', '_' and '.'".into()))
+    );
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_profiles_are_swept_when_a_runner_is_created() {
+    let (settings, work_dir) = settings("sweep");
+    let stale = work_dir.join("compliance-browser-1-2-3");
+    let fresh = work_dir.join("compliance-browser-4-5-6");
+    let unrelated = work_dir.join("someone-else");
+    for dir in [&stale, &fresh, &unrelated] {
+        std::fs::create_dir_all(dir.join("Default")).unwrap();
+    }
+    let two_hours_ago = std::time::SystemTime::now() - Duration::from_secs(7200);
+    std::fs::File::open(&stale).unwrap().set_modified(two_hours_ago).unwrap();
+    let _runner = ChromiumRunner::new(settings);
+    assert!(!stale.exists(), "the stale profile is removed");
+    assert!(fresh.exists() && unrelated.exists(), "the others stay");
+    std::fs::remove_dir_all(&work_dir).unwrap();
 }

@@ -22,7 +22,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Pages read for one label at most; a label that fills them all is refused as too large.
 pub const MAX_PAGES: usize = 100;
 /// The largest page body read (hosts with their software can be big).
-pub const MAX_PAGE_BYTES: usize = 64 * 1024 * 1024;
+pub const MAX_PAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Where FleetDM is and how to talk to it. `Debug` shows the token as `[REDACTED]`.
 #[derive(Debug, Clone)]

@@ -103,6 +103,11 @@ impl AutomationPatch {
         self == &Self::default()
     }
 
+    /// The new schedule, when the patch sets one.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        self.schedule.as_ref().and_then(Option::as_ref)
+    }
+
     /// The new target, when the patch changes it (it must be checked before it is stored).
     pub fn target_url(&self) -> Option<&str> {
         self.target_url.as_deref()
@@ -158,7 +163,10 @@ impl BrowserAutomation {
         set(&mut self.schedule, &patch.schedule);
         set(&mut self.is_enabled, &patch.is_enabled);
         self.updated_at = now;
-        self.reschedule(now);
+        // Only a new schedule or switch moves the next run: a rename must not skip a firing.
+        if patch.schedule.is_some() || patch.is_enabled.is_some() {
+            self.reschedule(now);
+        }
     }
 
     /// Sets `next_run_at` to the schedule's next time after `now`, or none when there is no

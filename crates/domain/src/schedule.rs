@@ -213,6 +213,20 @@ impl Schedule {
         &self.expression
     }
 
+    /// The shortest interval between the next `samples` firings after `after`, or `None` when it
+    /// fires fewer than twice. Used to refuse schedules that fire too often.
+    pub fn shortest_gap(&self, after: Timestamp, samples: usize) -> Option<std::time::Duration> {
+        let mut previous = self.next_after(after)?;
+        let mut shortest: Option<std::time::Duration> = None;
+        for _ in 1..samples {
+            let Some(next) = self.next_after(previous) else { break };
+            let gap = std::time::Duration::try_from(next.to_offset() - previous.to_offset()).ok()?;
+            shortest = Some(shortest.map_or(gap, |s| s.min(gap)));
+            previous = next;
+        }
+        shortest
+    }
+
     /// The first whole second strictly after `after` (in UTC) that matches, or `None` when nothing
     /// matches within five years (for example `0 0 30 2 *`).
     pub fn next_after(&self, after: Timestamp) -> Option<Timestamp> {
@@ -588,5 +602,16 @@ mod tests {
         // 2100 is not a leap year: the next 29 February after 2096 is eight years away.
         assert_eq!(next("0 0 29 2 *", "2096-03-01T00:00:00Z"), None);
         assert_eq!(next("0 0 1 1 *", "9999-06-01T00:00:00Z"), None, "the calendar ends first");
+    }
+
+    #[test]
+    fn the_shortest_gap_is_found_among_the_next_firings() {
+        let now = Timestamp::now();
+        let every_second = Schedule::parse("*/1 * * * * *").unwrap();
+        assert_eq!(every_second.shortest_gap(now, 16), Some(std::time::Duration::from_secs(1)));
+        let irregular = Schedule::parse("0,1 * * * *").unwrap();
+        assert_eq!(irregular.shortest_gap(now, 16), Some(std::time::Duration::from_secs(60)));
+        let never = Schedule::parse("0 0 31 2 *").unwrap();
+        assert_eq!(never.shortest_gap(now, 16), None);
     }
 }

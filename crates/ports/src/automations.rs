@@ -13,8 +13,10 @@ pub trait AutomationRepository: Send + Sync {
     async fn get(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, RepoError>;
     /// Oldest first.
     async fn list_for_task(&self, org: &OrganizationId, task: &TaskId) -> Result<Vec<BrowserAutomation>, RepoError>;
-    /// Replaces every mutable field. `RepoError::NotFound` when there is no such automation.
-    async fn update(&self, automation: &BrowserAutomation) -> Result<(), RepoError>;
+    /// Replaces every mutable field, if the row is still as `previous` (its `updated_at` and
+    /// `next_run_at`): neither another PATCH nor a schedule claimed meanwhile is overwritten.
+    /// `RepoError::NotFound` when there is no such automation or it changed since.
+    async fn update(&self, automation: &BrowserAutomation, previous: &BrowserAutomation) -> Result<(), RepoError>;
     /// Deletes the automation and its runs; the deleted runs (their screenshots are to be removed).
     async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError>;
 
@@ -43,7 +45,8 @@ pub trait AutomationRepository: Send + Sync {
     /// Takes the oldest pending run (of any organization) and marks it running from `now`, if
     /// no other worker took it first; with its automation.
     async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError>;
-    /// Stores a run's outcome (status, completion, duration, screenshot, error).
+    /// Stores a run's outcome (status, completion, duration, screenshot, error) if the run is
+    /// still running; `RepoError::NotFound` otherwise (deleted, or failed as stale meanwhile).
     async fn finish_run(&self, run: &AutomationRun) -> Result<(), RepoError>;
     /// Fails runs that have been running since before `started_before` (their instance stopped
     /// or crashed) with `error`; how many.

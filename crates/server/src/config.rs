@@ -78,6 +78,7 @@ impl Config {
             automations: AutomationSettings {
                 run_timeout: Duration::from_secs(number("AUTOMATION_RUN_TIMEOUT_SECONDS", 30)?),
                 poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
+                min_interval: Duration::from_secs(number("AUTOMATION_MIN_INTERVAL_SECONDS", 60)?),
                 ..AutomationSettings::default()
             },
         };

@@ -246,19 +246,29 @@ impl AutomationRepository for Store {
         rows.into_iter().map(BrowserAutomation::try_from).collect()
     }
 
-    async fn update(&self, automation: &BrowserAutomation) -> Result<(), RepoError> {
+    async fn update(&self, automation: &BrowserAutomation, previous: &BrowserAutomation) -> Result<(), RepoError> {
         let changes = AutomationChanges::from(automation);
         let (org, id) = (automation.organization_id.as_str(), automation.id.as_str());
+        let read_at = previous.updated_at.to_utc_naive();
+        let read_next = previous.next_run_at.map(Timestamp::to_utc_naive);
         let mut conn = self.pools.write().await?;
+        // Compare-and-swap on what was read: `updated_at` catches another PATCH, `next_run_at` a
+        // schedule claimed meanwhile (which a stale write would otherwise fire again).
         let updated = db_run!(&mut conn, |c| {
-            diesel::update(
-                browser_automations::table
-                    .filter(browser_automations::organization_id.eq(org))
-                    .filter(browser_automations::id.eq(id)),
-            )
-            .set(&changes)
-            .execute(c)
-            .await
+            let target = browser_automations::table
+                .filter(browser_automations::organization_id.eq(org))
+                .filter(browser_automations::id.eq(id))
+                .filter(browser_automations::updated_at.eq(read_at));
+            match read_next {
+                Some(next) => {
+                    let target = target.filter(browser_automations::next_run_at.eq(next));
+                    diesel::update(target).set(&changes).execute(c).await
+                }
+                None => {
+                    let target = target.filter(browser_automations::next_run_at.is_null());
+                    diesel::update(target).set(&changes).execute(c).await
+                }
+            }
         })
         .map_err(repo_error)?;
         if updated == 0 {
@@ -446,11 +456,13 @@ impl AutomationRepository for Store {
         let outcome = RunOutcome::from(run);
         let (org, id) = (run.organization_id.as_str(), run.id.as_str());
         let mut conn = self.pools.write().await?;
+        // Only a running run finishes: one failed as stale (or deleted) meanwhile stays as it is.
         let updated = db_run!(&mut conn, |c| {
             diesel::update(
                 automation_runs::table
                     .filter(automation_runs::organization_id.eq(org))
-                    .filter(automation_runs::id.eq(id)),
+                    .filter(automation_runs::id.eq(id))
+                    .filter(automation_runs::status.eq(RunStatus::Running.as_str())),
             )
             .set(&outcome)
             .execute(c)

@@ -719,22 +719,28 @@ async fn automations(db: &TestDb) {
                                    "targetUrl": "https://example.com/out", "instruction": "Log out"}));
     changed.apply(&AutomationPatch::new(changes).unwrap(), later);
     assert_eq!((changed.schedule.clone(), changed.next_run_at), (None, None));
-    AutomationRepository::update(store, &changed).await.unwrap();
+    AutomationRepository::update(store, &changed, &full).await.unwrap();
     assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), changed);
     let mut rescheduled = changed.clone();
     let changes = from_json(json!({"schedule": "0 9 * * 1-5", "isEnabled": true, "description": "again"}));
     rescheduled.apply(&AutomationPatch::new(changes).unwrap(), later.plus(time::Duration::seconds(1)));
-    AutomationRepository::update(store, &rescheduled).await.unwrap();
+    AutomationRepository::update(store, &rescheduled, &changed).await.unwrap();
     assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), rescheduled);
+    // Optimistic: an update read before another change (a PATCH, a claimed schedule) is refused.
+    let mut stale = changed.clone();
+    stale.name = "Stale".into();
+    let refused = AutomationRepository::update(store, &stale, &changed).await;
+    assert!(matches!(refused, Err(RepoError::NotFound)), "read before the last update: {refused:?}");
+    assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), rescheduled, "untouched");
 
     let mut hijack = foreign.clone();
     hijack.organization_id = ours.id.clone();
     hijack.name = "Hijacked".into();
-    assert!(matches!(AutomationRepository::update(store, &hijack).await, Err(RepoError::NotFound)));
+    assert!(matches!(AutomationRepository::update(store, &hijack, &foreign).await, Err(RepoError::NotFound)));
     assert_eq!(AutomationRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
     let mut unknown = bare.clone();
     unknown.id = AutomationId::generate();
-    assert!(matches!(AutomationRepository::update(store, &unknown).await, Err(RepoError::NotFound)));
+    assert!(matches!(AutomationRepository::update(store, &unknown, &bare).await, Err(RepoError::NotFound)));
 
     // Deleting returns the runs (their screenshots are to be removed) and removes them.
     let mut done = AutomationRun::pending(&full, RunTrigger::Manual, now);
@@ -784,8 +790,13 @@ async fn automation_runs(db: &TestDb) {
     let refused = store.insert_run(&second).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "one pending run at a time: {refused:?}");
 
+    // Only a running run finishes: a pending one is not touched.
+    let mut early = first.clone();
+    early.finish(Err("too early".into()), now);
+    assert!(matches!(store.finish_run(&early).await, Err(RepoError::NotFound)), "a pending run cannot finish");
     first.start(now.plus(time::Duration::milliseconds(10)));
-    store.finish_run(&first).await.unwrap();
+    let (claimed, _) = store.claim_pending(now.plus(time::Duration::milliseconds(10))).await.unwrap().unwrap();
+    assert_eq!(claimed, first, "claimed and running");
     assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "running");
     let refused = store.insert_run(&second).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "nor beside a running one: {refused:?}");
@@ -795,10 +806,11 @@ async fn automation_runs(db: &TestDb) {
     assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "every field of the outcome");
     assert_eq!(first.duration_ms, Some(1500));
     store.insert_run(&second).await.unwrap();
-    let mut second = second;
-    second.start(later);
+    let (mut second, _) = store.claim_pending(later).await.unwrap().unwrap();
     second.finish(Err("the page answered HTTP 404".into()), later.plus(time::Duration::seconds(1)));
     store.finish_run(&second).await.unwrap();
+    let finished_again = store.finish_run(&first).await;
+    assert!(matches!(finished_again, Err(RepoError::NotFound)), "a finished run is final: {finished_again:?}");
     assert_eq!(store.get_run(&ours.id, &second.id).await.unwrap(), second);
 
     assert_eq!(store.runs(&ours.id, &login.id).await.unwrap(), vec![second.clone(), first.clone()], "newest first");
@@ -849,8 +861,8 @@ async fn claiming_due_automations(db: &TestDb) {
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(after));
     assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![winner.clone()]);
 
-    let mut finished = winner;
-    finished.start(now);
+    let (mut finished, _) = store.claim_pending(now).await.unwrap().unwrap();
+    assert_eq!(finished.id, winner.id);
     finished.finish(Ok("screenshots/1.png".into()), now);
     store.finish_run(&finished).await.unwrap();
     let last = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now.plus(time::Duration::seconds(1)));

@@ -100,7 +100,8 @@ async fn start_run(
 #[derive(Deserialize)]
 struct Signed {
     org: Option<String>,
-    expires: Option<i64>,
+    /// Text, not a number: a mangled expiry is a bad link (403), not a bad query (400).
+    expires: Option<String>,
     signature: Option<String>,
 }
 
@@ -111,7 +112,8 @@ async fn screenshot(
     signed: web::Query<Signed>,
 ) -> Result<HttpResponse, ApiError> {
     let (run, signed) = (run.into_inner(), signed.into_inner());
-    let (Some(org), Some(expires), Some(signature)) = (signed.org, signed.expires, signed.signature) else {
+    let expires = signed.expires.and_then(|e| e.parse::<i64>().ok());
+    let (Some(org), Some(expires), Some(signature)) = (signed.org, expires, signed.signature) else {
         return Err(ApiError::forbidden("the screenshot link is invalid or has expired"));
     };
     let png = state.run(|app| async move { app.automations.screenshot(&org, &run, expires, &signature).await }).await?;
