@@ -366,7 +366,15 @@ impl AutomationRepository for Store {
                 .await
         })
         .map_err(repo_error)?;
-        rows.into_iter().map(BrowserAutomation::try_from).collect()
+        // One unreadable row (a schedule a later parser refuses, say) must not stop every other
+        // organization's schedules: it is logged and left out.
+        let automations = rows.into_iter().filter_map(|row| {
+            let id = row.id.clone();
+            BrowserAutomation::try_from(row)
+                .inspect_err(|error| tracing::error!(%error, automation = %id, "skipping an unreadable automation"))
+                .ok()
+        });
+        Ok(automations.collect())
     }
 
     async fn claim_due(
