@@ -26,6 +26,8 @@ pub struct AutomationSettings {
     pub stale_after: Duration,
     /// Schedules may not fire more often than this.
     pub min_interval: Duration,
+    /// Runs executed at once by one instance (the browser adapter has its own bound too).
+    pub concurrency: usize,
 }
 
 impl Default for AutomationSettings {
@@ -35,6 +37,7 @@ impl Default for AutomationSettings {
             poll_interval: Duration::from_secs(1),
             stale_after: Duration::from_secs(10 * 60),
             min_interval: Duration::from_secs(60),
+            concurrency: 2,
         }
     }
 }
@@ -96,20 +99,35 @@ impl AutomationWorker {
     }
 
     /// One pass: fail stale runs, start due schedules, execute every pending run.
-    pub async fn tick(&self) {
+    pub async fn tick(self: &Arc<Self>) {
         if let Err(error) = self.fail_stale().await {
             tracing::warn!(%error, "could not fail stale automation runs");
         }
         if let Err(error) = self.start_due().await {
             tracing::warn!(%error, "could not start due automations");
         }
+        // Batches of up to `concurrency` runs at once, until none is pending.
         loop {
-            match self.automations.claim_pending(self.clock.now()).await {
-                Ok(Some((run, automation))) => self.execute(run, &automation).await,
-                Ok(None) => break,
-                Err(error) => {
-                    tracing::warn!(%error, "could not claim a pending automation run");
-                    break;
+            let mut batch = tokio::task::JoinSet::new();
+            while batch.len() < self.settings.concurrency.max(1) {
+                match self.automations.claim_pending(self.clock.now()).await {
+                    Ok(Some((run, automation))) => {
+                        let worker = Arc::clone(self);
+                        batch.spawn(async move { worker.execute(run, &automation).await });
+                    }
+                    Ok(None) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "could not claim a pending automation run");
+                        break;
+                    }
+                }
+            }
+            if batch.is_empty() {
+                return;
+            }
+            while let Some(done) = batch.join_next().await {
+                if let Err(error) = done {
+                    tracing::error!(%error, "an automation run's task failed");
                 }
             }
         }

@@ -79,6 +79,7 @@ impl Config {
                 run_timeout: Duration::from_secs(number("AUTOMATION_RUN_TIMEOUT_SECONDS", 30)?),
                 poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
                 min_interval: Duration::from_secs(number("AUTOMATION_MIN_INTERVAL_SECONDS", 60)?),
+                concurrency: number("AUTOMATION_MAX_BROWSERS", AutomationSettings::default().concurrency)?,
                 ..AutomationSettings::default()
             },
         };
