@@ -442,7 +442,8 @@ async fn a_manual_run_completes_with_a_signed_png_screenshot(server: &TestServer
     let flipped = {
         let mut chars: Vec<char> = signature.chars().collect();
         let last = chars.len() - 1;
-        chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
+        // Another hex digit (case-insensitively): `a` → `A` would decode to the same bytes.
+        chars[last] = if chars[last] == '0' { '1' } else { '0' };
         chars.into_iter().collect::<String>()
     };
     let expires = parsed.query_pairs().find(|(k, _)| k == "expires").map(|(_, v)| v.into_owned()).unwrap();

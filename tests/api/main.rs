@@ -73,6 +73,7 @@ mod webdriver;
 mod attachments;
 mod auth;
 mod automations;
+mod bad_input;
 mod chat;
 mod comments;
 mod connect_page;

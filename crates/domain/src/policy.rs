@@ -86,6 +86,10 @@ fn check_node(node: &Value, path: &str, depth: usize) -> Result<(), FieldError> 
     let Some(kind) = object.get("type").and_then(Value::as_str) else {
         return invalid("must have a string `type`");
     };
+    // PostgreSQL text cannot hold NUL, and no rich text needs it: refused in keys and values alike.
+    if object.iter().any(|(key, value)| key.contains('\0') || holds_nul(value)) {
+        return invalid("must not contain NUL characters");
+    }
     if !matches!(object.get("attrs"), None | Some(Value::Null | Value::Object(_))) {
         return invalid("has `attrs` that is neither an object nor null");
     }
@@ -99,6 +103,17 @@ fn check_node(node: &Value, path: &str, depth: usize) -> Result<(), FieldError> 
             .enumerate()
             .try_for_each(|(index, child)| check_node(child, &format!("{path}.content[{index}]"), depth + 1)),
         Some(_) => invalid("has `content` that is not an array"),
+    }
+}
+
+/// Whether a string anywhere in `value` (outside nested `content`, which is checked node by node)
+/// holds a NUL character.
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(key, value)| key.contains('\0') || holds_nul(value)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
 }
 
@@ -298,6 +313,8 @@ mod tests {
             (json!([{"attrs": {}}]), "content[0] must have a string `type`"),
             (json!([{"type": "p", "attrs": 3}]), "attrs"),
             (json!([{"type": "p", "content": [{"type": "text"}]}]), "content[0].content[0] is a text node"),
+            (json!([{"type": "text", "text": "a\0b"}]), "content[0] must not contain NUL"),
+            (json!([{"type": "p", "attrs": {"a\0": 1}}]), "content[0] must not contain NUL"),
             (json!(["text"]), "must be an object"),
         ] {
             let nodes: Vec<Value> = serde_json::from_value(nodes).unwrap();

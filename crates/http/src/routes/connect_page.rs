@@ -199,16 +199,57 @@ struct Submitted {
     credentials: BTreeMap<String, SecretString>,
 }
 
-fn parse_form(body: &[u8]) -> Submitted {
+/// Reads `application/x-www-form-urlencoded` strictly: a malformed escape or bytes that are not
+/// UTF-8 refuse the form rather than silently change a secret (as lossy decoding would).
+fn parse_form(body: &[u8]) -> Result<Submitted, &'static str> {
     let mut submitted = Submitted { csrf_token: String::new(), credentials: BTreeMap::new() };
-    for (name, value) in url::form_urlencoded::parse(body) {
+    for pair in body.split(|&b| b == b'&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = match pair.iter().position(|&b| b == b'=') {
+            Some(at) => (&pair[..at], &pair[at + 1..]),
+            None => (pair, &pair[pair.len()..]),
+        };
+        let (name, value) = (form_decode(name)?, form_decode(value)?);
         if name == "csrf_token" {
-            submitted.csrf_token = value.into_owned();
+            submitted.csrf_token = value;
         } else if let Some(id) = name.strip_prefix(FIELD_PREFIX) {
-            submitted.credentials.insert(id.to_owned(), SecretString::from(value.into_owned()));
+            submitted.credentials.insert(id.to_owned(), SecretString::from(value));
         }
     }
-    submitted
+    Ok(submitted)
+}
+
+/// `+` is a space and `%XX` a byte; anything else malformed is an error.
+fn form_decode(raw: &[u8]) -> Result<String, &'static str> {
+    const MALFORMED: &str = "The form is malformed: an escape is incomplete or the text is not UTF-8.";
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut rest = raw.iter();
+    while let Some(&byte) = rest.next() {
+        bytes.push(match byte {
+            b'+' => b' ',
+            b'%' => {
+                let hex = [*rest.next().ok_or(MALFORMED)?, *rest.next().ok_or(MALFORMED)?];
+                let text = std::str::from_utf8(&hex).map_err(|_| MALFORMED)?;
+                u8::from_str_radix(text, 16).map_err(|_| MALFORMED)?
+            }
+            other => other,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| MALFORMED)
+}
+
+/// The body, up to [`FORM_LIMIT`]: larger forms get the page's own 413, not a framework error.
+async fn read_form(mut payload: web::Payload) -> Result<Vec<u8>, HttpResponse> {
+    use futures_util::StreamExt as _;
+    let too_large = || message(StatusCode::PAYLOAD_TOO_LARGE, "Form too large", "The form may be at most 64 KiB.");
+    let mut body = Vec::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| message(StatusCode::BAD_REQUEST, "Form unreadable", "The form was cut off."))?;
+        if body.len() + chunk.len() > FORM_LIMIT {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The visitor and the form, once the CSRF token is right.
@@ -217,13 +258,11 @@ async fn accept_form(
     req: &HttpRequest,
     slug: &str,
     organization: Option<String>,
-    body: &[u8],
+    payload: web::Payload,
 ) -> Result<(Visitor, ProviderView, Submitted), HttpResponse> {
-    if body.len() > FORM_LIMIT {
-        return Err(message(StatusCode::PAYLOAD_TOO_LARGE, "Form too large", "The form may be at most 64 KiB."));
-    }
+    let body = read_form(payload).await?;
     let visitor = visitor(state, req, organization).await?;
-    let submitted = parse_form(body);
+    let submitted = parse_form(&body).map_err(|why| message(StatusCode::BAD_REQUEST, "Form malformed", why))?;
     let org = visitor.principal.organization_id.as_str();
     let token_ok =
         state.signer().verify_form_token(visitor.session.expose_secret(), org, &form_name(slug), &submitted.csrf_token);
@@ -243,10 +282,10 @@ async fn submit_form(
     req: HttpRequest,
     slug: web::Path<String>,
     query: web::Query<PageQuery>,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> HttpResponse {
     let (visitor, provider, submitted) =
-        match accept_form(&state, &req, &slug, query.into_inner().organization_id, &body).await {
+        match accept_form(&state, &req, &slug, query.into_inner().organization_id, payload).await {
             Ok(accepted) => accepted,
             Err(response) => return response,
         };
@@ -300,17 +339,38 @@ async fn submit_oauth(
     req: HttpRequest,
     slug: web::Path<String>,
     query: web::Query<PageQuery>,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> HttpResponse {
-    let (visitor, provider, _) = match accept_form(&state, &req, &slug, query.into_inner().organization_id, &body).await
-    {
-        Ok(accepted) => accepted,
-        Err(response) => return response,
-    };
+    let (visitor, provider, _) =
+        match accept_form(&state, &req, &slug, query.into_inner().organization_id, payload).await {
+            Ok(accepted) => accepted,
+            Err(response) => return response,
+        };
     let principal = visitor.principal.clone();
     let input = StartOAuth { provider_slug: provider.slug.clone(), redirect_url: None };
     match state.integrations(|i| async move { i.start_oauth(&principal, input).await }).await {
         Ok(url) => HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish(),
         Err(error) => page(error.status(), render(&state, &visitor, &provider, &FormState::failed(error.detail()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
+    use secrecy::ExposeSecret;
+
+    use super::*;
+
+    #[test]
+    fn forms_are_decoded_strictly() {
+        let form = parse_form(b"csrf_token=t%2Bx&cred.key=a+b%21&other=1&&cred.empty=").unwrap();
+        assert_eq!(form.csrf_token, "t+x");
+        assert_eq!(form.credentials["key"].expose_secret(), "a b!");
+        assert_eq!(form.credentials["empty"].expose_secret(), "");
+        for bad in [&b"cred.key=%ZZ"[..], b"cred.key=%4", b"cred.key=%FF%FE", b"cred.key=\xff"] {
+            assert!(parse_form(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+        assert!(parse_form(&[b'a', b'=', 0xff]).is_err(), "raw bytes that are not UTF-8");
     }
 }
