@@ -226,6 +226,109 @@ impl TestServer {
     }
 }
 
+/// A second `compliance-server serve` on the same database as a [`TestServer`], as another
+/// instance of one deployment: it shares the first server's `BLOB_DIR` and `DATA_DIR` (the blob
+/// store and the vault key every instance of a deployment shares) but owns neither them nor the
+/// database. Killed on drop; its stderr is printed then if the test is panicking.
+#[derive(Debug)]
+pub struct Sibling {
+    base_url: String,
+    http: reqwest::Client,
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl TestServer {
+    /// Starts a [`Sibling`] of this server with the extra environment variables `env` (pass the
+    /// same ones this server got) and waits until it answers `GET /health`.
+    pub async fn start_sibling(&self, env: &[(String, String)]) -> Sibling {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let base_url = format!("http://{addr}");
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .env("DATABASE_URL", self.database.url())
+            .env("LISTEN_ADDR", &addr)
+            .env("PUBLIC_URL", &base_url)
+            .env("BLOB_DIR", self.blob_dir())
+            .env("DATA_DIR", self.scratch.path().join("data"))
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "warn")
+            .envs(env.iter().map(|(name, value)| (name, value)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start a second {BIN}: {err}"));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(mut pipe) = child.stderr.take() {
+            let sink = Arc::clone(&stderr);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = pipe.read(&mut buf).await {
+                    if let Ok(mut s) = sink.lock() {
+                        s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    }
+                }
+            });
+        }
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
+        let mut sibling = Sibling { base_url, http, child, stderr };
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = sibling.child.try_wait() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                panic!("the second server exited with {status}; its stderr:\n{}", sibling.stderr());
+            }
+            if sibling.healthy().await {
+                return sibling;
+            }
+            assert!(Instant::now() < deadline, "the second server did not answer GET /health with 200 within 10 s");
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
+    /// Whether `GET /health` answers 200 now.
+    pub async fn healthy(&self) -> bool {
+        probe_health(&self.http, &self.base_url).await
+    }
+}
+
+impl Sibling {
+    /// The address it listens on and puts into the URLs it hands out (`PUBLIC_URL`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    pub fn client(&self, auth: Auth, org: Option<&str>) -> Client {
+        Client::new(self.http.clone(), &self.base_url, auth, org)
+    }
+
+    /// Whether `GET /health` answers 200 now (and the process is still there).
+    pub async fn healthy(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None)) && probe_health(&self.http, &self.base_url).await
+    }
+
+    /// Everything it wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for Sibling {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("--- second server stderr ---\n{}", self.stderr());
+        }
+        let _ = self.child.start_kill();
+    }
+}
+
+async fn probe_health(http: &reqwest::Client, base_url: &str) -> bool {
+    let probe = http.get(format!("{base_url}/health")).timeout(Duration::from_secs(2)).send().await;
+    probe.is_ok_and(|r| r.status() == 200)
+}
+
 /// Binds an ephemeral port and releases it for the server to take.
 fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");

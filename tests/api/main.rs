@@ -79,6 +79,7 @@ mod comments;
 mod connect_page;
 mod context;
 mod devices;
+mod instances;
 mod integrations;
 mod isolation;
 mod organization;

@@ -1,0 +1,157 @@
+//! Two `compliance-server serve` processes on one database, as two instances of one deployment:
+//! each runs an automation worker, and a due schedule is claimed by a compare-and-swap on its
+//! `nextRunAt`, so exactly one instance adds the run of each firing (docs/devices-and-automations.md,
+//! "How runs run").
+
+// Panicking is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::checks::str_of;
+use crate::client::{Auth, Client};
+use crate::harness::{Backend, Sibling, TestServer};
+
+const AUTOMATIONS: &str = "/v1/browser/automations";
+/// Same for both instances, so a screenshot link one of them signs opens on the other.
+const SIGNING_KEY: &str = "two-instances-share-this-url-signing-key-0123456789";
+/// Every other second: the firings are at even seconds.
+const SCHEDULE: &str = "*/2 * * * * *";
+/// How long the schedule is left enabled.
+const WINDOW: Duration = Duration::from_secs(9);
+/// How long a run may take before the test gives up (the server bounds a run at 30 s).
+const RUN_DEADLINE: Duration = Duration::from_secs(60);
+
+const PAGE: &str = "<!doctype html><html><head><title>Status</title></head>\
+                    <body><h1>All systems operational</h1></body></html>";
+
+/// The environment of both instances: loopback pages allowed, schedules as frequent as every
+/// second, one URL signing key, and workers polling every 100 ms (instead of 1 s) so that both
+/// race for every firing as soon as it is due.
+fn env() -> Vec<(String, String)> {
+    [
+        ("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1"),
+        ("AUTOMATION_MIN_INTERVAL_SECONDS", "1"),
+        ("AUTOMATION_POLL_MILLIS", "100"),
+        ("URL_SIGNING_KEY", SIGNING_KEY),
+    ]
+    .iter()
+    .map(|&(name, value)| (name.to_owned(), value.to_owned()))
+    .collect()
+}
+
+// PostgreSQL only: SQLite is a single-process embedded database, so two server processes sharing
+// one database is a PostgreSQL deployment.
+#[tokio::test]
+async fn two_instances_run_a_schedule_exactly_once_per_firing() {
+    crate::harness::run_with_owned_env(Backend::Postgres, env(), |server| async move {
+        let sibling = server.start_sibling(&env()).await;
+        two_instances(&server, sibling).await;
+    })
+    .await;
+}
+
+fn runs_path(id: &str) -> String {
+    format!("{AUTOMATIONS}/{id}/runs")
+}
+
+fn instant(ts: &Value) -> OffsetDateTime {
+    let ts = ts.as_str().unwrap_or_else(|| panic!("timestamp {ts} is not a string"));
+    OffsetDateTime::parse(ts, &Rfc3339).unwrap_or_else(|err| panic!("timestamp {ts:?}: {err}"))
+}
+
+/// Seconds since the epoch, with the fraction.
+fn seconds(at: OffsetDateTime) -> f64 {
+    (at.unix_timestamp_nanos() as f64) / 1e9
+}
+
+async fn runs(client: &Client, automation: &str) -> Vec<Value> {
+    let runs = client.get(&runs_path(automation)).await.ok(200);
+    runs.as_array().unwrap_or_else(|| panic!("runs are not a bare array: {runs}")).clone()
+}
+
+/// Waits until `automation` has no pending or running run; its runs then.
+async fn settled(client: &Client, automation: &str) -> Vec<Value> {
+    let deadline = Instant::now() + RUN_DEADLINE;
+    loop {
+        let list = runs(client, automation).await;
+        if !list.iter().any(|r| matches!(r["status"].as_str(), Some("pending" | "running"))) {
+            return list;
+        }
+        assert!(Instant::now() < deadline, "runs still going after {RUN_DEADLINE:?}: {list:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn two_instances(server: &TestServer, mut sibling: Sibling) {
+    let pages = MockServer::start().await;
+    let html = ResponseTemplate::new(200).set_body_raw(PAGE.as_bytes().to_vec(), "text/html");
+    Mock::given(method("GET")).and(path("/ok")).respond_with(html).mount(&pages).await;
+
+    // One organization, one API key, a client of it on each instance.
+    let tenant = server.tenant().await;
+    let key = server.admin().create_api_key(&tenant.org_id, &tenant.owner.id).await;
+    let key = str_of(&key, "key").to_owned();
+    let a = server.client(Auth::ApiKey(key.clone()), None);
+    let b = sibling.client(Auth::ApiKey(key), None);
+
+    let task = crate::tasks::create(&a, "Check the status page").await;
+    let body = json!({"taskId": task["id"], "name": "Every other second", "instruction": "Take a screenshot.",
+                      "targetUrl": format!("{}/ok", pages.uri()), "schedule": SCHEDULE});
+    let automation = a.post(AUTOMATIONS, body).await.ok(201);
+    let id = str_of(&automation, "id").to_owned();
+    assert_eq!(b.get(&format!("{AUTOMATIONS}/{id}")).await.ok(200), automation, "B reads what A wrote");
+
+    tokio::time::sleep(WINDOW).await;
+    let disabled = b.patch(&format!("{AUTOMATIONS}/{id}"), json!({"isEnabled": false})).await.ok(200);
+    assert_eq!((&disabled["isEnabled"], &disabled["nextRunAt"]), (&json!(false), &Value::Null), "{disabled}");
+    // Taken after the PATCH answered, so every claim it did not stop committed before it.
+    let disabled_at = OffsetDateTime::now_utc();
+
+    let list = settled(&a, &id).await;
+    // A disabled schedule stays quiet on both instances.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(runs(&b, &id).await.len(), list.len(), "a disabled schedule fired: {:?}", runs(&b, &id).await);
+
+    let created = seconds(instant(&automation["createdAt"]));
+    let until = seconds(disabled_at);
+    let mut by_firing: BTreeMap<i64, Vec<&Value>> = BTreeMap::new();
+    for run in &list {
+        assert_eq!(run["trigger"], "schedule", "only the schedule started runs: {run}");
+        let at = seconds(instant(&run["createdAt"]));
+        assert!(at >= created && at <= until, "run created outside the window {created}..{until}: {run}");
+        // A firing at the even second F is claimed at some t ≥ F and moves nextRunAt to the first
+        // firing after t, so the runs of distinct firings fall into distinct two-second buckets.
+        by_firing.entry((at / 2.0).floor() as i64).or_default().push(run);
+    }
+    let twice: Vec<_> = by_firing.values().filter(|runs| runs.len() > 1).collect();
+    assert!(twice.is_empty(), "runs added twice for one firing: {twice:?}");
+    let firings = (until / 2.0).floor() as i64 - (created / 2.0).floor() as i64;
+    assert!(list.len() as i64 <= firings, "{} runs for {firings} firings: {list:?}", list.len());
+    let completed = list.iter().filter(|r| r["status"] == "completed").count();
+    assert!(completed >= 3, "{completed} of {} runs completed within {WINDOW:?}: {list:?}", list.len());
+
+    // A run started by hand on B completes, whichever instance executes it, and its screenshot
+    // link opens on either instance.
+    let run = b.post(&runs_path(&id), json!({})).await.ok(202);
+    assert_eq!((&run["status"], &run["trigger"]), (&json!("pending"), &json!("manual")), "{run}");
+    let list = settled(&b, &id).await;
+    let done = list.iter().find(|r| r["id"] == run["id"]).unwrap_or_else(|| panic!("{run} is gone: {list:?}"));
+    assert_eq!(done["status"], "completed", "{done}");
+    let link = str_of(done, "screenshotUrl").to_owned();
+    let tail = link.strip_prefix(sibling.base_url()).unwrap_or_else(|| panic!("{link} is not on B's PUBLIC_URL"));
+    for url in [link.clone(), format!("{}{tail}", server.base_url())] {
+        let shot = server.anonymous().get_url(&url).await;
+        assert_eq!((shot.status, shot.content_type.as_str()), (200, "image/png"), "GET {url}: {}", shot.body);
+    }
+
+    assert!(server.healthy().await, "A is no longer healthy; stderr:\n{}", server.stderr());
+    assert!(sibling.healthy().await, "B is no longer healthy; stderr:\n{}", sibling.stderr());
+}
