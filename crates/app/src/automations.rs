@@ -1,7 +1,6 @@
 //! Browser automations of a task: their configuration, their runs, and the screenshots runs take.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
@@ -9,12 +8,11 @@ use compliance_domain::automation::{
 use compliance_domain::schedule::Schedule;
 use compliance_domain::task::Task;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
-use compliance_ports::{
-    AutomationRepository, BlobError, BlobStore, BrowserRunner, CaptureError, Clock, RecordRepository, RepoError,
-};
+use compliance_ports::{AutomationRepository, BrowserRunner, CaptureError, Clock, RecordRepository, RepoError};
 use tokio::sync::Notify;
 
-use crate::{AppError, Ports, Principal, Settings, UrlSigner};
+use crate::blob_links::{BlobLinks, LinkTarget};
+use crate::{AppError, Ports, Principal, Settings};
 
 /// How often an update re-reads an automation changed between reading and writing.
 const UPDATE_ATTEMPTS: usize = 3;
@@ -32,10 +30,9 @@ pub struct AutomationService {
     automations: Arc<dyn AutomationRepository>,
     tasks: Arc<dyn RecordRepository<Task>>,
     browser: Arc<dyn BrowserRunner>,
-    blobs: Arc<dyn BlobStore>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
-    signer: UrlSigner,
+    links: BlobLinks,
     /// Wakes the worker when a run is started by hand.
     work: Arc<Notify>,
 }
@@ -46,9 +43,8 @@ impl AutomationService {
             automations: ports.automations.clone(),
             tasks: ports.tasks.clone(),
             browser: ports.browser.clone(),
-            blobs: ports.blobs.clone(),
             clock: ports.clock.clone(),
-            signer: UrlSigner::new(settings.url_signing_key.clone()),
+            links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
             settings,
             work,
         }
@@ -125,12 +121,8 @@ impl AutomationService {
         let org = &caller.organization_id;
         let automation = self.automation(org, id).await?;
         let runs = self.automations.delete(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))?;
-        for key in runs.iter().filter_map(|run| run.screenshot_key.as_ref()) {
-            // The rows are gone; bytes left behind are logged, not an error of the delete.
-            if let Err(error) = self.blobs.delete(key).await {
-                tracing::warn!(%error, blob = %key, "could not remove a run's screenshot");
-            }
-        }
+        let screenshots: Vec<&str> = runs.iter().filter_map(|run| run.screenshot_key.as_deref()).collect();
+        self.links.remove(&screenshots, "screenshot").await;
         Ok(automation)
     }
 
@@ -163,45 +155,22 @@ impl AutomationService {
     /// The PNG behind a screenshot link this service signed. Tampering or expiry is a 403.
     pub async fn screenshot(&self, org: &str, run: &str, expires: i64, signature: &str) -> Result<Vec<u8>, AppError> {
         const REFUSED: AppError = AppError::Forbidden("the screenshot link is invalid or has expired");
-        let signed = screenshot_purpose(run);
-        if expires < self.clock.now().as_unix_seconds() || !self.signer.verify(org, &signed, expires, signature) {
+        if !self.links.accepts(org, &screenshot_subject(run), expires, signature) {
             return Err(REFUSED);
         }
         let (Ok(org), Ok(run)) = (OrganizationId::parse(org), AutomationRunId::parse(run)) else { return Err(REFUSED) };
         let run = self.automations.get_run(&org, &run).await.map_err(|e| AppError::from_repo(e, "run"))?;
         let key = run.screenshot_key.ok_or(AppError::NotFound("screenshot"))?;
-        match self.blobs.get(&key).await {
-            Ok(bytes) => Ok(bytes),
-            Err(BlobError::NotFound) => Err(AppError::NotFound("screenshot")),
-            Err(error) => {
-                tracing::warn!(%error, "could not read a screenshot");
-                Err(AppError::Unavailable("the screenshot store is unavailable".into()))
-            }
-        }
+        self.links.read(&key, "screenshot").await
     }
 
     async fn view(&self, run: AutomationRun) -> Result<RunView, AppError> {
         let Some(key) = &run.screenshot_key else { return Ok(RunView { run, screenshot_url: None }) };
-        let ttl = self.settings.download_ttl;
-        let url = match self.blobs.presigned_get(key, ttl).await {
-            Ok(Some(url)) => url,
-            Ok(None) => self.service_url(&run, ttl),
-            Err(error) => {
-                tracing::warn!(%error, "could not sign a screenshot URL");
-                return Err(AppError::Unavailable("the screenshot store is unavailable".into()));
-            }
-        };
-        Ok(RunView { run, screenshot_url: Some(url) })
-    }
-
-    fn service_url(&self, run: &AutomationRun, ttl: Duration) -> String {
-        let expires = self.clock.now().as_unix_seconds().saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(0));
-        let (org, id) = (run.organization_id.as_str(), run.id.as_str());
-        let signature = self.signer.sign(org, &screenshot_purpose(id), expires);
-        format!(
-            "{}/v1/browser/runs/{id}/screenshot?org={org}&expires={expires}&signature={signature}",
-            self.settings.public_url.trim_end_matches('/')
-        )
+        let (subject, path) = (screenshot_subject(run.id.as_str()), format!("/v1/browser/runs/{}/screenshot", run.id));
+        let target =
+            LinkTarget { key, org: run.organization_id.as_str(), subject: &subject, path: &path, what: "screenshot" };
+        let link = self.links.link(&target).await?;
+        Ok(RunView { run, screenshot_url: Some(link.url) })
     }
 
     async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
@@ -236,6 +205,6 @@ enum TaskRefusal {
 }
 
 /// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link.
-fn screenshot_purpose(run: &str) -> String {
+fn screenshot_subject(run: &str) -> String {
     format!("screenshot:{run}")
 }

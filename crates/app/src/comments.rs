@@ -1,7 +1,6 @@
 //! Comments on tasks, vendors, risks and policies; their attachments; signed downloads.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use compliance_domain::comment::{
     Attachment, CommentDraft, CommentEdit, CommentEntityType, CommentInputError, CommentView, NewComment,
@@ -9,14 +8,8 @@ use compliance_domain::comment::{
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, RepoError};
 
-use crate::{AppError, AuthType, Ports, Principal, Settings, UrlSigner};
-
-/// A download link and how many seconds it stays valid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DownloadLink {
-    pub url: String,
-    pub expires_in: u64,
-}
+use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
+use crate::{AppError, AuthType, Ports, Principal, Settings};
 
 pub struct CommentService {
     comments: Arc<dyn CommentRepository>,
@@ -25,7 +18,7 @@ pub struct CommentService {
     clock: Arc<dyn Clock>,
     entities: EntityLookup,
     settings: Arc<Settings>,
-    signer: UrlSigner,
+    links: BlobLinks,
 }
 
 impl CommentService {
@@ -36,7 +29,7 @@ impl CommentService {
             blobs: ports.blobs.clone(),
             clock: ports.clock.clone(),
             entities: EntityLookup::new(ports),
-            signer: UrlSigner::new(settings.url_signing_key.clone()),
+            links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
             settings,
         }
     }
@@ -69,7 +62,7 @@ impl CommentService {
         for file in decoded {
             let key = file.attachment.blob_key();
             if let Err(error) = self.blobs.put(&key, file.bytes, &file.attachment.media_type).await {
-                self.remove_blobs(written.iter()).await;
+                self.links.remove(&written.iter().map(String::as_str).collect::<Vec<_>>(), "attachment").await;
                 tracing::warn!(%error, "could not store an attachment");
                 return Err(AppError::Unavailable("the attachment store cannot be written".into()));
             }
@@ -77,7 +70,7 @@ impl CommentService {
             attachments.push(file.attachment);
         }
         if let Err(error) = self.comments.insert(&comment, &attachments).await {
-            self.remove_blobs(written.iter()).await;
+            self.links.remove(&written.iter().map(String::as_str).collect::<Vec<_>>(), "attachment").await;
             return Err(error.into());
         }
         self.comments.get(org, &comment.id).await.map_err(|e| AppError::from_repo(e, "comment"))
@@ -106,16 +99,15 @@ impl CommentService {
     /// A link that downloads the attachment for a limited time.
     pub async fn download_link(&self, caller: &Principal, id: &AttachmentId) -> Result<DownloadLink, AppError> {
         let attachment = self.attachment(&caller.organization_id, id).await?;
-        let ttl = self.settings.download_ttl;
-        let url = match self.blobs.presigned_get(&attachment.blob_key(), ttl).await {
-            Ok(Some(url)) => url,
-            Ok(None) => self.service_url(&attachment, ttl),
-            Err(error) => {
-                tracing::warn!(%error, "could not sign an attachment URL");
-                return Err(AppError::Unavailable("the attachment store is unavailable".into()));
-            }
+        let (key, path) = (attachment.blob_key(), format!("/v1/attachments/{}/content", attachment.id));
+        let target = LinkTarget {
+            key: &key,
+            org: attachment.organization_id.as_str(),
+            subject: attachment.id.as_str(),
+            path: &path,
+            what: "attachment",
         };
-        Ok(DownloadLink { url, expires_in: ttl.as_secs() })
+        self.links.link(&target).await
     }
 
     /// The bytes behind a URL this service signed. Any tampering or expiry is a 403.
@@ -127,47 +119,22 @@ impl CommentService {
         signature: &str,
     ) -> Result<(Attachment, Vec<u8>), AppError> {
         const REFUSED: AppError = AppError::Forbidden("the download link is invalid or has expired");
-        let now = self.clock.now().as_unix_seconds();
-        if expires < now || !self.signer.verify(org, id, expires, signature) {
+        if !self.links.accepts(org, id, expires, signature) {
             return Err(REFUSED);
         }
         let (Ok(org), Ok(id)) = (OrganizationId::parse(org), AttachmentId::parse(id)) else {
             return Err(REFUSED);
         };
         let attachment = self.attachment(&org, &id).await?;
-        match self.blobs.get(&attachment.blob_key()).await {
-            Ok(bytes) => Ok((attachment, bytes)),
-            Err(compliance_ports::BlobError::NotFound) => Err(AppError::NotFound("attachment")),
-            Err(error) => {
-                tracing::warn!(%error, "could not read an attachment");
-                Err(AppError::Unavailable("the attachment store is unavailable".into()))
-            }
-        }
+        let bytes = self.links.read(&attachment.blob_key(), "attachment").await?;
+        Ok((attachment, bytes))
     }
 
     /// Removes the bytes of attachments whose rows were deleted. A failure leaves bytes no row
     /// points at; it is logged, not returned, because the deletion itself has happened.
     pub(crate) async fn remove_attachments(&self, attachments: &[Attachment]) {
         let keys: Vec<String> = attachments.iter().map(Attachment::blob_key).collect();
-        self.remove_blobs(keys.iter()).await;
-    }
-
-    async fn remove_blobs(&self, keys: impl Iterator<Item = &String>) {
-        for key in keys {
-            if let Err(error) = self.blobs.delete(key).await {
-                tracing::warn!(%error, blob = %key, "could not remove attachment bytes");
-            }
-        }
-    }
-
-    fn service_url(&self, attachment: &Attachment, ttl: Duration) -> String {
-        let expires = self.clock.now().as_unix_seconds().saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(0));
-        let (org, id) = (attachment.organization_id.as_str(), attachment.id.as_str());
-        let signature = self.signer.sign(org, id, expires);
-        format!(
-            "{}/v1/attachments/{id}/content?org={org}&expires={expires}&signature={signature}",
-            self.settings.public_url.trim_end_matches('/')
-        )
+        self.links.remove(&keys.iter().map(String::as_str).collect::<Vec<_>>(), "attachment").await;
     }
 
     async fn attachment(&self, org: &OrganizationId, id: &AttachmentId) -> Result<Attachment, AppError> {
