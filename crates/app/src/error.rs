@@ -20,6 +20,10 @@ pub enum AppError {
     /// Something an administrator must set up first (412), with where to read how.
     #[error("{detail}")]
     SetupRequired { detail: String, setup_instructions: Option<String>, create_app_url: Option<String> },
+    /// The OAuth callback's state is unknown, expired, used or someone else's (400): the spec's
+    /// `Invalid state`.
+    #[error("invalid OAuth state: {0}")]
+    InvalidOAuthState(&'static str),
     /// A part of the deployment that this request needs is not set up (503, no retry helps).
     #[error("{0}")]
     NotConfigured(String),

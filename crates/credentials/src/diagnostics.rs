@@ -24,7 +24,7 @@ pub fn invalid_state(provider: &str, reason: &str) {
 
 /// An OAuth error code is a short lowercase word such as `invalid_client` (RFC 6749 §5.2); anything
 /// else is not echoed, because a provider could put a secret in it.
-pub(crate) fn safe_code(code: &str) -> &str {
+pub fn safe_code(code: &str) -> &str {
     let plain = !code.is_empty() && code.len() <= 40 && code.chars().all(|c| c.is_ascii_lowercase() || c == '_');
     if plain { code } else { "unrecognised" }
 }

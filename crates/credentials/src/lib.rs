@@ -106,7 +106,7 @@ pub use fields::{
     API_KEY_FIELD_ID, CredentialField, CredentialValues, FieldOption, FieldType, credential_fields, validate_values,
 };
 pub use http_client::{HttpClientError, HttpSettings, build_http_client};
-pub use oauth::authorize::{AuthorizationRequest, AuthorizeUrlError, authorization_url};
+pub use oauth::authorize::{AuthorizationRequest, AuthorizeUrlError, authorization_url, percent_encode};
 pub use oauth::callback::{CallbackCaller, CallbackError, CallbackParams, accept_callback, complete_authorization};
 pub use oauth::pkce::{PkceChallenge, PkceVerifier};
 pub use oauth::refresh::{

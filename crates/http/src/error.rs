@@ -67,7 +67,7 @@ impl ApiError {
     }
 
     /// The OAuth callback's refusal of a state (unknown, expired, used, someone else's).
-    pub fn invalid_oauth_state(detail: String) -> Self {
+    fn invalid_oauth_state(detail: String) -> Self {
         let errors = vec![FieldError::new("state", detail.clone())];
         Self { errors, ..Self::new(StatusCode::BAD_REQUEST, "validation", "Invalid OAuth state", detail) }
     }
@@ -150,6 +150,7 @@ impl From<AppError> for ApiError {
                 error.extensions.insert("createAppUrl".into(), create_app_url.into());
                 error
             }
+            AppError::InvalidOAuthState(why) => Self::invalid_oauth_state(why.to_owned()),
             AppError::NotConfigured(detail) => {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "not-configured", "Not configured", detail)
             }

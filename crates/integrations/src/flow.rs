@@ -2,11 +2,9 @@
 //! checked and consumed, code exchanged, tokens stored, connection active).
 
 use compliance_app::{AppError, Principal};
-use compliance_credentials::oauth::state::OAuthState;
 use compliance_credentials::{
-    AuthorizationRequest, CallbackCaller, CallbackError, CallbackParams, CodeExchange, ConnectionKey, PkceVerifier,
-    STATE_LIFETIME, StateToken, TokenSet, TokenStore as _, accept_callback, authorization_url, complete_authorization,
-    diagnostics,
+    AuthorizationRequest, CodeExchange, PkceVerifier, STATE_LIFETIME, StateToken, TokenSet, TokenStore as _,
+    authorization_url, complete_authorization, diagnostics,
 };
 use compliance_domain::integration::Connection;
 use compliance_domain::{OrganizationId, Timestamp};
@@ -35,7 +33,6 @@ pub struct StartOAuth {
 #[derive(Debug)]
 pub struct PendingAuthorization {
     record: OAuthStateRecord,
-    presented: StateToken,
 }
 
 impl PendingAuthorization {
@@ -57,7 +54,7 @@ pub struct CallbackRedirect(pub String);
 /// spec's `Invalid state`.
 pub fn invalid_state(provider: &str, why: &str) -> AppError {
     diagnostics::invalid_state(provider, why);
-    AppError::invalid("state", "is unknown, expired, already used or another user's: start the connection again")
+    AppError::InvalidOAuthState("is unknown, expired, already used or another user's: start the connection again")
 }
 
 impl Integrations {
@@ -123,7 +120,7 @@ impl Integrations {
         if record.expires_at <= self.clock.now() {
             return Err(invalid_state(&record.provider, "expired state"));
         }
-        Ok(PendingAuthorization { record, presented })
+        Ok(PendingAuthorization { record })
     }
 
     /// Finishes the flow for the session's user: a redirect to the `redirectUrl` given at start
@@ -135,7 +132,7 @@ impl Integrations {
         code: Option<SecretString>,
         error: Option<String>,
     ) -> Result<CallbackRedirect, AppError> {
-        let PendingAuthorization { record, presented } = pending;
+        let PendingAuthorization { record } = pending;
         // Before anything else, a provider error included: only who started may finish.
         if caller.user_id != record.user_id || caller.organization_id != record.organization_id {
             return Err(invalid_state(&record.provider, "the session is not the one that started the flow"));
@@ -143,26 +140,12 @@ impl Integrations {
         let org = &record.organization_id;
         let verifier = self.open_verifier(&record)?;
         let redirect_error = |code: &str| Ok(self.redirect_after(&record, &[("status", "error"), ("error", code)]));
-        let mut state = OAuthState::new(
-            &presented,
-            org.as_str(),
-            record.user_id.as_str(),
-            &record.provider,
-            record.created_at.to_offset(),
-            verifier,
-        );
-        let params = CallbackParams { code, state: Some(presented.value().expose_secret().to_owned()), error };
-        let who = CallbackCaller {
-            organization_id: org.as_str(),
-            user_id: caller.user_id.as_str(),
-            provider: &record.provider,
-        };
-        let code = match accept_callback(params, Some(&mut state), who, self.clock.now().to_offset()) {
-            Ok(code) => code,
-            Err(CallbackError::InvalidState(_)) => return Err(AppError::invalid("state", "has expired")),
-            Err(CallbackError::Provider(code)) => return redirect_error(&code),
-            Err(CallbackError::MissingCode) => return redirect_error("missing_code"),
-        };
+        // The state was taken once, unexpired, by its own user: what remains is the provider's answer.
+        if let Some(error) = &error {
+            diagnostics::oauth_callback_error(&record.provider, error);
+            return redirect_error(diagnostics::safe_code(error));
+        }
+        let Some(code) = code else { return redirect_error("missing_code") };
         let Some((app, _)) = self.load_oauth_app(org, &record.provider).await? else {
             return redirect_error("oauth_app_missing");
         };
@@ -172,7 +155,7 @@ impl Integrations {
             client: &app.client(),
             code: &code,
             redirect_uri: &self.callback_url(),
-            pkce_verifier: state.pkce_verifier.as_ref(),
+            pkce_verifier: verifier.as_ref(),
         };
         // A failed exchange is logged by the credentials crate as `Token exchange failed`.
         let Ok(tokens) = complete_authorization(&self.tokens, &exchange).await else {
@@ -218,8 +201,10 @@ impl Integrations {
                     None,
                 ),
             };
-            let key = ConnectionKey { organization_id: org.to_string(), connection_id: connection.id.to_string() };
-            self.token_store.save(&key, tokens).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+            self.token_store
+                .save(&crate::connections::connection_key(&connection), tokens)
+                .await
+                .map_err(|e| AppError::Unavailable(e.to_string()))?;
             let stored = match read_at {
                 Some(read_at) => self.connections.update(&connection, read_at).await,
                 None => self.connections.insert(&connection).await,

@@ -87,7 +87,7 @@ pub fn authorization_url(config: &OAuth2Config, request: &AuthorizationRequest<'
 
 /// Percent-encodes everything but RFC 3986 unreserved characters, so a value can stand in a host
 /// label, a path segment or a query without changing the URL's structure.
-fn percent_encode(value: &str) -> String {
+pub fn percent_encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {

@@ -2,7 +2,7 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use compliance_app::{Credentials, Principal};
+use compliance_app::Credentials;
 use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::resource;
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
-use crate::wire::{AuthTypeStyle, AuthenticatedUser, ListEnvelope, auth_type};
+use crate::wire::ListEnvelope;
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(config: &mut web::ServiceConfig) {
@@ -38,19 +38,10 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(resource("/integrations/connections/{id}/check").route(web::post().to(check)));
 }
 
-fn list<'a, T: Serialize>(caller: &'a Principal, data: Vec<T>) -> ListEnvelope<'a, T> {
-    ListEnvelope {
-        count: Some(data.len()),
-        data,
-        auth_type: auth_type(caller, AuthTypeStyle::Standard),
-        authenticated_user: Some(AuthenticatedUser::of(caller)),
-    }
-}
-
 async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let providers = state.integrations(|i| async move { i.list_providers(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(list(&caller, providers)))
+    Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, providers)))
 }
 
 async fn get_provider(
@@ -137,8 +128,7 @@ async fn oauth_callback(
         .cookie(SESSION_COOKIE)
         .map(|c| SecretString::from(c.value().to_owned()))
         .ok_or_else(|| ApiError::unauthenticated("the OAuth callback needs the session_token cookie of who started"))?;
-    let pending =
-        state.integrations(|i| async move { i.take_state(presented.as_deref()).await }).await.map_err(state_refusal)?;
+    let pending = state.integrations(|i| async move { i.take_state(presented.as_deref()).await }).await?;
     let provider = pending.provider().to_owned();
     let organization = Some(pending.organization_id().to_string());
     let principal = state
@@ -147,30 +137,20 @@ async fn oauth_callback(
         .map_err(|error| match error.status() {
             // The state is consumed: whoever this is, the flow must start again.
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                state_refusal(invalid_state(&provider, "the session may not act for the state's organization").into())
+                invalid_state(&provider, "the session may not act for the state's organization").into()
             }
             _ => error,
         })?;
     let code = code.map(SecretString::from);
-    let redirect = state
-        .integrations(|i| async move { i.complete_oauth(&principal, pending, code, error).await })
-        .await
-        .map_err(state_refusal)?;
+    let redirect =
+        state.integrations(|i| async move { i.complete_oauth(&principal, pending, code, error).await }).await?;
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, redirect.0)).finish())
-}
-
-/// A refusal that names the state is the spec's `Invalid state`, whatever the step.
-fn state_refusal(error: ApiError) -> ApiError {
-    match error.field_errors().iter().find(|e| e.field == "state") {
-        Some(refusal) => ApiError::invalid_oauth_state(refusal.message.clone()),
-        None => error,
-    }
 }
 
 async fn list_connections(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let connections = state.integrations(|i| async move { i.list_connections(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(list(&caller, connections)))
+    Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, connections)))
 }
 
 async fn create_connection(
