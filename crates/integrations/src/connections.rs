@@ -2,11 +2,10 @@
 //! listed, checked against the provider's `verify` request, and disconnected.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use compliance_app::{AppError, Principal};
 use compliance_credentials::{
-    AccessTokenError, AuthStrategy, CheckAuth, CheckContext, ConnectionKey, CredentialValues, FetchError,
+    AccessTokenError, AuthStrategy, CheckAuth, CheckContext, ConnectionKey, CredentialValues, FetchError, OAuth2Config,
     OAuthConnection, RevokeRequest, StrategyKind, TokenSet, TokenStore as _, TokenTypeHint, credential_fields,
     validate_values,
 };
@@ -92,12 +91,15 @@ enum CheckSetup {
 }
 
 /// A connection's tokens and OAuth app, read before a disconnect destroys them.
+#[allow(clippy::large_enum_variant, reason = "one short-lived value per disconnect")]
 enum Revocable {
     NotSupported,
     /// The manifest says how, but the tokens or the app are gone or unreadable.
     Unavailable,
     Ready {
-        provider: Arc<Provider>,
+        provider: String,
+        config: OAuth2Config,
+        url: String,
         tokens: TokenSet,
         app: OAuthApp,
     },
@@ -282,33 +284,42 @@ impl Integrations {
     /// What revoking this connection's tokens takes, read while they still exist.
     async fn revocable_token(&self, connection: &Connection) -> Revocable {
         let Some(provider) = self.catalog.get(&connection.provider) else { return Revocable::NotSupported };
-        let (AuthStrategy::OAuth2(_), Some(_)) = (&provider.auth, &provider.revoke) else {
+        let (AuthStrategy::OAuth2(config), Some(url)) = (&provider.auth, &provider.revoke) else {
             return Revocable::NotSupported;
         };
         let tokens = self.token_store.load(&connection_key(connection)).await;
         let app = self.load_oauth_app(&connection.organization_id, &provider.slug).await;
         match (tokens, app) {
-            (Ok(Some(tokens)), Ok(Some((app, _)))) => Revocable::Ready { provider: provider.clone(), tokens, app },
+            (Ok(Some(tokens)), Ok(Some((app, _)))) => Revocable::Ready {
+                provider: provider.slug.clone(),
+                config: config.clone(),
+                url: url.clone(),
+                tokens,
+                app,
+            },
             _ => Revocable::Unavailable,
         }
     }
 
     /// RFC 7009: the refresh token (revoking it ends the grant), else the access token.
     async fn revoke(&self, revocable: Revocable) -> Revocation {
-        let (provider, tokens, app) = match revocable {
+        let (provider, config, url, tokens, app) = match revocable {
             Revocable::NotSupported => return Revocation::NotSupported,
             Revocable::Unavailable => return Revocation::Failed,
-            Revocable::Ready { provider, tokens, app } => (provider, tokens, app),
-        };
-        let (AuthStrategy::OAuth2(config), Some(url)) = (&provider.auth, &provider.revoke) else {
-            return Revocation::NotSupported;
+            Revocable::Ready { provider, config, url, tokens, app } => (provider, config, url, tokens, app),
         };
         let (token, token_type_hint) = match &tokens.refresh_token {
             Some(refresh) => (refresh, TokenTypeHint::RefreshToken),
             None => (&tokens.access_token, TokenTypeHint::AccessToken),
         };
-        let request =
-            RevokeRequest { provider: &provider.slug, url, client: &app.client(), config, token, token_type_hint };
+        let request = RevokeRequest {
+            provider: &provider,
+            url: &url,
+            client: &app.client(),
+            config: &config,
+            token,
+            token_type_hint,
+        };
         // A failure is logged by the credentials crate as `Token revocation failed`.
         match self.tokens.revoke(&request).await {
             Ok(()) => Revocation::Revoked,
@@ -336,7 +347,7 @@ impl Integrations {
     }
 }
 
-fn connection_key(connection: &Connection) -> ConnectionKey {
+pub(crate) fn connection_key(connection: &Connection) -> ConnectionKey {
     ConnectionKey { organization_id: connection.organization_id.to_string(), connection_id: connection.id.to_string() }
 }
 

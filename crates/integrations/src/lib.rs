@@ -92,10 +92,6 @@ impl Integrations {
         })
     }
 
-    pub fn catalog(&self) -> &ProviderCatalog {
-        &self.catalog
-    }
-
     /// The URL providers redirect back to.
     pub fn callback_url(&self) -> String {
         format!("{}/v1/integrations/oauth/callback", self.settings.public_url.trim_end_matches('/'))
