@@ -60,6 +60,18 @@ pub struct ListEnvelope<'a, T> {
     pub authenticated_user: Option<AuthenticatedUser<'a>>,
 }
 
+impl<'a, T> ListEnvelope<'a, T> {
+    /// `{data, count, authType, authenticatedUser}` with every member, as most lists answer.
+    pub fn standard(caller: &'a Principal, data: Vec<T>) -> Self {
+        Self {
+            count: Some(data.len()),
+            data,
+            auth_type: auth_type(caller, AuthTypeStyle::Standard),
+            authenticated_user: Some(AuthenticatedUser::of(caller)),
+        }
+    }
+}
+
 /// A resource with `authType` (and `authenticatedUser` for sessions) beside its fields.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

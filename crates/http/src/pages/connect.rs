@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use compliance_credentials::{CredentialField, FieldType};
+use compliance_credentials::{CredentialField, FieldType, percent_encode};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::markdown::{is_safe_destination, render_markdown};
@@ -145,17 +145,6 @@ fn action(page: &ConnectPage<'_>, path: &str) -> String {
         percent_encode(page.provider_slug),
         percent_encode(page.organization_id)
     )
-}
-
-/// Keeps only RFC 3986 unreserved characters, so the result is safe in a path segment and a query value.
-fn percent_encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Label (with the required marker), control, help text and error of one credential field.

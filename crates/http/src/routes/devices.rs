@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use compliance_domain::MemberId;
 
 use super::resource;
-use crate::wire::{AuthTypeStyle, AuthenticatedUser, ListEnvelope, auth_type};
+use crate::wire::ListEnvelope;
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(config: &mut web::ServiceConfig) {
@@ -31,10 +31,5 @@ async fn for_member(
 }
 
 fn envelope(caller: &Caller, devices: Vec<compliance_ports::DeviceRecord>) -> HttpResponse {
-    HttpResponse::Ok().json(ListEnvelope {
-        count: Some(devices.len()),
-        data: devices,
-        auth_type: auth_type(caller, AuthTypeStyle::Standard),
-        authenticated_user: Some(AuthenticatedUser::of(caller)),
-    })
+    HttpResponse::Ok().json(ListEnvelope::standard(caller, devices))
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::resource;
 use crate::body::JsonBody;
-use crate::wire::{AuthTypeStyle, AuthenticatedUser, ListEnvelope, MemberDto, auth_type};
+use crate::wire::{ListEnvelope, MemberDto};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(config: &mut web::ServiceConfig) {
@@ -38,12 +38,7 @@ async fn list(
     };
     let principal = caller.0.clone();
     let people = state.run(|app| async move { app.people.list(&principal, include_inactive).await }).await?;
-    Ok(HttpResponse::Ok().json(ListEnvelope {
-        count: Some(people.len()),
-        data: people.iter().map(MemberDto::from).collect(),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: Some(AuthenticatedUser::of(&caller)),
-    }))
+    Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, people.iter().map(MemberDto::from).collect())))
 }
 
 async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
