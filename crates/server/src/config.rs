@@ -79,7 +79,7 @@ impl Config {
                 run_timeout: Duration::from_secs(number("AUTOMATION_RUN_TIMEOUT_SECONDS", 30)?),
                 poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
                 min_interval: Duration::from_secs(number("AUTOMATION_MIN_INTERVAL_SECONDS", 60)?),
-                concurrency: number("AUTOMATION_MAX_BROWSERS", AutomationSettings::default().concurrency)?,
+                concurrency: max_browsers()?,
                 ..AutomationSettings::default()
             },
         };
@@ -128,9 +128,7 @@ fn vault_keys(data_dir: &std::path::Path) -> anyhow::Result<KeySource> {
     Ok(match var("VAULT_KEY")? {
         Some(current) => KeySource::Configured {
             current: SecretString::from(current),
-            old: var("VAULT_OLD_KEYS")?
-                .map(|keys| keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(SecretString::from).collect())
-                .unwrap_or_default(),
+            old: list("VAULT_OLD_KEYS")?.into_iter().map(SecretString::from).collect(),
         },
         None => KeySource::File(data_dir.join("vault.keys")),
     })
@@ -152,22 +150,18 @@ fn browser() -> anyhow::Result<BrowserSettings> {
     let defaults = BrowserSettings::default();
     Ok(BrowserSettings {
         chromium_path: var("CHROMIUM_PATH")?.map_or(defaults.chromium_path.clone(), PathBuf::from),
-        allowed_hosts: var("AUTOMATION_ALLOWED_HOSTS")?
-            .map(|hosts| hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect())
-            .unwrap_or_default(),
-        max_concurrent: number("AUTOMATION_MAX_BROWSERS", defaults.max_concurrent)?,
+        allowed_hosts: list("AUTOMATION_ALLOWED_HOSTS")?,
+        max_concurrent: max_browsers()?,
         ..defaults
     })
 }
 
 /// Comma-separated origins such as `https://app.example.com`: scheme, host and port only.
 fn redirect_origins() -> anyhow::Result<Vec<String>> {
-    let Some(list) = var("OAUTH_REDIRECT_ORIGINS")? else { return Ok(Vec::new()) };
-    list.split(',')
-        .map(str::trim)
-        .filter(|origin| !origin.is_empty())
+    list("OAUTH_REDIRECT_ORIGINS")?
+        .into_iter()
         .map(|origin| {
-            let url = url::Url::parse(origin).ok().filter(|u| {
+            let url = url::Url::parse(&origin).ok().filter(|u| {
                 matches!(u.scheme(), "http" | "https")
                     && u.host_str().is_some()
                     && u.path() == "/"
@@ -192,6 +186,18 @@ fn signing_key() -> anyhow::Result<Vec<u8>> {
             Ok(key)
         }
     }
+}
+
+/// `AUTOMATION_MAX_BROWSERS`: both the worker's batch and the browser adapter's bound.
+fn max_browsers() -> anyhow::Result<usize> {
+    number("AUTOMATION_MAX_BROWSERS", BrowserSettings::default().max_concurrent)
+}
+
+/// A comma-separated list from the environment, items trimmed, empty ones dropped.
+fn list(name: &str) -> anyhow::Result<Vec<String>> {
+    Ok(var(name)?
+        .map(|text| text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect())
+        .unwrap_or_default())
 }
 
 /// A positive whole number from the environment, or `default`.
