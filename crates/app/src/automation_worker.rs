@@ -166,8 +166,7 @@ impl AutomationWorker {
         let capture = tokio::time::timeout(self.settings.run_limit(), self.browser.capture(&request)).await;
         let outcome = match capture {
             Ok(Ok(capture)) => {
-                // ORG/ID like attachments; the `run_` prefix keeps the two apart.
-                let key = format!("{}/{}", run.organization_id, run.id);
+                let key = run.screenshot_blob_key();
                 match self.blobs.put(&key, capture.png, "image/png").await {
                     Ok(()) => Ok(key),
                     Err(error) => {

@@ -213,6 +213,12 @@ impl AutomationRun {
         }
     }
 
+    /// Where the run's screenshot goes in the blob store: `ORG/ID` like attachments; the `run_`
+    /// prefix keeps the two apart.
+    pub fn screenshot_blob_key(&self) -> String {
+        format!("{}/{}", self.organization_id, self.id)
+    }
+
     pub fn start(&mut self, now: Timestamp) {
         self.status = RunStatus::Running;
         self.started_at = Some(now);

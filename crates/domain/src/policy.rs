@@ -87,7 +87,8 @@ fn check_node(node: &Value, path: &str, depth: usize) -> Result<(), FieldError> 
         return invalid("must have a string `type`");
     };
     // PostgreSQL text cannot hold NUL, and no rich text needs it: refused in keys and values alike.
-    if object.iter().any(|(key, value)| key.contains('\0') || holds_nul(value)) {
+    let own_members = object.iter().filter(|(key, _)| key.as_str() != "content");
+    if object.keys().any(|key| key.contains('\0')) || own_members.clone().any(|(_, value)| holds_nul(value)) {
         return invalid("must not contain NUL characters");
     }
     if !matches!(object.get("attrs"), None | Some(Value::Null | Value::Object(_))) {

@@ -470,7 +470,7 @@ impl AutomationRepository for Store {
                 automation_runs::table
                     .filter(automation_runs::organization_id.eq(org))
                     .filter(automation_runs::id.eq(id))
-                    .filter(automation_runs::status.eq(RunStatus::Running.as_str())),
+                    .filter(automation_runs::status.eq(RUNNING)),
             )
             .set(&outcome)
             .execute(c)
