@@ -14,6 +14,7 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
+use crate::rows::{id, optional_instant, optional_naive, value};
 use crate::schema::{automation_runs, browser_automations};
 
 const PENDING: &str = RunStatus::Pending.as_str();
@@ -83,14 +84,6 @@ struct RunOutcome<'a> {
     error: Option<&'a str>,
 }
 
-fn naive(ts: Option<Timestamp>) -> Option<PrimitiveDateTime> {
-    ts.map(Timestamp::to_utc_naive)
-}
-
-fn instant(naive: Option<PrimitiveDateTime>) -> Option<Timestamp> {
-    naive.map(Timestamp::from_utc_naive)
-}
-
 impl From<&BrowserAutomation> for AutomationRow {
     fn from(a: &BrowserAutomation) -> Self {
         Self {
@@ -103,7 +96,7 @@ impl From<&BrowserAutomation> for AutomationRow {
             instruction: a.instruction.clone(),
             schedule: a.schedule.as_ref().map(|s| s.as_str().to_owned()),
             is_enabled: a.is_enabled,
-            next_run_at: naive(a.next_run_at),
+            next_run_at: optional_naive(a.next_run_at),
             created_at: a.created_at.to_utc_naive(),
             updated_at: a.updated_at.to_utc_naive(),
         }
@@ -119,7 +112,7 @@ impl<'a> From<&'a BrowserAutomation> for AutomationChanges<'a> {
             instruction: &a.instruction,
             schedule: a.schedule.as_ref().map(Schedule::as_str),
             is_enabled: a.is_enabled,
-            next_run_at: naive(a.next_run_at),
+            next_run_at: optional_naive(a.next_run_at),
             updated_at: a.updated_at.to_utc_naive(),
         }
     }
@@ -128,18 +121,20 @@ impl<'a> From<&'a BrowserAutomation> for AutomationChanges<'a> {
 impl TryFrom<AutomationRow> for BrowserAutomation {
     type Error = RepoError;
     fn try_from(r: AutomationRow) -> Result<Self, RepoError> {
-        let bad = |e: &dyn std::fmt::Display| corrupt("browser_automations", e);
         Ok(Self {
-            id: AutomationId::parse(&r.id).map_err(|e| bad(&e))?,
-            organization_id: OrganizationId::parse(&r.organization_id).map_err(|e| bad(&e))?,
-            task_id: TaskId::parse(&r.task_id).map_err(|e| bad(&e))?,
+            id: id("browser_automations", r.id)?,
+            organization_id: id("browser_automations", r.organization_id)?,
+            task_id: id("browser_automations", r.task_id)?,
             name: r.name,
             description: r.description,
             target_url: r.target_url,
             instruction: r.instruction,
-            schedule: r.schedule.map(|s| Schedule::parse(&s).map_err(|e| bad(&e))).transpose()?,
+            schedule: r
+                .schedule
+                .map(|s| Schedule::parse(&s).map_err(|e| corrupt("browser_automations", e)))
+                .transpose()?,
             is_enabled: r.is_enabled,
-            next_run_at: instant(r.next_run_at),
+            next_run_at: optional_instant(r.next_run_at),
             created_at: Timestamp::from_utc_naive(r.created_at),
             updated_at: Timestamp::from_utc_naive(r.updated_at),
         })
@@ -155,8 +150,8 @@ impl From<&AutomationRun> for RunRow {
             status: r.status.as_str().to_owned(),
             trigger_kind: r.trigger.as_str().to_owned(),
             created_at: r.created_at.to_utc_naive(),
-            started_at: naive(r.started_at),
-            completed_at: naive(r.completed_at),
+            started_at: optional_naive(r.started_at),
+            completed_at: optional_naive(r.completed_at),
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key.clone(),
             error: r.error.clone(),
@@ -168,8 +163,8 @@ impl<'a> From<&'a AutomationRun> for RunOutcome<'a> {
     fn from(r: &'a AutomationRun) -> Self {
         Self {
             status: r.status.as_str(),
-            started_at: naive(r.started_at),
-            completed_at: naive(r.completed_at),
+            started_at: optional_naive(r.started_at),
+            completed_at: optional_naive(r.completed_at),
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key.as_deref(),
             error: r.error.as_deref(),
@@ -180,16 +175,15 @@ impl<'a> From<&'a AutomationRun> for RunOutcome<'a> {
 impl TryFrom<RunRow> for AutomationRun {
     type Error = RepoError;
     fn try_from(r: RunRow) -> Result<Self, RepoError> {
-        let bad = |e: &dyn std::fmt::Display| corrupt("automation_runs", e);
         Ok(Self {
-            id: AutomationRunId::parse(&r.id).map_err(|e| bad(&e))?,
-            organization_id: OrganizationId::parse(&r.organization_id).map_err(|e| bad(&e))?,
-            automation_id: AutomationId::parse(&r.automation_id).map_err(|e| bad(&e))?,
-            status: r.status.parse().map_err(|e| bad(&e))?,
-            trigger: r.trigger_kind.parse().map_err(|e| bad(&e))?,
+            id: id("automation_runs", r.id)?,
+            organization_id: id("automation_runs", r.organization_id)?,
+            automation_id: id("automation_runs", r.automation_id)?,
+            status: value("automation_runs", &r.status)?,
+            trigger: value("automation_runs", &r.trigger_kind)?,
             created_at: Timestamp::from_utc_naive(r.created_at),
-            started_at: instant(r.started_at),
-            completed_at: instant(r.completed_at),
+            started_at: optional_instant(r.started_at),
+            completed_at: optional_instant(r.completed_at),
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key,
             error: r.error,
@@ -384,7 +378,7 @@ impl AutomationRepository for Store {
         next: Option<Timestamp>,
         run: &AutomationRun,
     ) -> Result<bool, RepoError> {
-        let (previous, next) = (previous.to_utc_naive(), naive(next));
+        let (previous, next) = (previous.to_utc_naive(), optional_naive(next));
         let row = RunRow::from(run);
         let mut conn = self.pools.write().await?;
         // The conditional update is the claim: of racing instances, the first to update the row

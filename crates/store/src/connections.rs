@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::integration::{Connection, ConnectionStatus};
-use compliance_domain::{ConnectionId, OrganizationId, Timestamp, UserId};
+use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 use compliance_ports::{ConnectionRepository, RepoError};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -10,7 +10,8 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::db::db_run;
-use crate::error::{corrupt, repo_error};
+use crate::error::repo_error;
+use crate::rows::{id, optional_instant, optional_naive, value};
 use crate::schema::connections;
 
 const DISCONNECTED: &str = ConnectionStatus::Disconnected.as_str();
@@ -45,18 +46,6 @@ struct ConnectionChanges<'a> {
     last_error: Option<&'a str>,
 }
 
-fn bad(error: impl std::fmt::Display) -> RepoError {
-    corrupt("connections", error)
-}
-
-fn naive(ts: Option<Timestamp>) -> Option<PrimitiveDateTime> {
-    ts.map(Timestamp::to_utc_naive)
-}
-
-fn instant(naive: Option<PrimitiveDateTime>) -> Option<Timestamp> {
-    naive.map(Timestamp::from_utc_naive)
-}
-
 impl From<&Connection> for ConnectionRow {
     fn from(c: &Connection) -> Self {
         Self {
@@ -67,10 +56,10 @@ impl From<&Connection> for ConnectionRow {
             created_by: c.created_by.to_string(),
             created_at: c.created_at.to_utc_naive(),
             updated_at: c.updated_at.to_utc_naive(),
-            connected_at: naive(c.connected_at),
-            disconnected_at: naive(c.disconnected_at),
-            token_expires_at: naive(c.token_expires_at),
-            last_checked_at: naive(c.last_checked_at),
+            connected_at: optional_naive(c.connected_at),
+            disconnected_at: optional_naive(c.disconnected_at),
+            token_expires_at: optional_naive(c.token_expires_at),
+            last_checked_at: optional_naive(c.last_checked_at),
             last_error: c.last_error.clone(),
         }
     }
@@ -81,10 +70,10 @@ impl<'a> From<&'a Connection> for ConnectionChanges<'a> {
         Self {
             status: c.status.as_str(),
             updated_at: c.updated_at.to_utc_naive(),
-            connected_at: naive(c.connected_at),
-            disconnected_at: naive(c.disconnected_at),
-            token_expires_at: naive(c.token_expires_at),
-            last_checked_at: naive(c.last_checked_at),
+            connected_at: optional_naive(c.connected_at),
+            disconnected_at: optional_naive(c.disconnected_at),
+            token_expires_at: optional_naive(c.token_expires_at),
+            last_checked_at: optional_naive(c.last_checked_at),
             last_error: c.last_error.as_deref(),
         }
     }
@@ -94,17 +83,17 @@ impl TryFrom<ConnectionRow> for Connection {
     type Error = RepoError;
     fn try_from(r: ConnectionRow) -> Result<Self, RepoError> {
         Ok(Self {
-            id: ConnectionId::parse(&r.id).map_err(bad)?,
-            organization_id: OrganizationId::parse(&r.organization_id).map_err(bad)?,
+            id: id("connections", r.id)?,
+            organization_id: id("connections", r.organization_id)?,
             provider: r.provider,
-            status: r.status.parse().map_err(bad)?,
-            created_by: UserId::parse(&r.created_by).map_err(bad)?,
+            status: value("connections", &r.status)?,
+            created_by: id("connections", r.created_by)?,
             created_at: Timestamp::from_utc_naive(r.created_at),
             updated_at: Timestamp::from_utc_naive(r.updated_at),
-            connected_at: instant(r.connected_at),
-            disconnected_at: instant(r.disconnected_at),
-            token_expires_at: instant(r.token_expires_at),
-            last_checked_at: instant(r.last_checked_at),
+            connected_at: optional_instant(r.connected_at),
+            disconnected_at: optional_instant(r.disconnected_at),
+            token_expires_at: optional_instant(r.token_expires_at),
+            last_checked_at: optional_instant(r.last_checked_at),
             last_error: r.last_error,
         })
     }

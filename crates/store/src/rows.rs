@@ -27,7 +27,17 @@ fn instant(naive: PrimitiveDateTime) -> Timestamp {
     Timestamp::from_utc_naive(naive)
 }
 
-fn id<K: IdKind>(table: &str, text: String) -> Result<Id<K>, RepoError> {
+/// An optional instant as both backends store it.
+pub(crate) fn optional_naive(ts: Option<Timestamp>) -> Option<PrimitiveDateTime> {
+    ts.map(naive)
+}
+
+pub(crate) fn optional_instant(naive: Option<PrimitiveDateTime>) -> Option<Timestamp> {
+    naive.map(instant)
+}
+
+/// A stored id of kind `K`; malformed is a corrupt row of `table`.
+pub(crate) fn id<K: IdKind>(table: &str, text: String) -> Result<Id<K>, RepoError> {
     Id::parse(&text).map_err(|error| corrupt(table, error))
 }
 
@@ -35,7 +45,8 @@ fn optional_id<K: IdKind>(table: &str, text: Option<String>) -> Result<Option<Id
     text.map(|t| id(table, t)).transpose()
 }
 
-fn value<T: std::str::FromStr>(table: &str, text: &str) -> Result<T, RepoError>
+/// A stored value parsed with `FromStr` (enums, schedules); unparsable is a corrupt row of `table`.
+pub(crate) fn value<T: std::str::FromStr>(table: &str, text: &str) -> Result<T, RepoError>
 where
     T::Err: std::fmt::Display,
 {
