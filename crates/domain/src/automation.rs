@@ -41,38 +41,53 @@ pub struct BrowserAutomation {
 
 /// `POST /v1/browser/automations`.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewAutomation {
+    /// A task of the caller's organization; a well-formed id of no such task is a 400 naming `taskId`.
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::TaskId, required = true))]
     pub task_id: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name, required = true))]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::target_url, required = true))]
     pub target_url: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::instruction, required = true))]
     pub instruction: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::new_schedule))]
     pub schedule: Option<String>,
 }
 
 /// `PATCH /v1/browser/automations/{id}`: absent fields stay; `description` and `schedule` may be
 /// `null` to clear them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AutomationChanges {
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::target_url))]
     pub target_url: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::instruction))]
     pub instruction: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::changed_schedule))]
     pub schedule: Option<Option<String>>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub is_enabled: Option<bool>,
 }
 
@@ -240,6 +255,78 @@ impl AutomationRun {
                 self.error = Some(message);
             }
         }
+    }
+}
+
+/// The schemas of the inputs' fields, stating what the validation above accepts.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::Object;
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+
+    use crate::openapi::text;
+
+    /// Host names whose last label is letters (so never an IP address) and with no `--` (so never an
+    /// IDNA label), an optional port, then printable ASCII: a subset of the absolute http(s) URLs `validation::http_url` accepts.
+    const URL_PATTERN: &str =
+        "^https?://(?:[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\\.)+[A-Za-z]{2,63}(?::[1-9][0-9]{0,3})?(?:[/?#][!-~]*)?$";
+
+    /// Cron expressions the server surely accepts: five fields of single values or `*`, firing at
+    /// most hourly, or a macro.
+    const CRON_PATTERN: &str = "^(?:@(?:hourly|daily|midnight|weekly|monthly|yearly|annually)|(?:[0-9]|[1-5][0-9]) (?:\\*|[0-9]|1[0-9]|2[0-3]) (?:\\*|[1-9]|1[0-9]|2[0-8]) (?:\\*|[1-9]|1[0-2]) (?:\\*|[0-6]))$";
+
+    /// White space only (Rust's `char::is_whitespace`), which a create takes as no schedule.
+    const BLANK_OR_CRON_PATTERN: &str = "^(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*|@(?:hourly|daily|midnight|weekly|monthly|yearly|annually)|(?:[0-9]|[1-5][0-9]) (?:\\*|[0-9]|1[0-9]|2[0-3]) (?:\\*|[1-9]|1[0-9]|2[0-8]) (?:\\*|[1-9]|1[0-2]) (?:\\*|[0-6]))$";
+
+    const SCHEDULE: &str = "A cron expression in UTC: 5 fields (minute hour day-of-month month day-of-week) or 6 \
+        with leading seconds, each `*`, a number, a range, a step, a list, or month and weekday names; or \
+        `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. At most 200 characters. The pattern lists \
+        only a part of the valid expressions: the server also accepts the rest of the grammar, and answers \
+        400 naming `schedule` for an invalid expression or one that fires more often than \
+        `AUTOMATION_MIN_INTERVAL_SECONDS` (60 by default).";
+
+    fn nullable(builder: ObjectBuilder) -> ObjectBuilder {
+        builder.schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+    }
+
+    pub(super) fn name() -> Object {
+        text(1, super::NAME_MAX).build()
+    }
+
+    pub(super) fn instruction() -> Object {
+        text(1, super::INSTRUCTION_MAX).build()
+    }
+
+    pub(super) fn description() -> Object {
+        nullable(text(0, super::DESCRIPTION_MAX)).description(Some("`null` for none.")).build()
+    }
+
+    pub(super) fn target_url() -> Object {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(crate::validation::URL_MAX))
+            .pattern(Some(URL_PATTERN))
+            .description(Some(
+                "An absolute http(s) URL of at most 2048 characters (the pattern lists a safe part of them). A \
+                 host that resolves to a loopback, private, link-local, CGNAT or metadata address is a 400 \
+                 naming `targetUrl` unless `AUTOMATION_ALLOWED_HOSTS` names it.",
+            ))
+            .build()
+    }
+
+    pub(super) fn new_schedule() -> Object {
+        let description = format!("{SCHEDULE} Blank text or `null` means no schedule.");
+        nullable(ObjectBuilder::new()).pattern(Some(BLANK_OR_CRON_PATTERN)).description(Some(description)).build()
+    }
+
+    pub(super) fn changed_schedule() -> Object {
+        let description = format!("{SCHEDULE} `null` removes the schedule; blank text is a 400.");
+        nullable(ObjectBuilder::new())
+            .max_length(Some(200))
+            .pattern(Some(CRON_PATTERN))
+            .description(Some(description))
+            .build()
     }
 }
 

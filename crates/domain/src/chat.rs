@@ -12,13 +12,34 @@ pub const MESSAGE_ID_MAX: usize = 255;
 
 /// One message, stored and returned as the client sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChatMessage {
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::id))]
     pub id: String,
     pub role: ChatRole,
+    /// At most `CHAT_MAX_MESSAGE_CHARS` characters (default 32,000); longer is a 413.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::text))]
     pub text: String,
     /// Epoch milliseconds.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9_007_199_254_740_991_i64))]
+    #[serde(deserialize_with = "crate::whole_number")]
     pub created_at: i64,
+}
+
+/// The largest `createdAt`: 2^53 − 1, the largest integer every JSON client holds exactly.
+pub const CREATED_AT_MAX: i64 = 9_007_199_254_740_991;
+
+/// The schemas of a message's fields, as [`check_history`] checks them with the default limits.
+#[cfg(feature = "openapi")]
+mod schemas {
+    pub fn id() -> utoipa::openapi::Object {
+        crate::openapi::text(1, super::MESSAGE_ID_MAX).build()
+    }
+
+    pub fn text() -> utoipa::openapi::Object {
+        crate::openapi::text(0, super::ChatLimits::default().max_message_chars).build()
+    }
 }
 
 /// How much history one user may keep.
@@ -57,7 +78,7 @@ pub fn check_history(messages: &[ChatMessage], limits: ChatLimits) -> Result<(),
         }
         text(&format!("{field}.text"), message.text.clone(), 0, limits.max_message_chars)
             .map_err(ChatHistoryError::Invalid)?;
-        if message.created_at < 0 {
+        if !(0..=CREATED_AT_MAX).contains(&message.created_at) {
             return Err(ChatHistoryError::Invalid(FieldError::new(
                 format!("{field}.createdAt"),
                 "must be epoch milliseconds",

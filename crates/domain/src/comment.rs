@@ -82,40 +82,136 @@ pub struct CommentView {
 
 /// The body of `POST /v1/comments`.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewComment {
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::content, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<String>,
+    /// The id of a record of `entityType` in the caller's organization: an id of another kind
+    /// is a 400, a record that does not exist a 404.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::entity_id, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub entity_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = CommentEntityType, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub entity_type: Option<CommentEntityType>,
+    /// The page to link to in notifications.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::organization::schemas::nullable_http_url))]
     pub context_url: Option<String>,
+    /// Files to store with the comment; see `NewAttachment` for the size limits (413 when over).
     pub attachments: Option<Vec<NewAttachment>>,
     /// The author with API-key auth; ignored with a session.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<UserId>))]
     pub user_id: Option<UserId>,
 }
 
+/// One attachment of a new comment. Each file may hold at most `ATTACHMENT_MAX_FILE_BYTES` decoded
+/// bytes (default 10 MiB) and all files of one comment at most `ATTACHMENT_MAX_REQUEST_BYTES`
+/// (default 25 MiB); over either is a 413.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewAttachment {
+    /// A plain file name (no `/`, `\`, control characters, `.` or `..`) that is not a program
+    /// or script (extensions `exe dll com bat cmd msi scr ps1 vbs js mjs jar sh bash app apk bin`).
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::file_name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub file_name: Option<String>,
+    /// A media type `type/subtype` without parameters, not one of a program or script.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::file_type, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub file_type: Option<String>,
+    /// The file's bytes in standard, padded base64.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::file_data, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub file_data: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<String>,
     /// Accepted for compatibility and ignored: the comment's author owns its attachments.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<UserId>))]
     pub user_id: Option<UserId>,
 }
 
 /// The body of `PUT /v1/comments/{id}`.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommentEdit {
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::content, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<String>,
+}
+
+/// The schemas of this module's inputs, as the validation below checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+
+    /// What `str::trim` removes: Rust's `char::is_whitespace`, as in `openapi::NON_BLANK`.
+    const WHITE_SPACE: &str =
+        "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+
+    /// Both letter cases of each ASCII letter, for a case-insensitive match.
+    fn any_case(text: &str) -> String {
+        text.chars()
+            .map(|c| match c {
+                'a'..='z' => format!("[{c}{}]", c.to_ascii_uppercase()),
+                '.' | '+' => format!("\\{c}"),
+                _ => c.to_string(),
+            })
+            .collect()
+    }
+
+    pub fn content() -> utoipa::openapi::Object {
+        crate::openapi::text(1, super::CONTENT_MAX).build()
+    }
+
+    pub fn entity_id() -> utoipa::openapi::Object {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^(?:tsk|vnd|rsk|pol)_[0-9a-hjkmnp-tv-z]{32}$"))
+            .build()
+    }
+
+    pub fn file_name() -> utoipa::openapi::Object {
+        let blocked: Vec<String> = super::BLOCKED_EXTENSIONS.iter().map(|e| any_case(e)).collect();
+        let pattern = format!(
+            "^(?!\\.\\.?$)(?![\\s\\S]*\\.(?:{})$)(?=[\\s\\S]*[^{WHITE_SPACE}])[^/\\\\\\u0000-\\u001f\\u007f-\\u009f]+$",
+            blocked.join("|")
+        );
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(super::FILE_NAME_MAX))
+            .pattern(Some(pattern))
+            .build()
+    }
+
+    /// `type/subtype` of RFC 6838 restricted-name characters, surrounding white space ignored,
+    /// compared case-insensitively against the refused types of programs and scripts.
+    pub fn file_type() -> utoipa::openapi::Object {
+        let blocked: Vec<String> = super::BLOCKED_MEDIA_TYPES.iter().map(|t| any_case(t)).collect();
+        let token = "[A-Za-z0-9!#$&^_.+-]{1,127}";
+        let pattern =
+            format!("^[{WHITE_SPACE}]*(?!(?:{})[{WHITE_SPACE}]*$){token}/{token}[{WHITE_SPACE}]*$", blocked.join("|"));
+        ObjectBuilder::new().schema_type(Type::String).pattern(Some(pattern)).build()
+    }
+
+    /// Standard base64 with canonical padding (the unused bits of the last character zero),
+    /// surrounding white space ignored.
+    pub fn file_data() -> utoipa::openapi::Object {
+        let pattern = format!(
+            "^[{WHITE_SPACE}]*(?:[A-Za-z0-9+/]{{4}})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{{2}}[AEIMQUYcgkosw048]=)?[{WHITE_SPACE}]*$"
+        );
+        ObjectBuilder::new().schema_type(Type::String).content_encoding("base64").pattern(Some(pattern)).build()
+    }
+
+    pub fn description() -> utoipa::openapi::Object {
+        crate::openapi::text(0, super::DESCRIPTION_MAX)
+            .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+            .build()
+    }
 }
 
 impl CommentEdit {

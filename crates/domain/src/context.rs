@@ -22,24 +22,32 @@ pub struct ContextEntry {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewContextEntry {
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_question, required = true))]
     pub question: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_answer, required = true))]
     pub answer: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_tags))]
     pub tags: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContextEntryChanges {
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_question))]
     pub question: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_answer))]
     pub answer: Option<String>,
     #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_tags))]
     pub tags: Option<Vec<String>>,
 }
 

@@ -51,6 +51,20 @@ macro_rules! string_enum {
             }
         }
 
+        #[cfg(feature = "openapi")]
+        impl ::utoipa::PartialSchema for $name {
+            fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::Schema> {
+                $crate::openapi::string_enum_schema(&[$($text),+])
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl ::utoipa::ToSchema for $name {
+            fn name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(stringify!($name))
+            }
+        }
+
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let text = <::std::borrow::Cow<'de, str>>::deserialize(d)?;

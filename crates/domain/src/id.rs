@@ -11,6 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub trait IdKind {
     /// The prefix without the underscore, e.g. `rsk`.
     const PREFIX: &'static str;
+    /// The name of the identifier type, e.g. `RiskId`.
+    const NAME: &'static str;
 }
 
 /// An identifier of kind `K`. Its text is always well-formed for that kind.
@@ -124,6 +126,7 @@ macro_rules! id_kinds {
         pub enum $kind {}
         impl IdKind for $kind {
             const PREFIX: &'static str = $prefix;
+            const NAME: &'static str = stringify!($alias);
         }
         $(#[$doc])*
         pub type $alias = Id<$kind>;

@@ -22,6 +22,8 @@ pub mod context;
 mod enums;
 pub mod id;
 pub mod integration;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod organization;
 pub mod people;
 pub mod policy;
@@ -38,6 +40,6 @@ pub use id::{
     ApiKeyId, AttachmentId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id, IdKind,
     MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
 };
-pub use serde_fields::{nullable, required_non_null};
+pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;
 pub use validation::{FieldError, ValidationErrors};

@@ -111,29 +111,107 @@ impl Organization {
     }
 }
 
+/// The body of `PATCH /v1/organization`: only present fields change; `null` clears a nullable field.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrganizationChanges {
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    /// Unique among organizations (else 409).
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::slug))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub slug: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::nullable_http_url))]
     #[serde(default, deserialize_with = "nullable")]
     pub logo: Option<Option<String>>,
+    /// JSON text.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::metadata))]
     #[serde(default, deserialize_with = "nullable")]
     pub metadata: Option<Option<String>>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::nullable_http_url))]
     #[serde(default, deserialize_with = "nullable")]
     pub website: Option<Option<String>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub onboarding_completed: Option<bool>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub has_access: Option<bool>,
+    /// A label held by another organization is a 409.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::people::schemas::device_label))]
     #[serde(default, deserialize_with = "nullable")]
     pub device_manager_label_id: Option<Option<i64>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_device_manager_setup_completed: Option<bool>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::color))]
     #[serde(default, deserialize_with = "nullable")]
     pub primary_color: Option<Option<String>>,
+}
+
+/// The schemas of this module's inputs, as the validation here checks them.
+#[cfg(feature = "openapi")]
+pub mod schemas {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+
+    /// URLs that `validation::http_url` accepts: `http`/`https`, a DNS host name whose last label
+    /// starts with a letter, an optional port, then anything without control characters. (The
+    /// check accepts more, e.g. IP addresses and user info; the pattern keeps to what is certain.)
+    pub const HTTP_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://(?:[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?::[0-9]{1,4})?(?:[/?#][^\\u0000-\\u001f\\u007f-\\u009f]*)?$";
+
+    /// `validation::http_url`: an absolute http(s) URL of at most 2048 characters.
+    pub fn http_url() -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(crate::validation::URL_MAX))
+            .pattern(Some(HTTP_URL))
+    }
+
+    pub fn nullable_http_url() -> utoipa::openapi::Object {
+        http_url().schema_type(SchemaType::from_iter([Type::String, Type::Null])).build()
+    }
+
+    pub fn name() -> utoipa::openapi::Object {
+        crate::openapi::text(1, super::NAME_MAX).build()
+    }
+
+    pub fn slug() -> utoipa::openapi::Object {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(super::SLUG_MAX))
+            .pattern(Some("^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"))
+            .build()
+    }
+
+    pub fn color() -> utoipa::openapi::Object {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+            .pattern(Some("^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"))
+            .build()
+    }
+
+    /// JSON text of at most 10,000 characters. A regular expression cannot describe JSON, so the
+    /// pattern admits the JSON texts nested at most one level deep (a scalar, or an array or object
+    /// of scalars) without `\u` escapes; the service accepts any JSON text.
+    pub fn metadata() -> utoipa::openapi::Object {
+        let ws = "[ \\t\\n\\r]*";
+        let string = r#""(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt])*""#;
+        let number = "-?(?:0|[1-9][0-9]{0,14})(?:\\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?";
+        let scalar = format!("(?:null|true|false|{number}|{string})");
+        let member = format!("{string}{ws}:{ws}{scalar}");
+        let object = format!("\\{{{ws}(?:{member}(?:{ws},{ws}{member})*)?{ws}\\}}");
+        let array = format!("\\[{ws}(?:{scalar}(?:{ws},{ws}{scalar})*)?{ws}\\]");
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+            .content_media_type("application/json")
+            .max_length(Some(super::METADATA_MAX))
+            .pattern(Some(format!("^{ws}(?:{scalar}|{object}|{array}){ws}$")))
+            .build()
+    }
 }
 
 /// Validated changes to an organization.

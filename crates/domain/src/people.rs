@@ -4,7 +4,8 @@ use serde::Deserialize;
 
 use crate::validation::{FieldError, ValidationErrors, device_label, map_nullable, map_present, required, set, text};
 use crate::{
-    ApiKeyId, Department, MemberId, OrganizationId, SessionId, Timestamp, UserId, nullable, required_non_null,
+    ApiKeyId, Department, MemberId, OrganizationId, SessionId, Timestamp, UserId, nullable_whole_number,
+    optional_whole_number, required_non_null,
 };
 
 pub const NAME_MAX: usize = 255;
@@ -70,31 +71,72 @@ pub struct Person {
     pub user: User,
 }
 
+/// The body of `POST /v1/people`: a membership of an existing user.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewMember {
+    /// An existing user (else 400), not yet a member of this organization (else 409).
+    #[cfg_attr(feature = "openapi", schema(value_type = UserId, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub user_id: Option<UserId>,
+    /// A free role name.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::role, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub role: Option<String>,
+    /// Default `none`.
+    #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
+    /// A device management label id; one held by another organization is a 409.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::device_label))]
+    #[serde(default, deserialize_with = "optional_whole_number")]
     pub device_manager_label_id: Option<i64>,
 }
 
+/// The body of `PATCH /v1/people/{id}`: only present fields change.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberChanges {
+    /// Moves the membership to another existing user (else 400) who is not yet a member (else 409).
+    #[cfg_attr(feature = "openapi", schema(value_type = UserId))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub user_id: Option<UserId>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::role))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub role: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
+    /// `false` deactivates the member (the record remains).
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_active: Option<bool>,
-    #[serde(default, deserialize_with = "nullable")]
+    /// A device management label id, or `null` to clear it; one held by another organization is a 409.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::device_label))]
+    #[serde(default, deserialize_with = "nullable_whole_number")]
     pub device_manager_label_id: Option<Option<i64>>,
+}
+
+/// The schemas of this module's inputs, as the validation below checks them.
+#[cfg(feature = "openapi")]
+pub(crate) mod schemas {
+    use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
+
+    pub fn role() -> utoipa::openapi::Object {
+        crate::openapi::text(1, super::ROLE_MAX).build()
+    }
+
+    /// A positive label id or `null` (`validation::device_label`).
+    pub fn device_label() -> utoipa::openapi::Object {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(1))
+            .maximum(Some(i64::MAX))
+            .build()
+    }
 }
 
 /// Validated changes to a membership.

@@ -97,6 +97,9 @@ fn check_node(node: &Value, path: &str, depth: usize) -> Result<(), FieldError> 
     if kind == "text" && !object.get("text").is_some_and(Value::is_string) {
         return invalid("is a text node without a string `text`");
     }
+    if object.get("text").is_some_and(|text| !text.is_string()) {
+        return invalid("has `text` that is not a string");
+    }
     match object.get("content") {
         None => Ok(()),
         Some(Value::Array(children)) => children
@@ -119,56 +122,78 @@ fn holds_nul(value: &Value) -> bool {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewPolicy {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = PolicyStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<Vec<Value>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = PolicyFrequency))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub frequency: Option<PolicyFrequency>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_required_to_sign: Option<bool>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Timestamp))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub review_date: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_archived: Option<bool>,
     pub assignee_id: Option<MemberId>,
     pub approver_id: Option<MemberId>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_template_id))]
     pub policy_template_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicyChanges {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = PolicyStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<Vec<Value>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = PolicyFrequency))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub frequency: Option<PolicyFrequency>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_required_to_sign: Option<bool>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Timestamp))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub review_date: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_archived: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
     pub assignee_id: Option<Option<MemberId>>,
     #[serde(default, deserialize_with = "nullable")]
     pub approver_id: Option<Option<MemberId>>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_template_id))]
     #[serde(default, deserialize_with = "nullable")]
     pub policy_template_id: Option<Option<String>>,
 }

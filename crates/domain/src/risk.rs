@@ -53,26 +53,37 @@ pub struct Risk {
 
 /// The body of a create. Omitted enumerations take the specification's defaults.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewRisk {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_title, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_description, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = RiskCategory, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<RiskCategory>,
     pub department: Option<Department>,
+    #[cfg_attr(feature = "openapi", schema(value_type = RiskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<RiskStatus>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub likelihood: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_likelihood: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_treatment_description))]
     pub treatment_strategy_description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = TreatmentStrategy))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub treatment_strategy: Option<TreatmentStrategy>,
     pub assignee_id: Option<MemberId>,
@@ -80,28 +91,39 @@ pub struct NewRisk {
 
 /// The body of a PATCH: only present fields change; `null` clears a nullable field.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RiskChanges {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_title))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = RiskCategory))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<RiskCategory>,
     #[serde(default, deserialize_with = "nullable")]
     pub department: Option<Option<Department>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = RiskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<RiskStatus>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub likelihood: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_likelihood: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_treatment_description))]
     #[serde(default, deserialize_with = "nullable")]
     pub treatment_strategy_description: Option<Option<String>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = TreatmentStrategy))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub treatment_strategy: Option<TreatmentStrategy>,
     #[serde(default, deserialize_with = "nullable")]

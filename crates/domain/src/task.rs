@@ -25,24 +25,32 @@ pub struct Task {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTask {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_title, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = TaskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<TaskStatus>,
     pub assignee_id: Option<MemberId>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskChanges {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_title))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = TaskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<TaskStatus>,
     #[serde(default, deserialize_with = "nullable")]

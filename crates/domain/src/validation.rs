@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// One invalid field, named as it is on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
     pub field: String,
     pub message: String,

@@ -45,48 +45,68 @@ pub struct Vendor {
 
 /// The body of a create. Omitted enumerations take the specification's defaults.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewVendor {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_description, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = VendorCategory))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<VendorCategory>,
+    #[cfg_attr(feature = "openapi", schema(value_type = VendorStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<VendorStatus>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_probability: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_probability: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::nullable_http_url))]
     pub website: Option<String>,
     pub assignee_id: Option<MemberId>,
 }
 
 /// The body of a PATCH: only present fields change; `null` clears a nullable field.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VendorChanges {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = VendorCategory))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<VendorCategory>,
+    #[cfg_attr(feature = "openapi", schema(value_type = VendorStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<VendorStatus>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_probability: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_probability: Option<Likelihood>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::nullable_http_url))]
     #[serde(default, deserialize_with = "nullable")]
     pub website: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]

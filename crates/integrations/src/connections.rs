@@ -20,37 +20,54 @@ use crate::sealed::CONNECTION_CREDENTIALS;
 use crate::{Integrations, Provider};
 
 /// Longest credential value accepted, in characters (PEM keys fit).
-const VALUE_MAX: usize = 16 * 1024;
+pub(crate) const VALUE_MAX: usize = 16 * 1024;
 
 /// `POST /v1/integrations/connections`.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewConnection {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::slug_input))]
     pub provider_slug: String,
     #[serde(deserialize_with = "crate::secret_input::secret_map")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::credentials_input))]
     pub credentials: BTreeMap<String, SecretString>,
 }
 
+/// A connection; no secret, token or credential value is ever part of it.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Connection))]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionView {
     pub id: ConnectionId,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::slug))]
     pub provider_slug: String,
+    /// `null` when the provider is no longer offered.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub provider_name: Option<String>,
+    /// `null` when the provider is no longer offered.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::StrategyKindSchema>, required = true))]
     pub auth_type: Option<StrategyKind>,
     pub status: ConnectionStatus,
     pub created_by: UserId,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub connected_at: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub disconnected_at: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub token_expires_at: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub last_checked_at: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub last_error: Option<String>,
 }
 
 /// What a check found, beside the updated connection.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CheckReport {
     pub connection: ConnectionView,
@@ -58,15 +75,21 @@ pub struct CheckReport {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CheckResult {
     pub ok: bool,
     /// The provider's answer, when there was one.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub http_status: Option<u16>,
+    /// Why the check did not pass; `null` when it did.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub message: Option<String>,
 }
 
+/// What became of the tokens at the provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Revocation {
     Revoked,
@@ -75,6 +98,7 @@ pub enum Revocation {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Disconnected {
     pub connection: ConnectionView,

@@ -22,10 +22,13 @@ const STORE_ATTEMPTS: usize = 3;
 
 /// `POST /v1/integrations/oauth/start`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartOAuth {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::slug_input))]
     pub provider_slug: String,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::redirect_url))]
     pub redirect_url: Option<String>,
 }
 

@@ -7,6 +7,8 @@ pub mod catalog;
 mod connections;
 mod flow;
 mod oauth_apps;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod providers;
 mod sealed;
 mod secret_input;

@@ -11,19 +11,23 @@ use serde::{Deserialize, Serialize};
 use crate::Integrations;
 use crate::sealed::OAUTH_APP;
 
-const CLIENT_ID_MAX: usize = 512;
-const CLIENT_SECRET_MAX: usize = 4096;
-const SETTING_MAX: usize = 1024;
+pub(crate) const CLIENT_ID_MAX: usize = 512;
+pub(crate) const CLIENT_SECRET_MAX: usize = 4096;
+pub(crate) const SETTING_MAX: usize = 1024;
 
 /// `PUT /v1/integrations/oauth-apps/{slug}`.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OAuthAppInput {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::client_id))]
     pub client_id: String,
     /// May be left out when an app is configured already: the stored secret is kept.
     #[serde(default, deserialize_with = "crate::secret_input::optional_secret")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::client_secret))]
     pub client_secret: Option<SecretString>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::custom_settings_input))]
     pub custom_settings: Option<BTreeMap<String, String>>,
 }
 
@@ -49,10 +53,14 @@ impl OAuthApp {
 
 /// What is shown: never the secret.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = OAuthApp))]
 #[serde(rename_all = "camelCase")]
 pub struct OAuthAppView {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::slug))]
     pub provider_slug: String,
     pub client_id: String,
+    /// Always `true`: an app has a secret, which is never returned.
     pub client_secret_set: bool,
     pub custom_settings: BTreeMap<String, String>,
     pub updated_at: Timestamp,

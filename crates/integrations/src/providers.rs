@@ -10,28 +10,46 @@ use serde::Serialize;
 use crate::sealed::OAUTH_APP;
 use crate::{Integrations, Provider};
 
+/// A provider: its strategy, the fields to fill in, and whether this organization configured its OAuth app.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Provider))]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderView {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::slug))]
     pub slug: String,
     pub name: String,
     pub description: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::StrategyKindSchema))]
     pub auth_type: StrategyKind,
+    /// Markdown; `null` when the manifest has none.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub setup_instructions: Option<String>,
+    /// The fields to fill in; `[]` for `oauth2` providers.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::openapi::CredentialFieldSchema>))]
     pub credential_fields: Vec<CredentialField>,
+    /// `null` unless the provider is `oauth2`.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub oauth: Option<OAuthView>,
     pub supports_verify: bool,
     pub supports_revoke: bool,
     pub connect_url: String,
 }
 
+/// An `oauth2` provider's OAuth details.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = ProviderOAuth))]
 #[serde(rename_all = "camelCase")]
 pub struct OAuthView {
+    /// Whether this organization has configured an OAuth app for the provider.
     pub configured: bool,
     pub scopes: Vec<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub create_app_url: Option<String>,
+    /// What the administrator registers at the provider.
     pub callback_url: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::openapi::CustomSettingSchema>))]
     pub custom_settings: Vec<CustomSetting>,
 }
 
