@@ -10,6 +10,7 @@ mod chat;
 mod connections;
 mod devices;
 mod error;
+mod operations;
 mod record;
 mod repositories;
 mod vault;
@@ -21,6 +22,7 @@ pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
+pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use record::TenantRecord;
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, Deleted, HealthCheck, MemberRepository, OrganizationRepository,

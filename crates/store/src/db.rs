@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use compliance_ports::PoolStatus;
 use diesel::SqliteConnection;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
@@ -71,7 +72,12 @@ pub enum Pools {
 
 impl Pools {
     pub fn postgres(url: &str, options: &PoolOptions) -> Result<Self, StoreError> {
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        // `Verified` (a `SELECT 1` on checkout, bounded by the recycle timeout) throws away a
+        // connection that died with a database restart or outage instead of handing it to a
+        // request; the pool then opens a fresh one, so service resumes by itself.
+        let mut config = ManagerConfig::<AsyncPgConnection>::default();
+        config.recycling_method = RecyclingMethod::Verified;
+        let manager = AsyncDieselConnectionManager::new_with_config(url, config);
         Ok(Self::Pg(build(manager, options.max_size, options)?))
     }
 
@@ -97,6 +103,14 @@ impl Pools {
         }
     }
 
+    /// The state of every pool, for metrics.
+    pub fn status(&self) -> Vec<PoolStatus> {
+        match self {
+            Self::Pg(pool) => vec![status("main", pool)],
+            Self::Sqlite { writer, readers } => vec![status("writer", writer), status("readers", readers)],
+        }
+    }
+
     pub fn close(&self) {
         match self {
             Self::Pg(pool) => pool.close(),
@@ -105,6 +119,21 @@ impl Pools {
                 readers.close();
             }
         }
+    }
+}
+
+fn status<C>(name: &'static str, pool: &Pool<C>) -> PoolStatus
+where
+    C: diesel_async::pooled_connection::PoolableConnection + Send + 'static,
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
+{
+    let status = pool.status();
+    PoolStatus {
+        name,
+        max_size: status.max_size,
+        size: status.size,
+        available: status.available,
+        waiting: status.waiting,
     }
 }
 

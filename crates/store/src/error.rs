@@ -28,7 +28,8 @@ pub fn pool_error(error: PoolError) -> StoreError {
     StoreError::Connect(error.to_string())
 }
 
-/// Unique violations become conflicts; lost or busy connections become "unavailable".
+/// Unique violations become conflicts; lost or busy connections become "unavailable", so that a
+/// database outage or restart answers 503 (with `Retry-After`), never 500.
 pub fn repo_error(error: DieselError) -> RepoError {
     match error {
         DieselError::NotFound => RepoError::NotFound,
@@ -38,23 +39,41 @@ pub fn repo_error(error: DieselError) -> RepoError {
         DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation | DatabaseErrorKind::CheckViolation, _) => {
             RepoError::Conflict("a record this one refers to changed meanwhile; retry".into())
         }
-        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
-            RepoError::Unavailable(info.message().to_owned())
-        }
+        // diesel-async reports every failure to talk to PostgreSQL (socket closed or reset,
+        // connection task gone) as `UnableToSendCommand`.
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            info,
+        ) => RepoError::Unavailable(info.message().to_owned()),
         DieselError::DatabaseError(_, info) if is_busy(info.message()) => {
             RepoError::Unavailable(info.message().to_owned())
         }
         DieselError::BrokenTransactionManager => RepoError::Unavailable("broken transaction".into()),
+        // A COMMIT that failed (and whose ROLLBACK failed too) says why in the commit error: a
+        // connection lost mid-transaction is an outage, and the transaction did not happen.
+        DieselError::RollbackErrorOnCommit { commit_error, .. } => repo_error(*commit_error),
         other => RepoError::Internal(other.to_string()),
     }
 }
 
-/// SQLite reports contention and PostgreSQL lost connections only in their messages.
+/// SQLite reports contention and PostgreSQL lost connections only in their messages (diesel keeps
+/// no SQLSTATE): `terminating connection …` is 57P01/57P02 (shutdown, crash of another backend),
+/// `the database system is …` is 57P03 (starting up, shutting down, in recovery).
 fn is_busy(message: &str) -> bool {
     let message = message.to_ascii_lowercase();
-    ["database is locked", "database is busy", "connection closed", "terminating connection", "connection reset"]
-        .iter()
-        .any(|needle| message.contains(needle))
+    [
+        "database is locked",
+        "database is busy",
+        "connection closed",
+        "terminating connection",
+        "connection reset",
+        "the database system is",
+        "server closed the connection",
+        "broken pipe",
+        "error communicating with the server",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
 }
 
 /// A stored value that does not fit the domain: the row was written by something else.
@@ -87,5 +106,52 @@ impl From<TxError> for RepoError {
             TxError::Diesel(error) => repo_error(error),
             TxError::Repo(error) => error,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::{DatabaseErrorKind, Error as DieselError};
+
+    use super::*;
+
+    fn database_error(kind: DatabaseErrorKind, message: &str) -> DieselError {
+        DieselError::DatabaseError(kind, Box::new(message.to_owned()))
+    }
+
+    #[test]
+    fn lost_connections_are_unavailable() {
+        let lost = [
+            database_error(DatabaseErrorKind::UnableToSendCommand, "error communicating with the server: Broken pipe"),
+            database_error(DatabaseErrorKind::UnableToSendCommand, "connection closed"),
+            database_error(DatabaseErrorKind::ClosedConnection, "server closed the connection unexpectedly"),
+            database_error(DatabaseErrorKind::Unknown, "terminating connection due to administrator command"),
+            database_error(DatabaseErrorKind::Unknown, "the database system is shutting down"),
+            database_error(DatabaseErrorKind::Unknown, "the database system is starting up"),
+            database_error(DatabaseErrorKind::Unknown, "database is locked"),
+            DieselError::RollbackErrorOnCommit {
+                rollback_error: Box::new(database_error(DatabaseErrorKind::UnableToSendCommand, "connection closed")),
+                commit_error: Box::new(database_error(DatabaseErrorKind::UnableToSendCommand, "connection closed")),
+            },
+        ];
+        for error in lost {
+            let shown = format!("{error:?}");
+            assert!(matches!(repo_error(error), RepoError::Unavailable(_)), "{shown}");
+        }
+    }
+
+    #[test]
+    fn other_errors_keep_their_meaning() {
+        assert!(matches!(repo_error(DieselError::NotFound), RepoError::NotFound));
+        let unique = database_error(DatabaseErrorKind::UniqueViolation, "duplicate key");
+        assert!(matches!(repo_error(unique), RepoError::Conflict(_)));
+        let syntax = database_error(DatabaseErrorKind::Unknown, "syntax error at or near \"FROM\"");
+        assert!(matches!(repo_error(syntax), RepoError::Internal(_)));
+    }
+
+    #[test]
+    fn pool_errors_are_unavailable() {
+        let closed = RepoError::from(pool_error(PoolError::Closed));
+        assert!(matches!(closed, RepoError::Unavailable(_)));
     }
 }

@@ -100,3 +100,10 @@ impl Store {
         self.pools.close();
     }
 }
+
+/// The pools' state, for `/metrics`.
+impl compliance_ports::PoolMetrics for Store {
+    fn pool_status(&self) -> Vec<compliance_ports::PoolStatus> {
+        self.pools.status()
+    }
+}
