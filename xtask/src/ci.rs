@@ -3,18 +3,21 @@
 use anyhow::{Context, Result};
 
 use crate::cmd::{self, capture, cargo};
-use crate::{deps, postgres};
+use crate::{deps, openapi, postgres, schemathesis};
 
-const STEPS: usize = 5;
+const STEPS: usize = 7;
 
 pub fn run() -> Result<()> {
     step(1, "formatting", check_formatting)?;
     step(2, "clippy", run_clippy)?;
     step(3, "dependency direction", deps::check_dependency_direction)?;
-    let database = step(4, "PostgreSQL", postgres::provide)?;
-    let tests = step(5, "tests", || run_tests(&database.admin_url()));
-    drop(database); // stops and removes a throwaway cluster, also when the tests failed
-    tests?;
+    step(4, "OpenAPI document", openapi::check)?;
+    let database = step(5, "PostgreSQL", postgres::provide)?;
+    let tests = step(6, "tests", || run_tests(&database.admin_url()));
+    // after the tests, which built target/debug/compliance-server
+    let contract = tests.and_then(|()| step(7, "schemathesis (contract tests)", || schemathesis::run(&database)));
+    drop(database); // stops and removes a throwaway cluster, also when a step failed
+    contract?;
     println!("\nxtask ci: all {STEPS} steps passed");
     Ok(())
 }

@@ -22,6 +22,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-credentials", &["diesel", "actix-web", "compliance-store"]),
     ("compliance-devices", &["diesel", "actix-web", "compliance-store", "compliance-blobs", "compliance-browser"]),
     ("compliance-browser", &["diesel", "actix-web", "compliance-store", "compliance-blobs", "compliance-devices"]),
+    ("compliance-ratelimit", &["diesel", "actix-web", "compliance-store", "compliance-chat", "compliance-blobs"]),
     // integration use cases reach storage through the ports only
     ("compliance-integrations", &["diesel", "actix-web", "compliance-store"]),
 ];

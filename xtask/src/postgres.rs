@@ -60,6 +60,34 @@ pub fn provide() -> Result<Database> {
     Ok(Database::Throwaway(cluster))
 }
 
+/// Runs one SQL statement with `psql` (from PATH, else from the local PostgreSQL binaries).
+pub fn execute(url: &str, sql: &str) -> Result<()> {
+    let psql = if bin_dir_has(&env::var_os("PATH").unwrap_or_default(), "psql") {
+        PathBuf::from("psql")
+    } else {
+        find_bin_dir().map(|dir| dir.join("psql")).context("psql is not installed")?
+    };
+    let mut command = Command::new(psql);
+    command.args(["-w", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]).env("PGCONNECT_TIMEOUT", "5");
+    capture_ok(&mut command)?;
+    Ok(())
+}
+
+fn bin_dir_has(path: &OsStr, program: &str) -> bool {
+    env::split_paths(path).any(|dir| dir.join(program).is_file())
+}
+
+/// The URL with its database name replaced by `name` (query parameters kept).
+pub fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let (rest, query) = match rest.split_once('?') {
+        Some((rest, query)) => (rest, format!("?{query}")),
+        None => (rest, String::new()),
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    format!("{scheme}://{authority}/{name}{query}")
+}
+
 fn postgres_url_from_env() -> Result<Option<String>> {
     let Some(value) = env::var_os("DATABASE_URL") else {
         return Ok(None);
@@ -303,6 +331,13 @@ mod tests {
         assert_eq!(host_and_port("postgres:///x")?, ("localhost".into(), 5432));
         assert!(host_and_port("postgres://u@db:notaport/x").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn database_names_are_replaced() {
+        assert_eq!(with_database("postgres://u@h:1/postgres", "x"), "postgres://u@h:1/x");
+        assert_eq!(with_database("postgres://u:p@h/db?sslmode=require", "x"), "postgres://u:p@h/x?sslmode=require");
+        assert_eq!(with_database("postgres://u@h:1", "x"), "postgres://u@h:1/x");
     }
 
     #[test]

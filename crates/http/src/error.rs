@@ -1,5 +1,7 @@
 //! RFC 9457 problem details for every error the API returns.
 
+use std::num::NonZeroU32;
+
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
@@ -8,7 +10,7 @@ use compliance_domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 
 /// Seconds a client should wait before retrying after a 503.
-const RETRY_AFTER_SECONDS: &str = "1";
+const RETRY_AFTER_SECONDS: NonZeroU32 = NonZeroU32::MIN;
 
 /// An error as the API answers it.
 #[derive(Debug)]
@@ -20,6 +22,9 @@ pub struct ApiError {
     errors: Vec<FieldError>,
     /// Extension members of the problem (RFC 9457 §3.2).
     extensions: serde_json::Map<String, serde_json::Value>,
+    /// Seconds after which a retry may succeed, sent as `Retry-After`.
+    /// (4 bytes, which fit beside `status`: a larger error would make every `Result` larger.)
+    retry_after: Option<NonZeroU32>,
 }
 
 #[derive(Serialize)]
@@ -37,7 +42,15 @@ struct Problem<'a> {
 
 impl ApiError {
     fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
-        Self { status, kind, title, detail: detail.into(), errors: Vec::new(), extensions: serde_json::Map::new() }
+        Self {
+            status,
+            kind,
+            title,
+            detail: detail.into(),
+            errors: Vec::new(),
+            extensions: serde_json::Map::new(),
+            retry_after: None,
+        }
     }
 
     pub fn validation(errors: ValidationErrors) -> Self {
@@ -120,11 +133,36 @@ impl ApiError {
     }
 
     fn unavailable() -> Self {
-        Self::new(
+        let error = Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
             "Service unavailable",
             "the database is unavailable; retry shortly",
+        );
+        Self { retry_after: Some(RETRY_AFTER_SECONDS), ..error }
+    }
+
+    /// The caller used up its request rate; `Retry-After` says when a request passes again.
+    pub fn rate_limited(retry_after: std::time::Duration) -> Self {
+        let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        let seconds = NonZeroU32::new(u32::try_from(seconds).unwrap_or(u32::MAX)).unwrap_or(NonZeroU32::MIN);
+        let detail = format!("too many requests; retry after {seconds} s");
+        let error = Self::new(StatusCode::TOO_MANY_REQUESTS, "rate-limited", "Too many requests", detail);
+        Self { retry_after: Some(seconds), ..error }
+    }
+
+    pub fn uri_too_long(limit: usize) -> Self {
+        let detail = format!("the path and query may be at most {limit} bytes");
+        Self::new(StatusCode::URI_TOO_LONG, "uri-too-long", "URI too long", detail)
+    }
+
+    pub fn headers_too_large(limit: usize) -> Self {
+        let detail = format!("the request headers may be at most {limit} bytes together");
+        Self::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers-too-large",
+            "Request header fields too large",
+            detail,
         )
     }
 
@@ -162,6 +200,7 @@ impl From<AppError> for ApiError {
             }
             AppError::Unavailable(why) => {
                 tracing::warn!(reason = %why, "store unavailable");
+                crate::middleware::count_store_unavailable();
                 Self::unavailable()
             }
             AppError::Internal(why) => {
@@ -195,8 +234,8 @@ impl ResponseError for ApiError {
         let mut response = HttpResponse::build(self.status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
         // Retrying helps when the database is away, not when something is not configured.
-        if self.kind == "unavailable" {
-            response.insert_header((header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS)));
+        if let Some(seconds) = self.retry_after {
+            response.insert_header((header::RETRY_AFTER, HeaderValue::from(seconds.get())));
         }
         response.body(serde_json::to_vec(&problem).unwrap_or_default())
     }

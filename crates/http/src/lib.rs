@@ -5,11 +5,14 @@
 mod auth;
 mod body;
 mod error;
+pub mod middleware;
+pub mod openapi;
 mod pages;
 mod routes;
 mod state;
 pub mod wire;
 
+use actix_web::http::Method;
 use actix_web::web;
 pub use auth::Caller;
 pub use error::ApiError;
@@ -20,12 +23,26 @@ pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
 
 /// Registers every route and the error handlers of the extractors.
 pub fn configure(config: &mut web::ServiceConfig, settings: &compliance_app::Settings) {
+    let limits =
+        routes::RouteLimits { comments: routes::comment_body_limit(settings), chat: routes::chat_body_limit(settings) };
+    register(config, limits);
+}
+
+/// Each method and path the router answers, in registration order.
+pub fn route_table() -> Vec<(Method, String)> {
+    let limits = routes::RouteLimits { comments: body::BodyLimit(0), chat: body::BodyLimit(0) };
+    let mut table = Vec::new();
+    let _ = actix_web::App::new().configure(|config| table = register(config, limits));
+    table
+}
+
+fn register(config: &mut web::ServiceConfig, limits: routes::RouteLimits) -> Vec<(Method, String)> {
     config
         .app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
         .app_data(web::QueryConfig::default().error_handler(|error, _| ApiError::bad_query(&error.to_string()).into()));
-    let limits =
-        routes::RouteLimits { comments: routes::comment_body_limit(settings), chat: routes::chat_body_limit(settings) };
-    routes::configure(config, limits);
+    let mut router = routes::Router::new(config);
+    routes::configure(&mut router, limits);
+    router.into_table()
 }
 
 /// The answer to a path no route matches.

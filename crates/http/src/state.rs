@@ -6,6 +6,7 @@ use std::sync::Arc;
 use compliance_app::{App, AppError};
 use compliance_integrations::Integrations;
 use tokio::runtime::Handle;
+use tracing::Instrument;
 
 use crate::ApiError;
 
@@ -54,7 +55,8 @@ impl AppState {
         Fut: Future<Output = Result<T, AppError>> + Send + 'static,
         T: Send + 'static,
     {
-        let task = self.runtime.spawn(use_case);
+        // The use case logs in the request's span (its request id), although it runs on another runtime.
+        let task = self.runtime.spawn(use_case.instrument(tracing::Span::current()));
         match task.await {
             Ok(result) => result.map_err(ApiError::from),
             Err(error) => Err(AppError::Internal(format!("use case task failed: {error}")).into()),

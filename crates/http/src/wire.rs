@@ -14,6 +14,7 @@ use compliance_domain::{
 };
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 /// How `authType` is spelled: everywhere `api-key`, on the context endpoints `apikey`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +31,8 @@ pub fn auth_type(caller: &Principal, style: AuthTypeStyle) -> &'static str {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// The user the request acts as: the session's user, or the member who created the API key.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AuthenticatedUser<'a> {
     pub id: &'a UserId,
     pub email: &'a str,
@@ -83,9 +85,10 @@ pub struct WithAuth<'a, T> {
     pub authenticated_user: Option<AuthenticatedUser<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextEntryDto<'a> {
+    #[schema(value_type = compliance_domain::ContextEntryId)]
     pub id: &'a str,
     pub organization_id: &'a OrganizationId,
     pub question: &'a str,
@@ -109,13 +112,15 @@ impl<'a> From<&'a ContextEntry> for ContextEntryDto<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyDto<'a> {
+    #[schema(value_type = compliance_domain::PolicyId)]
     pub id: &'a str,
     pub name: &'a str,
     pub description: &'a str,
     pub status: PolicyStatus,
+    #[schema(value_type = Vec<compliance_domain::openapi::RichTextNode>)]
     pub content: &'a [Value],
     pub frequency: PolicyFrequency,
     pub department: Department,
@@ -159,16 +164,21 @@ impl<'a> From<&'a Policy> for PolicyDto<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A user, as people show it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = User)]
 #[serde(rename_all = "camelCase")]
 pub struct UserDto<'a> {
     pub id: &'a UserId,
     pub name: &'a str,
     pub email: &'a str,
     pub email_verified: bool,
+    /// A URL, or `null`.
+    #[schema(required = true)]
     pub image: Option<&'a str>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    #[schema(required = true)]
     pub last_login: Option<Timestamp>,
 }
 
@@ -187,7 +197,9 @@ impl<'a> From<&'a User> for UserDto<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A person: a user's membership in the organization. `isActive: false` means deactivated.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Member)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberDto<'a> {
     pub id: &'a MemberId,
@@ -197,6 +209,7 @@ pub struct MemberDto<'a> {
     pub created_at: Timestamp,
     pub department: Department,
     pub is_active: bool,
+    #[schema(required = true)]
     pub device_manager_label_id: Option<i64>,
     pub user: UserDto<'a>,
 }
@@ -219,9 +232,10 @@ impl<'a> From<&'a Person> for MemberDto<'a> {
 }
 
 /// A vendor; list items leave out `organizationId`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VendorDto<'a> {
+    #[schema(value_type = compliance_domain::VendorId)]
     pub id: &'a str,
     pub name: &'a str,
     pub description: &'a str,
@@ -262,9 +276,10 @@ impl<'a> VendorDto<'a> {
 
 /// A risk; list items leave out the fields the spec marks "absent from list items". The outer
 /// `Option` of a detail-only field is absent-or-present; the inner one is the value's nullability.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RiskDto<'a> {
+    #[schema(value_type = compliance_domain::RiskId)]
     pub id: &'a str,
     pub title: &'a str,
     pub description: &'a str,
@@ -311,9 +326,10 @@ impl<'a> RiskDto<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskDto<'a> {
+    #[schema(value_type = compliance_domain::TaskId)]
     pub id: &'a str,
     pub organization_id: &'a OrganizationId,
     pub title: &'a str,
@@ -340,7 +356,8 @@ impl<'a> From<&'a Task> for TaskDto<'a> {
 }
 
 /// A comment as the spec shows it: attachments carry metadata only.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Comment)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentDto<'a> {
     pub id: &'a CommentId,
@@ -350,16 +367,21 @@ pub struct CommentDto<'a> {
     pub created_at: Timestamp,
 }
 
-#[derive(Debug, Serialize)]
+/// The author of a comment: `id` is the user id; `deactivated` once their membership is inactive.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = CommentAuthor)]
 pub struct AuthorDto<'a> {
     pub id: &'a UserId,
     pub name: &'a str,
     pub email: &'a str,
+    #[schema(required = true)]
     pub image: Option<&'a str>,
     pub deactivated: bool,
 }
 
-#[derive(Debug, Serialize)]
+/// An attachment's metadata; its bytes are fetched through a signed download link.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Attachment)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentDto<'a> {
     pub id: &'a AttachmentId,
@@ -397,19 +419,30 @@ impl<'a> From<&'a CommentView> for CommentDto<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// The organization (tenant).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Organization)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationDto<'a> {
     pub id: &'a OrganizationId,
     pub name: &'a str,
     pub slug: &'a str,
+    /// A URL, or `null`.
+    #[schema(required = true)]
     pub logo: Option<&'a str>,
+    /// JSON text, or `null`.
+    #[schema(required = true)]
     pub metadata: Option<&'a str>,
+    /// A URL, or `null`.
+    #[schema(required = true)]
     pub website: Option<&'a str>,
     pub onboarding_completed: bool,
     pub has_access: bool,
+    #[schema(required = true)]
     pub device_manager_label_id: Option<i64>,
     pub is_device_manager_setup_completed: bool,
+    /// `#rgb` or `#rrggbb`, or `null`.
+    #[schema(required = true)]
     pub primary_color: Option<&'a str>,
     pub created_at: Timestamp,
 }
@@ -435,17 +468,28 @@ impl<'a> From<&'a Organization> for OrganizationDto<'a> {
 
 /// A browser automation. `description` and `schedule` are `null` when not set; `nextRunAt` says
 /// when the schedule fires next (not in the spec's table; useful and harmless).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Automation)]
 #[serde(rename_all = "camelCase")]
 pub struct AutomationDto<'a> {
+    #[schema(value_type = compliance_domain::AutomationId)]
     pub id: &'a compliance_domain::AutomationId,
+    #[schema(value_type = String)]
     pub name: &'a str,
+    #[schema(value_type = compliance_domain::TaskId)]
     pub task_id: &'a compliance_domain::TaskId,
+    #[schema(value_type = String)]
     pub target_url: &'a str,
+    #[schema(value_type = String)]
     pub instruction: &'a str,
     pub is_enabled: bool,
+    #[schema(value_type = Option<String>, required = true)]
     pub description: Option<&'a str>,
+    /// The cron expression as given; `null` without a schedule.
+    #[schema(value_type = Option<String>, required = true)]
     pub schedule: Option<&'a str>,
+    /// When the schedule fires next; `null` without a schedule or while disabled.
+    #[schema(value_type = Option<Timestamp>, required = true)]
     pub next_run_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -470,18 +514,28 @@ impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for Automati
 }
 
 /// An automation run, its screenshot as a signed, expiring link.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Run)]
 #[serde(rename_all = "camelCase")]
 pub struct RunDto<'a> {
+    #[schema(value_type = compliance_domain::AutomationRunId)]
     pub id: &'a compliance_domain::AutomationRunId,
+    #[schema(value_type = compliance_domain::AutomationId)]
     pub automation_id: &'a compliance_domain::AutomationId,
     pub status: compliance_domain::automation::RunStatus,
     pub trigger: compliance_domain::automation::RunTrigger,
     pub created_at: Timestamp,
+    #[schema(value_type = Option<Timestamp>, required = true)]
     pub started_at: Option<Timestamp>,
+    #[schema(value_type = Option<Timestamp>, required = true)]
     pub completed_at: Option<Timestamp>,
+    #[schema(value_type = Option<i64>, required = true)]
     pub duration_ms: Option<i64>,
+    /// A signed link to the PNG, valid for a limited time; `null` until there is a screenshot.
+    #[schema(value_type = Option<String>, required = true)]
     pub screenshot_url: Option<&'a str>,
+    /// Why the run failed, fit to show; `null` unless it failed.
+    #[schema(value_type = Option<String>, required = true)]
     pub error: Option<&'a str>,
 }
 

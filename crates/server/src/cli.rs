@@ -14,6 +14,8 @@ pub enum Command {
     Serve,
     /// Apply pending migrations and exit.
     Migrate,
+    /// Print the OpenAPI 3.1 document of the HTTP API (what `GET /openapi.json` serves) and exit.
+    Openapi,
     /// Operator commands; each prints one JSON object on stdout.
     Admin {
         #[command(subcommand)]

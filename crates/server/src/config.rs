@@ -13,6 +13,8 @@ use compliance_credentials::KeySource;
 use compliance_devices::FleetSettings;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
+use compliance_http::middleware::HeadLimits;
+use compliance_ports::RateLimit;
 use compliance_store::DatabaseUrl;
 use rand::RngCore;
 use secrecy::SecretString;
@@ -38,6 +40,10 @@ pub struct Config {
     /// `FLEET_URL` and `FLEET_TOKEN`: the device management system, if any.
     pub fleet: Option<FleetSettings>,
     pub browser: BrowserSettings,
+    /// The HTTP server's timeouts, head limits and rate limit.
+    pub http: HttpSettings,
+    /// `SHUTDOWN_TIMEOUT_SECONDS`: how long in-flight requests may take to finish after SIGTERM/SIGINT.
+    pub shutdown_timeout: Duration,
 }
 
 #[derive(Debug)]
@@ -95,6 +101,8 @@ impl Config {
             redirect_origins: redirect_origins()?,
             fleet: fleet()?,
             browser: browser()?,
+            http: http_settings()?,
+            shutdown_timeout: Duration::from_secs(number("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
         })
     }
 }
@@ -185,6 +193,64 @@ fn signing_key() -> anyhow::Result<Vec<u8>> {
             rand::rng().fill_bytes(&mut key);
             Ok(key)
         }
+    }
+}
+
+/// The HTTP server's settings; timeouts in seconds.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// `HTTP_REQUEST_TIMEOUT_SECONDS`: how long a client may take to send a request's head.
+    pub request_timeout: Duration,
+    /// `HTTP_KEEP_ALIVE_SECONDS`: how long an idle connection stays open; zero closes it after each request.
+    pub keep_alive: Duration,
+    /// `HTTP_DISCONNECT_TIMEOUT_SECONDS`: how long a closing connection may take to shut down.
+    pub disconnect_timeout: Duration,
+    /// `HTTP_MAX_URL_BYTES` and `HTTP_MAX_HEADER_BYTES`.
+    pub head: HeadLimits,
+    /// `RATE_LIMIT_PER_SECOND` (zero: no limit) and `RATE_LIMIT_BURST`.
+    pub rate_limit: Option<RateLimit>,
+    /// `RATE_LIMIT_TRUST_FORWARDED`: key anonymous callers on the address a reverse proxy reports.
+    pub trust_forwarded: bool,
+}
+
+/// actix refuses request heads over 128 KiB itself, with an empty 431.
+const HEAD_MAX: usize = 128 * 1024;
+
+fn http_settings() -> anyhow::Result<HttpSettings> {
+    let head = HeadLimits {
+        max_url_bytes: number("HTTP_MAX_URL_BYTES", HeadLimits::default().max_url_bytes)?,
+        max_header_bytes: number("HTTP_MAX_HEADER_BYTES", HeadLimits::default().max_header_bytes)?,
+    };
+    if head.max_url_bytes > HEAD_MAX || head.max_header_bytes > HEAD_MAX {
+        bail!("HTTP_MAX_URL_BYTES and HTTP_MAX_HEADER_BYTES may be at most {HEAD_MAX}");
+    }
+    let per_second: u32 = whole_number("RATE_LIMIT_PER_SECOND", 100)?;
+    let burst: u32 = whole_number("RATE_LIMIT_BURST", 200)?;
+    let rate_limit = match (per_second, burst) {
+        (0, _) => None,
+        (_, 0) => bail!("RATE_LIMIT_BURST must be at least 1 (set RATE_LIMIT_PER_SECOND=0 to turn limits off)"),
+        (per_second, burst) => Some(RateLimit { per_second, burst }),
+    };
+    let trust_forwarded = match var("RATE_LIMIT_TRUST_FORWARDED")?.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => bail!("RATE_LIMIT_TRUST_FORWARDED `{other}` is neither true nor false"),
+    };
+    Ok(HttpSettings {
+        request_timeout: Duration::from_secs(number("HTTP_REQUEST_TIMEOUT_SECONDS", 5)?),
+        keep_alive: Duration::from_secs(whole_number("HTTP_KEEP_ALIVE_SECONDS", 75)?),
+        disconnect_timeout: Duration::from_secs(number("HTTP_DISCONNECT_TIMEOUT_SECONDS", 2)?),
+        head,
+        rate_limit,
+        trust_forwarded,
+    })
+}
+
+/// A whole number from the environment (zero allowed), or `default`.
+fn whole_number<T: FromStr>(name: &str, default: T) -> anyhow::Result<T> {
+    match var(name)? {
+        None => Ok(default),
+        Some(text) => text.trim().parse::<T>().map_err(|_| anyhow::anyhow!("{name} `{text}` is not a whole number")),
     }
 }
 

@@ -4,6 +4,7 @@ mod admin;
 mod cli;
 mod config;
 mod serve;
+mod shutdown;
 mod wiring;
 
 use std::process::ExitCode;
@@ -14,14 +15,24 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The document needs no configuration, database or logging.
+    if let Command::Openapi = cli.command {
+        print!("{}", compliance_http::openapi::document_json());
+        return ExitCode::SUCCESS;
+    }
     let result = config::Config::from_env().and_then(|config| {
         config::init_logging(&config);
         // Use cases run on this runtime (see `compliance_http::AppState`); actix serves HTTP on its own.
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
         match cli.command {
-            Command::Serve => actix_web::rt::System::new().block_on(serve::serve(config, runtime.handle().clone())),
+            Command::Serve => {
+                let served = actix_web::rt::System::new().block_on(serve::serve(config, runtime.handle().clone()));
+                runtime.shutdown_timeout(shutdown::RUNTIME_SHUTDOWN);
+                served.map(|()| tracing::info!("shutdown complete"))
+            }
             Command::Migrate => runtime.block_on(wiring::migrate(&config)),
             Command::Admin { command } => runtime.block_on(admin::run(&config, command)),
+            Command::Openapi => Ok(()),
         }
     });
     match result {

@@ -1,10 +1,20 @@
 //! The HTTP server.
 
+use std::sync::Arc;
+
+use actix_web::http::KeepAlive;
+use actix_web::middleware::from_fn;
 use actix_web::{App as ActixApp, HttpServer, web};
 use compliance_http::AppState;
+use compliance_http::middleware::{MemoryRateLimiter, Operations};
+use compliance_ports::RateLimiter;
+use compliance_ratelimit::RedisRateLimiter;
+use compliance_store::Store;
+use secrecy::ExposeSecret;
 use tokio::runtime::Handle;
 
 use crate::config::Config;
+use crate::shutdown::StopSignals;
 use crate::wiring;
 
 pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
@@ -19,13 +29,25 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     let worker = app.take_worker().map(|worker| runtime.spawn(worker.run()));
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
+    let operations = web::Data::new(operations(&config, &store, &runtime)?);
     let app = web::Data::new(AppState::new(app, integrations, runtime));
+    let stop = StopSignals::install(config.shutdown_timeout)?;
     let server = HttpServer::new(move || {
         ActixApp::new()
             .app_data(app.clone())
             .configure(|c| compliance_http::configure(c, &settings))
             .default_service(web::to(compliance_http::not_found))
+            .app_data(operations.clone())
+            .wrap(from_fn(compliance_http::middleware::guard))
     })
+    .client_request_timeout(config.http.request_timeout)
+    .client_disconnect_timeout(config.http.disconnect_timeout)
+    .keep_alive(match config.http.keep_alive {
+        idle if idle.is_zero() => KeepAlive::Disabled,
+        idle => KeepAlive::Timeout(idle),
+    })
+    .shutdown_signal(stop.received())
+    .shutdown_timeout(config.shutdown_timeout.as_secs())
     .bind(config.listen)
     .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", config.listen))?;
     let addresses: Vec<String> = server.addrs().iter().map(|a| format!("http://{a}")).collect();
@@ -34,10 +56,30 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
         "first steps: `compliance-server admin create-org --name NAME`, then create-user, add-member and \
          create-api-key (see README)"
     );
+    // Resolves once the requests in flight at the stop signal have been answered (or the shutdown
+    // timeout dropped them); each request's use case has run to its end by then.
     server.run().await?;
+    tracing::debug!("HTTP server stopped; stopping the automation worker and closing the database pools");
+    // The worker's loop ends here. A run it executes right now stays `running` and is failed as
+    // stale later by any instance ("its server stopped; run it again").
     if let Some(worker) = worker {
         worker.abort();
+        let _ = worker.await;
     }
     store.close();
     Ok(())
+}
+
+/// Metrics over the store's pools, and the rate limiter: in Redis when `REDIS_URL` is set (shared
+/// by every instance), else in this process.
+fn operations(config: &Config, store: &Arc<Store>, runtime: &Handle) -> anyhow::Result<Operations> {
+    let operations = Operations::new(config.http.head).with_pools(store.clone());
+    let Some(limit) = config.http.rate_limit else {
+        return Ok(operations);
+    };
+    let limiter: Arc<dyn RateLimiter> = match &config.redis_url {
+        Some(url) => Arc::new(RedisRateLimiter::new(url.expose_secret(), limit, runtime.clone())?),
+        None => Arc::new(MemoryRateLimiter::new(limit)),
+    };
+    Ok(operations.with_rate_limiter(limiter, config.http.trust_forwarded))
 }

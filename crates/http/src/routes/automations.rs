@@ -3,36 +3,41 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use compliance_domain::automation::{AutomationChanges, NewAutomation};
-use compliance_domain::{AutomationId, TaskId};
-use serde::Deserialize;
+use compliance_domain::{AutomationId, AutomationRunId, TaskId};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(resource("/browser/automations").route(web::post().to(create)))
-        .service(resource("/browser/automations/task/{taskId}").route(web::get().to(list_for_task)))
-        .service(
-            resource("/browser/automations/{automationId}")
-                .route(web::get().to(get))
-                .route(web::patch().to(update))
-                .route(web::delete().to(delete)),
-        )
-        .service(
-            resource("/browser/automations/{automationId}/runs")
-                .route(web::get().to(runs))
-                .route(web::post().to(start_run)),
-        )
-        .service(resource("/browser/runs/{runId}/screenshot").route(web::get().to(screenshot)));
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/browser/automations").post(create))
+        .add(Endpoint::new("/v1/browser/automations/task/{taskId}").get(list_for_task))
+        .add(Endpoint::new("/v1/browser/automations/{automationId}").get(get).patch(update).delete(delete))
+        .add(Endpoint::new("/v1/browser/automations/{automationId}/runs").get(runs).post(start_run))
+        .add(Endpoint::new("/v1/browser/runs/{runId}/screenshot").get(screenshot));
 }
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, list_for_task, get, update, delete, runs, start_run, screenshot))]
+pub(super) struct Api;
 
 fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
     AutomationId::parse(id).map_err(|_| ApiError::not_found("automation"))
 }
 
+/// Create a browser automation.
+///
+/// The automation starts enabled; with a schedule, `nextRunAt` is its next firing.
+#[utoipa::path(
+    post, path = "/v1/browser/automations", operation_id = "createAutomation", tag = "browser-automations",
+    request_body = NewAutomation,
+    responses((status = 201, description = "The automation.", body = AutomationDto)),
+)]
 async fn create(
     state: web::Data<AppState>,
     caller: Caller,
@@ -43,12 +48,24 @@ async fn create(
     Ok(HttpResponse::Created().json(AutomationDto::from(&automation)))
 }
 
+/// Get a browser automation.
+#[utoipa::path(
+    get, path = "/v1/browser/automations/{automationId}", operation_id = "getAutomation", tag = "browser-automations",
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    responses((status = 200, description = "The automation.", body = AutomationDto)),
+)]
 async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let automation = state.run(|app| async move { app.automations.get(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(AutomationDto::from(&automation)))
 }
 
+/// List a task's browser automations, oldest first.
+#[utoipa::path(
+    get, path = "/v1/browser/automations/task/{taskId}", operation_id = "listTaskAutomations", tag = "browser-automations",
+    params(("taskId" = TaskId, Path, description = "The task; a task of another organization or none is a 404.")),
+    responses((status = 200, description = "The task's automations (a bare array).", body = Vec<AutomationDto>)),
+)]
 async fn list_for_task(
     state: web::Data<AppState>,
     caller: Caller,
@@ -60,6 +77,19 @@ async fn list_for_task(
     Ok(HttpResponse::Ok().json(automations.iter().map(AutomationDto::from).collect::<Vec<_>>()))
 }
 
+/// Change a browser automation.
+///
+/// Absent fields stay; `description` and `schedule` may be `null` to clear them. An empty object
+/// changes nothing. A PATCH that changes neither `schedule` nor `isEnabled` leaves `nextRunAt` alone.
+#[utoipa::path(
+    patch, path = "/v1/browser/automations/{automationId}", operation_id = "updateAutomation", tag = "browser-automations",
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    request_body = AutomationChanges,
+    responses(
+        (status = 200, description = "The automation as changed.", body = AutomationDto),
+        (status = 409, description = "The automation kept changing during the update; try again.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn update(
     state: web::Data<AppState>,
     caller: Caller,
@@ -71,6 +101,23 @@ async fn update(
     Ok(HttpResponse::Ok().json(AutomationDto::from(&automation)))
 }
 
+/// The answer of a delete.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct AutomationDeleted<'a> {
+    /// `Automation deleted`.
+    #[schema(examples("Automation deleted"))]
+    message: String,
+    deleted_automation: AutomationDto<'a>,
+}
+
+/// Delete a browser automation, its runs and their screenshots.
+#[utoipa::path(
+    delete, path = "/v1/browser/automations/{automationId}", operation_id = "deleteAutomation", tag = "browser-automations",
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    responses((status = 200, description = "The automation was deleted.", body = AutomationDeleted)),
+)]
 async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let automation = state.run(|app| async move { app.automations.delete(&principal, &id).await }).await?;
@@ -80,12 +127,27 @@ async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String
     })))
 }
 
+/// List an automation's runs, newest first.
+#[utoipa::path(
+    get, path = "/v1/browser/automations/{automationId}/runs", operation_id = "listAutomationRuns", tag = "browser-automations",
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    responses((status = 200, description = "The runs (a bare array).", body = Vec<RunDto>)),
+)]
 async fn runs(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let runs = state.run(|app| async move { app.automations.runs(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(runs.iter().map(RunDto::from).collect::<Vec<_>>()))
 }
 
+/// Start a run of an automation now.
+#[utoipa::path(
+    post, path = "/v1/browser/automations/{automationId}/runs", operation_id = "startAutomationRun", tag = "browser-automations",
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    responses(
+        (status = 202, description = "The run, `pending`.", body = RunDto),
+        (status = 409, description = "A run of this automation is already pending or running.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn start_run(
     state: web::Data<AppState>,
     caller: Caller,
@@ -105,7 +167,33 @@ struct Signed {
     signature: Option<String>,
 }
 
-/// Serves a run's screenshot behind a link this service signed; the signature is the credential.
+/// A run's screenshot.
+///
+/// Serves a run's screenshot behind a link this service signed (a run's `screenshotUrl`); the
+/// signature is the credential, no API key or session is needed.
+#[utoipa::path(
+    get, path = "/v1/browser/runs/{runId}/screenshot", operation_id = "getRunScreenshot", tag = "browser-automations",
+    security(()),
+    params(
+        ("runId" = AutomationRunId, Path, description = "The run."),
+        ("org" = String, Query, description = "The run's organization, as signed."),
+        ("expires" = i64, Query, description = "When the link expires, in seconds since the Unix epoch, as signed."),
+        ("signature" = String, Query, description = "The link's signature. A link that is tampered with, expired, or misses a part is a 403."),
+    ),
+    responses(
+        (status = 200, description = "The PNG screenshot.", content_type = "image/png", body = String),
+        (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The run has no screenshot (anymore).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (
+            status = 429, description = "The caller's request rate is over its limit.", body = crate::openapi::Problem,
+            content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait")),
+        ),
+        (
+            status = 503, description = "The database or blob store is unavailable.", body = crate::openapi::Problem,
+            content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait")),
+        ),
+    ),
+)]
 async fn screenshot(
     state: web::Data<AppState>,
     run: web::Path<String>,

@@ -6,7 +6,7 @@ use compliance_domain::chat::ChatMessage;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
 use crate::{ApiError, AppState, Caller};
 
@@ -21,28 +21,65 @@ pub fn chat_body_limit(settings: &Settings) -> BodyLimit {
     BodyLimit(limits.max_messages.saturating_mul(limits.max_message_chars.saturating_mul(4) + 256).min(BODY_CAP))
 }
 
-pub fn configure(config: &mut web::ServiceConfig, body_limit: BodyLimit) {
-    config.service(
-        resource("/assistant-chat/history")
-            .app_data(body_limit)
-            .route(web::get().to(history))
-            .route(web::put().to(replace))
-            .route(web::delete().to(clear)),
-    );
+pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
+    router
+        .add(Endpoint::new("/v1/assistant-chat/history").app_data(body_limit).get(history).put(replace).delete(clear));
 }
 
-#[derive(Deserialize)]
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(history, replace, clear))]
+pub(super) struct Api;
+
+/// The acting user's assistant chat history in the acting organization.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ChatHistory)]
 #[serde(deny_unknown_fields)]
 struct History {
+    /// At most `CHAT_MAX_MESSAGES` messages (default 500); more is a 413.
+    #[schema(max_items = 500)]
     messages: Vec<ChatMessage>,
 }
 
+/// `{"success": true}`
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // only its schema is used
+struct Success {
+    #[schema(schema_with = success_true)]
+    success: bool,
+}
+
+fn success_true() -> utoipa::openapi::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Boolean)
+        .enum_values(Some([true]))
+        .build()
+}
+
+/// Get the chat history
+///
+/// The signed-in user's assistant chat history (empty when none). Session auth only: an API key
+/// gets a 403.
+#[utoipa::path(
+    get, path = "/v1/assistant-chat/history", operation_id = "getChatHistory", tag = "assistant-chat",
+    responses((status = 200, description = "The messages, oldest first as they were sent.", body = History)),
+)]
 async fn history(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let messages = state.run(|app| async move { app.chat.history(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(json!({"messages": messages})))
 }
 
+/// Replace the chat history
+///
+/// Replaces the signed-in user's whole history, which expires `CHAT_HISTORY_TTL_SECONDS` after
+/// the last replace. Session auth only: an API key gets a 403. More messages or longer texts than
+/// the configured limits (defaults: 500 messages, 32,000 characters each) are a 413.
+#[utoipa::path(
+    put, path = "/v1/assistant-chat/history", operation_id = "replaceChatHistory", tag = "assistant-chat",
+    request_body = History,
+    responses((status = 200, description = "The history is replaced.", body = Success)),
+)]
 async fn replace(
     state: web::Data<AppState>,
     caller: Caller,
@@ -53,6 +90,13 @@ async fn replace(
     Ok(HttpResponse::Ok().json(json!({"success": true})))
 }
 
+/// Clear the chat history
+///
+/// Session auth only: an API key gets a 403.
+#[utoipa::path(
+    delete, path = "/v1/assistant-chat/history", operation_id = "clearChatHistory", tag = "assistant-chat",
+    responses((status = 200, description = "The history is cleared.", body = Success)),
+)]
 async fn clear(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     state.run(|app| async move { app.chat.clear(&principal).await }).await?;

@@ -8,7 +8,7 @@ use compliance_domain::{AttachmentId, CommentId};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -16,12 +16,69 @@ use crate::{ApiError, AppState, Caller};
 /// Room for the JSON around the base64 of the largest request's attachments.
 const JSON_OVERHEAD: usize = 64 * 1024;
 
-pub fn configure(config: &mut web::ServiceConfig, body_limit: BodyLimit) {
-    config
-        .service(resource("/comments").app_data(body_limit).route(web::get().to(list)).route(web::post().to(create)))
-        .service(resource("/comments/{id}").route(web::put().to(edit)).route(web::delete().to(delete)))
-        .service(resource("/attachments/{id}/download").route(web::get().to(download_link)))
-        .service(resource("/attachments/{id}/content").route(web::get().to(download)));
+pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
+    router
+        .add(Endpoint::new("/v1/comments").app_data(body_limit).get(list).post(create))
+        .add(Endpoint::new("/v1/comments/{id}").put(edit).delete(delete))
+        .add(Endpoint::new("/v1/attachments/{id}/download").get(download_link))
+        .add(Endpoint::new("/v1/attachments/{id}/content").get(download));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, create, edit, delete, download_link, download))]
+pub(super) struct Api;
+
+/// `{message, deletedComment: {id}, authType}`, plus `authenticatedUser` with session auth.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct CommentDeleted {
+    #[schema(examples("Comment deleted successfully"))]
+    message: String,
+    deleted_comment: DeletedComment,
+    #[schema(schema_with = super::people::auth_type_schema)]
+    auth_type: String,
+    /// Present with session auth only.
+    #[schema(required = false)]
+    authenticated_user: AuthenticatedUser<'static>,
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)] // only its schema is used
+struct DeletedComment {
+    id: CommentId,
+}
+
+/// An attachment's bytes, of the media type it was stored with.
+struct AttachmentBytes;
+
+impl utoipa::PartialSchema for AttachmentBytes {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Binary)))
+            .description(Some("The attachment's bytes, of the media type it was stored with."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for AttachmentBytes {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AttachmentBytes")
+    }
+}
+
+/// A signed, expiring link to an attachment's bytes.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct DownloadLink {
+    /// `GET` it without credentials before it expires.
+    #[schema(format = "uri")]
+    download_url: String,
+    /// Seconds until the link expires.
+    expires_in: u64,
 }
 
 /// The body limit of `POST /v1/comments`: base64 takes 4 bytes for every 3.
@@ -36,6 +93,20 @@ struct EntityQuery {
     entity_type: Option<String>,
 }
 
+/// List comments
+///
+/// The comments on one task, vendor, risk or policy, newest first.
+#[utoipa::path(
+    get, path = "/v1/comments", operation_id = "listComments", tag = "comments",
+    params(
+        ("entityId" = String, Query, description = "The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404."),
+        ("entityType" = CommentEntityType, Query, description = "The kind of record commented on."),
+    ),
+    responses(
+        (status = 200, description = "A bare array of comments.", body = Vec<CommentDto<'static>>),
+        (status = 404, description = "No such record in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn list(
     state: web::Data<AppState>,
     caller: Caller,
@@ -52,6 +123,23 @@ async fn list(
     Ok(HttpResponse::Ok().json(views.iter().map(CommentDto::from).collect::<Vec<_>>()))
 }
 
+/// Comment on a record
+///
+/// With an API key, `userId` is required and must be the user of an active member of the
+/// organization (else 400); with a session it is ignored and the session's user is the author.
+/// `entityId` must be an id of the kind `entityType` names (else 400) of a record in the caller's
+/// organization (else 404). The schema cannot express these. Attachments over the configured size
+/// limits (defaults: 10 MiB per file, 25 MiB per comment) are a 413.
+#[utoipa::path(
+    post, path = "/v1/comments", operation_id = "createComment", tag = "comments",
+    request_body = NewComment,
+    responses(
+        (status = 201, description = "The new comment.", body = CommentDto<'static>),
+        (status = 404, description = "No such record in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database or the attachment store is unavailable; retry after `Retry-After` seconds.",
+         body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+    ),
+)]
 async fn create(
     state: web::Data<AppState>,
     caller: Caller,
@@ -66,6 +154,16 @@ fn comment_id(id: &str) -> Result<CommentId, ApiError> {
     CommentId::parse(id).map_err(|_| ApiError::not_found("comment"))
 }
 
+/// Edit a comment
+///
+/// Replaces the content. Only the comment's author may (else 403): the session's user, or with an
+/// API key the member who created the key.
+#[utoipa::path(
+    put, path = "/v1/comments/{id}", operation_id = "updateComment", tag = "comments",
+    params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404.")),
+    request_body = CommentEdit,
+    responses((status = 200, description = "The edited comment.", body = CommentDto<'static>)),
+)]
 async fn edit(
     state: web::Data<AppState>,
     caller: Caller,
@@ -77,6 +175,14 @@ async fn edit(
     Ok(HttpResponse::Ok().json(CommentDto::from(&view)))
 }
 
+/// Delete a comment
+///
+/// Deletes the comment and its attachments. Only the comment's author may (else 403).
+#[utoipa::path(
+    delete, path = "/v1/comments/{id}", operation_id = "deleteComment", tag = "comments",
+    params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404.")),
+    responses((status = 200, description = "The comment is deleted.", body = CommentDeleted)),
+)]
 async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), comment_id(&id)?);
     let view = state.run(|app| async move { app.comments.delete(&principal, &id).await }).await?;
@@ -91,6 +197,15 @@ async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// Get an attachment's download link
+///
+/// A signed link to the attachment's bytes that works without credentials until it expires
+/// (default 900 s).
+#[utoipa::path(
+    get, path = "/v1/attachments/{id}/download", operation_id = "getAttachmentDownloadLink", tag = "comments",
+    params(("id" = AttachmentId, Path, description = "The attachment's id; an id of another shape is a 404.")),
+    responses((status = 200, description = "The link.", body = DownloadLink)),
+)]
 async fn download_link(
     state: web::Data<AppState>,
     caller: Caller,
@@ -110,7 +225,29 @@ struct Signed {
     signature: Option<String>,
 }
 
-/// Serves the bytes behind a link this service signed; the signature is the credential.
+/// Download an attachment
+///
+/// Serves the bytes behind a link `getAttachmentDownloadLink` signed; the signature is the
+/// credential. A tampered or expired signature, or a link missing one of its parameters, is a 403.
+#[utoipa::path(
+    get, path = "/v1/attachments/{id}/content", operation_id = "downloadAttachment", tag = "comments", security(()),
+    params(
+        ("id" = String, Path, description = "The attachment's id, as signed."),
+        ("org" = String, Query, description = "The attachment's organization, as signed."),
+        ("expires" = i64, Query, description = "When the link expires, in Unix seconds."),
+        ("signature" = String, Query, description = "The link's signature (hex HMAC-SHA256)."),
+    ),
+    responses(
+        (status = 200, description = "The attachment's bytes, with its media type and `Content-Disposition: attachment`.",
+         content_type = "*/*", body = AttachmentBytes,
+         headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"`, with an RFC 6266 `filename*` for names that are not plain ASCII."))),
+        (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The caller's request rate is over its limit; retry after `Retry-After` seconds.",
+         body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+        (status = 503, description = "The database or the attachment store is unavailable; retry after `Retry-After` seconds.",
+         body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+    ),
+)]
 async fn download(
     state: web::Data<AppState>,
     id: web::Path<String>,

@@ -8,10 +8,13 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::{Credentials, Principal};
 use compliance_credentials::FieldType;
+use compliance_domain::OrganizationId;
 use compliance_integrations::{NewConnection, ProviderView, StartOAuth};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
 
+use super::{Endpoint, Router};
 use crate::AppState;
 use crate::auth::SESSION_COOKIE;
 use crate::pages::{ConnectBody, ConnectPage, Outcome, render_connect_page, render_message_page};
@@ -21,30 +24,63 @@ const FORM_LIMIT: usize = 64 * 1024;
 /// Credential inputs are named `cred.<field id>`.
 const FIELD_PREFIX: &str = "cred.";
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(
-            web::resource("/integrations/{slug}/connect")
-                .route(web::get().to(show))
-                .route(web::post().to(submit_form))
-                .default_service(web::to(method_not_allowed)),
-        )
-        .service(
-            web::resource("/integrations/{slug}/connect/oauth")
-                .route(web::post().to(submit_oauth))
-                .default_service(web::to(method_not_allowed)),
-        );
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::page("/integrations/{slug}/connect").get(show).post(submit_form))
+        .add(Endpoint::page("/integrations/{slug}/connect/oauth").post(submit_oauth));
 }
 
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(show, submit_form, submit_oauth))]
+pub(super) struct Api;
+
 /// `organizationId`, plus what the OAuth callback appends when it sends the browser back.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 #[serde(rename_all = "camelCase")]
 struct PageQuery {
+    /// The organization to connect (`org_…`); the session's user must be a member. Without it the
+    /// page answers 400.
+    #[param(required = true, value_type = OrganizationId)]
     organization_id: Option<String>,
+    /// Set by the OAuth callback: `connected` or `error`; other values are ignored.
     status: Option<String>,
+    /// Set by the OAuth callback with `status=connected`; shown only when it is a connection of the organization.
     connection_id: Option<String>,
+    /// Set by the OAuth callback with `status=error`; shown only when it is a short lowercase code.
     error: Option<String>,
 }
+
+/// The query of a form POST: only `organizationId` counts.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)] // only its parameters are used
+struct FormQuery {
+    /// The organization to connect (`org_…`), as in the page's form action; without it the page answers 400.
+    #[param(required = true, value_type = OrganizationId)]
+    organization_id: Option<String>,
+}
+
+/// A form the connect page rendered (`application/x-www-form-urlencoded`): `csrf_token`, the token
+/// the page put into the form (bound to the session, the organization and the provider; a wrong
+/// one is a 403 page), and `cred.<fieldId>` values.
+struct ConnectForm;
+
+impl utoipa::PartialSchema for ConnectForm {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let text = || ObjectBuilder::new().schema_type(Type::String);
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("csrf_token", text().description(Some("The form's CSRF token, as the page rendered it.")))
+            .required("csrf_token")
+            .additional_properties(Some(text()))
+            .into()
+    }
+}
+
+impl ToSchema for ConnectForm {}
 
 /// Who is looking, for which organization, with which session token.
 struct Visitor {
@@ -70,7 +106,7 @@ fn message(status: StatusCode, title: &str, detail: &str) -> HttpResponse {
     page(status, render_message_page(title, detail))
 }
 
-async fn method_not_allowed() -> HttpResponse {
+pub(super) fn method_not_allowed() -> HttpResponse {
     message(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed", "This page takes GET, and POST from its forms.")
 }
 
@@ -152,6 +188,24 @@ fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &F
     })
 }
 
+/// The connect page of a provider.
+///
+/// Server-rendered HTML for a browser with a `session_token` cookie: the provider's setup
+/// instructions, and a Connect button (`oauth2`) or the credential form. Back from the OAuth
+/// callback it shows the outcome. Its errors are HTML pages too.
+#[utoipa::path(
+    get, path = "/integrations/{slug}/connect", operation_id = "showConnectPage", tag = "connect-page",
+    security(("session" = [])),
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404 page."), PageQuery),
+    responses(
+        (status = 200, description = "The page.", content_type = "text/html", body = String),
+        (status = 400, description = "`organizationId` is missing (an HTML page), or the query is malformed (a problem).", content((String = "text/html"), (crate::openapi::Problem = "application/problem+json"))),
+        (status = 401, description = "No session, or not a valid one.", content_type = "text/html", body = String),
+        (status = 403, description = "The session's user is not a member of the organization.", content_type = "text/html", body = String),
+        (status = 404, description = "No provider has this slug.", content_type = "text/html", body = String),
+        (status = 503, description = "The database is unavailable.", content_type = "text/html", body = String),
+    ),
+)]
 async fn show(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -277,6 +331,30 @@ async fn accept_form(
     Ok((visitor, provider, submitted))
 }
 
+/// Submit the credential form of the connect page.
+///
+/// Creates the connection as `POST /v1/integrations/connections` does, and answers the page again
+/// with the result, or with each field's error next to it (password values are never sent back).
+/// The body is read as `application/x-www-form-urlencoded` whatever its declared type.
+#[utoipa::path(
+    post, path = "/integrations/{slug}/connect", operation_id = "submitConnectForm", tag = "connect-page",
+    security(("session" = [])),
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404 page."), FormQuery),
+    request_body(
+        content = ConnectForm, content_type = "application/x-www-form-urlencoded",
+        description = "`csrf_token`, and `cred.<fieldId>` for each of the provider's credential fields (other names are ignored); at most 64 KiB.",
+    ),
+    responses(
+        (status = 201, description = "The page, showing the new connection.", content_type = "text/html", body = String),
+        (status = 400, description = "`organizationId` is missing, the form is malformed or its values are invalid (an HTML page), or the query is malformed (a problem).", content((String = "text/html"), (crate::openapi::Problem = "application/problem+json"))),
+        (status = 401, description = "No session, or not a valid one.", content_type = "text/html", body = String),
+        (status = 403, description = "The session's user is not a member of the organization, or the form's CSRF token is wrong.", content_type = "text/html", body = String),
+        (status = 404, description = "No provider has this slug.", content_type = "text/html", body = String),
+        (status = 409, description = "The organization is already connected to the provider.", content_type = "text/html", body = String),
+        (status = 413, description = "The form is larger than 64 KiB.", content_type = "text/html", body = String),
+        (status = 503, description = "The database is unavailable.", content_type = "text/html", body = String),
+    ),
+)]
 async fn submit_form(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -334,6 +412,29 @@ fn refill(provider: &ProviderView, submitted: &BTreeMap<String, SecretString>) -
         .collect()
 }
 
+/// Submit the Connect button of an `oauth2` provider's connect page.
+///
+/// Starts the OAuth flow as `POST /v1/integrations/oauth/start` does and sends the browser to the
+/// provider; the callback brings it back to this page.
+#[utoipa::path(
+    post, path = "/integrations/{slug}/connect/oauth", operation_id = "submitConnectOAuth", tag = "connect-page",
+    security(("session" = [])),
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404 page."), FormQuery),
+    request_body(
+        content = ConnectForm, content_type = "application/x-www-form-urlencoded",
+        description = "`csrf_token`; other names are ignored; at most 64 KiB.",
+    ),
+    responses(
+        (status = 303, description = "To the provider's authorization URL.", headers(("Location" = String, description = "The provider's authorization URL."))),
+        (status = 400, description = "`organizationId` is missing, the form is malformed, or the provider is not `oauth2` (an HTML page), or the query is malformed (a problem).", content((String = "text/html"), (crate::openapi::Problem = "application/problem+json"))),
+        (status = 401, description = "No session, or not a valid one.", content_type = "text/html", body = String),
+        (status = 403, description = "The session's user is not a member of the organization, or the form's CSRF token is wrong.", content_type = "text/html", body = String),
+        (status = 404, description = "No provider has this slug.", content_type = "text/html", body = String),
+        (status = 412, description = "The organization has no OAuth app for the provider: the page shows the setup instructions.", content_type = "text/html", body = String),
+        (status = 413, description = "The form is larger than 64 KiB.", content_type = "text/html", body = String),
+        (status = 503, description = "The database is unavailable.", content_type = "text/html", body = String),
+    ),
+)]
 async fn submit_oauth(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -3,22 +3,92 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::MemberId;
 
-use super::resource;
-use crate::wire::ListEnvelope;
+use super::{Endpoint, Router};
+use crate::wire::{AuthenticatedUser, ListEnvelope};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(resource("/devices").route(web::get().to(list)))
-        .service(resource("/people/{id}/devices").route(web::get().to(for_member)));
+pub fn configure(router: &mut Router<'_>) {
+    router.add(Endpoint::new("/v1/devices").get(list)).add(Endpoint::new("/v1/people/{id}/devices").get(for_member));
 }
 
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, for_member))]
+pub(super) struct Api;
+
+/// A host as the device management system (FleetDM) returns it, passed through unchanged: e.g.
+/// `id`, `hostname`, `uuid`, `platform`, `os_version`, `hardware_serial`, `status`,
+/// `disk_encryption_enabled`, `seen_time`, `labels`, `mdm` and `policies` (each with `id`,
+/// `name`, `query`, `critical`, `response`, …). Which members are present, and which are `null`,
+/// is the device management system's choice.
+struct Device;
+
+impl utoipa::PartialSchema for Device {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .description(Some(
+                "A host as the device management system (FleetDM) returns it, passed through unchanged: e.g. `id`, \
+                 `hostname`, `uuid`, `platform`, `os_version`, `hardware_serial`, `status`, `disk_encryption_enabled`, \
+                 `seen_time`, `labels`, `mdm` and `policies` (each with `id`, `name`, `query`, `critical`, `response`, \
+                 …). Which members are present, and which are `null`, is the device management system's choice.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Device {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Device")
+    }
+}
+
+/// `{data, count, authType, authenticatedUser}` of devices.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // only its schema is used
+struct DeviceList {
+    data: Vec<Device>,
+    count: usize,
+    #[schema(rename = "authType", schema_with = super::people::auth_type_schema)]
+    auth_type: String,
+    #[schema(rename = "authenticatedUser")]
+    authenticated_user: AuthenticatedUser<'static>,
+}
+
+/// List devices
+///
+/// The hosts carrying the organization's device label (`deviceManagerLabelId`), read from the
+/// device management system; empty when the organization has no label.
+#[utoipa::path(
+    get, path = "/v1/devices", operation_id = "listDevices", tag = "devices",
+    responses(
+        (status = 200, description = "The devices.", body = DeviceList),
+        (status = 503, description = "No device management system is configured (no retry helps), or the database is unavailable (retry after `Retry-After` seconds).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The device management system answered badly or could not be reached.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 504, description = "The device management system did not answer in time.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn list(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let devices = state.run(|app| async move { app.devices.list(&principal).await }).await?;
     Ok(envelope(&caller, devices))
 }
 
+/// List a person's devices
+///
+/// The hosts carrying the member's device label; empty when the member has none.
+#[utoipa::path(
+    get, path = "/v1/people/{id}/devices", operation_id = "listPersonDevices", tag = "devices",
+    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404.")),
+    responses(
+        (status = 200, description = "The member's devices.", body = DeviceList),
+        (status = 503, description = "No device management system is configured (no retry helps), or the database is unavailable (retry after `Retry-After` seconds).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The device management system answered badly or could not be reached.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 504, description = "The device management system did not answer in time.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn for_member(
     state: web::Data<AppState>,
     caller: Caller,

@@ -1,24 +1,64 @@
 //! Liveness and readiness, without credentials.
 
 use actix_web::{HttpResponse, web};
+use serde::Serialize;
 use serde_json::json;
+use utoipa::{OpenApi, ToSchema};
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::{ApiError, AppState};
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(resource("/health").route(web::get().to(health)))
-        .service(resource("/ready").route(web::get().to(ready)));
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/health").get(health))
+        .add(Endpoint::new("/ready").get(ready))
+        .add(Endpoint::new("/metrics").get(metrics));
+}
+
+#[derive(OpenApi)]
+#[openapi(paths(health, ready, metrics))]
+pub(super) struct Api;
+
+/// `{"status": …}`
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)] // only its schema is used
+struct Status {
+    #[schema(examples("ok"))]
+    status: String,
 }
 
 /// The process answers.
+#[utoipa::path(
+    get, path = "/health", operation_id = "health", tag = "health", security(()),
+    responses((status = 200, description = "The process is alive (the database is not asked).", body = Status)),
+)]
 async fn health() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
 /// The database answers too.
+#[utoipa::path(
+    get, path = "/ready", operation_id = "ready", tag = "health", security(()),
+    responses(
+        (status = 200, description = "The database answers: `{\"status\": \"ready\"}`.", body = Status),
+        (
+            status = 503, description = "The database does not answer.", body = crate::openapi::Problem,
+            content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait")),
+        ),
+    ),
+)]
 async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     state.run(|app| async move { app.ready().await }).await?;
     Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
+}
+
+/// Prometheus metrics: requests by route, method and status, latencies, pools, database errors.
+///
+/// No authentication: keep it off the public internet (docs/operations.md).
+#[utoipa::path(
+    get, path = "/metrics", operation_id = "metrics", tag = "health", security(()),
+    responses((status = 200, description = "The Prometheus text exposition format.", content_type = "text/plain", body = String)),
+)]
+async fn metrics(operations: Option<web::Data<crate::middleware::Operations>>) -> HttpResponse {
+    crate::middleware::metrics(operations).await
 }

@@ -3,47 +3,115 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::Credentials;
+use compliance_domain::{ConnectionId, UserId};
+use compliance_integrations::{CheckReport, ConnectionView, OAuthAppView, ProviderView};
 use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
 use crate::wire::ListEnvelope;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(resource("/integrations/providers").route(web::get().to(list_providers)))
-        .service(resource("/integrations/providers/{slug}").route(web::get().to(get_provider)))
-        .service(
-            resource("/integrations/oauth-apps/{slug}")
-                .route(web::get().to(get_oauth_app))
-                .route(web::put().to(put_oauth_app))
-                .route(web::delete().to(delete_oauth_app)),
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/integrations/providers").get(list_providers))
+        .add(Endpoint::new("/v1/integrations/providers/{slug}").get(get_provider))
+        .add(
+            Endpoint::new("/v1/integrations/oauth-apps/{slug}")
+                .get(get_oauth_app)
+                .put(put_oauth_app)
+                .delete(delete_oauth_app),
         )
-        .service(resource("/integrations/oauth/start").route(web::post().to(start_oauth)))
-        .service(resource("/integrations/oauth/callback").route(web::get().to(oauth_callback)))
-        .service(
-            resource("/integrations/connections")
-                .route(web::get().to(list_connections))
-                .route(web::post().to(create_connection)),
-        )
-        .service(
-            resource("/integrations/connections/{id}")
-                .route(web::get().to(get_connection))
-                .route(web::delete().to(disconnect)),
-        )
-        .service(resource("/integrations/connections/{id}/check").route(web::post().to(check)));
+        .add(Endpoint::new("/v1/integrations/oauth/start").post(start_oauth))
+        .add(Endpoint::new("/v1/integrations/oauth/callback").get(oauth_callback))
+        .add(Endpoint::new("/v1/integrations/connections").get(list_connections).post(create_connection))
+        .add(Endpoint::new("/v1/integrations/connections/{id}").get(get_connection).delete(disconnect))
+        .add(Endpoint::new("/v1/integrations/connections/{id}/check").post(check));
 }
 
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list_providers,
+    get_provider,
+    get_oauth_app,
+    put_oauth_app,
+    delete_oauth_app,
+    start_oauth,
+    oauth_callback,
+    list_connections,
+    create_connection,
+    get_connection,
+    disconnect,
+    check,
+))]
+pub(super) struct Api;
+
+/// How the caller authenticated.
+#[derive(ToSchema)]
+#[allow(dead_code)] // only its schema is used
+enum ListAuthType {
+    #[schema(rename = "api-key")]
+    ApiKey,
+    #[schema(rename = "session")]
+    Session,
+}
+
+/// The user the caller acts as (an API key acts as the member who created it).
+#[derive(ToSchema)]
+#[allow(dead_code)] // only its schema is used
+struct ListUser {
+    id: UserId,
+    email: String,
+}
+
+/// `{data, count, authType, authenticatedUser}` of the providers.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct ProviderList {
+    data: Vec<ProviderView>,
+    count: usize,
+    #[schema(inline)]
+    auth_type: ListAuthType,
+    #[schema(inline)]
+    authenticated_user: ListUser,
+}
+
+/// `{data, count, authType, authenticatedUser}` of the connections.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct ConnectionList {
+    data: Vec<ConnectionView>,
+    count: usize,
+    #[schema(inline)]
+    auth_type: ListAuthType,
+    #[schema(inline)]
+    authenticated_user: ListUser,
+}
+
+/// List the providers, sorted by slug.
+#[utoipa::path(
+    get, path = "/v1/integrations/providers", operation_id = "listProviders", tag = "integrations",
+    responses((status = 200, description = "Every provider.", body = ProviderList)),
+)]
 async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let providers = state.integrations(|i| async move { i.list_providers(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, providers)))
 }
 
+/// Get a provider.
+#[utoipa::path(
+    get, path = "/v1/integrations/providers/{slug}", operation_id = "getProvider", tag = "integrations",
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    responses((status = 200, description = "The provider.", body = ProviderView)),
+)]
 async fn get_provider(
     state: web::Data<AppState>,
     caller: Caller,
@@ -54,6 +122,16 @@ async fn get_provider(
     Ok(HttpResponse::Ok().json(provider))
 }
 
+/// Get the organization's OAuth app for an `oauth2` provider.
+#[utoipa::path(
+    get, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "getOAuthApp", tag = "integrations",
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    responses(
+        (status = 200, description = "The OAuth app; the client secret is never returned.", body = OAuthAppView),
+        (status = 400, description = "The provider is not an `oauth2` provider (`providerSlug`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such provider, or no OAuth app is configured for it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn get_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
@@ -64,6 +142,15 @@ async fn get_oauth_app(
     Ok(HttpResponse::Ok().json(app))
 }
 
+/// Configure the organization's OAuth app for an `oauth2` provider (administrators).
+///
+/// Only an owner or admin of the organization may do this (403 otherwise).
+#[utoipa::path(
+    put, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "putOAuthApp", tag = "integrations",
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    request_body = OAuthAppInput,
+    responses((status = 200, description = "The OAuth app as stored; the client secret is never returned.", body = OAuthAppView)),
+)]
 async fn put_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
@@ -75,13 +162,28 @@ async fn put_oauth_app(
     Ok(HttpResponse::Ok().json(app))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct OAuthAppRemoved {
+    /// `OAuth app removed`.
+    #[schema(value_type = String, examples("OAuth app removed"))]
     message: &'static str,
+    #[schema(schema_with = compliance_integrations::openapi::slug)]
     provider_slug: String,
 }
 
+/// Remove the organization's OAuth app for an `oauth2` provider (administrators).
+///
+/// Existing connections stay; their next refresh or check reports that the app is missing.
+#[utoipa::path(
+    delete, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "deleteOAuthApp", tag = "integrations",
+    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    responses(
+        (status = 200, description = "The OAuth app was removed.", body = OAuthAppRemoved),
+        (status = 400, description = "The provider is not an `oauth2` provider (`providerSlug`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such provider, or no OAuth app was configured for it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn delete_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
@@ -93,12 +195,30 @@ async fn delete_oauth_app(
     Ok(HttpResponse::Ok().json(OAuthAppRemoved { message: "OAuth app removed", provider_slug }))
 }
 
-#[derive(Serialize)]
+/// Where to send the browser.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct AuthorizationUrl {
     authorization_url: String,
 }
 
+/// Start connecting an `oauth2` provider.
+///
+/// Answers the provider's authorization URL to send the browser to; the provider sends it back to
+/// `GET /v1/integrations/oauth/callback`, which needs the same user's `session_token` cookie.
+#[utoipa::path(
+    post, path = "/v1/integrations/oauth/start", operation_id = "startOAuth", tag = "integrations",
+    request_body = StartOAuth,
+    responses(
+        (status = 200, description = "The authorization URL.", body = AuthorizationUrl),
+        (status = 404, description = "No provider has this `providerSlug`.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (
+            status = 412,
+            description = "The organization has no OAuth app for the provider: the problem adds `setupInstructions` and `createAppUrl` (each `null` when the manifest has none).",
+            body = SetupRequired, content_type = "application/problem+json",
+        ),
+    ),
+)]
 async fn start_oauth(
     state: web::Data<AppState>,
     caller: Caller,
@@ -109,15 +229,54 @@ async fn start_oauth(
     Ok(HttpResponse::Ok().json(AuthorizationUrl { authorization_url }))
 }
 
-#[derive(Deserialize)]
+/// A 412 problem: what an administrator must set up first.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct SetupRequired {
+    /// `/problems/setup-required`.
+    #[schema(rename = "type")]
+    kind: String,
+    title: String,
+    status: u16,
+    detail: String,
+    /// Markdown, from the provider's manifest.
+    setup_instructions: Option<String>,
+    create_app_url: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct CallbackQuery {
+    /// The provider's authorization code.
     code: Option<String>,
+    /// The state `startOAuth` put into the authorization URL; missing, unknown, expired, used or
+    /// another user's is a 400 on field `state`.
     state: Option<String>,
+    /// The provider's error code, e.g. `access_denied`.
     error: Option<String>,
 }
 
-/// The provider sends the browser here. The session cookie says who; the state says which
-/// organization and provider. See docs/integrations.md for every outcome.
+/// Finish connecting an `oauth2` provider (the provider sends the browser here).
+///
+/// The provider sends the browser here. The session cookie says who (the user who started); the
+/// state says which organization and provider, so no `X-Organization-Id` is needed. See
+/// docs/integrations.md for every outcome.
+#[utoipa::path(
+    get, path = "/v1/integrations/oauth/callback", operation_id = "oauthCallback", tag = "integrations",
+    security(("session" = [])),
+    params(CallbackQuery),
+    responses(
+        (
+            status = 303,
+            description = "To the `redirectUrl` given at start (default: the provider's connect page) with `provider` and `status=connected&connectionId=…`, or `status=error&error=<code>` (`access_denied`, …, `token_exchange_failed`, `oauth_app_missing`, `missing_code`, `connection_changed`).",
+            headers(("Location" = String, description = "Where the browser goes next.")),
+        ),
+        (status = 400, description = "The state is missing, unknown, expired, already used, or was started by another user or organization (title `Invalid OAuth state`, field `state`); or the query is malformed.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No `session_token` cookie.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The state's provider is no longer offered.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn oauth_callback(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -147,12 +306,27 @@ async fn oauth_callback(
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, redirect.0)).finish())
 }
 
+/// List the organization's connections, newest first (disconnected ones included).
+#[utoipa::path(
+    get, path = "/v1/integrations/connections", operation_id = "listConnections", tag = "integrations",
+    responses((status = 200, description = "Every connection of the organization.", body = ConnectionList)),
+)]
 async fn list_connections(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let connections = state.integrations(|i| async move { i.list_connections(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, connections)))
 }
 
+/// Connect an `api_key`, `basic` or `custom` provider with its credential values.
+#[utoipa::path(
+    post, path = "/v1/integrations/connections", operation_id = "createConnection", tag = "integrations",
+    request_body = NewConnection,
+    responses(
+        (status = 201, description = "The connection, `active`.", body = ConnectionView),
+        (status = 404, description = "No provider has this `providerSlug`.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The organization already has a live (not disconnected) connection to the provider.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn create_connection(
     state: web::Data<AppState>,
     caller: Caller,
@@ -163,6 +337,12 @@ async fn create_connection(
     Ok(HttpResponse::Created().json(connection))
 }
 
+/// Get a connection.
+#[utoipa::path(
+    get, path = "/v1/integrations/connections/{id}", operation_id = "getConnection", tag = "integrations",
+    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404.")),
+    responses((status = 200, description = "The connection.", body = ConnectionView)),
+)]
 async fn get_connection(
     state: web::Data<AppState>,
     caller: Caller,
@@ -173,13 +353,27 @@ async fn get_connection(
     Ok(HttpResponse::Ok().json(connection))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = ConnectionDisconnected)]
 struct DisconnectedBody {
+    /// `Connection disconnected`.
+    #[schema(value_type = String, examples("Connection disconnected"))]
     message: &'static str,
     #[serde(flatten)]
     outcome: compliance_integrations::Disconnected,
 }
 
+/// Disconnect: destroy the credentials and tokens, and revoke the tokens where the provider allows.
+///
+/// Disconnecting a disconnected connection answers the same, with `revocation: "not_supported"`.
+#[utoipa::path(
+    delete, path = "/v1/integrations/connections/{id}", operation_id = "deleteConnection", tag = "integrations",
+    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404.")),
+    responses(
+        (status = 200, description = "The connection, `disconnected`, and what became of its tokens.", body = DisconnectedBody),
+        (status = 409, description = "The connection kept changing during the disconnect; try again.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn disconnect(
     state: web::Data<AppState>,
     caller: Caller,
@@ -190,6 +384,19 @@ async fn disconnect(
     Ok(HttpResponse::Ok().json(DisconnectedBody { message: "Connection disconnected", outcome }))
 }
 
+/// Check a connection with the provider's `verify` request.
+///
+/// A 2xx makes it `active`; 401/403 (or a refresh token the provider refuses) `needs_reauth`;
+/// anything else `error`.
+#[utoipa::path(
+    post, path = "/v1/integrations/connections/{id}/check", operation_id = "checkConnection", tag = "integrations",
+    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404.")),
+    responses(
+        (status = 200, description = "The connection as updated, and what the check found.", body = CheckReport),
+        (status = 400, description = "The provider declares no `verify` request (`id`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The connection is disconnected, its provider is no longer offered, or it changed during the check.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn check(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, id.into_inner());
     let report = state.integrations(|i| async move { i.check(&principal, &id).await }).await?;

@@ -3,21 +3,60 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::organization::OrganizationChanges;
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, WithAuth, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config.service(resource("/organization").route(web::get().to(get)).route(web::patch().to(update)));
+pub fn configure(router: &mut Router<'_>) {
+    router.add(Endpoint::new("/v1/organization").get(get).patch(update));
 }
 
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(get, update))]
+pub(super) struct Api;
+
+/// The organization plus `authType`, and `authenticatedUser` with session auth.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+struct OrganizationWithAuth {
+    #[serde(flatten)]
+    organization: OrganizationDto<'static>,
+    #[schema(schema_with = super::people::auth_type_schema)]
+    auth_type: String,
+    /// Present with session auth only.
+    #[schema(required = false)]
+    authenticated_user: AuthenticatedUser<'static>,
+}
+
+/// Get the organization
+///
+/// The caller's organization.
+#[utoipa::path(
+    get, path = "/v1/organization", operation_id = "getOrganization", tag = "organization",
+    responses((status = 200, description = "The organization (no envelope).", body = OrganizationDto<'static>)),
+)]
 async fn get(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let organization = state.run(|app| async move { app.organization.get(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(OrganizationDto::from(&organization)))
 }
 
+/// Update the organization
+///
+/// Changes the fields present; `null` clears a nullable field. `metadata` must be JSON text: the
+/// schema's pattern admits only JSON nested at most one level deep, the service any JSON text.
+#[utoipa::path(
+    patch, path = "/v1/organization", operation_id = "updateOrganization", tag = "organization",
+    request_body = OrganizationChanges,
+    responses(
+        (status = 200, description = "The updated organization with `authType` (and `authenticatedUser` with session auth).",
+         body = OrganizationWithAuth),
+        (status = 409, description = "The slug is taken, or the device label belongs to another organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn update(
     state: web::Data<AppState>,
     caller: Caller,

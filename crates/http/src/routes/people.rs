@@ -5,15 +5,52 @@ use compliance_domain::MemberId;
 use compliance_domain::people::{MemberChanges, NewMember};
 use serde::Deserialize;
 
-use super::resource;
+use super::{Endpoint, Router};
 use crate::body::JsonBody;
-use crate::wire::{ListEnvelope, MemberDto};
+use crate::wire::{AuthenticatedUser, ListEnvelope, MemberDto};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(resource("/people").route(web::get().to(list)).route(web::post().to(create)))
-        .service(resource("/people/{id}").route(web::get().to(get)).route(web::patch().to(update)));
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/people").get(list).post(create))
+        .add(Endpoint::new("/v1/people/{id}").get(get).patch(update));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, get, create, update), components(schemas(IncludeInactive)))]
+pub(super) struct Api;
+
+/// The schema of `authType` outside the context endpoints.
+pub(super) fn auth_type_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["api-key", "session"]))
+        .description(Some("`api-key` or `session`: how the request authenticated."))
+        .build()
+}
+
+/// `includeInactive`: `true` or `false`.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // only its schema is used
+enum IncludeInactive {
+    #[schema(rename = "true")]
+    True,
+    #[schema(rename = "false")]
+    False,
+}
+
+/// `{data, count, authType, authenticatedUser}` of people.
+#[derive(utoipa::ToSchema)]
+#[schema(as = MemberList)]
+#[allow(dead_code)] // only its schema is used
+struct MemberList {
+    data: Vec<MemberDto<'static>>,
+    count: usize,
+    #[schema(rename = "authType", schema_with = auth_type_schema)]
+    auth_type: String,
+    #[schema(rename = "authenticatedUser")]
+    authenticated_user: AuthenticatedUser<'static>,
 }
 
 #[derive(Deserialize)]
@@ -26,6 +63,14 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
     MemberId::parse(id).map_err(|_| ApiError::not_found("person"))
 }
 
+/// List people
+///
+/// The organization's active members, newest first; `includeInactive=true` adds deactivated ones.
+#[utoipa::path(
+    get, path = "/v1/people", operation_id = "listPeople", tag = "people",
+    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`).")),
+    responses((status = 200, description = "The members.", body = MemberList)),
+)]
 async fn list(
     state: web::Data<AppState>,
     caller: Caller,
@@ -41,12 +86,34 @@ async fn list(
     Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, people.iter().map(MemberDto::from).collect())))
 }
 
+/// Get a person
+///
+/// One member, deactivated or not.
+#[utoipa::path(
+    get, path = "/v1/people/{id}", operation_id = "getPerson", tag = "people",
+    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404.")),
+    responses((status = 200, description = "The member (no envelope).", body = MemberDto<'static>)),
+)]
 async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, member_id(&id)?);
     let person = state.run(|app| async move { app.people.get(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(MemberDto::from(&person)))
 }
 
+/// Add a person
+///
+/// Makes an existing user a member of the organization. `userId` must name an existing user (a
+/// well-formed id of no user is a 400, which the schema cannot express); a user may hold one
+/// membership per organization and a device label may belong to one organization (409).
+#[utoipa::path(
+    post, path = "/v1/people", operation_id = "createPerson", tag = "people",
+    request_body = NewMember,
+    responses(
+        (status = 201, description = "The new member (no envelope).", body = MemberDto<'static>),
+        (status = 409, description = "The user is already a member, or the device label belongs to another organization.",
+         body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn create(
     state: web::Data<AppState>,
     caller: Caller,
@@ -57,6 +124,20 @@ async fn create(
     Ok(HttpResponse::Created().json(MemberDto::from(&person)))
 }
 
+/// Update a person
+///
+/// Changes the fields present; `isActive: false` deactivates the member. A `userId` must name an
+/// existing user (else 400, which the schema cannot express).
+#[utoipa::path(
+    patch, path = "/v1/people/{id}", operation_id = "updatePerson", tag = "people",
+    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404.")),
+    request_body = MemberChanges,
+    responses(
+        (status = 200, description = "The updated member (no envelope).", body = MemberDto<'static>),
+        (status = 409, description = "The user is already a member, or the device label belongs to another organization.",
+         body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
 async fn update(
     state: web::Data<AppState>,
     caller: Caller,

@@ -1,0 +1,213 @@
+//! The OpenAPI 3.1 document. Each route module describes its operations with `#[utoipa::path]`
+//! (records.rs builds its generic ones with utoipa's types); this module joins them, adds the
+//! security schemes, and gives every operation the error answers the service's layers can produce.
+
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::{Content, Header, OpenApi as Document, Ref, RefOr, Response, Schema};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+
+use compliance_domain::FieldError;
+
+/// Security scheme names, as operations refer to them.
+pub const API_KEY: &str = "apiKey";
+pub const SESSION: &str = "session";
+pub const ORGANIZATION: &str = "organization";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Compliance API",
+        description = "A multi-tenant compliance and risk management API: people, policies, risks, vendors, \
+                       tasks, comments, context, integrations, devices and browser automations. Errors are \
+                       RFC 9457 problem details (`application/problem+json`).",
+        license(name = "Apache-2.0", identifier = "Apache-2.0"),
+    ),
+    components(schemas(Problem)),
+    modifiers(&SecuritySchemes),
+    security(("apiKey" = []), ("session" = [], "organization" = [])),
+)]
+struct Root;
+
+/// The whole document, as `GET /openapi.json` serves it.
+pub fn document() -> Document {
+    let mut document = Root::openapi();
+    for part in crate::routes::documents() {
+        document.merge(part);
+    }
+    StandardErrors.modify(&mut document);
+    document
+}
+
+/// The document as pretty JSON with a final newline, byte for byte what `docs/openapi.json` holds.
+pub fn document_json() -> String {
+    let mut json = serde_json::to_string_pretty(&document()).unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+/// RFC 9457 problem details, as `error.rs` writes them; some problems add members (e.g. `setupInstructions`).
+#[derive(ToSchema)]
+#[schema(as = Problem)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used
+pub(crate) struct Problem {
+    /// `/problems/{kind}`, e.g. `/problems/validation`.
+    #[schema(rename = "type")]
+    kind: String,
+    title: String,
+    status: u16,
+    detail: String,
+    /// The invalid fields of a validation problem.
+    #[schema(required = false)]
+    errors: Vec<FieldError>,
+    /// The request's `X-Request-Id`, to find its log lines.
+    #[schema(required = false)]
+    request_id: String,
+}
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, document: &mut Document) {
+        let components = document.components.get_or_insert_with(Default::default);
+        let header = |name: &str, description: &str| {
+            let mut value = ApiKeyValue::new(name);
+            value.description = Some(description.to_owned());
+            SecurityScheme::ApiKey(ApiKey::Header(value))
+        };
+        components.add_security_scheme(
+            API_KEY,
+            header("X-API-Key", "An organization's API key (`cpk_…`); the key names its organization."),
+        );
+        let mut cookie = ApiKeyValue::new(crate::auth::SESSION_COOKIE);
+        cookie.description = Some("A user's session token; send `X-Organization-Id` with it.".to_owned());
+        components.add_security_scheme(SESSION, SecurityScheme::ApiKey(ApiKey::Cookie(cookie)));
+        components.add_security_scheme(
+            ORGANIZATION,
+            header("X-Organization-Id", "The organization (`org_…`) a session acts in; the user must be a member."),
+        );
+    }
+}
+
+/// The problem answers every operation can get from the layers below its handler, added where the
+/// operation's own annotation does not state them.
+struct StandardErrors;
+
+/// (status, component name, description, `Retry-After` header)
+const STANDARD: &[(&str, &str, &str, bool)] = &[
+    ("400", "BadRequest", "The request is invalid; `errors` names each invalid field.", false),
+    ("401", "Unauthenticated", "No valid API key or session.", false),
+    ("403", "Forbidden", "The caller may not do this in this organization.", false),
+    ("404", "NotFound", "No such resource in the caller's organization.", false),
+    ("413", "PayloadTooLarge", "The body is larger than this operation accepts.", false),
+    ("415", "UnsupportedMediaType", "The body is not `application/json`.", false),
+    ("429", "TooManyRequests", "The caller's request rate is over its limit; retry after `Retry-After` seconds.", true),
+    ("503", "Unavailable", "The database is unavailable; retry after `Retry-After` seconds.", true),
+];
+
+impl Modify for StandardErrors {
+    fn modify(&self, document: &mut Document) {
+        let components = document.components.get_or_insert_with(Default::default);
+        for (_, name, description, retry_after) in STANDARD {
+            components.responses.insert((*name).to_owned(), RefOr::T(problem_response(description, *retry_after)));
+        }
+        for (path, item) in document.paths.paths.iter_mut() {
+            let rate_limited = !crate::middleware::EXEMPT.contains(&path.as_str());
+            let operations = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+            for operation in operations.into_iter().flatten() {
+                let mut statuses = standard_statuses(operation);
+                if rate_limited {
+                    statuses.push("429");
+                }
+                for status in statuses {
+                    let Some((_, name, ..)) = STANDARD.iter().find(|(code, ..)| *code == status) else { continue };
+                    let responses = &mut operation.responses.responses;
+                    responses.entry(status.to_owned()).or_insert_with(|| RefOr::Ref(Ref::from_response_name(*name)));
+                }
+            }
+        }
+    }
+}
+
+/// The statuses an operation can get without its handler saying so (besides the rate limiter's 429).
+fn standard_statuses(operation: &Operation) -> Vec<&'static str> {
+    let mut statuses = Vec::new();
+    let public = operation.security.as_ref().is_some_and(|requirements| requirements.iter().all(is_empty));
+    if !public {
+        statuses.extend(["401", "403", "503"]);
+    }
+    let parameters = operation.parameters.iter().flatten().filter_map(|p| match p {
+        RefOr::T(parameter) => Some(parameter),
+        RefOr::Ref(_) => None,
+    });
+    for parameter in parameters {
+        match parameter.parameter_in {
+            ParameterIn::Path => statuses.push("404"),
+            ParameterIn::Query => statuses.push("400"),
+            _ => {}
+        }
+    }
+    if operation.request_body.is_some() {
+        statuses.extend(["400", "413", "415"]);
+    }
+    statuses.sort_unstable();
+    statuses.dedup();
+    statuses
+}
+
+fn is_empty(requirement: &utoipa::openapi::security::SecurityRequirement) -> bool {
+    requirement == &Default::default()
+}
+
+fn problem_response(description: &str, retry_after: bool) -> Response {
+    let mut response = Response::new(description);
+    let schema: RefOr<Schema> = RefOr::Ref(Ref::from_schema_name(Problem::name()));
+    response.content.insert("application/problem+json".to_owned(), RefOr::T(Content::new(Some(schema))));
+    if retry_after {
+        let mut header = Header::new(u32::schema());
+        header.description = Some("Seconds to wait before retrying.".to_owned());
+        response.headers.insert("Retry-After".to_owned(), RefOr::T(header));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// Every (method, path) the router answers is in the document, and the document names nothing else.
+    #[test]
+    fn the_document_describes_exactly_the_routes() {
+        let routes: BTreeSet<(String, String)> =
+            crate::route_table().into_iter().map(|(method, path)| (method.as_str().to_lowercase(), path)).collect();
+        let document = serde_json::to_value(document()).unwrap();
+        let mut documented = BTreeSet::new();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, _) in item.as_object().unwrap() {
+                documented.insert((method.clone(), path.clone()));
+            }
+        }
+        let undocumented: Vec<_> = routes.difference(&documented).collect();
+        let unrouted: Vec<_> = documented.difference(&routes).collect();
+        assert!(
+            undocumented.is_empty() && unrouted.is_empty(),
+            "not in the document: {undocumented:?}\nnot routed: {unrouted:?}"
+        );
+        assert!(routes.len() > 40, "the route table is empty or partial: {routes:?}");
+    }
+
+    #[test]
+    fn operation_ids_are_unique() {
+        let document = serde_json::to_value(document()).unwrap();
+        let mut ids = BTreeSet::new();
+        for item in document["paths"].as_object().unwrap().values() {
+            for operation in item.as_object().unwrap().values() {
+                let id = operation["operationId"].as_str().unwrap().to_owned();
+                assert!(ids.insert(id.clone()), "operationId {id} is used twice");
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! `docs/openapi.json`: the committed copy of the document the server generates.
+
+use anyhow::{Context, Result, bail};
+
+use crate::cmd::{capture_ok, cargo, workspace_root};
+
+const COMMITTED: &str = "docs/openapi.json";
+
+/// The document as the server prints it (`compliance-server openapi`).
+fn generated() -> Result<String> {
+    let output = capture_ok(cargo()?.args(["run", "--quiet", "--locked", "-p", "compliance-server", "--", "openapi"]))?;
+    String::from_utf8(output.stdout).context("the document is not UTF-8")
+}
+
+/// Writes the generated document to `docs/openapi.json`.
+pub fn write() -> Result<()> {
+    let path = workspace_root()?.join(COMMITTED);
+    std::fs::write(&path, generated()?).with_context(|| format!("cannot write {}", path.display()))?;
+    println!("wrote {COMMITTED}");
+    Ok(())
+}
+
+/// Fails when `docs/openapi.json` is not what the code generates.
+pub fn check() -> Result<()> {
+    let path = workspace_root()?.join(COMMITTED);
+    let committed = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let generated = generated()?;
+    if committed != generated {
+        let line = committed.lines().zip(generated.lines()).position(|(a, b)| a != b).map_or(0, |i| i + 1);
+        bail!("{COMMITTED} is stale (first difference near line {line}); run `cargo xtask openapi` and commit it");
+    }
+    println!("ok: {COMMITTED} is the document the code generates");
+    Ok(())
+}
