@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,7 +54,30 @@ where
     F: FnOnce(Arc<TestServer>) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let server = Arc::new(TestServer::start(backend, &env).await);
+    let server = TestServer::start(Database::create(backend).await, &env).await;
+    run_server(server, test).await;
+}
+
+/// [`run_with_owned_env`] on PostgreSQL at `admin_url` (such as a test's own
+/// [`crate::cluster::Cluster`]): the test's database is created there and is not dropped
+/// afterwards (it goes away with that server).
+pub async fn run_on_postgres_at<F, Fut>(admin_url: &str, env: Vec<(String, String)>, test: F)
+where
+    F: FnOnce(Arc<TestServer>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let name = format!("t_{}", random_hex(12));
+    admin_execute(admin_url, &format!("CREATE DATABASE \"{name}\"")).await;
+    let server = TestServer::start(Database::Kept { url: with_database(admin_url, &name) }, &env).await;
+    run_server(server, test).await;
+}
+
+async fn run_server<F, Fut>(server: TestServer, test: F)
+where
+    F: FnOnce(Arc<TestServer>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let server = Arc::new(server);
     let outcome = tokio::spawn(test(Arc::clone(&server))).await;
     let Ok(server) = Arc::try_unwrap(server) else {
         panic!("the test body kept a reference to its TestServer");
@@ -77,7 +100,9 @@ pub struct TestServer {
     base_url: String,
     http: reqwest::Client,
     admin: Admin,
-    child: Child,
+    /// Behind a lock so that a test holding `&TestServer` can wait for the process to exit.
+    child: tokio::sync::Mutex<Child>,
+    pid: u32,
     stderr: Arc<Mutex<String>>,
     database: Database,
     /// Holds `blobs/` (the server's `BLOB_DIR`) and `data/` (its `DATA_DIR`, where the vault key
@@ -86,8 +111,7 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    async fn start(backend: Backend, env: &[(String, String)]) -> Self {
-        let database = Database::create(backend).await;
+    async fn start(database: Database, env: &[(String, String)]) -> Self {
         let scratch = TempDir::new();
         let blob_dir = scratch.path().join("blobs");
         std::fs::create_dir_all(&blob_dir).expect("create BLOB_DIR");
@@ -102,6 +126,8 @@ impl TestServer {
             .env("DATA_DIR", scratch.path().join("data"))
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "warn")
+            // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
+            .env("RATE_LIMIT_PER_SECOND", "0")
             .envs(env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -109,7 +135,11 @@ impl TestServer {
             .kill_on_drop(true)
             .spawn();
         let mut child = match spawned {
-            Ok(child) => child,
+            Ok(child) if child.id().is_some() => child,
+            Ok(_) => {
+                database.drop().await;
+                panic!("{BIN} exited at once");
+            }
             Err(err) => {
                 database.drop().await;
                 panic!("cannot start {BIN}: {err}");
@@ -128,7 +158,9 @@ impl TestServer {
             });
         }
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
-        let server = Self { base_url, http, admin: Admin::new(database.url()), child, stderr, database, scratch };
+        let pid = child.id().unwrap_or_default();
+        let child = tokio::sync::Mutex::new(child);
+        let server = Self { base_url, http, admin: Admin::new(database.url()), child, pid, stderr, database, scratch };
         server.wait_until_healthy().await
     }
 
@@ -136,7 +168,7 @@ impl TestServer {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         let url = format!("{}/health", self.base_url);
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Ok(Some(status)) = self.child.get_mut().try_wait() {
                 self.fail_start(&format!("the server exited with {status}")).await;
             }
             let probe = self.http.get(&url).timeout(Duration::from_secs(1)).send().await;
@@ -151,7 +183,7 @@ impl TestServer {
     }
 
     async fn fail_start(mut self, why: &str) -> ! {
-        let _ = self.child.kill().await;
+        let _ = self.child.get_mut().kill().await;
         // Give the stderr reader a moment to drain the pipe.
         tokio::time::sleep(Duration::from_millis(50)).await;
         let stderr = self.stderr();
@@ -160,7 +192,7 @@ impl TestServer {
     }
 
     async fn shutdown(mut self) {
-        let _ = self.child.kill().await;
+        let _ = self.child.get_mut().kill().await;
         self.database.drop().await;
         drop(self.scratch);
     }
@@ -197,13 +229,46 @@ impl TestServer {
             Database::Postgres { admin_url, name, .. } => {
                 admin_execute(admin_url, &format!("DROP DATABASE \"{name}\" WITH (FORCE)")).await;
             }
-            Database::Sqlite { .. } => panic!("an outage can only be simulated on PostgreSQL"),
+            Database::Sqlite { .. } | Database::Kept { .. } => {
+                panic!("an outage can only be simulated on PostgreSQL from DATABASE_URL")
+            }
         }
     }
 
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Sends SIGTERM to the server, as an orchestrator stopping it would.
+    pub fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// Sends the signal `name` (`TERM`, `INT`, …) to the server with `kill(1)`.
+    pub fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.pid.to_string())
+            .status()
+            .unwrap_or_else(|err| panic!("cannot run kill: {err}"));
+        assert!(status.success(), "kill -{name} {} failed: {status}", self.pid);
+    }
+
+    /// Waits for the server process to exit (after [`Self::terminate`]) and returns how it ended;
+    /// fails the test if it is still running after `within`.
+    pub async fn wait_exit(&self, within: Duration) -> ExitStatus {
+        let mut child = self.child.lock().await;
+        match tokio::time::timeout(within, child.wait()).await {
+            Ok(Ok(status)) => status,
+            Ok(Err(err)) => panic!("waiting for the server process: {err}"),
+            Err(_) => panic!("the server was still running {within:?} after it was told to stop"),
+        }
     }
 
     /// The operator CLI, on this server's database.
@@ -253,6 +318,8 @@ impl TestServer {
             .env("DATA_DIR", self.scratch.path().join("data"))
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "warn")
+            // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
+            .env("RATE_LIMIT_PER_SECOND", "0")
             .envs(env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -342,8 +409,19 @@ pub fn random_hex(bytes: usize) -> String {
 
 #[derive(Debug)]
 enum Database {
-    Sqlite { dir: TempDir, url: String },
-    Postgres { admin_url: String, name: String, url: String },
+    Sqlite {
+        dir: TempDir,
+        url: String,
+    },
+    Postgres {
+        admin_url: String,
+        name: String,
+        url: String,
+    },
+    /// A database the test's PostgreSQL server takes away with it: not dropped here.
+    Kept {
+        url: String,
+    },
 }
 
 impl Database {
@@ -366,7 +444,7 @@ impl Database {
 
     fn url(&self) -> &str {
         match self {
-            Database::Sqlite { url, .. } | Database::Postgres { url, .. } => url,
+            Database::Sqlite { url, .. } | Database::Postgres { url, .. } | Database::Kept { url } => url,
         }
     }
 
@@ -377,6 +455,7 @@ impl Database {
                 let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
                 admin_execute(&admin_url, &sql).await;
             }
+            Database::Kept { .. } => {}
         }
     }
 }
