@@ -10,6 +10,11 @@ use crate::strategy::{AuthStrategy, BasicConfig};
 
 /// One input the user fills in when connecting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(description = "One input the user fills in when connecting; absent members are left out.")
+)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CredentialField {
     pub id: String,
@@ -17,16 +22,23 @@ pub struct CredentialField {
     #[serde(rename = "type")]
     pub field_type: FieldType,
     pub required: bool,
+    // `None` is left out, never `null`.
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placeholder: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help_text: Option<String>,
+    /// Only `select` and `combobox` fields have options.
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<FieldOption>>,
 }
 
 /// Input kinds of a credential field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = CredentialFieldType))]
 #[serde(rename_all = "snake_case")]
 pub enum FieldType {
     Text,
@@ -47,6 +59,11 @@ impl FieldType {
 
 /// One choice of a select or combobox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(as = CredentialFieldOption, description = "One choice of a `select` or `combobox` field.")
+)]
 #[serde(deny_unknown_fields)]
 pub struct FieldOption {
     pub value: String,

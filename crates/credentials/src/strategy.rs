@@ -34,6 +34,8 @@ impl AuthStrategy {
 
 /// The four strategy types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = AuthStrategyKind, description = "The strategy of a provider."))]
 pub enum StrategyKind {
     #[serde(rename = "oauth2")]
     OAuth2,
@@ -88,6 +90,8 @@ pub enum ClientAuthMethod {
 
 /// An administrator-entered setting of an OAuth app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = OAuthCustomSetting))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CustomSetting {
     pub id: String,
@@ -95,10 +99,12 @@ pub struct CustomSetting {
     /// Input type, for example `text`; the spec leaves the set open.
     #[serde(rename = "type")]
     pub input_type: String,
-    /// The spec gives no default; a setting is optional unless it says otherwise.
+    // The spec gives no default; a setting is optional unless it says otherwise. Always serialized.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     #[serde(default)]
     pub required: bool,
     /// Placeholder such as `{APP_NAME}` in `authorizeUrl`. Optional: a setting need not be a URL token.
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
 }

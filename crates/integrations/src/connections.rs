@@ -47,7 +47,7 @@ pub struct ConnectionView {
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub provider_name: Option<String>,
     /// `null` when the provider is no longer offered.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::StrategyKindSchema>, required = true))]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub auth_type: Option<StrategyKind>,
     pub status: ConnectionStatus,
     pub created_by: UserId,

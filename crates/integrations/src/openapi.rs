@@ -1,10 +1,7 @@
 //! OpenAPI schemas (feature `openapi`) of what the integration use cases take and give, for the
-//! HTTP layer's document. The types of `compliance-credentials` that the views carry are described
-//! here by schema-only mirrors; the views themselves name them with `value_type`.
+//! HTTP layer's document. The types of `compliance-credentials` that the views carry derive their
+//! schemas in that crate (its feature `openapi`, which this crate's enables).
 
-#![allow(dead_code, reason = "the mirrors exist for their schemas only")]
-
-use utoipa::ToSchema;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{Object, RefOr, Schema};
 
@@ -103,73 +100,4 @@ pub(crate) fn redirect_url() -> Object {
              `redirectUrl` (the allowed origins are configuration, so this schema cannot list them).",
         ))
         .build()
-}
-
-/// The strategy of a provider.
-#[derive(ToSchema)]
-#[schema(as = AuthStrategyKind)]
-#[schema(rename_all = "snake_case")]
-pub enum StrategyKindSchema {
-    #[schema(rename = "oauth2")]
-    OAuth2,
-    ApiKey,
-    Basic,
-    Custom,
-}
-
-/// Input kinds of a credential field.
-#[derive(ToSchema)]
-#[schema(as = CredentialFieldType)]
-#[schema(rename_all = "snake_case")]
-pub enum FieldTypeSchema {
-    Text,
-    Password,
-    Textarea,
-    Select,
-    Combobox,
-    Number,
-    Url,
-}
-
-/// One choice of a `select` or `combobox` field.
-#[derive(ToSchema)]
-#[schema(as = CredentialFieldOption)]
-pub struct FieldOptionSchema {
-    value: String,
-    label: String,
-}
-
-/// One input the user fills in when connecting; absent members are left out.
-#[derive(ToSchema)]
-#[schema(as = CredentialField)]
-#[schema(rename_all = "camelCase")]
-pub struct CredentialFieldSchema {
-    id: String,
-    label: String,
-    #[schema(rename = "type")]
-    field_type: FieldTypeSchema,
-    required: bool,
-    #[schema(required = false)]
-    placeholder: String,
-    #[schema(required = false)]
-    help_text: String,
-    /// Only `select` and `combobox` fields have options.
-    #[schema(required = false)]
-    options: Vec<FieldOptionSchema>,
-}
-
-/// An administrator-entered setting of an OAuth app.
-#[derive(ToSchema)]
-#[schema(as = OAuthCustomSetting)]
-#[schema(rename_all = "camelCase")]
-pub struct CustomSettingSchema {
-    id: String,
-    label: String,
-    /// Input type, e.g. `text`.
-    #[schema(rename = "type")]
-    input_type: String,
-    required: bool,
-    /// The placeholder of `authorizeUrl` it fills in, e.g. `{APP_NAME}`.
-    #[schema(required = false)]
-    token: String,
 }

@@ -20,13 +20,11 @@ pub struct ProviderView {
     pub slug: String,
     pub name: String,
     pub description: String,
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::StrategyKindSchema))]
     pub auth_type: StrategyKind,
     /// Markdown; `null` when the manifest has none.
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub setup_instructions: Option<String>,
     /// The fields to fill in; `[]` for `oauth2` providers.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::openapi::CredentialFieldSchema>))]
     pub credential_fields: Vec<CredentialField>,
     /// `null` unless the provider is `oauth2`.
     #[cfg_attr(feature = "openapi", schema(required = true))]
@@ -49,7 +47,6 @@ pub struct OAuthView {
     pub create_app_url: Option<String>,
     /// What the administrator registers at the provider.
     pub callback_url: String,
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::openapi::CustomSettingSchema>))]
     pub custom_settings: Vec<CustomSetting>,
 }
 
