@@ -26,7 +26,8 @@ pub fn check() -> Result<()> {
     let committed = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let generated = generated()?;
     if committed != generated {
-        let line = committed.lines().zip(generated.lines()).position(|(a, b)| a != b).map_or(0, |i| i + 1);
+        let shorter = committed.lines().count().min(generated.lines().count());
+        let line = committed.lines().zip(generated.lines()).position(|(a, b)| a != b).unwrap_or(shorter) + 1;
         bail!("{COMMITTED} is stale (first difference near line {line}); run `cargo xtask openapi` and commit it");
     }
     println!("ok: {COMMITTED} is the document the code generates");

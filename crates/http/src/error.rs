@@ -137,7 +137,7 @@ impl ApiError {
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
             "Service unavailable",
-            "the database is unavailable; retry shortly",
+            "a store (the database, or Redis for chat) is unavailable; retry shortly",
         );
         Self { retry_after: Some(RETRY_AFTER_SECONDS), ..error }
     }

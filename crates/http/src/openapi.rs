@@ -103,7 +103,7 @@ const STANDARD: &[(&str, &str, &str, bool)] = &[
     ("413", "PayloadTooLarge", "The body is larger than this operation accepts.", false),
     ("415", "UnsupportedMediaType", "The body is not `application/json`.", false),
     ("429", "TooManyRequests", "The caller's request rate is over its limit; retry after `Retry-After` seconds.", true),
-    ("503", "Unavailable", "The database is unavailable; retry after `Retry-After` seconds.", true),
+    ("503", "Unavailable", "A store (the database, or Redis for chat) is unavailable; retry after `Retry-After` seconds.", true),
 ];
 
 impl Modify for StandardErrors {
@@ -116,6 +116,7 @@ impl Modify for StandardErrors {
             let rate_limited = !crate::middleware::EXEMPT.contains(&path.as_str());
             let operations = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
             for operation in operations.into_iter().flatten() {
+                require_path_parameters(operation);
                 let mut statuses = standard_statuses(operation);
                 if rate_limited {
                     statuses.push("429");
@@ -148,12 +149,28 @@ fn standard_statuses(operation: &Operation) -> Vec<&'static str> {
             _ => {}
         }
     }
-    if operation.request_body.is_some() {
-        statuses.extend(["400", "413", "415"]);
+    if let Some(body) = &operation.request_body {
+        statuses.extend(["400", "413"]);
+        // Only JSON bodies are refused by media type; the HTML forms read any body as a form.
+        if matches!(body, RefOr::T(body) if body.content.contains_key("application/json")) {
+            statuses.push("415");
+        }
     }
     statuses.sort_unstable();
     statuses.dedup();
     statuses
+}
+
+/// OpenAPI requires `required: true` on every path parameter; utoipa leaves it out for parameters
+/// described with `schema_with`.
+fn require_path_parameters(operation: &mut Operation) {
+    for parameter in operation.parameters.iter_mut().flatten() {
+        if let RefOr::T(parameter) = parameter
+            && parameter.parameter_in == ParameterIn::Path
+        {
+            parameter.required = utoipa::openapi::Required::True;
+        }
+    }
 }
 
 fn is_empty(requirement: &utoipa::openapi::security::SecurityRequirement) -> bool {

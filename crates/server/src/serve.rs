@@ -56,8 +56,9 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
         "first steps: `compliance-server admin create-org --name NAME`, then create-user, add-member and \
          create-api-key (see README)"
     );
-    // Resolves once the requests in flight at the stop signal have been answered (or the shutdown
-    // timeout dropped them); each request's use case has run to its end by then.
+    // Resolves once the requests in flight at the stop signal have been answered, or the shutdown
+    // timeout dropped them. An answered request's use case has run to its end; a dropped one's may
+    // still run on the use-case runtime, which main() shuts down (bounded) after this returns.
     server.run().await?;
     tracing::debug!("HTTP server stopped; stopping the automation worker and closing the database pools");
     // The worker's loop ends here. A run it executes right now stays `running` and is failed as

@@ -50,7 +50,8 @@ pub fn repo_error(error: DieselError) -> RepoError {
         }
         DieselError::BrokenTransactionManager => RepoError::Unavailable("broken transaction".into()),
         // A COMMIT that failed (and whose ROLLBACK failed too) says why in the commit error: a
-        // connection lost mid-transaction is an outage, and the transaction did not happen.
+        // connection lost mid-transaction is an outage. If it was lost after COMMIT was sent, the
+        // outcome is unknown (docs/operations.md, "Database outages", says so to clients).
         DieselError::RollbackErrorOnCommit { commit_error, .. } => repo_error(*commit_error),
         other => RepoError::Internal(other.to_string()),
     }

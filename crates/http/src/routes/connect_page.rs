@@ -196,7 +196,7 @@ fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &F
 #[utoipa::path(
     get, path = "/integrations/{slug}/connect", operation_id = "showConnectPage", tag = "connect-page",
     security(("session" = [])),
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404 page."), PageQuery),
+    params(super::integrations::SlugPath, PageQuery),
     responses(
         (status = 200, description = "The page.", content_type = "text/html", body = String),
         (status = 400, description = "`organizationId` is missing (an HTML page), or the query is malformed (a problem).", content((String = "text/html"), (crate::openapi::Problem = "application/problem+json"))),
@@ -339,7 +339,7 @@ async fn accept_form(
 #[utoipa::path(
     post, path = "/integrations/{slug}/connect", operation_id = "submitConnectForm", tag = "connect-page",
     security(("session" = [])),
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404 page."), FormQuery),
+    params(super::integrations::SlugPath, FormQuery),
     request_body(
         content = ConnectForm, content_type = "application/x-www-form-urlencoded",
         description = "`csrf_token`, and `cred.<fieldId>` for each of the provider's credential fields (other names are ignored); at most 64 KiB.",
@@ -419,7 +419,7 @@ fn refill(provider: &ProviderView, submitted: &BTreeMap<String, SecretString>) -
 #[utoipa::path(
     post, path = "/integrations/{slug}/connect/oauth", operation_id = "submitConnectOAuth", tag = "connect-page",
     security(("session" = [])),
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404 page."), FormQuery),
+    params(super::integrations::SlugPath, FormQuery),
     request_body(
         content = ConnectForm, content_type = "application/x-www-form-urlencoded",
         description = "`csrf_token`; other names are ignored; at most 64 KiB.",

@@ -51,6 +51,17 @@ pub fn configure(router: &mut Router<'_>) {
 ))]
 pub(super) struct Api;
 
+/// The `{slug}` of a provider's paths.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // only its description is used: handlers read the path as a string
+pub(super) struct SlugPath {
+    /// (utoipa keeps neither a doc comment nor `required` beside `schema_with`: the schema carries
+    /// the description, and `openapi.rs` marks every path parameter required.)
+    #[param(schema_with = compliance_integrations::openapi::slug_input)]
+    slug: String,
+}
+
 /// How the caller authenticated.
 #[derive(ToSchema)]
 #[allow(dead_code)] // only its schema is used
@@ -109,7 +120,7 @@ async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<Ht
 /// Get a provider.
 #[utoipa::path(
     get, path = "/v1/integrations/providers/{slug}", operation_id = "getProvider", tag = "integrations",
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    params(SlugPath),
     responses((status = 200, description = "The provider.", body = ProviderView)),
 )]
 async fn get_provider(
@@ -125,7 +136,7 @@ async fn get_provider(
 /// Get the organization's OAuth app for an `oauth2` provider.
 #[utoipa::path(
     get, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "getOAuthApp", tag = "integrations",
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    params(SlugPath),
     responses(
         (status = 200, description = "The OAuth app; the client secret is never returned.", body = OAuthAppView),
         (status = 400, description = "The provider is not an `oauth2` provider (`providerSlug`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
@@ -147,7 +158,7 @@ async fn get_oauth_app(
 /// Only an owner or admin of the organization may do this (403 otherwise).
 #[utoipa::path(
     put, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "putOAuthApp", tag = "integrations",
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    params(SlugPath),
     request_body = OAuthAppInput,
     responses((status = 200, description = "The OAuth app as stored; the client secret is never returned.", body = OAuthAppView)),
 )]
@@ -177,7 +188,7 @@ struct OAuthAppRemoved {
 /// Existing connections stay; their next refresh or check reports that the app is missing.
 #[utoipa::path(
     delete, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "deleteOAuthApp", tag = "integrations",
-    params(("slug" = String, Path, pattern = "^[a-z0-9][a-z0-9-]*$", max_length = 63, description = "The provider's slug; an unknown one is a 404.")),
+    params(SlugPath),
     responses(
         (status = 200, description = "The OAuth app was removed.", body = OAuthAppRemoved),
         (status = 400, description = "The provider is not an `oauth2` provider (`providerSlug`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
