@@ -4,6 +4,8 @@ use reqwest::Method;
 use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HeaderName, RETRY_AFTER};
 use serde_json::Value;
 
+use crate::harness::TestServer;
+
 /// The credentials a [`Client`] sends.
 #[derive(Debug, Clone)]
 pub enum Auth {
@@ -193,4 +195,30 @@ fn problem_type(status: u16) -> &'static str {
         503 => "/problems/unavailable",
         _ => "(no problem type is documented for this status)",
     }
+}
+
+/// `GET {base}{path}` with `headers` and nothing else (no credentials of a [`Client`]), answered as is.
+pub async fn get_with(base: &str, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut request = reqwest::Client::new().get(format!("{base}{path}"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap_or_else(|err| panic!("GET {path}: {err}"))
+}
+
+/// [`get_with`] on `server`.
+pub async fn get(server: &TestServer, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    get_with(server.base_url(), path, headers).await
+}
+
+/// A fresh API key of the organization `org_id`, made for its member `user_id`.
+pub async fn api_key(server: &TestServer, org_id: &str, user_id: &str) -> String {
+    let key = server.admin().create_api_key(org_id, user_id).await;
+    key["key"].as_str().unwrap().to_owned()
+}
+
+/// A fresh API key of a fresh organization.
+pub async fn fresh_api_key(server: &TestServer) -> String {
+    let tenant = server.tenant().await;
+    api_key(server, &tenant.org_id, &tenant.owner.id).await
 }

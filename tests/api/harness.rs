@@ -117,23 +117,8 @@ impl TestServer {
         std::fs::create_dir_all(&blob_dir).expect("create BLOB_DIR");
         let addr = format!("127.0.0.1:{}", free_port());
         let base_url = format!("http://{addr}");
-        let spawned = Command::new(BIN)
-            .arg("serve")
-            .env("DATABASE_URL", database.url())
-            .env("LISTEN_ADDR", &addr)
-            .env("PUBLIC_URL", &base_url)
-            .env("BLOB_DIR", &blob_dir)
-            .env("DATA_DIR", scratch.path().join("data"))
-            .env("LOG_FORMAT", "json")
-            .env("RUST_LOG", "warn")
-            // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
-            .env("RATE_LIMIT_PER_SECOND", "0")
-            .envs(env.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn();
+        let spawned =
+            serve_command(database.url(), &addr, &base_url, &blob_dir, &scratch.path().join("data"), env).spawn();
         let mut child = match spawned {
             Ok(child) if child.id().is_some() => child,
             Ok(_) => {
@@ -145,18 +130,7 @@ impl TestServer {
                 panic!("cannot start {BIN}: {err}");
             }
         };
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut pipe) = child.stderr.take() {
-            let sink = Arc::clone(&stderr);
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = pipe.read(&mut buf).await {
-                    if let Ok(mut s) = sink.lock() {
-                        s.push_str(&String::from_utf8_lossy(&buf[..n]));
-                    }
-                }
-            });
-        }
+        let stderr = capture_stderr(&mut child);
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
         let pid = child.id().unwrap_or_default();
         let child = tokio::sync::Mutex::new(child);
@@ -235,6 +209,15 @@ impl TestServer {
         }
     }
 
+    /// Runs `sql` on the server's own PostgreSQL database, behind its back (a trigger that fails
+    /// some writes, say).
+    pub async fn execute_sql(&self, sql: &str) {
+        match &self.database {
+            Database::Postgres { url, .. } | Database::Kept { url } => admin_execute(url, sql).await,
+            Database::Sqlite { .. } => panic!("execute_sql runs on PostgreSQL only"),
+        }
+    }
+
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
@@ -309,36 +292,11 @@ impl TestServer {
     pub async fn start_sibling(&self, env: &[(String, String)]) -> Sibling {
         let addr = format!("127.0.0.1:{}", free_port());
         let base_url = format!("http://{addr}");
-        let mut child = Command::new(BIN)
-            .arg("serve")
-            .env("DATABASE_URL", self.database.url())
-            .env("LISTEN_ADDR", &addr)
-            .env("PUBLIC_URL", &base_url)
-            .env("BLOB_DIR", self.blob_dir())
-            .env("DATA_DIR", self.scratch.path().join("data"))
-            .env("LOG_FORMAT", "json")
-            .env("RUST_LOG", "warn")
-            // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
-            .env("RATE_LIMIT_PER_SECOND", "0")
-            .envs(env.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
+        let data_dir = self.scratch.path().join("data");
+        let mut child = serve_command(self.database.url(), &addr, &base_url, &self.blob_dir(), &data_dir, env)
             .spawn()
             .unwrap_or_else(|err| panic!("cannot start a second {BIN}: {err}"));
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut pipe) = child.stderr.take() {
-            let sink = Arc::clone(&stderr);
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = pipe.read(&mut buf).await {
-                    if let Ok(mut s) = sink.lock() {
-                        s.push_str(&String::from_utf8_lossy(&buf[..n]));
-                    }
-                }
-            });
-        }
+        let stderr = capture_stderr(&mut child);
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
         let mut sibling = Sibling { base_url, http, child, stderr };
         let deadline = Instant::now() + STARTUP_TIMEOUT;
@@ -389,6 +347,53 @@ impl Drop for Sibling {
         }
         let _ = self.child.start_kill();
     }
+}
+
+/// `compliance-server serve` on `database_url`, listening on `addr` (reached at `base_url`), with
+/// JSON logs at `warn` on a piped stderr, no rate limit, and then the extra environment `env`.
+fn serve_command(
+    database_url: &str,
+    addr: &str,
+    base_url: &str,
+    blob_dir: &Path,
+    data_dir: &Path,
+    env: &[(String, String)],
+) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .arg("serve")
+        .env("DATABASE_URL", database_url)
+        .env("LISTEN_ADDR", addr)
+        .env("PUBLIC_URL", base_url)
+        .env("BLOB_DIR", blob_dir)
+        .env("DATA_DIR", data_dir)
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "warn")
+        // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
+        .env("RATE_LIMIT_PER_SECOND", "0")
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// Collects what `child` writes to its piped stderr, in the background.
+fn capture_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    if let Some(mut pipe) = child.stderr.take() {
+        let sink = Arc::clone(&stderr);
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf).await {
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            }
+        });
+    }
+    stderr
 }
 
 async fn probe_health(http: &reqwest::Client, base_url: &str) -> bool {

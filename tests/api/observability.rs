@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::client::{fresh_api_key, get};
 use crate::harness::{Backend, Env, TestServer};
 
 api_tests!(
@@ -17,14 +18,6 @@ const ACCESS_LOG: Env = &[("RUST_LOG", "info")];
 
 const REQUEST_ID: &str = "x-request-id";
 
-async fn get(server: &TestServer, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
-    let mut request = reqwest::Client::new().get(format!("{}{path}", server.base_url()));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    request.send().await.unwrap_or_else(|err| panic!("GET {path}: {err}"))
-}
-
 fn request_id(response: &reqwest::Response) -> String {
     let id = response.headers().get(REQUEST_ID).unwrap_or_else(|| panic!("no X-Request-Id in {response:?}"));
     id.to_str().unwrap().to_owned()
@@ -32,13 +25,6 @@ fn request_id(response: &reqwest::Response) -> String {
 
 fn is_generated(id: &str) -> bool {
     id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// A fresh API key of a fresh organization.
-async fn api_key(server: &TestServer) -> String {
-    let tenant = server.tenant().await;
-    let key = server.admin().create_api_key(&tenant.org_id, &tenant.owner.id).await;
-    key["key"].as_str().unwrap().to_owned()
 }
 
 async fn a_request_id_is_echoed_generated_or_replaced(server: &TestServer) {
@@ -61,7 +47,7 @@ async fn a_request_id_is_echoed_generated_or_replaced(server: &TestServer) {
 
 async fn errors_carry_the_request_id(server: &TestServer) {
     // 404 of an unmatched path, 405 of a known one, 401 and a 404 from a route.
-    let key = api_key(server).await;
+    let key = fresh_api_key(server).await;
     let http = reqwest::Client::new();
     let base = server.base_url();
     let requests = [
@@ -93,8 +79,39 @@ fn log_lines(server: &TestServer) -> Vec<Value> {
     server.stderr().lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
 }
 
+/// The WARN and ERROR lines the server logged after its stderr was `from` bytes long (see
+/// [`TestServer::stderr`]), once one of them says `message` or 5 s have passed: whatever span
+/// each was logged in, or none.
+async fn warnings_since(server: &TestServer, from: usize, message: &str) -> Vec<Value> {
+    let warnings = || {
+        let stderr = server.stderr();
+        let since = String::from_utf8_lossy(stderr.as_bytes().get(from..).unwrap_or_default()).into_owned();
+        since
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line["level"] == "WARN" || line["level"] == "ERROR")
+            .collect::<Vec<_>>()
+    };
+    // Lines reach the pipe a moment after they are written.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let lines = warnings();
+        if lines.iter().any(|line| line["fields"]["message"] == message) || std::time::Instant::now() >= deadline {
+            return lines;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether `line` was logged in the span of the request with the id `id`: its current span or
+/// one of the spans it is in.
+fn logged_in_request(line: &Value, id: &str) -> bool {
+    line["span"]["request_id"] == id
+        || line["spans"].as_array().is_some_and(|spans| spans.iter().any(|span| span["request_id"] == id))
+}
+
 async fn the_access_log_names_the_route_not_the_path(server: &TestServer) {
-    let key = api_key(server).await;
+    let key = fresh_api_key(server).await;
     let response = get(
         server,
         "/v1/risks/rsk_secretlookingid?code=oauth-code-must-not-be-logged",
@@ -122,16 +139,11 @@ async fn the_access_log_names_the_route_not_the_path(server: &TestServer) {
     let unmatched = find("access-log-unmatched").unwrap();
     assert_eq!(unmatched["fields"]["route"], "unmatched", "{unmatched}");
 
-    // Every line logged while serving the request carries its id (the authentication ran in its span).
+    // That the other lines of a request carry its id is tested where a request logs a warning:
+    // a_warning_during_a_request_carries_its_id, a_use_case_warning_carries_the_request_id.
     let stderr = server.stderr();
     for secret in ["oauth-code-must-not-be-logged", "rsk_secretlookingid", "rsk_other", key.as_str()] {
         assert!(!stderr.contains(secret), "`{secret}` is in the log:\n{stderr}");
-    }
-    for line in log_lines(server) {
-        let in_request = line["spans"].as_array().is_some_and(|spans| spans.iter().any(|s| s["name"] == "request"));
-        if in_request {
-            assert!(line["span"]["request_id"].is_string() || line["spans"][0]["request_id"].is_string(), "{line}");
-        }
     }
 }
 
@@ -154,7 +166,7 @@ async fn metrics_count_requests_by_route_and_show_the_pools(server: &TestServer)
     for _ in 0..3 {
         assert_eq!(get(server, "/health", &[]).await.status(), 200);
     }
-    let key = api_key(server).await;
+    let key = fresh_api_key(server).await;
     assert_eq!(get(server, "/v1/risks/rsk_notthere", &[("X-API-Key", &key)]).await.status(), 404);
     assert_eq!(get(server, "/secret-path-abc", &[]).await.status(), 404);
 
@@ -197,21 +209,66 @@ async fn metrics_count_requests_by_route_and_show_the_pools(server: &TestServer)
 #[tokio::test]
 async fn a_warning_during_a_request_carries_its_id() {
     crate::harness::run(Backend::Postgres, |server| async move {
-        let key = api_key(&server).await;
+        let key = fresh_api_key(&server).await;
         server.cut_database().await;
+        let from = server.stderr().len();
         let response = get(&server, "/v1/risks", &[("X-API-Key", &key), (REQUEST_ID, "outage-request")]).await;
         assert_eq!(response.status(), 503);
         assert_eq!(request_id(&response), "outage-request");
         let body: Value = response.json().await.unwrap();
         assert_eq!(body["requestId"], "outage-request", "{body}");
 
-        let warning = log_lines(&server)
-            .into_iter()
-            .find(|line| line["level"] == "WARN" && line["span"]["request_id"] == "outage-request");
-        assert!(warning.is_some(), "no warning in the request's span:\n{}", server.stderr());
+        // Picked by what they say, not by their span: one logged outside the request's span is
+        // looked at too. (Background tasks, such as the automation worker, warn about the outage
+        // in no request: they are not picked.)
+        let warnings = warnings_since(&server, from, "store unavailable").await;
+        let unavailable: Vec<&Value> =
+            warnings.iter().filter(|line| line["fields"]["message"] == "store unavailable").collect();
+        assert!(!unavailable.is_empty(), "no `store unavailable` warning:\n{}", server.stderr());
+        for line in unavailable {
+            assert_eq!(line["level"], "WARN", "{line}");
+            assert!(logged_in_request(line, "outage-request"), "without the request's id: {line}");
+        }
         let text = metrics(&server).await;
         assert!(sample(&text, "store_unavailable_errors_total").is_some_and(|n| n >= 1.0), "{text}");
         assert!(sample(&text, r#"http_requests_total{route="/v1/risks",method="GET",status="503"}"#).is_some());
+    })
+    .await;
+}
+
+/// A warning logged by a use case, which runs as a task on another runtime than the request
+/// (crates/http/src/state.rs), carries the request's id too; so does every other warning of the
+/// request. Here authentication cannot record that the key was used (a trigger refuses the
+/// write), which it logs and goes on. PostgreSQL only: the trigger is plpgsql.
+#[tokio::test]
+async fn a_use_case_warning_carries_the_request_id() {
+    crate::harness::run(Backend::Postgres, |server| async move {
+        let key = fresh_api_key(&server).await;
+        server
+            .execute_sql(
+                "CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS \
+                 $$ BEGIN RAISE EXCEPTION 'the test refuses this write'; END $$; \
+                 CREATE TRIGGER refuse_write BEFORE UPDATE ON api_keys \
+                 FOR EACH ROW EXECUTE FUNCTION refuse_write();",
+            )
+            .await;
+        let from = server.stderr().len();
+        let response = get(&server, "/v1/risks", &[("X-API-Key", &key), (REQUEST_ID, "use-case-warning")]).await;
+        assert_eq!(response.status(), 200, "a failed `lastUsedAt` write must not turn the request away");
+        assert_eq!(request_id(&response), "use-case-warning");
+
+        // Every WARN and ERROR line since the request was sent, whatever its span: nothing else
+        // runs meanwhile that could warn.
+        let warnings = warnings_since(&server, from, "could not record API key use").await;
+        assert!(
+            warnings.iter().any(|line| line["fields"]["message"] == "could not record API key use"),
+            "no warning about the refused write:\n{}",
+            server.stderr()
+        );
+        for line in &warnings {
+            assert!(logged_in_request(line, "use-case-warning"), "without the request's id: {line}");
+        }
+        assert!(!server.stderr().contains(&key), "the key is in the log");
     })
     .await;
 }

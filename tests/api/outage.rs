@@ -58,8 +58,7 @@ const RECOVER_WITHIN: Duration = Duration::from_secs(20);
 async fn stop_and_restart(mode: &'static str) {
     let cluster = Arc::new(Cluster::start().await);
     let inside = Arc::clone(&cluster);
-    let env = vec![("RATE_LIMIT_PER_SECOND".to_owned(), "0".to_owned())];
-    run_on_postgres_at(&cluster.admin_url(), env, move |server| async move {
+    run_on_postgres_at(&cluster.admin_url(), Vec::new(), move |server| async move {
         recovers_by_itself(&server, &inside, mode).await;
     })
     .await;

@@ -16,8 +16,9 @@ use crate::harness::{Backend, Env, TestServer, run_with_env};
 
 api_tests!(sigterm_finishes_acknowledged_writes_and_refuses_new_ones with ENV);
 
-/// Logs at info, to see the shutdown lines; no rate limit, so that every writer is served.
-const ENV: Env = &[("SHUTDOWN_TIMEOUT_SECONDS", "20"), ("RUST_LOG", "info"), ("RATE_LIMIT_PER_SECOND", "0")];
+/// Logs at info, to see the shutdown lines (the harness turns the rate limit off, so that every
+/// writer is served).
+const ENV: Env = &[("SHUTDOWN_TIMEOUT_SECONDS", "20"), ("RUST_LOG", "info")];
 
 const WRITERS: usize = 4;
 /// Writes acknowledged before the signal is sent.
