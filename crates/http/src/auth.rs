@@ -25,6 +25,10 @@ impl Deref for Caller {
     }
 }
 
+/// Marks a request whose credentials were checked and accepted (the rate limiter learns from it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Authenticated;
+
 impl FromRequest for Caller {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
@@ -32,12 +36,14 @@ impl FromRequest for Caller {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let credentials = credentials(req);
+        let req = req.clone();
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::from(AppError::Internal("no AppState registered".into())))?;
             let credentials = credentials.ok_or_else(|| {
                 ApiError::unauthenticated("send an X-API-Key header, or a session_token cookie with X-Organization-Id")
             })?;
             let principal = state.run(|app| async move { app.auth.authenticate(credentials).await }).await?;
+            actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
             Ok(Caller(principal))
         })
     }

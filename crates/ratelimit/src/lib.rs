@@ -3,16 +3,20 @@
 //!
 //! One hash per bucket, `{prefix}{key}` with the tokens left and the time of the last update
 //! (Redis's own clock, so instances need no synchronised clocks), updated by one Lua script
-//! (atomic) and expired once the bucket would be full again.
+//! (atomic) and expired once the bucket would be full again. The script is sent once per Redis
+//! server (`SCRIPT LOAD`) and then run by its digest (`EVALSHA`), loaded again when Redis answers
+//! `NOSCRIPT` (after a restart or `SCRIPT FLUSH`). It needs Redis 5 or later: it calls `TIME`
+//! before writing, which older servers refuse without script effects replication.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use compliance_ports::{RateDecision, RateLimit, RateLimiter, RepoError};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, IntoConnectionInfo, RedisError};
+use redis::{Client, IntoConnectionInfo, RedisError, RedisResult};
 use tokio::runtime::Handle;
 
 const DEFAULT_PREFIX: &str = "compliance:ratelimit:";
@@ -58,6 +62,8 @@ pub struct RedisRateLimiter {
     address: String,
     password: Option<String>,
     prefix: String,
+    /// The script's SHA-1 digest, as `SCRIPT LOAD` answered it.
+    script_sha: Arc<OnceLock<String>>,
     /// Until when (milliseconds since the epoch) Redis is not asked, after a failure.
     skip_until: AtomicU64,
 }
@@ -91,6 +97,7 @@ impl RedisRateLimiter {
             address,
             password,
             prefix: DEFAULT_PREFIX.to_owned(),
+            script_sha: Arc::new(OnceLock::new()),
             skip_until: AtomicU64::new(0),
         })
     }
@@ -105,6 +112,35 @@ impl RedisRateLimiter {
     fn error(&self, err: &RedisError) -> RepoError {
         let text = redact(&err.to_string(), self.password.as_slice());
         RepoError::Unavailable(format!("Redis at {}: {text}", self.address))
+    }
+}
+
+/// Runs [`SCRIPT`] on `key` by its digest, loading it first when Redis does not have it.
+async fn run_script(
+    connection: &mut ConnectionManager,
+    sha: &OnceLock<String>,
+    key: &str,
+    limit: RateLimit,
+) -> RedisResult<(i64, i64)> {
+    let load = async |connection: &mut ConnectionManager| {
+        let loaded: String = redis::cmd("SCRIPT").arg("LOAD").arg(SCRIPT).query_async(&mut *connection).await?;
+        Ok::<_, RedisError>(sha.get_or_init(|| loaded).clone())
+    };
+    let digest = match sha.get() {
+        Some(digest) => digest.clone(),
+        None => load(&mut *connection).await?,
+    };
+    let evalsha = |digest: &str| {
+        let mut command = redis::cmd("EVALSHA");
+        command.arg(digest).arg(1).arg(key).arg(limit.per_second).arg(limit.burst);
+        command
+    };
+    match evalsha(&digest).query_async(&mut *connection).await {
+        Err(err) if err.code() == Some("NOSCRIPT") => {
+            let digest = load(&mut *connection).await?;
+            evalsha(&digest).query_async(&mut *connection).await
+        }
+        answer => answer,
     }
 }
 
@@ -138,14 +174,10 @@ impl RateLimiter for RedisRateLimiter {
             return Err(RepoError::Unavailable(format!("Redis at {} failed a moment ago", self.address)));
         }
         let mut connection = self.connection.clone();
-        let mut command = redis::cmd("EVAL");
-        command
-            .arg(SCRIPT)
-            .arg(1)
-            .arg(format!("{}{key}", self.prefix))
-            .arg(self.limit.per_second)
-            .arg(self.limit.burst);
-        let task = self.runtime.spawn(async move { command.query_async::<(i64, i64)>(&mut connection).await });
+        let sha = Arc::clone(&self.script_sha);
+        let key = format!("{}{key}", self.prefix);
+        let limit = self.limit;
+        let task = self.runtime.spawn(async move { run_script(&mut connection, &sha, &key, limit).await });
         let answer = match task.await {
             Ok(answer) => answer.map_err(|err| self.error(&err)),
             Err(err) => Err(RepoError::Internal(format!("rate limit task failed: {err}"))),
@@ -194,6 +226,18 @@ mod tests {
         }
         // Another key has its own bucket.
         assert_eq!(first.take("other").await.unwrap(), RateDecision::Allowed);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn the_script_is_loaded_again_after_a_flush() {
+        let limit = RateLimit { per_second: 1, burst: 2 };
+        let limiter = RedisRateLimiter::new(&url(), limit, Handle::current()).unwrap().with_prefix(prefix());
+        assert_eq!(limiter.take("k").await.unwrap(), RateDecision::Allowed);
+        assert!(limiter.script_sha.get().is_some(), "run by its digest");
+        let mut connection = limiter.connection.clone();
+        let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut connection).await.unwrap();
+        assert_eq!(limiter.take("k").await.unwrap(), RateDecision::Allowed, "NOSCRIPT: loaded again");
+        assert!(matches!(limiter.take("k").await.unwrap(), RateDecision::Limited { .. }));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 1)]

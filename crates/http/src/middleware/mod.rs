@@ -56,6 +56,8 @@ pub struct Operations {
     metrics: Metrics,
     pools: Option<Arc<dyn PoolMetrics>>,
     limiter: Option<Arc<dyn RateLimiter>>,
+    /// Credentials seen to work, charged to their own bucket; any other request to its address's.
+    known: limiter::KnownCredentials,
     /// Key anonymous callers on `Forwarded` / `X-Forwarded-For` instead of the peer address.
     trust_forwarded: bool,
     head: HeadLimits,
@@ -70,6 +72,7 @@ impl Operations {
             metrics: Metrics::default(),
             pools: None,
             limiter: None,
+            known: limiter::KnownCredentials::default(),
             trust_forwarded: false,
             head,
             last_warning: AtomicU64::new(0),
@@ -100,21 +103,25 @@ impl Operations {
     }
 
     /// Refuses a request before its route runs: a head over the limits, or a caller over its rate.
-    async fn refusal(&self, req: &ServiceRequest) -> Option<ApiError> {
+    /// A request let through returns the digest of the credential it carries, if rate limits
+    /// apply to it: its answer tells whether the credential is valid.
+    async fn refusal(&self, req: &ServiceRequest) -> Result<Option<String>, ApiError> {
         let url = req.uri().path_and_query().map_or(0, |target| target.as_str().len());
         if url > self.head.max_url_bytes {
-            return Some(ApiError::uri_too_long(self.head.max_url_bytes));
+            return Err(ApiError::uri_too_long(self.head.max_url_bytes));
         }
         if header_bytes(req.headers()) > self.head.max_header_bytes {
-            return Some(ApiError::headers_too_large(self.head.max_header_bytes));
+            return Err(ApiError::headers_too_large(self.head.max_header_bytes));
         }
-        let limiter = self.limiter.as_ref()?;
+        let Some(limiter) = self.limiter.as_ref() else { return Ok(None) };
+        // Exempt routes do not check credentials: their answers must not teach that one works.
         if EXEMPT.contains(&req.path()) {
-            return None;
+            return Ok(None);
         }
-        match limiter.take(&limiter::caller_key(req, self.trust_forwarded)).await {
-            Ok(RateDecision::Allowed) => None,
-            Ok(RateDecision::Limited { retry_after }) => Some(ApiError::rate_limited(retry_after)),
+        let caller = limiter::Caller::of(req, self.trust_forwarded);
+        match limiter.take(caller.bucket(&self.known)).await {
+            Ok(RateDecision::Allowed) => Ok(caller.credential),
+            Ok(RateDecision::Limited { retry_after }) => Err(ApiError::rate_limited(retry_after)),
             Err(error) => {
                 // Fail open: an unreachable limiter must not take the service down with it.
                 self.metrics.count_limiter_error();
@@ -125,8 +132,19 @@ impl Operations {
                 {
                     tracing::warn!(reason = %error, "rate limiter unavailable: requests pass unlimited");
                 }
-                None
+                Ok(caller.credential)
             }
+        }
+    }
+
+    /// Learns whether `credential` works: it does once the route's authentication accepted it;
+    /// a 401 means it does not (any more). Other answers say nothing: public routes (and paths no
+    /// route matches) never check credentials.
+    fn learn(&self, credential: &str, authenticated: bool, status: u16) {
+        if authenticated {
+            self.known.learn(credential);
+        } else if status == 401 {
+            self.known.forget(credential);
         }
     }
 }
@@ -150,10 +168,14 @@ pub async fn guard(
     // An error-level span is enabled whatever the log filter lets through, so even a warning
     // logged under `RUST_LOG=warn` carries the request id.
     let span = tracing::error_span!("request", request_id = %id);
+    let mut credential = None;
     let outcome = async {
         match operations.refusal(&req).await {
-            Some(refusal) => Ok(req.into_response(refusal.error_response())),
-            None => next.call(req).await.map(ServiceResponse::map_into_boxed_body),
+            Err(refusal) => Ok(req.into_response(refusal.error_response())),
+            Ok(tried) => {
+                credential = tried;
+                next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+            }
         }
     }
     .instrument(span)
@@ -161,15 +183,23 @@ pub async fn guard(
     let route = route.as_deref().unwrap_or(UNMATCHED);
     let response = match outcome {
         Ok(response) => response,
-        // Routes answer their errors themselves; an error here comes from a middleware, and actix
-        // answers it (without the request, which routing needs unshared, no response can be built).
+        // Routes answer their errors themselves; an error here comes from a middleware. A
+        // `ServiceResponse` needs the request, which is gone (routing needs it unshared, so no
+        // clone can be kept), so the error carries its answer, with the request id like any other,
+        // and actix sends that.
         Err(error) => {
             let status = error.as_response_error().status_code().as_u16();
             operations.metrics.observe(route, &method, status, started.elapsed());
             log_access(&id, &method, route, status, started.elapsed());
-            return Err(error);
+            let answer = decorated(error.error_response(), &id);
+            return Err(actix_web::error::InternalError::from_response(error, answer).into());
         }
     };
+    if let Some(credential) = credential {
+        let authenticated =
+            actix_web::HttpMessage::extensions(response.request()).contains::<crate::auth::Authenticated>();
+        operations.learn(&credential, authenticated, response.status().as_u16());
+    }
     let mut response = with_request_id(response, &id);
     if let Some(held) = held {
         response = response.map_body(|_, body| held.into_body(body));
@@ -208,6 +238,21 @@ fn header_bytes(headers: &HeaderMap) -> usize {
 
 /// Adds `requestId` to a problem body; other responses pass untouched (and unread).
 fn with_request_id(response: ServiceResponse<BoxBody>, id: &str) -> ServiceResponse<BoxBody> {
+    let (request, response) = response.into_parts();
+    ServiceResponse::new(request, problem_with_request_id(response, id))
+}
+
+/// An answer built outside a `ServiceResponse`, decorated as [`guard`] decorates every response:
+/// `requestId` in a problem body, and the `X-Request-Id` header.
+fn decorated(response: HttpResponse, id: &str) -> HttpResponse {
+    let mut response = problem_with_request_id(response, id);
+    if let Ok(value) = HeaderValue::from_str(id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    }
+    response
+}
+
+fn problem_with_request_id(response: HttpResponse, id: &str) -> HttpResponse {
     let is_problem = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -216,12 +261,11 @@ fn with_request_id(response: ServiceResponse<BoxBody>, id: &str) -> ServiceRespo
     if !is_problem {
         return response;
     }
-    let (request, response) = response.into_parts();
     let (head, body) = response.into_parts();
     // Problem bodies are built in memory; a streamed one would not be read here.
     let bytes = match body.try_into_bytes() {
         Ok(bytes) => bytes,
-        Err(body) => return ServiceResponse::new(request, head.set_body(body)),
+        Err(body) => return head.set_body(body),
     };
     let bytes = match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes) {
         Ok(mut problem) => {
@@ -230,7 +274,7 @@ fn with_request_id(response: ServiceResponse<BoxBody>, id: &str) -> ServiceRespo
         }
         Err(_) => bytes,
     };
-    ServiceResponse::new(request, head.set_body(bytes).map_into_boxed_body())
+    head.set_body(bytes).map_into_boxed_body()
 }
 
 /// `GET /metrics`: no authentication; keep it off the public internet (see docs/operations.md).
@@ -301,14 +345,80 @@ mod tests {
     async fn an_empty_bucket_answers_429_with_retry_after() {
         let limit = compliance_ports::RateLimit { per_second: 1, burst: 1 };
         let app = app!(Arc::new(MemoryRateLimiter::new(limit)));
-        assert_eq!(actix_web::test::call_service(&app, ping().to_request()).await.status(), 200);
-        let response = actix_web::test::call_service(&app, ping().to_request()).await;
+        let anonymous = || actix_web::test::TestRequest::get().uri("/v1/ping").to_request();
+        assert_eq!(actix_web::test::call_service(&app, anonymous()).await.status(), 200);
+        let response = actix_web::test::call_service(&app, anonymous()).await;
         assert_eq!(response.status(), 429);
         assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "1");
         let id = response.headers().get(&REQUEST_ID_HEADER).unwrap().to_str().unwrap().to_owned();
         let body: serde_json::Value = actix_web::test::read_body_json(response).await;
         assert_eq!(body["type"], "/problems/rate-limited");
         assert_eq!(body["requestId"], id.as_str());
+    }
+
+    #[actix_web::test]
+    async fn invented_keys_share_the_address_bucket_and_valid_ones_get_their_own() {
+        let limit = compliance_ports::RateLimit { per_second: 1, burst: 2 };
+        let limiter: Arc<dyn RateLimiter> = Arc::new(MemoryRateLimiter::new(limit));
+        let operations = web::Data::new(Operations::new(HeadLimits::default()).with_rate_limiter(limiter, false));
+        let app = actix_web::test::init_service(
+            actix_web::App::new()
+                .app_data(operations)
+                .route(
+                    "/v1/ping",
+                    web::get().to(|req: actix_web::HttpRequest| async move {
+                        match req.headers().get("X-API-Key") {
+                            Some(key) if key == "cpk_good" => HttpResponse::Ok().finish(),
+                            _ => HttpResponse::Unauthorized().finish(),
+                        }
+                    }),
+                )
+                .wrap(actix_web::middleware::from_fn(guard)),
+        )
+        .await;
+        let call = |key: &str| {
+            actix_web::test::TestRequest::get()
+                .uri("/v1/ping")
+                .insert_header(("X-API-Key", key.to_owned()))
+                .peer_addr("10.0.0.1:4000".parse().unwrap())
+                .to_request()
+        };
+        // The good key's first request is charged to the address; then it has a bucket of its own.
+        assert_eq!(actix_web::test::call_service(&app, call("cpk_good")).await.status(), 200);
+        for _ in 0..2 {
+            assert_eq!(actix_web::test::call_service(&app, call("cpk_good")).await.status(), 200);
+        }
+        assert_eq!(actix_web::test::call_service(&app, call("cpk_good")).await.status(), 429);
+        // A fresh invented key per request: all charged to the address (one token left).
+        assert_eq!(actix_web::test::call_service(&app, call("cpk_invented_1")).await.status(), 401);
+        assert_eq!(actix_web::test::call_service(&app, call("cpk_invented_2")).await.status(), 429);
+        assert_eq!(actix_web::test::call_service(&app, call("cpk_invented_3")).await.status(), 429);
+    }
+
+    #[actix_web::test]
+    async fn an_error_from_a_middleware_is_answered_with_the_request_id() {
+        let operations = web::Data::new(Operations::new(HeadLimits::default()));
+        let app = actix_web::test::init_service(
+            actix_web::App::new()
+                .app_data(operations)
+                .route("/v1/ping", web::get().to(|| async { HttpResponse::Ok().finish() }))
+                .wrap(actix_web::middleware::from_fn(|_: ServiceRequest, _: Next<BoxBody>| async move {
+                    Err::<ServiceResponse<BoxBody>, actix_web::Error>(ApiError::not_found("thing").into())
+                }))
+                .wrap(actix_web::middleware::from_fn(guard)),
+        )
+        .await;
+        let request = actix_web::test::TestRequest::get()
+            .uri("/v1/ping")
+            .insert_header((REQUEST_ID_HEADER, "rid-1"))
+            .to_request();
+        let Err(error) = actix_web::test::try_call_service(&app, request).await else { panic!("not an error") };
+        let response = error.error_response();
+        assert_eq!(response.status(), 404);
+        assert_eq!(response.headers().get(&REQUEST_ID_HEADER).unwrap(), "rid-1");
+        let body = actix_web::body::to_bytes(response.into_body()).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["requestId"], "rid-1", "{body}");
     }
 
     #[test]
