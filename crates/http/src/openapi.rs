@@ -103,7 +103,12 @@ const STANDARD: &[(&str, &str, &str, bool)] = &[
     ("413", "PayloadTooLarge", "The body is larger than this operation accepts.", false),
     ("415", "UnsupportedMediaType", "The body is not `application/json`.", false),
     ("429", "TooManyRequests", "The caller's request rate is over its limit; retry after `Retry-After` seconds.", true),
-    ("503", "Unavailable", "A store (the database, or Redis for chat) is unavailable; retry after `Retry-After` seconds.", true),
+    (
+        "503",
+        "Unavailable",
+        "A store (the database, or Redis for chat) is unavailable; retry after `Retry-After` seconds.",
+        true,
+    ),
 ];
 
 impl Modify for StandardErrors {

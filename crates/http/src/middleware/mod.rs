@@ -366,9 +366,13 @@ mod tests {
                 .app_data(operations)
                 .route(
                     "/v1/ping",
+                    // As the Caller extractor does: a good key marks the request authenticated.
                     web::get().to(|req: actix_web::HttpRequest| async move {
                         match req.headers().get("X-API-Key") {
-                            Some(key) if key == "cpk_good" => HttpResponse::Ok().finish(),
+                            Some(key) if key == "cpk_good" => {
+                                actix_web::HttpMessage::extensions_mut(&req).insert(crate::auth::Authenticated);
+                                HttpResponse::Ok().finish()
+                            }
                             _ => HttpResponse::Unauthorized().finish(),
                         }
                     }),
