@@ -185,10 +185,6 @@ struct Signed {
         (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The run has no screenshot (anymore).", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (
-            status = 429, description = "The caller's request rate is over its limit.", body = crate::openapi::Problem,
-            content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait")),
-        ),
-        (
             status = 503, description = "The database or blob store is unavailable.", body = crate::openapi::Problem,
             content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait")),
         ),

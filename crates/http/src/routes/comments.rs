@@ -242,8 +242,6 @@ struct Signed {
          content_type = "*/*", body = AttachmentBytes,
          headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"`, with an RFC 6266 `filename*` for names that are not plain ASCII."))),
         (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The caller's request rate is over its limit; retry after `Retry-After` seconds.",
-         body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
         (status = 503, description = "The database or the attachment store is unavailable; retry after `Retry-After` seconds.",
          body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
     ),

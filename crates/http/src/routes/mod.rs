@@ -100,6 +100,20 @@ impl<'c> Router<'c> {
     }
 }
 
+/// `Endpoint::get(handler)` and its siblings: one method each, all through [`Endpoint::route`].
+macro_rules! method_routes {
+    ($($name:ident => $method:ident),* $(,)?) => {$(
+        pub fn $name<F, Args>(self, handler: F) -> Self
+        where
+            F: Handler<Args>,
+            Args: FromRequest + 'static,
+            F::Output: Responder + 'static,
+        {
+            self.route(Method::$method, handler)
+        }
+    )*};
+}
+
 /// One path and the methods it answers.
 pub struct Endpoint {
     path: String,
@@ -123,49 +137,12 @@ impl Endpoint {
         self
     }
 
-    pub fn get<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.route(Method::GET, handler)
-    }
-
-    pub fn post<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.route(Method::POST, handler)
-    }
-
-    pub fn put<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.route(Method::PUT, handler)
-    }
-
-    pub fn patch<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.route(Method::PATCH, handler)
-    }
-
-    pub fn delete<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.route(Method::DELETE, handler)
+    method_routes! {
+        get => GET,
+        post => POST,
+        put => PUT,
+        patch => PATCH,
+        delete => DELETE,
     }
 
     fn route<F, Args>(mut self, method: Method, handler: F) -> Self
