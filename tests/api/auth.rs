@@ -52,6 +52,13 @@ async fn revoked_api_key_is_401(server: &TestServer) {
     let revoked = server.admin().revoke_api_key(&tenant.api_key_id).await;
     assert_eq!(revoked["id"], tenant.api_key_id.as_str());
     assert_timestamp(&revoked["revokedAt"]);
+    // The CLI is another process: the server stops accepting the key when its cached
+    // authentication expires (AUTH_CACHE_SECONDS, 1 s in the tests).
+    let revoked_at = std::time::Instant::now();
+    while tenant.api.get("/v1/risks").await.status == 200 {
+        assert!(revoked_at.elapsed() < std::time::Duration::from_secs(3), "the revoked key still works after 3 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     tenant.api.get("/v1/risks").await.problem(401);
     // The owner's session is unaffected.
     tenant.session.get("/v1/risks").await.ok(200);

@@ -371,6 +371,9 @@ fn serve_command(
         .env("RUST_LOG", "warn")
         // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
         .env("RATE_LIMIT_PER_SECOND", "0")
+        // Changes made by the admin CLI (another process) reach the server when its cached
+        // credentials expire: one second keeps those tests short and the cache in use.
+        .env("AUTH_CACHE_SECONDS", "1")
         .envs(env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

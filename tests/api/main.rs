@@ -88,6 +88,7 @@ mod limits;
 mod observability;
 mod organization;
 mod outage;
+mod pagination;
 mod people;
 mod policies;
 mod risks;

@@ -11,7 +11,10 @@ api_tests!(
     errors_carry_the_request_id,
     the_access_log_names_the_route_not_the_path with ACCESS_LOG,
     metrics_count_requests_by_route_and_show_the_pools,
+    the_pool_size_is_configurable with POOL_OF_SEVEN,
 );
+
+const POOL_OF_SEVEN: Env = &[("DATABASE_POOL_SIZE", "7")];
 
 /// Access lines are logged at INFO (the harness sets `RUST_LOG=warn`).
 const ACCESS_LOG: Env = &[("RUST_LOG", "info")];
@@ -202,6 +205,16 @@ async fn metrics_count_requests_by_route_and_show_the_pools(server: &TestServer)
         assert!(sample(&text, &format!("db_pool_max_connections{{pool=\"{pool}\"}}")).is_some_and(|n| n >= 1.0));
     }
     assert!(sample(&text, "store_unavailable_errors_total").is_some(), "{text}");
+}
+
+/// `DATABASE_POOL_SIZE` sizes PostgreSQL's pool and SQLite's readers (the writer stays one).
+async fn the_pool_size_is_configurable(server: &TestServer) {
+    let text = metrics(server).await;
+    let max = |pool: &str| sample(&text, &format!("db_pool_max_connections{{pool=\"{pool}\"}}"));
+    match max("main") {
+        Some(postgres) => assert_eq!(postgres, 7.0, "{text}"),
+        None => assert_eq!((max("readers"), max("writer")), (Some(7.0), Some(1.0)), "{text}"),
+    }
 }
 
 /// A warning logged while a request is served (the database is gone) carries the request's id,

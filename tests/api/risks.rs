@@ -19,6 +19,7 @@ api_tests!(
     invalid_updates_are_400_naming_the_field,
     delete_is_permanent_and_reports_the_risk,
     text_that_the_database_cannot_hold_is_400,
+    concurrent_patches_of_different_fields_all_apply,
 );
 
 const ENVELOPE: [&str; 2] = ["authType", "authenticatedUser"];
@@ -240,4 +241,36 @@ async fn text_that_the_database_cannot_hold_is_400(server: &TestServer) {
     let policy = json!({"name": "P", "content": [], "reviewDate": "9999-12-31T23:30:00-01:00"});
     tenant.api.post("/v1/policies", policy).await.invalid("reviewDate");
     tenant.api.get("/v1/policies").await.ok(200);
+}
+
+/// Patches of different fields sent at once all land: none overwrites another with the value it
+/// read before (PostgreSQL retries a write whose record changed since it was read).
+async fn concurrent_patches_of_different_fields_all_apply(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let risk = create(&tenant.api, "Contended").await;
+    let path = format!("/v1/risks/{}", str_of(&risk, "id"));
+    let changes = [
+        json!({"title": "Changed title"}),
+        json!({"description": "Changed description"}),
+        json!({"status": "closed"}),
+        json!({"likelihood": "very_likely"}),
+        json!({"impact": "severe"}),
+        json!({"department": "hr"}),
+        json!({"treatmentStrategy": "avoid"}),
+        json!({"treatmentStrategyDescription": "Changed treatment"}),
+    ];
+    let patches = changes.iter().map(|change| {
+        let (api, path) = (tenant.api.clone(), path.clone());
+        let change = change.clone();
+        tokio::spawn(async move { api.patch(&path, change).await.ok(200) })
+    });
+    for patch in patches.collect::<Vec<_>>() {
+        patch.await.unwrap_or_else(|error| panic!("a patch task failed: {error}"));
+    }
+    let stored = tenant.api.get(&path).await.ok(200);
+    for change in &changes {
+        for (field, value) in change.as_object().into_iter().flatten() {
+            assert_eq!(&stored[field], value, "{field} was lost: {stored}");
+        }
+    }
 }

@@ -13,7 +13,7 @@ use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
 use crate::secret::{self, API_KEY_PREFIX, SESSION_TOKEN_PREFIX};
-use crate::{AppError, PeopleService, Ports};
+use crate::{AppError, PeopleService, Ports, PrincipalCache};
 
 /// A new API key and the only copy of its text.
 #[derive(Debug)]
@@ -36,17 +36,19 @@ pub struct AdminService {
     members: Arc<dyn MemberRepository>,
     people: PeopleService,
     clock: Arc<dyn Clock>,
+    principals: Arc<PrincipalCache>,
 }
 
 impl AdminService {
-    pub(crate) fn new(ports: &Ports) -> Self {
+    pub(crate) fn new(ports: &Ports, principals: Arc<PrincipalCache>) -> Self {
         Self {
             organizations: ports.organizations.clone(),
             users: ports.users.clone(),
             credentials: ports.credentials.clone(),
             members: ports.members.clone(),
-            people: PeopleService::new(ports),
+            people: PeopleService::new(ports, principals.clone()),
             clock: ports.clock.clone(),
+            principals,
         }
     }
 
@@ -118,7 +120,9 @@ impl AdminService {
     }
 
     pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {
-        self.credentials.revoke_api_key(id, self.clock.now()).await.map_err(|e| AppError::from_repo(e, "API key"))
+        let revoked = self.credentials.revoke_api_key(id, self.clock.now()).await;
+        self.principals.forget_api_key(id);
+        revoked.map_err(|e| AppError::from_repo(e, "API key"))
     }
 
     /// A new session for the user, valid for `ttl`; also records the login.

@@ -10,6 +10,7 @@ use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
 use crate::AppError;
+use crate::principal_cache::{CacheKey, PrincipalCache};
 use crate::secret::{digest, digests_match};
 
 /// `lastUsedAt` is written at most this often per key.
@@ -55,6 +56,7 @@ pub struct AuthService {
     clock: Arc<dyn Clock>,
     /// When each key's `lastUsedAt` was last written by this process.
     last_used_written: Mutex<HashMap<ApiKeyId, Timestamp>>,
+    cache: Arc<PrincipalCache>,
 }
 
 impl AuthService {
@@ -62,23 +64,37 @@ impl AuthService {
         credentials: Arc<dyn CredentialRepository>,
         members: Arc<dyn MemberRepository>,
         clock: Arc<dyn Clock>,
+        cache: Arc<PrincipalCache>,
     ) -> Self {
-        Self { credentials, members, clock, last_used_written: Mutex::new(HashMap::new()) }
+        Self { credentials, members, clock, last_used_written: Mutex::new(HashMap::new()), cache }
     }
 
+    /// Answers from the cache when it can (see [`PrincipalCache`]); only successes are cached.
     pub async fn authenticate(&self, credentials: Credentials) -> Result<Principal, AppError> {
+        let now = self.clock.now();
+        let (secret, organization) = match &credentials {
+            Credentials::ApiKey { key, organization } => (key, organization),
+            Credentials::Session { token, organization } => (token, organization),
+        };
+        let key = CacheKey { digest: digest(secret.expose_secret()), organization: organization.clone() };
+        if let Some(cached) = self.cache.get(&key, now) {
+            if let Some(api_key) = &cached.api_key {
+                self.note_use(api_key, None, now).await;
+            }
+            return Ok(cached.principal);
+        }
         match credentials {
-            Credentials::ApiKey { key, organization } => self.by_api_key(&key, organization.as_deref()).await,
-            Credentials::Session { token, organization } => self.by_session(&token, organization.as_deref()).await,
+            Credentials::ApiKey { organization, .. } => self.by_api_key(key, organization.as_deref()).await,
+            Credentials::Session { organization, .. } => self.by_session(key, organization.as_deref()).await,
         }
     }
 
-    async fn by_api_key(&self, key: &SecretString, organization: Option<&str>) -> Result<Principal, AppError> {
+    async fn by_api_key(&self, key: CacheKey, organization: Option<&str>) -> Result<Principal, AppError> {
         const INVALID: AppError = AppError::Unauthenticated("invalid API key");
-        let presented = digest(key.expose_secret());
-        let stored = self.credentials.find_api_key(&presented).await?.ok_or(INVALID)?;
+        let presented = &key.digest;
+        let stored = self.credentials.find_api_key(presented).await?.ok_or(INVALID)?;
         let now = self.clock.now();
-        if !digests_match(&stored.key_hash, &presented) || !stored.is_usable_at(now) {
+        if !digests_match(&stored.key_hash, presented) || !stored.is_usable_at(now) {
             return Err(INVALID);
         }
         // A key works only while the member who made it is an active member of its organization.
@@ -87,14 +103,17 @@ impl AuthService {
             return Err(AppError::Forbidden("the API key belongs to another organization"));
         }
         self.note_use(&stored.id, stored.last_used_at, now).await;
-        Ok(principal(stored.organization_id, person, AuthType::ApiKey))
+        let principal = principal(stored.organization_id, person, AuthType::ApiKey);
+        self.cache.put(key, &principal, Some(&stored.id), stored.expires_at, now);
+        Ok(principal)
     }
 
-    async fn by_session(&self, token: &SecretString, organization: Option<&str>) -> Result<Principal, AppError> {
+    async fn by_session(&self, key: CacheKey, organization: Option<&str>) -> Result<Principal, AppError> {
         const INVALID: AppError = AppError::Unauthenticated("invalid or expired session");
-        let presented = digest(token.expose_secret());
-        let session = self.credentials.find_session(&presented).await?.ok_or(INVALID)?;
-        if !digests_match(&session.token_hash, &presented) || session.expires_at <= self.clock.now() {
+        let presented = &key.digest;
+        let session = self.credentials.find_session(presented).await?.ok_or(INVALID)?;
+        let now = self.clock.now();
+        if !digests_match(&session.token_hash, presented) || session.expires_at <= now {
             return Err(INVALID);
         }
         let organization =
@@ -102,7 +121,9 @@ impl AuthService {
         const NOT_MEMBER: AppError = AppError::Forbidden("not an active member of that organization");
         let org = OrganizationId::parse(organization).map_err(|_| NOT_MEMBER)?;
         let person = self.active_person(&org, &session.user_id).await?.ok_or(NOT_MEMBER)?;
-        Ok(principal(org, person, AuthType::Session))
+        let principal = principal(org, person, AuthType::Session);
+        self.cache.put(key, &principal, None, Some(session.expires_at), now);
+        Ok(principal)
     }
 
     async fn active_person(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, AppError> {
@@ -150,10 +171,11 @@ mod tests {
     use super::*;
     use crate::secret::{API_KEY_PREFIX, generate};
 
-    /// One API key and one active member, counting `touch_api_key` calls.
+    /// One API key and one active member, counting key lookups and `touch_api_key` calls.
     struct Fixture {
         key: ApiKey,
         person: Person,
+        lookups: AtomicUsize,
         touches: AtomicUsize,
     }
 
@@ -163,6 +185,7 @@ mod tests {
             Ok(())
         }
         async fn find_api_key(&self, hash: &str) -> Result<Option<ApiKey>, RepoError> {
+            self.lookups.fetch_add(1, Ordering::SeqCst);
             Ok((hash == self.key.key_hash).then(|| self.key.clone()))
         }
         async fn revoke_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<ApiKey, RepoError> {
@@ -185,8 +208,13 @@ mod tests {
         async fn insert(&self, _: &Member) -> Result<(), RepoError> {
             Ok(())
         }
-        async fn list(&self, _: &OrganizationId, _: bool) -> Result<Vec<Person>, RepoError> {
-            Ok(vec![self.person.clone()])
+        async fn list(
+            &self,
+            _: &OrganizationId,
+            _: bool,
+            _: &compliance_ports::PageRequest,
+        ) -> Result<compliance_ports::Page<Person>, RepoError> {
+            Ok(compliance_ports::Page { items: vec![self.person.clone()], total: 1, next: None })
         }
         async fn get(&self, _: &OrganizationId, _: &MemberId) -> Result<Person, RepoError> {
             Ok(self.person.clone())
@@ -220,9 +248,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn api_key_use_is_recorded_at_most_once_a_minute() {
-        let now = Timestamp::now();
+    const NO_CACHE: std::time::Duration = std::time::Duration::ZERO;
+
+    /// An API key of an owner, the service over it with `cache_ttl`, and the key's secret.
+    fn service(
+        now: Timestamp,
+        expires_at: Option<Timestamp>,
+        cache_ttl: std::time::Duration,
+    ) -> (Arc<Fixture>, Arc<FixedClock>, AuthService, SecretString) {
         let org = OrganizationId::generate();
         let user = User::create("ada@acme.test".into(), "Ada".into(), now).unwrap();
         let input = NewMember { user_id: Some(user.id.clone()), role: Some("owner".into()), ..NewMember::default() };
@@ -230,18 +263,32 @@ mod tests {
         let secret = generate(API_KEY_PREFIX);
         let key = ApiKey {
             id: ApiKeyId::generate(),
-            organization_id: org.clone(),
+            organization_id: org,
             name: "ci".into(),
             key_hash: digest(secret.expose_secret()),
             created_by: user.id.clone(),
             created_at: now,
-            expires_at: None,
+            expires_at,
             revoked_at: None,
             last_used_at: None,
         };
-        let fixture = Arc::new(Fixture { key, person: Person { member, user }, touches: AtomicUsize::new(0) });
+        let fixture = Arc::new(Fixture {
+            key,
+            person: Person { member, user },
+            lookups: AtomicUsize::new(0),
+            touches: AtomicUsize::new(0),
+        });
         let clock = Arc::new(FixedClock(Mutex::new(now)));
-        let auth = AuthService::new(fixture.clone(), fixture.clone(), clock.clone());
+        let cache = Arc::new(PrincipalCache::new(cache_ttl));
+        let auth = AuthService::new(fixture.clone(), fixture.clone(), clock.clone(), cache);
+        (fixture, clock, auth, secret)
+    }
+
+    #[test]
+    fn api_key_use_is_recorded_at_most_once_a_minute() {
+        let now = Timestamp::now();
+        let (fixture, clock, auth, secret) = service(now, None, NO_CACHE);
+        let org = fixture.key.organization_id.clone();
         let present = || Credentials::ApiKey { key: secret.clone(), organization: None };
 
         for _ in 0..3 {
@@ -257,6 +304,53 @@ mod tests {
         assert!(matches!(run(auth.authenticate(wrong_org)), Err(AppError::Forbidden(_))));
         let wrong_key = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
         assert!(matches!(run(auth.authenticate(wrong_key)), Err(AppError::Unauthenticated(_))));
+    }
+
+    #[test]
+    fn cached_principals_skip_the_store_until_they_expire_or_are_forgotten() {
+        let now = Timestamp::now();
+        let ttl = std::time::Duration::from_secs(5);
+        let (fixture, clock, auth, secret) = service(now, Some(now.plus(Duration::seconds(8))), ttl);
+        let present = || Credentials::ApiKey { key: secret.clone(), organization: None };
+        let lookups = || fixture.lookups.load(Ordering::SeqCst);
+
+        for _ in 0..3 {
+            run(auth.authenticate(present())).unwrap();
+        }
+        assert_eq!(lookups(), 1, "one lookup, then two answers from the cache");
+        assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "use is noted on the first request");
+        let other_org = Credentials::ApiKey { key: secret.clone(), organization: Some("org_other".into()) };
+        assert!(
+            matches!(run(auth.authenticate(other_org)), Err(AppError::Forbidden(_))),
+            "the header is part of the key"
+        );
+        assert_eq!(lookups(), 2, "another header is looked up, not answered from the cache");
+
+        *clock.0.lock().unwrap() = now.plus(Duration::seconds(5));
+        run(auth.authenticate(present())).unwrap();
+        assert_eq!(lookups(), 3, "after the TTL the store is asked again");
+
+        auth.cache.forget_api_key(&fixture.key.id);
+        run(auth.authenticate(present())).unwrap();
+        assert_eq!(lookups(), 4, "a forgotten key is looked up again");
+        auth.cache.forget_organization(&fixture.key.organization_id);
+        run(auth.authenticate(present())).unwrap();
+        assert_eq!(lookups(), 5, "so is one of a forgotten organization");
+
+        *clock.0.lock().unwrap() = now.plus(Duration::seconds(8));
+        assert!(
+            matches!(run(auth.authenticate(present())), Err(AppError::Unauthenticated(_))),
+            "an entry never outlives the key's own expiry"
+        );
+    }
+
+    #[test]
+    fn a_zero_ttl_turns_the_cache_off() {
+        let (fixture, _, auth, secret) = service(Timestamp::now(), None, NO_CACHE);
+        for _ in 0..3 {
+            run(auth.authenticate(Credentials::ApiKey { key: secret.clone(), organization: None })).unwrap();
+        }
+        assert_eq!(fixture.lookups.load(Ordering::SeqCst), 3);
     }
 
     #[test]

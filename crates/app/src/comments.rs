@@ -6,7 +6,7 @@ use compliance_domain::comment::{
     Attachment, CommentDraft, CommentEdit, CommentEntityType, CommentInputError, CommentView, NewComment,
 };
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
-use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, RepoError};
+use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, Page, PageRequest, RepoError};
 
 use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
 use crate::{AppError, AuthType, Ports, Principal, Settings};
@@ -34,15 +34,16 @@ impl CommentService {
         }
     }
 
-    /// The entity's comments, newest first; 404 when the entity is not the caller's.
+    /// A page of the entity's comments, newest first; 404 when the entity is not the caller's.
     pub async fn list(
         &self,
         caller: &Principal,
         entity_type: CommentEntityType,
         entity_id: &str,
-    ) -> Result<Vec<CommentView>, AppError> {
+        page: &PageRequest,
+    ) -> Result<Page<CommentView>, AppError> {
         self.entities.require(&caller.organization_id, entity_type, entity_id).await?;
-        Ok(self.comments.list(&caller.organization_id, entity_type, entity_id).await?)
+        Ok(self.comments.list(&caller.organization_id, entity_type, entity_id, page).await?)
     }
 
     /// Stores the attachments' bytes, then the comment and its attachment rows in one transaction.

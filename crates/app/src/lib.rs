@@ -14,6 +14,7 @@ mod devices;
 mod error;
 mod organization;
 mod people;
+mod principal_cache;
 mod records;
 mod secret;
 mod signing;
@@ -29,8 +30,9 @@ use compliance_domain::risk::Risk;
 use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_ports::{
-    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, CredentialRepository,
-    DeviceDirectory, HealthCheck, MemberRepository, OrganizationRepository, RecordRepository, UserRepository,
+    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, CredentialRepository, Cursor,
+    DeviceDirectory, HealthCheck, MemberRepository, OrganizationRepository, PageRequest, RecordRepository,
+    UserRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
@@ -44,6 +46,7 @@ pub use devices::DeviceService;
 pub use error::AppError;
 pub use organization::OrganizationService;
 pub use people::PeopleService;
+pub use principal_cache::PrincipalCache;
 pub use records::RecordService;
 pub use signing::UrlSigner;
 
@@ -73,6 +76,9 @@ pub struct Ports {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub attachments: AttachmentLimits,
+    /// The most rows one list response holds (`LIST_MAX_ROWS`): a list asked for without `limit`
+    /// answers its first page of this size, and no `limit` goes beyond it.
+    pub list_max_rows: usize,
     /// How long a download link stays valid.
     pub download_ttl: std::time::Duration,
     /// The address clients reach this service at, for links it signs itself.
@@ -83,6 +89,16 @@ pub struct Settings {
     /// How long a chat history lives after its last replacement.
     pub chat_ttl: std::time::Duration,
     pub automations: AutomationSettings,
+    /// How long an authenticated credential is remembered in process (zero: not at all).
+    pub auth_cache_ttl: std::time::Duration,
+}
+
+impl Settings {
+    /// The page a list request loads: `limit` rows, or as many as the cap allows without one.
+    pub fn page(&self, limit: Option<usize>, after: Option<Cursor>) -> PageRequest {
+        let limit = limit.unwrap_or(self.list_max_rows).min(self.list_max_rows);
+        PageRequest { after, ..PageRequest::first(limit) }
+    }
 }
 
 /// The application: every use case, ready to be called by a delivery layer.
@@ -111,11 +127,17 @@ impl App {
         let settings = Arc::new(settings);
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));
         let work = Arc::new(tokio::sync::Notify::new());
+        let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
         Self {
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             worker: Some(AutomationWorker::new(&ports, settings.automations, work)),
-            auth: AuthService::new(ports.credentials.clone(), ports.members.clone(), ports.clock.clone()),
+            auth: AuthService::new(
+                ports.credentials.clone(),
+                ports.members.clone(),
+                ports.clock.clone(),
+                principals.clone(),
+            ),
             context: RecordService::new(ports.context.clone(), &ports, comments.clone()),
             policies: RecordService::new(ports.policies.clone(), &ports, comments.clone()),
             vendors: RecordService::new(ports.vendors.clone(), &ports, comments.clone()),
@@ -124,9 +146,9 @@ impl App {
             chat: ChatService::new(&ports, settings.clone()),
             comments,
             settings,
-            people: PeopleService::new(&ports),
+            people: PeopleService::new(&ports, principals.clone()),
             organization: OrganizationService::new(&ports),
-            admin: AdminService::new(&ports),
+            admin: AdminService::new(&ports, principals),
             health: ports.health,
         }
     }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use compliance_domain::people::{Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
-use compliance_ports::{Clock, MemberRepository, OrganizationRepository, RepoError, UserRepository};
+use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError, UserRepository};
 
-use crate::{AppError, Ports, Principal};
+use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
 
@@ -15,21 +15,29 @@ pub struct PeopleService {
     users: Arc<dyn UserRepository>,
     organizations: Arc<dyn OrganizationRepository>,
     clock: Arc<dyn Clock>,
+    /// Forgets the organization's authenticated callers when a membership changes.
+    principals: Arc<PrincipalCache>,
 }
 
 impl PeopleService {
-    pub(crate) fn new(ports: &Ports) -> Self {
+    pub(crate) fn new(ports: &Ports, principals: Arc<PrincipalCache>) -> Self {
         Self {
             members: ports.members.clone(),
             users: ports.users.clone(),
             organizations: ports.organizations.clone(),
             clock: ports.clock.clone(),
+            principals,
         }
     }
 
-    /// Active members, newest first; deactivated ones too when asked.
-    pub async fn list(&self, caller: &Principal, include_inactive: bool) -> Result<Vec<Person>, AppError> {
-        Ok(self.members.list(&caller.organization_id, include_inactive).await?)
+    /// A page of the active members, newest first; deactivated ones too when asked.
+    pub async fn list(
+        &self,
+        caller: &Principal,
+        include_inactive: bool,
+        page: &PageRequest,
+    ) -> Result<Page<Person>, AppError> {
+        Ok(self.members.list(&caller.organization_id, include_inactive, page).await?)
     }
 
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {
@@ -58,7 +66,10 @@ impl PeopleService {
         if let Some(user) = patch.user_id() {
             self.existing_user(user).await?;
         }
-        self.members.update(&caller.organization_id, id, &patch).await.map_err(|error| match error {
+        let updated = self.members.update(&caller.organization_id, id, &patch).await;
+        // a deactivated member's keys and sessions stop working now, not when the cache expires
+        self.principals.forget_organization(&caller.organization_id);
+        updated.map_err(|error| match error {
             RepoError::NotFound => AppError::NotFound("person"),
             other => one_membership(other),
         })

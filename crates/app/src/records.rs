@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use compliance_domain::MemberId;
-use compliance_ports::{Clock, MemberRepository, RecordRepository, RepoError, TenantRecord};
+use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RecordRepository, RepoError, TenantRecord};
 
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -20,9 +20,9 @@ impl<R: TenantRecord> RecordService<R> {
         Self { records, members: ports.members.clone(), clock: ports.clock.clone(), comments }
     }
 
-    /// The caller's organization's records, newest first.
-    pub async fn list(&self, caller: &Principal) -> Result<Vec<R>, AppError> {
-        Ok(self.records.list(&caller.organization_id).await?)
+    /// A page of the caller's organization's records, newest first.
+    pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<R>, AppError> {
+        Ok(self.records.list(&caller.organization_id, page).await?)
     }
 
     pub async fn get(&self, caller: &Principal, id: &R::Id) -> Result<R, AppError> {

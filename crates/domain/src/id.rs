@@ -23,6 +23,16 @@ pub struct Id<K> {
 
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 const BODY_LEN: usize = 32;
+/// Membership in [`ALPHABET`] by byte: one load per byte instead of a search of the alphabet.
+const IN_ALPHABET: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        table[ALPHABET[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 impl<K: IdKind> Id<K> {
     /// A new identifier: the current time, then 112 random bits.
@@ -41,12 +51,23 @@ impl<K: IdKind> Id<K> {
 
     /// Parses text that must be an identifier of this kind.
     pub fn parse(text: &str) -> Result<Self, InvalidId> {
+        Self::check(text)?;
+        Ok(Self::from_trusted(text.to_owned()))
+    }
+
+    /// [`Id::parse`] keeping the string it is given (ids read from the database, hundreds per list).
+    pub fn parse_owned(text: String) -> Result<Self, InvalidId> {
+        Self::check(&text)?;
+        Ok(Self::from_trusted(text))
+    }
+
+    fn check(text: &str) -> Result<(), InvalidId> {
         let body = text
             .strip_prefix(K::PREFIX)
             .and_then(|rest| rest.strip_prefix('_'))
             .ok_or(InvalidId { prefix: K::PREFIX })?;
-        let well_formed = body.len() == BODY_LEN && body.bytes().all(|b| ALPHABET.contains(&b));
-        if well_formed { Ok(Self::from_trusted(text.to_owned())) } else { Err(InvalidId { prefix: K::PREFIX }) }
+        let well_formed = body.len() == BODY_LEN && body.bytes().all(|b| IN_ALPHABET[usize::from(b)]);
+        if well_formed { Ok(()) } else { Err(InvalidId { prefix: K::PREFIX }) }
     }
 
     fn from_trusted(text: String) -> Self {

@@ -39,6 +39,22 @@ impl Timestamp {
         self.0.unix_timestamp()
     }
 
+    /// Microseconds since the Unix epoch: exact, as timestamps keep microseconds.
+    pub fn as_unix_micros(self) -> i64 {
+        // Years 1 to 9999 are about ±2.5e17 µs, far inside i64.
+        i64::try_from(self.0.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
+    }
+
+    /// The inverse of [`Timestamp::as_unix_micros`], for the same years as [`Timestamp::parse`].
+    pub fn from_unix_micros(micros: i64) -> Result<Self, InvalidTimestamp> {
+        let instant =
+            OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1000).map_err(|_| InvalidTimestamp)?;
+        if !(1..=9999).contains(&instant.year()) {
+            return Err(InvalidTimestamp);
+        }
+        Ok(Self(instant))
+    }
+
     #[must_use]
     pub fn plus(self, duration: Duration) -> Self {
         Self::from_offset(self.0.saturating_add(duration))
@@ -105,6 +121,14 @@ mod tests {
         assert!(Timestamp::parse("9999-12-31T23:30:00-01:00").is_err(), "year 10000 in UTC");
         assert!(Timestamp::parse("9999-12-31T23:59:59Z").is_ok());
         assert!(Timestamp::parse("yesterday").is_err());
+    }
+
+    #[test]
+    fn unix_micros_round_trip_within_the_years_1_to_9999() {
+        let ts = Timestamp::parse("2026-11-22T06:30:00.123456Z").unwrap();
+        assert_eq!(Timestamp::from_unix_micros(ts.as_unix_micros()), Ok(ts));
+        assert!(Timestamp::from_unix_micros(i64::MAX).is_err());
+        assert!(Timestamp::from_unix_micros(-62_135_596_800_000_001).is_err(), "just before year 1");
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod error;
 pub mod middleware;
 pub mod openapi;
 mod pages;
+mod paging;
 mod routes;
 mod state;
 pub mod wire;

@@ -35,6 +35,11 @@ impl AppState {
         self.spawn(use_case(self.app.clone())).await
     }
 
+    /// The use cases' settings.
+    pub fn settings(&self) -> &compliance_app::Settings {
+        &self.app.settings
+    }
+
     /// Signs and checks links and form tokens with the service's key.
     pub fn signer(&self) -> compliance_app::UrlSigner {
         compliance_app::UrlSigner::new(self.app.settings.url_signing_key.clone())

@@ -12,6 +12,7 @@ use compliance_domain::vendor::{Vendor, VendorCategory, VendorStatus};
 use compliance_domain::{
     AttachmentId, CommentId, Department, Impact, Likelihood, MemberId, OrganizationId, Timestamp, UserId,
 };
+use compliance_ports::Page;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -49,14 +50,17 @@ impl<'a> AuthenticatedUser<'a> {
     }
 }
 
-/// `{data, count, authType, authenticatedUser}`, with `count` and `authenticatedUser` left out
-/// where the spec says so.
+/// `{data, count, nextCursor, authType, authenticatedUser}`, with `count` and `authenticatedUser`
+/// left out where the spec says so, and `nextCursor` on every page but the last.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListEnvelope<'a, T> {
     pub data: Vec<T>,
+    /// The number of matching rows in all, not only on this page.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub count: Option<usize>,
+    pub count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     pub auth_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub authenticated_user: Option<AuthenticatedUser<'a>>,
@@ -66,10 +70,21 @@ impl<'a, T> ListEnvelope<'a, T> {
     /// `{data, count, authType, authenticatedUser}` with every member, as most lists answer.
     pub fn standard(caller: &'a Principal, data: Vec<T>) -> Self {
         Self {
-            count: Some(data.len()),
+            count: Some(data.len() as u64),
+            next_cursor: None,
             data,
             auth_type: auth_type(caller, AuthTypeStyle::Standard),
             authenticated_user: Some(AuthenticatedUser::of(caller)),
+        }
+    }
+
+    /// [`ListEnvelope::standard`] of one page: `count` is the number of matching rows in all (not
+    /// the page's length), and `nextCursor` is where the next page starts.
+    pub fn page<U>(caller: &'a Principal, page: &'a Page<U>, item: impl FnMut(&'a U) -> T) -> Self {
+        Self {
+            count: Some(page.total),
+            next_cursor: page.next.as_ref().map(crate::paging::encode),
+            ..Self::standard(caller, page.items.iter().map(item).collect())
         }
     }
 }

@@ -4,13 +4,13 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
 
-use crate::{RepoError, TenantRecord};
+use crate::{Page, PageRequest, RepoError, TenantRecord};
 
 /// Storage of one kind of tenant record.
 #[async_trait]
 pub trait RecordRepository<R: TenantRecord>: Send + Sync {
-    /// The organization's records, newest first.
-    async fn list(&self, org: &OrganizationId) -> Result<Vec<R>, RepoError>;
+    /// A page of the organization's records, newest first.
+    async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<R>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &R::Id) -> Result<R, RepoError>;
     async fn insert(&self, record: &R) -> Result<(), RepoError>;
     /// Applies the patch to the stored record atomically and returns the result.
@@ -31,13 +31,14 @@ pub struct Deleted<R> {
 pub trait CommentRepository: Send + Sync {
     /// Inserts the comment and its attachments' rows in one transaction.
     async fn insert(&self, comment: &Comment, attachments: &[Attachment]) -> Result<(), RepoError>;
-    /// The entity's comments, newest first.
+    /// A page of the entity's comments, newest first.
     async fn list(
         &self,
         org: &OrganizationId,
         entity_type: CommentEntityType,
         entity_id: &str,
-    ) -> Result<Vec<CommentView>, RepoError>;
+        page: &PageRequest,
+    ) -> Result<Page<CommentView>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError>;
     async fn update_content(
         &self,
@@ -76,8 +77,13 @@ pub trait UserRepository: Send + Sync {
 pub trait MemberRepository: Send + Sync {
     /// Conflict when the user is already a member of the organization.
     async fn insert(&self, member: &Member) -> Result<(), RepoError>;
-    /// The organization's people, newest first; deactivated ones only when asked.
-    async fn list(&self, org: &OrganizationId, include_inactive: bool) -> Result<Vec<Person>, RepoError>;
+    /// A page of the organization's people, newest first; deactivated ones only when asked.
+    async fn list(
+        &self,
+        org: &OrganizationId,
+        include_inactive: bool,
+        page: &PageRequest,
+    ) -> Result<Page<Person>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError>;
     /// The user's membership in the organization, active or not.
     async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError>;

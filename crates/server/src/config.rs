@@ -15,7 +15,7 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_http::middleware::HeadLimits;
 use compliance_ports::RateLimit;
-use compliance_store::DatabaseUrl;
+use compliance_store::{DatabaseUrl, PoolOptions};
 use rand::RngCore;
 use secrecy::SecretString;
 
@@ -27,6 +27,8 @@ const SIGNING_KEY_MIN: usize = 32;
 #[derive(Debug)]
 pub struct Config {
     pub database: DatabaseUrl,
+    /// `DATABASE_POOL_SIZE`: connections to PostgreSQL, or SQLite readers.
+    pub pool: PoolOptions,
     pub listen: SocketAddr,
     pub json_logs: bool,
     pub blobs: BlobConfig,
@@ -73,6 +75,7 @@ impl Config {
                 max_file_bytes: number("ATTACHMENT_MAX_FILE_BYTES", 10 * 1024 * 1024)?,
                 max_request_bytes: number("ATTACHMENT_MAX_REQUEST_BYTES", 25 * 1024 * 1024)?,
             },
+            list_max_rows: list_max_rows()?,
             download_ttl: Duration::from_secs(number("DOWNLOAD_URL_TTL_SECONDS", 15 * 60)?),
             public_url: var("PUBLIC_URL")?.unwrap_or_else(|| format!("http://{listen}")),
             url_signing_key: signing_key()?,
@@ -88,9 +91,13 @@ impl Config {
                 concurrency: max_browsers()?,
                 ..AutomationSettings::default()
             },
+            auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
         };
+        let mut pool = PoolOptions::default();
+        pool.max_size = number("DATABASE_POOL_SIZE", pool.max_size)?;
         Ok(Self {
             database,
+            pool,
             listen,
             json_logs,
             blobs: blob_config(&data_dir)?,
@@ -252,6 +259,16 @@ fn whole_number<T: FromStr>(name: &str, default: T) -> anyhow::Result<T> {
         None => Ok(default),
         Some(text) => text.trim().parse::<T>().map_err(|_| anyhow::anyhow!("{name} `{text}` is not a whole number")),
     }
+}
+
+/// `LIST_MAX_ROWS`: the most rows of one list response, 1 to 1,000,000 (default 10,000).
+fn list_max_rows() -> anyhow::Result<usize> {
+    const MOST: usize = 1_000_000;
+    let rows = number("LIST_MAX_ROWS", 10_000)?;
+    if rows > MOST {
+        bail!("LIST_MAX_ROWS `{rows}` is over {MOST}");
+    }
+    Ok(rows)
 }
 
 /// `AUTOMATION_MAX_BROWSERS`: both the worker's batch and the browser adapter's bound.

@@ -11,7 +11,7 @@ use compliance_credentials::{HttpSettings, KeySource, Keyring, load_keyring};
 use compliance_devices::FleetDeviceDirectory;
 use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
 use compliance_ports::{BlobStore, ChatStore, DeviceDirectory, NoDeviceDirectory};
-use compliance_store::{PoolOptions, Store};
+use compliance_store::Store;
 use secrecy::ExposeSecret;
 
 use crate::config::{BlobConfig, Config};
@@ -43,7 +43,7 @@ pub fn vault_keyring(config: &Config) -> anyhow::Result<Keyring> {
 /// Migrates, connects, and builds the application over the adapters.
 pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>)> {
     compliance_store::migrate(&config.database).await?;
-    let store = Arc::new(Store::connect(&config.database, &PoolOptions::default()).await?);
+    let store = Arc::new(Store::connect(&config.database, &config.pool).await?);
     let blobs: Arc<dyn BlobStore> = match &config.blobs {
         BlobConfig::Filesystem(dir) => Arc::new(FsBlobStore::new(dir.clone())),
         BlobConfig::S3(s3) => Arc::new(S3BlobStore::new(s3.clone())?),

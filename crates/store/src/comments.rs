@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
-use compliance_ports::{CommentRepository, RepoError};
+use compliance_ports::{CommentRepository, Cursor, Page, PageRequest, RepoError};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
+use crate::paging::load_page;
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
 use crate::schema::{attachments, comments, members, users};
 
@@ -39,16 +40,34 @@ macro_rules! delete_comments_of {
 }
 pub(crate) use delete_comments_of;
 
-/// Comments with their authors and whether the author is still an active member.
+/// Comments joined with their authors and the authors' memberships.
 macro_rules! comments_with_authors {
     () => {
-        comments::table
-            .inner_join(users::table)
-            .left_join(members::table.on(
-                members::user_id.eq(comments::author_id).and(members::organization_id.eq(comments::organization_id)),
-            ))
-            .select((CommentRow::as_select(), UserRow::as_select(), members::is_active.nullable()))
+        comments::table.inner_join(users::table).left_join(
+            members::table.on(members::user_id
+                .eq(comments::author_id)
+                .and(members::organization_id.eq(comments::organization_id))),
+        )
     };
+}
+
+/// A comment, its author and whether the author is still an active member.
+macro_rules! comment_with_author {
+    () => {
+        (CommentRow::as_select(), UserRow::as_select(), members::is_active.nullable())
+    };
+}
+
+/// The rows of the attachments of the comments `$rows` (`CommentWithAuthor`s).
+macro_rules! attachments_of {
+    ($c:ident, $rows:expr) => {{
+        let ids: Vec<&str> = $rows.iter().map(|(comment, _, _)| comment.id()).collect();
+        attachments::table
+            .filter(attachments::comment_id.eq_any(&ids))
+            .select(AttachmentRow::as_select())
+            .load::<AttachmentRow>($c)
+            .await
+    }};
 }
 
 type CommentWithAuthor = (CommentRow, UserRow, Option<bool>);
@@ -68,45 +87,6 @@ fn views(rows: Vec<CommentWithAuthor>, attachment_rows: Vec<AttachmentRow>) -> R
             Ok(CommentView { comment, author: author.try_into()?, author_active: active.unwrap_or(false), attachments })
         })
         .collect()
-}
-
-impl Store {
-    async fn comment_views(
-        &self,
-        org: &OrganizationId,
-        filter: CommentFilter<'_>,
-    ) -> Result<Vec<CommentView>, RepoError> {
-        let mut conn = self.pools.read().await?;
-        let (rows, attachment_rows) = db_run!(&mut conn, |c| {
-            async {
-                let query = comments_with_authors!().filter(comments::organization_id.eq(org.as_str())).into_boxed();
-                let query = match filter {
-                    CommentFilter::Entity(kind, entity_id) => {
-                        query.filter(comments::entity_type.eq(kind.as_str())).filter(comments::entity_id.eq(entity_id))
-                    }
-                    CommentFilter::Id(id) => query.filter(comments::id.eq(id.as_str())),
-                };
-                let rows: Vec<CommentWithAuthor> =
-                    query.order((comments::created_at.desc(), comments::id.desc())).load(c).await?;
-                let ids: Vec<&str> = rows.iter().map(|(comment, _, _)| comment.id()).collect();
-                let attachment_rows: Vec<AttachmentRow> = attachments::table
-                    .filter(attachments::comment_id.eq_any(&ids))
-                    .select(AttachmentRow::as_select())
-                    .load(c)
-                    .await?;
-                Ok::<_, diesel::result::Error>((rows, attachment_rows))
-            }
-            .await
-        })
-        .map_err(repo_error)?;
-        views(rows, attachment_rows)
-    }
-}
-
-#[derive(Clone, Copy)]
-enum CommentFilter<'a> {
-    Entity(CommentEntityType, &'a str),
-    Id(&'a CommentId),
 }
 
 #[async_trait]
@@ -134,12 +114,52 @@ impl CommentRepository for Store {
         org: &OrganizationId,
         entity_type: CommentEntityType,
         entity_id: &str,
-    ) -> Result<Vec<CommentView>, RepoError> {
-        self.comment_views(org, CommentFilter::Entity(entity_type, entity_id)).await
+        page: &PageRequest,
+    ) -> Result<Page<CommentView>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let (rows, total, attachment_rows) = db_run!(&mut conn, |c| {
+            async {
+                let (rows, total): (Vec<CommentWithAuthor>, _) = load_page!(
+                    c,
+                    page,
+                    comments_with_authors!()
+                        .filter(comments::organization_id.eq(org.as_str()))
+                        .filter(comments::entity_type.eq(entity_type.as_str()))
+                        .filter(comments::entity_id.eq(entity_id)),
+                    comment_with_author!(),
+                    comments::created_at,
+                    comments::id
+                )?;
+                let attachment_rows = attachments_of!(c, rows)?;
+                Ok::<_, diesel::result::Error>((rows, total, attachment_rows))
+            }
+            .await
+        })
+        .map_err(repo_error)?;
+        let views = views(rows, attachment_rows)?;
+        Ok(Page::from_rows(views, page, total, |v| Cursor {
+            created_at: v.comment.created_at,
+            id: v.comment.id.to_string(),
+        }))
     }
 
     async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError> {
-        self.comment_views(org, CommentFilter::Id(id)).await?.pop().ok_or(RepoError::NotFound)
+        let mut conn = self.pools.read().await?;
+        let (rows, attachment_rows) = db_run!(&mut conn, |c| {
+            async {
+                let rows: Vec<CommentWithAuthor> = comments_with_authors!()
+                    .filter(comments::organization_id.eq(org.as_str()))
+                    .filter(comments::id.eq(id.as_str()))
+                    .select(comment_with_author!())
+                    .load(c)
+                    .await?;
+                let attachment_rows = attachments_of!(c, rows)?;
+                Ok::<_, diesel::result::Error>((rows, attachment_rows))
+            }
+            .await
+        })
+        .map_err(repo_error)?;
+        views(rows, attachment_rows)?.pop().ok_or(RepoError::NotFound)
     }
 
     async fn update_content(

@@ -7,6 +7,7 @@ mod connections;
 mod db;
 mod error;
 mod migrate;
+mod paging;
 mod people;
 mod records;
 mod rows;

@@ -5,7 +5,8 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
-    CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository, RepoError, UserRepository,
+    CredentialRepository, Cursor, HealthCheck, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
+    UserRepository,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -13,6 +14,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use crate::Store;
 use crate::db::{DbConn, db_run};
 use crate::error::{TxError, repo_error};
+use crate::paging::load_page;
 use crate::rows::{ApiKeyRow, MemberRow, OrganizationRow, SessionRow, UserRow, person};
 use crate::schema::{api_keys, members, organizations, sessions, users};
 
@@ -146,22 +148,35 @@ impl MemberRepository for Store {
         Ok(())
     }
 
-    async fn list(&self, org: &OrganizationId, include_inactive: bool) -> Result<Vec<Person>, RepoError> {
+    async fn list(
+        &self,
+        org: &OrganizationId,
+        include_inactive: bool,
+        page: &PageRequest,
+    ) -> Result<Page<Person>, RepoError> {
+        // Which `is_active` values to list: a filter that does not depend on a branch, so that the
+        // rows and the count share it.
+        let listed: &[bool] = if include_inactive { &[true, false] } else { &[true] };
         let mut conn = self.pools.read().await?;
-        let rows: Vec<(MemberRow, UserRow)> = db_run!(&mut conn, |c| {
-            let mut query = members::table
-                .inner_join(users::table)
-                .filter(members::organization_id.eq(org.as_str()))
-                .order((members::created_at.desc(), members::id.desc()))
-                .select((MemberRow::as_select(), UserRow::as_select()))
-                .into_boxed();
-            if !include_inactive {
-                query = query.filter(members::is_active.eq(true));
-            }
-            query.load(c).await
+        let (rows, total): (Vec<(MemberRow, UserRow)>, _) = db_run!(&mut conn, |c| {
+            load_page!(
+                c,
+                page,
+                members::table
+                    .inner_join(users::table)
+                    .filter(members::organization_id.eq(org.as_str()))
+                    .filter(members::is_active.eq_any(listed)),
+                (MemberRow::as_select(), UserRow::as_select()),
+                members::created_at,
+                members::id
+            )
         })
         .map_err(repo_error)?;
-        rows.into_iter().map(person).collect()
+        let people = rows.into_iter().map(person).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(people, page, total, |p| Cursor {
+            created_at: p.member.created_at,
+            id: p.member.id.to_string(),
+        }))
     }
 
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError> {

@@ -8,7 +8,7 @@ use compliance_domain::risk::Risk;
 use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_domain::{OrganizationId, Timestamp};
-use compliance_ports::{Deleted, RecordRepository, RepoError, TenantRecord};
+use compliance_ports::{Cursor, Deleted, Page, PageRequest, RecordRepository, RepoError, TenantRecord};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -16,7 +16,8 @@ use crate::Store;
 use crate::comments::delete_comments_of;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::rows::{AttachmentRow, ContextEntryRow, PolicyRow, RiskRow, TaskRow, VendorRow};
+use crate::paging::load_page;
+use crate::rows::{AttachmentRow, ContextEntryRow, PolicyRow, RiskRow, TaskRow, VendorRow, naive};
 use crate::schema::{context_entries, policies, risks, tasks, vendors};
 
 /// Read-modify-write of one record in a transaction. `$lock` is `for_update` on PostgreSQL, so
@@ -48,22 +49,50 @@ macro_rules! patch_in_transaction {
     };
 }
 
+/// PostgreSQL's fast path: read the record, apply the patch, and write it back only if its
+/// `updated_at` is still what was read — two round trips, where the locking transaction (BEGIN,
+/// SELECT … FOR UPDATE, UPDATE, COMMIT) takes four. `None` when a concurrent patch changed the
+/// record in between: then the caller takes the locking path, which always gets through.
+macro_rules! patch_if_unchanged {
+    ($conn:ident, $record:ty, $table:ident, $row:ty, $org:expr, $id:expr, $patch:expr, $now:expr) => {
+        async {
+            let the_record =
+                $table::table.filter($table::organization_id.eq($org.as_str())).filter($table::id.eq($id.to_string()));
+            let row: $row = the_record.clone().select(<$row>::as_select()).first(&mut *$conn).await?;
+            let mut record: $record = row.try_into().map_err(TxError::Repo)?;
+            let read = record.updated_at;
+            // strictly later than what was read, so that the check tells the versions apart
+            let now = if $now > read { $now } else { read.plus(time::Duration::microseconds(1)) };
+            TenantRecord::apply(&mut record, $patch, now);
+            let written = diesel::update(the_record.filter($table::updated_at.eq(naive(read))))
+                .set(&<$row>::from(&record))
+                .execute(&mut *$conn)
+                .await?;
+            Ok::<_, TxError>((written == 1).then_some(record))
+        }
+        .await
+    };
+}
+
 macro_rules! record_repository {
     ($record:ty, $row:ty, $table:ident) => {
         #[async_trait]
         impl RecordRepository<$record> for Store {
-            async fn list(&self, org: &OrganizationId) -> Result<Vec<$record>, RepoError> {
+            async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<$record>, RepoError> {
                 let mut conn = self.pools.read().await?;
-                let rows: Vec<$row> = db_run!(&mut conn, |c| {
-                    $table::table
-                        .filter($table::organization_id.eq(org.as_str()))
-                        .order(($table::created_at.desc(), $table::id.desc()))
-                        .select(<$row>::as_select())
-                        .load(c)
-                        .await
+                let (rows, total): (Vec<$row>, _) = db_run!(&mut conn, |c| {
+                    load_page!(
+                        c,
+                        page,
+                        $table::table.filter($table::organization_id.eq(org.as_str())),
+                        <$row>::as_select(),
+                        $table::created_at,
+                        $table::id
+                    )
                 })
                 .map_err(repo_error)?;
-                rows.into_iter().map(<$record>::try_from).collect()
+                let records = rows.into_iter().map(<$record>::try_from).collect::<Result<Vec<_>, _>>()?;
+                Ok(Page::from_rows(records, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
             }
 
             async fn get(
@@ -102,7 +131,13 @@ macro_rules! record_repository {
                 let mut conn = self.pools.write().await?;
                 let result: Result<$record, TxError> = match &mut conn {
                     crate::db::DbConn::Pg(c) => {
-                        patch_in_transaction!(c, $record, $table, $row, org, id, patch, now, for_update)
+                        match patch_if_unchanged!(c, $record, $table, $row, org, id, patch, now) {
+                            Ok(Some(record)) => Ok(record),
+                            Ok(None) => {
+                                patch_in_transaction!(c, $record, $table, $row, org, id, patch, now, for_update)
+                            }
+                            Err(error) => Err(error),
+                        }
                     }
                     crate::db::DbConn::Sqlite(c) => {
                         patch_in_transaction!(c, $record, $table, $row, org, id, patch, now)

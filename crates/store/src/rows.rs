@@ -19,7 +19,7 @@ use crate::schema::{
     vendors,
 };
 
-fn naive(ts: Timestamp) -> PrimitiveDateTime {
+pub(crate) fn naive(ts: Timestamp) -> PrimitiveDateTime {
     ts.to_utc_naive()
 }
 
@@ -38,7 +38,7 @@ pub(crate) fn optional_instant(naive: Option<PrimitiveDateTime>) -> Option<Times
 
 /// A stored id of kind `K`; malformed is a corrupt row of `table`.
 pub(crate) fn id<K: IdKind>(table: &str, text: String) -> Result<Id<K>, RepoError> {
-    Id::parse(&text).map_err(|error| corrupt(table, error))
+    Id::parse_owned(text).map_err(|error| corrupt(table, error))
 }
 
 fn optional_id<K: IdKind>(table: &str, text: Option<String>) -> Result<Option<Id<K>>, RepoError> {

@@ -20,8 +20,8 @@ use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, AutomationId, AutomationRunId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
     AutomationRepository, CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, MemberRepository,
-    OAuthStateRecord, OAuthStateRepository, OrganizationRepository, RecordRepository, RefreshLeases, RepoError,
-    SecretRepository, StoredSecret, TenantRecord, UserRepository,
+    OAuthStateRecord, OAuthStateRepository, OrganizationRepository, PageRequest, RecordRepository, RefreshLeases,
+    RepoError, SecretRepository, StoredSecret, TenantRecord, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -139,7 +139,7 @@ where
         RecordRepository::<R>::insert(store, record).await.unwrap();
     }
 
-    let listed = RecordRepository::<R>::list(store, &ours.id).await.unwrap();
+    let listed = RecordRepository::<R>::list(store, &ours.id, &all()).await.unwrap().items;
     assert_eq!(listed, vec![second.clone(), first.clone()], "newest first, only our organization's");
     assert_eq!(RecordRepository::<R>::get(store, &ours.id, first.id()).await.unwrap(), first, "round trip is exact");
 
@@ -161,8 +161,61 @@ where
     assert_eq!(deleted.record, expected);
     assert!(deleted.attachments.is_empty(), "nothing was attached");
     assert!(matches!(RecordRepository::<R>::get(store, &ours.id, first.id()).await, Err(RepoError::NotFound)));
-    assert_eq!(RecordRepository::<R>::list(store, &ours.id).await.unwrap(), vec![second]);
+    assert_eq!(RecordRepository::<R>::list(store, &ours.id, &all()).await.unwrap().items, vec![second]);
 }
+
+/// Every row of the small lists these tests make, in one page.
+fn all() -> PageRequest {
+    PageRequest::first(100)
+}
+
+/// Pages of two through five risks, three of them created at the same microsecond: ties are broken
+/// by id, so none is skipped or repeated; every page counts them all; the last has no cursor; and
+/// a cursor reaches only the organization it is used with.
+async fn keyset_pages(db: &TestDb) {
+    let store = &db.store;
+    let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
+    let risk = |org: &OrganizationId, at: Timestamp| {
+        Risk::create(org.clone(), from_json(json!({"title": "R", "description": "d", "category": "people"})), at)
+            .unwrap()
+    };
+    let (early, tie) = (Timestamp::parse("2026-01-01T00:00:00Z").unwrap(), Timestamp::now());
+    let mut expected = vec![
+        risk(&ours.id, early),
+        risk(&ours.id, tie),
+        risk(&ours.id, tie),
+        risk(&ours.id, tie),
+        risk(&ours.id, early),
+    ];
+    let foreign = risk(&theirs.id, early);
+    for record in expected.iter().chain([&foreign]) {
+        RecordRepository::<Risk>::insert(store, record).await.unwrap();
+    }
+    expected.sort_by(|a, b| (b.created_at, b.id.as_str()).cmp(&(a.created_at, a.id.as_str())));
+
+    let (mut seen, mut request, mut pages) = (Vec::new(), PageRequest::first(2), 0);
+    loop {
+        let page = RecordRepository::<Risk>::list(store, &ours.id, &request).await.unwrap();
+        assert_eq!(page.total, 5, "page {pages}");
+        seen.extend(page.items);
+        pages += 1;
+        match page.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!((seen, pages), (expected.clone(), 3));
+
+    let after_ours =
+        PageRequest { after: Some(compliance_ports::Cursor { created_at: tie, id: "rsk_~".into() }), limit: 9 };
+    let page = RecordRepository::<Risk>::list(store, &theirs.id, &after_ours).await.unwrap();
+    assert_eq!((page.items, page.total, page.next), (vec![foreign], 1, None), "only their own rows");
+
+    let exact = PageRequest::first(5);
+    let page = RecordRepository::<Risk>::list(store, &ours.id, &exact).await.unwrap();
+    assert_eq!((page.items.len(), page.total, page.next), (5, 5, None), "a page that fits has no cursor");
+}
+contract!(keyset_pages);
 
 fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
     serde_json::from_value(value).unwrap()
@@ -246,14 +299,17 @@ async fn comments(db: &TestDb) {
     let second = comment_on(&task, &ada, "second");
     CommentRepository::insert(store, &second.comment, &[]).await.unwrap();
 
-    let listed = CommentRepository::list(store, &ours.id, CommentEntityType::Task, task.id.as_str()).await.unwrap();
+    let listed = CommentRepository::list(store, &ours.id, CommentEntityType::Task, task.id.as_str(), &all())
+        .await
+        .unwrap()
+        .items;
     assert_eq!(listed.iter().map(|v| v.comment.content.as_str()).collect::<Vec<_>>(), ["second", "first"]);
     assert_eq!(listed[1].attachments, attachments);
     assert!(listed[0].author_active);
     assert_eq!(listed[0].author, ada.user);
 
-    let foreign = CommentRepository::list(store, &theirs.id, CommentEntityType::Task, task.id.as_str()).await.unwrap();
-    assert!(foreign.is_empty(), "another organization sees nothing");
+    let foreign = CommentRepository::list(store, &theirs.id, CommentEntityType::Task, task.id.as_str(), &all()).await;
+    assert!(foreign.unwrap().items.is_empty(), "another organization sees nothing");
     assert!(matches!(CommentRepository::get(store, &theirs.id, &first.comment.id).await, Err(RepoError::NotFound)));
     let attachment = &attachments[0];
     assert!(matches!(store.attachment(&theirs.id, &attachment.id).await, Err(RepoError::NotFound)));
@@ -360,15 +416,15 @@ async fn members(db: &TestDb) {
         "one membership per user"
     );
 
-    let listed = MemberRepository::list(store, &ours.id, false).await.unwrap();
+    let listed = MemberRepository::list(store, &ours.id, false, &all()).await.unwrap().items;
     assert_eq!(listed, vec![bob.clone(), ada.clone()]);
 
     let deactivate = MemberPatch::new(from_json(json!({"isActive": false, "role": "auditor"}))).unwrap();
     let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate).await.unwrap();
     assert!(!updated.member.is_active);
     assert_eq!(updated.member.role, "auditor");
-    assert_eq!(MemberRepository::list(store, &ours.id, false).await.unwrap(), vec![ada.clone()]);
-    assert_eq!(MemberRepository::list(store, &ours.id, true).await.unwrap().len(), 2);
+    assert_eq!(MemberRepository::list(store, &ours.id, false, &all()).await.unwrap().items, vec![ada.clone()]);
+    assert_eq!(MemberRepository::list(store, &ours.id, true, &all()).await.unwrap().total, 2);
     assert_eq!(MemberRepository::get(store, &ours.id, &bob.member.id).await.unwrap(), updated, "record remains");
 
     let found = store.find_by_user(&ours.id, &ada.user.id).await.unwrap();

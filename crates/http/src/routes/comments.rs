@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
+use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
@@ -91,19 +92,31 @@ pub fn comment_body_limit(settings: &Settings) -> BodyLimit {
 struct EntityQuery {
     entity_id: Option<String>,
     entity_type: Option<String>,
+    #[serde(flatten)]
+    page: PageQuery,
 }
+
+/// The total number of an entity's comments, on every page: the list is a bare array.
+const TOTAL_COUNT: &str = "X-Total-Count";
+/// Where the next page of comments starts (pass it as `cursor`); absent on the last page.
+const NEXT_CURSOR: &str = "X-Next-Cursor";
 
 /// List comments
 ///
-/// The comments on one task, vendor, risk or policy, newest first.
+/// The comments on one task, vendor, risk or policy, newest first. Paginated with `limit` and
+/// `cursor`; the list being a bare array, the total and the next page's cursor are headers.
 #[utoipa::path(
     get, path = "/v1/comments", operation_id = "listComments", tag = "comments",
     params(
         ("entityId" = String, Query, description = "The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404."),
         ("entityType" = CommentEntityType, Query, description = "The kind of record commented on."),
+        PageQuery,
     ),
     responses(
-        (status = 200, description = "A bare array of comments.", body = Vec<CommentDto<'static>>),
+        (status = 200, description = "A bare array of comments.", body = Vec<CommentDto<'static>>, headers(
+            ("X-Total-Count" = u64, description = "The total number of matching comments (across all pages)."),
+            ("X-Next-Cursor" = String, description = "Where the next page starts (pass it as `cursor`); absent on the last page."),
+        )),
         (status = 404, description = "No such record in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
@@ -118,9 +131,15 @@ async fn list(
         query.entity_type.ok_or_else(|| ApiError::invalid_field("entityType", "is required"))?.parse().map_err(
             |error: compliance_domain::UnknownValue| ApiError::invalid_field("entityType", error.to_string()),
         )?;
-    let principal = caller.0;
-    let views = state.run(|app| async move { app.comments.list(&principal, entity_type, &entity_id).await }).await?;
-    Ok(HttpResponse::Ok().json(views.iter().map(CommentDto::from).collect::<Vec<_>>()))
+    let (principal, page) = (caller.0, query.page.request(state.settings())?);
+    let page =
+        state.run(|app| async move { app.comments.list(&principal, entity_type, &entity_id, &page).await }).await?;
+    let mut response = HttpResponse::Ok();
+    response.insert_header((TOTAL_COUNT, page.total));
+    if let Some(next) = &page.next {
+        response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
+    }
+    Ok(response.json(page.items.iter().map(CommentDto::from).collect::<Vec<_>>()))
 }
 
 /// Comment on a record

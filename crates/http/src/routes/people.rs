@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::paging::PageQuery;
 use crate::wire::{AuthenticatedUser, ListEnvelope, MemberDto};
 use crate::{ApiError, AppState, Caller};
 
@@ -40,13 +41,17 @@ enum IncludeInactive {
     False,
 }
 
-/// `{data, count, authType, authenticatedUser}` of people.
+/// `{data, count, nextCursor, authType, authenticatedUser}` of people.
 #[derive(utoipa::ToSchema)]
 #[schema(as = MemberList)]
 #[allow(dead_code)] // only its schema is used
 struct MemberList {
     data: Vec<MemberDto<'static>>,
-    count: usize,
+    /// The total number of matching rows (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[schema(rename = "nextCursor", required = false)]
+    next_cursor: String,
     #[schema(rename = "authType", schema_with = auth_type_schema)]
     auth_type: String,
     #[schema(rename = "authenticatedUser")]
@@ -57,6 +62,8 @@ struct MemberList {
 #[serde(rename_all = "camelCase")]
 struct ListQuery {
     include_inactive: Option<String>,
+    #[serde(flatten)]
+    page: PageQuery,
 }
 
 fn member_id(id: &str) -> Result<MemberId, ApiError> {
@@ -66,9 +73,10 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
 /// List people
 ///
 /// The organization's active members, newest first; `includeInactive=true` adds deactivated ones.
+/// Paginated with `limit` and `cursor` (see the API guide).
 #[utoipa::path(
     get, path = "/v1/people", operation_id = "listPeople", tag = "people",
-    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`).")),
+    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."), PageQuery),
     responses((status = 200, description = "The members.", body = MemberList)),
 )]
 async fn list(
@@ -81,9 +89,9 @@ async fn list(
         Some("true") => true,
         Some(_) => return Err(ApiError::invalid_field("includeInactive", "must be true or false")),
     };
-    let principal = caller.0.clone();
-    let people = state.run(|app| async move { app.people.list(&principal, include_inactive).await }).await?;
-    Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, people.iter().map(MemberDto::from).collect())))
+    let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
+    let people = state.run(|app| async move { app.people.list(&principal, include_inactive, &page).await }).await?;
+    Ok(HttpResponse::Ok().json(ListEnvelope::page(&caller, &people, MemberDto::from)))
 }
 
 /// Get a person

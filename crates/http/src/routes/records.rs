@@ -13,11 +13,12 @@ use compliance_ports::TenantRecord;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use utoipa::ToSchema;
 use utoipa::openapi::{OpenApi, RefOr, Schema};
+use utoipa::{IntoParams, ToSchema};
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::paging::PageQuery;
 use crate::wire::{
     AuthTypeStyle, AuthenticatedUser, ContextEntryDto, ListEnvelope, PolicyDto, RiskDto, TaskDto, VendorDto, WithAuth,
     auth_type,
@@ -215,7 +216,8 @@ fn describe<R: WireRecord>(document: &mut OpenApi) {
     }
     let list = json!({"type": "object", "required": list_required, "properties": {
         "data": {"type": "array", "items": dto},
-        "count": {"type": "integer", "minimum": 0, "description": "The number of items in `data`."},
+        "count": {"type": "integer", "minimum": 0, "description": "The total number of matching rows (across all pages)."},
+        "nextCursor": {"type": "string", "description": "Where the next page starts (pass it as `cursor`); absent on the last page."},
         "authType": auth_type,
         "authenticatedUser": user,
     }});
@@ -240,7 +242,7 @@ fn describe<R: WireRecord>(document: &mut OpenApi) {
     let paths = json!({
         R::PATH: {
             "get": operation(format!("list{}", pascal(plural)), format!("List the organization's {plural}"),
-                json!({"responses": {"200": ok(format!("The {plural}."), list)}})),
+                json!({"parameters": page_parameters(), "responses": {"200": ok(format!("The {plural}, newest first."), list)}})),
             "post": operation(format!("create{name}"), format!("Create a {}", name.to_lowercase()),
                 json!({"requestBody": body(&R::New::name()), "responses": {"201": ok(format!("The new {}.", name.to_lowercase()), with_auth.clone())}})),
         },
@@ -271,6 +273,12 @@ fn describe<R: WireRecord>(document: &mut OpenApi) {
     document.merge(part);
 }
 
+/// `limit` and `cursor` for the generic lists' document, from the same `PageQuery` the other lists
+/// declare in their annotations.
+fn page_parameters() -> Value {
+    json!(PageQuery::into_params(|| Some(utoipa::openapi::path::ParameterIn::Query)))
+}
+
 fn collect<T: ToSchema>(schemas: &mut Vec<(String, RefOr<Schema>)>) {
     schemas.push((T::name().into_owned(), T::schema()));
     T::schemas(schemas);
@@ -286,15 +294,18 @@ fn pascal(word: &str) -> String {
     chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
-async fn list<R: WireRecord>(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
-    let principal = caller.0.clone();
-    let records = state.run(|app| async move { R::service(&app).list(&principal).await }).await?;
-    let count = records.len();
+async fn list<R: WireRecord>(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
+    let page = state.run(|app| async move { R::service(&app).list(&principal, &page).await }).await?;
     let envelope = ListEnvelope {
-        data: records.iter().map(|record| record.dto(false)).collect(),
-        count: R::LIST_COUNT.then_some(count),
+        count: R::LIST_COUNT.then_some(page.total),
         auth_type: auth_type(&caller, R::STYLE),
         authenticated_user: (R::STYLE == AuthTypeStyle::Standard).then(|| AuthenticatedUser::of(&caller)),
+        ..ListEnvelope::page(&caller, &page, |record| record.dto(false))
     };
     Ok(HttpResponse::Ok().json(envelope))
 }

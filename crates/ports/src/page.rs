@@ -1,0 +1,96 @@
+//! Keyset pages of the lists that are ordered newest first by (created_at, id).
+
+use compliance_domain::Timestamp;
+
+/// The position after one row of a list: its creation time and id. The next page holds the rows
+/// ordered after it, so rows inserted meanwhile (newer, hence earlier in the order) shift nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: Timestamp,
+    pub id: String,
+}
+
+/// Which page to load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    /// The most rows to return (at least 1; callers cap it).
+    pub limit: usize,
+    /// Start after this row; `None` for the first page.
+    pub after: Option<Cursor>,
+}
+
+impl PageRequest {
+    /// The first `limit` rows.
+    pub fn first(limit: usize) -> Self {
+        Self { limit: limit.max(1), after: None }
+    }
+
+    /// The rows to load: one more than fit, to tell whether another page follows.
+    pub fn rows_to_load(&self) -> i64 {
+        i64::try_from(self.limit.saturating_add(1)).unwrap_or(i64::MAX)
+    }
+
+    /// Whether `loaded` rows leave the total unknown, so that it must be counted: on a later page,
+    /// or when more rows match than fit. A first page that is also the last counts itself.
+    pub fn needs_count(&self, loaded: usize) -> bool {
+        self.after.is_some() || loaded > self.limit
+    }
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// How many rows match in all, across every page.
+    pub total: u64,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<Cursor>,
+}
+
+impl<T> Page<T> {
+    /// Builds a page from up to `limit + 1` rows loaded in list order: the extra row only tells
+    /// that another page follows. `total` is the count of matching rows when it was queried; it
+    /// is needed only when the rows loaded do not show it (a later page, or more rows than fit).
+    pub fn from_rows(mut items: Vec<T>, request: &PageRequest, total: Option<u64>, key: impl Fn(&T) -> Cursor) -> Self {
+        let more = items.len() > request.limit;
+        items.truncate(request.limit);
+        let next = if more { items.last().map(key) } else { None };
+        let total = total.unwrap_or(items.len() as u64);
+        Self { items, total, next }
+    }
+
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page { items: self.items.into_iter().map(f).collect(), total: self.total, next: self.next }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cursor(n: &u32) -> Cursor {
+        Cursor { created_at: Timestamp::now(), id: n.to_string() }
+    }
+
+    #[test]
+    fn the_extra_row_means_another_page() {
+        let request = PageRequest::first(2);
+        assert!(request.needs_count(3));
+        let page = Page::from_rows(vec![3, 2, 1], &request, Some(7), cursor);
+        assert_eq!((page.items, page.total, page.next.map(|c| c.id)), (vec![3, 2], 7, Some("2".to_owned())));
+    }
+
+    #[test]
+    fn a_first_page_that_is_also_the_last_counts_itself() {
+        let request = PageRequest::first(2);
+        assert!(!request.needs_count(2));
+        let page = Page::from_rows(vec![2, 1], &request, None, cursor);
+        assert_eq!((page.items, page.total, page.next), (vec![2, 1], 2, None));
+    }
+
+    #[test]
+    fn a_later_page_is_always_counted() {
+        let request = PageRequest { limit: 5, after: Some(cursor(&9)) };
+        assert!(request.needs_count(1));
+    }
+}

@@ -1,0 +1,224 @@
+//! Keyset pagination of the stored lists: `limit` and `cursor`, `nextCursor` on every page but the
+//! last, `count` as the total, the `LIST_MAX_ROWS` cap, bad parameters, tenant isolation, and rows
+//! created at the same instant.
+
+use serde_json::Value;
+
+use crate::checks::{data, ids, str_of};
+use crate::client::{Client, api_key, get};
+use crate::harness::{Env, TestServer};
+use crate::{comments, policies, risks};
+
+api_tests!(
+    limit_pages_through_every_row_once_in_order,
+    pages_do_not_shift_when_newer_rows_arrive,
+    without_limit_the_cap_answers_the_first_page_and_a_cursor with SMALL_CAP,
+    bad_limits_and_cursors_are_400_naming_the_parameter,
+    a_cursor_reaches_only_the_callers_organization,
+    people_pages_keep_the_include_inactive_filter,
+    comment_pages_carry_the_total_and_cursor_in_headers,
+    policy_pages_have_a_cursor_and_no_count,
+);
+// Rows are given the same `createdAt` with SQL behind the server's back, which the harness does on
+// PostgreSQL only; crates/store/tests/contract.rs (`keyset_pages`) covers ties on both backends.
+api_tests!(@backend postgres_only, Postgres, rows_created_at_the_same_instant_are_neither_skipped_nor_repeated);
+
+const SMALL_CAP: Env = &[("LIST_MAX_ROWS", "3")];
+
+/// `limit=0`, over 1000, not a number, not whole, negative, empty.
+const BAD_LIMITS: [&str; 6] = ["0", "1001", "abc", "1.5", "-1", ""];
+/// Not base64; base64 of `garbage`; base64 of `v1:x:y` (the right version, no timestamp); empty.
+const BAD_CURSORS: [&str; 4] = ["!!!", "Z2FyYmFnZQ", "djE6eDp5", ""];
+
+/// `path` with `query` appended (`?` or `&`).
+fn with_query(path: &str, query: &str) -> String {
+    let separator = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{separator}{query}")
+}
+
+/// `nextCursor` of an envelope, which must be a string when present.
+fn next_cursor(envelope: &Value) -> Option<String> {
+    envelope.get("nextCursor").map(|cursor| cursor.as_str().unwrap_or_else(|| panic!("{envelope}")).to_owned())
+}
+
+/// Every page of `path` at `limit` rows, following `nextCursor` until a page has none.
+async fn pages(client: &Client, path: &str, limit: usize) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut url = with_query(path, &format!("limit={limit}"));
+    loop {
+        let page = client.get(&url).await.ok(200);
+        let next = next_cursor(&page);
+        pages.push(page);
+        match next {
+            Some(cursor) => url = with_query(path, &format!("limit={limit}&cursor={cursor}")),
+            None => return pages,
+        }
+        assert!(pages.len() <= 100, "{path}: the pages never end");
+    }
+}
+
+/// The ids of every page, in order.
+fn all_ids(pages: &[Value]) -> Vec<String> {
+    pages.iter().flat_map(ids).collect()
+}
+
+async fn make_risks(client: &Client, how_many: usize) {
+    for n in 0..how_many {
+        risks::create(client, &format!("Risk {n}")).await;
+    }
+}
+
+async fn limit_pages_through_every_row_once_in_order(server: &TestServer) {
+    let tenant = server.tenant().await;
+    make_risks(&tenant.api, 7).await;
+    let everything = tenant.api.get("/v1/risks").await.ok(200);
+    assert_eq!((everything["count"].as_u64(), data(&everything).len()), (Some(7), 7), "{everything}");
+    assert!(everything.get("nextCursor").is_none(), "a list that fits has no cursor: {everything}");
+
+    let paged = pages(&tenant.api, "/v1/risks", 3).await;
+    let sizes: Vec<usize> = paged.iter().map(|page| data(page).len()).collect();
+    assert_eq!(sizes, [3, 3, 1]);
+    assert!(paged.iter().all(|page| page["count"] == 7), "count is the total on every page: {paged:?}");
+    assert!(next_cursor(&paged[1]).is_some() && next_cursor(&paged[2]).is_none(), "{paged:?}");
+    assert_eq!(all_ids(&paged), ids(&everything), "no row missing or repeated, newest first");
+
+    let exact = tenant.api.get("/v1/risks?limit=7").await.ok(200);
+    assert!(exact.get("nextCursor").is_none(), "the page holding the last row is the last: {exact}");
+    for (path, total) in [("/v1/vendors", 0), ("/v1/tasks", 0), ("/v1/context", 0)] {
+        let page = tenant.api.get(&format!("{path}?limit=1")).await.ok(200);
+        assert_eq!((page["count"].as_u64(), page.get("nextCursor")), (Some(total), None), "{path}: {page}");
+    }
+}
+
+async fn pages_do_not_shift_when_newer_rows_arrive(server: &TestServer) {
+    let tenant = server.tenant().await;
+    make_risks(&tenant.api, 5).await;
+    let before = ids(&tenant.api.get("/v1/risks").await.ok(200));
+    let first = tenant.api.get("/v1/risks?limit=2").await.ok(200);
+    risks::create(&tenant.api, "Newer").await;
+    let cursor = next_cursor(&first).unwrap_or_else(|| panic!("{first}"));
+    let second = tenant.api.get(&format!("/v1/risks?limit=2&cursor={cursor}")).await.ok(200);
+    assert_eq!(ids(&second), before[2..4], "the next page starts after the last row seen");
+    assert_eq!(second["count"], 6, "the total counts the newer row");
+}
+
+async fn without_limit_the_cap_answers_the_first_page_and_a_cursor(server: &TestServer) {
+    let tenant = server.tenant().await;
+    make_risks(&tenant.api, 5).await;
+    let first = tenant.api.get("/v1/risks").await.ok(200);
+    assert_eq!((data(&first).len(), first["count"].as_u64()), (3, Some(5)), "{first}");
+    let cursor = next_cursor(&first).unwrap_or_else(|| panic!("over the cap there is a cursor: {first}"));
+    let rest = tenant.api.get(&format!("/v1/risks?cursor={cursor}")).await.ok(200);
+    assert_eq!((data(&rest).len(), rest["count"].as_u64(), rest.get("nextCursor")), (2, Some(5), None), "{rest}");
+    assert_eq!(ids(&first).into_iter().chain(ids(&rest)).count(), 5);
+
+    let asked_for_more = tenant.api.get("/v1/risks?limit=10").await.ok(200);
+    assert_eq!(data(&asked_for_more).len(), 3, "no page is larger than the cap: {asked_for_more}");
+    assert!(next_cursor(&asked_for_more).is_some());
+}
+
+async fn bad_limits_and_cursors_are_400_naming_the_parameter(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let risk = comments::entity(&tenant.api, "risk").await;
+    let lists = ["/v1/risks".to_owned(), "/v1/policies".into(), "/v1/context".into(), "/v1/people".into()];
+    for path in lists.iter().cloned().chain([comments::list_path("risk", &risk)]) {
+        for limit in BAD_LIMITS {
+            tenant.api.get(&with_query(&path, &format!("limit={limit}"))).await.invalid("limit");
+        }
+        for cursor in BAD_CURSORS {
+            tenant.api.get(&with_query(&path, &format!("cursor={cursor}"))).await.invalid("cursor");
+        }
+        tenant.api.get(&with_query(&path, "limit=1000")).await.ok(200);
+    }
+}
+
+async fn a_cursor_reaches_only_the_callers_organization(server: &TestServer) {
+    let (a, b) = (server.tenant().await, server.tenant().await);
+    make_risks(&b.api, 2).await;
+    let theirs = ids(&b.api.get("/v1/risks").await.ok(200));
+    make_risks(&a.api, 3).await;
+    let page = a.api.get("/v1/risks?limit=1").await.ok(200);
+    let cursor = next_cursor(&page).unwrap_or_else(|| panic!("{page}"));
+    // b's rows are all older than the cursor's position: b gets exactly them, and none of a's.
+    let borrowed = b.api.get(&format!("/v1/risks?limit=10&cursor={cursor}")).await.ok(200);
+    assert_eq!((ids(&borrowed), borrowed["count"].as_u64()), (theirs, Some(2)), "{borrowed}");
+}
+
+async fn people_pages_keep_the_include_inactive_filter(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let mut members = Vec::new();
+    for _ in 0..4 {
+        members.push(server.member(&tenant, "member").await.1);
+    }
+    tenant.deactivate(str_of(&members[1], "id")).await;
+
+    let everyone = tenant.api.get("/v1/people?includeInactive=true").await.ok(200);
+    let paged = pages(&tenant.api, "/v1/people?includeInactive=true", 2).await;
+    assert_eq!(all_ids(&paged), ids(&everyone));
+    assert!(paged.iter().all(|page| page["count"] == 5), "{paged:?}");
+    assert_eq!(paged.len(), 3);
+
+    let active = pages(&tenant.api, "/v1/people", 2).await;
+    assert!(active.iter().all(|page| page["count"] == 4), "{active:?}");
+    assert!(!all_ids(&active).contains(&str_of(&members[1], "id").to_owned()), "deactivated members stay out");
+    assert_eq!(all_ids(&active).len(), 4);
+}
+
+async fn comment_pages_carry_the_total_and_cursor_in_headers(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let risk = comments::entity(&tenant.api, "risk").await;
+    for n in 0..5 {
+        comments::create(&tenant, "risk", &risk, &format!("comment {n}")).await;
+    }
+    let everything: Vec<String> =
+        comments::list(&tenant.api, "risk", &risk).await.iter().map(|c| str_of(c, "id").to_owned()).collect();
+    assert_eq!(everything.len(), 5);
+
+    let key = api_key(server, &tenant.org_id, &tenant.owner.id).await;
+    let (mut seen, mut cursor, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let query = cursor.map_or("limit=2".to_owned(), |c| format!("limit=2&cursor={c}"));
+        let response =
+            get(server, &with_query(&comments::list_path("risk", &risk), &query), &[("X-API-Key", &key)]).await;
+        assert_eq!(response.status(), 200);
+        let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap_or_default().to_owned());
+        assert_eq!(header("X-Total-Count").as_deref(), Some("5"), "the total, on every page");
+        cursor = header("X-Next-Cursor");
+        let page: Vec<Value> = response.json().await.unwrap_or_default();
+        seen.extend(page.iter().map(|c| str_of(c, "id").to_owned()));
+        pages += 1;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!((seen, pages), (everything, 3));
+}
+
+async fn policy_pages_have_a_cursor_and_no_count(server: &TestServer) {
+    let tenant = server.tenant().await;
+    for n in 0..3 {
+        policies::create(&tenant.api, &format!("Policy {n}")).await;
+    }
+    let paged = pages(&tenant.api, "/v1/policies", 2).await;
+    assert_eq!(paged.len(), 2);
+    assert!(paged.iter().all(|page| page.get("count").is_none()), "policies have no count: {paged:?}");
+    assert_eq!(all_ids(&paged), ids(&tenant.api.get("/v1/policies").await.ok(200)));
+}
+
+async fn rows_created_at_the_same_instant_are_neither_skipped_nor_repeated(server: &TestServer) {
+    let tenant = server.tenant().await;
+    make_risks(&tenant.api, 5).await;
+    let org = &tenant.org_id;
+    server
+        .execute_sql(&format!(
+            "UPDATE risks SET created_at = '2026-01-01 00:00:00.123456' WHERE organization_id = '{org}'"
+        ))
+        .await;
+    let everything = ids(&tenant.api.get("/v1/risks").await.ok(200));
+    let mut by_id = everything.clone();
+    by_id.sort_by(|a, b| b.cmp(a));
+    assert_eq!(everything, by_id, "ties are ordered by id, descending");
+    for limit in [1, 2] {
+        assert_eq!(all_ids(&pages(&tenant.api, "/v1/risks", limit).await), everything, "limit {limit}");
+    }
+}
