@@ -13,6 +13,12 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
+/// mimalloc instead of glibc's allocator: in the request path's profile glibc's malloc and free
+/// took a fifth of the server's CPU. Without transparent huge pages (`no_thp`): with them, every
+/// arena mimalloc touched became 2 MiB of resident memory (peak RSS 45 MiB instead of 26 MiB).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The document needs no configuration, database or logging.
