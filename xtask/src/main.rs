@@ -3,12 +3,14 @@
 //! Few dependencies on purpose (anyhow and std): the tasks drive `cargo` and the PostgreSQL tools
 //! as child processes.
 
+mod bench;
 mod ci;
 mod cmd;
 mod deps;
 mod openapi;
 mod postgres;
 mod schemathesis;
+mod service;
 
 use std::process::ExitCode;
 
@@ -23,6 +25,7 @@ Commands:
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
+  bench   the release server under load beside pgbench, on PostgreSQL and SQLite
   help    print this message (also -h, --help)
 
 Run `cargo xtask <COMMAND> --help` for details.";
@@ -72,6 +75,8 @@ fn dispatch(args: &[String]) -> Result<()> {
     match args.as_slice() {
         [] => bail!("no command given\n\n{HELP}"),
         ["help" | "-h" | "--help"] => print_help(HELP),
+        ["bench", "-h" | "--help"] | ["help", "bench"] => print_help(bench::HELP),
+        ["bench", options @ ..] => bench::run(options),
         ["ci"] => ci::run(),
         ["ci", "-h" | "--help"] | ["help", "ci"] => print_help(CI_HELP),
         ["openapi"] => openapi::write(),

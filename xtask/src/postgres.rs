@@ -62,15 +62,26 @@ pub fn provide() -> Result<Database> {
 
 /// Runs one SQL statement with `psql` (from PATH, else from the local PostgreSQL binaries).
 pub fn execute(url: &str, sql: &str) -> Result<()> {
-    let psql = if bin_dir_has(&env::var_os("PATH").unwrap_or_default(), "psql") {
-        PathBuf::from("psql")
-    } else {
-        find_bin_dir().map(|dir| dir.join("psql")).context("psql is not installed")?
-    };
-    let mut command = Command::new(psql);
+    let mut command = Command::new(client_tool("psql")?);
     command.args(["-w", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]).env("PGCONNECT_TIMEOUT", "5");
     capture_ok(&mut command)?;
     Ok(())
+}
+
+/// The rows `psql` prints for one query, unaligned and without headers.
+pub fn query(url: &str, sql: &str) -> Result<String> {
+    let mut command = Command::new(client_tool("psql")?);
+    command.args(["-w", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]).env("PGCONNECT_TIMEOUT", "5");
+    stdout_of(&mut command)
+}
+
+/// A PostgreSQL client program (`psql`, `pgbench`) from PATH, else from the local binaries.
+pub fn client_tool(name: &str) -> Result<PathBuf> {
+    if bin_dir_has(&env::var_os("PATH").unwrap_or_default(), name) {
+        Ok(PathBuf::from(name))
+    } else {
+        find_bin_dir().map(|dir| dir.join(name)).with_context(|| format!("{name} is not installed"))
+    }
 }
 
 fn bin_dir_has(path: &OsStr, program: &str) -> bool {

@@ -1,0 +1,56 @@
+//! What a run measured, and the readings taken of the server process.
+
+use std::fs;
+
+use anyhow::{Context, Result};
+
+/// One load run: API requests or pgbench transactions.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    pub per_second: f64,
+    /// The median for the API (wrk); the average for pgbench, which reports no percentiles.
+    pub latency_ms: f64,
+    /// The API's 99th percentile; pgbench has none.
+    pub p99_ms: Option<f64>,
+    /// Non-2xx answers and socket errors (API), failed transactions (pgbench).
+    pub failures: u64,
+}
+
+/// The number after `"name":` in one line of flat JSON.
+pub fn number_after(json: &str, name: &str) -> Option<f64> {
+    let marker = format!("\"{name}\":");
+    let start = json.find(&marker)? + marker.len();
+    let digits: String = json[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    digits.parse().ok()
+}
+
+/// The process's resident set now (`VmRSS`) and at its peak (`VmHWM`), in MiB.
+pub fn rss_mib(pid: u32) -> Result<(f64, f64)> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).context("cannot read the server's memory")?;
+    let field = |name: &str| -> Result<f64> {
+        let line = status.lines().find(|line| line.starts_with(name)).with_context(|| format!("no {name}"))?;
+        let kib: f64 = line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).context("bad kB value")?;
+        Ok(kib / 1024.0)
+    };
+    Ok((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_numbers_of_flat_json() {
+        let line = r#"{"requests":1200,"duration_us":10000312,"p50_us":812}"#;
+        assert_eq!(number_after(line, "requests"), Some(1200.0));
+        assert_eq!(number_after(line, "p50_us"), Some(812.0));
+        assert_eq!(number_after(line, "missing"), None);
+    }
+
+    #[test]
+    fn reads_its_own_memory() -> Result<()> {
+        let (now, peak) = rss_mib(std::process::id())?;
+        assert!(now > 0.0 && peak >= now, "{now} {peak}");
+        Ok(())
+    }
+}

@@ -1,0 +1,366 @@
+//! `cargo xtask bench`: the API under load beside PostgreSQL's own speed at the same work.
+//!
+//! One run seeds two organizations per backend, starts the release server, and for each case
+//! drives it with wrk from a separate process, then runs pgbench with the one SQL statement the
+//! case needs at the same connection count, so each result is a ratio taken at that moment on
+//! this machine. Figures go to the terminal and to `target/bench/` (JSON and an SVG chart); the
+//! last line says whether every target was met. README.md ("Benchmark") explains the figures.
+
+mod measure;
+mod pgbench;
+mod report;
+mod scale;
+mod seed;
+mod wrk;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::cmd::{self, cargo, stdout_of};
+use crate::postgres;
+use crate::service::{Request, Scratch, Server, Store, target_dir};
+use measure::{Load, rss_mib};
+use report::{Kind, Row, ServerFigures};
+use wrk::Traffic;
+
+pub const HELP: &str = "\
+Usage: cargo xtask bench [--db postgres|sqlite|both] [--seconds N] [--scale-rows N]
+
+Builds the release server, provides PostgreSQL as `ci` does (DATABASE_URL or a throwaway
+cluster), seeds two organizations (50 members, 100 risks, 100 vendors, 100 context entries,
+20 rich-text policies each), then per case: wrk against the API (after a warm-up), pgbench
+with the case's SQL at the same connection count. Then the scale case: N more risks (default
+1,000,000) over 1,000 organizations, and the 100-risk list again.
+  --db          which backends serve the API (default both; pgbench always uses PostgreSQL)
+  --seconds     length of each measured run (default 10; the warm-up is 2 s)
+  --scale-rows  rows the scale case adds (default 1000000; 0 skips the scale case)
+Needs wrk (apt-get install wrk), pgbench and, for SQLite, sqlite3 (installed with apt-get
+when missing and running as root). Output: a table, target/bench/bench.json,
+target/bench/bench.svg, and a summary line; exits 1 when a target is missed.";
+
+const WARM_UP: Duration = Duration::from_secs(2);
+const STARTUP_POLL: Duration = Duration::from_millis(1);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Postgres => "postgres",
+            Backend::Sqlite => "sqlite",
+        }
+    }
+}
+
+struct Options {
+    backends: Vec<Backend>,
+    duration: Duration,
+    scale_rows: u64,
+}
+
+impl Options {
+    fn parse(args: &[&str]) -> Result<Self> {
+        let mut options = Options {
+            backends: vec![Backend::Postgres, Backend::Sqlite],
+            duration: Duration::from_secs(10),
+            scale_rows: 1_000_000,
+        };
+        let mut args = args.iter();
+        while let Some(flag) = args.next() {
+            let value = args.next().with_context(|| format!("{flag} needs a value\n\n{HELP}"))?;
+            match *flag {
+                "--db" => {
+                    options.backends = match *value {
+                        "postgres" => vec![Backend::Postgres],
+                        "sqlite" => vec![Backend::Sqlite],
+                        "both" => vec![Backend::Postgres, Backend::Sqlite],
+                        other => bail!("--db {other}: expected postgres, sqlite or both"),
+                    }
+                }
+                "--seconds" => {
+                    let seconds: u64 =
+                        value.parse().ok().filter(|s| *s > 0).context("--seconds needs a whole number ≥ 1")?;
+                    options.duration = Duration::from_secs(seconds);
+                }
+                "--scale-rows" => options.scale_rows = value.parse().context("--scale-rows needs a whole number")?,
+                other => bail!("unknown option {other}\n\n{HELP}"),
+            }
+        }
+        Ok(options)
+    }
+}
+
+pub fn run(args: &[&str]) -> Result<()> {
+    let options = Options::parse(args)?;
+    ensure_installed("wrk", "wrk")?;
+    if options.backends.contains(&Backend::Sqlite) {
+        ensure_installed("sqlite3", "sqlite3")?;
+    }
+    postgres::client_tool("pgbench")?;
+    cmd::run(cargo()?.args(["build", "--release", "--locked", "-p", "compliance-server"]))?;
+    let binary = target_dir()?.join("release").join("compliance-server");
+    let out = target_dir()?.join("bench");
+    fs::create_dir_all(out.join("scripts")).with_context(|| format!("cannot create {}", out.display()))?;
+    let database = postgres::provide()?;
+    let scratch = Scratch::create("bench")?;
+
+    // PostgreSQL is always seeded: pgbench measures it whichever backend serves the API.
+    println!("\n==> seeding");
+    let postgres =
+        Fixture::start(&binary, Backend::Postgres, Store::postgres(&database.admin_url(), "bench")?, &scratch, &out)?;
+    let sqlite = if options.backends.contains(&Backend::Sqlite) {
+        Some(Fixture::start(&binary, Backend::Sqlite, Store::sqlite(&scratch), &scratch, &out)?)
+    } else {
+        None
+    };
+    let pgbench_clients_max = pgbench_clients_max(postgres.store.url())?;
+
+    // The fixtures whose API is measured.
+    let measured: Vec<&Fixture> =
+        [&postgres].into_iter().chain(sqlite.as_ref()).filter(|f| options.backends.contains(&f.backend)).collect();
+    let mut bench = Bench { options: &options, out: &out, pgbench_clients_max, rows: Vec::new() };
+    for case in cases() {
+        bench.case(&case, &measured, &postgres)?;
+    }
+    if options.scale_rows > 0 {
+        println!("\n==> scale: {} more risks over {} organizations", options.scale_rows, scale::ORGANIZATIONS);
+        scale::grow_postgres(postgres.store.url(), options.scale_rows)?;
+        if sqlite.is_some() {
+            scale::grow_sqlite(&scratch.0.join("compliance.db"), options.scale_rows)?;
+        }
+        bench.case(&scale_case(options.scale_rows), &measured, &postgres)?;
+    }
+
+    let servers = measured.iter().map(|fixture| fixture.figures()).collect::<Result<Vec<_>>>()?;
+    report::finish(&bench.rows, &servers, &options.backends, options.scale_rows, &out)
+}
+
+/// Installs a Debian package when its program is missing and we may (root with apt-get).
+fn ensure_installed(program: &str, package: &str) -> Result<()> {
+    if Command::new(program).arg("--version").output().is_ok() {
+        return Ok(());
+    }
+    let root = stdout_of(Command::new("id").arg("-u")).is_ok_and(|uid| uid == "0");
+    if !root {
+        bail!("{program} is not installed: apt-get install {package}");
+    }
+    println!("{program} is missing: installing Debian's {package}");
+    cmd::run(Command::new("apt-get").args(["install", "-y", "-q", package]).env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+/// pgbench may open at most what PostgreSQL allows beside the servers' pools and reserved slots.
+fn pgbench_clients_max(database_url: &str) -> Result<u32> {
+    let allowed = postgres::query(
+        database_url,
+        "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int",
+    )?;
+    let allowed: u32 = allowed.trim().parse().with_context(|| format!("max_connections: {allowed}"))?;
+    Ok(allowed.saturating_sub(20).max(1))
+}
+
+/// Which seeded organization a case works on: reads on the first, writes on the second, so that
+/// the rows the writes add never reach a list case.
+#[derive(Clone, Copy)]
+enum Tenant {
+    Reads,
+    Writes,
+}
+
+struct Case {
+    name: String,
+    kind: Kind,
+    connections: u32,
+    tenant: Tenant,
+    traffic: fn(&Fixture) -> Traffic<'_>,
+    /// The pgbench script, from the PostgreSQL fixture (for the ids it names).
+    sql: fn(&Fixture) -> String,
+}
+
+const PATCH_BODY: &str = r#"{"title":"Patched by the benchmark","status":"pending"}"#;
+const POST_BODY: &str = r#"{"question":"Benchmark question?","answer":"Benchmark answer.","tags":["bench"]}"#;
+
+fn cases() -> Vec<Case> {
+    let list = |name: &str, connections, traffic, sql| Case {
+        name: name.to_owned(),
+        kind: Kind::List,
+        connections,
+        tenant: Tenant::Reads,
+        traffic,
+        sql,
+    };
+    vec![
+        list("GET /v1/risks", 32, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
+        list(
+            "GET /v1/vendors",
+            32,
+            |_| Traffic::Get { path: "/v1/vendors" },
+            |_| pgbench::select_newest_first("vendors"),
+        ),
+        list("GET /v1/people", 32, |_| Traffic::Get { path: "/v1/people" }, |_| pgbench::select_active_people()),
+        list(
+            "GET /v1/context",
+            32,
+            |_| Traffic::Get { path: "/v1/context" },
+            |_| pgbench::select_newest_first("context_entries"),
+        ),
+        list(
+            "GET /v1/policies",
+            32,
+            |_| Traffic::Get { path: "/v1/policies" },
+            |_| pgbench::select_newest_first("policies"),
+        ),
+        list("GET /v1/risks", 1, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
+        list("GET /v1/risks", 128, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
+        Case {
+            name: "PATCH /v1/risks/{id}".to_owned(),
+            kind: Kind::Write,
+            connections: 32,
+            tenant: Tenant::Writes,
+            traffic: |f| Traffic::Patch { prefix: "/v1/risks/", ids: &f.writes.risk_ids, body: PATCH_BODY },
+            sql: |f| pgbench::update_random_risk(&f.writes.risk_ids),
+        },
+        Case {
+            name: "POST /v1/context".to_owned(),
+            kind: Kind::Write,
+            connections: 32,
+            tenant: Tenant::Writes,
+            traffic: |_| Traffic::Post { path: "/v1/context", body: POST_BODY },
+            sql: |_| pgbench::insert_context_entry(),
+        },
+    ]
+}
+
+fn scale_case(rows: u64) -> Case {
+    Case {
+        name: format!("GET /v1/risks, +{} rows", report::thousands(rows)),
+        kind: Kind::Scale,
+        connections: 32,
+        tenant: Tenant::Reads,
+        traffic: |_| Traffic::Get { path: "/v1/risks" },
+        sql: |_| pgbench::select_newest_first("risks"),
+    }
+}
+
+struct Bench<'a> {
+    options: &'a Options,
+    out: &'a Path,
+    pgbench_clients_max: u32,
+    rows: Vec<Row>,
+}
+
+impl Bench<'_> {
+    /// The API on each fixture, with pgbench right after the first, so that each API run sits
+    /// next to the PostgreSQL figure it is compared with.
+    fn case(&mut self, case: &Case, fixtures: &[&Fixture], postgres: &Fixture) -> Result<()> {
+        let slug = report::slug(&case.name, case.connections);
+        println!("\n==> {} at {} connections", case.name, case.connections);
+        let sql_path = self.out.join("scripts").join(format!("{slug}.sql"));
+        fs::write(&sql_path, (case.sql)(postgres)).context("cannot write the pgbench script")?;
+        let clients = case.connections.min(self.pgbench_clients_max);
+        let organization = &postgres.tenant(case.tenant).id;
+        let mut api = Vec::new();
+        let mut sql = None;
+        for (n, fixture) in fixtures.iter().enumerate() {
+            api.push((fixture.backend, self.api(case, fixture, &slug)?));
+            if n == 0 {
+                sql = Some(self.pgbench(&sql_path, postgres.store.url(), organization, clients)?);
+            }
+        }
+        let sql = sql.context("no backend to measure")?;
+        println!("    pgbench: {:.0} tps ({clients} clients)", sql.per_second);
+        for (backend, load) in api {
+            self.rows.push(Row {
+                case: case.name.clone(),
+                kind: case.kind,
+                backend,
+                connections: case.connections,
+                api: load,
+                pgbench: sql,
+                pgbench_clients: clients,
+            });
+        }
+        Ok(())
+    }
+
+    fn api(&self, case: &Case, fixture: &Fixture, slug: &str) -> Result<Load> {
+        let script = self.out.join("scripts").join(format!("{slug}-{}.lua", fixture.backend.name()));
+        fs::write(&script, (case.traffic)(fixture).script()).context("cannot write the wrk script")?;
+        let key = &fixture.tenant(case.tenant).api_key;
+        let url = &fixture.server.base_url;
+        wrk::run(&script, url, key, case.connections, WARM_UP)?;
+        let load = wrk::run(&script, url, key, case.connections, self.options.duration)?;
+        println!(
+            "    {}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, {} failed",
+            fixture.backend.name(),
+            load.per_second,
+            load.latency_ms,
+            load.p99_ms.unwrap_or_default(),
+            load.failures
+        );
+        Ok(load)
+    }
+
+    fn pgbench(&self, script: &Path, url: &str, organization: &str, clients: u32) -> Result<Load> {
+        pgbench::run(script, url, organization, clients, WARM_UP)?;
+        pgbench::run(script, url, organization, clients, self.options.duration)
+    }
+}
+
+/// A backend's database, seeded, and its server restarted on it (migrations already applied).
+struct Fixture {
+    backend: Backend,
+    store: Store,
+    server: Server,
+    reads: seed::Organization,
+    writes: seed::Organization,
+    startup: Duration,
+    idle_rss_mib: f64,
+}
+
+impl Fixture {
+    fn start(binary: &Path, backend: Backend, store: Store, scratch: &Scratch, out: &Path) -> Result<Self> {
+        let log = out.join(format!("{}-server.log", backend.name()));
+        let data = scratch.0.join(backend.name());
+        let mut server = Server::spawn(binary, store.url(), &data, &log, &[])?;
+        server.wait_until_ok(&Request::get("/health"), Duration::from_millis(50), &log)?;
+        let address = server.address.clone();
+        let reads = seed::organization(binary, store.url(), &address, &format!("{}-reads", backend.name()))?;
+        let writes = seed::organization(binary, store.url(), &address, &format!("{}-writes", backend.name()))?;
+        println!("{}: seeded {} and {}", backend.name(), reads.id, writes.id);
+        drop(server);
+
+        let started = Instant::now();
+        let mut server = Server::spawn(binary, store.url(), &data, &log, &[])?;
+        server.wait_until_ok(&Request::get("/v1/risks").with_key(&reads.api_key), STARTUP_POLL, &log)?;
+        let startup = started.elapsed();
+        std::thread::sleep(Duration::from_secs(1));
+        let (idle_rss_mib, _) = rss_mib(server.pid())?;
+        println!("{}: first answer {startup:.1?} after start, {idle_rss_mib:.1} MiB idle", backend.name());
+        Ok(Self { backend, store, server, reads, writes, startup, idle_rss_mib })
+    }
+
+    fn tenant(&self, tenant: Tenant) -> &seed::Organization {
+        match tenant {
+            Tenant::Reads => &self.reads,
+            Tenant::Writes => &self.writes,
+        }
+    }
+
+    fn figures(&self) -> Result<ServerFigures> {
+        let (_, peak_rss_mib) = rss_mib(self.server.pid())?;
+        Ok(ServerFigures {
+            backend: self.backend,
+            startup: self.startup,
+            idle_rss_mib: self.idle_rss_mib,
+            peak_rss_mib,
+        })
+    }
+}

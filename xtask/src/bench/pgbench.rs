@@ -1,0 +1,98 @@
+//! PostgreSQL's own speed at each case: pgbench running the one statement the case needs, with
+//! prepared statements, at the same number of connections.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::measure::Load;
+use crate::cmd::capture_ok;
+use crate::postgres;
+
+/// A pgbench script: `:org` is the organization the case works on (`-D org=…`).
+pub fn select_newest_first(table: &str) -> String {
+    format!("SELECT * FROM {table} WHERE organization_id = :org ORDER BY created_at DESC, id DESC;\n")
+}
+
+pub fn select_active_people() -> String {
+    "SELECT * FROM members JOIN users ON users.id = members.user_id \
+     WHERE members.organization_id = :org AND members.is_active \
+     ORDER BY members.created_at DESC, members.id DESC;\n"
+        .to_owned()
+}
+
+/// Updates one of `ids`, drawn at random per transaction (pgbench variables are numbers, so the
+/// ids are written into an `\if` chain).
+pub fn update_random_risk(ids: &[String]) -> String {
+    let mut script = format!("\\set i random(0, {})\n", ids.len().saturating_sub(1));
+    for (n, id) in ids.iter().enumerate() {
+        let keyword = if n == 0 { "\\if" } else { "\\elif" };
+        let _ = writeln!(script, "{keyword} :i = {n}");
+        let _ = writeln!(
+            script,
+            "UPDATE risks SET title = 'Patched by the benchmark', updated_at = now() \
+             WHERE organization_id = :org AND id = '{id}';"
+        );
+    }
+    script.push_str("\\endif\n");
+    script
+}
+
+pub fn insert_context_entry() -> String {
+    "INSERT INTO context_entries (id, organization_id, question, answer, tags, created_at, updated_at) \
+     VALUES ('ctx_' || replace(gen_random_uuid()::text, '-', ''), :org, 'Benchmark question?', \
+     'Benchmark answer.', '[\"bench\"]', now(), now());\n"
+        .to_owned()
+}
+
+/// Runs `script` for `duration` on `clients` connections.
+pub fn run(script: &Path, database_url: &str, organization: &str, clients: u32, duration: Duration) -> Result<Load> {
+    let mut command = Command::new(postgres::client_tool("pgbench")?);
+    command
+        .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &clients.min(2).to_string()])
+        .args(["-T", &duration.as_secs().to_string(), "-D", &format!("org={organization}")])
+        .arg("-f")
+        .arg(script)
+        .arg(database_url);
+    let output = capture_ok(&mut command)?;
+    parse(&String::from_utf8_lossy(&output.stdout))
+}
+
+fn parse(output: &str) -> Result<Load> {
+    let value = |prefix: &str| -> Option<f64> {
+        let line = output.lines().find_map(|line| line.trim().strip_prefix(prefix))?;
+        line.split_whitespace().next()?.parse().ok()
+    };
+    let per_second = value("tps = ").with_context(|| format!("no tps in pgbench's output:\n{output}"))?;
+    let average = value("latency average = ").context("no average latency in pgbench's output")?;
+    let failed = value("number of failed transactions: ").unwrap_or(0.0);
+    Ok(Load { per_second, latency_ms: average, p99_ms: None, failures: failed as u64 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_pgbench_output() -> Result<()> {
+        let output = "number of transactions actually processed: 120000\n\
+                      number of failed transactions: 0 (0.000%)\nlatency average = 2.667 ms\n\
+                      initial connection time = 12.3 ms\ntps = 11996.5 (without initial connection time)\n";
+        let load = parse(output)?;
+        assert_eq!(load.per_second, 11996.5);
+        assert_eq!(load.latency_ms, 2.667);
+        assert_eq!(load.failures, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn updates_draw_from_every_id() {
+        let script = update_random_risk(&["rsk_a".to_owned(), "rsk_b".to_owned()]);
+        assert!(script.starts_with("\\set i random(0, 1)\n\\if :i = 0\n"), "{script}");
+        assert!(script.contains("\\elif :i = 1\nUPDATE risks") && script.contains("id = 'rsk_b'"), "{script}");
+        assert!(script.ends_with("\\endif\n"));
+    }
+}

@@ -1,0 +1,355 @@
+//! The bench's output: a table on the terminal, `bench.json`, `bench.svg`, and the summary line
+//! that checks every target.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+
+use super::Backend;
+use super::measure::Load;
+
+// The targets (issue 8), in one place.
+const LIST_RATIO: f64 = 0.8;
+const WRITE_RATIO: f64 = 0.6;
+const LIST_P99_MS: f64 = 10.0;
+const PEAK_RSS_MIB: f64 = 40.0;
+const STARTUP: Duration = Duration::from_millis(100);
+const SCALE_LATENCY_RATIO: f64 = 1.5;
+/// The connection count whose p99 is held to [`LIST_P99_MS`].
+const P99_CONNECTIONS: u32 = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    List,
+    Write,
+    /// The risks list again after the database grew by a million rows.
+    Scale,
+}
+
+pub struct Row {
+    pub case: String,
+    pub kind: Kind,
+    pub backend: Backend,
+    pub connections: u32,
+    pub api: Load,
+    pub pgbench: Load,
+    /// Fewer than `connections` when PostgreSQL allows fewer.
+    pub pgbench_clients: u32,
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        self.api.per_second / self.pgbench.per_second
+    }
+
+    fn ratio_target(&self) -> f64 {
+        if self.kind == Kind::Write { WRITE_RATIO } else { LIST_RATIO }
+    }
+
+    fn label(&self) -> String {
+        format!("{} @{} {}", self.case, self.connections, self.backend.name())
+    }
+}
+
+pub struct ServerFigures {
+    pub backend: Backend,
+    pub startup: Duration,
+    pub idle_rss_mib: f64,
+    pub peak_rss_mib: f64,
+}
+
+/// One target check: what it is, whether it held, and the figure that decided.
+struct Check {
+    target: String,
+    met: bool,
+    figure: String,
+}
+
+pub fn finish(
+    rows: &[Row],
+    servers: &[ServerFigures],
+    backends: &[Backend],
+    scale_rows: u64,
+    out: &Path,
+) -> Result<()> {
+    let checks = checks(rows, servers, backends);
+    let table = table(rows, servers);
+    println!("\n{table}");
+    fs::write(out.join("bench.txt"), &table).context("cannot write bench.txt")?;
+    fs::write(out.join("bench.json"), json(rows, servers, &checks, scale_rows)).context("cannot write bench.json")?;
+    fs::write(out.join("bench.svg"), svg(rows)).context("cannot write bench.svg")?;
+    println!("written: {0}/bench.txt, {0}/bench.json, {0}/bench.svg", out.display());
+    let missed: Vec<&Check> = checks.iter().filter(|check| !check.met).collect();
+    for check in &missed {
+        println!("missed: {} ({})", check.target, check.figure);
+    }
+    let verdict = if missed.is_empty() { "PASS" } else { "FAIL" };
+    println!("bench summary: {} of {} targets met — {verdict}", checks.len() - missed.len(), checks.len());
+    if !missed.is_empty() {
+        bail!("{} target(s) missed", missed.len());
+    }
+    Ok(())
+}
+
+fn checks(rows: &[Row], servers: &[ServerFigures], backends: &[Backend]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for row in rows {
+        let target = row.ratio_target();
+        checks.push(Check {
+            target: format!("{}: req/s ≥ {target}× pgbench", row.label()),
+            met: row.ratio() >= target,
+            figure: format!("{:.2}×", row.ratio()),
+        });
+        if row.kind != Kind::Write && row.connections == P99_CONNECTIONS {
+            let p99 = row.api.p99_ms.unwrap_or(f64::INFINITY);
+            checks.push(Check {
+                target: format!("{}: p99 ≤ {LIST_P99_MS} ms", row.label()),
+                met: p99 <= LIST_P99_MS,
+                figure: format!("{p99:.2} ms"),
+            });
+        }
+        checks.push(Check {
+            target: format!("{}: no non-2xx", row.label()),
+            met: row.api.failures == 0,
+            figure: format!("{} failed", row.api.failures),
+        });
+    }
+    for backend in backends {
+        let small = rows.iter().find(|r| r.backend == *backend && r.kind == Kind::List && r.case == "GET /v1/risks");
+        let large = rows.iter().find(|r| r.backend == *backend && r.kind == Kind::Scale);
+        if let (Some(small), Some(large)) = (small, large) {
+            let ratio = large.api.latency_ms / small.api.latency_ms;
+            checks.push(Check {
+                target: format!("{}: scale p50 ≤ {SCALE_LATENCY_RATIO}× small database", backend.name()),
+                met: ratio <= SCALE_LATENCY_RATIO,
+                figure: format!("{:.2} ms vs {:.2} ms = {ratio:.2}×", large.api.latency_ms, small.api.latency_ms),
+            });
+        }
+    }
+    for server in servers {
+        let name = server.backend.name();
+        checks.push(Check {
+            target: format!("{name}: peak RSS ≤ {PEAK_RSS_MIB} MiB"),
+            met: server.peak_rss_mib <= PEAK_RSS_MIB,
+            figure: format!("{:.1} MiB", server.peak_rss_mib),
+        });
+        checks.push(Check {
+            target: format!("{name}: start-up ≤ {} ms", STARTUP.as_millis()),
+            met: server.startup <= STARTUP,
+            figure: format!("{:.1} ms", millis(server.startup)),
+        });
+    }
+    checks
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
+    let mut text = format!(
+        "{:<34} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7}\n",
+        "case", "conns", "backend", "req/s", "p50 ms", "p99 ms", "non-2xx", "pgbench tps", "ratio"
+    );
+    for row in rows {
+        let clients = if row.pgbench_clients < row.connections {
+            format!(" (pgbench at {})", row.pgbench_clients)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            text,
+            "{:<34} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}×{clients}",
+            row.case,
+            row.connections,
+            row.backend.name(),
+            row.api.per_second,
+            row.api.latency_ms,
+            row.api.p99_ms.unwrap_or_default(),
+            row.api.failures,
+            row.pgbench.per_second,
+            row.ratio(),
+        );
+    }
+    let _ = writeln!(text, "\n{:<8} {:>12} {:>14} {:>14}", "backend", "start-up ms", "idle RSS MiB", "peak RSS MiB");
+    for server in servers {
+        let _ = writeln!(
+            text,
+            "{:<8} {:>12.1} {:>14.1} {:>14.1}",
+            server.backend.name(),
+            millis(server.startup),
+            server.idle_rss_mib,
+            server.peak_rss_mib
+        );
+    }
+    text
+}
+
+fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u64) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let cases: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            format!(
+                "{{\"case\":{},\"kind\":\"{:?}\",\"backend\":\"{}\",\"connections\":{},\"requestsPerSecond\":{:.1},\
+                 \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchClients\":{},\
+                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3}}}",
+                json_string(&row.case),
+                row.kind,
+                row.backend.name(),
+                row.connections,
+                row.api.per_second,
+                row.api.latency_ms,
+                row.api.p99_ms.unwrap_or_default(),
+                row.api.failures,
+                row.pgbench.per_second,
+                row.pgbench_clients,
+                row.pgbench.latency_ms,
+                row.ratio()
+            )
+        })
+        .collect();
+    let servers: Vec<String> = servers
+        .iter()
+        .map(|s| {
+            format!(
+                "{{\"backend\":\"{}\",\"startupMs\":{:.2},\"idleRssMib\":{:.2},\"peakRssMib\":{:.2}}}",
+                s.backend.name(),
+                millis(s.startup),
+                s.idle_rss_mib,
+                s.peak_rss_mib
+            )
+        })
+        .collect();
+    let checks: Vec<String> = checks
+        .iter()
+        .map(|c| {
+            format!("{{\"target\":{},\"met\":{},\"figure\":{}}}", json_string(&c.target), c.met, json_string(&c.figure))
+        })
+        .collect();
+    format!(
+        "{{\"generatedAt\":{now},\"scaleRows\":{scale_rows},\"cases\":[\n{}\n],\"servers\":[\n{}\n],\"targets\":[\n{}\n]}}\n",
+        cases.join(",\n"),
+        servers.join(",\n"),
+        checks.join(",\n")
+    )
+}
+
+fn json_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Horizontal bars: each row's ratio to pgbench, with the two target lines.
+fn svg(rows: &[Row]) -> String {
+    const LEFT: f64 = 330.0;
+    const WIDTH: f64 = 560.0;
+    const ROW: f64 = 22.0;
+    const TOP: f64 = 40.0;
+    let max = rows.iter().map(Row::ratio).fold(1.0_f64, f64::max) * 1.1;
+    let x = |ratio: f64| LEFT + ratio / max * WIDTH;
+    let height = TOP + ROW * rows.len() as f64 + 30.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"10\" y=\"20\" font-size=\"14\">API req/s as a multiple of pgbench tps (same statement, same connections)</text>\n",
+        LEFT + WIDTH + 60.0
+    );
+    for (n, row) in rows.iter().enumerate() {
+        let y = TOP + ROW * n as f64;
+        let colour = if row.backend == Backend::Postgres { "#336791" } else { "#6aa84f" };
+        let _ = writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            LEFT - 6.0,
+            y + 14.0,
+            xml(&row.label())
+        );
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{LEFT}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" fill=\"{colour}\"/>\
+             <text x=\"{:.1}\" y=\"{}\">{:.2}×</text>",
+            y + 3.0,
+            x(row.ratio()) - LEFT,
+            ROW - 6.0,
+            x(row.ratio()) + 4.0,
+            y + 14.0,
+            row.ratio()
+        );
+    }
+    let bottom = TOP + ROW * rows.len() as f64;
+    for (ratio, name) in [(WRITE_RATIO, "writes"), (LIST_RATIO, "lists")] {
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{0:.1}\" y1=\"{TOP}\" x2=\"{0:.1}\" y2=\"{bottom}\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\
+             <text x=\"{0:.1}\" y=\"{1}\" fill=\"#c00\" text-anchor=\"middle\">{ratio}× {name}</text>",
+            x(ratio),
+            bottom + 16.0
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// `1000000` → `1,000,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A file name for a case: `GET /v1/risks` at 32 → `get-v1-risks-32`.
+pub fn slug(case: &str, connections: u32) -> String {
+    let words: Vec<String> = case
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    format!("{}-{connections}", words.join("-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: Kind, connections: u32, api: f64, pgbench: f64, p99: f64) -> Row {
+        Row {
+            case: "GET /v1/risks".to_owned(),
+            kind,
+            backend: Backend::Postgres,
+            connections,
+            api: Load { per_second: api, latency_ms: 1.0, p99_ms: Some(p99), failures: 0 },
+            pgbench: Load { per_second: pgbench, latency_ms: 1.0, p99_ms: None, failures: 0 },
+            pgbench_clients: connections,
+        }
+    }
+
+    #[test]
+    fn checks_hold_each_kind_to_its_target() {
+        let rows = [row(Kind::List, 32, 790.0, 1000.0, 3.0), row(Kind::Write, 32, 610.0, 1000.0, 50.0)];
+        let checks = checks(&rows, &[], &[Backend::Postgres]);
+        let missed: Vec<&str> = checks.iter().filter(|c| !c.met).map(|c| c.target.as_str()).collect();
+        // the list misses 0.8×; the write meets 0.6× and its p99 is not held to 10 ms
+        assert_eq!(missed, ["GET /v1/risks @32 postgres: req/s ≥ 0.8× pgbench"]);
+    }
+
+    #[test]
+    fn names_and_numbers_print_plainly() {
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(slug("PATCH /v1/risks/{id}", 32), "patch-v1-risks-id-32");
+        assert!(svg(&[row(Kind::List, 1, 2.0, 1.0, 1.0)]).contains("2.00×"));
+    }
+}

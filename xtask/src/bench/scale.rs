@@ -1,0 +1,52 @@
+//! The scale case's data: `rows` more risks spread evenly over 1,000 new organizations, written
+//! by SQL straight into the database (a million requests would take the bench's whole budget).
+//! The seeded organizations keep their 100 risks; their list must not slow down.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Result;
+
+use crate::cmd::capture_ok;
+use crate::postgres;
+
+pub const ORGANIZATIONS: u64 = 1_000;
+
+/// Ids are the prefix and 32 hex digits, which the id alphabet accepts.
+pub fn grow_postgres(database_url: &str, rows: u64) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO organizations (id, name, slug, onboarding_completed, has_access, \
+           is_device_manager_setup_completed, created_at) \
+         SELECT 'org_' || lpad(to_hex(o), 32, '0'), 'Scale ' || o, 'scale-' || o, true, true, false, now() \
+         FROM generate_series(1, {ORGANIZATIONS}) o; \
+         INSERT INTO risks (id, organization_id, title, description, category, status, likelihood, impact, \
+           residual_likelihood, residual_impact, treatment_strategy, created_at, updated_at) \
+         SELECT 'rsk_' || lpad(to_hex(n), 32, '0'), 'org_' || lpad(to_hex(1 + n % {ORGANIZATIONS}), 32, '0'), \
+           'Risk ' || n, 'Made for the scale case.', 'technology', 'open', 'possible', 'moderate', \
+           'unlikely', 'minor', 'mitigate', now() - n * interval '1 millisecond', now() \
+         FROM generate_series(1, {rows}) n; \
+         ANALYZE;"
+    );
+    postgres::execute(database_url, &sql)
+}
+
+pub fn grow_sqlite(path: &Path, rows: u64) -> Result<()> {
+    let sql = format!(
+        "PRAGMA busy_timeout = 10000; BEGIN; \
+         WITH RECURSIVE o(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM o WHERE n < {ORGANIZATIONS}) \
+         INSERT INTO organizations (id, name, slug, onboarding_completed, has_access, \
+           is_device_manager_setup_completed, created_at) \
+         SELECT 'org_' || printf('%032x', n), 'Scale ' || n, 'scale-' || n, 1, 1, 0, \
+           strftime('%Y-%m-%d %H:%M:%f', 'now') FROM o; \
+         WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {rows}) \
+         INSERT INTO risks (id, organization_id, title, description, category, status, likelihood, impact, \
+           residual_likelihood, residual_impact, treatment_strategy, created_at, updated_at) \
+         SELECT 'rsk_' || printf('%032x', n), 'org_' || printf('%032x', 1 + n % {ORGANIZATIONS}), \
+           'Risk ' || n, 'Made for the scale case.', 'technology', 'open', 'possible', 'moderate', \
+           'unlikely', 'minor', 'mitigate', strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || (n / 1000.0) || ' seconds'), \
+           strftime('%Y-%m-%d %H:%M:%f', 'now') FROM r; \
+         COMMIT; ANALYZE;"
+    );
+    capture_ok(Command::new("sqlite3").arg(path).arg(sql))?;
+    Ok(())
+}
