@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::validation::{FieldError, ValidationErrors, map_nullable, map_present, required, set, text};
 use crate::{Department, MemberId, OrganizationId, PolicyId, Timestamp, UserId, nullable, required_non_null};
@@ -50,27 +51,42 @@ pub struct Policy {
 /// Rich-text content: an array of nodes, each an object with a string `type`, optional `attrs`
 /// (object or null), optional `content` (nodes) and, on `text` nodes, a string `text`.
 /// Other keys (such as `marks`) are kept as they are.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RichText(Vec<Value>);
+///
+/// Held as its JSON text once validated: policies are the largest records, and a list of them is
+/// stored and answered as it is instead of being parsed into trees and written out again.
+#[derive(Debug, Clone)]
+pub struct RichText(Box<RawValue>);
+
+impl PartialEq for RichText {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
 
 impl RichText {
     pub fn parse(nodes: Vec<Value>) -> Result<Self, FieldError> {
         for (index, node) in nodes.iter().enumerate() {
             check_node(node, &format!("content[{index}]"), 1)?;
         }
-        let size = serde_json::to_vec(&nodes).map(|bytes| bytes.len()).unwrap_or(usize::MAX);
-        if size > CONTENT_BYTES_MAX {
-            return Err(FieldError::new("content", format!("must be at most {CONTENT_BYTES_MAX} bytes of JSON")));
+        let too_big = || FieldError::new("content", format!("must be at most {CONTENT_BYTES_MAX} bytes of JSON"));
+        let json = serde_json::value::to_raw_value(&nodes).map_err(|_| too_big())?;
+        if json.get().len() > CONTENT_BYTES_MAX {
+            return Err(too_big());
         }
-        Ok(Self(nodes))
+        Ok(Self(json))
     }
 
-    /// Content read back from storage, where it was validated before it was written.
-    pub fn from_stored(nodes: Vec<Value>) -> Self {
-        Self(nodes)
+    /// Content read back from storage, where it was validated before it was written: only its
+    /// JSON syntax and its being an array are checked again.
+    pub fn from_stored(json: String) -> Result<Self, serde_json::Error> {
+        if !json.trim_start().starts_with('[') {
+            return Err(serde::de::Error::custom("content is not a JSON array"));
+        }
+        RawValue::from_string(json).map(Self)
     }
 
-    pub fn nodes(&self) -> &[Value] {
+    /// The nodes as JSON text (an array).
+    pub fn json(&self) -> &RawValue {
         &self.0
     }
 }
@@ -198,25 +214,27 @@ pub struct PolicyChanges {
     pub policy_template_id: Option<Option<String>>,
 }
 
-/// Validated changes to a policy.
+/// Validated changes to a policy; the new content, if any, is held apart as validated JSON.
 #[derive(Debug, Clone)]
-pub struct PolicyPatch(PolicyChanges);
+pub struct PolicyPatch(PolicyChanges, Option<RichText>);
 
 impl PolicyPatch {
     pub fn new(changes: PolicyChanges) -> Result<Self, ValidationErrors> {
-        Ok(Self(PolicyChanges {
+        let content = map_present(changes.content, RichText::parse)?;
+        let changes = PolicyChanges {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
             description: map_present(changes.description, |d| text("description", d, 0, DESCRIPTION_MAX))?,
-            content: map_present(changes.content, |c| RichText::parse(c).map(|rich| rich.0))?,
+            content: None,
             policy_template_id: map_nullable(changes.policy_template_id, |t| {
                 text("policyTemplateId", t, 1, TEMPLATE_ID_MAX)
             })?,
             ..changes
-        }))
+        };
+        Ok(Self(changes, content))
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0 == PolicyChanges::default()
+        self.0 == PolicyChanges::default() && self.1.is_none()
     }
 
     /// The members the patch names as assignee or approver.
@@ -272,8 +290,8 @@ impl Policy {
         let c = &patch.0;
         set(&mut self.name, &c.name);
         set(&mut self.description, &c.description);
-        if let Some(nodes) = &c.content {
-            self.content = RichText(nodes.clone());
+        if let Some(content) = &patch.1 {
+            self.content = content.clone();
         }
         set(&mut self.frequency, &c.frequency);
         set(&mut self.department, &c.department);
@@ -328,7 +346,8 @@ mod tests {
     #[test]
     fn content_is_kept_as_given() {
         let policy = policy();
-        assert_eq!(policy.content.nodes()[0]["content"][0]["marks"][0]["type"], "bold");
+        let nodes: Value = serde_json::from_str(policy.content.json().get()).unwrap();
+        assert_eq!(nodes[0]["content"][0]["marks"][0]["type"], "bold");
         assert_eq!(policy.status, PolicyStatus::Draft);
         assert_eq!(policy.last_published_at, None);
     }

@@ -14,7 +14,7 @@ use compliance_domain::{
 };
 use compliance_ports::Page;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 /// How `authType` is spelled: everywhere `api-key`, on the context endpoints `apikey`.
@@ -136,7 +136,7 @@ pub struct PolicyDto<'a> {
     pub description: &'a str,
     pub status: PolicyStatus,
     #[schema(value_type = Vec<compliance_domain::openapi::RichTextNode>)]
-    pub content: &'a [Value],
+    pub content: &'a RawValue,
     pub frequency: PolicyFrequency,
     pub department: Department,
     pub is_required_to_sign: bool,
@@ -160,7 +160,7 @@ impl<'a> From<&'a Policy> for PolicyDto<'a> {
             name: &p.name,
             description: &p.description,
             status: p.status,
-            content: p.content.nodes(),
+            content: p.content.json(),
             frequency: p.frequency,
             department: p.department,
             is_required_to_sign: p.is_required_to_sign,
