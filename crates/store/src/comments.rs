@@ -12,7 +12,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::load_page;
+use crate::paging::page_statements;
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
 use crate::schema::{attachments, comments, members, users};
 
@@ -119,17 +119,21 @@ impl CommentRepository for Store {
         let mut conn = self.pools.read().await?;
         let (rows, total, attachment_rows) = db_run!(&mut conn, |c| {
             async {
-                let (rows, total): (Vec<CommentWithAuthor>, _) = load_page!(
-                    c,
-                    page,
-                    comments_with_authors!()
-                        .filter(comments::organization_id.eq(org.as_str()))
-                        .filter(comments::entity_type.eq(entity_type.as_str()))
-                        .filter(comments::entity_id.eq(entity_id)),
-                    comment_with_author!(),
-                    comments::created_at,
-                    comments::id
-                )?;
+                let (rows, total): (Vec<CommentWithAuthor>, _) = async {
+                    page_statements!(
+                        run_async,
+                        c,
+                        page,
+                        comments_with_authors!()
+                            .filter(comments::organization_id.eq(org.as_str()))
+                            .filter(comments::entity_type.eq(entity_type.as_str()))
+                            .filter(comments::entity_id.eq(entity_id)),
+                        comment_with_author!(),
+                        comments::created_at,
+                        comments::id
+                    )
+                }
+                .await?;
                 let attachment_rows = attachments_of!(c, rows)?;
                 Ok::<_, diesel::result::Error>((rows, total, attachment_rows))
             }

@@ -14,7 +14,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use crate::Store;
 use crate::db::{DbConn, db_run};
 use crate::error::{TxError, repo_error};
-use crate::paging::load_page;
+use crate::paging::read_page;
 use crate::rows::{ApiKeyRow, MemberRow, OrganizationRow, SessionRow, UserRow, person};
 use crate::schema::{api_keys, members, organizations, sessions, users};
 
@@ -156,21 +156,20 @@ impl MemberRepository for Store {
     ) -> Result<Page<Person>, RepoError> {
         // Which `is_active` values to list: a filter that does not depend on a branch, so that the
         // rows and the count share it.
-        let listed: &[bool] = if include_inactive { &[true, false] } else { &[true] };
+        let listed: &'static [bool] = if include_inactive { &[true, false] } else { &[true] };
+        let org = org.to_string();
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<(MemberRow, UserRow)>, _) = db_run!(&mut conn, |c| {
-            load_page!(
-                c,
-                page,
-                members::table
-                    .inner_join(users::table)
-                    .filter(members::organization_id.eq(org.as_str()))
-                    .filter(members::is_active.eq_any(listed)),
-                (MemberRow::as_select(), UserRow::as_select()),
-                members::created_at,
-                members::id
-            )
-        })
+        let (rows, total): (Vec<(MemberRow, UserRow)>, _) = read_page!(
+            &mut conn,
+            page,
+            members::table
+                .inner_join(users::table)
+                .filter(members::organization_id.eq(org.as_str()))
+                .filter(members::is_active.eq_any(listed)),
+            (MemberRow::as_select(), UserRow::as_select()),
+            members::created_at,
+            members::id
+        )
         .map_err(repo_error)?;
         let people = rows.into_iter().map(person).collect::<Result<Vec<_>, _>>()?;
         Ok(Page::from_rows(people, page, total, |p| Cursor {

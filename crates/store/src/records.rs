@@ -16,7 +16,7 @@ use crate::Store;
 use crate::comments::delete_comments_of;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::load_page;
+use crate::paging::read_page;
 use crate::rows::{AttachmentRow, ContextEntryRow, PolicyRow, RiskRow, TaskRow, VendorRow, naive};
 use crate::schema::{context_entries, policies, risks, tasks, vendors};
 
@@ -79,17 +79,16 @@ macro_rules! record_repository {
         #[async_trait]
         impl RecordRepository<$record> for Store {
             async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<$record>, RepoError> {
+                let org = org.to_string();
                 let mut conn = self.pools.read().await?;
-                let (rows, total): (Vec<$row>, _) = db_run!(&mut conn, |c| {
-                    load_page!(
-                        c,
-                        page,
-                        $table::table.filter($table::organization_id.eq(org.as_str())),
-                        <$row>::as_select(),
-                        $table::created_at,
-                        $table::id
-                    )
-                })
+                let (rows, total): (Vec<$row>, _) = read_page!(
+                    &mut conn,
+                    page,
+                    $table::table.filter($table::organization_id.eq(org.as_str())),
+                    <$row>::as_select(),
+                    $table::created_at,
+                    $table::id
+                )
                 .map_err(repo_error)?;
                 let records = rows.into_iter().map(<$record>::try_from).collect::<Result<Vec<_>, _>>()?;
                 Ok(Page::from_rows(records, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
