@@ -214,9 +214,14 @@ pub struct PolicyChanges {
     pub policy_template_id: Option<Option<String>>,
 }
 
-/// Validated changes to a policy; the new content, if any, is held apart as validated JSON.
+/// Validated changes to a policy.
 #[derive(Debug, Clone)]
-pub struct PolicyPatch(PolicyChanges, Option<RichText>);
+pub struct PolicyPatch {
+    /// Every change but the content (its `content` is always `None`).
+    changes: PolicyChanges,
+    /// The new content, validated.
+    content: Option<RichText>,
+}
 
 impl PolicyPatch {
     pub fn new(changes: PolicyChanges) -> Result<Self, ValidationErrors> {
@@ -230,17 +235,17 @@ impl PolicyPatch {
             })?,
             ..changes
         };
-        Ok(Self(changes, content))
+        Ok(Self { changes, content })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0 == PolicyChanges::default() && self.1.is_none()
+        self.changes == PolicyChanges::default() && self.content.is_none()
     }
 
     /// The members the patch names as assignee or approver.
     pub fn named_members(&self) -> impl Iterator<Item = (&'static str, &MemberId)> {
-        let assignee = self.0.assignee_id.as_ref().and_then(Option::as_ref).map(|m| ("assigneeId", m));
-        let approver = self.0.approver_id.as_ref().and_then(Option::as_ref).map(|m| ("approverId", m));
+        let assignee = self.changes.assignee_id.as_ref().and_then(Option::as_ref).map(|m| ("assigneeId", m));
+        let approver = self.changes.approver_id.as_ref().and_then(Option::as_ref).map(|m| ("approverId", m));
         assignee.into_iter().chain(approver)
     }
 }
@@ -287,10 +292,10 @@ impl Policy {
         if patch.is_empty() {
             return;
         }
-        let c = &patch.0;
+        let c = &patch.changes;
         set(&mut self.name, &c.name);
         set(&mut self.description, &c.description);
-        if let Some(content) = &patch.1 {
+        if let Some(content) = &patch.content {
             self.content = content.clone();
         }
         set(&mut self.frequency, &c.frequency);

@@ -58,10 +58,6 @@ impl<T> Page<T> {
         let total = total.unwrap_or(items.len() as u64);
         Self { items, total, next }
     }
-
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page { items: self.items.into_iter().map(f).collect(), total: self.total, next: self.next }
-    }
 }
 
 #[cfg(test)]
