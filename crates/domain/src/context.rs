@@ -78,6 +78,11 @@ impl ContextEntryPatch {
         }))
     }
 
+    /// The validated changes, field by field (`None`: unchanged).
+    pub fn changes(&self) -> &ContextEntryChanges {
+        &self.0
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0 == ContextEntryChanges::default()
     }

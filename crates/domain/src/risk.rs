@@ -146,6 +146,11 @@ impl RiskPatch {
         }))
     }
 
+    /// The validated changes, field by field (`None`: unchanged).
+    pub fn changes(&self) -> &RiskChanges {
+        &self.0
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0 == RiskChanges::default()
     }

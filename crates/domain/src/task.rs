@@ -70,6 +70,11 @@ impl TaskPatch {
         }))
     }
 
+    /// The validated changes, field by field (`None`: unchanged).
+    pub fn changes(&self) -> &TaskChanges {
+        &self.0
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0 == TaskChanges::default()
     }

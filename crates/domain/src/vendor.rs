@@ -127,6 +127,11 @@ impl VendorPatch {
         }))
     }
 
+    /// The validated changes, field by field (`None`: unchanged).
+    pub fn changes(&self) -> &VendorChanges {
+        &self.0
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0 == VendorChanges::default()
     }

@@ -2,6 +2,7 @@
 //! default), chosen by the database URL's scheme.
 
 mod automations;
+mod changesets;
 mod comments;
 mod connections;
 mod db;
@@ -9,6 +10,7 @@ mod error;
 mod migrate;
 mod paging;
 mod people;
+mod prepared;
 mod records;
 mod rows;
 mod schema;

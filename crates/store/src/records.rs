@@ -13,10 +13,12 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::changesets;
 use crate::comments::delete_comments_of;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
+use crate::prepared::Prepared;
 use crate::rows::{AttachmentRow, ContextEntryRow, PolicyRow, RiskRow, TaskRow, VendorRow, naive};
 use crate::schema::{context_entries, policies, risks, tasks, vendors};
 
@@ -74,8 +76,48 @@ macro_rules! patch_if_unchanged {
     };
 }
 
+/// A patch that only assigns fields: one `UPDATE … SET <changed columns> … RETURNING *`.
+macro_rules! update_columns {
+    ($store:ident, $record:ty, $table:ident, $row:ty, $org:ident, $id:ident, $patch:ident, $now:ident, $changeset:path) => {{
+        let changes = $changeset($patch, $now);
+        let mut conn = $store.pools.write().await?;
+        let row: $row = db_run!(&mut conn, |c| {
+            Prepared(
+                diesel::update(
+                    $table::table.filter($table::organization_id.eq($org.as_str())).filter($table::id.eq($id.as_str())),
+                )
+                .set(&changes)
+                .returning(<$row>::as_returning()),
+            )
+            .get_result(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }};
+}
+
+/// A patch whose effect depends on the record (a policy's status and archive dates): read the
+/// record, apply the patch in the domain, write it back.
+macro_rules! read_modify_write {
+    ($store:ident, $record:ty, $table:ident, $row:ty, $org:ident, $id:ident, $patch:ident, $now:ident) => {{
+        let mut conn = $store.pools.write().await?;
+        let result: Result<$record, TxError> = match &mut conn {
+            crate::db::DbConn::Pg(c) => match patch_if_unchanged!(c, $record, $table, $row, $org, $id, $patch, $now) {
+                Ok(Some(record)) => Ok(record),
+                Ok(None) => patch_in_transaction!(c, $record, $table, $row, $org, $id, $patch, $now, for_update),
+                Err(error) => Err(error),
+            },
+            crate::db::DbConn::Sqlite(c) => patch_in_transaction!(c, $record, $table, $row, $org, $id, $patch, $now),
+        };
+        result.map_err(RepoError::from)
+    }};
+}
+
+/// `$update` is how a patch is written: `update_columns` with the record's changeset type, or
+/// `read_modify_write`.
 macro_rules! record_repository {
-    ($record:ty, $row:ty, $table:ident) => {
+    ($record:ty, $row:ty, $table:ident, $update:ident $(($changeset:path))?) => {
         #[async_trait]
         impl RecordRepository<$record> for Store {
             async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<$record>, RepoError> {
@@ -115,7 +157,7 @@ macro_rules! record_repository {
             async fn insert(&self, record: &$record) -> Result<(), RepoError> {
                 let row = <$row>::from(record);
                 let mut conn = self.pools.write().await?;
-                db_run!(&mut conn, |c| diesel::insert_into($table::table).values(&row).execute(c).await)
+                db_run!(&mut conn, |c| Prepared(diesel::insert_into($table::table).values(&row)).execute(c).await)
                     .map_err(repo_error)?;
                 Ok(())
             }
@@ -127,22 +169,7 @@ macro_rules! record_repository {
                 patch: &<$record as TenantRecord>::Patch,
                 now: Timestamp,
             ) -> Result<$record, RepoError> {
-                let mut conn = self.pools.write().await?;
-                let result: Result<$record, TxError> = match &mut conn {
-                    crate::db::DbConn::Pg(c) => {
-                        match patch_if_unchanged!(c, $record, $table, $row, org, id, patch, now) {
-                            Ok(Some(record)) => Ok(record),
-                            Ok(None) => {
-                                patch_in_transaction!(c, $record, $table, $row, org, id, patch, now, for_update)
-                            }
-                            Err(error) => Err(error),
-                        }
-                    }
-                    crate::db::DbConn::Sqlite(c) => {
-                        patch_in_transaction!(c, $record, $table, $row, org, id, patch, now)
-                    }
-                };
-                result.map_err(RepoError::from)
+                $update!(self, $record, $table, $row, org, id, patch, now $(, $changeset)?)
             }
 
             async fn delete(
@@ -179,8 +206,8 @@ macro_rules! record_repository {
     };
 }
 
-record_repository!(ContextEntry, ContextEntryRow, context_entries);
-record_repository!(Policy, PolicyRow, policies);
-record_repository!(Vendor, VendorRow, vendors);
-record_repository!(Risk, RiskRow, risks);
-record_repository!(Task, TaskRow, tasks);
+record_repository!(ContextEntry, ContextEntryRow, context_entries, update_columns(changesets::context_entry));
+record_repository!(Policy, PolicyRow, policies, read_modify_write);
+record_repository!(Vendor, VendorRow, vendors, update_columns(changesets::vendor));
+record_repository!(Risk, RiskRow, risks, update_columns(changesets::risk));
+record_repository!(Task, TaskRow, tasks, update_columns(changesets::task));

@@ -57,7 +57,7 @@ fn json<T: serde::de::DeserializeOwned>(table: &str, text: &str) -> Result<T, Re
     serde_json::from_str(text).map_err(|error| corrupt(table, error))
 }
 
-fn json_text<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
     // Serialising plain strings and JSON values cannot fail.
     serde_json::to_string(value).unwrap_or_else(|_| "[]".to_owned())
 }

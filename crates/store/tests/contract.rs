@@ -156,6 +156,11 @@ where
     expected.apply(&patch, later);
     assert_eq!(updated, expected);
     assert_eq!(RecordRepository::<R>::get(store, &ours.id, first.id()).await.unwrap(), expected, "stored");
+    // the second patch runs the statement the connection kept prepared, with new values
+    let even_later = later.plus(time::Duration::seconds(1));
+    let again = RecordRepository::<R>::update(store, &ours.id, first.id(), &patch, even_later).await.unwrap();
+    expected.apply(&patch, even_later);
+    assert_eq!(again, expected);
 
     let deleted = RecordRepository::<R>::delete(store, &ours.id, first.id()).await.unwrap();
     assert_eq!(deleted.record, expected);
