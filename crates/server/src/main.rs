@@ -29,7 +29,10 @@ fn main() -> ExitCode {
     let result = config::Config::from_env().and_then(|config| {
         config::init_logging(&config);
         // Use cases run on this runtime (see `compliance_http::AppState`); actix serves HTTP on its own.
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .max_blocking_threads(config.blocking_threads())
+            .enable_all()
+            .build()?;
         match cli.command {
             Command::Serve => {
                 let served = actix_web::rt::System::new().block_on(serve::serve(config, runtime.handle().clone()));

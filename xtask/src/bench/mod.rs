@@ -269,14 +269,16 @@ impl Bench<'_> {
         let mut api = Vec::new();
         let mut sql = None;
         for (n, fixture) in fixtures.iter().enumerate() {
-            api.push((fixture.backend, self.api(case, fixture, &slug)?));
+            let load = self.api(case, fixture, &slug)?;
+            let (_, peak_rss_mib) = rss_mib(fixture.server.pid())?;
+            api.push((fixture.backend, load, peak_rss_mib));
             if n == 0 {
                 sql = Some(self.pgbench(&sql_path, postgres.store.url(), organization, clients)?);
             }
         }
         let sql = sql.context("no backend to measure")?;
         println!("    pgbench: {:.0} tps ({clients} clients)", sql.per_second);
-        for (backend, load) in api {
+        for (backend, load, peak_rss_mib) in api {
             self.rows.push(Row {
                 case: case.name.clone(),
                 kind: case.kind,
@@ -285,6 +287,7 @@ impl Bench<'_> {
                 api: load,
                 pgbench: sql,
                 pgbench_clients: clients,
+                peak_rss_mib,
             });
         }
         Ok(())

@@ -38,6 +38,8 @@ pub struct Row {
     pub pgbench: Load,
     /// Fewer than `connections` when PostgreSQL allows fewer.
     pub pgbench_clients: u32,
+    /// The server's peak resident set so far (`VmHWM` once the case has run): which case raised it.
+    pub peak_rss_mib: f64,
 }
 
 impl Row {
@@ -151,8 +153,8 @@ fn millis(duration: Duration) -> f64 {
 
 fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
     let mut text = format!(
-        "{:<34} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7}\n",
-        "case", "conns", "backend", "req/s", "p50 ms", "p99 ms", "non-2xx", "pgbench tps", "ratio"
+        "{:<34} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7} {:>9}\n",
+        "case", "conns", "backend", "req/s", "p50 ms", "p99 ms", "non-2xx", "pgbench tps", "ratio", "peak MiB"
     );
     for row in rows {
         let clients = if row.pgbench_clients < row.connections {
@@ -162,7 +164,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
         };
         let _ = writeln!(
             text,
-            "{:<34} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}×{clients}",
+            "{:<34} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}× {:>9.1}{clients}",
             row.case,
             row.connections,
             row.backend.name(),
@@ -172,6 +174,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
             row.api.failures,
             row.pgbench.per_second,
             row.ratio(),
+            row.peak_rss_mib,
         );
     }
     let _ = writeln!(text, "\n{:<8} {:>12} {:>14} {:>14}", "backend", "start-up ms", "idle RSS MiB", "peak RSS MiB");
@@ -196,7 +199,7 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
             format!(
                 "{{\"case\":{},\"kind\":\"{:?}\",\"backend\":\"{}\",\"connections\":{},\"requestsPerSecond\":{:.1},\
                  \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchClients\":{},\
-                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3}}}",
+                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2}}}",
                 json_string(&row.case),
                 row.kind,
                 row.backend.name(),
@@ -208,7 +211,8 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
                 row.pgbench.per_second,
                 row.pgbench_clients,
                 row.pgbench.latency_ms,
-                row.ratio()
+                row.ratio(),
+                row.peak_rss_mib
             )
         })
         .collect();
@@ -333,6 +337,7 @@ mod tests {
             api: Load { per_second: api, latency_ms: 1.0, p99_ms: Some(p99), failures: 0 },
             pgbench: Load { per_second: pgbench, latency_ms: 1.0, p99_ms: None, failures: 0 },
             pgbench_clients: connections,
+            peak_rss_mib: 30.0,
         }
     }
 
