@@ -77,7 +77,7 @@ impl<T: Table> Assignments<T> {
     }
 }
 
-impl<'a, T: Table> AsChangeset for &'a Assignments<T> {
+impl<T: Table> AsChangeset for &Assignments<T> {
     type Target = T;
     type Changeset = Self;
 
