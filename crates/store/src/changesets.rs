@@ -2,12 +2,15 @@
 //! one `UPDATE … SET … RETURNING *`: one round trip, no lock held between a read and a write, and
 //! concurrent patches of different fields cannot overwrite each other. The statement has one
 //! shape per table (see [`Assignments`]), so each connection prepares it once.
+//!
+//! Each function takes the changes apart field by field, without `..`: a field added to a patch
+//! does not compile until it is written here too.
 
 use compliance_domain::Timestamp;
-use compliance_domain::context::ContextEntryPatch;
-use compliance_domain::risk::RiskPatch;
-use compliance_domain::task::TaskPatch;
-use compliance_domain::vendor::VendorPatch;
+use compliance_domain::context::{ContextEntryChanges, ContextEntryPatch};
+use compliance_domain::risk::{RiskChanges, RiskPatch};
+use compliance_domain::task::{TaskChanges, TaskPatch};
+use compliance_domain::vendor::{VendorChanges, VendorPatch};
 
 use crate::prepared::Assignments;
 use crate::rows::{json_text, naive};
@@ -24,50 +27,74 @@ fn nullable_text<T: ToString>(change: &Option<Option<T>>) -> Option<Option<Strin
 }
 
 pub(crate) fn risk(patch: &RiskPatch, now: Timestamp) -> Assignments<risks::table> {
-    let c = patch.changes();
+    let RiskChanges {
+        title,
+        description,
+        category,
+        department,
+        status,
+        likelihood,
+        impact,
+        residual_likelihood,
+        residual_impact,
+        treatment_strategy_description,
+        treatment_strategy,
+        assignee_id,
+    } = patch.changes();
     Assignments::new(naive(now))
-        .required(risks::title, c.title.clone())
-        .required(risks::description, c.description.clone())
-        .required(risks::category, text(&c.category))
-        .nullable(risks::department, nullable_text(&c.department))
-        .required(risks::status, text(&c.status))
-        .required(risks::likelihood, text(&c.likelihood))
-        .required(risks::impact, text(&c.impact))
-        .required(risks::residual_likelihood, text(&c.residual_likelihood))
-        .required(risks::residual_impact, text(&c.residual_impact))
-        .nullable(risks::treatment_strategy_description, c.treatment_strategy_description.clone())
-        .required(risks::treatment_strategy, text(&c.treatment_strategy))
-        .nullable(risks::assignee_id, nullable_text(&c.assignee_id))
+        .required(risks::title, title.clone())
+        .required(risks::description, description.clone())
+        .required(risks::category, text(category))
+        .nullable(risks::department, nullable_text(department))
+        .required(risks::status, text(status))
+        .required(risks::likelihood, text(likelihood))
+        .required(risks::impact, text(impact))
+        .required(risks::residual_likelihood, text(residual_likelihood))
+        .required(risks::residual_impact, text(residual_impact))
+        .nullable(risks::treatment_strategy_description, treatment_strategy_description.clone())
+        .required(risks::treatment_strategy, text(treatment_strategy))
+        .nullable(risks::assignee_id, nullable_text(assignee_id))
 }
 
 pub(crate) fn vendor(patch: &VendorPatch, now: Timestamp) -> Assignments<vendors::table> {
-    let c = patch.changes();
+    let VendorChanges {
+        name,
+        description,
+        category,
+        status,
+        inherent_probability,
+        inherent_impact,
+        residual_probability,
+        residual_impact,
+        website,
+        assignee_id,
+    } = patch.changes();
     Assignments::new(naive(now))
-        .required(vendors::name, c.name.clone())
-        .required(vendors::description, c.description.clone())
-        .required(vendors::category, text(&c.category))
-        .required(vendors::status, text(&c.status))
-        .required(vendors::inherent_probability, text(&c.inherent_probability))
-        .required(vendors::inherent_impact, text(&c.inherent_impact))
-        .required(vendors::residual_probability, text(&c.residual_probability))
-        .required(vendors::residual_impact, text(&c.residual_impact))
-        .nullable(vendors::website, c.website.clone())
-        .nullable(vendors::assignee_id, nullable_text(&c.assignee_id))
+        .required(vendors::name, name.clone())
+        .required(vendors::description, description.clone())
+        .required(vendors::category, text(category))
+        .required(vendors::status, text(status))
+        .required(vendors::inherent_probability, text(inherent_probability))
+        .required(vendors::inherent_impact, text(inherent_impact))
+        .required(vendors::residual_probability, text(residual_probability))
+        .required(vendors::residual_impact, text(residual_impact))
+        .nullable(vendors::website, website.clone())
+        .nullable(vendors::assignee_id, nullable_text(assignee_id))
 }
 
 pub(crate) fn context_entry(patch: &ContextEntryPatch, now: Timestamp) -> Assignments<context_entries::table> {
-    let c = patch.changes();
+    let ContextEntryChanges { question, answer, tags } = patch.changes();
     Assignments::new(naive(now))
-        .required(context_entries::question, c.question.clone())
-        .required(context_entries::answer, c.answer.clone())
-        .required(context_entries::tags, c.tags.as_ref().map(json_text))
+        .required(context_entries::question, question.clone())
+        .required(context_entries::answer, answer.clone())
+        .required(context_entries::tags, tags.as_ref().map(json_text))
 }
 
 pub(crate) fn task(patch: &TaskPatch, now: Timestamp) -> Assignments<tasks::table> {
-    let c = patch.changes();
+    let TaskChanges { title, description, status, assignee_id } = patch.changes();
     Assignments::new(naive(now))
-        .required(tasks::title, c.title.clone())
-        .required(tasks::description, c.description.clone())
-        .required(tasks::status, text(&c.status))
-        .nullable(tasks::assignee_id, nullable_text(&c.assignee_id))
+        .required(tasks::title, title.clone())
+        .required(tasks::description, description.clone())
+        .required(tasks::status, text(status))
+        .nullable(tasks::assignee_id, nullable_text(assignee_id))
 }

@@ -76,7 +76,8 @@ macro_rules! patch_if_unchanged {
     };
 }
 
-/// A patch that only assigns fields: one `UPDATE … SET <changed columns> … RETURNING *`.
+/// A patch that only assigns fields: one prepared `UPDATE … SET … RETURNING *`, whose `SET` list
+/// `$changeset` (a function of `store::changesets`) builds from the patch.
 macro_rules! update_columns {
     ($store:ident, $record:ty, $table:ident, $row:ty, $org:ident, $id:ident, $patch:ident, $now:ident, $changeset:path) => {{
         let changes = $changeset($patch, $now);
@@ -114,7 +115,7 @@ macro_rules! read_modify_write {
     }};
 }
 
-/// `$update` is how a patch is written: `update_columns` with the record's changeset type, or
+/// `$update` is how a patch is written: `update_columns` with the record's changeset function, or
 /// `read_modify_write`.
 macro_rules! record_repository {
     ($record:ty, $row:ty, $table:ident, $update:ident $(($changeset:path))?) => {
