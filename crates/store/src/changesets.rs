@@ -41,7 +41,7 @@ pub(crate) fn risk(patch: &RiskPatch, now: Timestamp) -> Assignments<risks::tabl
         treatment_strategy,
         assignee_id,
     } = patch.changes();
-    Assignments::new(naive(now))
+    Assignments::new(risks::updated_at, naive(now))
         .required(risks::title, title.clone())
         .required(risks::description, description.clone())
         .required(risks::category, text(category))
@@ -69,7 +69,7 @@ pub(crate) fn vendor(patch: &VendorPatch, now: Timestamp) -> Assignments<vendors
         website,
         assignee_id,
     } = patch.changes();
-    Assignments::new(naive(now))
+    Assignments::new(vendors::updated_at, naive(now))
         .required(vendors::name, name.clone())
         .required(vendors::description, description.clone())
         .required(vendors::category, text(category))
@@ -84,7 +84,7 @@ pub(crate) fn vendor(patch: &VendorPatch, now: Timestamp) -> Assignments<vendors
 
 pub(crate) fn context_entry(patch: &ContextEntryPatch, now: Timestamp) -> Assignments<context_entries::table> {
     let ContextEntryChanges { question, answer, tags } = patch.changes();
-    Assignments::new(naive(now))
+    Assignments::new(context_entries::updated_at, naive(now))
         .required(context_entries::question, question.clone())
         .required(context_entries::answer, answer.clone())
         .required(context_entries::tags, tags.as_ref().map(json_text))
@@ -92,7 +92,7 @@ pub(crate) fn context_entry(patch: &ContextEntryPatch, now: Timestamp) -> Assign
 
 pub(crate) fn task(patch: &TaskPatch, now: Timestamp) -> Assignments<tasks::table> {
     let TaskChanges { title, description, status, assignee_id } = patch.changes();
-    Assignments::new(naive(now))
+    Assignments::new(tasks::updated_at, naive(now))
         .required(tasks::title, title.clone())
         .required(tasks::description, description.clone())
         .required(tasks::status, text(status))

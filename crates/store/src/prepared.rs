@@ -46,9 +46,10 @@ impl<Q: QueryFragment<DB>, DB: Backend> QueryFragment<DB> for Prepared<Q> {
 /// - a required column: `"title" = COALESCE($n, "title")`, with NULL for "unchanged";
 /// - a nullable column: `"department" = CASE WHEN $n THEN $m ELSE "department" END`, where `$n`
 ///   says whether the patch sets it (perhaps to NULL);
-/// - then `"updated_at" = $k`.
+/// - then the table's `"updated_at" = $k`.
 pub(crate) struct Assignments<T> {
     assignments: Vec<Assignment>,
+    updated_at_column: &'static str,
     updated_at: PrimitiveDateTime,
     table: PhantomData<T>,
 }
@@ -59,8 +60,9 @@ enum Assignment {
 }
 
 impl<T: Table> Assignments<T> {
-    pub(crate) fn new(updated_at: PrimitiveDateTime) -> Self {
-        Self { assignments: Vec::new(), updated_at, table: PhantomData }
+    /// A patch made at `updated_at`, which it writes to `column`.
+    pub(crate) fn new<C: Column<Table = T>>(_column: C, updated_at: PrimitiveDateTime) -> Self {
+        Self { assignments: Vec::new(), updated_at_column: C::NAME, updated_at, table: PhantomData }
     }
 
     /// Sets a NOT NULL column when `change` holds a value.
@@ -121,7 +123,7 @@ where
                 }
             }
         }
-        out.push_identifier("updated_at")?;
+        out.push_identifier(self.updated_at_column)?;
         out.push_sql(" = ");
         out.push_bind_param::<Timestamp, _>(&self.updated_at)
     }
