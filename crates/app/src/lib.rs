@@ -12,6 +12,7 @@ mod chat;
 mod comments;
 mod devices;
 mod error;
+mod listing;
 mod organization;
 mod people;
 mod principal_cache;
@@ -31,8 +32,8 @@ use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
 use compliance_ports::{
     AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, CredentialRepository, Cursor,
-    DeviceDirectory, HealthCheck, MemberRepository, OrganizationRepository, PageRequest, RecordRepository,
-    UserRepository,
+    DeviceDirectory, HealthCheck, ListGenerations, MemberRepository, OrganizationRepository, PageRequest,
+    RecordRepository, UserRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
@@ -44,6 +45,7 @@ pub use chat::ChatService;
 pub use comments::CommentService;
 pub use devices::DeviceService;
 pub use error::AppError;
+pub use listing::{Kept, Listed};
 pub use organization::OrganizationService;
 pub use people::PeopleService;
 pub use principal_cache::PrincipalCache;
@@ -62,6 +64,8 @@ pub struct Ports {
     pub vendors: Arc<dyn RecordRepository<Vendor>>,
     pub risks: Arc<dyn RecordRepository<Risk>>,
     pub tasks: Arc<dyn RecordRepository<Task>>,
+    /// How many changes each organization's lists have seen, for pages kept by callers.
+    pub list_generations: Arc<dyn ListGenerations>,
     pub comments: Arc<dyn CommentRepository>,
     pub automations: Arc<dyn AutomationRepository>,
     pub blobs: Arc<dyn BlobStore>,

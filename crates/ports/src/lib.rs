@@ -24,7 +24,7 @@ pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
-pub use page::{Cursor, Page, PageRequest};
+pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
 pub use record::TenantRecord;
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, Deleted, HealthCheck, MemberRepository, OrganizationRepository,

@@ -1,17 +1,20 @@
 //! Keyset pages of the lists that are ordered newest first by (created_at, id).
 
-use compliance_domain::Timestamp;
+use async_trait::async_trait;
+use compliance_domain::{OrganizationId, Timestamp};
+
+use crate::RepoError;
 
 /// The position after one row of a list: its creation time and id. The next page holds the rows
 /// ordered after it, so rows inserted meanwhile (newer, hence earlier in the order) shift nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor {
     pub created_at: Timestamp,
     pub id: String,
 }
 
 /// Which page to load.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageRequest {
     /// The most rows to return (at least 1; callers cap it).
     pub limit: usize,
@@ -58,6 +61,39 @@ impl<T> Page<T> {
         let total = total.unwrap_or(items.len() as u64);
         Self { items, total, next }
     }
+}
+
+/// The lists whose changes the database counts per organization (`ListGenerations`). The names
+/// are those its triggers write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListName {
+    Context,
+    Policies,
+    Vendors,
+    Risks,
+    Tasks,
+    People,
+}
+
+impl ListName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Context => "context",
+            Self::Policies => "policies",
+            Self::Vendors => "vendors",
+            Self::Risks => "risks",
+            Self::Tasks => "tasks",
+            Self::People => "people",
+        }
+    }
+}
+
+/// How many changes of an organization's list have committed: a page read when the count was `n`
+/// is still current while it is `n`. The database counts them itself (triggers in the writing
+/// transaction), so a write by another instance or another program counts too.
+#[async_trait]
+pub trait ListGenerations: Send + Sync {
+    async fn generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, RepoError>;
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ use compliance_domain::{
     ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, ValidationErrors, VendorId,
 };
 
+use crate::ListName;
+
 /// A record owned by one organization that is listed, read, created, patched and deleted the same
 /// way as its peers (context entries, policies, vendors, risks, tasks).
 pub trait TenantRecord: Clone + Send + Sync + 'static {
@@ -22,6 +24,8 @@ pub trait TenantRecord: Clone + Send + Sync + 'static {
     const KIND: &'static str;
     /// The comment entity type of this kind, when comments can be attached to it.
     const COMMENT_ENTITY: Option<CommentEntityType>;
+    /// The list whose generation a change of such a record moves.
+    const LIST: ListName;
 
     fn create(org: OrganizationId, input: Self::New, now: Timestamp) -> Result<Self, ValidationErrors>;
     fn validate(changes: Self::Changes) -> Result<Self::Patch, ValidationErrors>;
@@ -36,7 +40,7 @@ pub trait TenantRecord: Clone + Send + Sync + 'static {
 }
 
 macro_rules! tenant_record {
-    ($record:ty, $id:ty, $new:ty, $changes:ty, $patch:ty, $kind:literal, $comments:expr, |$r:ident| $named:expr, |$p:ident| $patch_named:expr) => {
+    ($record:ty, $id:ty, $new:ty, $changes:ty, $patch:ty, $kind:literal, $list:ident, $comments:expr, |$r:ident| $named:expr, |$p:ident| $patch_named:expr) => {
         impl TenantRecord for $record {
             type Id = $id;
             type Patch = $patch;
@@ -44,6 +48,7 @@ macro_rules! tenant_record {
             type Changes = $changes;
             const KIND: &'static str = $kind;
             const COMMENT_ENTITY: Option<CommentEntityType> = $comments;
+            const LIST: ListName = ListName::$list;
 
             fn create(org: OrganizationId, input: $new, now: Timestamp) -> Result<Self, ValidationErrors> {
                 <$record>::create(org, input, now)
@@ -79,6 +84,7 @@ tenant_record!(
     ContextEntryChanges,
     ContextEntryPatch,
     "context entry",
+    Context,
     None,
     |_r| Vec::new(),
     |_p| Vec::new()
@@ -90,6 +96,7 @@ tenant_record!(
     PolicyChanges,
     PolicyPatch,
     "policy",
+    Policies,
     Some(CommentEntityType::Policy),
     |r| r.named_members().collect(),
     |p| p.named_members().collect()
@@ -101,6 +108,7 @@ tenant_record!(
     VendorChanges,
     VendorPatch,
     "vendor",
+    Vendors,
     Some(CommentEntityType::Vendor),
     |r| r.assignee_id.iter().map(|m| ("assigneeId", m)).collect(),
     |p| p.assignee().map(|m| ("assigneeId", m)).into_iter().collect()
@@ -112,6 +120,7 @@ tenant_record!(
     RiskChanges,
     RiskPatch,
     "risk",
+    Risks,
     Some(CommentEntityType::Risk),
     |r| r.assignee_id.iter().map(|m| ("assigneeId", m)).collect(),
     |p| p.assignee().map(|m| ("assigneeId", m)).into_iter().collect()
@@ -123,6 +132,7 @@ tenant_record!(
     TaskChanges,
     TaskPatch,
     "task",
+    Tasks,
     Some(CommentEntityType::Task),
     |r| r.assignee_id.iter().map(|m| ("assigneeId", m)).collect(),
     |p| p.assignee().map(|m| ("assigneeId", m)).into_iter().collect()

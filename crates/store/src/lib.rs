@@ -7,6 +7,7 @@ mod comments;
 mod connections;
 mod db;
 mod error;
+mod generations;
 mod migrate;
 mod paging;
 mod people;

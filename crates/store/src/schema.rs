@@ -268,3 +268,12 @@ diesel::table! {
 diesel::joinable!(members -> users (user_id));
 diesel::joinable!(comments -> users (author_id));
 diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions, comments, attachments);
+
+diesel::table! {
+    list_generations (organization_id, list, shard) {
+        organization_id -> Text,
+        list -> Text,
+        shard -> Integer,
+        generation -> BigInt,
+    }
+}

@@ -19,9 +19,9 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, AutomationId, AutomationRunId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, MemberRepository,
-    OAuthStateRecord, OAuthStateRepository, OrganizationRepository, PageRequest, RecordRepository, RefreshLeases,
-    RepoError, SecretRepository, StoredSecret, TenantRecord, UserRepository,
+    AutomationRepository, CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, ListGenerations,
+    ListName, MemberRepository, OAuthStateRecord, OAuthStateRepository, OrganizationRepository, PageRequest,
+    RecordRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret, TenantRecord, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -131,6 +131,9 @@ where
 {
     let ours = organization(store, "Ours").await;
     let theirs = organization(store, "Theirs").await;
+    let generations =
+        async || (generation(store, &ours.id, R::LIST).await, generation(store, &theirs.id, R::LIST).await);
+    assert_eq!(generations().await, (0, 0), "a list never written is at generation 0");
     let first = build(&ours.id);
     std::thread::sleep(std::time::Duration::from_millis(2));
     let second = build(&ours.id);
@@ -138,6 +141,8 @@ where
     for record in [&first, &second, &foreign] {
         RecordRepository::<R>::insert(store, record).await.unwrap();
     }
+    let (ours_inserted, theirs_inserted) = generations().await;
+    assert!(ours_inserted >= 2 && theirs_inserted >= 1, "every insert counts: {ours_inserted}, {theirs_inserted}");
 
     let listed = RecordRepository::<R>::list(store, &ours.id, &all()).await.unwrap().items;
     assert_eq!(listed, vec![second.clone(), first.clone()], "newest first, only our organization's");
@@ -150,6 +155,7 @@ where
     assert!(matches!(foreign_update, Err(RepoError::NotFound)));
     assert!(matches!(RecordRepository::<R>::delete(store, &ours.id, foreign.id()).await, Err(RepoError::NotFound)));
     assert_eq!(RecordRepository::<R>::get(store, &theirs.id, foreign.id()).await.unwrap(), foreign, "untouched");
+    assert_eq!(generations().await, (ours_inserted, theirs_inserted), "reads and refused writes count nothing");
 
     let updated = RecordRepository::<R>::update(store, &ours.id, first.id(), &patch, later).await.unwrap();
     let mut expected = first.clone();
@@ -161,12 +167,21 @@ where
     let again = RecordRepository::<R>::update(store, &ours.id, first.id(), &patch, even_later).await.unwrap();
     expected.apply(&patch, even_later);
     assert_eq!(again, expected);
+    let (ours_updated, theirs_updated) = generations().await;
+    assert!(ours_updated > ours_inserted, "an update counts");
+    assert_eq!(theirs_updated, theirs_inserted, "in its own organization only");
 
     let deleted = RecordRepository::<R>::delete(store, &ours.id, first.id()).await.unwrap();
     assert_eq!(deleted.record, expected);
     assert!(deleted.attachments.is_empty(), "nothing was attached");
     assert!(matches!(RecordRepository::<R>::get(store, &ours.id, first.id()).await, Err(RepoError::NotFound)));
     assert_eq!(RecordRepository::<R>::list(store, &ours.id, &all()).await.unwrap().items, vec![second]);
+    assert!(generations().await.0 > ours_updated, "a delete counts");
+}
+
+/// The generation of `org`'s `list`.
+async fn generation(store: &Store, org: &OrganizationId, list: ListName) -> u64 {
+    ListGenerations::generation(store, org, list).await.unwrap()
 }
 
 /// Every row of the small lists these tests make, in one page.
@@ -442,6 +457,42 @@ async fn members(db: &TestDb) {
     assert!(matches!(clash, Err(RepoError::Conflict(_))), "moving to a user who is already a member");
 }
 contract!(members);
+
+/// The people list changes with its members and with their users: a user's change counts in every
+/// organization the user belongs to, and nowhere else. A write that fails counts nothing.
+async fn people_generations(db: &TestDb) {
+    let store = &db.store;
+    let (ours, theirs, other) =
+        (organization(store, "Ours").await, organization(store, "Theirs").await, organization(store, "Other").await);
+    let people = async |org: &Organization| generation(store, &org.id, ListName::People).await;
+    let ada = person(store, &ours, "ada@ours.test").await;
+    let in_theirs =
+        NewMember { user_id: Some(ada.user.id.clone()), role: Some("auditor".into()), ..NewMember::default() };
+    MemberRepository::insert(store, &Member::create(theirs.id.clone(), in_theirs, Timestamp::now()).unwrap())
+        .await
+        .unwrap();
+    let (ours_before, theirs_before, other_before) = (people(&ours).await, people(&theirs).await, people(&other).await);
+    assert!(ours_before >= 1 && theirs_before >= 1, "a new member counts");
+    assert_eq!(other_before, 0);
+
+    store.record_login(&ada.user.id, Timestamp::now()).await.unwrap();
+    assert!(people(&ours).await > ours_before, "the user changed");
+    assert!(people(&theirs).await > theirs_before, "in both of the user's organizations");
+    assert_eq!(people(&other).await, 0, "not in an organization the user is not in");
+
+    let (ours_before, theirs_before) = (people(&ours).await, people(&theirs).await);
+    let twice = NewMember { user_id: Some(ada.user.id.clone()), role: Some("x".into()), ..NewMember::default() };
+    let twice = Member::create(ours.id.clone(), twice, Timestamp::now()).unwrap();
+    assert!(matches!(MemberRepository::insert(store, &twice).await, Err(RepoError::Conflict(_))));
+    assert_eq!((people(&ours).await, people(&theirs).await), (ours_before, theirs_before), "a failed write");
+
+    let role = MemberPatch::new(from_json(json!({"role": "auditor"}))).unwrap();
+    MemberRepository::update(store, &ours.id, &ada.member.id, &role).await.unwrap();
+    assert!(people(&ours).await > ours_before, "a member's change");
+    assert_eq!(people(&theirs).await, theirs_before);
+    assert_eq!(generation(store, &ours.id, ListName::Risks).await, 0, "other lists of the organization");
+}
+contract!(people_generations);
 
 async fn credentials(db: &TestDb) {
     let store = &db.store;

@@ -1,0 +1,32 @@
+//! How many changes of an organization's list have committed: the sum of its shards in
+//! `list_generations`, which the database's triggers bump in every writing transaction (see the
+//! migration `list_generations`).
+
+use async_trait::async_trait;
+use compliance_domain::OrganizationId;
+use compliance_ports::{ListGenerations, ListName, RepoError};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::repo_error;
+use crate::schema::list_generations;
+
+#[async_trait]
+impl ListGenerations for Store {
+    async fn generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, RepoError> {
+        let mut conn = self.pools.read().await?;
+        // The shards, summed here: PostgreSQL's SUM(bigint) is a numeric, which needs a decoder.
+        let shards: Vec<i64> = db_run!(&mut conn, |c| {
+            list_generations::table
+                .filter(list_generations::organization_id.eq(org.as_str()))
+                .filter(list_generations::list.eq(list.as_str()))
+                .select(list_generations::generation)
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        Ok(shards.into_iter().map(|shard| shard.unsigned_abs()).fold(0, u64::wrapping_add))
+    }
+}

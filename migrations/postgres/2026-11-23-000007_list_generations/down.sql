@@ -1,0 +1,10 @@
+DROP TRIGGER users_list_generation ON users;
+DROP FUNCTION bump_people_of_user();
+DROP TRIGGER members_list_generation ON members;
+DROP TRIGGER tasks_list_generation ON tasks;
+DROP TRIGGER risks_list_generation ON risks;
+DROP TRIGGER vendors_list_generation ON vendors;
+DROP TRIGGER policies_list_generation ON policies;
+DROP TRIGGER context_entries_list_generation ON context_entries;
+DROP FUNCTION bump_list_generation();
+DROP TABLE list_generations;
