@@ -85,6 +85,7 @@ mod instances;
 mod integrations;
 mod isolation;
 mod limits;
+mod lists;
 mod observability;
 mod organization;
 mod outage;

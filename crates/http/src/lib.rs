@@ -5,6 +5,7 @@
 mod auth;
 mod body;
 mod error;
+mod list_cache;
 pub mod middleware;
 pub mod openapi;
 mod pages;
@@ -17,6 +18,7 @@ use actix_web::http::Method;
 use actix_web::web;
 pub use auth::Caller;
 pub use error::ApiError;
+pub use list_cache::ListCache;
 pub use state::AppState;
 
 /// Largest JSON body accepted, in bytes.

@@ -9,6 +9,7 @@ use tokio::runtime::Handle;
 use tracing::Instrument;
 
 use crate::ApiError;
+use crate::list_cache::ListCache;
 
 /// Runs use cases as tasks on a multi-threaded tokio runtime, not on actix's per-worker threads.
 ///
@@ -19,11 +20,17 @@ pub struct AppState {
     app: Arc<App>,
     integrations: Arc<Integrations>,
     runtime: Handle,
+    lists: ListCache,
 }
 
 impl AppState {
-    pub fn new(app: App, integrations: Integrations, runtime: Handle) -> Self {
-        Self { app: Arc::new(app), integrations: Arc::new(integrations), runtime }
+    pub fn new(app: App, integrations: Integrations, runtime: Handle, lists: ListCache) -> Self {
+        Self { app: Arc::new(app), integrations: Arc::new(integrations), runtime, lists }
+    }
+
+    /// The list pages kept serialized.
+    pub fn lists(&self) -> &ListCache {
+        &self.lists
     }
 
     pub async fn run<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>

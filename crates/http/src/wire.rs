@@ -12,7 +12,6 @@ use compliance_domain::vendor::{Vendor, VendorCategory, VendorStatus};
 use compliance_domain::{
     AttachmentId, CommentId, Department, Impact, Likelihood, MemberId, OrganizationId, Timestamp, UserId,
 };
-use compliance_ports::Page;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -51,22 +50,23 @@ impl<'a> AuthenticatedUser<'a> {
 }
 
 /// `{data, count, nextCursor, authType, authenticatedUser}`, with `count` and `authenticatedUser`
-/// left out where the spec says so, and `nextCursor` on every page but the last.
+/// left out where the spec says so, and `nextCursor` on every page but the last. `D` is the items:
+/// a `Vec`, or a page already serialized (`list_cache`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListEnvelope<'a, T> {
-    pub data: Vec<T>,
+pub struct ListEnvelope<'a, D> {
+    pub data: D,
     /// The number of matching rows in all, not only on this page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<&'a str>,
     pub auth_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub authenticated_user: Option<AuthenticatedUser<'a>>,
 }
 
-impl<'a, T> ListEnvelope<'a, T> {
+impl<'a, T> ListEnvelope<'a, Vec<T>> {
     /// `{data, count, authType, authenticatedUser}` with every member, as most lists answer.
     pub fn standard(caller: &'a Principal, data: Vec<T>) -> Self {
         Self {
@@ -75,16 +75,6 @@ impl<'a, T> ListEnvelope<'a, T> {
             data,
             auth_type: auth_type(caller, AuthTypeStyle::Standard),
             authenticated_user: Some(AuthenticatedUser::of(caller)),
-        }
-    }
-
-    /// [`ListEnvelope::standard`] of one page: `count` is the number of matching rows in all (not
-    /// the page's length), and `nextCursor` is where the next page starts.
-    pub fn page<U>(caller: &'a Principal, page: &'a Page<U>, item: impl FnMut(&'a U) -> T) -> Self {
-        Self {
-            count: Some(page.total),
-            next_cursor: page.next.as_ref().map(crate::paging::encode),
-            ..Self::standard(caller, page.items.iter().map(item).collect())
         }
     }
 }

@@ -226,6 +226,8 @@ pub struct HttpSettings {
     pub rate_limit: Option<RateLimit>,
     /// `RATE_LIMIT_TRUST_FORWARDED`: key anonymous callers on the address a reverse proxy reports.
     pub trust_forwarded: bool,
+    /// `LIST_CACHE_MIB`, in bytes: how much of serialized list pages is kept in memory (zero: none).
+    pub list_cache_bytes: usize,
 }
 
 /// actix refuses request heads over 128 KiB itself, with an empty 431.
@@ -258,6 +260,7 @@ fn http_settings() -> anyhow::Result<HttpSettings> {
         head,
         rate_limit,
         trust_forwarded,
+        list_cache_bytes: list_cache_bytes()?,
     })
 }
 
@@ -267,6 +270,16 @@ fn whole_number<T: FromStr>(name: &str, default: T) -> anyhow::Result<T> {
         None => Ok(default),
         Some(text) => text.trim().parse::<T>().map_err(|_| anyhow::anyhow!("{name} `{text}` is not a whole number")),
     }
+}
+
+/// `LIST_CACHE_MIB`: 0 to 4096 MiB of list pages kept serialized (default 16).
+fn list_cache_bytes() -> anyhow::Result<usize> {
+    const MOST_MIB: usize = 4096;
+    let mib: usize = whole_number("LIST_CACHE_MIB", 16)?;
+    if mib > MOST_MIB {
+        bail!("LIST_CACHE_MIB may be at most {MOST_MIB}");
+    }
+    Ok(mib << 20)
 }
 
 /// `LIST_MAX_ROWS`: the most rows of one list response, 1 to 1,000,000 (default 10,000).

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use actix_web::http::KeepAlive;
 use actix_web::middleware::from_fn;
 use actix_web::{App as ActixApp, HttpServer, web};
-use compliance_http::AppState;
 use compliance_http::middleware::{MemoryRateLimiter, Operations};
+use compliance_http::{AppState, ListCache};
 use compliance_ports::RateLimiter;
 use compliance_ratelimit::RedisRateLimiter;
 use compliance_store::Store;
@@ -30,7 +30,7 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
-    let app = web::Data::new(AppState::new(app, integrations, runtime));
+    let app = web::Data::new(AppState::new(app, integrations, runtime, ListCache::new(config.http.list_cache_bytes)));
     let stop = StopSignals::install(config.shutdown_timeout)?;
     let server = HttpServer::new(move || {
         ActixApp::new()

@@ -66,6 +66,7 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         vendors: store.clone(),
         risks: store.clone(),
         tasks: store.clone(),
+        list_generations: store.clone(),
         comments: store.clone(),
         automations: store.clone(),
         blobs,

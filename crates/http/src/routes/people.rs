@@ -3,12 +3,14 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::MemberId;
 use compliance_domain::people::{MemberChanges, NewMember};
+use compliance_ports::ListName;
 use serde::Deserialize;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
-use crate::wire::{AuthenticatedUser, ListEnvelope, MemberDto};
+use crate::wire::{AuthenticatedUser, MemberDto};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
@@ -90,8 +92,13 @@ async fn list(
         Some(_) => return Err(ApiError::invalid_field("includeInactive", "must be true or false")),
     };
     let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
-    let people = state.run(|app| async move { app.people.list(&principal, include_inactive, &page).await }).await?;
-    Ok(HttpResponse::Ok().json(ListEnvelope::page(&caller, &people, MemberDto::from)))
+    let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
+    let kept = state.lists().kept(&key);
+    let listed = state
+        .run(|app| async move { app.people.list_unless_current(&principal, include_inactive, &page, kept).await })
+        .await?;
+    let people = state.lists().answer(key, listed, |page| items(page, MemberDto::from))?;
+    Ok(HttpResponse::Ok().json(people.envelope(&caller)))
 }
 
 /// Get a person

@@ -18,6 +18,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{
     AuthTypeStyle, AuthenticatedUser, ContextEntryDto, ListEnvelope, PolicyDto, RiskDto, TaskDto, VendorDto, WithAuth,
@@ -300,12 +301,16 @@ async fn list<R: WireRecord>(
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let page = state.run(|app| async move { R::service(&app).list(&principal, &page).await }).await?;
+    let key = ListKey::new(&principal, R::LIST, &page);
+    let kept = state.lists().kept(&key);
+    let listed =
+        state.run(|app| async move { R::service(&app).list_unless_current(&principal, &page, kept).await }).await?;
+    let page = state.lists().answer(key, listed, |page| items(page, |record| record.dto(false)))?;
     let envelope = ListEnvelope {
-        count: R::LIST_COUNT.then_some(page.total),
+        count: R::LIST_COUNT.then_some(page.count()),
         auth_type: auth_type(&caller, R::STYLE),
         authenticated_user: (R::STYLE == AuthTypeStyle::Standard).then(|| AuthenticatedUser::of(&caller)),
-        ..ListEnvelope::page(&caller, &page, |record| record.dto(false))
+        ..page.envelope(&caller)
     };
     Ok(HttpResponse::Ok().json(envelope))
 }
