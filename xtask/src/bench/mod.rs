@@ -14,7 +14,7 @@ mod seed;
 mod wrk;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -136,7 +136,9 @@ pub fn run(args: &[&str]) -> Result<()> {
         if sqlite.is_some() {
             scale::grow_sqlite(&scratch.0.join("compliance.db"), options.scale_rows)?;
         }
-        bench.case(&scale_case(options.scale_rows), &measured, &postgres)?;
+        for case in scale_cases(options.scale_rows) {
+            bench.case(&case, &measured, &postgres)?;
+        }
     }
 
     let servers = measured.iter().map(|fixture| fixture.figures()).collect::<Result<Vec<_>>>()?;
@@ -182,7 +184,13 @@ struct Case {
     traffic: fn(&Fixture) -> Traffic<'_>,
     /// The pgbench script, from the PostgreSQL fixture (for the ids it names).
     sql: fn(&Fixture) -> String,
+    /// Empty: the fixture's server answers. Else a server started for the case with this
+    /// environment, on the same database.
+    env: &'static [(&'static str, &'static str)],
 }
+
+/// The environment of a server that keeps no list pages, so that every list reads its rows.
+const UNCACHED: &[(&str, &str)] = &[("LIST_CACHE_MIB", "0")];
 
 const PATCH_BODY: &str = r#"{"title":"Patched by the benchmark","status":"pending"}"#;
 const POST_BODY: &str = r#"{"question":"Benchmark question?","answer":"Benchmark answer.","tags":["bench"]}"#;
@@ -195,6 +203,7 @@ fn cases() -> Vec<Case> {
         tenant: Tenant::Reads,
         traffic,
         sql,
+        env: &[],
     };
     vec![
         list("GET /v1/risks", 32, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
@@ -219,6 +228,7 @@ fn cases() -> Vec<Case> {
         ),
         list("GET /v1/risks", 1, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
         list("GET /v1/risks", 128, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
+        uncached_risks(Kind::Uncached, "GET /v1/risks, uncached".to_owned()),
         Case {
             name: "PATCH /v1/risks/{id}".to_owned(),
             kind: Kind::Write,
@@ -226,6 +236,7 @@ fn cases() -> Vec<Case> {
             tenant: Tenant::Writes,
             traffic: |f| Traffic::Patch { prefix: "/v1/risks/", ids: &f.writes.risk_ids, body: PATCH_BODY },
             sql: |f| pgbench::update_random_risk(&f.writes.risk_ids),
+            env: &[],
         },
         Case {
             name: "POST /v1/context".to_owned(),
@@ -234,18 +245,39 @@ fn cases() -> Vec<Case> {
             tenant: Tenant::Writes,
             traffic: |_| Traffic::Post { path: "/v1/context", body: POST_BODY },
             sql: |_| pgbench::insert_context_entry(),
+            env: &[],
         },
     ]
 }
 
-fn scale_case(rows: u64) -> Case {
+/// The scale case: as served, then from a server that keeps no list pages (which shows whether
+/// the indexes hold up; the kept pages would hide it).
+fn scale_cases(rows: u64) -> [Case; 2] {
+    let name = format!("GET /v1/risks, +{} rows", report::thousands(rows));
+    [
+        Case {
+            name: name.clone(),
+            kind: Kind::Scale,
+            connections: 32,
+            tenant: Tenant::Reads,
+            traffic: |_| Traffic::Get { path: "/v1/risks" },
+            sql: |_| pgbench::select_newest_first("risks"),
+            env: &[],
+        },
+        uncached_risks(Kind::UncachedScale, format!("{name}, uncached")),
+    ]
+}
+
+/// The risks list from a server that keeps no list pages: the database path, for comparison.
+fn uncached_risks(kind: Kind, name: String) -> Case {
     Case {
-        name: format!("GET /v1/risks, +{} rows", report::thousands(rows)),
-        kind: Kind::Scale,
+        name,
+        kind,
         connections: 32,
         tenant: Tenant::Reads,
         traffic: |_| Traffic::Get { path: "/v1/risks" },
         sql: |_| pgbench::select_newest_first("risks"),
+        env: UNCACHED,
     }
 }
 
@@ -269,8 +301,13 @@ impl Bench<'_> {
         let mut api = Vec::new();
         let mut sql = None;
         for (n, fixture) in fixtures.iter().enumerate() {
-            let load = self.api(case, fixture, &slug)?;
-            let (_, peak_rss_mib) = rss_mib(fixture.server.pid())?;
+            let started_for_the_case = match case.env {
+                [] => None,
+                env => Some(fixture.another_server(env, &slug)?),
+            };
+            let server = started_for_the_case.as_ref().unwrap_or(&fixture.server);
+            let load = self.api(case, fixture, server, &slug)?;
+            let (_, peak_rss_mib) = rss_mib(server.pid())?;
             api.push((fixture.backend, load, peak_rss_mib));
             if n == 0 {
                 sql = Some(self.pgbench(&sql_path, postgres.store.url(), organization, clients)?);
@@ -293,11 +330,11 @@ impl Bench<'_> {
         Ok(())
     }
 
-    fn api(&self, case: &Case, fixture: &Fixture, slug: &str) -> Result<Load> {
+    fn api(&self, case: &Case, fixture: &Fixture, server: &Server, slug: &str) -> Result<Load> {
         let script = self.out.join("scripts").join(format!("{slug}-{}.lua", fixture.backend.name()));
         fs::write(&script, (case.traffic)(fixture).script()).context("cannot write the wrk script")?;
         let key = &fixture.tenant(case.tenant).api_key;
-        let url = &fixture.server.base_url;
+        let url = &server.base_url;
         wrk::run(&script, url, key, case.connections, WARM_UP)?;
         let load = wrk::run(&script, url, key, case.connections, self.options.duration)?;
         println!(
@@ -322,6 +359,10 @@ struct Fixture {
     backend: Backend,
     store: Store,
     server: Server,
+    /// The server's program and scratch directory, and where its log goes.
+    binary: PathBuf,
+    data: PathBuf,
+    out: PathBuf,
     reads: seed::Organization,
     writes: seed::Organization,
     startup: Duration,
@@ -347,7 +388,26 @@ impl Fixture {
         std::thread::sleep(Duration::from_secs(1));
         let (idle_rss_mib, _) = rss_mib(server.pid())?;
         println!("{}: first answer {startup:.1?} after start, {idle_rss_mib:.1} MiB idle", backend.name());
-        Ok(Self { backend, store, server, reads, writes, startup, idle_rss_mib })
+        Ok(Self {
+            backend,
+            store,
+            server,
+            binary: binary.to_owned(),
+            data,
+            out: out.to_owned(),
+            reads,
+            writes,
+            startup,
+            idle_rss_mib,
+        })
+    }
+
+    /// A second server on this fixture's database, with `env`, answering the risks list.
+    fn another_server(&self, env: &[(&str, &str)], slug: &str) -> Result<Server> {
+        let log = self.out.join(format!("{}-{slug}-server.log", self.backend.name()));
+        let mut server = Server::spawn(&self.binary, self.store.url(), &self.data.join(slug), &log, env)?;
+        server.wait_until_ok(&Request::get("/v1/risks").with_key(&self.reads.api_key), STARTUP_POLL, &log)?;
+        Ok(server)
     }
 
     fn tenant(&self, tenant: Tenant) -> &seed::Organization {
