@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::checks::{data, ids, str_of};
 use crate::client::{Auth, Client, api_key};
-use crate::harness::TestServer;
+use crate::harness::{Env, TestServer};
 use crate::{context, policies, risks, tasks, vendors};
 
 api_tests!(
@@ -15,10 +15,13 @@ api_tests!(
     a_member_added_by_the_admin_cli_shows_in_the_next_people_list,
     one_organizations_kept_page_is_never_anothers,
     a_kept_page_carries_each_callers_own_auth,
+    without_kept_pages_every_write_shows_too with KEEP_NO_PAGES,
 );
 // Writing behind the server's back and a second instance sharing the database are PostgreSQL
 // deployments (the harness writes SQL on PostgreSQL only; SQLite serves one process).
 api_tests!(@backend postgres_only, Postgres, writes_by_sql_and_by_another_instance_show_in_the_next_list);
+
+const KEEP_NO_PAGES: Env = &[("LIST_CACHE_MIB", "0")];
 
 /// A record kind: where it lives, how to make one, and the field that names it.
 struct Kind {
@@ -95,6 +98,11 @@ async fn every_write_through_the_api_shows_in_the_next_list(server: &TestServer)
         assert_eq!(kind.listed(api, "").await, vec![named(&first, "Renamed")], "{}", kind.path);
         assert_eq!(kind.listed(api, "?limit=1").await, vec![named(&first, "Renamed")], "{}", kind.path);
     }
+}
+
+async fn without_kept_pages_every_write_shows_too(server: &TestServer) {
+    every_write_through_the_api_shows_in_the_next_list(server).await;
+    a_member_added_by_the_admin_cli_shows_in_the_next_people_list(server).await;
 }
 
 async fn a_member_added_by_the_admin_cli_shows_in_the_next_people_list(server: &TestServer) {

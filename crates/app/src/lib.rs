@@ -45,7 +45,7 @@ pub use chat::ChatService;
 pub use comments::CommentService;
 pub use devices::DeviceService;
 pub use error::AppError;
-pub use listing::{Kept, Listed};
+pub use listing::{Held, Kept, Listed};
 pub use organization::OrganizationService;
 pub use people::PeopleService;
 pub use principal_cache::PrincipalCache;

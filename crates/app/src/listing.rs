@@ -13,13 +13,23 @@ pub struct Kept<K> {
     pub value: K,
 }
 
-/// What a list call answers: what was kept, still current, or the page loaded anew.
-pub enum Listed<K, P> {
-    Current(K),
-    Loaded { generation: u64, page: P },
+/// What the caller holds of the page it asks for.
+pub enum Held<K> {
+    /// The caller keeps no pages: the page is loaded, and the generation is not read.
+    NotKeeping,
+    /// The caller keeps pages; this one, if it has it.
+    Keeping(Option<Kept<K>>),
 }
 
-/// Reads the list's generation, then `load`s the page unless `kept` was made at that generation.
+/// What a list call answers: what was kept, still current, or the page loaded anew with the
+/// generation it was loaded at (`None` for a caller that keeps no pages).
+pub enum Listed<K, P> {
+    Current(K),
+    Loaded { generation: Option<u64>, page: P },
+}
+
+/// Reads the list's generation, then `load`s the page unless what is `held` was made at that
+/// generation.
 ///
 /// The generation is read before the page, never after: a write committing in between makes the
 /// page newer than its generation, so the next call loads it again. Read the other way round, a
@@ -28,12 +38,16 @@ pub(crate) async fn unless_current<K, P>(
     generations: &dyn ListGenerations,
     org: &OrganizationId,
     list: ListName,
-    kept: Option<Kept<K>>,
+    held: Held<K>,
     load: impl AsyncFnOnce() -> Result<P, AppError>,
 ) -> Result<Listed<K, P>, AppError> {
+    let kept = match held {
+        Held::NotKeeping => return Ok(Listed::Loaded { generation: None, page: load().await? }),
+        Held::Keeping(kept) => kept,
+    };
     let generation = generations.generation(org, list).await?;
     match kept {
         Some(kept) if kept.generation == generation => Ok(Listed::Current(kept.value)),
-        _ => Ok(Listed::Loaded { generation, page: load().await? }),
+        _ => Ok(Listed::Loaded { generation: Some(generation), page: load().await? }),
     }
 }

@@ -9,7 +9,7 @@ use compliance_ports::{
     UserRepository,
 };
 
-use crate::listing::{Kept, Listed, unless_current};
+use crate::listing::{Held, Listed, unless_current};
 use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
@@ -46,16 +46,16 @@ impl PeopleService {
         Ok(self.members.list(&caller.organization_id, include_inactive, page).await?)
     }
 
-    /// [`PeopleService::list`], unless what the caller `kept` of this page is still current.
+    /// [`PeopleService::list`], unless what the caller `held` of this page is still current.
     pub async fn list_unless_current<K>(
         &self,
         caller: &Principal,
         include_inactive: bool,
         page: &PageRequest,
-        kept: Option<Kept<K>>,
+        held: Held<K>,
     ) -> Result<Listed<K, Page<Person>>, AppError> {
         let (org, load) = (&caller.organization_id, async || self.list(caller, include_inactive, page).await);
-        unless_current(self.generations.as_ref(), org, ListName::People, kept, load).await
+        unless_current(self.generations.as_ref(), org, ListName::People, held, load).await
     }
 
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {

@@ -7,7 +7,7 @@ use compliance_ports::{
     Clock, ListGenerations, MemberRepository, Page, PageRequest, RecordRepository, RepoError, TenantRecord,
 };
 
-use crate::listing::{Kept, Listed, unless_current};
+use crate::listing::{Held, Listed, unless_current};
 use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct RecordService<R: TenantRecord> {
@@ -35,15 +35,15 @@ impl<R: TenantRecord> RecordService<R> {
         Ok(self.records.list(&caller.organization_id, page).await?)
     }
 
-    /// [`RecordService::list`], unless what the caller `kept` of this page is still current.
+    /// [`RecordService::list`], unless what the caller `held` of this page is still current.
     pub async fn list_unless_current<K>(
         &self,
         caller: &Principal,
         page: &PageRequest,
-        kept: Option<Kept<K>>,
+        held: Held<K>,
     ) -> Result<Listed<K, Page<R>>, AppError> {
         let org = &caller.organization_id;
-        unless_current(self.generations.as_ref(), org, R::LIST, kept, async || self.list(caller, page).await).await
+        unless_current(self.generations.as_ref(), org, R::LIST, held, async || self.list(caller, page).await).await
     }
 
     pub async fn get(&self, caller: &Principal, id: &R::Id) -> Result<R, AppError> {

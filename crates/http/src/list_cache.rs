@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use compliance_app::{AppError, Kept, Listed, Principal};
+use compliance_app::{AppError, Held, Kept, Listed, Principal};
 use compliance_domain::OrganizationId;
 use compliance_ports::{ListName, Page, PageRequest};
 use serde::Serialize;
@@ -105,10 +105,13 @@ impl ListCache {
         Self { budget, kept: Mutex::default() }
     }
 
-    /// The page kept under `key`, with its list's generation when it was loaded.
-    pub fn kept(&self, key: &ListKey) -> Option<Kept<Arc<ListPage>>> {
+    /// What is kept under `key`: the page, with its list's generation when it was loaded.
+    pub fn held(&self, key: &ListKey) -> Held<Arc<ListPage>> {
+        if self.budget == 0 {
+            return Held::NotKeeping;
+        }
         let kept = self.lock();
-        kept.pages.get(key).map(|entry| Kept { generation: entry.generation, value: entry.page.clone() })
+        Held::Keeping(kept.pages.get(key).map(|entry| Kept { generation: entry.generation, value: entry.page.clone() }))
     }
 
     /// The page a list call answered: the kept one when still current, else the one loaded,
@@ -126,7 +129,9 @@ impl ListCache {
                     ApiError::from(AppError::Internal(format!("a list page did not serialize: {error}")))
                 })?;
                 let page = Arc::new(ListPage::of(&page, data));
-                self.keep(key, generation, page.clone());
+                if let Some(generation) = generation {
+                    self.keep(key, generation, page.clone());
+                }
                 Ok(page)
             }
         }
@@ -193,9 +198,16 @@ mod tests {
         }
     }
 
+    fn kept(cache: &ListCache, key: &ListKey) -> Option<Kept<Arc<ListPage>>> {
+        match cache.held(key) {
+            Held::Keeping(kept) => kept,
+            Held::NotKeeping => panic!("a cache with a budget keeps pages"),
+        }
+    }
+
     fn loaded(generation: u64, items: Vec<u32>) -> Listed<Arc<ListPage>, Page<u32>> {
         let total = items.len() as u64;
-        Listed::Loaded { generation, page: Page { items, total, next: None } }
+        Listed::Loaded { generation: Some(generation), page: Page { items, total, next: None } }
     }
 
     #[test]
@@ -205,8 +217,8 @@ mod tests {
         let key = ListKey::new(&caller(&a), ListName::Risks, &PageRequest::first(10));
         let page = cache.answer(key.clone(), loaded(7, vec![1, 2, 3]), |page| items(page, |n| *n)).unwrap();
         assert_eq!(page.data.get(), "[1,2,3]");
-        let kept = cache.kept(&key).unwrap();
-        assert_eq!((kept.generation, kept.value.data.get()), (7, "[1,2,3]"));
+        let page = kept(&cache, &key).unwrap();
+        assert_eq!((page.generation, page.value.data.get()), (7, "[1,2,3]"));
         for other in [
             ListKey::new(&caller(&b), ListName::Risks, &PageRequest::first(10)),
             ListKey::new(&caller(&a), ListName::Vendors, &PageRequest::first(10)),
@@ -221,7 +233,7 @@ mod tests {
                 },
             ),
         ] {
-            assert!(cache.kept(&other).is_none(), "{other:?}");
+            assert!(kept(&cache, &other).is_none(), "{other:?}");
         }
     }
 
@@ -234,16 +246,18 @@ mod tests {
         for limit in 1..=5 {
             cache.answer(key(limit), loaded(1, (1..=10).collect()), |page| items(page, |n| *n)).unwrap();
         }
-        assert!(cache.kept(&key(1)).is_none());
-        assert!((2..=5).all(|limit| cache.kept(&key(limit)).is_some()));
+        assert!(kept(&cache, &key(1)).is_none());
+        assert!((2..=5).all(|limit| kept(&cache, &key(limit)).is_some()));
         // Kept again, the second is now the newest: the third goes next.
         cache.answer(key(2), loaded(2, (1..=10).collect()), |page| items(page, |n| *n)).unwrap();
         cache.answer(key(6), loaded(1, (1..=10).collect()), |page| items(page, |n| *n)).unwrap();
-        assert!(cache.kept(&key(3)).is_none());
-        assert_eq!(cache.kept(&key(2)).map(|kept| kept.generation), Some(2));
+        assert!(kept(&cache, &key(3)).is_none());
+        assert_eq!(kept(&cache, &key(2)).map(|kept| kept.generation), Some(2));
         assert!(cache.lock().bytes <= 100);
         cache.answer(key(7), loaded(1, (1..=30).collect()), |page| items(page, |n| *n)).unwrap();
-        assert!(cache.kept(&key(7)).is_none(), "over a quarter of the budget");
-        assert!(ListCache::new(0).answer(key(1), loaded(1, vec![1]), |page| items(page, |n| *n)).is_ok());
+        assert!(kept(&cache, &key(7)).is_none(), "over a quarter of the budget");
+        let none = ListCache::new(0);
+        assert!(matches!(none.held(&key(1)), Held::NotKeeping), "no budget: the generation is not even read");
+        assert!(none.answer(key(1), loaded(1, vec![1]), |page| items(page, |n| *n)).is_ok());
     }
 }

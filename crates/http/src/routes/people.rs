@@ -93,9 +93,9 @@ async fn list(
     };
     let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
-    let kept = state.lists().kept(&key);
+    let held = state.lists().held(&key);
     let listed = state
-        .run(|app| async move { app.people.list_unless_current(&principal, include_inactive, &page, kept).await })
+        .run(|app| async move { app.people.list_unless_current(&principal, include_inactive, &page, held).await })
         .await?;
     let people = state.lists().answer(key, listed, |page| items(page, MemberDto::from))?;
     Ok(HttpResponse::Ok().json(people.envelope(&caller)))

@@ -302,9 +302,9 @@ async fn list<R: WireRecord>(
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
     let key = ListKey::new(&principal, R::LIST, &page);
-    let kept = state.lists().kept(&key);
+    let held = state.lists().held(&key);
     let listed =
-        state.run(|app| async move { R::service(&app).list_unless_current(&principal, &page, kept).await }).await?;
+        state.run(|app| async move { R::service(&app).list_unless_current(&principal, &page, held).await }).await?;
     let page = state.lists().answer(key, listed, |page| items(page, |record| record.dto(false)))?;
     let envelope = ListEnvelope {
         count: R::LIST_COUNT.then_some(page.count()),
