@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         config::init_logging(&config);
         // Use cases run on this runtime (see `compliance_http::AppState`); actix serves HTTP on its own.
         let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(config.use_case_threads)
             .max_blocking_threads(config.blocking_threads())
             .enable_all()
             .build()?;
