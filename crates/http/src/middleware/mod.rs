@@ -7,6 +7,7 @@
 mod hold;
 mod limiter;
 mod metrics;
+mod patterns;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,6 +65,7 @@ pub struct Operations {
     /// When (seconds since start) a failing rate limiter was last reported.
     last_warning: AtomicU64,
     started: Instant,
+    routes: patterns::RoutePatterns,
 }
 
 impl Operations {
@@ -77,6 +79,7 @@ impl Operations {
             head,
             last_warning: AtomicU64::new(0),
             started: Instant::now(),
+            routes: patterns::RoutePatterns::new(crate::route_table().iter().map(|(_, path)| path.as_str())),
         }
     }
 
@@ -163,7 +166,7 @@ pub async fn guard(
     let id = request_id(req.headers());
     let method = req.method().clone();
     // The matched pattern (`/v1/risks/{id}`), never the raw path: no ids or secrets, bounded labels.
-    let route = req.match_pattern();
+    let route = operations.routes.of(req.path());
     let held = hold::HeldPayload::hold(&mut req);
     // An error-level span is enabled whatever the log filter lets through, so even a warning
     // logged under `RUST_LOG=warn` carries the request id.
@@ -180,7 +183,7 @@ pub async fn guard(
     }
     .instrument(span)
     .await;
-    let route = route.as_deref().unwrap_or(UNMATCHED);
+    let route = route.unwrap_or(UNMATCHED);
     let response = match outcome {
         Ok(response) => response,
         // Routes answer their errors themselves; an error here comes from a middleware. A
