@@ -3,13 +3,15 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use compliance_app::{App, AppError};
+use compliance_app::{App, AppError, Held, Listed};
 use compliance_integrations::Integrations;
+use compliance_ports::Page;
+use serde_json::value::RawValue;
 use tokio::runtime::Handle;
 use tracing::Instrument;
 
 use crate::ApiError;
-use crate::list_cache::ListCache;
+use crate::list_cache::{ListCache, ListKey, ListPage};
 
 /// Runs use cases as tasks on a multi-threaded tokio runtime, not on actix's per-worker threads.
 ///
@@ -28,9 +30,23 @@ impl AppState {
         Self { app: Arc::new(app), integrations: Arc::new(integrations), runtime, lists }
     }
 
-    /// The list pages kept serialized.
-    pub fn lists(&self) -> &ListCache {
-        &self.lists
+    /// The page of a list under `key`: the kept one while the use case finds its list unchanged,
+    /// else the page it loads, serialized with `data` and kept. `list` is the use case, given what
+    /// is held under `key`.
+    pub async fn list_page<T, F, Fut>(
+        &self,
+        key: ListKey,
+        list: F,
+        data: impl FnOnce(&Page<T>) -> serde_json::Result<Box<RawValue>>,
+    ) -> Result<Arc<ListPage>, ApiError>
+    where
+        F: FnOnce(Arc<App>, Held<Arc<ListPage>>) -> Fut,
+        Fut: Future<Output = Result<Listed<Arc<ListPage>, Page<T>>, AppError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let held = self.lists.held(&key);
+        let listed = self.run(|app| list(app, held)).await?;
+        self.lists.answer(key, listed, data)
     }
 
     pub async fn run<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>

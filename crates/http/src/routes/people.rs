@@ -1,6 +1,9 @@
 //! People: the organization's members.
 
+use std::sync::Arc;
+
 use actix_web::{HttpResponse, web};
+use compliance_app::App;
 use compliance_domain::MemberId;
 use compliance_domain::people::{MemberChanges, NewMember};
 use compliance_ports::ListName;
@@ -93,11 +96,10 @@ async fn list(
     };
     let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
-    let held = state.lists().held(&key);
-    let listed = state
-        .run(|app| async move { app.people.list_unless_current(&principal, include_inactive, &page, held).await })
-        .await?;
-    let people = state.lists().answer(key, listed, |page| items(page, MemberDto::from))?;
+    let list = |app: Arc<App>, held| async move {
+        app.people.list_unless_current(&principal, include_inactive, &page, held).await
+    };
+    let people = state.list_page(key, list, |page| items(page, MemberDto::from)).await?;
     Ok(HttpResponse::Ok().json(people.envelope(&caller)))
 }
 

@@ -1,6 +1,8 @@
 //! Context entries, policies, vendors and risks: the same five routes each, shaped per resource.
 
 use actix_web::{HttpResponse, web};
+use std::sync::Arc;
+
 use compliance_app::{App, RecordService};
 
 use compliance_domain::context::ContextEntry;
@@ -302,10 +304,8 @@ async fn list<R: WireRecord>(
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
     let key = ListKey::new(&principal, R::LIST, &page);
-    let held = state.lists().held(&key);
-    let listed =
-        state.run(|app| async move { R::service(&app).list_unless_current(&principal, &page, held).await }).await?;
-    let page = state.lists().answer(key, listed, |page| items(page, |record| record.dto(false)))?;
+    let list = |app: Arc<App>, held| async move { R::service(&app).list_unless_current(&principal, &page, held).await };
+    let page = state.list_page(key, list, |page| items(page, |record| record.dto(false))).await?;
     let envelope = ListEnvelope {
         count: R::LIST_COUNT.then_some(page.count()),
         auth_type: auth_type(&caller, R::STYLE),
