@@ -22,7 +22,6 @@ mod signing;
 
 use std::sync::Arc;
 
-use compliance_domain::Timestamp;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::context::ContextEntry;
@@ -30,9 +29,10 @@ use compliance_domain::policy::Policy;
 use compliance_domain::risk::Risk;
 use compliance_domain::task::Task;
 use compliance_domain::vendor::Vendor;
+use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, CredentialRepository, Cursor,
-    DeviceDirectory, HealthCheck, ListGenerations, MemberRepository, OrganizationRepository, PageRequest,
+    DeviceDirectory, HealthCheck, ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest,
     RecordRepository, UserRepository,
 };
 
@@ -124,6 +124,7 @@ pub struct App {
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     health: Arc<dyn HealthCheck>,
+    generations: Arc<dyn ListGenerations>,
 }
 
 impl App {
@@ -154,12 +155,29 @@ impl App {
             organization: OrganizationService::new(&ports),
             admin: AdminService::new(&ports, principals),
             health: ports.health,
+            generations: ports.list_generations,
         }
     }
 
     /// The automation worker, for the server to run in the background (once).
     pub fn take_worker(&mut self) -> Option<AutomationWorker> {
         self.worker.take()
+    }
+
+    /// Reads the generation of an organization's `list`, then `load`s the page unless what is `held`
+    /// is still current (see [`listing`]).
+    ///
+    /// The generation is read on the calling task, `load` wherever the caller runs it: the read is
+    /// one short query, which the store answers on the calling thread (see `store::db`), so a
+    /// current page never leaves the thread that serves it.
+    pub async fn list_unless_current<K, P>(
+        &self,
+        org: &OrganizationId,
+        list: ListName,
+        held: Held<K>,
+        load: impl AsyncFnOnce() -> Result<P, AppError>,
+    ) -> Result<Listed<K, P>, AppError> {
+        listing::unless_current(self.generations.as_ref(), org, list, held, load).await
     }
 
     /// Whether the store answers.

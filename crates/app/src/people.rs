@@ -4,12 +4,8 @@ use std::sync::Arc;
 
 use compliance_domain::people::{Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
-use compliance_ports::{
-    Clock, ListGenerations, ListName, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
-    UserRepository,
-};
+use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError, UserRepository};
 
-use crate::listing::{Held, Listed, unless_current};
 use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
@@ -18,7 +14,6 @@ pub struct PeopleService {
     members: Arc<dyn MemberRepository>,
     users: Arc<dyn UserRepository>,
     organizations: Arc<dyn OrganizationRepository>,
-    generations: Arc<dyn ListGenerations>,
     clock: Arc<dyn Clock>,
     /// Forgets the organization's authenticated callers when a membership changes.
     principals: Arc<PrincipalCache>,
@@ -30,7 +25,6 @@ impl PeopleService {
             members: ports.members.clone(),
             users: ports.users.clone(),
             organizations: ports.organizations.clone(),
-            generations: ports.list_generations.clone(),
             clock: ports.clock.clone(),
             principals,
         }
@@ -44,18 +38,6 @@ impl PeopleService {
         page: &PageRequest,
     ) -> Result<Page<Person>, AppError> {
         Ok(self.members.list(&caller.organization_id, include_inactive, page).await?)
-    }
-
-    /// [`PeopleService::list`], unless what the caller `held` of this page is still current.
-    pub async fn list_unless_current<K>(
-        &self,
-        caller: &Principal,
-        include_inactive: bool,
-        page: &PageRequest,
-        held: Held<K>,
-    ) -> Result<Listed<K, Page<Person>>, AppError> {
-        let (org, load) = (&caller.organization_id, async || self.list(caller, include_inactive, page).await);
-        unless_current(self.generations.as_ref(), org, ListName::People, held, load).await
     }
 
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {

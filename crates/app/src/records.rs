@@ -3,17 +3,13 @@
 use std::sync::Arc;
 
 use compliance_domain::MemberId;
-use compliance_ports::{
-    Clock, ListGenerations, MemberRepository, Page, PageRequest, RecordRepository, RepoError, TenantRecord,
-};
+use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RecordRepository, RepoError, TenantRecord};
 
-use crate::listing::{Held, Listed, unless_current};
 use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct RecordService<R: TenantRecord> {
     records: Arc<dyn RecordRepository<R>>,
     members: Arc<dyn MemberRepository>,
-    generations: Arc<dyn ListGenerations>,
     clock: Arc<dyn Clock>,
     /// Removes the bytes of the attachments deleted with a record.
     comments: Arc<CommentService>,
@@ -21,29 +17,12 @@ pub struct RecordService<R: TenantRecord> {
 
 impl<R: TenantRecord> RecordService<R> {
     pub(crate) fn new(records: Arc<dyn RecordRepository<R>>, ports: &Ports, comments: Arc<CommentService>) -> Self {
-        Self {
-            records,
-            members: ports.members.clone(),
-            generations: ports.list_generations.clone(),
-            clock: ports.clock.clone(),
-            comments,
-        }
+        Self { records, members: ports.members.clone(), clock: ports.clock.clone(), comments }
     }
 
     /// A page of the caller's organization's records, newest first.
     pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<R>, AppError> {
         Ok(self.records.list(&caller.organization_id, page).await?)
-    }
-
-    /// [`RecordService::list`], unless what the caller `held` of this page is still current.
-    pub async fn list_unless_current<K>(
-        &self,
-        caller: &Principal,
-        page: &PageRequest,
-        held: Held<K>,
-    ) -> Result<Listed<K, Page<R>>, AppError> {
-        let org = &caller.organization_id;
-        unless_current(self.generations.as_ref(), org, R::LIST, held, async || self.list(caller, page).await).await
     }
 
     pub async fn get(&self, caller: &Principal, id: &R::Id) -> Result<R, AppError> {

@@ -37,6 +37,14 @@ impl ListKey {
     pub fn including_inactive(self, include_inactive: bool) -> Self {
         Self { include_inactive, ..self }
     }
+
+    pub fn organization(&self) -> &OrganizationId {
+        &self.org
+    }
+
+    pub fn list(&self) -> ListName {
+        self.list
+    }
 }
 
 /// A page as it goes on the wire.

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use compliance_app::{App, AppError, Held, Listed};
+use compliance_app::{App, AppError};
 use compliance_integrations::Integrations;
 use compliance_ports::Page;
 use serde_json::value::RawValue;
@@ -16,8 +16,8 @@ use crate::list_cache::{ListCache, ListKey, ListPage};
 /// Runs use cases as tasks on a multi-threaded tokio runtime, not on actix's per-worker threads.
 ///
 /// A use case then runs to completion even when the client goes away and actix drops the handler:
-/// a write is never abandoned half-way, and diesel-async's SQLite wrapper (which may only be dropped
-/// mid-query on a multi-threaded runtime) is never cancelled.
+/// a write is never abandoned half-way. The one read done on actix's thread is a list's
+/// generation ([`AppState::list_page`]): a single statement that writes nothing.
 pub struct AppState {
     app: Arc<App>,
     integrations: Arc<Integrations>,
@@ -30,22 +30,26 @@ impl AppState {
         Self { app: Arc::new(app), integrations: Arc::new(integrations), runtime, lists }
     }
 
-    /// The page of a list under `key`: the kept one while the use case finds its list unchanged,
-    /// else the page it loads, serialized with `data` and kept. `list` is the use case, given what
-    /// is held under `key`.
+    /// The page of a list under `key`: the kept one while its list is unchanged, else the page
+    /// `load` loads, serialized with `data` and kept.
+    ///
+    /// The list's generation is read here, on actix's thread; only a page that must be loaded goes
+    /// to the use cases' runtime. A current page is then answered without a hand-off between
+    /// threads, the one cost left in it.
     pub async fn list_page<T, F, Fut>(
         &self,
         key: ListKey,
-        list: F,
+        load: F,
         data: impl FnOnce(&Page<T>) -> serde_json::Result<Box<RawValue>>,
     ) -> Result<Arc<ListPage>, ApiError>
     where
-        F: FnOnce(Arc<App>, Held<Arc<ListPage>>) -> Fut,
-        Fut: Future<Output = Result<Listed<Arc<ListPage>, Page<T>>, AppError>> + Send + 'static,
+        F: FnOnce(Arc<App>) -> Fut,
+        Fut: Future<Output = Result<Page<T>, AppError>> + Send + 'static,
         T: Send + 'static,
     {
         let held = self.lists.held(&key);
-        let listed = self.run(|app| list(app, held)).await?;
+        let load = async || self.spawn(load(self.app.clone())).await;
+        let listed = self.app.list_unless_current(key.organization(), key.list(), held, load).await?;
         self.lists.answer(key, listed, data)
     }
 
@@ -55,7 +59,7 @@ impl AppState {
         Fut: Future<Output = Result<T, AppError>> + Send + 'static,
         T: Send + 'static,
     {
-        self.spawn(use_case(self.app.clone())).await
+        Ok(self.spawn(use_case(self.app.clone())).await?)
     }
 
     /// The use cases' settings.
@@ -75,10 +79,10 @@ impl AppState {
         Fut: Future<Output = Result<T, AppError>> + Send + 'static,
         T: Send + 'static,
     {
-        self.spawn(use_case(self.integrations.clone())).await
+        Ok(self.spawn(use_case(self.integrations.clone())).await?)
     }
 
-    async fn spawn<T, Fut>(&self, use_case: Fut) -> Result<T, ApiError>
+    async fn spawn<T, Fut>(&self, use_case: Fut) -> Result<T, AppError>
     where
         Fut: Future<Output = Result<T, AppError>> + Send + 'static,
         T: Send + 'static,
@@ -86,8 +90,8 @@ impl AppState {
         // The use case logs in the request's span (its request id), although it runs on another runtime.
         let task = self.runtime.spawn(use_case.instrument(tracing::Span::current()));
         match task.await {
-            Ok(result) => result.map_err(ApiError::from),
-            Err(error) => Err(AppError::Internal(format!("use case task failed: {error}")).into()),
+            Ok(result) => result,
+            Err(error) => Err(AppError::Internal(format!("use case task failed: {error}"))),
         }
     }
 }

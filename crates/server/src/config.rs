@@ -57,10 +57,10 @@ pub enum BlobConfig {
 }
 
 impl Config {
-    /// Threads for blocking work: SQLite's connections (each statement runs on one), attachment
-    /// files and DNS. Each thread keeps its own allocator heap, and tokio's default (up to 512,
-    /// started whenever a burst finds none idle) let SQLite's peak RSS under the benchmark grow by
-    /// ~10 MiB for no throughput; one per connection and a few spare is enough.
+    /// Threads for blocking work: attachment files and DNS (SQLite's statements run in place, see
+    /// `InPlace` in compliance-store's `db.rs`). Each thread keeps its own allocator heap, and tokio's default
+    /// (up to 512, started whenever a burst finds none idle) grew peak RSS under the benchmark by
+    /// ~10 MiB for no throughput; one per pooled connection and a few spare is enough.
     pub fn blocking_threads(&self) -> usize {
         self.pool.max_size + 4
     }

@@ -1,17 +1,49 @@
 //! Connection pools for both backends and the macro that runs one query body on either.
 
+use std::cell::RefCell;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use compliance_ports::PoolStatus;
 use diesel::SqliteConnection;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
-use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::sync_connection_wrapper::{SpawnBlocking, SyncConnectionWrapper};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 
 use crate::error::{StoreError, pool_error};
 
-pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
+pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection, InPlace>;
+
+/// Runs each SQLite call on the task that awaits it, instead of handing it to tokio's blocking
+/// threads (diesel-async's default).
+///
+/// A statement here takes microseconds, in process; the hand-off to a blocking thread and back
+/// took longer than most of them, and was two more thread switches per statement (`cargo xtask
+/// bench --db sqlite`: see docs/architecture.md). Use cases run on their own runtime, so a slow
+/// statement holds up other use cases, never actix's HTTP threads. The call runs when the future is
+/// first polled, as a spawned task would.
+pub struct InPlace;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+impl SpawnBlocking for InPlace {
+    fn spawn_blocking<'a, R>(
+        &mut self,
+        task: impl FnOnce() -> R + Send + 'static,
+    ) -> Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send + 'a>>
+    where
+        R: Send + 'static,
+    {
+        Box::pin(async move { Ok(task()) })
+    }
+
+    fn get_runtime() -> Self {
+        Self
+    }
+}
 
 /// A pooled connection to either backend.
 #[allow(clippy::large_enum_variant, reason = "lives briefly on the stack; boxing would allocate per query")]
@@ -63,22 +95,52 @@ impl Default for PoolOptions {
     }
 }
 
-/// PostgreSQL uses one pool. SQLite has one writer connection (concurrent SQLite writers fail with
-/// "database is locked") and a pool of readers, which WAL lets run beside it.
+/// PostgreSQL uses one pool, and a small one per thread for [`Pools::read_here`]. SQLite has one
+/// writer connection (concurrent SQLite writers fail with "database is locked") and a pool of
+/// readers, which WAL lets run beside it.
 pub enum Pools {
-    Pg(Pool<AsyncPgConnection>),
+    Pg { pool: Pool<AsyncPgConnection>, per_thread: Arc<PerThread> },
     Sqlite { writer: Pool<SqliteAsync>, readers: Pool<SqliteAsync> },
+}
+
+/// Connections of each thread that reads through [`Pools::read_here`].
+pub struct PerThread {
+    url: String,
+    options: PoolOptions,
+    closed: AtomicBool,
+}
+
+/// Connections per thread for [`Pools::read_here`]: its reads are one short statement each.
+const PER_THREAD_CONNECTIONS: usize = 2;
+
+thread_local! {
+    /// This thread's pool of each [`PerThread`] (tests run several stores in one process). An entry
+    /// goes, with its connections, once its `Pools` is dropped.
+    static THIS_THREAD: RefCell<Vec<(Weak<PerThread>, Pool<AsyncPgConnection>)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl PerThread {
+    fn pool(self: &Arc<Self>) -> Result<Pool<AsyncPgConnection>, StoreError> {
+        if self.closed.load(Ordering::Relaxed) {
+            return Err(pool_error(deadpool::managed::PoolError::Closed));
+        }
+        THIS_THREAD.with_borrow_mut(|pools| {
+            pools.retain(|(owner, _)| owner.strong_count() > 0);
+            if let Some((_, pool)) = pools.iter().find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(self))) {
+                return Ok(pool.clone());
+            }
+            let pool = build(pg_manager(&self.url), PER_THREAD_CONNECTIONS, &self.options)?;
+            pools.push((Arc::downgrade(self), pool.clone()));
+            Ok(pool)
+        })
+    }
 }
 
 impl Pools {
     pub fn postgres(url: &str, options: &PoolOptions) -> Result<Self, StoreError> {
-        // `Fast`: no query on checkout (a `SELECT 1` per request cost a round trip). A connection
-        // that died with a database restart or outage is closed by then, which `Fast` checks, and
-        // the pool opens a fresh one; one that dies while in use answers 503 (see error.rs).
-        let mut config = ManagerConfig::<AsyncPgConnection>::default();
-        config.recycling_method = RecyclingMethod::Fast;
-        let manager = AsyncDieselConnectionManager::new_with_config(url, config);
-        Ok(Self::Pg(build(manager, options.max_size, options)?))
+        let pool = build(pg_manager(url), options.max_size, options)?;
+        let per_thread = PerThread { url: url.to_owned(), options: options.clone(), closed: AtomicBool::new(false) };
+        Ok(Self::Pg { pool, per_thread: Arc::new(per_thread) })
     }
 
     pub fn sqlite(path: &str, options: &PoolOptions) -> Result<Self, StoreError> {
@@ -90,7 +152,7 @@ impl Pools {
     /// A connection for reads.
     pub async fn read(&self) -> Result<DbConn, StoreError> {
         match self {
-            Self::Pg(pool) => pool.get().await.map(DbConn::Pg).map_err(pool_error),
+            Self::Pg { pool, .. } => pool.get().await.map(DbConn::Pg).map_err(pool_error),
             Self::Sqlite { readers, .. } => readers.get().await.map(DbConn::Sqlite).map_err(pool_error),
         }
     }
@@ -98,22 +160,38 @@ impl Pools {
     /// A connection for writes (and reads that must see the latest write).
     pub async fn write(&self) -> Result<DbConn, StoreError> {
         match self {
-            Self::Pg(pool) => pool.get().await.map(DbConn::Pg).map_err(pool_error),
+            Self::Pg { pool, .. } => pool.get().await.map(DbConn::Pg).map_err(pool_error),
             Self::Sqlite { writer, .. } => writer.get().await.map(DbConn::Sqlite).map_err(pool_error),
         }
     }
 
-    /// The state of every pool, for metrics.
+    /// A connection for a short read whose I/O runs on the calling thread, without the hand-offs to
+    /// and from the thread that drives a shared connection.
+    ///
+    /// A PostgreSQL connection's I/O runs on the runtime that opened it: these come from a pool of
+    /// the calling thread, opened there. On actix's single-threaded workers that is the thread
+    /// serving the request. SQLite's calls always run in place (see [`InPlace`]).
+    pub async fn read_here(&self) -> Result<DbConn, StoreError> {
+        match self {
+            Self::Pg { per_thread, .. } => per_thread.pool()?.get().await.map(DbConn::Pg).map_err(pool_error),
+            Self::Sqlite { readers, .. } => readers.get().await.map(DbConn::Sqlite).map_err(pool_error),
+        }
+    }
+
+    /// The state of every shared pool, for metrics.
     pub fn status(&self) -> Vec<PoolStatus> {
         match self {
-            Self::Pg(pool) => vec![status("main", pool)],
+            Self::Pg { pool, .. } => vec![status("main", pool)],
             Self::Sqlite { writer, readers } => vec![status("writer", writer), status("readers", readers)],
         }
     }
 
     pub fn close(&self) {
         match self {
-            Self::Pg(pool) => pool.close(),
+            Self::Pg { pool, per_thread } => {
+                pool.close();
+                per_thread.closed.store(true, Ordering::Relaxed);
+            }
             Self::Sqlite { writer, readers } => {
                 writer.close();
                 readers.close();
@@ -150,6 +228,15 @@ where
         .runtime(deadpool::Runtime::Tokio1)
         .build()
         .map_err(|error| StoreError::Config(format!("cannot build the connection pool: {error}")))
+}
+
+/// `Fast`: no query on checkout (a `SELECT 1` per request cost a round trip). A connection that
+/// died with a database restart or outage is closed by then, which `Fast` checks, and the pool opens
+/// a fresh one; one that dies while in use answers 503 (see error.rs).
+fn pg_manager(url: &str) -> AsyncDieselConnectionManager<AsyncPgConnection> {
+    let mut config = ManagerConfig::<AsyncPgConnection>::default();
+    config.recycling_method = RecyclingMethod::Fast;
+    AsyncDieselConnectionManager::new_with_config(url, config)
 }
 
 /// SQLite connections: `busy_timeout` before WAL (the other order fails under concurrency),

@@ -16,7 +16,8 @@ use crate::schema::list_generations;
 #[async_trait]
 impl ListGenerations for Store {
     async fn generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, RepoError> {
-        let mut conn = self.pools.read().await?;
+        // Read on the calling thread: a kept page is then answered without leaving it.
+        let mut conn = self.pools.read_here().await?;
         // The shards, summed here: PostgreSQL's SUM(bigint) is a numeric, which needs a decoder.
         let shards: Vec<i64> = db_run!(&mut conn, |c| {
             list_generations::table

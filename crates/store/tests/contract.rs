@@ -541,6 +541,17 @@ async fn health_and_migrations(db: &TestDb) {
 }
 contract!(health_and_migrations);
 
+/// Once closed, a store answers "unavailable" (503); the reads of list generations, which each
+/// thread makes through its own connections, too.
+async fn a_closed_store_is_unavailable(db: &TestDb) {
+    let (store, org) = (&db.store, OrganizationId::generate());
+    assert_eq!(generation(store, &org, ListName::Risks).await, 0, "open: answered");
+    store.close();
+    let closed = ListGenerations::generation(store, &org, ListName::Risks).await;
+    assert!(matches!(closed, Err(RepoError::Unavailable(_))), "{closed:?}");
+}
+contract!(a_closed_store_is_unavailable);
+
 fn secret(org: &Organization, owner: &str, key_id: &str, bytes: &[u8]) -> StoredSecret {
     StoredSecret {
         organization_id: org.id.clone(),

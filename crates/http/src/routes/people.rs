@@ -96,10 +96,8 @@ async fn list(
     };
     let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
-    let list = |app: Arc<App>, held| async move {
-        app.people.list_unless_current(&principal, include_inactive, &page, held).await
-    };
-    let people = state.list_page(key, list, |page| items(page, MemberDto::from)).await?;
+    let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &page).await };
+    let people = state.list_page(key, load, |page| items(page, MemberDto::from)).await?;
     Ok(HttpResponse::Ok().json(people.envelope(&caller)))
 }
 

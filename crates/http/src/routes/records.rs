@@ -304,8 +304,8 @@ async fn list<R: WireRecord>(
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
     let key = ListKey::new(&principal, R::LIST, &page);
-    let list = |app: Arc<App>, held| async move { R::service(&app).list_unless_current(&principal, &page, held).await };
-    let page = state.list_page(key, list, |page| items(page, |record| record.dto(false))).await?;
+    let load = |app: Arc<App>| async move { R::service(&app).list(&principal, &page).await };
+    let page = state.list_page(key, load, |page| items(page, |record| record.dto(false))).await?;
     let envelope = ListEnvelope {
         count: R::LIST_COUNT.then_some(page.count()),
         auth_type: auth_type(&caller, R::STYLE),
