@@ -72,11 +72,7 @@ impl AuthService {
     /// Answers from the cache when it can (see [`PrincipalCache`]); only successes are cached.
     pub async fn authenticate(&self, credentials: Credentials) -> Result<Principal, AppError> {
         let now = self.clock.now();
-        let (secret, organization) = match &credentials {
-            Credentials::ApiKey { key, organization } => (key, organization),
-            Credentials::Session { token, organization } => (token, organization),
-        };
-        let key = CacheKey { digest: digest(secret.expose_secret()), organization: organization.clone() };
+        let key = cache_key(&credentials);
         if let Some(cached) = self.cache.get(&key, now) {
             if let Some(api_key) = &cached.api_key {
                 self.note_use(api_key, None, now).await;
@@ -86,6 +82,21 @@ impl AuthService {
         match credentials {
             Credentials::ApiKey { organization, .. } => self.by_api_key(key, organization.as_deref()).await,
             Credentials::Session { organization, .. } => self.by_session(key, organization.as_deref()).await,
+        }
+    }
+
+    /// The caller, when the cache knows `credentials` and nothing is due to be written (a key's
+    /// `lastUsedAt`): it calls no store, so it may answer on any thread. `None`: ask
+    /// [`AuthService::authenticate`].
+    pub fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
+        let now = self.clock.now();
+        let cached = self.cache.get(&cache_key(credentials), now)?;
+        match &cached.api_key {
+            Some(api_key) => {
+                let written = self.last_used_written.lock().ok()?;
+                (!use_is_due(written.get(api_key).copied(), now)).then_some(cached.principal)
+            }
+            None => Some(cached.principal),
         }
     }
 
@@ -136,8 +147,7 @@ impl AuthService {
     async fn note_use(&self, key: &ApiKeyId, stored: Option<Timestamp>, now: Timestamp) {
         let due = {
             let Ok(mut written) = self.last_used_written.lock() else { return };
-            let last = written.get(key).copied().or(stored);
-            let due = last.is_none_or(|at| at.plus(LAST_USED_WRITE_INTERVAL) <= now);
+            let due = use_is_due(written.get(key).copied().or(stored), now);
             if due {
                 written.insert(key.clone(), now);
             }
@@ -147,6 +157,19 @@ impl AuthService {
             tracing::warn!(%error, api_key = %key, "could not record API key use");
         }
     }
+}
+
+/// Whether a key last used at `last` is due a `lastUsedAt` write.
+fn use_is_due(last: Option<Timestamp>, now: Timestamp) -> bool {
+    last.is_none_or(|at| at.plus(LAST_USED_WRITE_INTERVAL) <= now)
+}
+
+fn cache_key(credentials: &Credentials) -> CacheKey {
+    let (secret, organization) = match credentials {
+        Credentials::ApiKey { key, organization } => (key, organization),
+        Credentials::Session { token, organization } => (token, organization),
+    };
+    CacheKey { digest: digest(secret.expose_secret()), organization: organization.clone() }
 }
 
 fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType) -> Principal {
@@ -304,6 +327,26 @@ mod tests {
         assert!(matches!(run(auth.authenticate(wrong_org)), Err(AppError::Forbidden(_))));
         let wrong_key = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
         assert!(matches!(run(auth.authenticate(wrong_key)), Err(AppError::Unauthenticated(_))));
+    }
+
+    #[test]
+    fn remembered_answers_only_what_needs_no_store_call() {
+        let now = Timestamp::now();
+        let (fixture, clock, auth, secret) = service(now, None, std::time::Duration::from_secs(300));
+        let present = || Credentials::ApiKey { key: secret.clone(), organization: None };
+        assert_eq!(auth.remembered(&present()), None, "never authenticated: not remembered");
+
+        let principal = run(auth.authenticate(present())).unwrap();
+        assert_eq!(auth.remembered(&present()), Some(principal.clone()));
+        let other = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
+        assert_eq!(auth.remembered(&other), None, "another key is not remembered");
+
+        *clock.0.lock().unwrap() = now.plus(Duration::seconds(61));
+        assert_eq!(auth.remembered(&present()), None, "lastUsedAt is due: only authenticate writes it");
+        assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "remembered writes nothing");
+        assert_eq!(run(auth.authenticate(present())).unwrap(), principal);
+        assert_eq!(fixture.touches.load(Ordering::SeqCst), 2);
+        assert_eq!(auth.remembered(&present()), Some(principal), "written: remembered again");
     }
 
     #[test]

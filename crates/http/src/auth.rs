@@ -42,7 +42,11 @@ impl FromRequest for Caller {
             let credentials = credentials.ok_or_else(|| {
                 ApiError::unauthenticated("send an X-API-Key header, or a session_token cookie with X-Organization-Id")
             })?;
-            let principal = state.run(|app| async move { app.auth.authenticate(credentials).await }).await?;
+            // A remembered caller is answered here; only one that needs the store crosses threads.
+            let principal = match state.remembered(&credentials) {
+                Some(principal) => principal,
+                None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await?,
+            };
             actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
             Ok(Caller(principal))
         })

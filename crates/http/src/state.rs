@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use compliance_app::{App, AppError};
+use compliance_app::{App, AppError, Credentials, Principal};
 use compliance_integrations::Integrations;
 use compliance_ports::Page;
 use serde_json::value::RawValue;
@@ -60,6 +60,12 @@ impl AppState {
         T: Send + 'static,
     {
         Ok(self.spawn(use_case(self.app.clone())).await?)
+    }
+
+    /// The caller `credentials` name, if the application remembers it (see
+    /// [`compliance_app::AuthService::remembered`]): answered on the calling thread.
+    pub fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
+        self.app.auth.remembered(credentials)
     }
 
     /// The use cases' settings.
