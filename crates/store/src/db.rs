@@ -23,8 +23,8 @@ pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection, InPlace>;
 /// A statement here takes microseconds, in process; the hand-off to a blocking thread and back
 /// took longer than most of them, and was two more thread switches per statement (`cargo xtask
 /// bench --db sqlite`: see docs/architecture.md). Use cases run on their own runtime, so a slow
-/// statement holds up other use cases, never actix's HTTP threads. The call runs when the future is
-/// first polled, as a spawned task would.
+/// statement holds up other use cases; actix's HTTP threads run only [`Pools::read_here`]'s short
+/// reads. The call runs when the future is first polled, as a spawned task would.
 pub struct InPlace;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -111,7 +111,7 @@ pub struct PerThread {
 }
 
 /// Connections per thread for [`Pools::read_here`]: its reads are one short statement each.
-const PER_THREAD_CONNECTIONS: usize = 2;
+const PER_THREAD_CONNECTIONS: usize = 4;
 
 thread_local! {
     /// This thread's pool of each [`PerThread`] (tests run several stores in one process). An entry
