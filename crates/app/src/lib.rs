@@ -168,8 +168,8 @@ impl App {
     /// is still current (see [`listing`]).
     ///
     /// The generation is read on the calling task, `load` wherever the caller runs it: the read is
-    /// one short query, which the store answers on the calling thread (see `store::db`), so a
-    /// current page never leaves the thread that serves it.
+    /// one short query that writes nothing, so a current page can be answered by the thread that
+    /// serves it.
     pub async fn list_unless_current<K, P>(
         &self,
         org: &OrganizationId,

@@ -174,7 +174,7 @@ impl Pools {
     pub async fn read_here(&self) -> Result<DbConn, StoreError> {
         match self {
             Self::Pg { per_thread, .. } => per_thread.pool()?.get().await.map(DbConn::Pg).map_err(pool_error),
-            Self::Sqlite { readers, .. } => readers.get().await.map(DbConn::Sqlite).map_err(pool_error),
+            Self::Sqlite { .. } => self.read().await,
         }
     }
 

@@ -1,8 +1,8 @@
 //! Context entries, policies, vendors and risks: the same five routes each, shaped per resource.
 
-use actix_web::{HttpResponse, web};
 use std::sync::Arc;
 
+use actix_web::{HttpResponse, web};
 use compliance_app::{App, RecordService};
 
 use compliance_domain::context::ContextEntry;
