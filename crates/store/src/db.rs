@@ -1,9 +1,7 @@
 //! Connection pools for both backends and the macro that runs one query body on either.
 
-use std::cell::RefCell;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use compliance_ports::PoolStatus;
@@ -14,6 +12,7 @@ use diesel_async::sync_connection_wrapper::{SpawnBlocking, SyncConnectionWrapper
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 
 use crate::error::{StoreError, pool_error};
+use crate::thread_connection::{ThreadConnection, ThreadConnections};
 
 pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection, InPlace>;
 
@@ -23,7 +22,7 @@ pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection, InPlace>;
 /// A statement here takes microseconds, in process; the hand-off to a blocking thread and back
 /// took longer than most of them, and was two more thread switches per statement (`cargo xtask
 /// bench --db sqlite`: see docs/architecture.md). Use cases run on their own runtime, so a slow
-/// statement holds up other use cases; actix's HTTP threads run only [`Pools::read_here`]'s short
+/// statement holds up other use cases; actix's HTTP threads run only [`Pools::here`]'s short
 /// reads. The call runs when the future is first polled, as a spawned task would.
 pub struct InPlace;
 
@@ -95,51 +94,25 @@ impl Default for PoolOptions {
     }
 }
 
-/// PostgreSQL uses one pool, and a small one per thread for [`Pools::read_here`]. SQLite has one
+/// PostgreSQL uses one pool, and one connection per thread for [`Pools::here`]. SQLite has one
 /// writer connection (concurrent SQLite writers fail with "database is locked") and a pool of
 /// readers, which WAL lets run beside it.
 pub enum Pools {
-    Pg { pool: Pool<AsyncPgConnection>, per_thread: Arc<PerThread> },
+    Pg { pool: Pool<AsyncPgConnection>, per_thread: Arc<ThreadConnections> },
     Sqlite { writer: Pool<SqliteAsync>, readers: Pool<SqliteAsync> },
 }
 
-/// Connections of each thread that reads through [`Pools::read_here`].
-pub struct PerThread {
-    url: String,
-    options: PoolOptions,
-    closed: AtomicBool,
-}
-
-/// Connections per thread for [`Pools::read_here`]: its reads are one short statement each.
-const PER_THREAD_CONNECTIONS: usize = 4;
-
-thread_local! {
-    /// This thread's pool of each [`PerThread`] (tests run several stores in one process). An entry
-    /// goes, with its connections, once its `Pools` is dropped.
-    static THIS_THREAD: RefCell<Vec<(Weak<PerThread>, Pool<AsyncPgConnection>)>> = const { RefCell::new(Vec::new()) };
-}
-
-impl PerThread {
-    fn pool(self: &Arc<Self>) -> Result<Pool<AsyncPgConnection>, StoreError> {
-        if self.closed.load(Ordering::Relaxed) {
-            return Err(pool_error(deadpool::managed::PoolError::Closed));
-        }
-        THIS_THREAD.with_borrow_mut(|pools| {
-            pools.retain(|(owner, _)| owner.strong_count() > 0);
-            if let Some((_, pool)) = pools.iter().find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(self))) {
-                return Ok(pool.clone());
-            }
-            let pool = build(pg_manager(&self.url), PER_THREAD_CONNECTIONS, &self.options)?;
-            pools.push((Arc::downgrade(self), pool.clone()));
-            Ok(pool)
-        })
-    }
+/// A connection for a short read on the calling thread.
+#[allow(clippy::large_enum_variant, reason = "lives briefly on the stack; boxing would allocate per read")]
+pub enum Here {
+    Pg(Arc<ThreadConnection>),
+    Sqlite(DbConn),
 }
 
 impl Pools {
     pub fn postgres(url: &str, options: &PoolOptions) -> Result<Self, StoreError> {
         let pool = build(pg_manager(url), options.max_size, options)?;
-        let per_thread = PerThread { url: url.to_owned(), options: options.clone(), closed: AtomicBool::new(false) };
+        let per_thread = ThreadConnections::new(url, options.create_timeout);
         Ok(Self::Pg { pool, per_thread: Arc::new(per_thread) })
     }
 
@@ -168,13 +141,13 @@ impl Pools {
     /// A connection for a short read whose I/O runs on the calling thread, without the hand-offs to
     /// and from the thread that drives a shared connection.
     ///
-    /// A PostgreSQL connection's I/O runs on the runtime that opened it: these come from a pool of
-    /// the calling thread, opened there. On actix's single-threaded workers that is the thread
-    /// serving the request. SQLite's calls always run in place (see [`InPlace`]).
-    pub async fn read_here(&self) -> Result<DbConn, StoreError> {
+    /// A PostgreSQL connection's I/O runs on the runtime that opened it: this is the calling
+    /// thread's own (see [`ThreadConnection`]), which on actix's single-threaded workers is the
+    /// thread serving the request. SQLite's calls always run in place (see [`InPlace`]).
+    pub async fn here(&self) -> Result<Here, StoreError> {
         match self {
-            Self::Pg { per_thread, .. } => per_thread.pool()?.get().await.map(DbConn::Pg).map_err(pool_error),
-            Self::Sqlite { .. } => self.read().await,
+            Self::Pg { per_thread, .. } => per_thread.here().await.map(Here::Pg),
+            Self::Sqlite { .. } => self.read().await.map(Here::Sqlite),
         }
     }
 
@@ -190,7 +163,7 @@ impl Pools {
         match self {
             Self::Pg { pool, per_thread } => {
                 pool.close();
-                per_thread.closed.store(true, Ordering::Relaxed);
+                per_thread.close();
             }
             Self::Sqlite { writer, readers } => {
                 writer.close();

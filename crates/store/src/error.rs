@@ -57,6 +57,19 @@ pub fn repo_error(error: DieselError) -> RepoError {
     }
 }
 
+/// Errors of a thread's own connection (tokio-postgres, without diesel): an error the server did
+/// not send is a lost or broken connection; of those it sent, classes 08 (connection exception),
+/// 53 (insufficient resources) and 57 (operator intervention: shutdown, restart) are outages.
+pub fn pg_error(error: tokio_postgres::Error) -> RepoError {
+    let Some(sent) = error.as_db_error() else {
+        return RepoError::Unavailable(error.to_string());
+    };
+    match sent.code().code().get(..2) {
+        Some("08" | "53" | "57") => RepoError::Unavailable(sent.message().to_owned()),
+        _ => RepoError::Internal(error.to_string()),
+    }
+}
+
 /// SQLite reports contention and PostgreSQL lost connections only in their messages (diesel keeps
 /// no SQLSTATE): `terminating connection …` is 57P01/57P02 (shutdown, crash of another backend),
 /// `the database system is …` is 57P03 (starting up, shutting down, in recovery).

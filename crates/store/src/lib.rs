@@ -15,6 +15,7 @@ mod prepared;
 mod records;
 mod rows;
 mod schema;
+mod thread_connection;
 mod vault;
 
 use std::path::PathBuf;

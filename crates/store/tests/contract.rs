@@ -552,6 +552,36 @@ async fn a_closed_store_is_unavailable(db: &TestDb) {
 }
 contract!(a_closed_store_is_unavailable);
 
+/// A thread's own connection that the server ends (a restart, an administrator) is replaced: the
+/// reads on it answer "unavailable" (503) meanwhile, never an internal error, and then answer again.
+/// PostgreSQL only: SQLite has no server to end a connection. One thread, so that every read uses
+/// the same thread's connection.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lost_thread_connection_is_replaced() {
+    let db = TestDb::postgres().await;
+    let org = OrganizationId::generate();
+    assert_eq!(generation(&db.store, &org, ListName::Risks).await, 0, "the thread's connection opens");
+    let Cleanup::Database { admin, name } = &db.cleanup else { panic!("a PostgreSQL TestDb") };
+    let mut conn = AsyncPgConnection::establish(admin).await.unwrap();
+    let end_all = format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'");
+    conn.batch_execute(&end_all).await.unwrap();
+
+    let mut answered = false;
+    for _ in 0..50 {
+        match ListGenerations::generation(&db.store, &org, ListName::Risks).await {
+            Ok(generation) => {
+                assert_eq!(generation, 0);
+                answered = true;
+                break;
+            }
+            Err(error) => assert!(matches!(error, RepoError::Unavailable(_)), "{error:?}"),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(answered, "the thread's connection was not replaced");
+    db.drop_async().await;
+}
+
 fn secret(org: &Organization, owner: &str, key_id: &str, bytes: &[u8]) -> StoredSecret {
     StoredSecret {
         organization_id: org.id.clone(),
