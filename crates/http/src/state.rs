@@ -7,35 +7,33 @@ use compliance_app::{App, AppError, Credentials, Principal};
 use compliance_integrations::Integrations;
 use compliance_ports::Page;
 use serde_json::value::RawValue;
-use tokio::runtime::Handle;
 use tracing::Instrument;
 
 use crate::ApiError;
 use crate::list_cache::{ListCache, ListKey, ListPage};
 
-/// Runs use cases as tasks on a multi-threaded tokio runtime, not on actix's per-worker threads.
+/// Runs each use case as a task of its own on the thread that serves the request (actix's
+/// single-threaded worker), with that thread's database connections.
 ///
-/// A use case then runs to completion even when the client goes away and actix drops the handler:
-/// a write is never abandoned half-way. The one read done on actix's thread is a list's
-/// generation ([`AppState::list_page`]): a single statement that writes nothing.
+/// A task, not a call in the handler: when the client goes away, actix drops the handler, but the
+/// task runs to completion, so a write is never abandoned half-way. On the same thread, because a
+/// hand-off to another runtime and back cost more than most use cases (docs/architecture.md).
 pub struct AppState {
     app: Arc<App>,
     integrations: Arc<Integrations>,
-    runtime: Handle,
     lists: ListCache,
 }
 
 impl AppState {
-    pub fn new(app: App, integrations: Integrations, runtime: Handle, lists: ListCache) -> Self {
-        Self { app: Arc::new(app), integrations: Arc::new(integrations), runtime, lists }
+    pub fn new(app: App, integrations: Integrations, lists: ListCache) -> Self {
+        Self { app: Arc::new(app), integrations: Arc::new(integrations), lists }
     }
 
     /// The page of a list under `key`: the kept one while its list is unchanged, else the page
     /// `load` loads, serialized with `data` and kept.
     ///
-    /// The list's generation is read here, on actix's thread; only a page that must be loaded goes
-    /// to the use cases' runtime. A current page is then answered without a hand-off between
-    /// threads, the one cost left in it.
+    /// The list's generation is read in the handler; only a page that must be loaded becomes a
+    /// task. A current page is answered without spawning anything.
     pub async fn list_page<T, F, Fut>(
         &self,
         key: ListKey,
@@ -94,7 +92,7 @@ impl AppState {
         T: Send + 'static,
     {
         // The use case logs in the request's span (its request id), although it runs on another runtime.
-        let task = self.runtime.spawn(use_case.instrument(tracing::Span::current()));
+        let task = tokio::spawn(use_case.instrument(tracing::Span::current()));
         match task.await {
             Ok(result) => result,
             Err(error) => Err(AppError::Internal(format!("use case task failed: {error}"))),

@@ -28,7 +28,8 @@ fn main() -> ExitCode {
     }
     let result = config::Config::from_env().and_then(|config| {
         config::init_logging(&config);
-        // Use cases run on this runtime (see `compliance_http::AppState`); actix serves HTTP on its own.
+        // Start-up and background work (the automation worker) run on this runtime; requests and
+        // their use cases on actix's threads (see `compliance_http::AppState`).
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.use_case_threads)
             .max_blocking_threads(config.blocking_threads())

@@ -21,7 +21,7 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
     let keyring = wiring::vault_keyring(&config)?;
     let catalog = wiring::provider_catalog(&config)?;
-    // Connections are opened on the use-case runtime, where their I/O tasks must live.
+    // Start-up and background work run on the background runtime; requests on actix's threads.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();
     let (mut app, store) = runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server).await }).await??;
@@ -30,7 +30,7 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
-    let app = web::Data::new(AppState::new(app, integrations, runtime, ListCache::new(config.http.list_cache_bytes)));
+    let app = web::Data::new(AppState::new(app, integrations, ListCache::new(config.http.list_cache_bytes)));
     let stop = StopSignals::install(config.shutdown_timeout)?;
     let server = HttpServer::new(move || {
         ActixApp::new()
@@ -48,6 +48,8 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     })
     .shutdown_signal(stop.received())
     .shutdown_timeout(config.shutdown_timeout.as_secs())
+    // Use cases run on these threads, so their blocking work (attachment files, DNS) does too.
+    .worker_max_blocking_threads(config.blocking_threads())
     .bind(config.listen)
     .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", config.listen))?;
     let addresses: Vec<String> = server.addrs().iter().map(|a| format!("http://{a}")).collect();
@@ -57,8 +59,8 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
          create-api-key (see README)"
     );
     // Resolves once the requests in flight at the stop signal have been answered, or the shutdown
-    // timeout dropped them. An answered request's use case has run to its end; a dropped one's may
-    // still run on the use-case runtime, which main() shuts down (bounded) after this returns.
+    // timeout dropped them. An answered request's use case has run to its end; a dropped one's
+    // task is cancelled with its worker thread, and its open transaction rolled back.
     server.run().await?;
     tracing::debug!("HTTP server stopped; stopping the automation worker and closing the database pools");
     // The worker's loop ends here. A run it executes right now stays `running` and is failed as

@@ -11,10 +11,10 @@ use std::time::Duration;
 use actix_web::rt::signal::unix::{Signal, SignalKind, signal};
 use anyhow::Context as _;
 
-/// Once the HTTP server has stopped, the use-case runtime shuts down: tasks still on it (use cases
-/// whose request outlived the shutdown timeout, the automation worker's last tick) are cancelled,
-/// and database work already on a blocking thread (an SQLite statement) gets this long to end. A
-/// cancelled use case commits nothing: its open transaction is rolled back with its connection.
+/// Once the HTTP server has stopped, the background runtime shuts down: tasks still on it (the
+/// automation worker's last tick) are cancelled, and work already on a blocking thread gets this
+/// long to end. A cancelled task commits nothing: its open transaction is rolled back with its
+/// connection.
 pub const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
 
 /// The exit code after a second signal cut the graceful shutdown short.

@@ -16,6 +16,7 @@ mod records;
 mod rows;
 mod schema;
 mod thread_connection;
+mod thread_pools;
 mod vault;
 
 use std::path::PathBuf;
