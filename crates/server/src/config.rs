@@ -103,8 +103,10 @@ impl Config {
             },
             auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
         };
-        let mut pool = PoolOptions::default();
-        pool.max_size = number("DATABASE_POOL_SIZE", default_pool_size(&database))?;
+        let pool = PoolOptions {
+            max_size: number("DATABASE_POOL_SIZE", default_pool_size(&database))?,
+            ..PoolOptions::default()
+        };
         let use_case_threads = number("USE_CASE_THREADS", default_use_case_threads())?;
         Ok(Self {
             database,
