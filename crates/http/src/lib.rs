@@ -45,7 +45,7 @@ fn register(config: &mut web::ServiceConfig, limits: routes::RouteLimits) -> Vec
         .app_data(web::QueryConfig::default().error_handler(|error, _| ApiError::bad_query(&error.to_string()).into()));
     let mut router = routes::Router::new(config);
     routes::configure(&mut router, limits);
-    router.into_table()
+    router.finish()
 }
 
 /// The answer to a path no route matches.

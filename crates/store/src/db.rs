@@ -190,7 +190,11 @@ where
     }
 }
 
-pub(crate) fn build<C>(manager: AsyncDieselConnectionManager<C>, size: usize, options: &PoolOptions) -> Result<Pool<C>, StoreError>
+pub(crate) fn build<C>(
+    manager: AsyncDieselConnectionManager<C>,
+    size: usize,
+    options: &PoolOptions,
+) -> Result<Pool<C>, StoreError>
 where
     C: diesel_async::pooled_connection::PoolableConnection + Send + 'static,
     AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
