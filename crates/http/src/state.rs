@@ -1,4 +1,4 @@
-//! The state handlers share: the application and the runtime its use cases run on.
+//! The state handlers share: the application, the integrations and the kept list pages.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -91,7 +91,7 @@ impl AppState {
         Fut: Future<Output = Result<T, AppError>> + Send + 'static,
         T: Send + 'static,
     {
-        // The use case logs in the request's span (its request id), although it runs on another runtime.
+        // The use case logs in the request's span (its request id), although it is a task of its own.
         let task = tokio::spawn(use_case.instrument(tracing::Span::current()));
         match task.await {
             Ok(result) => result,

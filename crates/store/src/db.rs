@@ -22,9 +22,9 @@ pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection, InPlace>;
 ///
 /// A statement here takes microseconds, in process; the hand-off to a blocking thread and back
 /// took longer than most of them, and was two more thread switches per statement (`cargo xtask
-/// bench --db sqlite`: see docs/architecture.md). Use cases run on their own runtime, so a slow
-/// statement holds up other use cases; actix's HTTP threads run only [`Pools::here`]'s short
-/// reads. The call runs when the future is first polled, as a spawned task would.
+/// bench --db sqlite`: see docs/architecture.md). Use cases run on the thread serving their
+/// request, so a slow statement holds up the other requests of that thread. The call runs when
+/// the future is first polled, as a spawned task would.
 pub struct InPlace;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
