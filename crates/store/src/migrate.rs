@@ -1,5 +1,6 @@
 //! Embedded migrations, run on a plain blocking connection before the server starts.
 
+use diesel::connection::SimpleConnection;
 use diesel::{Connection, SqliteConnection};
 use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
@@ -21,14 +22,22 @@ pub async fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
             run(&mut conn, POSTGRES)
         }
         DatabaseUrl::Sqlite(path) => {
-            let path = DatabaseUrl::sqlite_path(&path)?;
-            let mut conn = SqliteConnection::establish(&path)
+            let mut conn = sqlite(&DatabaseUrl::sqlite_path(&path)?)
                 .map_err(|error| StoreError::Connect(format!("{target}: {error}")))?;
             run(&mut conn, SQLITE)
         }
     })
     .await
     .map_err(|error| StoreError::Migration(error.to_string()))?
+}
+
+/// A connection that waits for another's lock, as the pools' do: every CLI command runs the
+/// migrations, often while the server writes, and without a busy timeout SQLite answers "database
+/// is locked" at once (seen once in CI's 741 tests, in `admin create-user`).
+fn sqlite(path: &str) -> Result<SqliteConnection, diesel::ConnectionError> {
+    let mut conn = SqliteConnection::establish(path)?;
+    conn.batch_execute("PRAGMA busy_timeout = 5000;").map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+    Ok(conn)
 }
 
 fn run<C: MigrationHarness<B>, B: diesel::backend::Backend>(
@@ -50,8 +59,8 @@ pub async fn redo_all(url: &DatabaseUrl) -> Result<(), StoreError> {
             redo(&mut conn, || POSTGRES)
         }
         DatabaseUrl::Sqlite(path) => {
-            let mut conn = SqliteConnection::establish(&DatabaseUrl::sqlite_path(&path)?)
-                .map_err(|error| StoreError::Connect(error.to_string()))?;
+            let mut conn =
+                sqlite(&DatabaseUrl::sqlite_path(&path)?).map_err(|error| StoreError::Connect(error.to_string()))?;
             redo(&mut conn, || SQLITE)
         }
     })
