@@ -35,7 +35,8 @@ pub fn grow_postgres(database_url: &str, rows: u64) -> Result<()> {
 /// miss in their cache is looked up through ~30 WAL-index hash tables. The bench's list at 100
 /// risks ran 1.54× slower so (p50 7.40 against 4.81 ms) although the index is right; 4,000 of its
 /// queries from `sqlite3`, 20 connections: 0.84 s with that WAL, 0.61 s after this checkpoint.
-/// The checkpoint leaves the file as the server's own next write would.
+/// A quiet database gets there by itself: SQLite restarts the WAL at the first write after a
+/// complete checkpoint.
 pub fn grow_sqlite(path: &Path, rows: u64) -> Result<()> {
     let sql = format!(
         "PRAGMA busy_timeout = 10000; BEGIN; \
