@@ -16,6 +16,18 @@ pub struct Load {
     pub failures: u64,
 }
 
+impl Load {
+    /// Two runs of the same work taken as one: mean rate and latency, failures added up.
+    pub fn mean(a: &Load, b: &Load) -> Load {
+        Load {
+            per_second: (a.per_second + b.per_second) / 2.0,
+            latency_ms: (a.latency_ms + b.latency_ms) / 2.0,
+            p99_ms: None,
+            failures: a.failures + b.failures,
+        }
+    }
+}
+
 /// The number after `"name":` in one line of flat JSON.
 pub fn number_after(json: &str, name: &str) -> Option<f64> {
     let marker = format!("\"{name}\":");
@@ -45,6 +57,13 @@ mod tests {
         assert_eq!(number_after(line, "requests"), Some(1200.0));
         assert_eq!(number_after(line, "p50_us"), Some(812.0));
         assert_eq!(number_after(line, "missing"), None);
+    }
+
+    #[test]
+    fn the_mean_of_two_runs_keeps_every_failure() {
+        let run = |per_second, latency_ms, failures| Load { per_second, latency_ms, p99_ms: None, failures };
+        let mean = Load::mean(&run(9_000.0, 3.0, 1), &run(11_000.0, 2.0, 2));
+        assert_eq!((mean.per_second, mean.latency_ms, mean.failures), (10_000.0, 2.5, 3));
     }
 
     #[test]

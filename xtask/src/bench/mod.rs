@@ -28,7 +28,7 @@ use report::{Kind, Row, ServerFigures};
 use wrk::Traffic;
 
 pub const HELP: &str = "\
-Usage: cargo xtask bench [--db postgres|sqlite|both] [--seconds N] [--scale-rows N]
+Usage: cargo xtask bench [--db postgres|sqlite|both] [--seconds N] [--scale-rows N] [--case TEXT]
 
 Builds the release server, provides PostgreSQL as `ci` does (DATABASE_URL or a throwaway
 cluster), seeds two organizations (50 members, 100 risks, 100 vendors, 100 context entries,
@@ -38,6 +38,8 @@ with the case's SQL at the same connection count. Then the scale case: N more ri
   --db          which backends serve the API (default both; pgbench always uses PostgreSQL)
   --seconds     length of each measured run (default 10; the warm-up is 2 s)
   --scale-rows  rows the scale case adds (default 1000000; 0 skips the scale case)
+  --case        only the cases whose name contains TEXT (e.g. `policies`, `PATCH`); the
+                database grows only when a scale case is among them
 Needs wrk (apt-get install wrk), pgbench and, for SQLite, sqlite3 (installed with apt-get
 when missing and running as root). Output: a table, target/bench/bench.json,
 target/bench/bench.svg, and a summary line; exits 1 when a target is missed.";
@@ -64,6 +66,8 @@ struct Options {
     backends: Vec<Backend>,
     duration: Duration,
     scale_rows: u64,
+    /// Only the cases whose name contains this.
+    only: Option<String>,
 }
 
 impl Options {
@@ -72,6 +76,7 @@ impl Options {
             backends: vec![Backend::Postgres, Backend::Sqlite],
             duration: Duration::from_secs(10),
             scale_rows: 1_000_000,
+            only: None,
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
@@ -91,10 +96,15 @@ impl Options {
                     options.duration = Duration::from_secs(seconds);
                 }
                 "--scale-rows" => options.scale_rows = value.parse().context("--scale-rows needs a whole number")?,
+                "--case" => options.only = Some((*value).to_owned()),
                 other => bail!("unknown option {other}\n\n{HELP}"),
             }
         }
         Ok(options)
+    }
+
+    fn selects(&self, case: &Case) -> bool {
+        self.only.as_ref().is_none_or(|text| case.name.contains(text.as_str()))
     }
 }
 
@@ -127,17 +137,19 @@ pub fn run(args: &[&str]) -> Result<()> {
     let measured: Vec<&Fixture> =
         [&postgres].into_iter().chain(sqlite.as_ref()).filter(|f| options.backends.contains(&f.backend)).collect();
     let mut bench = Bench { options: &options, out: &out, pgbench_clients_max, rows: Vec::new() };
-    for case in cases() {
-        bench.case(&case, &measured, &postgres)?;
+    for case in cases().iter().filter(|case| options.selects(case)) {
+        bench.case(case, &measured, &postgres)?;
     }
-    if options.scale_rows > 0 {
+    let scale_cases: Vec<Case> =
+        scale_cases(options.scale_rows).into_iter().filter(|case| options.selects(case)).collect();
+    if options.scale_rows > 0 && !scale_cases.is_empty() {
         println!("\n==> scale: {} more risks over {} organizations", options.scale_rows, scale::ORGANIZATIONS);
         scale::grow_postgres(postgres.store.url(), options.scale_rows)?;
         if sqlite.is_some() {
             scale::grow_sqlite(&scratch.0.join("compliance.db"), options.scale_rows)?;
         }
-        for case in scale_cases(options.scale_rows) {
-            bench.case(&case, &measured, &postgres)?;
+        for case in &scale_cases {
+            bench.case(case, &measured, &postgres)?;
         }
     }
 
@@ -289,8 +301,9 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// The API on each fixture, with pgbench right after the first, so that each API run sits
-    /// next to the PostgreSQL figure it is compared with.
+    /// The API on each fixture, between two pgbench runs of the case's SQL whose mean is the
+    /// PostgreSQL figure: pgbench's own rate moves by up to 2× from minute to minute on two shared
+    /// cores, and the runs on either side of the API's take out the drift over the case.
     fn case(&mut self, case: &Case, fixtures: &[&Fixture], postgres: &Fixture) -> Result<()> {
         let slug = report::slug(&case.name, case.connections);
         println!("\n==> {} at {} connections", case.name, case.connections);
@@ -298,9 +311,9 @@ impl Bench<'_> {
         fs::write(&sql_path, (case.sql)(postgres)).context("cannot write the pgbench script")?;
         let clients = case.connections.min(self.pgbench_clients_max);
         let organization = &postgres.tenant(case.tenant).id;
+        let before = self.pgbench(&sql_path, postgres.store.url(), organization, clients)?;
         let mut api = Vec::new();
-        let mut sql = None;
-        for (n, fixture) in fixtures.iter().enumerate() {
+        for fixture in fixtures {
             let started_for_the_case = match case.env {
                 [] => None,
                 env => Some(fixture.another_server(env, &slug)?),
@@ -309,12 +322,13 @@ impl Bench<'_> {
             let load = self.api(case, fixture, server, &slug)?;
             let (_, peak_rss_mib) = rss_mib(server.pid())?;
             api.push((fixture.backend, load, peak_rss_mib));
-            if n == 0 {
-                sql = Some(self.pgbench(&sql_path, postgres.store.url(), organization, clients)?);
-            }
         }
-        let sql = sql.context("no backend to measure")?;
-        println!("    pgbench: {:.0} tps ({clients} clients)", sql.per_second);
+        let after = self.pgbench(&sql_path, postgres.store.url(), organization, clients)?;
+        let sql = Load::mean(&before, &after);
+        println!(
+            "    pgbench: {:.0} tps ({clients} clients; {:.0} before the API, {:.0} after)",
+            sql.per_second, before.per_second, after.per_second
+        );
         for (backend, load, peak_rss_mib) in api {
             self.rows.push(Row {
                 case: case.name.clone(),
@@ -323,6 +337,7 @@ impl Bench<'_> {
                 connections: case.connections,
                 api: load,
                 pgbench: sql,
+                pgbench_runs: [before.per_second, after.per_second],
                 pgbench_clients: clients,
                 peak_rss_mib,
             });

@@ -25,7 +25,8 @@ pub fn select_active_people() -> String {
 }
 
 /// Updates one of `ids`, drawn at random per transaction (pgbench variables are numbers, so the
-/// ids are written into an `\if` chain).
+/// ids are written into an `\if` chain), as `PATCH /v1/risks/{id}` with the bench's body does:
+/// it sets the title and the status, and returns the row, which the API answers with.
 pub fn update_random_risk(ids: &[String]) -> String {
     let mut script = format!("\\set i random(0, {})\n", ids.len().saturating_sub(1));
     for (n, id) in ids.iter().enumerate() {
@@ -33,8 +34,8 @@ pub fn update_random_risk(ids: &[String]) -> String {
         let _ = writeln!(script, "{keyword} :i = {n}");
         let _ = writeln!(
             script,
-            "UPDATE risks SET title = 'Patched by the benchmark', updated_at = now() \
-             WHERE organization_id = :org AND id = '{id}';"
+            "UPDATE risks SET title = 'Patched by the benchmark', status = 'pending', updated_at = now() \
+             WHERE organization_id = :org AND id = '{id}' RETURNING *;"
         );
     }
     script.push_str("\\endif\n");
@@ -92,7 +93,10 @@ mod tests {
     fn updates_draw_from_every_id() {
         let script = update_random_risk(&["rsk_a".to_owned(), "rsk_b".to_owned()]);
         assert!(script.starts_with("\\set i random(0, 1)\n\\if :i = 0\n"), "{script}");
-        assert!(script.contains("\\elif :i = 1\nUPDATE risks") && script.contains("id = 'rsk_b'"), "{script}");
+        assert!(
+            script.contains("\\elif :i = 1\nUPDATE risks") && script.contains("id = 'rsk_b' RETURNING *;"),
+            "{script}"
+        );
         assert!(script.ends_with("\\endif\n"));
     }
 }

@@ -41,7 +41,10 @@ pub struct Row {
     pub backend: Backend,
     pub connections: u32,
     pub api: Load,
+    /// The mean of the two pgbench runs around the API's.
     pub pgbench: Load,
+    /// The two runs' rates: before the API, after it.
+    pub pgbench_runs: [f64; 2],
     /// Fewer than `connections` when PostgreSQL allows fewer.
     pub pgbench_clients: u32,
     /// The server's peak resident set so far (`VmHWM` once the case has run): which case raised it.
@@ -213,7 +216,7 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
         .map(|row| {
             format!(
                 "{{\"case\":{},\"kind\":\"{:?}\",\"backend\":\"{}\",\"connections\":{},\"requestsPerSecond\":{:.1},\
-                 \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchClients\":{},\
+                 \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchTpsRuns\":[{:.1},{:.1}],\"pgbenchClients\":{},\
                  \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2}}}",
                 json_string(&row.case),
                 row.kind,
@@ -224,6 +227,8 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
                 row.api.p99_ms.unwrap_or_default(),
                 row.api.failures,
                 row.pgbench.per_second,
+                row.pgbench_runs[0],
+                row.pgbench_runs[1],
                 row.pgbench_clients,
                 row.pgbench.latency_ms,
                 row.ratio(),
@@ -351,6 +356,7 @@ mod tests {
             connections,
             api: Load { per_second: api, latency_ms: 1.0, p99_ms: Some(p99), failures: 0 },
             pgbench: Load { per_second: pgbench, latency_ms: 1.0, p99_ms: None, failures: 0 },
+            pgbench_runs: [pgbench, pgbench],
             pgbench_clients: connections,
             peak_rss_mib: 30.0,
         }
