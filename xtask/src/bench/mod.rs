@@ -167,7 +167,13 @@ fn ensure_installed(program: &str, package: &str) -> Result<()> {
         bail!("{program} is not installed: apt-get install {package}");
     }
     println!("{program} is missing: installing Debian's {package}");
-    cmd::run(Command::new("apt-get").args(["install", "-y", "-q", package]).env("DEBIAN_FRONTEND", "noninteractive"))
+    let install = || {
+        cmd::run(
+            Command::new("apt-get").args(["install", "-y", "-q", package]).env("DEBIAN_FRONTEND", "noninteractive"),
+        )
+    };
+    // A fresh machine may have no package lists yet.
+    install().or_else(|_| cmd::run(Command::new("apt-get").args(["update", "-q"])).and_then(|()| install()))
 }
 
 /// pgbench may open at most what PostgreSQL allows beside the servers' pools and reserved slots.
