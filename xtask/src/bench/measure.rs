@@ -36,6 +36,19 @@ pub fn number_after(json: &str, name: &str) -> Option<f64> {
     digits.parse().ok()
 }
 
+/// Major page faults on the whole machine so far (`pgmajfault` in /proc/vmstat): each is a page
+/// read back from disk, a stall of milliseconds for the server, PostgreSQL or wrk, whichever
+/// needed it. A machine that pages out memory unused for a while (DAMON's `pageout` scheme on
+/// some virtual machines) takes them in the middle of a case.
+pub fn major_faults() -> Result<u64> {
+    let vmstat = fs::read_to_string("/proc/vmstat").context("cannot read /proc/vmstat")?;
+    vmstat
+        .lines()
+        .find_map(|line| line.strip_prefix("pgmajfault "))
+        .and_then(|count| count.trim().parse().ok())
+        .context("no pgmajfault in /proc/vmstat")
+}
+
 /// The process's resident set now (`VmRSS`) and at its peak (`VmHWM`), in MiB.
 pub fn rss_mib(pid: u32) -> Result<(f64, f64)> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).context("cannot read the server's memory")?;
@@ -64,6 +77,13 @@ mod tests {
         let run = |per_second, latency_ms, failures| Load { per_second, latency_ms, p99_ms: None, failures };
         let mean = Load::mean(&run(9_000.0, 3.0, 1), &run(11_000.0, 2.0, 2));
         assert_eq!((mean.per_second, mean.latency_ms, mean.failures), (10_000.0, 2.5, 3));
+    }
+
+    #[test]
+    fn counts_the_machines_major_faults() -> Result<()> {
+        let before = major_faults()?;
+        assert!(major_faults()? >= before);
+        Ok(())
     }
 
     #[test]

@@ -23,7 +23,7 @@ use anyhow::{Context, Result, bail};
 use crate::cmd::{self, cargo, stdout_of};
 use crate::postgres;
 use crate::service::{Request, Scratch, Server, Store, target_dir};
-use measure::{Load, rss_mib};
+use measure::{Load, major_faults, rss_mib};
 use report::{Kind, Row, ServerFigures};
 use wrk::Traffic;
 
@@ -325,9 +325,9 @@ impl Bench<'_> {
                 env => Some(fixture.another_server(env, &slug)?),
             };
             let server = started_for_the_case.as_ref().unwrap_or(&fixture.server);
-            let load = self.api(case, fixture, server, &slug)?;
+            let (load, major_faults) = self.api(case, fixture, server, &slug)?;
             let (_, peak_rss_mib) = rss_mib(server.pid())?;
-            api.push((fixture.backend, load, peak_rss_mib));
+            api.push((fixture.backend, load, peak_rss_mib, major_faults));
         }
         let after = self.pgbench(&sql_path, postgres.store.url(), organization, clients)?;
         let sql = Load::mean(&before, &after);
@@ -335,7 +335,7 @@ impl Bench<'_> {
             "    pgbench: {:.0} tps ({clients} clients; {:.0} before the API, {:.0} after)",
             sql.per_second, before.per_second, after.per_second
         );
-        for (backend, load, peak_rss_mib) in api {
+        for (backend, load, peak_rss_mib, major_faults) in api {
             self.rows.push(Row {
                 case: case.name.clone(),
                 kind: case.kind,
@@ -346,27 +346,31 @@ impl Bench<'_> {
                 pgbench_runs: [before.per_second, after.per_second],
                 pgbench_clients: clients,
                 peak_rss_mib,
+                major_faults,
             });
         }
         Ok(())
     }
 
-    fn api(&self, case: &Case, fixture: &Fixture, server: &Server, slug: &str) -> Result<Load> {
+    /// The measured run, and the machine's major page faults during it.
+    fn api(&self, case: &Case, fixture: &Fixture, server: &Server, slug: &str) -> Result<(Load, u64)> {
         let script = self.out.join("scripts").join(format!("{slug}-{}.lua", fixture.backend.name()));
         fs::write(&script, (case.traffic)(fixture).script()).context("cannot write the wrk script")?;
         let key = &fixture.tenant(case.tenant).api_key;
         let url = &server.base_url;
         wrk::run(&script, url, key, case.connections, WARM_UP)?;
+        let faults_before = major_faults()?;
         let load = wrk::run(&script, url, key, case.connections, self.options.duration)?;
+        let faults = major_faults()?.saturating_sub(faults_before);
         println!(
-            "    {}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, {} failed",
+            "    {}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, {} failed, {faults} major page faults",
             fixture.backend.name(),
             load.per_second,
             load.latency_ms,
             load.p99_ms.unwrap_or_default(),
             load.failures
         );
-        Ok(load)
+        Ok((load, faults))
     }
 
     fn pgbench(&self, script: &Path, url: &str, organization: &str, clients: u32) -> Result<Load> {

@@ -49,6 +49,8 @@ pub struct Row {
     pub pgbench_clients: u32,
     /// The server's peak resident set so far (`VmHWM` once the case has run): which case raised it.
     pub peak_rss_mib: f64,
+    /// Pages the machine read back from disk during the API's run (see `measure::major_faults`).
+    pub major_faults: u64,
 }
 
 impl Row {
@@ -217,7 +219,7 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
             format!(
                 "{{\"case\":{},\"kind\":\"{:?}\",\"backend\":\"{}\",\"connections\":{},\"requestsPerSecond\":{:.1},\
                  \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchTpsRuns\":[{:.1},{:.1}],\"pgbenchClients\":{},\
-                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2}}}",
+                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2},\"majorFaults\":{}}}",
                 json_string(&row.case),
                 row.kind,
                 row.backend.name(),
@@ -232,7 +234,8 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
                 row.pgbench_clients,
                 row.pgbench.latency_ms,
                 row.ratio(),
-                row.peak_rss_mib
+                row.peak_rss_mib,
+                row.major_faults
             )
         })
         .collect();
@@ -359,6 +362,7 @@ mod tests {
             pgbench_runs: [pgbench, pgbench],
             pgbench_clients: connections,
             peak_rss_mib: 30.0,
+            major_faults: 0,
         }
     }
 
