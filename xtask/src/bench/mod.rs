@@ -110,6 +110,11 @@ impl Options {
 
 pub fn run(args: &[&str]) -> Result<()> {
     let options = Options::parse(args)?;
+    if let Some(text) = &options.only
+        && !cases().iter().chain(&scale_cases(options.scale_rows)).any(|case| options.selects(case))
+    {
+        bail!("--case {text}: no case's name contains it");
+    }
     ensure_installed("wrk", "wrk")?;
     if options.backends.contains(&Backend::Sqlite) {
         ensure_installed("sqlite3", "sqlite3")?;
