@@ -1,9 +1,9 @@
 //! `cargo xtask bench`: the API under load beside PostgreSQL's own speed at the same work.
 //!
 //! One run seeds two organizations per backend, starts the release server, and for each case
-//! drives it with wrk from a separate process, then runs pgbench with the one SQL statement the
-//! case needs at the same connection count, so each result is a ratio taken at that moment on
-//! this machine. Figures go to the terminal and to `target/bench/` (JSON and an SVG chart); the
+//! drives it with wrk from a separate process between two pgbench runs of the one SQL statement
+//! the case needs at the same connection count, so each result is a ratio taken at that moment
+//! on this machine. Figures go to the terminal and to `target/bench/` (JSON and an SVG chart); the
 //! last line says whether every target was met. README.md ("Benchmark") explains the figures.
 
 mod measure;
@@ -32,9 +32,9 @@ Usage: cargo xtask bench [--db postgres|sqlite|both] [--seconds N] [--scale-rows
 
 Builds the release server, provides PostgreSQL as `ci` does (DATABASE_URL or a throwaway
 cluster), seeds two organizations (50 members, 100 risks, 100 vendors, 100 context entries,
-20 rich-text policies each), then per case: wrk against the API (after a warm-up), pgbench
-with the case's SQL at the same connection count. Then the scale case: N more risks (default
-1,000,000) over 1,000 organizations, and the 100-risk list again.
+20 rich-text policies each), then per case: wrk against the API (after a warm-up) between two
+pgbench runs of the case's SQL at the same connection count, compared with their mean. Then the
+scale case: N more risks (default 1,000,000) over 1,000 organizations, and the 100-risk list again.
   --db          which backends serve the API (default both; pgbench always uses PostgreSQL)
   --seconds     length of each measured run (default 10; the warm-up is 2 s)
   --scale-rows  rows the scale case adds (default 1000000; 0 skips the scale case)
