@@ -12,6 +12,8 @@ pub struct Load {
     pub latency_ms: f64,
     /// The API's 99th percentile; pgbench has none.
     pub p99_ms: Option<f64>,
+    /// The API's slowest request; pgbench reports none.
+    pub max_ms: Option<f64>,
     /// Non-2xx answers and socket errors (API), failed transactions (pgbench).
     pub failures: u64,
 }
@@ -23,6 +25,7 @@ impl Load {
             per_second: (a.per_second + b.per_second) / 2.0,
             latency_ms: (a.latency_ms + b.latency_ms) / 2.0,
             p99_ms: None,
+            max_ms: None,
             failures: a.failures + b.failures,
         }
     }
@@ -34,6 +37,43 @@ pub fn number_after(json: &str, name: &str) -> Option<f64> {
     let start = json.find(&marker)? + marker.len();
     let digits: String = json[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
     digits.parse().ok()
+}
+
+/// The server's own count of the requests it answered, from its `/metrics`: how many, and how many
+/// took longer than [`SLOW_MS`] from head to response. Beside wrk's p99 it tells a stall inside the
+/// server from one outside it (the kernel, wrk, the scheduler).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Served {
+    pub requests: u64,
+    pub slow: u64,
+}
+
+/// What [`Served::slow`] means: the list cases' p99 target.
+pub const SLOW_MS: u32 = 10;
+
+impl Served {
+    /// Sums every route's histogram but `/metrics`'s own (the scrapes).
+    pub fn parse(metrics: &str) -> Served {
+        let slow_bucket = format!(",le=\"{}\"}} ", f64::from(SLOW_MS) / 1000.0);
+        let (mut requests, mut fast) = (0, 0);
+        for line in metrics.lines().filter(|line| !line.contains("route=\"/metrics\"")) {
+            let value = || line.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            if line.starts_with("http_request_duration_seconds_count{") {
+                requests += value();
+            } else if line.starts_with("http_request_duration_seconds_bucket{") && line.contains(&slow_bucket) {
+                fast += value();
+            }
+        }
+        Served { requests, slow: requests.saturating_sub(fast) }
+    }
+
+    /// What was served between `earlier` and this reading.
+    pub fn since(self, earlier: Served) -> Served {
+        Served {
+            requests: self.requests.saturating_sub(earlier.requests),
+            slow: self.slow.saturating_sub(earlier.slow),
+        }
+    }
 }
 
 /// Major page faults on the whole machine so far (`pgmajfault` in /proc/vmstat): each is a page
@@ -74,9 +114,28 @@ mod tests {
 
     #[test]
     fn the_mean_of_two_runs_keeps_every_failure() {
-        let run = |per_second, latency_ms, failures| Load { per_second, latency_ms, p99_ms: None, failures };
+        let run =
+            |per_second, latency_ms, failures| Load { per_second, latency_ms, p99_ms: None, max_ms: None, failures };
         let mean = Load::mean(&run(9_000.0, 3.0, 1), &run(11_000.0, 2.0, 2));
         assert_eq!((mean.per_second, mean.latency_ms, mean.failures), (10_000.0, 2.5, 3));
+    }
+
+    #[test]
+    fn counts_the_servers_slow_requests_but_not_the_scrapes() {
+        let metrics = r#"# TYPE http_request_duration_seconds histogram
+http_request_duration_seconds_bucket{route="/v1/risks",method="GET",status="200",le="0.005"} 90
+http_request_duration_seconds_bucket{route="/v1/risks",method="GET",status="200",le="0.01"} 97
+http_request_duration_seconds_bucket{route="/v1/risks",method="GET",status="200",le="0.025"} 99
+http_request_duration_seconds_count{route="/v1/risks",method="GET",status="200"} 100
+http_request_duration_seconds_bucket{route="/v1/risks",method="GET",status="401",le="0.01"} 2
+http_request_duration_seconds_count{route="/v1/risks",method="GET",status="401"} 2
+http_request_duration_seconds_bucket{route="/metrics",method="GET",status="200",le="0.01"} 0
+http_request_duration_seconds_count{route="/metrics",method="GET",status="200"} 5
+"#;
+        let served = Served::parse(metrics);
+        assert_eq!(served, Served { requests: 102, slow: 3 });
+        let earlier = Served { requests: 2, slow: 1 };
+        assert_eq!(served.since(earlier), Served { requests: 100, slow: 2 });
     }
 
     #[test]

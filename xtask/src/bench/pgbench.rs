@@ -70,7 +70,7 @@ fn parse(output: &str) -> Result<Load> {
     let per_second = value("tps = ").with_context(|| format!("no tps in pgbench's output:\n{output}"))?;
     let average = value("latency average = ").context("no average latency in pgbench's output")?;
     let failed = value("number of failed transactions: ").unwrap_or(0.0);
-    Ok(Load { per_second, latency_ms: average, p99_ms: None, failures: failed as u64 })
+    Ok(Load { per_second, latency_ms: average, p99_ms: None, max_ms: None, failures: failed as u64 })
 }
 
 #[cfg(test)]

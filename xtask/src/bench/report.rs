@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 
 use super::Backend;
-use super::measure::Load;
+use super::measure::{Load, Served};
+use super::steal::Steal;
 
 // The targets (issue 8), in one place.
 const LIST_RATIO: f64 = 0.8;
@@ -49,8 +50,15 @@ pub struct Row {
     pub pgbench_clients: u32,
     /// The server's peak resident set so far (`VmHWM` once the case has run): which case raised it.
     pub peak_rss_mib: f64,
+    /// The server's own count of the requests of the API's run, and of the slow ones.
+    pub served: Served,
     /// Pages the machine read back from disk during the API's run (see `measure::major_faults`).
     pub major_faults: u64,
+    /// What the hypervisor took during the API's kept run, and how many runs were made of it.
+    pub steal: Steal,
+    pub attempts: u32,
+    /// Runs made of each pgbench measurement (more than one when the hypervisor disturbed one).
+    pub pgbench_attempts: [u32; 2],
 }
 
 impl Row {
@@ -218,8 +226,8 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
         .map(|row| {
             format!(
                 "{{\"case\":{},\"kind\":\"{:?}\",\"backend\":\"{}\",\"connections\":{},\"requestsPerSecond\":{:.1},\
-                 \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchTpsRuns\":[{:.1},{:.1}],\"pgbenchClients\":{},\
-                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2},\"majorFaults\":{}}}",
+                 \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"maxMs\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchTpsRuns\":[{:.1},{:.1}],\"pgbenchClients\":{},\
+                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2},\"serverRequests\":{},\"serverSlow\":{},\"majorFaults\":{},\"stolenMs\":{:.0},\"stallsMs\":{:.0},\"attempts\":{},\"pgbenchAttempts\":[{},{}]}}",
                 json_string(&row.case),
                 row.kind,
                 row.backend.name(),
@@ -227,6 +235,7 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
                 row.api.per_second,
                 row.api.latency_ms,
                 row.api.p99_ms.unwrap_or_default(),
+                row.api.max_ms.unwrap_or_default(),
                 row.api.failures,
                 row.pgbench.per_second,
                 row.pgbench_runs[0],
@@ -235,7 +244,14 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
                 row.pgbench.latency_ms,
                 row.ratio(),
                 row.peak_rss_mib,
-                row.major_faults
+                row.served.requests,
+                row.served.slow,
+                row.major_faults,
+                row.steal.stolen_ms,
+                row.steal.stalls_ms,
+                row.attempts,
+                row.pgbench_attempts[0],
+                row.pgbench_attempts[1]
             )
         })
         .collect();
@@ -357,12 +373,16 @@ mod tests {
             kind,
             backend: Backend::Postgres,
             connections,
-            api: Load { per_second: api, latency_ms: 1.0, p99_ms: Some(p99), failures: 0 },
-            pgbench: Load { per_second: pgbench, latency_ms: 1.0, p99_ms: None, failures: 0 },
+            api: Load { per_second: api, latency_ms: 1.0, p99_ms: Some(p99), max_ms: Some(p99), failures: 0 },
+            pgbench: Load { per_second: pgbench, latency_ms: 1.0, p99_ms: None, max_ms: None, failures: 0 },
             pgbench_runs: [pgbench, pgbench],
             pgbench_clients: connections,
             peak_rss_mib: 30.0,
+            served: Served::default(),
             major_faults: 0,
+            steal: Steal::default(),
+            attempts: 1,
+            pgbench_attempts: [1, 1],
         }
     }
 
