@@ -28,7 +28,13 @@ const STALL_GRACE_MS: f64 = 10.0;
 /// A run is disturbed when its stalls, beyond [`STALL_GRACE_MS`] each, add up to more than this
 /// share of it. With wrk's correction, all connections stalled for 10 ms + 1 % of the run make
 /// 1 % of its requests slower than 10 ms: enough on its own to decide the p99 target.
-const DISTURBED_SHARE: f64 = 0.01;
+const STALLS_SHARE: f64 = 0.01;
+
+/// Or when the host took more than this share of the machine in all. It then throttles each
+/// vCPU in turn for a few ms at a time, which the sampler, running on the other one, does not see
+/// as a stall of the machine; in such a run (8 % taken) a list's p99 was 16 ms, and 3 ms in the
+/// runs around it (under 3 % taken).
+const STOLEN_SHARE: f64 = 0.05;
 
 /// What the hypervisor took during one run, in milliseconds of the whole machine (the steal of
 /// all CPUs divided by their number).
@@ -42,7 +48,17 @@ pub struct Steal {
 impl Steal {
     /// Whether a run of `duration` with this steal is no fair measure.
     pub fn disturbs(&self, duration: Duration) -> bool {
-        self.stalls_ms > DISTURBED_SHARE * duration.as_secs_f64() * 1000.0
+        self.weight() > duration.as_secs_f64() * 1000.0
+    }
+
+    /// Whether this run was disturbed less than `other`.
+    pub fn less_than(&self, other: &Steal) -> bool {
+        self.weight() < other.weight()
+    }
+
+    /// The shortest run (in ms) this steal would not disturb.
+    fn weight(&self) -> f64 {
+        (self.stalls_ms / STALLS_SHARE).max(self.stolen_ms / STOLEN_SHARE)
     }
 
     /// Adds one sample's steal (all CPUs, in ms) to the run's.
@@ -120,11 +136,11 @@ mod tests {
     fn only_whole_machine_stalls_beyond_the_grace_disturb_a_run() {
         let ten_seconds = Duration::from_secs(10);
         let mut steal = Steal::default();
-        // one CPU of two taken for 10 ms at a time, 400 times: 2 s of the machine, never all of it
-        for _ in 0..400 {
+        // one CPU of two taken for 10 ms at a time, 80 times: 400 ms of the machine, never all of it
+        for _ in 0..80 {
             steal.add(10.0, 2.0);
         }
-        assert_eq!(steal.stolen_ms, 2000.0);
+        assert_eq!(steal.stolen_ms, 400.0);
         assert_eq!(steal.stalls_ms, 0.0);
         assert!(!steal.disturbs(ten_seconds));
         // both CPUs taken for 100 ms: 90 ms beyond the grace, under 1 % of 10 s
@@ -132,7 +148,15 @@ mod tests {
         assert_eq!(steal.stalls_ms, 90.0);
         assert!(!steal.disturbs(ten_seconds));
         // and again for 30 ms: 110 ms in all
-        steal.add(60.0, 2.0);
+        let mut stalled = steal;
+        stalled.add(60.0, 2.0);
+        assert!(stalled.disturbs(ten_seconds), "{stalled:?}");
+        // or one CPU at a time, 20 more times: over 5 % of the machine taken in all
+        for _ in 0..20 {
+            steal.add(10.0, 2.0);
+        }
+        assert_eq!((steal.stolen_ms, steal.stalls_ms), (600.0, 90.0));
         assert!(steal.disturbs(ten_seconds), "{steal:?}");
+        assert!(Steal::default().less_than(&steal) && !steal.less_than(&stalled));
     }
 }
