@@ -431,7 +431,7 @@ impl<T> Measured<T> {
 /// [`ATTEMPTS`] times, and keeps the least disturbed run. Whether to run again depends only on the
 /// machine, never on the figures measured.
 fn undisturbed<T>(what: &str, duration: Duration, mut measure: impl FnMut() -> Result<T>) -> Result<Measured<T>> {
-    let mut best: Option<Measured<T>> = None;
+    let mut best: Option<(T, Steal)> = None;
     let mut attempts = 0;
     while attempts < ATTEMPTS {
         attempts += 1;
@@ -439,8 +439,8 @@ fn undisturbed<T>(what: &str, duration: Duration, mut measure: impl FnMut() -> R
         let value = measure()?;
         let steal = watch.stop()?;
         let disturbed = steal.disturbs(duration);
-        if best.as_ref().is_none_or(|best| steal.less_than(&best.steal)) {
-            best = Some(Measured { value, steal, attempts });
+        if best.as_ref().is_none_or(|(_, least)| steal.less_than(least)) {
+            best = Some((value, steal));
         }
         if !disturbed {
             break;
@@ -455,9 +455,8 @@ fn undisturbed<T>(what: &str, duration: Duration, mut measure: impl FnMut() -> R
             std::thread::sleep(REST_BEFORE_AGAIN);
         }
     }
-    let mut kept = best.context("no run was measured")?;
-    kept.attempts = attempts;
-    Ok(kept)
+    let (value, steal) = best.context("no run was measured")?;
+    Ok(Measured { value, steal, attempts })
 }
 
 /// What the server has answered so far, by its own `/metrics`.
