@@ -4,6 +4,8 @@ use std::fs;
 
 use anyhow::{Context, Result};
 
+use super::report::LIST_P99_MS;
+
 /// One load run: API requests or pgbench transactions.
 #[derive(Debug, Clone, Copy)]
 pub struct Load {
@@ -40,7 +42,7 @@ pub fn number_after(json: &str, name: &str) -> Option<f64> {
 }
 
 /// The server's own count of the requests it answered, from its `/metrics`: how many, and how many
-/// took longer than [`SLOW_MS`] from head to response. Beside wrk's p99 it tells a stall inside the
+/// took longer than the list cases' p99 target from head to response. Beside wrk's p99 it tells a stall inside the
 /// server from one outside it (the kernel, wrk, the scheduler).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Served {
@@ -48,13 +50,10 @@ pub struct Served {
     pub slow: u64,
 }
 
-/// What [`Served::slow`] means: the list cases' p99 target.
-pub const SLOW_MS: u32 = 10;
-
 impl Served {
     /// Sums every route's histogram but `/metrics`'s own (the scrapes).
     pub fn parse(metrics: &str) -> Served {
-        let slow_bucket = format!(",le=\"{}\"}} ", f64::from(SLOW_MS) / 1000.0);
+        let slow_bucket = format!(",le=\"{}\"}} ", LIST_P99_MS / 1000.0);
         let (mut requests, mut fast) = (0, 0);
         for line in metrics.lines().filter(|line| !line.contains("route=\"/metrics\"")) {
             let value = || line.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);

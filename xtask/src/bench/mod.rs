@@ -24,8 +24,8 @@ use anyhow::{Context, Result, bail};
 use crate::cmd::{self, cargo, stdout_of};
 use crate::postgres;
 use crate::service::{Request, Scratch, Server, Store, target_dir};
-use measure::{Load, SLOW_MS, Served, major_faults, rss_mib};
-use report::{Kind, Row, ServerFigures};
+use measure::{Load, Served, major_faults, rss_mib};
+use report::{Kind, LIST_P99_MS, Row, ServerFigures};
 use steal::{Steal, StealWatch};
 use wrk::Traffic;
 
@@ -389,7 +389,7 @@ impl Bench<'_> {
         let ApiRun { load, served, major_faults } = &run.value;
         println!(
             "    {}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {} failed; \
-             the server took over {SLOW_MS} ms on {} of {}; {major_faults} major page faults; {}",
+             the server took over {LIST_P99_MS} ms on {} of {}; {major_faults} major page faults; {}",
             fixture.backend.name(),
             load.per_second,
             load.latency_ms,
@@ -423,7 +423,7 @@ impl<T> Measured<T> {
             1 => String::new(),
             n => format!(" (run {n} times)"),
         };
-        format!("the hypervisor took {:.0} ms, stalls {:.0} ms{again}", self.steal.stolen_ms, self.steal.stalls_ms)
+        format!("{}{again}", self.steal)
     }
 }
 
@@ -446,9 +446,7 @@ fn undisturbed<T>(what: &str, duration: Duration, mut measure: impl FnMut() -> R
             break;
         }
         println!(
-            "    {what}: the hypervisor took {:.0} ms of the machine, stalls {:.0} ms, in that run; {}",
-            steal.stolen_ms,
-            steal.stalls_ms,
+            "    {what}: {steal} in that run; {}",
             if attempts < ATTEMPTS { "running it again" } else { "keeping the least disturbed run" }
         );
         if attempts < ATTEMPTS {

@@ -15,7 +15,7 @@ use super::steal::Steal;
 // The targets (issue 8), in one place.
 const LIST_RATIO: f64 = 0.8;
 const WRITE_RATIO: f64 = 0.6;
-const LIST_P99_MS: f64 = 10.0;
+pub(super) const LIST_P99_MS: f64 = 10.0;
 const PEAK_RSS_MIB: f64 = 40.0;
 const STARTUP: Duration = Duration::from_millis(100);
 const SCALE_LATENCY_RATIO: f64 = 1.5;

@@ -7,6 +7,7 @@
 //! coordinated omission, see `wrk.rs`) count the wait as many slow requests. Such a run says
 //! nothing about the server's p99, and PostgreSQL's or the API's rate drops with it.
 
+use std::fmt;
 use std::fs;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,8 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
+
+use super::report::LIST_P99_MS;
 
 /// How often the watch reads `/proc/stat`: a stall shows as one jump, since the watch cannot run
 /// while the machine is stalled.
@@ -23,7 +26,7 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 const MS_PER_TICK: f64 = 10.0;
 
 /// What counts of a stall: the part beyond the list cases' p99 target.
-const STALL_GRACE_MS: f64 = 10.0;
+const STALL_GRACE_MS: f64 = LIST_P99_MS;
 
 /// A run is disturbed when its stalls, beyond [`STALL_GRACE_MS`] each, add up to more than this
 /// share of it. With wrk's correction, all connections stalled for 10 ms + 1 % of the run make
@@ -66,6 +69,12 @@ impl Steal {
         let machine_ms = stolen_ms_all_cpus / cpus;
         self.stolen_ms += machine_ms;
         self.stalls_ms += (machine_ms - STALL_GRACE_MS).max(0.0);
+    }
+}
+
+impl fmt::Display for Steal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the hypervisor took {:.0} ms of the machine, stalls {:.0} ms", self.stolen_ms, self.stalls_ms)
     }
 }
 
