@@ -6,9 +6,8 @@ use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
 use compliance_domain::schedule::Schedule;
-use compliance_domain::task::Task;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
-use compliance_ports::{AutomationRepository, BrowserRunner, CaptureError, Clock, RecordRepository, RepoError};
+use compliance_ports::{AutomationRepository, BrowserRunner, CaptureError, Clock, RepoError, TaskRepository};
 use tokio::sync::Notify;
 
 use crate::blob_links::{BlobLinks, LinkTarget};
@@ -28,7 +27,7 @@ pub struct RunView {
 
 pub struct AutomationService {
     automations: Arc<dyn AutomationRepository>,
-    tasks: Arc<dyn RecordRepository<Task>>,
+    tasks: Arc<dyn TaskRepository>,
     browser: Arc<dyn BrowserRunner>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
@@ -178,7 +177,7 @@ impl AutomationService {
     }
 
     async fn require_task(&self, org: &OrganizationId, task: &TaskId, refusal: TaskRefusal) -> Result<(), AppError> {
-        match self.tasks.get(org, task).await {
+        match self.tasks.get_task(org, task).await {
             Ok(_) => Ok(()),
             Err(RepoError::NotFound) => Err(match refusal {
                 TaskRefusal::InvalidField => AppError::invalid("taskId", "is not a task of this organization"),

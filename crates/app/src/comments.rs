@@ -179,13 +179,17 @@ impl EntityLookup {
     async fn require(&self, org: &OrganizationId, kind: CommentEntityType, id: &str) -> Result<(), AppError> {
         const MISSING: AppError = AppError::NotFound("entity");
         let found = match kind {
-            CommentEntityType::Task => self.ports.tasks.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop),
-            CommentEntityType::Vendor => {
-                self.ports.vendors.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+            CommentEntityType::Task => {
+                self.ports.tasks.get_task(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
             }
-            CommentEntityType::Risk => self.ports.risks.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop),
+            CommentEntityType::Vendor => {
+                self.ports.vendors.get_vendor(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+            }
+            CommentEntityType::Risk => {
+                self.ports.risks.get_risk(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+            }
             CommentEntityType::Policy => {
-                self.ports.policies.get(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+                self.ports.policies.get_policy(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
             }
         };
         match found {

@@ -4,36 +4,37 @@
 //! the same organization) live here; storage and delivery do not.
 
 mod admin;
+mod assignees;
 mod auth;
 mod automation_worker;
 mod automations;
 mod blob_links;
 mod chat;
 mod comments;
+mod context;
 mod devices;
 mod error;
 mod listing;
 mod organization;
 mod people;
+mod policies;
 mod principal_cache;
-mod records;
+mod risks;
 mod secret;
 mod signing;
+mod tasks;
+mod vendors;
 
 use std::sync::Arc;
 
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
-use compliance_domain::context::ContextEntry;
-use compliance_domain::policy::Policy;
-use compliance_domain::risk::Risk;
-use compliance_domain::task::Task;
-use compliance_domain::vendor::Vendor;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, CredentialRepository, Cursor,
-    DeviceDirectory, HealthCheck, ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest,
-    RecordRepository, UserRepository,
+    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, ContextRepository,
+    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, ListGenerations, ListName, MemberRepository,
+    OrganizationRepository, PageRequest, PolicyRepository, RiskRepository, TaskRepository, UserRepository,
+    VendorRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
@@ -43,14 +44,18 @@ pub use automations::{AutomationService, RunView};
 pub use blob_links::DownloadLink;
 pub use chat::ChatService;
 pub use comments::CommentService;
+pub use context::ContextService;
 pub use devices::DeviceService;
 pub use error::AppError;
 pub use listing::{Held, Kept, Listed};
 pub use organization::OrganizationService;
 pub use people::PeopleService;
+pub use policies::PolicyService;
 pub use principal_cache::PrincipalCache;
-pub use records::RecordService;
+pub use risks::RiskService;
 pub use signing::UrlSigner;
+pub use tasks::TaskService;
+pub use vendors::VendorService;
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
@@ -59,11 +64,11 @@ pub struct Ports {
     pub users: Arc<dyn UserRepository>,
     pub members: Arc<dyn MemberRepository>,
     pub credentials: Arc<dyn CredentialRepository>,
-    pub context: Arc<dyn RecordRepository<ContextEntry>>,
-    pub policies: Arc<dyn RecordRepository<Policy>>,
-    pub vendors: Arc<dyn RecordRepository<Vendor>>,
-    pub risks: Arc<dyn RecordRepository<Risk>>,
-    pub tasks: Arc<dyn RecordRepository<Task>>,
+    pub context: Arc<dyn ContextRepository>,
+    pub policies: Arc<dyn PolicyRepository>,
+    pub vendors: Arc<dyn VendorRepository>,
+    pub risks: Arc<dyn RiskRepository>,
+    pub tasks: Arc<dyn TaskRepository>,
     /// How many changes each organization's lists have seen, for pages kept by callers.
     pub list_generations: Arc<dyn ListGenerations>,
     pub comments: Arc<dyn CommentRepository>,
@@ -108,11 +113,11 @@ impl Settings {
 /// The application: every use case, ready to be called by a delivery layer.
 pub struct App {
     pub auth: AuthService,
-    pub context: RecordService<ContextEntry>,
-    pub policies: RecordService<Policy>,
-    pub vendors: RecordService<Vendor>,
-    pub risks: RecordService<Risk>,
-    pub tasks: RecordService<Task>,
+    pub context: ContextService,
+    pub policies: PolicyService,
+    pub vendors: VendorService,
+    pub risks: RiskService,
+    pub tasks: TaskService,
     pub comments: Arc<CommentService>,
     pub chat: ChatService,
     pub settings: Arc<Settings>,
@@ -143,11 +148,11 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
-            context: RecordService::new(ports.context.clone(), &ports, comments.clone()),
-            policies: RecordService::new(ports.policies.clone(), &ports, comments.clone()),
-            vendors: RecordService::new(ports.vendors.clone(), &ports, comments.clone()),
-            risks: RecordService::new(ports.risks.clone(), &ports, comments.clone()),
-            tasks: RecordService::new(ports.tasks.clone(), &ports, comments.clone()),
+            context: ContextService::new(&ports),
+            policies: PolicyService::new(&ports, comments.clone()),
+            vendors: VendorService::new(&ports, comments.clone()),
+            risks: RiskService::new(&ports, comments.clone()),
+            tasks: TaskService::new(&ports, comments.clone()),
             chat: ChatService::new(&ports, settings.clone()),
             comments,
             settings,

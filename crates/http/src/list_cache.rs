@@ -62,9 +62,19 @@ impl ListPage {
         Self { data, count: page.total, next_cursor: page.next.as_ref().map(crate::paging::encode) }
     }
 
+    /// The items, a JSON array.
+    pub fn data(&self) -> &RawValue {
+        &self.data
+    }
+
     /// The number of matching rows in all.
     pub fn count(&self) -> u64 {
         self.count
+    }
+
+    /// Where the next page starts; `None` on the last page.
+    pub fn next_cursor(&self) -> Option<&str> {
+        self.next_cursor.as_deref()
     }
 
     /// The bytes it holds, as the cache counts them.

@@ -12,7 +12,7 @@ mod devices;
 mod error;
 mod operations;
 mod page;
-mod record;
+mod records;
 mod repositories;
 mod vault;
 
@@ -25,9 +25,9 @@ pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory}
 pub use error::RepoError;
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
-pub use record::TenantRecord;
+pub use records::{ContextRepository, Deleted, PolicyRepository, RiskRepository, TaskRepository, VendorRepository};
 pub use repositories::{
-    Clock, CommentRepository, CredentialRepository, Deleted, HealthCheck, MemberRepository, OrganizationRepository,
-    RecordRepository, UserRepository,
+    Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,
+    UserRepository,
 };
 pub use vault::{OAuthStateRecord, OAuthStateRepository, RefreshLeases, SecretRepository, StoredSecret};

@@ -4,28 +4,7 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
 
-use crate::{Page, PageRequest, RepoError, TenantRecord};
-
-/// Storage of one kind of tenant record.
-#[async_trait]
-pub trait RecordRepository<R: TenantRecord>: Send + Sync {
-    /// A page of the organization's records, newest first.
-    async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<R>, RepoError>;
-    async fn get(&self, org: &OrganizationId, id: &R::Id) -> Result<R, RepoError>;
-    async fn insert(&self, record: &R) -> Result<(), RepoError>;
-    /// Applies the patch to the stored record atomically and returns the result.
-    async fn update(&self, org: &OrganizationId, id: &R::Id, patch: &R::Patch, now: Timestamp) -> Result<R, RepoError>;
-    /// Deletes the record for good, with its comments and their attachments' rows, in one
-    /// transaction; returns what it was and the attachments whose bytes are now to be removed.
-    async fn delete(&self, org: &OrganizationId, id: &R::Id) -> Result<Deleted<R>, RepoError>;
-}
-
-/// A deleted record and the attachments deleted with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Deleted<R> {
-    pub record: R,
-    pub attachments: Vec<Attachment>,
-}
+use crate::{Page, PageRequest, RepoError};
 
 #[async_trait]
 pub trait CommentRepository: Send + Sync {

@@ -2,22 +2,25 @@
 //! default), chosen by the database URL's scheme.
 
 mod automations;
-mod changesets;
 mod comments;
 mod connections;
+mod context;
 mod db;
 mod error;
 mod generations;
 mod migrate;
 mod paging;
 mod people;
+mod policies;
 mod prepared;
-mod records;
+mod risks;
 mod rows;
 mod schema;
+mod tasks;
 mod thread_connection;
 mod thread_pools;
 mod vault;
+mod vendors;
 
 use std::path::PathBuf;
 

@@ -128,3 +128,13 @@ where
         out.push_bind_param::<Timestamp, _>(&self.updated_at)
     }
 }
+
+/// A changed value as its column stores it (enums and ids by their text).
+pub(crate) fn text<T: ToString>(change: &Option<T>) -> Option<String> {
+    change.as_ref().map(ToString::to_string)
+}
+
+/// A changed nullable value as its column stores it.
+pub(crate) fn nullable_text<T: ToString>(change: &Option<Option<T>>) -> Option<Option<String>> {
+    change.as_ref().map(|value| value.as_ref().map(ToString::to_string))
+}

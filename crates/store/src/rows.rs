@@ -1,29 +1,21 @@
 //! Rows as the tables hold them, and their conversion to and from domain records.
 
 use compliance_domain::comment::{Attachment, Comment};
-use compliance_domain::context::ContextEntry;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, Member, Person, Session, User};
-use compliance_domain::policy::{Policy, RichText};
-use compliance_domain::risk::Risk;
-use compliance_domain::task::Task;
-use compliance_domain::vendor::Vendor;
 use compliance_domain::{Id, IdKind, Timestamp};
 use compliance_ports::RepoError;
 use diesel::prelude::*;
 use time::PrimitiveDateTime;
 
 use crate::error::corrupt;
-use crate::schema::{
-    api_keys, attachments, comments, context_entries, members, organizations, policies, risks, sessions, tasks, users,
-    vendors,
-};
+use crate::schema::{api_keys, attachments, comments, members, organizations, sessions, users};
 
 pub(crate) fn naive(ts: Timestamp) -> PrimitiveDateTime {
     ts.to_utc_naive()
 }
 
-fn instant(naive: PrimitiveDateTime) -> Timestamp {
+pub(crate) fn instant(naive: PrimitiveDateTime) -> Timestamp {
     Timestamp::from_utc_naive(naive)
 }
 
@@ -41,7 +33,7 @@ pub(crate) fn id<K: IdKind>(table: &str, text: String) -> Result<Id<K>, RepoErro
     Id::parse_owned(text).map_err(|error| corrupt(table, error))
 }
 
-fn optional_id<K: IdKind>(table: &str, text: Option<String>) -> Result<Option<Id<K>>, RepoError> {
+pub(crate) fn optional_id<K: IdKind>(table: &str, text: Option<String>) -> Result<Option<Id<K>>, RepoError> {
     text.map(|t| id(table, t)).transpose()
 }
 
@@ -53,7 +45,7 @@ where
     text.parse().map_err(|error| corrupt(table, error))
 }
 
-fn json<T: serde::de::DeserializeOwned>(table: &str, text: &str) -> Result<T, RepoError> {
+pub(crate) fn json<T: serde::de::DeserializeOwned>(table: &str, text: &str) -> Result<T, RepoError> {
     serde_json::from_str(text).map_err(|error| corrupt(table, error))
 }
 
@@ -288,302 +280,6 @@ impl TryFrom<SessionRow> for Session {
             token_hash: r.token_hash,
             created_at: instant(r.created_at),
             expires_at: instant(r.expires_at),
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = context_entries, treat_none_as_null = true)]
-pub struct ContextEntryRow {
-    id: String,
-    organization_id: String,
-    question: String,
-    answer: String,
-    tags: String,
-    created_at: PrimitiveDateTime,
-    updated_at: PrimitiveDateTime,
-}
-
-impl From<&ContextEntry> for ContextEntryRow {
-    fn from(e: &ContextEntry) -> Self {
-        Self {
-            id: e.id.to_string(),
-            organization_id: e.organization_id.to_string(),
-            question: e.question.clone(),
-            answer: e.answer.clone(),
-            tags: json_text(&e.tags),
-            created_at: naive(e.created_at),
-            updated_at: naive(e.updated_at),
-        }
-    }
-}
-
-impl TryFrom<ContextEntryRow> for ContextEntry {
-    type Error = RepoError;
-    fn try_from(r: ContextEntryRow) -> Result<Self, RepoError> {
-        Ok(Self {
-            id: id("context_entries", r.id)?,
-            organization_id: id("context_entries", r.organization_id)?,
-            question: r.question,
-            answer: r.answer,
-            tags: json("context_entries", &r.tags)?,
-            created_at: instant(r.created_at),
-            updated_at: instant(r.updated_at),
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = policies, treat_none_as_null = true)]
-pub struct PolicyRow {
-    id: String,
-    organization_id: String,
-    name: String,
-    description: String,
-    status: String,
-    content: String,
-    frequency: String,
-    department: String,
-    is_required_to_sign: bool,
-    signed_by: String,
-    review_date: PrimitiveDateTime,
-    is_archived: bool,
-    last_archived_at: Option<PrimitiveDateTime>,
-    last_published_at: Option<PrimitiveDateTime>,
-    assignee_id: Option<String>,
-    approver_id: Option<String>,
-    policy_template_id: Option<String>,
-    created_at: PrimitiveDateTime,
-    updated_at: PrimitiveDateTime,
-}
-
-impl From<&Policy> for PolicyRow {
-    fn from(p: &Policy) -> Self {
-        Self {
-            id: p.id.to_string(),
-            organization_id: p.organization_id.to_string(),
-            name: p.name.clone(),
-            description: p.description.clone(),
-            status: p.status.to_string(),
-            content: p.content.json().get().to_owned(),
-            frequency: p.frequency.to_string(),
-            department: p.department.to_string(),
-            is_required_to_sign: p.is_required_to_sign,
-            signed_by: json_text(&p.signed_by),
-            review_date: naive(p.review_date),
-            is_archived: p.is_archived,
-            last_archived_at: p.last_archived_at.map(naive),
-            last_published_at: p.last_published_at.map(naive),
-            assignee_id: p.assignee_id.as_ref().map(ToString::to_string),
-            approver_id: p.approver_id.as_ref().map(ToString::to_string),
-            policy_template_id: p.policy_template_id.clone(),
-            created_at: naive(p.created_at),
-            updated_at: naive(p.updated_at),
-        }
-    }
-}
-
-impl TryFrom<PolicyRow> for Policy {
-    type Error = RepoError;
-    fn try_from(r: PolicyRow) -> Result<Self, RepoError> {
-        const T: &str = "policies";
-        Ok(Self {
-            id: id(T, r.id)?,
-            organization_id: id(T, r.organization_id)?,
-            name: r.name,
-            description: r.description,
-            status: value(T, &r.status)?,
-            content: RichText::from_stored(r.content).map_err(|error| corrupt(T, error))?,
-            frequency: value(T, &r.frequency)?,
-            department: value(T, &r.department)?,
-            is_required_to_sign: r.is_required_to_sign,
-            signed_by: json(T, &r.signed_by)?,
-            review_date: instant(r.review_date),
-            is_archived: r.is_archived,
-            last_archived_at: r.last_archived_at.map(instant),
-            last_published_at: r.last_published_at.map(instant),
-            assignee_id: optional_id(T, r.assignee_id)?,
-            approver_id: optional_id(T, r.approver_id)?,
-            policy_template_id: r.policy_template_id,
-            created_at: instant(r.created_at),
-            updated_at: instant(r.updated_at),
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = vendors, treat_none_as_null = true)]
-pub struct VendorRow {
-    id: String,
-    organization_id: String,
-    name: String,
-    description: String,
-    category: String,
-    status: String,
-    inherent_probability: String,
-    inherent_impact: String,
-    residual_probability: String,
-    residual_impact: String,
-    website: Option<String>,
-    assignee_id: Option<String>,
-    created_at: PrimitiveDateTime,
-    updated_at: PrimitiveDateTime,
-}
-
-impl From<&Vendor> for VendorRow {
-    fn from(v: &Vendor) -> Self {
-        Self {
-            id: v.id.to_string(),
-            organization_id: v.organization_id.to_string(),
-            name: v.name.clone(),
-            description: v.description.clone(),
-            category: v.category.to_string(),
-            status: v.status.to_string(),
-            inherent_probability: v.inherent_probability.to_string(),
-            inherent_impact: v.inherent_impact.to_string(),
-            residual_probability: v.residual_probability.to_string(),
-            residual_impact: v.residual_impact.to_string(),
-            website: v.website.clone(),
-            assignee_id: v.assignee_id.as_ref().map(ToString::to_string),
-            created_at: naive(v.created_at),
-            updated_at: naive(v.updated_at),
-        }
-    }
-}
-
-impl TryFrom<VendorRow> for Vendor {
-    type Error = RepoError;
-    fn try_from(r: VendorRow) -> Result<Self, RepoError> {
-        const T: &str = "vendors";
-        Ok(Self {
-            id: id(T, r.id)?,
-            organization_id: id(T, r.organization_id)?,
-            name: r.name,
-            description: r.description,
-            category: value(T, &r.category)?,
-            status: value(T, &r.status)?,
-            inherent_probability: value(T, &r.inherent_probability)?,
-            inherent_impact: value(T, &r.inherent_impact)?,
-            residual_probability: value(T, &r.residual_probability)?,
-            residual_impact: value(T, &r.residual_impact)?,
-            website: r.website,
-            assignee_id: optional_id(T, r.assignee_id)?,
-            created_at: instant(r.created_at),
-            updated_at: instant(r.updated_at),
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = risks, treat_none_as_null = true)]
-pub struct RiskRow {
-    id: String,
-    organization_id: String,
-    title: String,
-    description: String,
-    category: String,
-    department: Option<String>,
-    status: String,
-    likelihood: String,
-    impact: String,
-    residual_likelihood: String,
-    residual_impact: String,
-    treatment_strategy_description: Option<String>,
-    treatment_strategy: String,
-    assignee_id: Option<String>,
-    created_at: PrimitiveDateTime,
-    updated_at: PrimitiveDateTime,
-}
-
-impl From<&Risk> for RiskRow {
-    fn from(r: &Risk) -> Self {
-        Self {
-            id: r.id.to_string(),
-            organization_id: r.organization_id.to_string(),
-            title: r.title.clone(),
-            description: r.description.clone(),
-            category: r.category.to_string(),
-            department: r.department.map(|d| d.to_string()),
-            status: r.status.to_string(),
-            likelihood: r.likelihood.to_string(),
-            impact: r.impact.to_string(),
-            residual_likelihood: r.residual_likelihood.to_string(),
-            residual_impact: r.residual_impact.to_string(),
-            treatment_strategy_description: r.treatment_strategy_description.clone(),
-            treatment_strategy: r.treatment_strategy.to_string(),
-            assignee_id: r.assignee_id.as_ref().map(ToString::to_string),
-            created_at: naive(r.created_at),
-            updated_at: naive(r.updated_at),
-        }
-    }
-}
-
-impl TryFrom<RiskRow> for Risk {
-    type Error = RepoError;
-    fn try_from(r: RiskRow) -> Result<Self, RepoError> {
-        const T: &str = "risks";
-        Ok(Self {
-            id: id(T, r.id)?,
-            organization_id: id(T, r.organization_id)?,
-            title: r.title,
-            description: r.description,
-            category: value(T, &r.category)?,
-            department: r.department.map(|d| value(T, &d)).transpose()?,
-            status: value(T, &r.status)?,
-            likelihood: value(T, &r.likelihood)?,
-            impact: value(T, &r.impact)?,
-            residual_likelihood: value(T, &r.residual_likelihood)?,
-            residual_impact: value(T, &r.residual_impact)?,
-            treatment_strategy_description: r.treatment_strategy_description,
-            treatment_strategy: value(T, &r.treatment_strategy)?,
-            assignee_id: optional_id(T, r.assignee_id)?,
-            created_at: instant(r.created_at),
-            updated_at: instant(r.updated_at),
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = tasks, treat_none_as_null = true)]
-pub struct TaskRow {
-    id: String,
-    organization_id: String,
-    title: String,
-    description: String,
-    status: String,
-    assignee_id: Option<String>,
-    created_at: PrimitiveDateTime,
-    updated_at: PrimitiveDateTime,
-}
-
-impl From<&Task> for TaskRow {
-    fn from(t: &Task) -> Self {
-        Self {
-            id: t.id.to_string(),
-            organization_id: t.organization_id.to_string(),
-            title: t.title.clone(),
-            description: t.description.clone(),
-            status: t.status.to_string(),
-            assignee_id: t.assignee_id.as_ref().map(ToString::to_string),
-            created_at: naive(t.created_at),
-            updated_at: naive(t.updated_at),
-        }
-    }
-}
-
-impl TryFrom<TaskRow> for Task {
-    type Error = RepoError;
-    fn try_from(r: TaskRow) -> Result<Self, RepoError> {
-        const T: &str = "tasks";
-        Ok(Self {
-            id: id(T, r.id)?,
-            organization_id: id(T, r.organization_id)?,
-            title: r.title,
-            description: r.description,
-            status: value(T, &r.status)?,
-            assignee_id: optional_id(T, r.assignee_id)?,
-            created_at: instant(r.created_at),
-            updated_at: instant(r.updated_at),
         })
     }
 }

@@ -4,13 +4,17 @@ mod automations;
 mod chat;
 mod comments;
 mod connect_page;
+mod context;
 mod devices;
 mod docs;
 mod health;
 mod integrations;
 mod organization;
 mod people;
-mod records;
+mod policies;
+mod risks;
+mod tasks;
+mod vendors;
 
 pub use chat::chat_body_limit;
 pub use comments::comment_body_limit;
@@ -33,7 +37,11 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     health::configure(router);
     docs::configure(router);
     connect_page::configure(router);
-    records::configure(router);
+    context::configure(router);
+    policies::configure(router);
+    vendors::configure(router);
+    risks::configure(router);
+    tasks::configure(router);
     comments::configure(router, limits.comments);
     chat::configure(router, limits.chat);
     people::configure(router);
@@ -49,7 +57,11 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
     vec![
         health::Api::openapi(),
         docs::Api::openapi(),
-        records::document(),
+        context::Api::openapi(),
+        policies::Api::openapi(),
+        vendors::Api::openapi(),
+        risks::Api::openapi(),
+        tasks::Api::openapi(),
         comments::Api::openapi(),
         chat::Api::openapi(),
         people::Api::openapi(),

@@ -1,0 +1,71 @@
+//! Context entries: questions and answers about the company, tagged.
+
+use std::sync::Arc;
+
+use compliance_domain::ContextEntryId;
+use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
+use compliance_ports::{Clock, ContextRepository, Page, PageRequest};
+
+use crate::{AppError, Ports, Principal};
+
+pub struct ContextService {
+    context: Arc<dyn ContextRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl ContextService {
+    pub(crate) fn new(ports: &Ports) -> Self {
+        Self { context: ports.context.clone(), clock: ports.clock.clone() }
+    }
+
+    /// A page of the caller's organization's context entries, newest first.
+    pub async fn list_context_entries(
+        &self,
+        caller: &Principal,
+        page: &PageRequest,
+    ) -> Result<Page<ContextEntry>, AppError> {
+        Ok(self.context.list_context_entries(&caller.organization_id, page).await?)
+    }
+
+    pub async fn get_context_entry(&self, caller: &Principal, id: &ContextEntryId) -> Result<ContextEntry, AppError> {
+        self.context.get_context_entry(&caller.organization_id, id).await.map_err(not_found)
+    }
+
+    pub async fn create_context_entry(
+        &self,
+        caller: &Principal,
+        input: NewContextEntry,
+    ) -> Result<ContextEntry, AppError> {
+        let created = ContextEntry::create(caller.organization_id.clone(), input, self.clock.now())?;
+        self.context.insert_context_entry(&created).await?;
+        Ok(created)
+    }
+
+    /// Changes only the fields the body names; an empty body answers the entry unchanged.
+    pub async fn update_context_entry(
+        &self,
+        caller: &Principal,
+        id: &ContextEntryId,
+        changes: ContextEntryChanges,
+    ) -> Result<ContextEntry, AppError> {
+        let patch = ContextEntryPatch::new(changes)?;
+        if patch.is_empty() {
+            return self.get_context_entry(caller, id).await;
+        }
+        let org = &caller.organization_id;
+        self.context.update_context_entry(org, id, &patch, self.clock.now()).await.map_err(not_found)
+    }
+
+    /// Deletes the entry for good and returns what it was.
+    pub async fn delete_context_entry(
+        &self,
+        caller: &Principal,
+        id: &ContextEntryId,
+    ) -> Result<ContextEntry, AppError> {
+        self.context.delete_context_entry(&caller.organization_id, id).await.map_err(not_found)
+    }
+}
+
+fn not_found(error: compliance_ports::RepoError) -> AppError {
+    AppError::from_repo(error, "context entry")
+}

@@ -1,0 +1,62 @@
+//! Risks: what could go wrong, how likely, how bad, and what is done about it.
+
+use std::sync::Arc;
+
+use compliance_domain::RiskId;
+use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
+use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RiskRepository};
+
+use crate::assignees::{assignee, require_active_members};
+use crate::{AppError, CommentService, Ports, Principal};
+
+pub struct RiskService {
+    risks: Arc<dyn RiskRepository>,
+    members: Arc<dyn MemberRepository>,
+    clock: Arc<dyn Clock>,
+    /// Removes the bytes of the attachments deleted with a risk.
+    comments: Arc<CommentService>,
+}
+
+impl RiskService {
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
+        Self { risks: ports.risks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    }
+
+    /// A page of the caller's organization's risks, newest first.
+    pub async fn list_risks(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Risk>, AppError> {
+        Ok(self.risks.list_risks(&caller.organization_id, page).await?)
+    }
+
+    pub async fn get_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
+        self.risks.get_risk(&caller.organization_id, id).await.map_err(not_found)
+    }
+
+    pub async fn create_risk(&self, caller: &Principal, input: NewRisk) -> Result<Risk, AppError> {
+        let created = Risk::create(caller.organization_id.clone(), input, self.clock.now())?;
+        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
+            .await?;
+        self.risks.insert_risk(&created).await?;
+        Ok(created)
+    }
+
+    /// Changes only the fields the body names; an empty body answers the risk unchanged.
+    pub async fn update_risk(&self, caller: &Principal, id: &RiskId, changes: RiskChanges) -> Result<Risk, AppError> {
+        let patch = RiskPatch::new(changes)?;
+        if patch.is_empty() {
+            return self.get_risk(caller, id).await;
+        }
+        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
+        self.risks.update_risk(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+    }
+
+    /// Deletes the risk for good, with its comments and their attachments, and returns what it was.
+    pub async fn delete_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
+        let deleted = self.risks.delete_risk(&caller.organization_id, id).await.map_err(not_found)?;
+        self.comments.remove_attachments(&deleted.attachments).await;
+        Ok(deleted.record)
+    }
+}
+
+fn not_found(error: compliance_ports::RepoError) -> AppError {
+    AppError::from_repo(error, "risk")
+}

@@ -1,0 +1,62 @@
+//! Tasks: work to do, assigned to a member; browser automations collect their evidence.
+
+use std::sync::Arc;
+
+use compliance_domain::TaskId;
+use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
+use compliance_ports::{Clock, MemberRepository, Page, PageRequest, TaskRepository};
+
+use crate::assignees::{assignee, require_active_members};
+use crate::{AppError, CommentService, Ports, Principal};
+
+pub struct TaskService {
+    tasks: Arc<dyn TaskRepository>,
+    members: Arc<dyn MemberRepository>,
+    clock: Arc<dyn Clock>,
+    /// Removes the bytes of the attachments deleted with a task.
+    comments: Arc<CommentService>,
+}
+
+impl TaskService {
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
+        Self { tasks: ports.tasks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    }
+
+    /// A page of the caller's organization's tasks, newest first.
+    pub async fn list_tasks(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Task>, AppError> {
+        Ok(self.tasks.list_tasks(&caller.organization_id, page).await?)
+    }
+
+    pub async fn get_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
+        self.tasks.get_task(&caller.organization_id, id).await.map_err(not_found)
+    }
+
+    pub async fn create_task(&self, caller: &Principal, input: NewTask) -> Result<Task, AppError> {
+        let created = Task::create(caller.organization_id.clone(), input, self.clock.now())?;
+        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
+            .await?;
+        self.tasks.insert_task(&created).await?;
+        Ok(created)
+    }
+
+    /// Changes only the fields the body names; an empty body answers the task unchanged.
+    pub async fn update_task(&self, caller: &Principal, id: &TaskId, changes: TaskChanges) -> Result<Task, AppError> {
+        let patch = TaskPatch::new(changes)?;
+        if patch.is_empty() {
+            return self.get_task(caller, id).await;
+        }
+        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
+        self.tasks.update_task(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+    }
+
+    /// Deletes the task for good, with its comments and their attachments, and returns what it was.
+    pub async fn delete_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
+        let deleted = self.tasks.delete_task(&caller.organization_id, id).await.map_err(not_found)?;
+        self.comments.remove_attachments(&deleted.attachments).await;
+        Ok(deleted.record)
+    }
+}
+
+fn not_found(error: compliance_ports::RepoError) -> AppError {
+    AppError::from_repo(error, "task")
+}

@@ -1,0 +1,67 @@
+//! Vendors: the third parties the organization depends on, and how they are assessed.
+
+use std::sync::Arc;
+
+use compliance_domain::VendorId;
+use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
+use compliance_ports::{Clock, MemberRepository, Page, PageRequest, VendorRepository};
+
+use crate::assignees::{assignee, require_active_members};
+use crate::{AppError, CommentService, Ports, Principal};
+
+pub struct VendorService {
+    vendors: Arc<dyn VendorRepository>,
+    members: Arc<dyn MemberRepository>,
+    clock: Arc<dyn Clock>,
+    /// Removes the bytes of the attachments deleted with a vendor.
+    comments: Arc<CommentService>,
+}
+
+impl VendorService {
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
+        Self { vendors: ports.vendors.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    }
+
+    /// A page of the caller's organization's vendors, newest first.
+    pub async fn list_vendors(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Vendor>, AppError> {
+        Ok(self.vendors.list_vendors(&caller.organization_id, page).await?)
+    }
+
+    pub async fn get_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
+        self.vendors.get_vendor(&caller.organization_id, id).await.map_err(not_found)
+    }
+
+    pub async fn create_vendor(&self, caller: &Principal, input: NewVendor) -> Result<Vendor, AppError> {
+        let created = Vendor::create(caller.organization_id.clone(), input, self.clock.now())?;
+        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
+            .await?;
+        self.vendors.insert_vendor(&created).await?;
+        Ok(created)
+    }
+
+    /// Changes only the fields the body names; an empty body answers the vendor unchanged.
+    pub async fn update_vendor(
+        &self,
+        caller: &Principal,
+        id: &VendorId,
+        changes: VendorChanges,
+    ) -> Result<Vendor, AppError> {
+        let patch = VendorPatch::new(changes)?;
+        if patch.is_empty() {
+            return self.get_vendor(caller, id).await;
+        }
+        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
+        self.vendors.update_vendor(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+    }
+
+    /// Deletes the vendor for good, with its comments and their attachments, and returns what it was.
+    pub async fn delete_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
+        let deleted = self.vendors.delete_vendor(&caller.organization_id, id).await.map_err(not_found)?;
+        self.comments.remove_attachments(&deleted.attachments).await;
+        Ok(deleted.record)
+    }
+}
+
+fn not_found(error: compliance_ports::RepoError) -> AppError {
+    AppError::from_repo(error, "vendor")
+}

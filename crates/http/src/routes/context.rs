@@ -1,0 +1,212 @@
+//! `/v1/context`: list, create, read, change and delete the organization's context entries
+//! (questions and answers about the company). These routes spell `authType` `apikey` and never
+//! name the user, as the specification has them.
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::context::{ContextEntryChanges, NewContextEntry};
+use compliance_domain::{ContextEntryId, Id};
+use compliance_ports::ListName;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use super::{Endpoint, Router};
+use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
+use crate::paging::PageQuery;
+use crate::wire::{AuthTypeStyle, ContextEntryDto, auth_type};
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router.add(Endpoint::new("/v1/context").get(list_context_entries).post(create_context_entry)).add(
+        Endpoint::new("/v1/context/{id}")
+            .get(get_context_entry)
+            .patch(update_context_entry)
+            .delete(delete_context_entry),
+    );
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list_context_entries,
+    create_context_entry,
+    get_context_entry,
+    update_context_entry,
+    delete_context_entry
+))]
+pub(super) struct Api;
+
+/// `{data, count, nextCursor, authType}` of context entries.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ContextEntryList<'a> {
+    #[schema(value_type = Vec<ContextEntryDto>)]
+    data: &'a RawValue,
+    /// The total number of matching rows (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<&'a str>,
+    #[schema(schema_with = context_auth_type_schema)]
+    auth_type: &'static str,
+}
+
+/// A context entry with how the request authenticated.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ContextEntryWithAuth<'a> {
+    #[serde(flatten)]
+    entry: ContextEntryDto<'a>,
+    #[schema(schema_with = context_auth_type_schema)]
+    auth_type: &'static str,
+}
+
+/// What a delete answers: the message and what the context entry was.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ContextEntryDeleted<'a> {
+    /// `Context deleted successfully`
+    message: &'static str,
+    deleted_context: DeletedContextEntry<'a>,
+    #[schema(schema_with = context_auth_type_schema)]
+    auth_type: &'static str,
+}
+
+#[derive(Serialize, ToSchema)]
+struct DeletedContextEntry<'a> {
+    id: &'a ContextEntryId,
+    question: &'a str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/context",
+    tag = "context",
+    operation_id = "listContext",
+    summary = "List the organization's context entries",
+    params(PageQuery),
+    responses((status = 200, description = "The context entries, newest first.", body = ContextEntryList)),
+)]
+async fn list_context_entries(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
+    let key = ListKey::new(&principal, ListName::Context, &page);
+    let load = |app: std::sync::Arc<compliance_app::App>| async move {
+        app.context.list_context_entries(&principal, &page).await
+    };
+    let page = state.list_page(key, load, |page| items(page, ContextEntryDto::from)).await?;
+    Ok(HttpResponse::Ok().json(ContextEntryList {
+        data: page.data(),
+        count: page.count(),
+        next_cursor: page.next_cursor(),
+        auth_type: auth_type(&caller, AuthTypeStyle::Context),
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/context",
+    tag = "context",
+    operation_id = "createContext",
+    summary = "Create a context entry",
+    request_body = NewContextEntry,
+    responses((status = 201, description = "The new context entry.", body = ContextEntryWithAuth)),
+)]
+async fn create_context_entry(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(input): JsonBody<NewContextEntry>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0.clone();
+    let entry = state.run(|app| async move { app.context.create_context_entry(&principal, input).await }).await?;
+    Ok(HttpResponse::Created().json(ContextEntryWithAuth {
+        entry: ContextEntryDto::from(&entry),
+        auth_type: auth_type(&caller, AuthTypeStyle::Context),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/context/{id}",
+    tag = "context",
+    operation_id = "getContext",
+    summary = "Get one context entry",
+    params(("id" = ContextEntryId, Path)),
+    responses((status = 200, description = "The context entry.", body = ContextEntryDto)),
+)]
+async fn get_context_entry(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, context_entry_id(&id)?);
+    let entry = state.run(|app| async move { app.context.get_context_entry(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(ContextEntryDto::from(&entry)))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/context/{id}",
+    tag = "context",
+    operation_id = "updateContext",
+    summary = "Change a context entry: only the fields sent change",
+    params(("id" = ContextEntryId, Path)),
+    request_body = ContextEntryChanges,
+    responses((status = 200, description = "The changed context entry.", body = ContextEntryWithAuth)),
+)]
+async fn update_context_entry(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    JsonBody(changes): JsonBody<ContextEntryChanges>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), context_entry_id(&id)?);
+    let entry =
+        state.run(|app| async move { app.context.update_context_entry(&principal, &id, changes).await }).await?;
+    Ok(HttpResponse::Ok().json(ContextEntryWithAuth {
+        entry: ContextEntryDto::from(&entry),
+        auth_type: auth_type(&caller, AuthTypeStyle::Context),
+    }))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/context/{id}",
+    tag = "context",
+    operation_id = "deleteContext",
+    summary = "Delete a context entry",
+    params(("id" = ContextEntryId, Path)),
+    responses((status = 200, description = "What was deleted.", body = ContextEntryDeleted)),
+)]
+async fn delete_context_entry(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), context_entry_id(&id)?);
+    let entry = state.run(|app| async move { app.context.delete_context_entry(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(ContextEntryDeleted {
+        message: "Context deleted successfully",
+        deleted_context: DeletedContextEntry { id: &entry.id, question: &entry.question },
+        auth_type: auth_type(&caller, AuthTypeStyle::Context),
+    }))
+}
+
+/// A malformed id names no context entry: 404, as a missing one.
+fn context_entry_id(id: &str) -> Result<ContextEntryId, ApiError> {
+    Id::parse(id).map_err(|_| ApiError::not_found("context entry"))
+}
+
+/// `authType` on the context endpoints: `apikey` or `session`.
+fn context_auth_type_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["apikey", "session"]))
+        .description(Some("`apikey` or `session`: how the request authenticated."))
+        .build()
+}

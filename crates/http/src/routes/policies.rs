@@ -1,0 +1,199 @@
+//! `/v1/policies`: list, create, read, change and delete the organization's policies.
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::policy::{NewPolicy, PolicyChanges};
+use compliance_domain::{Id, PolicyId};
+use compliance_ports::ListName;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use super::people::auth_type_schema;
+use super::{Endpoint, Router};
+use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
+use crate::paging::PageQuery;
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/policies").get(list_policies).post(create_policy))
+        .add(Endpoint::new("/v1/policies/{id}").get(get_policy).patch(update_policy).delete(delete_policy));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_policies, create_policy, get_policy, update_policy, delete_policy))]
+pub(super) struct Api;
+
+/// `{data, nextCursor, authType, authenticatedUser}` of policies: the specification gives policy lists no `count`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PolicyList<'a> {
+    #[schema(value_type = Vec<PolicyDto>)]
+    data: &'a RawValue,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<&'a str>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
+}
+
+/// A policy with how the request authenticated; `authenticatedUser` for sessions only.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PolicyWithAuth<'a> {
+    #[serde(flatten)]
+    policy: PolicyDto<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+/// What a delete answers: the message and what the policy was.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PolicyDeleted<'a> {
+    /// `Policy deleted successfully`
+    message: &'static str,
+    deleted_policy: DeletedPolicy<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct DeletedPolicy<'a> {
+    id: &'a PolicyId,
+    name: &'a str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/policies",
+    tag = "policies",
+    operation_id = "listPolicies",
+    summary = "List the organization's policies",
+    params(PageQuery),
+    responses((status = 200, description = "The policies, newest first.", body = PolicyList)),
+)]
+async fn list_policies(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
+    let key = ListKey::new(&principal, ListName::Policies, &page);
+    let load =
+        |app: std::sync::Arc<compliance_app::App>| async move { app.policies.list_policies(&principal, &page).await };
+    let page = state.list_page(key, load, |page| items(page, PolicyDto::from)).await?;
+    Ok(HttpResponse::Ok().json(PolicyList {
+        data: page.data(),
+        next_cursor: page.next_cursor(),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/policies",
+    tag = "policies",
+    operation_id = "createPolicy",
+    summary = "Create a policy",
+    request_body = NewPolicy,
+    responses((status = 201, description = "The new policy.", body = PolicyWithAuth)),
+)]
+async fn create_policy(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(input): JsonBody<NewPolicy>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0.clone();
+    let policy = state.run(|app| async move { app.policies.create_policy(&principal, input).await }).await?;
+    Ok(HttpResponse::Created().json(PolicyWithAuth {
+        policy: PolicyDto::from(&policy),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}",
+    tag = "policies",
+    operation_id = "getPolicy",
+    summary = "Get one policy",
+    params(("id" = PolicyId, Path)),
+    responses((status = 200, description = "The policy.", body = PolicyDto)),
+)]
+async fn get_policy(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, policy_id(&id)?);
+    let policy = state.run(|app| async move { app.policies.get_policy(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(PolicyDto::from(&policy)))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/policies/{id}",
+    tag = "policies",
+    operation_id = "updatePolicy",
+    summary = "Change a policy: only the fields sent change",
+    params(("id" = PolicyId, Path)),
+    request_body = PolicyChanges,
+    responses((status = 200, description = "The changed policy.", body = PolicyWithAuth)),
+)]
+async fn update_policy(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    JsonBody(changes): JsonBody<PolicyChanges>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), policy_id(&id)?);
+    let policy = state.run(|app| async move { app.policies.update_policy(&principal, &id, changes).await }).await?;
+    Ok(HttpResponse::Ok().json(PolicyWithAuth {
+        policy: PolicyDto::from(&policy),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/policies/{id}",
+    tag = "policies",
+    operation_id = "deletePolicy",
+    summary = "Delete a policy",
+    params(("id" = PolicyId, Path)),
+    responses((status = 200, description = "What was deleted.", body = PolicyDeleted)),
+)]
+async fn delete_policy(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), policy_id(&id)?);
+    let policy = state.run(|app| async move { app.policies.delete_policy(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(PolicyDeleted {
+        message: "Policy deleted successfully",
+        deleted_policy: DeletedPolicy { id: &policy.id, name: &policy.name },
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+/// A malformed id names no policy: 404, as a missing one.
+fn policy_id(id: &str) -> Result<PolicyId, ApiError> {
+    Id::parse(id).map_err(|_| ApiError::not_found("policy"))
+}

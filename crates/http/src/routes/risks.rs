@@ -1,0 +1,197 @@
+//! `/v1/risks`: list, create, read, change and delete the organization's risks.
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::risk::{NewRisk, RiskChanges};
+use compliance_domain::{Id, RiskId};
+use compliance_ports::ListName;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use super::people::auth_type_schema;
+use super::{Endpoint, Router};
+use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
+use crate::paging::PageQuery;
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/risks").get(list_risks).post(create_risk))
+        .add(Endpoint::new("/v1/risks/{id}").get(get_risk).patch(update_risk).delete(delete_risk));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_risks, create_risk, get_risk, update_risk, delete_risk))]
+pub(super) struct Api;
+
+/// `{data, count, nextCursor, authType, authenticatedUser}` of risks.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RiskList<'a> {
+    #[schema(value_type = Vec<RiskDto>)]
+    data: &'a RawValue,
+    /// The total number of matching rows (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<&'a str>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
+}
+
+/// A risk with how the request authenticated; `authenticatedUser` for sessions only.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RiskWithAuth<'a> {
+    #[serde(flatten)]
+    risk: RiskDto<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+/// What a delete answers: the message and what the risk was.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RiskDeleted<'a> {
+    /// `Risk deleted successfully`
+    message: &'static str,
+    deleted_risk: DeletedRisk<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct DeletedRisk<'a> {
+    id: &'a RiskId,
+    title: &'a str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/risks",
+    tag = "risks",
+    operation_id = "listRisks",
+    summary = "List the organization's risks",
+    params(PageQuery),
+    responses((status = 200, description = "The risks, newest first.", body = RiskList)),
+)]
+async fn list_risks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
+    let key = ListKey::new(&principal, ListName::Risks, &page);
+    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.risks.list_risks(&principal, &page).await };
+    let page = state.list_page(key, load, |page| items(page, |risk| RiskDto::new(risk, false))).await?;
+    Ok(HttpResponse::Ok().json(RiskList {
+        data: page.data(),
+        count: page.count(),
+        next_cursor: page.next_cursor(),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/risks",
+    tag = "risks",
+    operation_id = "createRisk",
+    summary = "Create a risk",
+    request_body = NewRisk,
+    responses((status = 201, description = "The new risk.", body = RiskWithAuth)),
+)]
+async fn create_risk(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(input): JsonBody<NewRisk>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0.clone();
+    let risk = state.run(|app| async move { app.risks.create_risk(&principal, input).await }).await?;
+    Ok(HttpResponse::Created().json(RiskWithAuth {
+        risk: RiskDto::new(&risk, true),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/risks/{id}",
+    tag = "risks",
+    operation_id = "getRisk",
+    summary = "Get one risk",
+    params(("id" = RiskId, Path)),
+    responses((status = 200, description = "The risk.", body = RiskDto)),
+)]
+async fn get_risk(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, risk_id(&id)?);
+    let risk = state.run(|app| async move { app.risks.get_risk(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(RiskDto::new(&risk, true)))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/risks/{id}",
+    tag = "risks",
+    operation_id = "updateRisk",
+    summary = "Change a risk: only the fields sent change",
+    params(("id" = RiskId, Path)),
+    request_body = RiskChanges,
+    responses((status = 200, description = "The changed risk.", body = RiskWithAuth)),
+)]
+async fn update_risk(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    JsonBody(changes): JsonBody<RiskChanges>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), risk_id(&id)?);
+    let risk = state.run(|app| async move { app.risks.update_risk(&principal, &id, changes).await }).await?;
+    Ok(HttpResponse::Ok().json(RiskWithAuth {
+        risk: RiskDto::new(&risk, true),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/risks/{id}",
+    tag = "risks",
+    operation_id = "deleteRisk",
+    summary = "Delete a risk",
+    params(("id" = RiskId, Path)),
+    responses((status = 200, description = "What was deleted.", body = RiskDeleted)),
+)]
+async fn delete_risk(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), risk_id(&id)?);
+    let risk = state.run(|app| async move { app.risks.delete_risk(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(RiskDeleted {
+        message: "Risk deleted successfully",
+        deleted_risk: DeletedRisk { id: &risk.id, title: &risk.title },
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+/// A malformed id names no risk: 404, as a missing one.
+fn risk_id(id: &str) -> Result<RiskId, ApiError> {
+    Id::parse(id).map_err(|_| ApiError::not_found("risk"))
+}

@@ -1,0 +1,197 @@
+//! `/v1/tasks`: list, create, read, change and delete the organization's tasks.
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::task::{NewTask, TaskChanges};
+use compliance_domain::{Id, TaskId};
+use compliance_ports::ListName;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use super::people::auth_type_schema;
+use super::{Endpoint, Router};
+use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
+use crate::paging::PageQuery;
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, TaskDto, auth_type};
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/tasks").get(list_tasks).post(create_task))
+        .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_tasks, create_task, get_task, update_task, delete_task))]
+pub(super) struct Api;
+
+/// `{data, count, nextCursor, authType, authenticatedUser}` of tasks.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct TaskList<'a> {
+    #[schema(value_type = Vec<TaskDto>)]
+    data: &'a RawValue,
+    /// The total number of matching rows (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<&'a str>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
+}
+
+/// A task with how the request authenticated; `authenticatedUser` for sessions only.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct TaskWithAuth<'a> {
+    #[serde(flatten)]
+    task: TaskDto<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+/// What a delete answers: the message and what the task was.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct TaskDeleted<'a> {
+    /// `Task deleted successfully`
+    message: &'static str,
+    deleted_task: DeletedTask<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct DeletedTask<'a> {
+    id: &'a TaskId,
+    title: &'a str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/tasks",
+    tag = "tasks",
+    operation_id = "listTasks",
+    summary = "List the organization's tasks",
+    params(PageQuery),
+    responses((status = 200, description = "The tasks, newest first.", body = TaskList)),
+)]
+async fn list_tasks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
+    let key = ListKey::new(&principal, ListName::Tasks, &page);
+    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.tasks.list_tasks(&principal, &page).await };
+    let page = state.list_page(key, load, |page| items(page, TaskDto::from)).await?;
+    Ok(HttpResponse::Ok().json(TaskList {
+        data: page.data(),
+        count: page.count(),
+        next_cursor: page.next_cursor(),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/tasks",
+    tag = "tasks",
+    operation_id = "createTask",
+    summary = "Create a task",
+    request_body = NewTask,
+    responses((status = 201, description = "The new task.", body = TaskWithAuth)),
+)]
+async fn create_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(input): JsonBody<NewTask>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0.clone();
+    let task = state.run(|app| async move { app.tasks.create_task(&principal, input).await }).await?;
+    Ok(HttpResponse::Created().json(TaskWithAuth {
+        task: TaskDto::from(&task),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/tasks/{id}",
+    tag = "tasks",
+    operation_id = "getTask",
+    summary = "Get one task",
+    params(("id" = TaskId, Path)),
+    responses((status = 200, description = "The task.", body = TaskDto)),
+)]
+async fn get_task(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, task_id(&id)?);
+    let task = state.run(|app| async move { app.tasks.get_task(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(TaskDto::from(&task)))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/tasks/{id}",
+    tag = "tasks",
+    operation_id = "updateTask",
+    summary = "Change a task: only the fields sent change",
+    params(("id" = TaskId, Path)),
+    request_body = TaskChanges,
+    responses((status = 200, description = "The changed task.", body = TaskWithAuth)),
+)]
+async fn update_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    JsonBody(changes): JsonBody<TaskChanges>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), task_id(&id)?);
+    let task = state.run(|app| async move { app.tasks.update_task(&principal, &id, changes).await }).await?;
+    Ok(HttpResponse::Ok().json(TaskWithAuth {
+        task: TaskDto::from(&task),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/tasks/{id}",
+    tag = "tasks",
+    operation_id = "deleteTask",
+    summary = "Delete a task",
+    params(("id" = TaskId, Path)),
+    responses((status = 200, description = "What was deleted.", body = TaskDeleted)),
+)]
+async fn delete_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), task_id(&id)?);
+    let task = state.run(|app| async move { app.tasks.delete_task(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(TaskDeleted {
+        message: "Task deleted successfully",
+        deleted_task: DeletedTask { id: &task.id, title: &task.title },
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+/// A malformed id names no task: 404, as a missing one.
+fn task_id(id: &str) -> Result<TaskId, ApiError> {
+    Id::parse(id).map_err(|_| ApiError::not_found("task"))
+}

@@ -1,0 +1,202 @@
+//! `/v1/vendors`: list, create, read, change and delete the organization's vendors.
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::vendor::{NewVendor, VendorChanges};
+use compliance_domain::{Id, VendorId};
+use compliance_ports::ListName;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use super::people::auth_type_schema;
+use super::{Endpoint, Router};
+use crate::body::JsonBody;
+use crate::list_cache::{ListKey, items};
+use crate::paging::PageQuery;
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/vendors").get(list_vendors).post(create_vendor))
+        .add(Endpoint::new("/v1/vendors/{id}").get(get_vendor).patch(update_vendor).delete(delete_vendor));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_vendors, create_vendor, get_vendor, update_vendor, delete_vendor))]
+pub(super) struct Api;
+
+/// `{data, count, nextCursor, authType, authenticatedUser}` of vendors.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct VendorList<'a> {
+    #[schema(value_type = Vec<VendorDto>)]
+    data: &'a RawValue,
+    /// The total number of matching rows (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<&'a str>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
+}
+
+/// A vendor with how the request authenticated; `authenticatedUser` for sessions only.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct VendorWithAuth<'a> {
+    #[serde(flatten)]
+    vendor: VendorDto<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+/// What a delete answers: the message and what the vendor was.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct VendorDeleted<'a> {
+    /// `Vendor deleted successfully`
+    message: &'static str,
+    deleted_vendor: DeletedVendor<'a>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct DeletedVendor<'a> {
+    id: &'a VendorId,
+    name: &'a str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/vendors",
+    tag = "vendors",
+    operation_id = "listVendors",
+    summary = "List the organization's vendors",
+    params(PageQuery),
+    responses((status = 200, description = "The vendors, newest first.", body = VendorList)),
+)]
+async fn list_vendors(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
+    let key = ListKey::new(&principal, ListName::Vendors, &page);
+    let load =
+        |app: std::sync::Arc<compliance_app::App>| async move { app.vendors.list_vendors(&principal, &page).await };
+    let page = state.list_page(key, load, |page| items(page, |vendor| VendorDto::new(vendor, false))).await?;
+    Ok(HttpResponse::Ok().json(VendorList {
+        data: page.data(),
+        count: page.count(),
+        next_cursor: page.next_cursor(),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/vendors",
+    tag = "vendors",
+    operation_id = "createVendor",
+    summary = "Create a vendor",
+    request_body = NewVendor,
+    responses((status = 201, description = "The new vendor.", body = VendorWithAuth)),
+)]
+async fn create_vendor(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(input): JsonBody<NewVendor>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0.clone();
+    let vendor = state.run(|app| async move { app.vendors.create_vendor(&principal, input).await }).await?;
+    Ok(HttpResponse::Created().json(VendorWithAuth {
+        vendor: VendorDto::new(&vendor, true),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/vendors/{id}",
+    tag = "vendors",
+    operation_id = "getVendor",
+    summary = "Get one vendor",
+    params(("id" = VendorId, Path)),
+    responses((status = 200, description = "The vendor.", body = VendorDto)),
+)]
+async fn get_vendor(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, vendor_id(&id)?);
+    let vendor = state.run(|app| async move { app.vendors.get_vendor(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(VendorDto::new(&vendor, true)))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/vendors/{id}",
+    tag = "vendors",
+    operation_id = "updateVendor",
+    summary = "Change a vendor: only the fields sent change",
+    params(("id" = VendorId, Path)),
+    request_body = VendorChanges,
+    responses((status = 200, description = "The changed vendor.", body = VendorWithAuth)),
+)]
+async fn update_vendor(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    JsonBody(changes): JsonBody<VendorChanges>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), vendor_id(&id)?);
+    let vendor = state.run(|app| async move { app.vendors.update_vendor(&principal, &id, changes).await }).await?;
+    Ok(HttpResponse::Ok().json(VendorWithAuth {
+        vendor: VendorDto::new(&vendor, true),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/vendors/{id}",
+    tag = "vendors",
+    operation_id = "deleteVendor",
+    summary = "Delete a vendor",
+    params(("id" = VendorId, Path)),
+    responses((status = 200, description = "What was deleted.", body = VendorDeleted)),
+)]
+async fn delete_vendor(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), vendor_id(&id)?);
+    let vendor = state.run(|app| async move { app.vendors.delete_vendor(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(VendorDeleted {
+        message: "Vendor deleted successfully",
+        deleted_vendor: DeletedVendor { id: &vendor.id, name: &vendor.name },
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
+}
+
+/// A malformed id names no vendor: 404, as a missing one.
+fn vendor_id(id: &str) -> Result<VendorId, ApiError> {
+    Id::parse(id).map_err(|_| ApiError::not_found("vendor"))
+}

@@ -1,0 +1,121 @@
+//! Storage of the organization's records: one trait per resource, each method named for what it
+//! does to which resource (`update_risk`), so a reader finds the implementation by name in
+//! `compliance-store`'s file of the same resource.
+//!
+//! Every method takes the organization: a record of another organization is indistinguishable
+//! from a missing one (`RepoError::NotFound`).
+
+use async_trait::async_trait;
+use compliance_domain::comment::Attachment;
+use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::policy::{Policy, PolicyPatch};
+use compliance_domain::risk::{Risk, RiskPatch};
+use compliance_domain::task::{Task, TaskPatch};
+use compliance_domain::vendor::{Vendor, VendorPatch};
+use compliance_domain::{ContextEntryId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
+
+use crate::{Page, PageRequest, RepoError};
+
+/// A deleted record and the attachments deleted with it (of the comments on it), whose bytes are
+/// now to be removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deleted<R> {
+    pub record: R,
+    pub attachments: Vec<Attachment>,
+}
+
+#[async_trait]
+pub trait RiskRepository: Send + Sync {
+    /// A page of the organization's risks, newest first.
+    async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError>;
+    async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError>;
+    async fn insert_risk(&self, risk: &Risk) -> Result<(), RepoError>;
+    /// Sets the fields the patch names, atomically, and returns the risk as it now is.
+    async fn update_risk(
+        &self,
+        org: &OrganizationId,
+        id: &RiskId,
+        patch: &RiskPatch,
+        now: Timestamp,
+    ) -> Result<Risk, RepoError>;
+    /// Deletes the risk with its comments and their attachments' rows, in one transaction.
+    async fn delete_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Deleted<Risk>, RepoError>;
+}
+
+#[async_trait]
+pub trait VendorRepository: Send + Sync {
+    /// A page of the organization's vendors, newest first.
+    async fn list_vendors(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Vendor>, RepoError>;
+    async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError>;
+    async fn insert_vendor(&self, vendor: &Vendor) -> Result<(), RepoError>;
+    /// Sets the fields the patch names, atomically, and returns the vendor as it now is.
+    async fn update_vendor(
+        &self,
+        org: &OrganizationId,
+        id: &VendorId,
+        patch: &VendorPatch,
+        now: Timestamp,
+    ) -> Result<Vendor, RepoError>;
+    /// Deletes the vendor with its comments and their attachments' rows, in one transaction.
+    async fn delete_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Deleted<Vendor>, RepoError>;
+}
+
+#[async_trait]
+pub trait TaskRepository: Send + Sync {
+    /// A page of the organization's tasks, newest first.
+    async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError>;
+    async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError>;
+    async fn insert_task(&self, task: &Task) -> Result<(), RepoError>;
+    /// Sets the fields the patch names, atomically, and returns the task as it now is.
+    async fn update_task(
+        &self,
+        org: &OrganizationId,
+        id: &TaskId,
+        patch: &TaskPatch,
+        now: Timestamp,
+    ) -> Result<Task, RepoError>;
+    /// Deletes the task with its comments and their attachments' rows, in one transaction (its
+    /// automations go with it, by foreign key).
+    async fn delete_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Deleted<Task>, RepoError>;
+}
+
+#[async_trait]
+pub trait PolicyRepository: Send + Sync {
+    /// A page of the organization's policies, newest first.
+    async fn list_policies(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Policy>, RepoError>;
+    async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError>;
+    async fn insert_policy(&self, policy: &Policy) -> Result<(), RepoError>;
+    /// Applies the patch to the stored policy (`Policy::apply`: publishing and archiving stamp
+    /// their dates) atomically, and returns the policy as it now is.
+    async fn update_policy(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        patch: &PolicyPatch,
+        now: Timestamp,
+    ) -> Result<Policy, RepoError>;
+    /// Deletes the policy with its comments and their attachments' rows, in one transaction.
+    async fn delete_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Deleted<Policy>, RepoError>;
+}
+
+#[async_trait]
+pub trait ContextRepository: Send + Sync {
+    /// A page of the organization's context entries, newest first.
+    async fn list_context_entries(
+        &self,
+        org: &OrganizationId,
+        page: &PageRequest,
+    ) -> Result<Page<ContextEntry>, RepoError>;
+    async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
+    async fn insert_context_entry(&self, entry: &ContextEntry) -> Result<(), RepoError>;
+    /// Sets the fields the patch names, atomically, and returns the entry as it now is.
+    async fn update_context_entry(
+        &self,
+        org: &OrganizationId,
+        id: &ContextEntryId,
+        patch: &ContextEntryPatch,
+        now: Timestamp,
+    ) -> Result<ContextEntry, RepoError>;
+    /// Deletes the entry (context entries carry no comments).
+    async fn delete_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
+}

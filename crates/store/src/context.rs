@@ -1,0 +1,148 @@
+//! Context entries: the [`ContextRepository`] on both backends, and the row the `context_entries`
+//! table holds.
+
+use async_trait::async_trait;
+use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch};
+use compliance_domain::{ContextEntryId, OrganizationId, Timestamp};
+use compliance_ports::{ContextRepository, Cursor, Page, PageRequest, RepoError};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::repo_error;
+use crate::paging::read_page;
+use crate::prepared::{Assignments, Prepared};
+use crate::rows::{id, instant, json, json_text, naive};
+use crate::schema::context_entries;
+
+#[async_trait]
+impl ContextRepository for Store {
+    async fn list_context_entries(
+        &self,
+        org: &OrganizationId,
+        page: &PageRequest,
+    ) -> Result<Page<ContextEntry>, RepoError> {
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<ContextEntryRow>, _) = read_page!(
+            &mut conn,
+            page,
+            context_entries::table.filter(context_entries::organization_id.eq(org.as_str())),
+            ContextEntryRow::as_select(),
+            context_entries::created_at,
+            context_entries::id
+        )
+        .map_err(repo_error)?;
+        let entries = rows.into_iter().map(ContextEntry::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(entries, page, total, |e| Cursor { created_at: e.created_at, id: e.id.to_string() }))
+    }
+
+    async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: ContextEntryRow = db_run!(&mut conn, |c| {
+            context_entries::table
+                .filter(context_entries::organization_id.eq(org.as_str()))
+                .filter(context_entries::id.eq(id.as_str()))
+                .select(ContextEntryRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn insert_context_entry(&self, entry: &ContextEntry) -> Result<(), RepoError> {
+        let row = ContextEntryRow::from(entry);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| Prepared(diesel::insert_into(context_entries::table).values(&row)).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    async fn update_context_entry(
+        &self,
+        org: &OrganizationId,
+        id: &ContextEntryId,
+        patch: &ContextEntryPatch,
+        now: Timestamp,
+    ) -> Result<ContextEntry, RepoError> {
+        let changes = changed_columns(patch, now);
+        let mut conn = self.pools.write().await?;
+        let row: ContextEntryRow = db_run!(&mut conn, |c| {
+            let entry = context_entries::table
+                .filter(context_entries::organization_id.eq(org.as_str()))
+                .filter(context_entries::id.eq(id.as_str()));
+            Prepared(diesel::update(entry).set(&changes).returning(ContextEntryRow::as_returning())).get_result(c).await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    /// Context entries carry no comments: one statement.
+    async fn delete_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let row: ContextEntryRow = db_run!(&mut conn, |c| {
+            let entry = context_entries::table
+                .filter(context_entries::organization_id.eq(org.as_str()))
+                .filter(context_entries::id.eq(id.as_str()));
+            diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+}
+
+/// The columns a PATCH sets, taken apart field by field without `..`: a field added to the patch
+/// does not compile until it is written here too. Every column is in the statement whatever the
+/// patch holds (see [`Assignments`]), so it has one shape and each connection prepares it once.
+fn changed_columns(patch: &ContextEntryPatch, now: Timestamp) -> Assignments<context_entries::table> {
+    let ContextEntryChanges { question, answer, tags } = patch.changes();
+    Assignments::new(context_entries::updated_at, naive(now))
+        .required(context_entries::question, question.clone())
+        .required(context_entries::answer, answer.clone())
+        .required(context_entries::tags, tags.as_ref().map(json_text))
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = context_entries, treat_none_as_null = true)]
+pub struct ContextEntryRow {
+    id: String,
+    organization_id: String,
+    question: String,
+    answer: String,
+    tags: String,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&ContextEntry> for ContextEntryRow {
+    fn from(e: &ContextEntry) -> Self {
+        Self {
+            id: e.id.to_string(),
+            organization_id: e.organization_id.to_string(),
+            question: e.question.clone(),
+            answer: e.answer.clone(),
+            tags: json_text(&e.tags),
+            created_at: naive(e.created_at),
+            updated_at: naive(e.updated_at),
+        }
+    }
+}
+
+impl TryFrom<ContextEntryRow> for ContextEntry {
+    type Error = RepoError;
+    fn try_from(r: ContextEntryRow) -> Result<Self, RepoError> {
+        Ok(Self {
+            id: id("context_entries", r.id)?,
+            organization_id: id("context_entries", r.organization_id)?,
+            question: r.question,
+            answer: r.answer,
+            tags: json("context_entries", &r.tags)?,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}

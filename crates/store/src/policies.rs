@@ -1,0 +1,205 @@
+//! Policies: the [`PolicyRepository`] on both backends, and the row the `policies` table holds.
+
+use async_trait::async_trait;
+use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::policy::{Policy, PolicyPatch, RichText};
+use compliance_domain::{OrganizationId, PolicyId, Timestamp};
+use compliance_ports::{Cursor, Deleted, Page, PageRequest, PolicyRepository, RepoError};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::comments::delete_comments_of;
+use crate::db::db_run;
+use crate::error::{TxError, corrupt, repo_error};
+use crate::paging::read_page;
+use crate::prepared::Prepared;
+use crate::rows::{AttachmentRow, id, instant, json, json_text, naive, optional_id, value};
+use crate::schema::policies;
+
+#[async_trait]
+impl PolicyRepository for Store {
+    async fn list_policies(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Policy>, RepoError> {
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<PolicyRow>, _) = read_page!(
+            &mut conn,
+            page,
+            policies::table.filter(policies::organization_id.eq(org.as_str())),
+            PolicyRow::as_select(),
+            policies::created_at,
+            policies::id
+        )
+        .map_err(repo_error)?;
+        let policies = rows.into_iter().map(Policy::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(policies, page, total, |p| Cursor { created_at: p.created_at, id: p.id.to_string() }))
+    }
+
+    async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: PolicyRow = db_run!(&mut conn, |c| {
+            policies::table
+                .filter(policies::organization_id.eq(org.as_str()))
+                .filter(policies::id.eq(id.as_str()))
+                .select(PolicyRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn insert_policy(&self, policy: &Policy) -> Result<(), RepoError> {
+        let row = PolicyRow::from(policy);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| Prepared(diesel::insert_into(policies::table).values(&row)).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    /// Read, modify, write: the patch's effect depends on the policy (publishing stamps
+    /// `lastPublishedAt`, archiving `lastArchivedAt`), a rule of the domain's `Policy::apply`.
+    ///
+    /// First the fast path: read the policy, apply the patch, and write it back only if its
+    /// `updated_at` is still what was read (two round trips). If another patch got there first,
+    /// the locking path runs, which always gets through: a transaction whose first statement
+    /// updates the row to itself. That takes the row's lock on PostgreSQL, as `SELECT … FOR
+    /// UPDATE` would (SQLite has no such clause, and one writer), so the read that follows sees
+    /// the other patch and the write cannot lose it.
+    async fn update_policy(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        patch: &PolicyPatch,
+        now: Timestamp,
+    ) -> Result<Policy, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let the_policy =
+            || policies::table.filter(policies::organization_id.eq(org.as_str())).filter(policies::id.eq(id.as_str()));
+        let if_unchanged: Result<Option<Policy>, TxError> = db_run!(&mut conn, |c| {
+            async {
+                let mut policy = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+                let read = policy.updated_at;
+                // strictly later than what was read, so that the check tells the versions apart
+                let now = if now > read { now } else { read.plus(time::Duration::microseconds(1)) };
+                policy.apply(patch, now);
+                let unchanged = the_policy().filter(policies::updated_at.eq(naive(read)));
+                let written = diesel::update(unchanged).set(&PolicyRow::from(&policy)).execute(c).await?;
+                Ok((written == 1).then_some(policy))
+            }
+            .await
+        });
+        if let Some(policy) = if_unchanged.map_err(RepoError::from)? {
+            return Ok(policy);
+        }
+        let locked: Result<Policy, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                diesel::update(the_policy()).set(policies::updated_at.eq(policies::updated_at)).execute(c).await?;
+                let mut policy = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+                policy.apply(patch, now);
+                diesel::update(the_policy()).set(&PolicyRow::from(&policy)).execute(c).await?;
+                Ok(policy)
+            })
+            .await
+        });
+        locked.map_err(RepoError::from)
+    }
+
+    async fn delete_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Deleted<Policy>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let entity = CommentEntityType::Policy.as_str();
+        let result: Result<(PolicyRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let attachments = delete_comments_of!(c, org.as_str(), entity, id.as_str());
+                let policy = policies::table
+                    .filter(policies::organization_id.eq(org.as_str()))
+                    .filter(policies::id.eq(id.as_str()));
+                let row: PolicyRow = diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?;
+                Ok((row, attachments))
+            })
+            .await
+        });
+        let (row, attachments) = result.map_err(RepoError::from)?;
+        let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
+        Ok(Deleted { record: row.try_into()?, attachments })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = policies, treat_none_as_null = true)]
+pub struct PolicyRow {
+    id: String,
+    organization_id: String,
+    name: String,
+    description: String,
+    status: String,
+    content: String,
+    frequency: String,
+    department: String,
+    is_required_to_sign: bool,
+    signed_by: String,
+    review_date: PrimitiveDateTime,
+    is_archived: bool,
+    last_archived_at: Option<PrimitiveDateTime>,
+    last_published_at: Option<PrimitiveDateTime>,
+    assignee_id: Option<String>,
+    approver_id: Option<String>,
+    policy_template_id: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&Policy> for PolicyRow {
+    fn from(p: &Policy) -> Self {
+        Self {
+            id: p.id.to_string(),
+            organization_id: p.organization_id.to_string(),
+            name: p.name.clone(),
+            description: p.description.clone(),
+            status: p.status.to_string(),
+            content: p.content.json().get().to_owned(),
+            frequency: p.frequency.to_string(),
+            department: p.department.to_string(),
+            is_required_to_sign: p.is_required_to_sign,
+            signed_by: json_text(&p.signed_by),
+            review_date: naive(p.review_date),
+            is_archived: p.is_archived,
+            last_archived_at: p.last_archived_at.map(naive),
+            last_published_at: p.last_published_at.map(naive),
+            assignee_id: p.assignee_id.as_ref().map(ToString::to_string),
+            approver_id: p.approver_id.as_ref().map(ToString::to_string),
+            policy_template_id: p.policy_template_id.clone(),
+            created_at: naive(p.created_at),
+            updated_at: naive(p.updated_at),
+        }
+    }
+}
+
+impl TryFrom<PolicyRow> for Policy {
+    type Error = RepoError;
+    fn try_from(r: PolicyRow) -> Result<Self, RepoError> {
+        const T: &str = "policies";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            name: r.name,
+            description: r.description,
+            status: value(T, &r.status)?,
+            content: RichText::from_stored(r.content).map_err(|error| corrupt(T, error))?,
+            frequency: value(T, &r.frequency)?,
+            department: value(T, &r.department)?,
+            is_required_to_sign: r.is_required_to_sign,
+            signed_by: json(T, &r.signed_by)?,
+            review_date: instant(r.review_date),
+            is_archived: r.is_archived,
+            last_archived_at: r.last_archived_at.map(instant),
+            last_published_at: r.last_published_at.map(instant),
+            assignee_id: optional_id(T, r.assignee_id)?,
+            approver_id: optional_id(T, r.approver_id)?,
+            policy_template_id: r.policy_template_id,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}

@@ -1,0 +1,198 @@
+//! Risks: the [`RiskRepository`] on both backends, and the row the `risks` table holds.
+
+use async_trait::async_trait;
+use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
+use compliance_domain::{OrganizationId, RiskId, Timestamp};
+use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, RiskRepository};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::comments::delete_comments_of;
+use crate::db::db_run;
+use crate::error::{TxError, repo_error};
+use crate::paging::read_page;
+use crate::prepared::{Assignments, Prepared, nullable_text, text};
+use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
+use crate::schema::risks;
+
+#[async_trait]
+impl RiskRepository for Store {
+    async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError> {
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<RiskRow>, _) = read_page!(
+            &mut conn,
+            page,
+            risks::table.filter(risks::organization_id.eq(org.as_str())),
+            RiskRow::as_select(),
+            risks::created_at,
+            risks::id
+        )
+        .map_err(repo_error)?;
+        let risks = rows.into_iter().map(Risk::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(risks, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+    }
+
+    async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: RiskRow = db_run!(&mut conn, |c| {
+            risks::table
+                .filter(risks::organization_id.eq(org.as_str()))
+                .filter(risks::id.eq(id.as_str()))
+                .select(RiskRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn insert_risk(&self, risk: &Risk) -> Result<(), RepoError> {
+        let row = RiskRow::from(risk);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    async fn update_risk(
+        &self,
+        org: &OrganizationId,
+        id: &RiskId,
+        patch: &RiskPatch,
+        now: Timestamp,
+    ) -> Result<Risk, RepoError> {
+        let changes = changed_columns(patch, now);
+        let mut conn = self.pools.write().await?;
+        let row: RiskRow = db_run!(&mut conn, |c| {
+            let risk = risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
+            Prepared(diesel::update(risk).set(&changes).returning(RiskRow::as_returning())).get_result(c).await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn delete_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Deleted<Risk>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let entity = CommentEntityType::Risk.as_str();
+        let result: Result<(RiskRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let attachments = delete_comments_of!(c, org.as_str(), entity, id.as_str());
+                let risk =
+                    risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
+                let row: RiskRow = diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?;
+                Ok((row, attachments))
+            })
+            .await
+        });
+        let (row, attachments) = result.map_err(RepoError::from)?;
+        let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
+        Ok(Deleted { record: row.try_into()?, attachments })
+    }
+}
+
+/// The columns a PATCH sets, taken apart field by field without `..`: a field added to the patch
+/// does not compile until it is written here too. Every column is in the statement whatever the
+/// patch holds (see [`Assignments`]), so it has one shape and each connection prepares it once.
+fn changed_columns(patch: &RiskPatch, now: Timestamp) -> Assignments<risks::table> {
+    let RiskChanges {
+        title,
+        description,
+        category,
+        department,
+        status,
+        likelihood,
+        impact,
+        residual_likelihood,
+        residual_impact,
+        treatment_strategy_description,
+        treatment_strategy,
+        assignee_id,
+    } = patch.changes();
+    Assignments::new(risks::updated_at, naive(now))
+        .required(risks::title, title.clone())
+        .required(risks::description, description.clone())
+        .required(risks::category, text(category))
+        .nullable(risks::department, nullable_text(department))
+        .required(risks::status, text(status))
+        .required(risks::likelihood, text(likelihood))
+        .required(risks::impact, text(impact))
+        .required(risks::residual_likelihood, text(residual_likelihood))
+        .required(risks::residual_impact, text(residual_impact))
+        .nullable(risks::treatment_strategy_description, treatment_strategy_description.clone())
+        .required(risks::treatment_strategy, text(treatment_strategy))
+        .nullable(risks::assignee_id, nullable_text(assignee_id))
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = risks, treat_none_as_null = true)]
+pub struct RiskRow {
+    id: String,
+    organization_id: String,
+    title: String,
+    description: String,
+    category: String,
+    department: Option<String>,
+    status: String,
+    likelihood: String,
+    impact: String,
+    residual_likelihood: String,
+    residual_impact: String,
+    treatment_strategy_description: Option<String>,
+    treatment_strategy: String,
+    assignee_id: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&Risk> for RiskRow {
+    fn from(r: &Risk) -> Self {
+        Self {
+            id: r.id.to_string(),
+            organization_id: r.organization_id.to_string(),
+            title: r.title.clone(),
+            description: r.description.clone(),
+            category: r.category.to_string(),
+            department: r.department.map(|d| d.to_string()),
+            status: r.status.to_string(),
+            likelihood: r.likelihood.to_string(),
+            impact: r.impact.to_string(),
+            residual_likelihood: r.residual_likelihood.to_string(),
+            residual_impact: r.residual_impact.to_string(),
+            treatment_strategy_description: r.treatment_strategy_description.clone(),
+            treatment_strategy: r.treatment_strategy.to_string(),
+            assignee_id: r.assignee_id.as_ref().map(ToString::to_string),
+            created_at: naive(r.created_at),
+            updated_at: naive(r.updated_at),
+        }
+    }
+}
+
+impl TryFrom<RiskRow> for Risk {
+    type Error = RepoError;
+    fn try_from(r: RiskRow) -> Result<Self, RepoError> {
+        const T: &str = "risks";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            title: r.title,
+            description: r.description,
+            category: value(T, &r.category)?,
+            department: r.department.map(|d| value(T, &d)).transpose()?,
+            status: value(T, &r.status)?,
+            likelihood: value(T, &r.likelihood)?,
+            impact: value(T, &r.impact)?,
+            residual_likelihood: value(T, &r.residual_likelihood)?,
+            residual_impact: value(T, &r.residual_impact)?,
+            treatment_strategy_description: r.treatment_strategy_description,
+            treatment_strategy: value(T, &r.treatment_strategy)?,
+            assignee_id: optional_id(T, r.assignee_id)?,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! Tasks: the [`TaskRepository`] on both backends, and the row the `tasks` table holds.
+
+use async_trait::async_trait;
+use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::task::{Task, TaskChanges, TaskPatch};
+use compliance_domain::{OrganizationId, TaskId, Timestamp};
+use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, TaskRepository};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::comments::delete_comments_of;
+use crate::db::db_run;
+use crate::error::{TxError, repo_error};
+use crate::paging::read_page;
+use crate::prepared::{Assignments, Prepared, nullable_text, text};
+use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
+use crate::schema::tasks;
+
+#[async_trait]
+impl TaskRepository for Store {
+    async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError> {
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<TaskRow>, _) = read_page!(
+            &mut conn,
+            page,
+            tasks::table.filter(tasks::organization_id.eq(org.as_str())),
+            TaskRow::as_select(),
+            tasks::created_at,
+            tasks::id
+        )
+        .map_err(repo_error)?;
+        let tasks = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(tasks, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+    }
+
+    async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: TaskRow = db_run!(&mut conn, |c| {
+            tasks::table
+                .filter(tasks::organization_id.eq(org.as_str()))
+                .filter(tasks::id.eq(id.as_str()))
+                .select(TaskRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn insert_task(&self, task: &Task) -> Result<(), RepoError> {
+        let row = TaskRow::from(task);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    async fn update_task(
+        &self,
+        org: &OrganizationId,
+        id: &TaskId,
+        patch: &TaskPatch,
+        now: Timestamp,
+    ) -> Result<Task, RepoError> {
+        let changes = changed_columns(patch, now);
+        let mut conn = self.pools.write().await?;
+        let row: TaskRow = db_run!(&mut conn, |c| {
+            let task = tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
+            Prepared(diesel::update(task).set(&changes).returning(TaskRow::as_returning())).get_result(c).await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn delete_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Deleted<Task>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let entity = CommentEntityType::Task.as_str();
+        let result: Result<(TaskRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let attachments = delete_comments_of!(c, org.as_str(), entity, id.as_str());
+                let task =
+                    tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
+                let row: TaskRow = diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?;
+                Ok((row, attachments))
+            })
+            .await
+        });
+        let (row, attachments) = result.map_err(RepoError::from)?;
+        let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
+        Ok(Deleted { record: row.try_into()?, attachments })
+    }
+}
+
+/// The columns a PATCH sets, taken apart field by field without `..`: a field added to the patch
+/// does not compile until it is written here too. Every column is in the statement whatever the
+/// patch holds (see [`Assignments`]), so it has one shape and each connection prepares it once.
+fn changed_columns(patch: &TaskPatch, now: Timestamp) -> Assignments<tasks::table> {
+    let TaskChanges { title, description, status, assignee_id } = patch.changes();
+    Assignments::new(tasks::updated_at, naive(now))
+        .required(tasks::title, title.clone())
+        .required(tasks::description, description.clone())
+        .required(tasks::status, text(status))
+        .nullable(tasks::assignee_id, nullable_text(assignee_id))
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = tasks, treat_none_as_null = true)]
+pub struct TaskRow {
+    id: String,
+    organization_id: String,
+    title: String,
+    description: String,
+    status: String,
+    assignee_id: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&Task> for TaskRow {
+    fn from(t: &Task) -> Self {
+        Self {
+            id: t.id.to_string(),
+            organization_id: t.organization_id.to_string(),
+            title: t.title.clone(),
+            description: t.description.clone(),
+            status: t.status.to_string(),
+            assignee_id: t.assignee_id.as_ref().map(ToString::to_string),
+            created_at: naive(t.created_at),
+            updated_at: naive(t.updated_at),
+        }
+    }
+}
+
+impl TryFrom<TaskRow> for Task {
+    type Error = RepoError;
+    fn try_from(r: TaskRow) -> Result<Self, RepoError> {
+        const T: &str = "tasks";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            title: r.title,
+            description: r.description,
+            status: value(T, &r.status)?,
+            assignee_id: optional_id(T, r.assignee_id)?,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}

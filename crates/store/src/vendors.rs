@@ -1,0 +1,190 @@
+//! Vendors: the [`VendorRepository`] on both backends, and the row the `vendors` table holds.
+
+use async_trait::async_trait;
+use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
+use compliance_domain::{OrganizationId, Timestamp, VendorId};
+use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, VendorRepository};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::comments::delete_comments_of;
+use crate::db::db_run;
+use crate::error::{TxError, repo_error};
+use crate::paging::read_page;
+use crate::prepared::{Assignments, Prepared, nullable_text, text};
+use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
+use crate::schema::vendors;
+
+#[async_trait]
+impl VendorRepository for Store {
+    async fn list_vendors(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Vendor>, RepoError> {
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<VendorRow>, _) = read_page!(
+            &mut conn,
+            page,
+            vendors::table.filter(vendors::organization_id.eq(org.as_str())),
+            VendorRow::as_select(),
+            vendors::created_at,
+            vendors::id
+        )
+        .map_err(repo_error)?;
+        let vendors = rows.into_iter().map(Vendor::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(vendors, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+    }
+
+    async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: VendorRow = db_run!(&mut conn, |c| {
+            vendors::table
+                .filter(vendors::organization_id.eq(org.as_str()))
+                .filter(vendors::id.eq(id.as_str()))
+                .select(VendorRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn insert_vendor(&self, vendor: &Vendor) -> Result<(), RepoError> {
+        let row = VendorRow::from(vendor);
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    async fn update_vendor(
+        &self,
+        org: &OrganizationId,
+        id: &VendorId,
+        patch: &VendorPatch,
+        now: Timestamp,
+    ) -> Result<Vendor, RepoError> {
+        let changes = changed_columns(patch, now);
+        let mut conn = self.pools.write().await?;
+        let row: VendorRow = db_run!(&mut conn, |c| {
+            let vendor =
+                vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
+            Prepared(diesel::update(vendor).set(&changes).returning(VendorRow::as_returning())).get_result(c).await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn delete_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Deleted<Vendor>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let entity = CommentEntityType::Vendor.as_str();
+        let result: Result<(VendorRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let attachments = delete_comments_of!(c, org.as_str(), entity, id.as_str());
+                let vendor = vendors::table
+                    .filter(vendors::organization_id.eq(org.as_str()))
+                    .filter(vendors::id.eq(id.as_str()));
+                let row: VendorRow = diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?;
+                Ok((row, attachments))
+            })
+            .await
+        });
+        let (row, attachments) = result.map_err(RepoError::from)?;
+        let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
+        Ok(Deleted { record: row.try_into()?, attachments })
+    }
+}
+
+/// The columns a PATCH sets, taken apart field by field without `..`: a field added to the patch
+/// does not compile until it is written here too. Every column is in the statement whatever the
+/// patch holds (see [`Assignments`]), so it has one shape and each connection prepares it once.
+fn changed_columns(patch: &VendorPatch, now: Timestamp) -> Assignments<vendors::table> {
+    let VendorChanges {
+        name,
+        description,
+        category,
+        status,
+        inherent_probability,
+        inherent_impact,
+        residual_probability,
+        residual_impact,
+        website,
+        assignee_id,
+    } = patch.changes();
+    Assignments::new(vendors::updated_at, naive(now))
+        .required(vendors::name, name.clone())
+        .required(vendors::description, description.clone())
+        .required(vendors::category, text(category))
+        .required(vendors::status, text(status))
+        .required(vendors::inherent_probability, text(inherent_probability))
+        .required(vendors::inherent_impact, text(inherent_impact))
+        .required(vendors::residual_probability, text(residual_probability))
+        .required(vendors::residual_impact, text(residual_impact))
+        .nullable(vendors::website, website.clone())
+        .nullable(vendors::assignee_id, nullable_text(assignee_id))
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = vendors, treat_none_as_null = true)]
+pub struct VendorRow {
+    id: String,
+    organization_id: String,
+    name: String,
+    description: String,
+    category: String,
+    status: String,
+    inherent_probability: String,
+    inherent_impact: String,
+    residual_probability: String,
+    residual_impact: String,
+    website: Option<String>,
+    assignee_id: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&Vendor> for VendorRow {
+    fn from(v: &Vendor) -> Self {
+        Self {
+            id: v.id.to_string(),
+            organization_id: v.organization_id.to_string(),
+            name: v.name.clone(),
+            description: v.description.clone(),
+            category: v.category.to_string(),
+            status: v.status.to_string(),
+            inherent_probability: v.inherent_probability.to_string(),
+            inherent_impact: v.inherent_impact.to_string(),
+            residual_probability: v.residual_probability.to_string(),
+            residual_impact: v.residual_impact.to_string(),
+            website: v.website.clone(),
+            assignee_id: v.assignee_id.as_ref().map(ToString::to_string),
+            created_at: naive(v.created_at),
+            updated_at: naive(v.updated_at),
+        }
+    }
+}
+
+impl TryFrom<VendorRow> for Vendor {
+    type Error = RepoError;
+    fn try_from(r: VendorRow) -> Result<Self, RepoError> {
+        const T: &str = "vendors";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            name: r.name,
+            description: r.description,
+            category: value(T, &r.category)?,
+            status: value(T, &r.status)?,
+            inherent_probability: value(T, &r.inherent_probability)?,
+            inherent_impact: value(T, &r.inherent_impact)?,
+            residual_probability: value(T, &r.residual_probability)?,
+            residual_impact: value(T, &r.residual_impact)?,
+            website: r.website,
+            assignee_id: optional_id(T, r.assignee_id)?,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}
