@@ -6,68 +6,59 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
 use compliance_ports::{CommentRepository, Cursor, Page, PageRequest, RepoError};
+use diesel::dsl;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::page_statements;
+use crate::paging::read_page;
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
 use crate::schema::{attachments, comments, members, users};
 
-/// Deletes an entity's comments and their attachments' rows inside a transaction; evaluates to the
-/// deleted attachment rows. A macro, because the body must be type-checked once per backend.
-macro_rules! delete_comments_of {
-    ($c:ident, $org:expr, $entity_type:expr, $entity_id:expr) => {{
-        use crate::schema::{attachments, comments};
-        let comment_ids: Vec<String> = comments::table
-            .filter(comments::organization_id.eq($org))
-            .filter(comments::entity_type.eq($entity_type))
-            .filter(comments::entity_id.eq($entity_id))
-            .select(comments::id)
-            .load($c)
-            .await?;
-        let rows: Vec<crate::rows::AttachmentRow> = attachments::table
-            .filter(attachments::comment_id.eq_any(&comment_ids))
-            .select(crate::rows::AttachmentRow::as_select())
-            .load($c)
-            .await?;
-        diesel::delete(attachments::table.filter(attachments::comment_id.eq_any(&comment_ids))).execute($c).await?;
-        diesel::delete(comments::table.filter(comments::id.eq_any(&comment_ids))).execute($c).await?;
-        rows
-    }};
+/// The comments on one entity of the organization. Deleting a record deletes them, in the
+/// record's transaction, after their attachments' rows ([`attachments_on`]).
+#[dsl::auto_type]
+pub(crate) fn comments_on<'a>(org: &'a str, entity_type: &'a str, entity_id: &'a str) -> _ {
+    comments::table
+        .filter(comments::organization_id.eq(org))
+        .filter(comments::entity_type.eq(entity_type))
+        .filter(comments::entity_id.eq(entity_id))
 }
-pub(crate) use delete_comments_of;
+
+/// The attachments of the comments on one entity of the organization.
+#[dsl::auto_type]
+pub(crate) fn attachments_on<'a>(org: &'a str, entity_type: &'a str, entity_id: &'a str) -> _ {
+    let comment_ids: dsl::Select<comments_on<'a>, comments::id> =
+        comments_on(org, entity_type, entity_id).select(comments::id);
+    attachments::table.filter(attachments::comment_id.eq_any(comment_ids))
+}
 
 /// Comments joined with their authors and the authors' memberships.
-macro_rules! comments_with_authors {
-    () => {
-        comments::table.inner_join(users::table).left_join(
-            members::table.on(members::user_id
-                .eq(comments::author_id)
-                .and(members::organization_id.eq(comments::organization_id))),
-        )
-    };
+#[dsl::auto_type]
+fn comments_with_authors() -> _ {
+    let author_membership: dsl::And<
+        dsl::Eq<members::user_id, comments::author_id>,
+        dsl::Eq<members::organization_id, comments::organization_id>,
+    > = members::user_id.eq(comments::author_id).and(members::organization_id.eq(comments::organization_id));
+    comments::table.inner_join(users::table).left_join(members::table.on(author_membership))
 }
 
-/// A comment, its author and whether the author is still an active member.
-macro_rules! comment_with_author {
-    () => {
-        (CommentRow::as_select(), UserRow::as_select(), members::is_active.nullable())
-    };
+/// What [`comments_with_authors`] selects: a comment, its author and whether the author is still
+/// an active member.
+fn comment_with_author<DB: diesel::backend::Backend>()
+-> (dsl::AsSelect<CommentRow, DB>, dsl::AsSelect<UserRow, DB>, dsl::Nullable<members::is_active>)
+where
+    CommentRow: Selectable<DB>,
+    UserRow: Selectable<DB>,
+{
+    (CommentRow::as_select(), UserRow::as_select(), members::is_active.nullable())
 }
 
-/// The rows of the attachments of the comments `$rows` (`CommentWithAuthor`s).
-macro_rules! attachments_of {
-    ($c:ident, $rows:expr) => {{
-        let ids: Vec<&str> = $rows.iter().map(|(comment, _, _)| comment.id()).collect();
-        attachments::table
-            .filter(attachments::comment_id.eq_any(&ids))
-            .select(AttachmentRow::as_select())
-            .load::<AttachmentRow>($c)
-            .await
-    }};
+/// The ids of the comments of `rows`, to load their attachments.
+fn comment_ids(rows: &[CommentWithAuthor]) -> Vec<&str> {
+    rows.iter().map(|(comment, _, _)| comment.id()).collect()
 }
 
 type CommentWithAuthor = (CommentRow, UserRow, Option<bool>);
@@ -116,28 +107,26 @@ impl CommentRepository for Store {
         entity_id: &str,
         page: &PageRequest,
     ) -> Result<Page<CommentView>, RepoError> {
+        let (org, entity_type, entity_id) = (org.to_string(), entity_type.as_str(), entity_id.to_owned());
         let mut conn = self.pools.read().await?;
-        let (rows, total, attachment_rows) = db_run!(&mut conn, |c| {
-            async {
-                let (rows, total): (Vec<CommentWithAuthor>, _) = async {
-                    page_statements!(
-                        run_async,
-                        c,
-                        page,
-                        comments_with_authors!()
-                            .filter(comments::organization_id.eq(org.as_str()))
-                            .filter(comments::entity_type.eq(entity_type.as_str()))
-                            .filter(comments::entity_id.eq(entity_id)),
-                        comment_with_author!(),
-                        comments::created_at,
-                        comments::id
-                    )
-                }
-                .await?;
-                let attachment_rows = attachments_of!(c, rows)?;
-                Ok::<_, diesel::result::Error>((rows, total, attachment_rows))
-            }
-            .await
+        let (rows, total): (Vec<CommentWithAuthor>, _) = read_page!(
+            &mut conn,
+            page,
+            comments_with_authors()
+                .filter(comments::organization_id.eq(org.as_str()))
+                .filter(comments::entity_type.eq(entity_type))
+                .filter(comments::entity_id.eq(entity_id.as_str())),
+            comment_with_author(),
+            comments::created_at,
+            comments::id
+        )
+        .map_err(repo_error)?;
+        let attachment_rows: Vec<AttachmentRow> = db_run!(&mut conn, |c| {
+            attachments::table
+                .filter(attachments::comment_id.eq_any(comment_ids(&rows)))
+                .select(AttachmentRow::as_select())
+                .load(c)
+                .await
         })
         .map_err(repo_error)?;
         let views = views(rows, attachment_rows)?;
@@ -151,13 +140,17 @@ impl CommentRepository for Store {
         let mut conn = self.pools.read().await?;
         let (rows, attachment_rows) = db_run!(&mut conn, |c| {
             async {
-                let rows: Vec<CommentWithAuthor> = comments_with_authors!()
+                let rows: Vec<CommentWithAuthor> = comments_with_authors()
                     .filter(comments::organization_id.eq(org.as_str()))
                     .filter(comments::id.eq(id.as_str()))
-                    .select(comment_with_author!())
+                    .select(comment_with_author())
                     .load(c)
                     .await?;
-                let attachment_rows = attachments_of!(c, rows)?;
+                let attachment_rows: Vec<AttachmentRow> = attachments::table
+                    .filter(attachments::comment_id.eq_any(comment_ids(&rows)))
+                    .select(AttachmentRow::as_select())
+                    .load(c)
+                    .await?;
                 Ok::<_, diesel::result::Error>((rows, attachment_rows))
             }
             .await

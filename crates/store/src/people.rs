@@ -12,7 +12,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
-use crate::db::{DbConn, db_run};
+use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
 use crate::rows::{ApiKeyRow, MemberRow, OrganizationRow, SessionRow, UserRow, person};
@@ -110,34 +110,6 @@ impl UserRepository for Store {
     }
 }
 
-/// Loads one membership with its user inside a transaction, locking the row on PostgreSQL.
-macro_rules! patch_member {
-    ($conn:ident, $org:expr, $id:expr, $patch:expr $(, $lock:ident)?) => {
-        $conn
-            .transaction(async |c| {
-                let row: MemberRow = members::table
-                    .filter(members::organization_id.eq($org.as_str()))
-                    .filter(members::id.eq($id.as_str()))
-                    .select(MemberRow::as_select())
-                    $(.$lock())?
-                    .first(c)
-                    .await?;
-                let mut member = Member::try_from(row)?;
-                member.apply($patch);
-                diesel::update(
-                    members::table.filter(members::organization_id.eq($org.as_str())).filter(members::id.eq($id.as_str())),
-                )
-                .set(&MemberRow::from(&member))
-                .execute(c)
-                .await?;
-                let user: UserRow =
-                    users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
-                Ok::<_, TxError>(Person { member, user: user.try_into()? })
-            })
-            .await
-    };
-}
-
 #[async_trait]
 impl MemberRepository for Store {
     async fn insert(&self, member: &Member) -> Result<(), RepoError> {
@@ -209,12 +181,25 @@ impl MemberRepository for Store {
         row.map(person).transpose()
     }
 
+    /// Read, modify, write in one transaction, whose first statement updates the row to itself:
+    /// that takes the row's lock on PostgreSQL, as `SELECT … FOR UPDATE` would (SQLite has no such
+    /// clause, and one writer), so a concurrent patch waits and is not overwritten.
     async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result = match &mut conn {
-            DbConn::Pg(c) => patch_member!(c, org, id, patch, for_update),
-            DbConn::Sqlite(c) => patch_member!(c, org, id, patch),
-        };
+        let the_member =
+            || members::table.filter(members::organization_id.eq(org.as_str())).filter(members::id.eq(id.as_str()));
+        let result: Result<Person, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                diesel::update(the_member()).set(members::role.eq(members::role)).execute(c).await?;
+                let mut member = Member::try_from(the_member().select(MemberRow::as_select()).first(c).await?)?;
+                member.apply(patch);
+                diesel::update(the_member()).set(&MemberRow::from(&member)).execute(c).await?;
+                let user: UserRow =
+                    users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
+                Ok(Person { member, user: user.try_into()? })
+            })
+            .await
+        });
         result.map_err(RepoError::from)
     }
 }

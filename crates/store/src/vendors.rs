@@ -10,7 +10,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::comments::delete_comments_of;
+use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
@@ -82,7 +82,11 @@ impl VendorRepository for Store {
         let entity = CommentEntityType::Vendor.as_str();
         let result: Result<(VendorRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let attachments = delete_comments_of!(c, org.as_str(), entity, id.as_str());
+                let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                    .returning(AttachmentRow::as_returning())
+                    .get_results(c)
+                    .await?;
+                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
                 let vendor = vendors::table
                     .filter(vendors::organization_id.eq(org.as_str()))
                     .filter(vendors::id.eq(id.as_str()));
