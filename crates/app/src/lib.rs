@@ -14,7 +14,6 @@ mod comments;
 mod context;
 mod devices;
 mod error;
-mod listing;
 mod organization;
 mod people;
 mod policies;
@@ -47,7 +46,6 @@ pub use comments::CommentService;
 pub use context::ContextService;
 pub use devices::DeviceService;
 pub use error::AppError;
-pub use listing::{Held, Kept, Listed};
 pub use organization::OrganizationService;
 pub use people::PeopleService;
 pub use policies::PolicyService;
@@ -169,20 +167,10 @@ impl App {
         self.worker.take()
     }
 
-    /// Reads the generation of an organization's `list`, then `load`s the page unless what is `held`
-    /// is still current (see [`listing`]).
-    ///
-    /// The generation is read on the calling task, `load` wherever the caller runs it: the read is
-    /// one short query that writes nothing, so a current page can be answered by the thread that
-    /// serves it.
-    pub async fn list_unless_current<K, P>(
-        &self,
-        org: &OrganizationId,
-        list: ListName,
-        held: Held<K>,
-        load: impl AsyncFnOnce() -> Result<P, AppError>,
-    ) -> Result<Listed<K, P>, AppError> {
-        listing::unless_current(self.generations.as_ref(), org, list, held, load).await
+    /// How many changes of the organization's `list` have committed (`ListGenerations`): a page
+    /// kept by a caller is current while this is what it was when the page was loaded.
+    pub async fn list_generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, AppError> {
+        Ok(self.generations.generation(org, list).await?)
     }
 
     /// Whether the store answers.

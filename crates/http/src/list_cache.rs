@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use compliance_app::{AppError, Held, Kept, Listed, Principal};
+use compliance_app::{AppError, Principal};
 use compliance_domain::OrganizationId;
 use compliance_ports::{ListName, Page, PageRequest};
 use serde::Serialize;
@@ -58,8 +58,14 @@ pub struct ListPage {
 }
 
 impl ListPage {
-    fn of<T>(page: &Page<T>, data: Box<RawValue>) -> Self {
-        Self { data, count: page.total, next_cursor: page.next.as_ref().map(crate::paging::encode) }
+    /// `page` as it goes on the wire, its items serialized by `data` (see [`items`]).
+    pub fn serialize<T>(
+        page: &Page<T>,
+        data: impl FnOnce(&Page<T>) -> serde_json::Result<Box<RawValue>>,
+    ) -> Result<Arc<Self>, ApiError> {
+        let data = data(page)
+            .map_err(|error| ApiError::from(AppError::Internal(format!("a list page did not serialize: {error}"))))?;
+        Ok(Arc::new(Self { data, count: page.total, next_cursor: page.next.as_ref().map(crate::paging::encode) }))
     }
 
     /// The items, a JSON array.
@@ -123,39 +129,21 @@ impl ListCache {
         Self { budget, kept: Mutex::default() }
     }
 
-    /// What is kept under `key`: the page, with its list's generation when it was loaded.
-    pub fn held(&self, key: &ListKey) -> Held<Arc<ListPage>> {
-        if self.budget == 0 {
-            return Held::NotKeeping;
-        }
+    /// Whether pages are kept at all: with no budget, a list is loaded every time and its
+    /// generation is not even read.
+    pub fn keeps_pages(&self) -> bool {
+        self.budget > 0
+    }
+
+    /// The page kept under `key`, if it was loaded at `generation` (its list unchanged since).
+    pub fn current(&self, key: &ListKey, generation: u64) -> Option<Arc<ListPage>> {
         let kept = self.lock();
-        Held::Keeping(kept.pages.get(key).map(|entry| Kept { generation: entry.generation, value: entry.page.clone() }))
+        kept.pages.get(key).filter(|entry| entry.generation == generation).map(|entry| entry.page.clone())
     }
 
-    /// The page a list call answered: the kept one when still current, else the one loaded,
-    /// serialized with `data` (see [`items`]) and kept.
-    pub fn answer<T>(
-        &self,
-        key: ListKey,
-        listed: Listed<Arc<ListPage>, Page<T>>,
-        data: impl FnOnce(&Page<T>) -> serde_json::Result<Box<RawValue>>,
-    ) -> Result<Arc<ListPage>, ApiError> {
-        match listed {
-            Listed::Current(page) => Ok(page),
-            Listed::Loaded { generation, page } => {
-                let data = data(&page).map_err(|error| {
-                    ApiError::from(AppError::Internal(format!("a list page did not serialize: {error}")))
-                })?;
-                let page = Arc::new(ListPage::of(&page, data));
-                if let Some(generation) = generation {
-                    self.keep(key, generation, page.clone());
-                }
-                Ok(page)
-            }
-        }
-    }
-
-    fn keep(&self, key: ListKey, generation: u64, page: Arc<ListPage>) {
+    /// Keeps `page`, loaded at `generation`, under `key`; the oldest kept pages go when the budget
+    /// is exceeded, and a page over a quarter of the budget is not kept.
+    pub fn keep(&self, key: ListKey, generation: u64, page: Arc<ListPage>) {
         let size = page.size();
         if size > self.budget / 4 {
             return;
@@ -216,16 +204,12 @@ mod tests {
         }
     }
 
-    fn kept(cache: &ListCache, key: &ListKey) -> Option<Kept<Arc<ListPage>>> {
-        match cache.held(key) {
-            Held::Keeping(kept) => kept,
-            Held::NotKeeping => panic!("a cache with a budget keeps pages"),
-        }
-    }
-
-    fn loaded(generation: u64, items: Vec<u32>) -> Listed<Arc<ListPage>, Page<u32>> {
+    /// Serializes `items` as a page and keeps it under `key` at `generation`.
+    fn keep(cache: &ListCache, key: &ListKey, generation: u64, items: Vec<u32>) -> Arc<ListPage> {
         let total = items.len() as u64;
-        Listed::Loaded { generation: Some(generation), page: Page { items, total, next: None } }
+        let page = ListPage::serialize(&Page { items, total, next: None }, |page| super::items(page, |n| *n)).unwrap();
+        cache.keep(key.clone(), generation, page.clone());
+        page
     }
 
     #[test]
@@ -233,10 +217,10 @@ mod tests {
         let (a, b) = (OrganizationId::generate(), OrganizationId::generate());
         let cache = ListCache::new(1 << 20);
         let key = ListKey::new(&caller(&a), ListName::Risks, &PageRequest::first(10));
-        let page = cache.answer(key.clone(), loaded(7, vec![1, 2, 3]), |page| items(page, |n| *n)).unwrap();
+        let page = keep(&cache, &key, 7, vec![1, 2, 3]);
         assert_eq!(page.data.get(), "[1,2,3]");
-        let page = kept(&cache, &key).unwrap();
-        assert_eq!((page.generation, page.value.data.get()), (7, "[1,2,3]"));
+        assert_eq!(cache.current(&key, 7).map(|page| page.data.get().to_owned()).as_deref(), Some("[1,2,3]"));
+        assert!(cache.current(&key, 8).is_none(), "a list changed since is loaded again");
         for other in [
             ListKey::new(&caller(&b), ListName::Risks, &PageRequest::first(10)),
             ListKey::new(&caller(&a), ListName::Vendors, &PageRequest::first(10)),
@@ -251,7 +235,7 @@ mod tests {
                 },
             ),
         ] {
-            assert!(kept(&cache, &other).is_none(), "{other:?}");
+            assert!(cache.current(&other, 7).is_none(), "{other:?}");
         }
     }
 
@@ -262,20 +246,18 @@ mod tests {
         // "[1,2,…]" of 10 items is 22 bytes: four of them fit in 100.
         let cache = ListCache::new(100);
         for limit in 1..=5 {
-            cache.answer(key(limit), loaded(1, (1..=10).collect()), |page| items(page, |n| *n)).unwrap();
+            keep(&cache, &key(limit), 1, (1..=10).collect());
         }
-        assert!(kept(&cache, &key(1)).is_none());
-        assert!((2..=5).all(|limit| kept(&cache, &key(limit)).is_some()));
+        assert!(cache.current(&key(1), 1).is_none());
+        assert!((2..=5).all(|limit| cache.current(&key(limit), 1).is_some()));
         // Kept again, the second is now the newest: the third goes next.
-        cache.answer(key(2), loaded(2, (1..=10).collect()), |page| items(page, |n| *n)).unwrap();
-        cache.answer(key(6), loaded(1, (1..=10).collect()), |page| items(page, |n| *n)).unwrap();
-        assert!(kept(&cache, &key(3)).is_none());
-        assert_eq!(kept(&cache, &key(2)).map(|kept| kept.generation), Some(2));
+        keep(&cache, &key(2), 2, (1..=10).collect());
+        keep(&cache, &key(6), 1, (1..=10).collect());
+        assert!(cache.current(&key(3), 1).is_none());
+        assert!(cache.current(&key(2), 2).is_some());
         assert!(cache.lock().bytes <= 100);
-        cache.answer(key(7), loaded(1, (1..=30).collect()), |page| items(page, |n| *n)).unwrap();
-        assert!(kept(&cache, &key(7)).is_none(), "over a quarter of the budget");
-        let none = ListCache::new(0);
-        assert!(matches!(none.held(&key(1)), Held::NotKeeping), "no budget: the generation is not even read");
-        assert!(none.answer(key(1), loaded(1, vec![1]), |page| items(page, |n| *n)).is_ok());
+        keep(&cache, &key(7), 1, (1..=30).collect());
+        assert!(cache.current(&key(7), 1).is_none(), "over a quarter of the budget");
+        assert!(!ListCache::new(0).keeps_pages(), "no budget: the generation is not even read");
     }
 }

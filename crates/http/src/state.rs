@@ -30,10 +30,12 @@ impl AppState {
     }
 
     /// The page of a list under `key`: the kept one while its list is unchanged, else the page
-    /// `load` loads, serialized with `data` and kept.
+    /// `load` loads (a use case, run as [`AppState::run`] runs it), serialized with `data` and kept.
     ///
-    /// The list's generation is read in the handler; only a page that must be loaded becomes a
-    /// task. A current page is answered without spawning anything.
+    /// The list's generation is read here, on the serving thread, and before the page is loaded,
+    /// never after: a write committing in between makes the page newer than its generation, so
+    /// the next request loads it again; read the other way round, a page older than its
+    /// generation could be kept for good. A current page is answered without spawning anything.
     pub async fn list_page<T, F, Fut>(
         &self,
         key: ListKey,
@@ -45,10 +47,18 @@ impl AppState {
         Fut: Future<Output = Result<Page<T>, AppError>> + Send + 'static,
         T: Send + 'static,
     {
-        let held = self.lists.held(&key);
-        let load = async || self.spawn(load(self.app.clone())).await;
-        let listed = self.app.list_unless_current(key.organization(), key.list(), held, load).await?;
-        self.lists.answer(key, listed, data)
+        let generation = match self.lists.keeps_pages() {
+            true => Some(self.app.list_generation(key.organization(), key.list()).await?),
+            false => None,
+        };
+        if let Some(page) = generation.and_then(|generation| self.lists.current(&key, generation)) {
+            return Ok(page);
+        }
+        let page = ListPage::serialize(&self.run(load).await?, data)?;
+        if let Some(generation) = generation {
+            self.lists.keep(key, generation, page.clone());
+        }
+        Ok(page)
     }
 
     pub async fn run<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>
