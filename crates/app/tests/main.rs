@@ -1,0 +1,14 @@
+//! The use cases of `compliance-app` over in-memory ports and a fake clock: the decisions the
+//! application makes (clean-up, who may do what, claims, expiry, what must not happen), tested
+//! without a server, a database or a real clock. tests/api checks the same service over HTTP.
+
+// Panicking is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+mod automations;
+mod chat;
+mod comments;
+mod download_links;
+mod principal_cache;

@@ -1,0 +1,176 @@
+//! In-memory implementations of the ports, one module per family, and a [`World`] that wires them
+//! into an [`App`] the way `compliance-server` wires the real adapters, with a [`FakeClock`].
+
+pub mod automations;
+pub mod blobs;
+pub mod browser;
+pub mod chat;
+pub mod clock;
+pub mod comments;
+pub mod people;
+pub mod records;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use compliance_app::{App, AuthType, AutomationSettings, Credentials, IssuedApiKey, Ports, Principal, Settings};
+use compliance_domain::chat::ChatLimits;
+use compliance_domain::comment::AttachmentLimits;
+use compliance_domain::{OrganizationId, Timestamp};
+use compliance_ports::{Cursor, NoDeviceDirectory, Page, PageRequest};
+use secrecy::SecretString;
+
+pub use automations::MemoryAutomations;
+pub use blobs::MemoryBlobs;
+pub use browser::{FakeBrowser, Page as BrowserPage};
+pub use chat::MemoryChat;
+pub use clock::FakeClock;
+pub use comments::MemoryComments;
+pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
+pub use records::{MemoryRisks, MemoryTasks, NoRecords, Unchanging};
+
+/// Where the fake clock starts: a Monday at noon, UTC.
+pub fn start() -> Timestamp {
+    Timestamp::parse("2030-06-03T12:00:00Z").unwrap()
+}
+
+/// The production defaults, with the short ones the tests name.
+pub fn settings() -> Settings {
+    Settings {
+        attachments: AttachmentLimits::default(),
+        list_max_rows: 100,
+        download_ttl: Duration::from_secs(15 * 60),
+        public_url: "https://compliance.test".into(),
+        url_signing_key: b"k".repeat(32),
+        chat_limits: ChatLimits::default(),
+        chat_ttl: Duration::from_secs(7 * 24 * 60 * 60),
+        automations: AutomationSettings::default(),
+        auth_cache_ttl: Duration::from_secs(5),
+    }
+}
+
+/// One App over in-memory ports, and handles on those ports for the tests to look into.
+pub struct World {
+    pub app: App,
+    pub clock: Arc<FakeClock>,
+    pub members: Arc<MemoryMembers>,
+    pub credentials: Arc<MemoryCredentials>,
+    pub comments: Arc<MemoryComments>,
+    pub automations: Arc<MemoryAutomations>,
+    pub blobs: Arc<MemoryBlobs>,
+    pub browser: Arc<FakeBrowser>,
+    pub chat: Arc<MemoryChat>,
+    ports: Ports,
+    settings: Settings,
+}
+
+/// An organization and its owner, signed in with a session.
+pub struct Tenant {
+    pub org: OrganizationId,
+    pub owner: Principal,
+}
+
+impl World {
+    pub fn new() -> Self {
+        Self::with(settings())
+    }
+
+    pub fn with(settings: Settings) -> Self {
+        let clock = Arc::new(FakeClock::at(start()));
+        let users = Arc::new(MemoryUsers::default());
+        let members = Arc::new(MemoryMembers::new(users.clone()));
+        let credentials = Arc::new(MemoryCredentials::default());
+        let comments = Arc::new(MemoryComments::new(users.clone(), members.clone()));
+        let automations = Arc::new(MemoryAutomations::default());
+        let blobs = Arc::new(MemoryBlobs::default());
+        let browser = Arc::new(FakeBrowser::default());
+        let chat = Arc::new(MemoryChat::new(clock.clone()));
+        let ports = Ports {
+            organizations: Arc::new(MemoryOrganizations::default()),
+            users,
+            members: members.clone(),
+            credentials: credentials.clone(),
+            context: Arc::new(NoRecords),
+            policies: Arc::new(NoRecords),
+            vendors: Arc::new(NoRecords),
+            risks: Arc::new(MemoryRisks::new(comments.clone())),
+            tasks: Arc::new(MemoryTasks::new(comments.clone())),
+            list_generations: Arc::new(Unchanging),
+            comments: comments.clone(),
+            automations: automations.clone(),
+            blobs: blobs.clone(),
+            devices: Arc::new(NoDeviceDirectory),
+            browser: browser.clone(),
+            chat: chat.clone(),
+            health: Arc::new(Unchanging),
+            clock: clock.clone(),
+        };
+        let app = App::new(ports.clone(), settings.clone());
+        Self { app, clock, members, credentials, comments, automations, blobs, browser, chat, ports, settings }
+    }
+
+    /// Another server instance: its own App (caches, worker) over the same stores and clock.
+    pub fn another_instance(&self) -> App {
+        App::new(self.ports.clone(), self.settings.clone())
+    }
+
+    /// A new organization with an owner, through the operator's use cases.
+    pub async fn tenant(&self) -> Tenant {
+        let org = self.app.admin.create_organization("Acme".into(), None).await.unwrap();
+        let owner = self.member(&org.id, "owner").await;
+        Tenant { org: org.id, owner }
+    }
+
+    /// A new user with `role` in `org`, signed in with a session.
+    pub async fn member(&self, org: &OrganizationId, role: &str) -> Principal {
+        let email = format!("{}@acme.test", compliance_domain::UserId::generate());
+        let user = self.app.admin.create_user(email, "Ada".into()).await.unwrap();
+        self.app.admin.add_member(org.clone(), user.id.clone(), role.into(), None).await.unwrap();
+        let issued = self.app.admin.create_session(user.id, time::Duration::days(1)).await.unwrap();
+        let principal = self.app.auth.authenticate(session(&issued.token, org)).await.unwrap();
+        assert_eq!(principal.auth_type, AuthType::Session);
+        principal
+    }
+
+    /// A new API key of the organization made by `by`, and the principal it authenticates.
+    pub async fn api_key(&self, by: &Principal) -> (IssuedApiKey, Principal) {
+        let issued =
+            self.app.admin.create_api_key(by.organization_id.clone(), by.user_id.clone(), None, None).await.unwrap();
+        let principal = self.app.auth.authenticate(api_key(&issued.secret)).await.unwrap();
+        (issued, principal)
+    }
+}
+
+pub fn session(token: &SecretString, org: &OrganizationId) -> Credentials {
+    Credentials::Session { token: token.clone(), organization: Some(org.to_string()) }
+}
+
+pub fn api_key(key: &SecretString) -> Credentials {
+    Credentials::ApiKey { key: key.clone(), organization: None }
+}
+
+/// A page of `rows` in list order (newest first by creation time, then id), as the stores answer.
+pub fn newest_first<T>(mut rows: Vec<T>, page: &PageRequest, key: impl Fn(&T) -> Cursor) -> Page<T> {
+    let order = |row: &T| {
+        let cursor = key(row);
+        (cursor.created_at, cursor.id)
+    };
+    rows.sort_by_key(|row| std::cmp::Reverse(order(row)));
+    let total = rows.len() as u64;
+    if let Some(after) = &page.after {
+        let after = (after.created_at, after.id.clone());
+        rows.retain(|row| order(row) < after);
+    }
+    rows.truncate(page.limit + 1);
+    Page::from_rows(rows, page, Some(total), key)
+}
+
+/// The value of query parameter `name` in `url`.
+pub fn query(url: &str, name: &str) -> String {
+    let (_, query) = url.split_once('?').unwrap_or_else(|| panic!("no query in {url}"));
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no `{name}` in {url}"))
+        .to_owned()
+}

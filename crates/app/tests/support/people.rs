@@ -1,0 +1,203 @@
+//! Organizations, users, memberships and credentials in memory.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use compliance_domain::organization::{Organization, OrganizationPatch};
+use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
+use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
+use compliance_ports::{
+    CredentialRepository, Cursor, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
+    UserRepository,
+};
+
+use super::newest_first;
+
+#[derive(Default)]
+pub struct MemoryOrganizations {
+    organizations: Mutex<HashMap<OrganizationId, Organization>>,
+}
+
+#[async_trait]
+impl OrganizationRepository for MemoryOrganizations {
+    async fn insert(&self, organization: &Organization) -> Result<(), RepoError> {
+        let mut organizations = self.organizations.lock().unwrap();
+        if organizations.values().any(|o| o.slug == organization.slug) {
+            return Err(RepoError::Conflict("the slug is taken".into()));
+        }
+        organizations.insert(organization.id.clone(), organization.clone());
+        Ok(())
+    }
+
+    async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError> {
+        self.organizations.lock().unwrap().get(org).cloned().ok_or(RepoError::NotFound)
+    }
+
+    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
+        let mut organizations = self.organizations.lock().unwrap();
+        let mut updated = organizations.get(org).cloned().ok_or(RepoError::NotFound)?;
+        updated.apply(patch);
+        if organizations.values().any(|o| o.slug == updated.slug && &o.id != org) {
+            return Err(RepoError::Conflict("the slug is taken".into()));
+        }
+        organizations.insert(org.clone(), updated.clone());
+        Ok(updated)
+    }
+
+    async fn device_label_holders(&self, label: i64) -> Result<Vec<OrganizationId>, RepoError> {
+        let organizations = self.organizations.lock().unwrap();
+        Ok(organizations.values().filter(|o| o.device_manager_label_id == Some(label)).map(|o| o.id.clone()).collect())
+    }
+}
+
+#[derive(Default)]
+pub struct MemoryUsers {
+    users: Mutex<HashMap<UserId, User>>,
+}
+
+#[async_trait]
+impl UserRepository for MemoryUsers {
+    async fn insert(&self, user: &User) -> Result<(), RepoError> {
+        let mut users = self.users.lock().unwrap();
+        if users.values().any(|u| u.email == user.email) {
+            return Err(RepoError::Conflict("the e-mail address is taken".into()));
+        }
+        users.insert(user.id.clone(), user.clone());
+        Ok(())
+    }
+
+    async fn get(&self, id: &UserId) -> Result<User, RepoError> {
+        self.users.lock().unwrap().get(id).cloned().ok_or(RepoError::NotFound)
+    }
+
+    async fn record_login(&self, id: &UserId, at: Timestamp) -> Result<(), RepoError> {
+        let mut users = self.users.lock().unwrap();
+        users.get_mut(id).ok_or(RepoError::NotFound)?.last_login = Some(at);
+        Ok(())
+    }
+}
+
+pub struct MemoryMembers {
+    users: Arc<MemoryUsers>,
+    members: Mutex<Vec<Member>>,
+}
+
+impl MemoryMembers {
+    pub fn new(users: Arc<MemoryUsers>) -> Self {
+        Self { users, members: Mutex::default() }
+    }
+
+    /// Changes a membership behind the use cases' back, as another server instance would.
+    pub fn set_active(&self, user: &UserId, active: bool) {
+        let mut members = self.members.lock().unwrap();
+        for member in members.iter_mut().filter(|m| &m.user_id == user) {
+            member.is_active = active;
+        }
+    }
+
+    fn person(&self, member: Member) -> Result<Person, RepoError> {
+        let user = self.users.users.lock().unwrap().get(&member.user_id).cloned().ok_or(RepoError::NotFound)?;
+        Ok(Person { member, user })
+    }
+}
+
+#[async_trait]
+impl MemberRepository for MemoryMembers {
+    async fn insert(&self, member: &Member) -> Result<(), RepoError> {
+        let mut members = self.members.lock().unwrap();
+        if members.iter().any(|m| m.organization_id == member.organization_id && m.user_id == member.user_id) {
+            return Err(RepoError::Conflict("already a member".into()));
+        }
+        members.push(member.clone());
+        Ok(())
+    }
+
+    async fn list(
+        &self,
+        org: &OrganizationId,
+        include_inactive: bool,
+        page: &PageRequest,
+    ) -> Result<Page<Person>, RepoError> {
+        let members: Vec<Member> = self.members.lock().unwrap().clone();
+        let people = members
+            .into_iter()
+            .filter(|m| &m.organization_id == org && (include_inactive || m.is_active))
+            .map(|m| self.person(m))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(newest_first(people, page, |p| Cursor { created_at: p.member.created_at, id: p.member.id.to_string() }))
+    }
+
+    async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError> {
+        let member = self.members.lock().unwrap().iter().find(|m| &m.organization_id == org && &m.id == id).cloned();
+        self.person(member.ok_or(RepoError::NotFound)?)
+    }
+
+    async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError> {
+        let member =
+            self.members.lock().unwrap().iter().find(|m| &m.organization_id == org && &m.user_id == user).cloned();
+        member.map(|m| self.person(m)).transpose()
+    }
+
+    async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError> {
+        let updated = {
+            let mut members = self.members.lock().unwrap();
+            let member =
+                members.iter_mut().find(|m| &m.organization_id == org && &m.id == id).ok_or(RepoError::NotFound)?;
+            member.apply(patch);
+            member.clone()
+        };
+        self.person(updated)
+    }
+}
+
+/// API keys and sessions; counts the lookups that reach it, to tell a cached answer from a fresh one.
+#[derive(Default)]
+pub struct MemoryCredentials {
+    keys: Mutex<Vec<ApiKey>>,
+    sessions: Mutex<Vec<Session>>,
+    lookups: AtomicUsize,
+}
+
+impl MemoryCredentials {
+    pub fn lookups(&self) -> usize {
+        self.lookups.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl CredentialRepository for MemoryCredentials {
+    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError> {
+        self.keys.lock().unwrap().push(key.clone());
+        Ok(())
+    }
+
+    async fn find_api_key(&self, key_hash: &str) -> Result<Option<ApiKey>, RepoError> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
+        Ok(self.keys.lock().unwrap().iter().find(|k| k.key_hash == key_hash).cloned())
+    }
+
+    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError> {
+        let mut keys = self.keys.lock().unwrap();
+        let key = keys.iter_mut().find(|k| &k.id == id).ok_or(RepoError::NotFound)?;
+        key.revoked_at.get_or_insert(at);
+        Ok(key.clone())
+    }
+
+    async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError> {
+        let mut keys = self.keys.lock().unwrap();
+        keys.iter_mut().find(|k| &k.id == id).ok_or(RepoError::NotFound)?.last_used_at = Some(at);
+        Ok(())
+    }
+
+    async fn insert_session(&self, session: &Session) -> Result<(), RepoError> {
+        self.sessions.lock().unwrap().push(session.clone());
+        Ok(())
+    }
+
+    async fn find_session(&self, token_hash: &str) -> Result<Option<Session>, RepoError> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
+        Ok(self.sessions.lock().unwrap().iter().find(|s| s.token_hash == token_hash).cloned())
+    }
+}

@@ -1,0 +1,230 @@
+//! Risks and tasks in memory (the records comments and automations hang on); vendors, policies and
+//! context entries as empty stores that refuse writes, since no test here needs them.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use compliance_domain::comment::CommentEntityType;
+use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::policy::{Policy, PolicyPatch};
+use compliance_domain::risk::{Risk, RiskPatch};
+use compliance_domain::task::{Task, TaskPatch};
+use compliance_domain::vendor::{Vendor, VendorPatch};
+use compliance_domain::{ContextEntryId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
+use compliance_ports::{
+    ContextRepository, Cursor, Deleted, HealthCheck, ListGenerations, ListName, Page, PageRequest, PolicyRepository,
+    RepoError, RiskRepository, TaskRepository, VendorRepository,
+};
+
+use super::{MemoryComments, newest_first};
+
+pub struct MemoryRisks {
+    risks: Mutex<Vec<Risk>>,
+    comments: Arc<MemoryComments>,
+}
+
+impl MemoryRisks {
+    pub fn new(comments: Arc<MemoryComments>) -> Self {
+        Self { risks: Mutex::default(), comments }
+    }
+}
+
+#[async_trait]
+impl RiskRepository for MemoryRisks {
+    async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError> {
+        let risks: Vec<Risk> =
+            self.risks.lock().unwrap().iter().filter(|r| &r.organization_id == org).cloned().collect();
+        Ok(newest_first(risks, page, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+    }
+
+    async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError> {
+        let risks = self.risks.lock().unwrap();
+        risks.iter().find(|r| &r.organization_id == org && &r.id == id).cloned().ok_or(RepoError::NotFound)
+    }
+
+    async fn insert_risk(&self, risk: &Risk) -> Result<(), RepoError> {
+        self.risks.lock().unwrap().push(risk.clone());
+        Ok(())
+    }
+
+    async fn update_risk(
+        &self,
+        org: &OrganizationId,
+        id: &RiskId,
+        patch: &RiskPatch,
+        now: Timestamp,
+    ) -> Result<Risk, RepoError> {
+        let mut risks = self.risks.lock().unwrap();
+        let risk = risks.iter_mut().find(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+        risk.apply(patch, now);
+        Ok(risk.clone())
+    }
+
+    async fn delete_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Deleted<Risk>, RepoError> {
+        let record = {
+            let mut risks = self.risks.lock().unwrap();
+            let at = risks.iter().position(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+            risks.remove(at)
+        };
+        let attachments = self.comments.delete_on(org, CommentEntityType::Risk, id.as_str());
+        Ok(Deleted { record, attachments })
+    }
+}
+
+pub struct MemoryTasks {
+    tasks: Mutex<Vec<Task>>,
+    comments: Arc<MemoryComments>,
+}
+
+impl MemoryTasks {
+    pub fn new(comments: Arc<MemoryComments>) -> Self {
+        Self { tasks: Mutex::default(), comments }
+    }
+}
+
+#[async_trait]
+impl TaskRepository for MemoryTasks {
+    async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError> {
+        let tasks: Vec<Task> =
+            self.tasks.lock().unwrap().iter().filter(|t| &t.organization_id == org).cloned().collect();
+        Ok(newest_first(tasks, page, |t| Cursor { created_at: t.created_at, id: t.id.to_string() }))
+    }
+
+    async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError> {
+        let tasks = self.tasks.lock().unwrap();
+        tasks.iter().find(|t| &t.organization_id == org && &t.id == id).cloned().ok_or(RepoError::NotFound)
+    }
+
+    async fn insert_task(&self, task: &Task) -> Result<(), RepoError> {
+        self.tasks.lock().unwrap().push(task.clone());
+        Ok(())
+    }
+
+    async fn update_task(
+        &self,
+        org: &OrganizationId,
+        id: &TaskId,
+        patch: &TaskPatch,
+        now: Timestamp,
+    ) -> Result<Task, RepoError> {
+        let mut tasks = self.tasks.lock().unwrap();
+        let task = tasks.iter_mut().find(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+        task.apply(patch, now);
+        Ok(task.clone())
+    }
+
+    async fn delete_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Deleted<Task>, RepoError> {
+        let record = {
+            let mut tasks = self.tasks.lock().unwrap();
+            let at = tasks.iter().position(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+            tasks.remove(at)
+        };
+        let attachments = self.comments.delete_on(org, CommentEntityType::Task, id.as_str());
+        Ok(Deleted { record, attachments })
+    }
+}
+
+/// A store of a record kind these tests never write: every read finds nothing, every write is refused.
+#[derive(Default)]
+pub struct NoRecords;
+
+fn refused() -> RepoError {
+    RepoError::Internal("this record kind is not faked".into())
+}
+
+fn empty<T>() -> Page<T> {
+    Page { items: Vec::new(), total: 0, next: None }
+}
+
+#[async_trait]
+impl VendorRepository for NoRecords {
+    async fn list_vendors(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<Vendor>, RepoError> {
+        Ok(empty())
+    }
+    async fn get_vendor(&self, _: &OrganizationId, _: &VendorId) -> Result<Vendor, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn insert_vendor(&self, _: &Vendor) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn update_vendor(
+        &self,
+        _: &OrganizationId,
+        _: &VendorId,
+        _: &VendorPatch,
+        _: Timestamp,
+    ) -> Result<Vendor, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn delete_vendor(&self, _: &OrganizationId, _: &VendorId) -> Result<Deleted<Vendor>, RepoError> {
+        Err(RepoError::NotFound)
+    }
+}
+
+#[async_trait]
+impl PolicyRepository for NoRecords {
+    async fn list_policies(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<Policy>, RepoError> {
+        Ok(empty())
+    }
+    async fn get_policy(&self, _: &OrganizationId, _: &PolicyId) -> Result<Policy, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn insert_policy(&self, _: &Policy) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn update_policy(
+        &self,
+        _: &OrganizationId,
+        _: &PolicyId,
+        _: &PolicyPatch,
+        _: Timestamp,
+    ) -> Result<Policy, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn delete_policy(&self, _: &OrganizationId, _: &PolicyId) -> Result<Deleted<Policy>, RepoError> {
+        Err(RepoError::NotFound)
+    }
+}
+
+#[async_trait]
+impl ContextRepository for NoRecords {
+    async fn list_context_entries(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<ContextEntry>, RepoError> {
+        Ok(empty())
+    }
+    async fn get_context_entry(&self, _: &OrganizationId, _: &ContextEntryId) -> Result<ContextEntry, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn insert_context_entry(&self, _: &ContextEntry) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn update_context_entry(
+        &self,
+        _: &OrganizationId,
+        _: &ContextEntryId,
+        _: &ContextEntryPatch,
+        _: Timestamp,
+    ) -> Result<ContextEntry, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn delete_context_entry(&self, _: &OrganizationId, _: &ContextEntryId) -> Result<ContextEntry, RepoError> {
+        Err(RepoError::NotFound)
+    }
+}
+
+/// Lists that never change (no test here keeps pages), and a store that always answers.
+#[derive(Default)]
+pub struct Unchanging;
+
+#[async_trait]
+impl ListGenerations for Unchanging {
+    async fn generation(&self, _: &OrganizationId, _: ListName) -> Result<u64, RepoError> {
+        Ok(0)
+    }
+}
+
+#[async_trait]
+impl HealthCheck for Unchanging {
+    async fn ping(&self) -> Result<(), RepoError> {
+        Ok(())
+    }
+}
