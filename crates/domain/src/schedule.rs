@@ -1,8 +1,17 @@
 //! Cron schedules: when a browser automation runs.
+//!
+//! The grammar is ours, checked here so that a refusal names the field and the problem; `croner` finds
+//! the firings. It is handed each field rewritten in the part of its syntax that means exactly what
+//! ours does (numbers for names, `a-last/n` for `a/n`), and never sees its extensions (`L`, `W`, `#`,
+//! `?`, `+`, a year field), which we refuse.
 
+use std::cmp::Ordering;
 use std::fmt;
 
-use time::{Date, Duration, Month, PrimitiveDateTime, Time};
+use croner::errors::CronError;
+use croner::parser::{CronParser, Seconds, Year};
+use croner::{CivilDate, CivilDateTime, CivilTime, Cron, CronDateTime, CronPattern, Resolution, Weekday};
+use time::{Date, Duration, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
 use crate::Timestamp;
 
@@ -43,6 +52,10 @@ const WEEKDAY_NAMES: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT
 /// Macros: `@hourly` (`0 * * * *`), `@daily` and `@midnight` (`0 0 * * *`), `@weekly` (`0 0 * * 0`),
 /// `@monthly` (`0 0 1 * *`), `@yearly` and `@annually` (`0 0 1 1 *`).
 ///
+/// Nothing else: croner's extensions (`L`, `W`, `#`, `?`, a `+` before day-of-week, a seventh field
+/// for the year, `/n` without a start) are refused like any other unknown value. Firings are found up
+/// to the year 5000, croner's limit.
+///
 /// ```
 /// use compliance_domain::{Timestamp, schedule::Schedule};
 ///
@@ -54,16 +67,10 @@ const WEEKDAY_NAMES: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     expression: String,
-    /// Bit `n` set when value `n` matches.
-    seconds: u64,
-    minutes: u64,
-    hours: u64,
-    days_of_month: u64,
-    months: u64,
-    /// Bits 0 (Sunday) to 6 (Saturday); a 7 in the expression is folded into 0.
-    days_of_week: u64,
-    day_of_month_restricted: bool,
-    day_of_week_restricted: bool,
+    cron: Cron,
+    /// False when no date matches (`0 0 30 2 *`): croner would search up to the year 5000 to find
+    /// out, milliseconds per call, where the answer is known at parse time.
+    can_fire: bool,
 }
 
 /// One of the six fields of a cron expression.
@@ -160,6 +167,9 @@ pub enum ScheduleError {
     UnknownMacro(String),
     #[error("the {field} field: {problem}")]
     Field { field: CronField, problem: FieldProblem },
+    /// The evaluator refused what our checks passed: a mismatch between the two grammars.
+    #[error("the cron expression could not be evaluated: {0}")]
+    Unevaluable(String),
 }
 
 impl Schedule {
@@ -191,21 +201,26 @@ impl Schedule {
             other => return Err(ScheduleError::FieldCount(other.len())),
         };
         let [minute, hour, day_of_month, month, day_of_week] = rest;
-        let mut days_of_week = parse_field(day_of_week, CronField::DayOfWeek)?;
-        if days_of_week & (1 << 7) != 0 {
-            days_of_week = (days_of_week & !(1 << 7)) | 1;
-        }
-        Ok(Self {
-            expression: expression.to_owned(),
-            seconds: parse_field(second, CronField::Second)?,
-            minutes: parse_field(minute, CronField::Minute)?,
-            hours: parse_field(hour, CronField::Hour)?,
-            days_of_month: parse_field(day_of_month, CronField::DayOfMonth)?,
-            months: parse_field(month, CronField::Month)?,
-            days_of_week,
-            day_of_month_restricted: day_of_month != "*",
-            day_of_week_restricted: day_of_week != "*",
-        })
+        // Day-of-week is checked first, as it always was: an expression with several faults keeps
+        // getting the same refusal.
+        let day_of_week = normalize_field(day_of_week, CronField::DayOfWeek)?;
+        let normalized = [
+            normalize_field(second, CronField::Second)?,
+            normalize_field(minute, CronField::Minute)?,
+            normalize_field(hour, CronField::Hour)?,
+            normalize_field(day_of_month, CronField::DayOfMonth)?,
+            normalize_field(month, CronField::Month)?,
+            day_of_week,
+        ]
+        .join(" ");
+        let cron = CronParser::builder()
+            .seconds(Seconds::Required)
+            .year(Year::Disallowed)
+            .build()
+            .parse(&normalized)
+            .map_err(|e| ScheduleError::Unevaluable(e.to_string()))?;
+        let can_fire = some_date_matches(&cron.pattern);
+        Ok(Self { expression: expression.to_owned(), cron, can_fire })
     }
 
     /// The expression as given, trimmed.
@@ -230,71 +245,14 @@ impl Schedule {
     /// The first whole second strictly after `after` (in UTC) that matches, or `None` when nothing
     /// matches within five years (for example `0 0 30 2 *`).
     pub fn next_after(&self, after: Timestamp) -> Option<Timestamp> {
+        if !self.can_fire {
+            return None;
+        }
         let after = after.to_offset();
         let limit = after.checked_add(HORIZON)?;
-        let start = after.replace_nanosecond(0).ok()?.checked_add(Duration::SECOND)?;
-        let mut date = start.date();
-        let (mut hour, mut minute, mut second) = (start.hour(), start.minute(), start.second());
-        loop {
-            // Carry an overflowed field into the next larger one.
-            if second > 59 {
-                second = 0;
-                minute += 1;
-            }
-            if minute > 59 {
-                minute = 0;
-                hour += 1;
-            }
-            if hour > 23 {
-                hour = 0;
-                date = date.next_day()?;
-            }
-            if date > limit.date() {
-                return None;
-            }
-            if !has(self.months, u8::from(date.month())) {
-                date = first_of_next_month(date)?;
-                (hour, minute, second) = (0, 0, 0);
-                continue;
-            }
-            if !self.day_matches(date) {
-                date = date.next_day()?;
-                (hour, minute, second) = (0, 0, 0);
-                continue;
-            }
-            match next_set(self.hours, hour) {
-                None => {
-                    (hour, minute, second) = (24, 0, 0);
-                    continue;
-                }
-                Some(found) if found != hour => (hour, minute, second) = (found, 0, 0),
-                Some(_) => {}
-            }
-            match next_set(self.minutes, minute) {
-                None => {
-                    (minute, second) = (60, 0);
-                    continue;
-                }
-                Some(found) if found != minute => (minute, second) = (found, 0),
-                Some(_) => {}
-            }
-            let Some(found) = next_set(self.seconds, second) else {
-                second = 60;
-                continue;
-            };
-            let candidate = PrimitiveDateTime::new(date, Time::from_hms(hour, minute, found).ok()?).assume_utc();
-            return (candidate <= limit).then(|| Timestamp::from_offset(candidate));
-        }
-    }
-
-    fn day_matches(&self, date: Date) -> bool {
-        let by_month = has(self.days_of_month, date.day());
-        let by_week = has(self.days_of_week, date.weekday().number_days_from_sunday());
-        if self.day_of_month_restricted && self.day_of_week_restricted {
-            by_month || by_week
-        } else {
-            by_month && by_week
-        }
+        // Exclusive: croner starts from the next whole second after `after`'s.
+        let next = self.cron.find_next_occurrence(&UtcSecond(after), false).ok()?.0;
+        (next <= limit).then(|| Timestamp::from_offset(next))
     }
 }
 
@@ -304,58 +262,56 @@ impl fmt::Display for Schedule {
     }
 }
 
-fn has(mask: u64, value: u8) -> bool {
-    value < 64 && mask & (1 << value) != 0
-}
-
-/// The smallest set bit at or above `from`.
-fn next_set(mask: u64, from: u8) -> Option<u8> {
-    let rest = mask.checked_shr(u32::from(from))?;
-    if rest == 0 { None } else { u8::try_from(u32::from(from) + rest.trailing_zeros()).ok() }
-}
-
-fn first_of_next_month(date: Date) -> Option<Date> {
-    let (year, month) = match date.month() {
-        Month::December => (date.year().checked_add(1)?, Month::January),
-        month => (date.year(), month.next()),
-    };
-    Date::from_calendar_date(year, month, 1).ok()
-}
-
-fn parse_field(text: &str, field: CronField) -> Result<u64, ScheduleError> {
-    parse_items(text, field).map_err(|problem| ScheduleError::Field { field, problem })
-}
-
-fn parse_items(text: &str, field: CronField) -> Result<u64, FieldProblem> {
-    let mut mask = 0u64;
-    for item in text.split(',') {
-        if item.is_empty() {
-            return Err(FieldProblem::EmptyItem);
-        }
-        let (range, step) = match item.split_once('/') {
-            Some((range, step)) => (range, Some(parse_step(step, field)?)),
-            None => (item, None),
-        };
-        let (start, end) = if range == "*" {
-            (field.min(), field.last())
-        } else if let Some((start, end)) = range.split_once('-') {
-            let (start, end) = (parse_value(start, field)?, parse_value(end, field)?);
-            if start > end {
-                return Err(FieldProblem::ReversedRange { start, end });
-            }
-            (start, end)
-        } else {
-            let start = parse_value(range, field)?;
-            (start, if step.is_some() { field.last().max(start) } else { start })
-        };
-        let step = step.unwrap_or(1);
-        let mut value = start;
-        while value <= end {
-            mask |= 1 << value;
-            value += step;
-        }
+/// Whether any date matches. Only day-of-month alone can rule out every date: with a restricted
+/// day-of-week, some weekday it names comes every week.
+fn some_date_matches(pattern: &CronPattern) -> bool {
+    if pattern.is_dom_wildcard() || !pattern.is_dow_wildcard() {
+        return true;
     }
-    Ok(mask)
+    let longest_month = |month: u16| match month {
+        2 => 29,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let first_day = pattern.days.values().first().copied().unwrap_or(u16::MAX);
+    pattern.months.values().into_iter().any(|month| first_day <= longest_month(month))
+}
+
+fn normalize_field(text: &str, field: CronField) -> Result<String, ScheduleError> {
+    // A bare `*` stays one: it is what leaves a day field unrestricted in the day rule.
+    if text == "*" {
+        return Ok(text.to_owned());
+    }
+    let items: Result<Vec<String>, FieldProblem> = text.split(',').map(|item| normalize_item(item, field)).collect();
+    Ok(items.map_err(|problem| ScheduleError::Field { field, problem })?.join(","))
+}
+
+/// One list item, checked, in croner's strict syntax: numbers only, `*` and `a/n` spelled as ranges.
+fn normalize_item(item: &str, field: CronField) -> Result<String, FieldProblem> {
+    if item.is_empty() {
+        return Err(FieldProblem::EmptyItem);
+    }
+    let (range, step) = match item.split_once('/') {
+        Some((range, step)) => (range, Some(parse_step(step, field)?)),
+        None => (item, None),
+    };
+    let (start, end) = if range == "*" {
+        (field.min(), field.last())
+    } else if let Some((start, end)) = range.split_once('-') {
+        let (start, end) = (parse_value(start, field)?, parse_value(end, field)?);
+        if start > end {
+            return Err(FieldProblem::ReversedRange { start, end });
+        }
+        (start, end)
+    } else {
+        let start = parse_value(range, field)?;
+        (start, if step.is_some() { field.last().max(start) } else { start })
+    };
+    Ok(match step {
+        Some(step) => format!("{start}-{end}/{step}"),
+        None if start == end => start.to_string(),
+        None => format!("{start}-{end}"),
+    })
 }
 
 fn parse_step(text: &str, field: CronField) -> Result<u32, FieldProblem> {
@@ -385,6 +341,43 @@ fn parse_value(text: &str, field: CronField) -> Result<u32, FieldProblem> {
         .ok_or_else(|| FieldProblem::NotAValue(text.to_owned()))
 }
 
+/// A UTC instant as croner walks it: UTC has no daylight saving, so every wall-clock time is one instant.
+#[derive(Clone)]
+struct UtcSecond(OffsetDateTime);
+
+impl CronDateTime for UtcSecond {
+    fn to_civil(&self) -> CivilDateTime {
+        let (date, time) = (self.0.date(), self.0.time());
+        CivilDateTime::new(
+            CivilDate::from_parts_unchecked(date.year(), u32::from(u8::from(date.month())), u32::from(date.day())),
+            CivilTime::from_parts_unchecked(u32::from(time.hour()), u32::from(time.minute()), u32::from(time.second())),
+        )
+    }
+
+    fn civil_weekday(&self) -> Weekday {
+        Weekday::from_days_from_sunday(u32::from(self.0.weekday().number_days_from_sunday()))
+    }
+
+    /// Fails past the year 9999, where `time` (and [`Timestamp`]) end.
+    fn resolve_civil(&self, civil: CivilDateTime) -> Result<Resolution<Self>, CronError> {
+        let part = |value: u32| u8::try_from(value).map_err(|_| CronError::InvalidDate);
+        let month = Month::try_from(part(civil.month())?).map_err(|_| CronError::InvalidDate)?;
+        let date =
+            Date::from_calendar_date(civil.year(), month, part(civil.day())?).map_err(|_| CronError::InvalidDate)?;
+        let time = Time::from_hms(part(civil.hour())?, part(civil.minute())?, part(civil.second())?)
+            .map_err(|_| CronError::InvalidTime)?;
+        Ok(Resolution::Single(Self(PrimitiveDateTime::new(date, time).assume_utc())))
+    }
+
+    fn checked_add_seconds(&self, seconds: i64) -> Option<Self> {
+        self.0.checked_add(Duration::seconds(seconds)).map(Self)
+    }
+
+    fn cmp_instant(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
@@ -399,6 +392,34 @@ mod tests {
         (start..=end).fold(0, |mask, value| mask | (1 << value))
     }
 
+    /// The values each field matches, as bit masks, read from the parsed pattern.
+    #[derive(Debug)]
+    struct Masks {
+        seconds: u64,
+        minutes: u64,
+        hours: u64,
+        days_of_month: u64,
+        months: u64,
+        days_of_week: u64,
+        day_of_month_restricted: bool,
+        day_of_week_restricted: bool,
+    }
+
+    fn masks(expression: &str) -> Masks {
+        let pattern = Schedule::parse(expression).unwrap().cron.pattern;
+        let mask = |component: &croner::CronComponent| component.values().iter().fold(0, |mask, v| mask | (1 << v));
+        Masks {
+            seconds: mask(&pattern.seconds),
+            minutes: mask(&pattern.minutes),
+            hours: mask(&pattern.hours),
+            days_of_month: mask(&pattern.days),
+            months: mask(&pattern.months),
+            days_of_week: mask(&pattern.days_of_week),
+            day_of_month_restricted: !pattern.is_dom_wildcard(),
+            day_of_week_restricted: !pattern.is_dow_wildcard(),
+        }
+    }
+
     fn next(expression: &str, after: &str) -> Option<String> {
         let schedule = Schedule::parse(expression).unwrap();
         schedule.next_after(Timestamp::parse(after).unwrap()).map(|at| at.to_string())
@@ -410,7 +431,7 @@ mod tests {
 
     #[test]
     fn five_fields_fire_at_second_zero() {
-        let schedule = Schedule::parse("* * * * *").unwrap();
+        let schedule = masks("* * * * *");
         assert_eq!(schedule.seconds, bits(&[0]));
         assert_eq!(schedule.minutes, range(0, 59));
         assert_eq!(schedule.hours, range(0, 23));
@@ -422,7 +443,7 @@ mod tests {
 
     #[test]
     fn six_fields_have_a_leading_second() {
-        let schedule = Schedule::parse("15,45 0 12 * * *").unwrap();
+        let schedule = masks("15,45 0 12 * * *");
         assert_eq!(schedule.seconds, bits(&[15, 45]));
         assert_eq!(schedule.minutes, bits(&[0]));
         assert_eq!(schedule.hours, bits(&[12]));
@@ -430,37 +451,37 @@ mod tests {
 
     #[test]
     fn each_item_syntax() {
-        let minutes = |field: &str| Schedule::parse(&format!("{field} * * * *")).unwrap().minutes;
+        let minutes = |field: &str| masks(&format!("{field} * * * *")).minutes;
         assert_eq!(minutes("7"), bits(&[7]));
         assert_eq!(minutes("10-12"), bits(&[10, 11, 12]));
         assert_eq!(minutes("*/15"), bits(&[0, 15, 30, 45]));
         assert_eq!(minutes("10-30/10"), bits(&[10, 20, 30]));
         assert_eq!(minutes("50/3"), bits(&[50, 53, 56, 59]));
         assert_eq!(minutes("1,5-6,*/30"), bits(&[0, 1, 5, 6, 30]));
-        assert_eq!(Schedule::parse("0 0 */10 * *").unwrap().days_of_month, bits(&[1, 11, 21, 31]));
+        assert_eq!(masks("0 0 */10 * *").days_of_month, bits(&[1, 11, 21, 31]));
     }
 
     #[test]
     fn month_and_weekday_names_are_case_insensitive() {
-        let schedule = Schedule::parse("0 0 * jan,Mar-MAY mon-Fri").unwrap();
+        let schedule = masks("0 0 * jan,Mar-MAY mon-Fri");
         assert_eq!(schedule.months, bits(&[1, 3, 4, 5]));
         assert_eq!(schedule.days_of_week, range(1, 5));
-        assert_eq!(Schedule::parse("0 0 * * SUN").unwrap().days_of_week, bits(&[0]));
+        assert_eq!(masks("0 0 * * SUN").days_of_week, bits(&[0]));
     }
 
     #[test]
     fn seven_is_sunday_and_weekday_walks_end_on_saturday() {
-        assert_eq!(Schedule::parse("0 0 * * 7").unwrap().days_of_week, bits(&[0]));
-        assert_eq!(Schedule::parse("0 0 * * 5-7").unwrap().days_of_week, bits(&[0, 5, 6]));
-        assert_eq!(Schedule::parse("0 0 * * 1/2").unwrap().days_of_week, bits(&[1, 3, 5]));
-        assert_eq!(Schedule::parse("0 0 * * */2").unwrap().days_of_week, bits(&[0, 2, 4, 6]));
-        assert_eq!(Schedule::parse("0 0 * * 7/2").unwrap().days_of_week, bits(&[0]));
+        assert_eq!(masks("0 0 * * 7").days_of_week, bits(&[0]));
+        assert_eq!(masks("0 0 * * 5-7").days_of_week, bits(&[0, 5, 6]));
+        assert_eq!(masks("0 0 * * 1/2").days_of_week, bits(&[1, 3, 5]));
+        assert_eq!(masks("0 0 * * */2").days_of_week, bits(&[0, 2, 4, 6]));
+        assert_eq!(masks("0 0 * * 7/2").days_of_week, bits(&[0]));
     }
 
     #[test]
     fn macros() {
         let same = |macro_: &str, expanded: &str| {
-            let (a, b) = (Schedule::parse(macro_).unwrap(), Schedule::parse(expanded).unwrap());
+            let (a, b) = (masks(macro_), masks(expanded));
             assert_eq!((a.seconds, a.minutes, a.hours), (b.seconds, b.minutes, b.hours), "{macro_}");
             assert_eq!((a.days_of_month, a.months, a.days_of_week), (b.days_of_month, b.months, b.days_of_week));
             assert_eq!(
@@ -506,6 +527,27 @@ mod tests {
         assert_eq!(refusal("0 0 * * -1"), "the day-of-week field: `` is not a valid value");
         assert_eq!(refusal("*/x * * * *"), "the minute field: `x` is not a valid value");
         assert_eq!(refusal("*/ * * * *"), "the minute field: `` is not a valid value");
+    }
+
+    #[test]
+    fn the_evaluators_extensions_are_refused() {
+        assert_eq!(refusal("0 0 L * *"), "the day-of-month field: `L` is not a valid value");
+        assert_eq!(refusal("0 0 15W * *"), "the day-of-month field: `15W` is not a valid value");
+        assert_eq!(refusal("0 0 ? * *"), "the day-of-month field: `?` is not a valid value");
+        assert_eq!(refusal("0 0 * * 5#2"), "the day-of-week field: `5#2` is not a valid value");
+        assert_eq!(refusal("0 0 * * 5L"), "the day-of-week field: `5L` is not a valid value");
+        assert_eq!(refusal("0 0 1 * +MON"), "the day-of-week field: `+MON` is not a valid value");
+        assert_eq!(refusal("/5 * * * *"), "the minute field: `` is not a valid value");
+        assert_eq!(refusal("0 0 * * JAN"), "the day-of-week field: `JAN` is not a valid value");
+        assert!(refusal("0 0 0 1 1 * 2030").contains("not 7"), "no year field");
+    }
+
+    #[test]
+    fn a_bare_star_inside_a_list_is_every_value() {
+        assert_eq!(masks("1,* * * * *").minutes, range(0, 59));
+        let restricted = masks("0 0 1,* * *");
+        assert_eq!(restricted.days_of_month, range(1, 31));
+        assert!(restricted.day_of_month_restricted, "only a bare `*` leaves the day rule");
     }
 
     #[test]
@@ -594,6 +636,13 @@ mod tests {
         assert_eq!(next("0 0 31 2 *", "2026-11-22T00:00:00Z"), None);
         assert_eq!(next("0 0 30 2 *", "2026-11-22T00:00:00Z"), None);
         assert_eq!(next("0 0 31 4,6,9,11 *", "2026-11-22T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn one_listed_month_with_the_day_is_enough() {
+        assert_eq!(next("0 0 30,31 2,3 *", "2026-11-22T00:00:00Z").as_deref(), Some("2027-03-30T00:00:00Z"));
+        // No 31 February, but Mondays in February: 2027-02-01 is one.
+        assert_eq!(next("0 0 31 2 1", "2026-11-22T00:00:00Z").as_deref(), Some("2027-02-01T00:00:00Z"));
     }
 
     #[test]
