@@ -1,7 +1,7 @@
 //! Developer tasks for the workspace, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
 //!
-//! Few dependencies on purpose (anyhow and std): the tasks drive `cargo` and the PostgreSQL tools
-//! as child processes.
+//! Few dependencies on purpose (anyhow, serde_json with serde's derive for the JSON it reads and
+//! writes, and std): the tasks drive `cargo` and the PostgreSQL tools as child processes.
 
 mod bench;
 mod ci;

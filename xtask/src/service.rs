@@ -118,11 +118,10 @@ impl Tenant {
     }
 }
 
-/// The value of `"field":"…"` in JSON whose ids and keys need no escapes (the first one).
+/// The string `field` of a JSON object: the admin CLI's output, an API response.
 pub fn json_string(json: &str, field: &str) -> Result<String> {
-    let marker = format!("\"{field}\":\"");
-    let start = json.find(&marker).map(|at| at + marker.len());
-    let value = start.and_then(|start| json[start..].split('"').next());
+    let object: serde_json::Value = serde_json::from_str(json).with_context(|| format!("not JSON: {json:.500}"))?;
+    let value = object.get(field).and_then(serde_json::Value::as_str);
     value.map(str::to_owned).with_context(|| format!("no string `{field}` in {json}"))
 }
 
@@ -266,6 +265,8 @@ mod tests {
         assert_eq!(json_string(output, "id")?, "apk_1");
         assert_eq!(json_string(output, "key")?, "cpk_2");
         assert!(json_string(output, "missing").is_err());
+        assert!(json_string(r#"{"id":1}"#, "id").is_err(), "a number is no string");
+        assert!(json_string("created apk_1", "id").is_err(), "not JSON");
         Ok(())
     }
 }

@@ -33,12 +33,9 @@ impl Load {
     }
 }
 
-/// The number after `"name":` in one line of flat JSON.
-pub fn number_after(json: &str, name: &str) -> Option<f64> {
-    let marker = format!("\"{name}\":");
-    let start = json.find(&marker)? + marker.len();
-    let digits: String = json[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-    digits.parse().ok()
+/// The number `name` of a JSON object (wrk's summary line).
+pub fn json_number(json: &str, name: &str) -> Option<f64> {
+    serde_json::from_str::<serde_json::Value>(json).ok()?.get(name)?.as_f64()
 }
 
 /// The server's own count of the requests it answered, from its `/metrics`: how many, and how many
@@ -106,9 +103,10 @@ mod tests {
     #[test]
     fn reads_numbers_of_flat_json() {
         let line = r#"{"requests":1200,"duration_us":10000312,"p50_us":812}"#;
-        assert_eq!(number_after(line, "requests"), Some(1200.0));
-        assert_eq!(number_after(line, "p50_us"), Some(812.0));
-        assert_eq!(number_after(line, "missing"), None);
+        assert_eq!(json_number(line, "requests"), Some(1200.0));
+        assert_eq!(json_number(line, "p50_us"), Some(812.0));
+        assert_eq!(json_number(line, "missing"), None);
+        assert_eq!(json_number("BENCH {}", "requests"), None, "not JSON");
     }
 
     #[test]

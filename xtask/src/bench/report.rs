@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use serde::Serialize;
 
 use super::Backend;
 use super::measure::{Load, Served};
@@ -83,6 +84,7 @@ pub struct ServerFigures {
 }
 
 /// One target check: what it is, whether it held, and the figure that decided.
+#[derive(Serialize)]
 struct Check {
     target: String,
     met: bool,
@@ -100,7 +102,7 @@ pub fn finish(
     let table = table(rows, servers);
     println!("\n{table}");
     fs::write(out.join("bench.txt"), &table).context("cannot write bench.txt")?;
-    fs::write(out.join("bench.json"), json(rows, servers, &checks, scale_rows)).context("cannot write bench.json")?;
+    fs::write(out.join("bench.json"), json(rows, servers, &checks, scale_rows)?).context("cannot write bench.json")?;
     fs::write(out.join("bench.svg"), svg(rows)).context("cannot write bench.svg")?;
     println!("written: {0}/bench.txt, {0}/bench.json, {0}/bench.svg", out.display());
     let missed: Vec<&Check> = checks.iter().filter(|check| !check.met).collect();
@@ -219,70 +221,103 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
     text
 }
 
-fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u64) -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let cases: Vec<String> = rows
-        .iter()
-        .map(|row| {
-            format!(
-                "{{\"case\":{},\"kind\":\"{:?}\",\"backend\":\"{}\",\"connections\":{},\"requestsPerSecond\":{:.1},\
-                 \"p50Ms\":{:.3},\"p99Ms\":{:.3},\"maxMs\":{:.3},\"non2xx\":{},\"pgbenchTps\":{:.1},\"pgbenchTpsRuns\":[{:.1},{:.1}],\"pgbenchClients\":{},\
-                 \"pgbenchLatencyAverageMs\":{:.3},\"ratio\":{:.3},\"peakRssMib\":{:.2},\"serverRequests\":{},\"serverSlow\":{},\"majorFaults\":{},\"stolenMs\":{:.0},\"stallsMs\":{:.0},\"attempts\":{},\"pgbenchAttempts\":[{},{}]}}",
-                json_string(&row.case),
-                row.kind,
-                row.backend.name(),
-                row.connections,
-                row.api.per_second,
-                row.api.latency_ms,
-                row.api.p99_ms.unwrap_or_default(),
-                row.api.max_ms.unwrap_or_default(),
-                row.api.failures,
-                row.pgbench.per_second,
-                row.pgbench_runs[0],
-                row.pgbench_runs[1],
-                row.pgbench_clients,
-                row.pgbench.latency_ms,
-                row.ratio(),
-                row.peak_rss_mib,
-                row.served.requests,
-                row.served.slow,
-                row.major_faults,
-                row.steal.stolen_ms,
-                row.steal.stalls_ms,
-                row.attempts,
-                row.pgbench_attempts[0],
-                row.pgbench_attempts[1]
-            )
-        })
-        .collect();
-    let servers: Vec<String> = servers
-        .iter()
-        .map(|s| {
-            format!(
-                "{{\"backend\":\"{}\",\"startupMs\":{:.2},\"idleRssMib\":{:.2},\"peakRssMib\":{:.2}}}",
-                s.backend.name(),
-                millis(s.startup),
-                s.idle_rss_mib,
-                s.peak_rss_mib
-            )
-        })
-        .collect();
-    let checks: Vec<String> = checks
-        .iter()
-        .map(|c| {
-            format!("{{\"target\":{},\"met\":{},\"figure\":{}}}", json_string(&c.target), c.met, json_string(&c.figure))
-        })
-        .collect();
-    format!(
-        "{{\"generatedAt\":{now},\"scaleRows\":{scale_rows},\"cases\":[\n{}\n],\"servers\":[\n{}\n],\"targets\":[\n{}\n]}}\n",
-        cases.join(",\n"),
-        servers.join(",\n"),
-        checks.join(",\n")
-    )
+/// `bench.json`: one object per case, per server and per target check. Figures keep the decimals
+/// the table shows (rates 0.1, times 0.001 ms), so runs compare without float noise.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BenchJson<'a> {
+    generated_at: u64,
+    scale_rows: u64,
+    cases: Vec<CaseJson<'a>>,
+    servers: Vec<ServerJson>,
+    targets: &'a [Check],
 }
 
-fn json_string(text: &str) -> String {
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CaseJson<'a> {
+    case: &'a str,
+    kind: String,
+    backend: &'static str,
+    connections: u32,
+    requests_per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    #[serde(rename = "non2xx")]
+    non_2xx: u64,
+    pgbench_tps: f64,
+    pgbench_tps_runs: [f64; 2],
+    pgbench_clients: u32,
+    pgbench_latency_average_ms: f64,
+    ratio: f64,
+    peak_rss_mib: f64,
+    server_requests: u64,
+    server_slow: u64,
+    major_faults: u64,
+    /// Whole milliseconds: integers in the file, as they always were.
+    stolen_ms: i64,
+    stalls_ms: i64,
+    attempts: u32,
+    pgbench_attempts: [u32; 2],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerJson {
+    backend: &'static str,
+    startup_ms: f64,
+    idle_rss_mib: f64,
+    peak_rss_mib: f64,
+}
+
+fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u64) -> Result<String> {
+    let cases = rows
+        .iter()
+        .map(|row| CaseJson {
+            case: &row.case,
+            kind: format!("{:?}", row.kind),
+            backend: row.backend.name(),
+            connections: row.connections,
+            requests_per_second: rounded(row.api.per_second, 1),
+            p50_ms: rounded(row.api.latency_ms, 3),
+            p99_ms: rounded(row.api.p99_ms.unwrap_or_default(), 3),
+            max_ms: rounded(row.api.max_ms.unwrap_or_default(), 3),
+            non_2xx: row.api.failures,
+            pgbench_tps: rounded(row.pgbench.per_second, 1),
+            pgbench_tps_runs: row.pgbench_runs.map(|tps| rounded(tps, 1)),
+            pgbench_clients: row.pgbench_clients,
+            pgbench_latency_average_ms: rounded(row.pgbench.latency_ms, 3),
+            ratio: rounded(row.ratio(), 3),
+            peak_rss_mib: rounded(row.peak_rss_mib, 2),
+            server_requests: row.served.requests,
+            server_slow: row.served.slow,
+            major_faults: row.major_faults,
+            stolen_ms: rounded(row.steal.stolen_ms, 0) as i64,
+            stalls_ms: rounded(row.steal.stalls_ms, 0) as i64,
+            attempts: row.attempts,
+            pgbench_attempts: row.pgbench_attempts,
+        })
+        .collect();
+    let servers = servers
+        .iter()
+        .map(|s| ServerJson {
+            backend: s.backend.name(),
+            startup_ms: rounded(millis(s.startup), 2),
+            idle_rss_mib: rounded(s.idle_rss_mib, 2),
+            peak_rss_mib: rounded(s.peak_rss_mib, 2),
+        })
+        .collect();
+    let generated_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let bench = BenchJson { generated_at, scale_rows, cases, servers, targets: checks };
+    let mut text = serde_json::to_string_pretty(&bench).context("cannot serialise bench.json")?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// `value` with `decimals` decimals, rounded as `format!` rounds.
+fn rounded(value: f64, decimals: usize) -> f64 {
+    format!("{value:.decimals$}").parse().unwrap_or(value)
 }
 
 /// Horizontal bars: each row's ratio to pgbench, with the two target lines.
@@ -421,6 +456,74 @@ mod tests {
         let column = |line: &str| line.find(" conns").or_else(|| line.find("    32 "));
         let columns: Vec<_> = text.lines().take(3).map(column).collect();
         assert!(columns.iter().all(|c| c.is_some() && *c == columns[0]), "{text}");
+    }
+
+    #[test]
+    fn bench_json_keeps_every_key_and_the_tables_decimals() -> Result<()> {
+        let mut case = row(Kind::Write, 32, 1234.56, 1000.0, 2.0);
+        case.case = r#"POST "quoted" \ case"#.to_owned();
+        case.api.latency_ms = 0.12345;
+        let server = ServerFigures {
+            backend: Backend::Sqlite,
+            startup: Duration::from_micros(12_340),
+            idle_rss_mib: 10.0,
+            peak_rss_mib: 20.5,
+        };
+        let checks = checks(std::slice::from_ref(&case), std::slice::from_ref(&server), &[]);
+        let bench: serde_json::Value = serde_json::from_str(&json(&[case], &[server], &checks, 1_000_000)?)?;
+
+        let mut keys: Vec<&str> =
+            bench["cases"][0].as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        let mut expected = [
+            "case",
+            "kind",
+            "backend",
+            "connections",
+            "requestsPerSecond",
+            "p50Ms",
+            "p99Ms",
+            "maxMs",
+            "non2xx",
+            "pgbenchTps",
+            "pgbenchTpsRuns",
+            "pgbenchClients",
+            "pgbenchLatencyAverageMs",
+            "ratio",
+            "peakRssMib",
+            "serverRequests",
+            "serverSlow",
+            "majorFaults",
+            "stolenMs",
+            "stallsMs",
+            "attempts",
+            "pgbenchAttempts",
+        ];
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
+
+        let case = &bench["cases"][0];
+        assert_eq!(case["case"], r#"POST "quoted" \ case"#);
+        assert_eq!(
+            (&case["kind"], &case["backend"], &case["connections"]),
+            (&"Write".into(), &"postgres".into(), &32.into())
+        );
+        assert_eq!(
+            (&case["requestsPerSecond"], &case["p50Ms"], &case["ratio"]),
+            (&1234.6.into(), &0.123.into(), &1.235.into())
+        );
+        assert_eq!(case["pgbenchTpsRuns"], serde_json::json!([1000.0, 1000.0]));
+        assert_eq!(case["pgbenchAttempts"], serde_json::json!([1, 1]));
+        assert_eq!(bench["scaleRows"], 1_000_000);
+        assert_eq!(
+            bench["servers"],
+            serde_json::json!([{"backend": "sqlite", "startupMs": 12.34, "idleRssMib": 10.0, "peakRssMib": 20.5}])
+        );
+        let targets = bench["targets"].as_array().map(|targets| targets.len());
+        assert_eq!(targets, Some(checks.len()));
+        assert_eq!(bench["targets"][0]["target"], checks[0].target.as_str());
+        assert_eq!(bench["targets"][0]["met"], checks[0].met);
+        Ok(())
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::Result;
+use serde_json::{Value, json};
 
 use crate::service::{Request, Tenant, admin, json_string};
 
@@ -26,8 +27,8 @@ pub struct Organization {
 pub fn organization(binary: &Path, database_url: &str, address: &str, name: &str) -> Result<Organization> {
     let tenant = Tenant::create(binary, database_url, name)?;
     let key = tenant.api_key.as_str();
-    let post = |path: &str, body: &str| -> Result<String> {
-        let created = Request::post(path, body).with_key(key).expect(address, 201)?;
+    let post = |path: &str, body: Value| -> Result<String> {
+        let created = Request::post(path, &body.to_string()).with_key(key).expect(address, 201)?;
         json_string(&created, "id")
     };
     // the owner is the first member
@@ -35,20 +36,20 @@ pub fn organization(binary: &Path, database_url: &str, address: &str, name: &str
         let email = format!("member{n}@{name}.test");
         let user = admin(binary, database_url, &["create-user", "--email", &email, "--name", &format!("Member {n}")])?;
         let user_id = json_string(&user, "id")?;
-        post("/v1/people", &format!(r#"{{"userId":"{user_id}","role":"{}"}}"#, ROLES[n % ROLES.len()]))?;
+        post("/v1/people", json!({"userId": user_id, "role": pick(&ROLES, n)}))?;
     }
     let mut risk_ids = Vec::with_capacity(RISKS);
     for n in 0..RISKS {
-        risk_ids.push(post("/v1/risks", &risk(n, &tenant.member_id))?);
+        risk_ids.push(post("/v1/risks", risk(n, &tenant.member_id))?);
     }
     for n in 0..VENDORS {
-        post("/v1/vendors", &vendor(n, &tenant.member_id))?;
+        post("/v1/vendors", vendor(n, &tenant.member_id))?;
     }
     for n in 0..CONTEXT_ENTRIES {
-        post("/v1/context", &context_entry(n))?;
+        post("/v1/context", context_entry(n))?;
     }
     for n in 0..POLICIES {
-        post("/v1/policies", &policy(n, &tenant.member_id))?;
+        post("/v1/policies", policy(n, &tenant.member_id))?;
     }
     Ok(Organization { id: tenant.organization_id, api_key: tenant.api_key, risk_ids })
 }
@@ -57,7 +58,6 @@ const ROLES: [&str; 3] = ["employee", "admin", "auditor"];
 const LIKELIHOODS: [&str; 5] = ["very_unlikely", "unlikely", "possible", "likely", "very_likely"];
 const IMPACTS: [&str; 5] = ["insignificant", "minor", "moderate", "major", "severe"];
 
-// Values sit on one line: the JSON below is written in raw strings, where `\` continues nothing.
 const RISK_TEXT: &str =
     "A production service runs a version with known vulnerabilities; an attacker could read customer data.";
 const VENDOR_TEXT: &str =
@@ -68,65 +68,67 @@ fn pick<'a>(values: &[&'a str], n: usize) -> &'a str {
     values[n % values.len()]
 }
 
-fn risk(n: usize, assignee: &str) -> String {
+fn risk(n: usize, assignee: &str) -> Value {
     const CATEGORIES: [&str; 5] = ["technology", "operations", "vendor_management", "regulatory", "people"];
     const STATUSES: [&str; 3] = ["open", "pending", "closed"];
     const STRATEGIES: [&str; 4] = ["accept", "avoid", "mitigate", "transfer"];
-    format!(
-        r#"{{"title":"Risk {n}: unpatched service exposed to the internet","description":"{RISK_TEXT} ({n})",
-           "category":"{}","department":"it","status":"{}","likelihood":"{}","impact":"{}",
-           "residualLikelihood":"unlikely","residualImpact":"minor",
-           "treatmentStrategyDescription":"Patch within 14 days and add the host to the scanner.",
-           "treatmentStrategy":"{}","assigneeId":"{assignee}"}}"#,
-        pick(&CATEGORIES, n),
-        pick(&STATUSES, n),
-        pick(&LIKELIHOODS, n),
-        pick(&IMPACTS, n / 5),
-        pick(&STRATEGIES, n),
-    )
+    json!({
+        "title": format!("Risk {n}: unpatched service exposed to the internet"),
+        "description": format!("{RISK_TEXT} ({n})"),
+        "category": pick(&CATEGORIES, n),
+        "department": "it",
+        "status": pick(&STATUSES, n),
+        "likelihood": pick(&LIKELIHOODS, n),
+        "impact": pick(&IMPACTS, n / 5),
+        "residualLikelihood": "unlikely",
+        "residualImpact": "minor",
+        "treatmentStrategyDescription": "Patch within 14 days and add the host to the scanner.",
+        "treatmentStrategy": pick(&STRATEGIES, n),
+        "assigneeId": assignee,
+    })
 }
 
-fn vendor(n: usize, assignee: &str) -> String {
+fn vendor(n: usize, assignee: &str) -> Value {
     const CATEGORIES: [&str; 4] = ["cloud", "software_as_a_service", "finance", "hr"];
     const STATUSES: [&str; 3] = ["not_assessed", "in_progress", "assessed"];
-    format!(
-        r#"{{"name":"Vendor {n} Ltd","description":"{VENDOR_TEXT}","category":"{}","status":"{}",
-           "inherentProbability":"{}","inherentImpact":"{}","residualProbability":"unlikely",
-           "residualImpact":"minor","website":"https://vendor{n}.example.com","assigneeId":"{assignee}"}}"#,
-        pick(&CATEGORIES, n),
-        pick(&STATUSES, n),
-        pick(&LIKELIHOODS, n),
-        pick(&IMPACTS, n / 5),
-    )
+    json!({
+        "name": format!("Vendor {n} Ltd"),
+        "description": VENDOR_TEXT,
+        "category": pick(&CATEGORIES, n),
+        "status": pick(&STATUSES, n),
+        "inherentProbability": pick(&LIKELIHOODS, n),
+        "inherentImpact": pick(&IMPACTS, n / 5),
+        "residualProbability": "unlikely",
+        "residualImpact": "minor",
+        "website": format!("https://vendor{n}.example.com"),
+        "assigneeId": assignee,
+    })
 }
 
-fn context_entry(n: usize) -> String {
-    format!(
-        r#"{{"question":"How does the company handle question {n} of the security questionnaire?",
-           "answer":"{ANSWER_TEXT}",
-           "tags":["security","access-control","q{n}"]}}"#
-    )
+fn context_entry(n: usize) -> Value {
+    json!({
+        "question": format!("How does the company handle question {n} of the security questionnaire?"),
+        "answer": ANSWER_TEXT,
+        "tags": ["security", "access-control", format!("q{n}")],
+    })
 }
 
 /// A policy of about 3 KB of rich text: headings, paragraphs with marks, and bullet lists.
-fn policy(n: usize, owner: &str) -> String {
-    let text = |text: &str| format!(r#"{{"type":"text","text":"{text}"}}"#);
-    let bold = |text: &str| format!(r#"{{"type":"text","marks":[{{"type":"bold"}}],"text":"{text}"}}"#);
-    let paragraph = |parts: &[String]| format!(r#"{{"type":"paragraph","content":[{}]}}"#, parts.join(","));
-    let heading = |level: u8, title: &str| {
-        format!(r#"{{"type":"heading","attrs":{{"level":{level}}},"content":[{}]}}"#, text(title))
-    };
+fn policy(n: usize, owner: &str) -> Value {
+    let text = |text: &str| json!({"type": "text", "text": text});
+    let bold = |text: &str| json!({"type": "text", "marks": [{"type": "bold"}], "text": text});
+    let paragraph = |parts: Vec<Value>| json!({"type": "paragraph", "content": parts});
+    let heading =
+        |level: u8, title: &str| json!({"type": "heading", "attrs": {"level": level}, "content": [text(title)]});
     let bullets = |items: &[&str]| {
-        let items: Vec<String> = items
-            .iter()
-            .map(|item| format!(r#"{{"type":"listItem","content":[{}]}}"#, paragraph(&[text(item)])))
-            .collect();
-        format!(r#"{{"type":"bulletList","content":[{}]}}"#, items.join(","))
+        let items: Vec<Value> =
+            items.iter().map(|item| json!({"type": "listItem", "content": [paragraph(vec![text(item)])]})).collect();
+        json!({"type": "bulletList", "content": items})
     };
     let mut content = vec![heading(1, &format!("Policy {n}: Access Control"))];
     for section in ["Purpose", "Scope", "Responsibilities", "Procedure"] {
         content.push(heading(2, section));
-        content.push(paragraph(&[
+        content.push(paragraph(vec![
             text("This policy sets out how the company grants, reviews and removes access to its systems. "),
             bold("Every employee and contractor"),
             text(" must follow it; exceptions are approved in writing by the security officer."),
@@ -137,10 +139,13 @@ fn policy(n: usize, owner: &str) -> String {
             "Leavers lose access within one business day.",
         ]));
     }
-    format!(
-        r#"{{"name":"Policy {n}","description":"How access to company systems is granted and reviewed.",
-           "status":"published","frequency":"yearly","department":"it","assigneeId":"{owner}",
-           "content":[{}]}}"#,
-        content.join(",")
-    )
+    json!({
+        "name": format!("Policy {n}"),
+        "description": "How access to company systems is granted and reviewed.",
+        "status": "published",
+        "frequency": "yearly",
+        "department": "it",
+        "assigneeId": owner,
+        "content": content,
+    })
 }

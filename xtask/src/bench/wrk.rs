@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::measure::{Load, number_after};
+use super::measure::{Load, json_number};
 use crate::cmd::capture_ok;
 
 /// What each connection sends, again and again.
@@ -95,7 +95,7 @@ pub fn run(script: &Path, base_url: &str, api_key: &str, connections: u32, durat
     let output = capture_ok(&mut command)?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout.lines().find_map(|line| line.strip_prefix("BENCH ")).context("wrk printed no summary")?;
-    let field = |name: &str| number_after(line, name).with_context(|| format!("no `{name}` in wrk's summary {line}"));
+    let field = |name: &str| json_number(line, name).with_context(|| format!("no `{name}` in wrk's summary {line}"));
     let requests = field("requests")?;
     let seconds = field("duration_us")? / 1e6;
     Ok(Load {
