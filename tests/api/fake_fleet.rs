@@ -58,7 +58,8 @@ pub enum Answer {
     /// This status, with a FleetDM-style error body that echoes the token (the server must not
     /// pass it on).
     Status(u16),
-    /// The normal answer, after this delay.
+    /// The normal answer, after this delay: a slow FleetDM, for the server's timeout to cut short
+    /// (not a wait of the test's).
     Delay(Duration),
     /// 200 with this body instead of `{"hosts": […]}`.
     Body(String),
@@ -228,9 +229,8 @@ where
     }
     run_with_owned_env(backend, env, move |server| async move {
         test(Arc::clone(&server), Arc::clone(&fleet)).await;
-        // Let the stderr reader catch up with the last lines.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        fleet.assert_no_token_in("the server's stderr", &server.stderr());
+        // Stopped first, so that the last lines are in.
+        fleet.assert_no_token_in("the server's stderr", &server.stop().await);
     })
     .await;
 }

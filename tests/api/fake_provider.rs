@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -565,9 +564,8 @@ where
     ];
     run_with_owned_env(backend, env, move |server| async move {
         test(Arc::clone(&server), Arc::clone(&fake)).await;
-        // Let the stderr reader catch up with the last lines.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        fake.assert_no_secret_in("the server's stderr", &server.stderr());
+        // Stopped first, so that the last lines are in.
+        fake.assert_no_secret_in("the server's stderr", &server.stop().await);
     })
     .await;
     drop(dir);

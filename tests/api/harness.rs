@@ -18,6 +18,38 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_compliance-server");
 
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
+/// How long a test waits for something the server does on its own time (a log line reaching the
+/// pipe, a background task): generous, so that a loaded machine does not fail the test.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+/// How long the stderr pipe of an exited process may take to close (a grandchild holding it would
+/// keep it open; the server starts none that does).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Calls `probe` every 20 ms until it answers `Some`, for at most `within`; `None` if it never did.
+/// The caller fails the test with what it knows then.
+pub async fn poll_until<T, Fut>(within: Duration, probe: impl FnMut() -> Fut) -> Option<T>
+where
+    Fut: Future<Output = Option<T>>,
+{
+    poll_every(POLL_INTERVAL, within, probe).await
+}
+
+/// [`poll_until`] with another interval, for probes that cost the server work.
+pub async fn poll_every<T, Fut>(interval: Duration, within: Duration, mut probe: impl FnMut() -> Fut) -> Option<T>
+where
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(found) = probe().await {
+            return Some(found);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -103,7 +135,7 @@ pub struct TestServer {
     /// Behind a lock so that a test holding `&TestServer` can wait for the process to exit.
     child: tokio::sync::Mutex<Child>,
     pid: u32,
-    stderr: Arc<Mutex<String>>,
+    stderr: StderrLog,
     database: Database,
     /// Holds `blobs/` (the server's `BLOB_DIR`) and `data/` (its `DATA_DIR`, where the vault key
     /// file is generated); removed on drop.
@@ -158,8 +190,7 @@ impl TestServer {
 
     async fn fail_start(mut self, why: &str) -> ! {
         let _ = self.child.get_mut().kill().await;
-        // Give the stderr reader a moment to drain the pipe.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.stderr.drained().await;
         let stderr = self.stderr();
         self.database.drop().await;
         panic!("{why}; server stderr:\n{stderr}");
@@ -218,9 +249,30 @@ impl TestServer {
         }
     }
 
-    /// Everything the server wrote to stderr so far.
+    /// Everything the server wrote to stderr so far. A line written a moment ago may still be on
+    /// its way through the pipe: wait for it with [`Self::stderr_containing`], or stop the server
+    /// first ([`Self::stop`], [`Self::wait_exit`]).
     pub fn stderr(&self) -> String {
-        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+        self.stderr.text()
+    }
+
+    /// The server's stderr once it contains `needle`; fails the test if it does not within
+    /// [`PATIENCE`].
+    pub async fn stderr_containing(&self, needle: &str) -> String {
+        let found = poll_until(PATIENCE, || async {
+            let stderr = self.stderr();
+            stderr.contains(needle).then_some(stderr)
+        })
+        .await;
+        found.unwrap_or_else(|| panic!("`{needle}` was not logged within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+    }
+
+    /// Kills the server (as the teardown would) and returns all it wrote to stderr, once the pipe
+    /// has closed: no line can still be on its way.
+    pub async fn stop(&self) -> String {
+        let _ = self.child.lock().await.kill().await;
+        self.stderr.drained().await;
+        self.stderr()
     }
 
     /// The server's process id.
@@ -243,15 +295,18 @@ impl TestServer {
         assert!(status.success(), "kill -{name} {} failed: {status}", self.pid);
     }
 
-    /// Waits for the server process to exit (after [`Self::terminate`]) and returns how it ended;
-    /// fails the test if it is still running after `within`.
+    /// Waits for the server process to exit (after [`Self::terminate`]) and for its stderr pipe to
+    /// close, so that [`Self::stderr`] then holds every line; returns how it ended. Fails the test
+    /// if it is still running after `within`.
     pub async fn wait_exit(&self, within: Duration) -> ExitStatus {
         let mut child = self.child.lock().await;
-        match tokio::time::timeout(within, child.wait()).await {
+        let status = match tokio::time::timeout(within, child.wait()).await {
             Ok(Ok(status)) => status,
             Ok(Err(err)) => panic!("waiting for the server process: {err}"),
             Err(_) => panic!("the server was still running {within:?} after it was told to stop"),
-        }
+        };
+        self.stderr.drained().await;
+        status
     }
 
     /// The operator CLI, on this server's database.
@@ -283,7 +338,7 @@ pub struct Sibling {
     base_url: String,
     http: reqwest::Client,
     child: Child,
-    stderr: Arc<Mutex<String>>,
+    stderr: StderrLog,
 }
 
 impl TestServer {
@@ -302,7 +357,7 @@ impl TestServer {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
             if let Ok(Some(status)) = sibling.child.try_wait() {
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                sibling.stderr.drained().await;
                 panic!("the second server exited with {status}; its stderr:\n{}", sibling.stderr());
             }
             if sibling.healthy().await {
@@ -336,7 +391,7 @@ impl Sibling {
 
     /// Everything it wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+        self.stderr.text()
     }
 }
 
@@ -382,11 +437,33 @@ fn serve_command(
     command
 }
 
+/// What a child process wrote to its piped stderr, collected by a background task.
+#[derive(Debug)]
+struct StderrLog {
+    text: Arc<Mutex<String>>,
+    /// Never sent on: the reader drops its sender at end of file, which ends `changed()`.
+    open: tokio::sync::watch::Receiver<()>,
+}
+
+impl StderrLog {
+    fn text(&self) -> String {
+        self.text.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Waits until the pipe has closed (the process exited), so that every line is in; gives up
+    /// after [`DRAIN_TIMEOUT`] (whatever arrived is still there to read).
+    async fn drained(&self) {
+        let mut open = self.open.clone();
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, async { while open.changed().await.is_ok() {} }).await;
+    }
+}
+
 /// Collects what `child` writes to its piped stderr, in the background.
-fn capture_stderr(child: &mut Child) -> Arc<Mutex<String>> {
-    let stderr = Arc::new(Mutex::new(String::new()));
+fn capture_stderr(child: &mut Child) -> StderrLog {
+    let text = Arc::new(Mutex::new(String::new()));
+    let (closed, open) = tokio::sync::watch::channel(());
     if let Some(mut pipe) = child.stderr.take() {
-        let sink = Arc::clone(&stderr);
+        let sink = Arc::clone(&text);
         tokio::spawn(async move {
             let mut buf = [0u8; 4096];
             while let Ok(n @ 1..) = pipe.read(&mut buf).await {
@@ -394,9 +471,10 @@ fn capture_stderr(child: &mut Child) -> Arc<Mutex<String>> {
                     s.push_str(&String::from_utf8_lossy(&buf[..n]));
                 }
             }
+            drop(closed);
         });
     }
-    stderr
+    StderrLog { text, open }
 }
 
 async fn probe_health(http: &reqwest::Client, base_url: &str) -> bool {

@@ -763,9 +763,7 @@ async fn oauth_state_is_single_use_and_bound_to_the_user(server: &TestServer, fa
 
     assert_eq!(get(fake, &tenant.api, CONNECTIONS).await.ok(200), connections_before);
     assert_eq!(fake.state().token.len(), 1, "no refused callback reaches the token endpoint");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let stderr = server.stderr();
-    assert!(stderr.contains("Invalid state"), "`Invalid state` is logged; stderr:\n{stderr}");
+    server.stderr_containing("Invalid state").await;
     assert!(reused.to_string().contains("Invalid OAuth state"), "the problem says `Invalid OAuth state`: {reused}");
     // docs/api.md gives every 400 the type `/problems/validation`; docs/integrations.md names no other.
     assert_eq!(reused["type"], "/problems/validation", "the problem type of a refused state: {reused}");
@@ -820,9 +818,7 @@ async fn oauth_errors_come_back_to_the_redirect_url(server: &TestServer, fake: &
 
     let list = get(fake, &tenant.api, CONNECTIONS).await.ok(200);
     assert_eq!(list["count"], 0, "a failed flow creates no connection: {list}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let stderr = server.stderr();
-    assert!(stderr.contains("Token exchange failed"), "`Token exchange failed` is logged; stderr:\n{stderr}");
+    server.stderr_containing("Token exchange failed").await;
 }
 
 async fn oauth_header_client_auth_and_authorize_url_placeholders(server: &TestServer, fake: &FakeProvider) {
@@ -1139,8 +1135,7 @@ async fn no_secret_reaches_a_response_or_the_log(server: &TestServer, fake: &Fak
     get(fake, &tenant.api, PROVIDERS).await.ok(200);
     get(fake, &tenant.api, &app_path(OAUTH)).await.ok(200);
 
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let stderr = server.stderr();
+    let stderr = server.stop().await;
     assert!(fake.secrets().len() >= 8, "the test made and saw secrets: {:?}", fake.secrets());
     fake.assert_no_secret_in("the server's stderr", &stderr);
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::client::{fresh_api_key, get};
-use crate::harness::{Backend, Env, TestServer};
+use crate::harness::{Backend, Env, PATIENCE, TestServer, poll_until};
 
 api_tests!(
     a_request_id_is_echoed_generated_or_replaced,
@@ -83,8 +83,8 @@ fn log_lines(server: &TestServer) -> Vec<Value> {
 }
 
 /// The WARN and ERROR lines the server logged after its stderr was `from` bytes long (see
-/// [`TestServer::stderr`]), once one of them says `message` or 5 s have passed: whatever span
-/// each was logged in, or none.
+/// [`TestServer::stderr`]), once one of them says `message` (or, if none does within
+/// [`PATIENCE`], then): whatever span each was logged in, or none.
 async fn warnings_since(server: &TestServer, from: usize, message: &str) -> Vec<Value> {
     let warnings = || {
         let stderr = server.stderr();
@@ -96,13 +96,13 @@ async fn warnings_since(server: &TestServer, from: usize, message: &str) -> Vec<
             .collect::<Vec<_>>()
     };
     // Lines reach the pipe a moment after they are written.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
+    let said = poll_until(PATIENCE, || {
         let lines = warnings();
-        if lines.iter().any(|line| line["fields"]["message"] == message) || std::time::Instant::now() >= deadline {
-            return lines;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        async move { lines.iter().any(|line| line["fields"]["message"] == message).then_some(lines) }
+    });
+    match said.await {
+        Some(lines) => lines,
+        None => warnings(),
     }
 }
 
@@ -124,27 +124,23 @@ async fn the_access_log_names_the_route_not_the_path(server: &TestServer) {
     assert_eq!(response.status(), 404);
     get(server, "/not/a/route/rsk_other", &[(REQUEST_ID, "access-log-unmatched")]).await;
 
-    // The line is written after the response; give it a moment to reach the pipe.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    // The lines are written after the responses; wait for both to reach the pipe.
     let find = |id: &str| {
         log_lines(server).into_iter().find(|line| line["target"] == "access" && line["fields"]["request_id"] == id)
     };
-    while find("access-log-unmatched").is_none() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let line = find("access-log-test").unwrap_or_else(|| panic!("no access line; stderr:\n{}", server.stderr()));
+    let both = poll_until(PATIENCE, || std::future::ready(find("access-log-test").zip(find("access-log-unmatched"))));
+    let (line, unmatched) = both.await.unwrap_or_else(|| panic!("no access lines; stderr:\n{}", server.stderr()));
     assert_eq!(line["level"], "INFO", "{line}");
     let fields = &line["fields"];
     assert_eq!(fields["method"], "GET", "{line}");
     assert_eq!(fields["route"], "/v1/risks/{id}", "{line}");
     assert_eq!(fields["status"], 404, "{line}");
     assert!(fields["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{line}");
-    let unmatched = find("access-log-unmatched").unwrap();
     assert_eq!(unmatched["fields"]["route"], "unmatched", "{unmatched}");
 
     // That the other lines of a request carry its id is tested where a request logs a warning:
     // a_warning_during_a_request_carries_its_id, a_use_case_warning_carries_the_request_id.
-    let stderr = server.stderr();
+    let stderr = server.stop().await;
     for secret in ["oauth-code-must-not-be-logged", "rsk_secretlookingid", "rsk_other", key.as_str()] {
         assert!(!stderr.contains(secret), "`{secret}` is in the log:\n{stderr}");
     }
@@ -281,7 +277,7 @@ async fn a_use_case_warning_carries_the_request_id() {
         for line in &warnings {
             assert!(logged_in_request(line, "use-case-warning"), "without the request's id: {line}");
         }
-        assert!(!server.stderr().contains(&key), "the key is in the log");
+        assert!(!server.stop().await.contains(&key), "the key is in the log");
     })
     .await;
 }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::checks::{data, str_of};
 use crate::client::Auth;
-use crate::harness::{Backend, Env, TestServer, run_with_env};
+use crate::harness::{Backend, Env, TestServer, poll_until, run_with_env};
 
 api_tests!(sigterm_finishes_acknowledged_writes_and_refuses_new_ones with ENV);
 
@@ -148,11 +148,10 @@ async fn sigterm_finishes_acknowledged_writes_and_refuses_new_ones(server: &Test
             tokio::spawn(task)
         })
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while acknowledged.load(Ordering::Relaxed) < WRITES_BEFORE_SIGNAL {
-        assert!(Instant::now() < deadline, "the writers got fewer than {WRITES_BEFORE_SIGNAL} writes through in 30 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let through = poll_until(Duration::from_secs(30), || async {
+        (acknowledged.load(Ordering::Relaxed) >= WRITES_BEFORE_SIGNAL).then_some(())
+    });
+    assert!(through.await.is_some(), "the writers got fewer than {WRITES_BEFORE_SIGNAL} writes through in 30 s");
 
     server.terminate();
     let signalled = Instant::now();
