@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::harness::{PATIENCE, poll_until};
 use crate::tenant::User;
 
 /// Lowercase Crockford base32, the alphabet of the 32 characters after an id's prefix.
@@ -93,9 +94,19 @@ pub fn without(value: &Value, keys: &[&str]) -> Value {
     copy
 }
 
-/// Waits long enough for the next record to get a later `createdAt` than the previous one.
+/// Waits until the clock has moved on from the current microsecond, the precision of the server's
+/// timestamps (it reads the same clock): a record written after this gets a later `createdAt` or
+/// `updatedAt` than every record written before.
 pub async fn tick() {
-    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    let micros = || {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or_default()
+    };
+    let start = micros();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while micros() <= start {
+        assert!(std::time::Instant::now() < deadline, "the system clock stood still for a second");
+        tokio::task::yield_now().await;
+    }
 }
 
 /// Asserts that timestamp `later` is strictly after timestamp `earlier`.
@@ -138,18 +149,14 @@ pub fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// Polls `condition` every 20 ms for up to 5 s; true as soon as it holds.
+/// Polls `condition` every 20 ms for up to [`PATIENCE`]; true as soon as it holds.
 pub async fn eventually(mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        if condition() {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    poll_until(PATIENCE, || {
+        let holds = condition();
+        async move { holds.then_some(()) }
+    })
+    .await
+    .is_some()
 }
 
 #[cfg(test)]
