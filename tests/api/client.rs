@@ -199,7 +199,18 @@ fn problem_type(status: u16) -> &'static str {
 
 /// `GET {base}{path}` with `headers` and nothing else (no credentials of a [`Client`]), answered as is.
 pub async fn get_with(base: &str, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
-    let mut request = reqwest::Client::new().get(format!("{base}{path}"));
+    send_get(reqwest::Client::new(), base, path, headers).await
+}
+
+/// [`get_with`] from the local address `from`: any address of 127.0.0.0/8 reaches a server on
+/// 127.0.0.1, which sees another client address.
+pub async fn get_from(from: std::net::IpAddr, base: &str, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let http = reqwest::Client::builder().local_address(from).build().expect("reqwest client");
+    send_get(http, base, path, headers).await
+}
+
+async fn send_get(http: reqwest::Client, base: &str, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut request = http.get(format!("{base}{path}"));
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

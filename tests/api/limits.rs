@@ -2,15 +2,15 @@
 //! limits").
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::{api_key, get_with};
-use crate::harness::{Backend, Env, TestServer, random_hex};
+use crate::client::{api_key, get_from, get_with};
+use crate::harness::{Backend, Env, PATIENCE, TestServer, poll_every, random_hex};
 
 api_tests!(
     a_caller_over_its_burst_gets_429_with_retry_after with SMALL_BURST,
@@ -44,13 +44,18 @@ async fn assert_limited(response: reqwest::Response) -> u64 {
     seconds
 }
 
-/// Sends GET /v1/risks with `headers` until it is answered 429 (checked with [`assert_limited`]):
-/// the burst of 3 passes at once, and a token a second may come back meanwhile on a slow machine.
-/// Returns the statuses before the 429 and the `Retry-After` seconds.
-async fn until_limited(base: &str, headers: &[(&str, &str)]) -> (Vec<u16>, u64) {
+/// The address tests connect from, and another one: a client address whose bucket nothing else
+/// drew on.
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
+const OTHER_ADDRESS: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+
+/// Sends GET /v1/risks with `headers` from the address `from` until it is answered 429 (checked
+/// with [`assert_limited`]): the burst of 3 passes at once, and a token a second may come back
+/// meanwhile on a slow machine. Returns the statuses before the 429 and the `Retry-After` seconds.
+async fn until_limited(base: &str, from: IpAddr, headers: &[(&str, &str)]) -> (Vec<u16>, u64) {
     let mut passed = Vec::new();
     for _ in 0..20 {
-        let response = get_with(base, "/v1/risks", headers).await;
+        let response = get_from(from, base, "/v1/risks", headers).await;
         if response.status() == 429 {
             assert!(passed.len() >= 3, "limited after {passed:?}, within the burst of 3");
             return (passed, assert_limited(response).await);
@@ -65,7 +70,7 @@ async fn a_caller_over_its_burst_gets_429_with_retry_after(server: &TestServer) 
     let tenant = server.tenant().await;
     let first = api_key(server, &tenant.org_id, &tenant.owner.id).await;
     let second = api_key(server, &tenant.org_id, &tenant.owner.id).await;
-    let (passed, wait) = until_limited(base, &[("X-API-Key", &first)]).await;
+    let (passed, wait) = until_limited(base, LOOPBACK, &[("X-API-Key", &first)]).await;
     assert!(passed.iter().all(|status| *status == 200), "{passed:?}");
     assert_eq!(wait, 1, "one token a second");
 
@@ -74,28 +79,40 @@ async fn a_caller_over_its_burst_gets_429_with_retry_after(server: &TestServer) 
     assert_eq!(get_with(base, "/v1/risks", &[("X-API-Key", &second)]).await.status(), 200);
     let session = server.admin().create_session(&tenant.owner.id).await;
     let cookie = format!("session_token={}", session["token"].as_str().unwrap());
-    let (passed, _) = until_limited(base, &[("Cookie", &cookie), ("X-Organization-Id", &tenant.org_id)]).await;
+    let (passed, _) =
+        until_limited(base, LOOPBACK, &[("Cookie", &cookie), ("X-Organization-Id", &tenant.org_id)]).await;
     assert!(passed.iter().all(|status| *status == 200), "{passed:?}");
-    // Anonymous callers share the address's bucket, which those three first requests drew on.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let (passed, _) = until_limited(base, &[]).await;
+    // Anonymous callers are charged to their address: from one whose bucket those three first
+    // requests did not draw on, the whole burst passes, then 429.
+    let (passed, _) = until_limited(base, OTHER_ADDRESS, &[]).await;
     assert!(passed.iter().all(|status| *status == 401), "{passed:?}");
     // An unknown key is charged to the address too: limited before any lookup (at most a token
     // that came back meanwhile on a slow machine lets one through).
     let invented = format!("cpk_{}", random_hex(16));
-    let mut response = get_with(base, "/v1/risks", &[("X-API-Key", &invented)]).await;
+    let mut response = get_from(OTHER_ADDRESS, base, "/v1/risks", &[("X-API-Key", &invented)]).await;
     if response.status() == 401 {
-        response = get_with(base, "/v1/risks", &[("X-API-Key", &invented)]).await;
+        response = get_from(OTHER_ADDRESS, base, "/v1/risks", &[("X-API-Key", &invented)]).await;
     }
     assert_limited(response).await;
 
-    // The bucket refills.
-    tokio::time::sleep(Duration::from_secs(wait)).await;
-    assert_eq!(get_with(base, "/v1/risks", &[("X-API-Key", &first)]).await.status(), 200);
+    // The key's bucket refills: refused until then (each refusal counted below), then served.
+    let refused_meanwhile = AtomicUsize::new(0);
+    let (key, refused) = (first.as_str(), &refused_meanwhile);
+    let refilled = poll_every(Duration::from_millis(100), PATIENCE, || async move {
+        let status = get_with(base, "/v1/risks", &[("X-API-Key", key)]).await.status();
+        if status == 429 {
+            refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(status)
+    });
+    assert_eq!(refilled.await, Some(reqwest::StatusCode::OK), "the bucket did not refill within {PATIENCE:?}");
 
     let metrics = get_with(base, "/metrics", &[]).await.text().await.unwrap();
-    assert!(metrics.contains(r#"http_requests_total{route="/v1/risks",method="GET",status="429"} 4"#), "{metrics}");
-    let stderr = server.stderr();
+    let limited = 4 + refused_meanwhile.load(Ordering::Relaxed);
+    let series = format!(r#"http_requests_total{{route="/v1/risks",method="GET",status="429"}} {limited}"#);
+    assert!(metrics.contains(&format!("{series}\n")), "{metrics}");
+    let stderr = server.stop().await;
     for secret in [&first, &second, &invented] {
         assert!(!stderr.contains(secret.as_str()), "a key is in the log:\n{stderr}");
     }
@@ -130,7 +147,7 @@ async fn invented_keys_share_their_address_bucket(server: &TestServer) {
 
 async fn probes_and_metrics_are_never_limited(server: &TestServer) {
     let base = server.base_url();
-    until_limited(base, &[]).await;
+    until_limited(base, LOOPBACK, &[]).await;
     for _ in 0..10 {
         for path in ["/health", "/ready", "/metrics"] {
             assert_eq!(get_with(base, path, &[]).await.status(), 200, "{path}");
