@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::checks::str_of;
 use crate::client::Client;
 use crate::cluster::Cluster;
-use crate::harness::{Backend, TestServer, run, run_on_postgres_at};
+use crate::harness::{Backend, PATIENCE, TestServer, poll_every, poll_until, run, run_on_postgres_at};
 
 #[tokio::test]
 async fn postgres_outage_is_503_with_retry_after() {
@@ -54,6 +54,9 @@ async fn postgres_crash_then_restart_recovers_by_itself() {
 /// Each answer must come within this, outage or not (the pool waits 2 s, connects 3 s at most).
 const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 const RECOVER_WITHIN: Duration = Duration::from_secs(20);
+/// Lanes of background traffic, each a loop of rounds: a create, a list and a readiness probe.
+const LANES: usize = 2;
+const REQUESTS_PER_ROUND: usize = 3;
 
 async fn stop_and_restart(mode: &'static str) {
     let cluster = Arc::new(Cluster::start().await);
@@ -67,6 +70,7 @@ async fn stop_and_restart(mode: &'static str) {
 /// One request of the background traffic.
 #[derive(Debug)]
 struct Sample {
+    lane: usize,
     what: &'static str,
     started: Instant,
     took: Duration,
@@ -86,10 +90,11 @@ async fn recovers_by_itself(server: &TestServer, cluster: &Cluster, mode: &str) 
 
     let stop = Arc::new(AtomicBool::new(false));
     let samples = Arc::new(Mutex::new(Vec::new()));
-    let traffic: Vec<_> = (0..2)
+    let started = Instant::now();
+    let traffic: Vec<_> = (0..LANES)
         .map(|lane| tokio::spawn(traffic(tenant.api.clone(), server.anonymous(), lane, stop.clone(), samples.clone())))
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    rounds_since(&samples, started, 1, "before the outage").await;
 
     cluster.stop(mode).await;
     let down = Instant::now();
@@ -104,23 +109,21 @@ async fn recovers_by_itself(server: &TestServer, cluster: &Cluster, mode: &str) 
     }
     assert_eq!(server.anonymous().get("/health").await.status, 200, "liveness does not need the database");
     assert!(down.elapsed() < ANSWER_WITHIN, "the 503s took {:?}", down.elapsed());
-    // Let the traffic run into the dead pool for a while (every connection it held is gone).
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Let the traffic run into the dead pool (every connection it held is gone) for a few rounds.
+    rounds_since(&samples, down, 5, "while PostgreSQL is down").await;
 
     let restarting = Instant::now();
     cluster.restart().await;
     let up = Instant::now();
-    loop {
+    let healthy = poll_every(Duration::from_millis(100), RECOVER_WITHIN, || async {
         let ready = server.anonymous().get("/ready").await.status;
         let listed = tenant.api.get("/v1/risks").await.status;
-        if ready == 200 && listed == 200 {
-            break;
-        }
-        assert!(up.elapsed() < RECOVER_WITHIN, "not recovered {RECOVER_WITHIN:?} after PostgreSQL came back");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        (ready == 200 && listed == 200).then_some(())
+    });
+    assert!(healthy.await.is_some(), "not recovered {RECOVER_WITHIN:?} after PostgreSQL came back");
     let recovered = Instant::now();
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Traffic after recovery, every answer of which must be a success.
+    rounds_since(&samples, recovered, 2, "after recovery").await;
     stop.store(true, Ordering::Relaxed);
     for lane in traffic {
         lane.await.expect("a traffic lane panicked");
@@ -165,6 +168,19 @@ async fn recovers_by_itself(server: &TestServer, cluster: &Cluster, mode: &str) 
     }
 }
 
+/// Waits until every lane of traffic has answered `rounds` whole rounds started after `since`.
+async fn rounds_since(samples: &Mutex<Vec<Sample>>, since: Instant, rounds: usize, when: &str) {
+    let done = poll_until(PATIENCE, || {
+        let samples = samples.lock().expect("samples");
+        let slowest = (0..LANES)
+            .map(|lane| samples.iter().filter(|s| s.lane == lane && s.started > since).count())
+            .min()
+            .unwrap_or_default();
+        std::future::ready((slowest >= rounds * REQUESTS_PER_ROUND).then_some(()))
+    });
+    assert!(done.await.is_some(), "the traffic did not make {rounds} rounds {when} within {PATIENCE:?}");
+}
+
 /// Creates, lists and probes readiness in a loop until `stop`, recording every answer.
 async fn traffic(api: Client, anonymous: Client, lane: usize, stop: Arc<AtomicBool>, samples: Arc<Mutex<Vec<Sample>>>) {
     for n in 0.. {
@@ -177,6 +193,7 @@ async fn traffic(api: Client, anonymous: Client, lane: usize, stop: Arc<AtomicBo
         let response = api.post("/v1/risks", body).await;
         let created = (response.status == 201).then(|| (str_of(&response.body, "id").to_owned(), title.clone()));
         let mut sample = Sample {
+            lane,
             what: "POST /v1/risks",
             started,
             took: started.elapsed(),
@@ -189,6 +206,7 @@ async fn traffic(api: Client, anonymous: Client, lane: usize, stop: Arc<AtomicBo
             let started = Instant::now();
             let response = client.get(path).await;
             sample = Sample {
+                lane,
                 what,
                 started,
                 took: started.elapsed(),
@@ -198,6 +216,7 @@ async fn traffic(api: Client, anonymous: Client, lane: usize, stop: Arc<AtomicBo
             };
             samples.lock().expect("samples").push(sample);
         }
+        // Pacing, so that the traffic leaves the 2 cores some room; no wait for anything.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
