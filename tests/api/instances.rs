@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -17,15 +17,16 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::checks::str_of;
 use crate::client::{Auth, Client};
-use crate::harness::{Backend, Sibling, TestServer};
+use crate::harness::{Backend, Sibling, TestServer, poll_every};
 
 const AUTOMATIONS: &str = "/v1/browser/automations";
 /// Same for both instances, so a screenshot link one of them signs opens on the other.
 const SIGNING_KEY: &str = "two-instances-share-this-url-signing-key-0123456789";
 /// Every other second: the firings are at even seconds.
 const SCHEDULE: &str = "*/2 * * * * *";
-/// How long the schedule is left enabled.
-const WINDOW: Duration = Duration::from_secs(9);
+/// The schedule is left enabled until this many of its runs completed (so both instances raced
+/// for at least as many firings).
+const COMPLETED_RUNS: usize = 3;
 /// How long a run may take before the test gives up (the server bounds a run at 30 s).
 const RUN_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -77,17 +78,25 @@ async fn runs(client: &Client, automation: &str) -> Vec<Value> {
     runs.as_array().unwrap_or_else(|| panic!("runs are not a bare array: {runs}")).clone()
 }
 
+fn completed(runs: &[Value]) -> usize {
+    runs.iter().filter(|r| r["status"] == "completed").count()
+}
+
 /// Waits until `automation` has no pending or running run; its runs then.
 async fn settled(client: &Client, automation: &str) -> Vec<Value> {
-    let deadline = Instant::now() + RUN_DEADLINE;
-    loop {
+    let list = poll_every(Duration::from_millis(250), RUN_DEADLINE, || async {
         let list = runs(client, automation).await;
-        if !list.iter().any(|r| matches!(r["status"].as_str(), Some("pending" | "running"))) {
-            return list;
-        }
-        assert!(Instant::now() < deadline, "runs still going after {RUN_DEADLINE:?}: {list:?}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        (!list.iter().any(|r| matches!(r["status"].as_str(), Some("pending" | "running")))).then_some(list)
+    });
+    match list.await {
+        Some(list) => list,
+        None => panic!("runs still going after {RUN_DEADLINE:?}: {:?}", runs(client, automation).await),
     }
+}
+
+/// The first firing of [`SCHEDULE`] (an even second) after `at`, in seconds since the epoch.
+fn firing_after(at: OffsetDateTime) -> i64 {
+    (at.unix_timestamp() / 2 + 1) * 2
 }
 
 async fn two_instances(server: &TestServer, mut sibling: Sibling) {
@@ -109,16 +118,36 @@ async fn two_instances(server: &TestServer, mut sibling: Sibling) {
     let id = str_of(&automation, "id").to_owned();
     assert_eq!(b.get(&format!("{AUTOMATIONS}/{id}")).await.ok(200), automation, "B reads what A wrote");
 
-    tokio::time::sleep(WINDOW).await;
+    let enough = poll_every(Duration::from_millis(250), RUN_DEADLINE, || async {
+        (completed(&runs(&a, &id).await) >= COMPLETED_RUNS).then_some(())
+    });
+    assert!(enough.await.is_some(), "fewer than {COMPLETED_RUNS} runs completed within {RUN_DEADLINE:?}");
     let disabled = b.patch(&format!("{AUTOMATIONS}/{id}"), json!({"isEnabled": false})).await.ok(200);
     assert_eq!((&disabled["isEnabled"], &disabled["nextRunAt"]), (&json!(false), &Value::Null), "{disabled}");
     // Taken after the PATCH answered, so every claim it did not stop committed before it.
     let disabled_at = OffsetDateTime::now_utc();
 
     let list = settled(&a, &id).await;
-    // A disabled schedule stays quiet on both instances.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A disabled schedule stays quiet on both instances. The witness that its next firings have
+    // passed: another automation on the same schedule, made now. Its `nextRunAt` starts at its
+    // first firing (no earlier than the disabled schedule's next one would have been) and moves
+    // past a firing only when a worker looks for due schedules at or after it: once it moved past
+    // the second firing, a worker that would still fire the disabled schedule has had its chance.
+    let body = json!({"taskId": task["id"], "name": "Witness", "instruction": "Take a screenshot.",
+                      "targetUrl": format!("{}/ok", pages.uri()), "schedule": SCHEDULE});
+    let witness = a.post(AUTOMATIONS, body).await.ok(201);
+    let first = instant(&witness["nextRunAt"]).unix_timestamp();
+    assert!(first >= firing_after(disabled_at), "{witness}");
+    let witness = str_of(&witness, "id").to_owned();
+    let passed = first + 2;
+    let looked = poll_every(Duration::from_millis(250), RUN_DEADLINE, || async {
+        let read = b.get(&format!("{AUTOMATIONS}/{witness}")).await.ok(200);
+        (instant(&read["nextRunAt"]).unix_timestamp() > passed).then_some(())
+    });
+    assert!(looked.await.is_some(), "no worker claimed a firing of the witness within {RUN_DEADLINE:?}");
     assert_eq!(runs(&b, &id).await.len(), list.len(), "a disabled schedule fired: {:?}", runs(&b, &id).await);
+    b.patch(&format!("{AUTOMATIONS}/{witness}"), json!({"isEnabled": false})).await.ok(200);
+    settled(&a, &witness).await;
 
     let created = seconds(instant(&automation["createdAt"]));
     let until = seconds(disabled_at);
@@ -135,8 +164,8 @@ async fn two_instances(server: &TestServer, mut sibling: Sibling) {
     assert!(twice.is_empty(), "runs added twice for one firing: {twice:?}");
     let firings = (until / 2.0).floor() as i64 - (created / 2.0).floor() as i64;
     assert!(list.len() as i64 <= firings, "{} runs for {firings} firings: {list:?}", list.len());
-    let completed = list.iter().filter(|r| r["status"] == "completed").count();
-    assert!(completed >= 3, "{completed} of {} runs completed within {WINDOW:?}: {list:?}", list.len());
+    let completed = completed(&list);
+    assert!(completed >= COMPLETED_RUNS, "{completed} of {} runs completed: {list:?}", list.len());
 
     // A run started by hand on B completes, whichever instance executes it, and its screenshot
     // link opens on either instance.
