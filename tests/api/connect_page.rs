@@ -11,13 +11,13 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::checks::{data, str_of};
 use crate::fake_provider::{self, CUSTOM, FakeProvider, HEADER_KEY, KEY_HEADER, KEY_PREFIX, OAUTH};
-use crate::harness::{Backend, TestServer};
+use crate::harness::{Backend, TestServer, poll_every};
 use crate::integrations::{CONNECTIONS, configure_app, session_token};
 use crate::tenant::Tenant;
 use crate::webdriver::Browser;
@@ -353,14 +353,13 @@ async fn the_oauth_button_goes_through_the_provider_and_back(
     browser.click(&button).await;
 
     // connect/oauth → the provider → the callback → back to this page.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let landed = loop {
+    let landed = poll_every(Duration::from_millis(100), Duration::from_secs(15), || async {
         let url = browser.current_url().await;
-        if url.contains("status=") {
-            break url;
-        }
-        assert!(Instant::now() < deadline, "the browser got stuck at {url}:\n{}", browser.source().await);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        url.contains("status=").then_some(url)
+    })
+    .await;
+    let Some(landed) = landed else {
+        panic!("the browser got stuck at {}:\n{}", browser.current_url().await, browser.source().await)
     };
     let parsed = url::Url::parse(&landed).unwrap();
     let query: Vec<(String, String)> = parsed.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();

@@ -6,10 +6,12 @@
 
 use std::net::TcpListener;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
+
+use crate::harness::poll_every;
 
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -54,18 +56,12 @@ impl Browser {
             .unwrap_or_else(|err| panic!("cannot start {CHROMEDRIVER}: {err}"));
         let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().expect("reqwest client");
         let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ready = http.get(format!("{base}/status")).timeout(Duration::from_secs(1)).send().await;
-            if let Ok(response) = ready
-                && let Ok(status) = response.json::<Value>().await
-                && status["value"]["ready"] == true
-            {
-                break;
-            }
-            assert!(Instant::now() < deadline, "chromedriver did not become ready within 20 s");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let ready = poll_every(Duration::from_millis(100), Duration::from_secs(20), || async {
+            let answer = http.get(format!("{base}/status")).timeout(Duration::from_secs(1)).send().await.ok()?;
+            let status = answer.json::<Value>().await.ok()?;
+            (status["value"]["ready"] == true).then_some(())
+        });
+        assert!(ready.await.is_some(), "chromedriver did not become ready within 20 s");
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
@@ -149,19 +145,13 @@ impl Browser {
 
     /// Waits up to 10 s for an element matching `css`.
     pub async fn wait_for(&self, css: &str) -> Element {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(element) = self.try_find(css).await {
-                return element;
-            }
-            if Instant::now() >= deadline {
-                panic!(
-                    "no element matched {css:?} within 10 s on {}:\n{}",
-                    self.current_url().await,
-                    self.source().await
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        match poll_every(Duration::from_millis(100), Duration::from_secs(10), || self.try_find(css)).await {
+            Some(element) => element,
+            None => panic!(
+                "no element matched {css:?} within 10 s on {}:\n{}",
+                self.current_url().await,
+                self.source().await
+            ),
         }
     }
 
