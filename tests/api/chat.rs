@@ -192,7 +192,8 @@ async fn history_expires_after_its_ttl(server: &TestServer) {
     let tenant = server.tenant().await;
     put(&tenant.session, conversation("fleeting")).await;
     let session = &tenant.session;
-    let gone = poll_until(TTL_DEADLINE, || async move { history(session).await == json!([]) }).await;
+    let gone =
+        poll_until(TTL_DEADLINE, || async move { (history(session).await == json!([])).then_some(()) }).await.is_some();
     assert!(gone, "the history outlived CHAT_HISTORY_TTL_SECONDS=1 by {TTL_DEADLINE:?}");
 }
 
@@ -220,6 +221,7 @@ async fn redis_history_expires_after_its_ttl(server: &TestServer) {
     let tenant = server.tenant().await;
     put(&tenant.session, conversation("fleeting in redis")).await;
     let session = &tenant.session;
-    let gone = poll_until(TTL_DEADLINE, || async move { history(session).await == json!([]) }).await;
+    let gone =
+        poll_until(TTL_DEADLINE, || async move { (history(session).await == json!([])).then_some(()) }).await.is_some();
     assert!(gone, "the Redis history outlived CHAT_HISTORY_TTL_SECONDS=1 by {TTL_DEADLINE:?}");
 }

@@ -493,25 +493,6 @@ pub fn random_hex(bytes: usize) -> String {
     (0..bytes).map(|_| format!("{:02x}", rand::random::<u8>())).collect()
 }
 
-/// Asks `probe` until it answers true, for at most `within`; whether it did. For what the server
-/// does on its own time (expiry, background work): wait for it to happen, not a fixed while.
-pub async fn poll_until<F, Fut>(within: Duration, mut probe: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if probe().await {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[derive(Debug)]
 enum Database {
     Sqlite {
