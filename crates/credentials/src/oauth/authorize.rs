@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use secrecy::ExposeSecret;
 use url::Url;
 
@@ -85,18 +86,13 @@ pub fn authorization_url(config: &OAuth2Config, request: &AuthorizationRequest<'
     Ok(url)
 }
 
+/// Every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`).
+const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
 /// Percent-encodes everything but RFC 3986 unreserved characters, so a value can stand in a host
 /// label, a path segment or a query without changing the URL's structure.
 pub fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(value, NOT_UNRESERVED).to_string()
 }
 
 /// The `{NAME}` placeholders in a text, in order of appearance.
@@ -155,6 +151,21 @@ mod tests {
 
     fn query(url: &Url) -> BTreeMap<String, String> {
         url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+    }
+
+    #[test]
+    fn percent_encode_keeps_only_unreserved_characters() {
+        assert_eq!(
+            percent_encode("aZ09-._~ !*'()/?#[]@%+:;=&,$\u{0}\u{7f}é"),
+            "aZ09-._~%20%21%2A%27%28%29%2F%3F%23%5B%5D%40%25%2B%3A%3B%3D%26%2C%24%00%7F%C3%A9"
+        );
+        // Every ASCII byte: kept exactly when unreserved, else `%XX` in upper-case hex.
+        for byte in 0..=127u8 {
+            let text = char::from(byte).to_string();
+            let unreserved = byte.is_ascii_alphanumeric() || b"-._~".contains(&byte);
+            let expected = if unreserved { text.clone() } else { format!("%{byte:02X}") };
+            assert_eq!(percent_encode(&text), expected);
+        }
     }
 
     #[test]
