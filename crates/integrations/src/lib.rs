@@ -23,6 +23,9 @@ use compliance_credentials::{
 use compliance_ports::{Clock, ConnectionRepository, OAuthStateRepository, RefreshLeases, SecretRepository};
 
 pub use catalog::{ManifestError, Provider, ProviderCatalog, VerifyRequest};
+/// The credential form's fields, which the connect page renders, and the encoding of the values it
+/// puts in URLs: the delivery layer reaches the credentials crate only through these.
+pub use compliance_credentials::{CredentialField, FieldOption, FieldType, percent_encode};
 pub use connections::{CheckReport, ConnectionView, Disconnected, NewConnection, Revocation};
 pub use flow::{CallbackRedirect, PendingAuthorization, StartOAuth, invalid_state};
 pub use oauth_apps::{OAuthAppInput, OAuthAppView};
