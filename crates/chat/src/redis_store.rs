@@ -5,8 +5,7 @@ use async_trait::async_trait;
 use compliance_domain::chat::ChatMessage;
 use compliance_domain::{OrganizationId, UserId};
 use compliance_ports::{ChatStore, RepoError};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, IntoConnectionInfo, RedisError};
+use compliance_redis::RedisConnection;
 
 const DEFAULT_PREFIX: &str = "compliance:chat:";
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -19,11 +18,7 @@ const MAX_TTL_MILLIS: u64 = i64::MAX as u64 / 2;
 /// Its `Debug` output and its errors show the server's address, never the password from the URL.
 #[derive(Clone)]
 pub struct RedisChatStore {
-    connection: ConnectionManager,
-    /// `host:port` (or the socket path), safe to show.
-    address: String,
-    /// The password from the URL, only to scrub it from error texts.
-    password: Option<String>,
+    redis: RedisConnection,
     prefix: String,
 }
 
@@ -32,29 +27,19 @@ impl RedisChatStore {
     /// the server answers. The connection reconnects by itself after a Redis restart.
     pub async fn connect(url: &str) -> Result<Self, RepoError> {
         let store = Self::lazy(url)?;
-        let mut connection = store.connection.clone();
-        redis::cmd("PING").query_async::<()>(&mut connection).await.map_err(|err| {
-            RepoError::Unavailable(format!("cannot reach Redis at {}: {}", store.address, store.describe(&err)))
+        redis::cmd("PING").query_async::<()>(&mut store.redis.manager()).await.map_err(|err| {
+            RepoError::Unavailable(format!(
+                "cannot reach Redis at {}: {}",
+                store.redis.address(),
+                store.redis.describe(&err)
+            ))
         })?;
         Ok(store)
     }
 
     /// Builds the store without contacting the server.
     fn lazy(url: &str) -> Result<Self, RepoError> {
-        let invalid = |err: RedisError| {
-            let text = redact(&err.to_string(), &[url]);
-            RepoError::Internal(format!("invalid Redis URL: {text}"))
-        };
-        let info = url.into_connection_info().map_err(invalid)?;
-        let address = info.addr().to_string();
-        let password = info.redis_settings().password().map(str::to_owned);
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(TIMEOUT))
-            .set_response_timeout(Some(TIMEOUT))
-            .set_number_of_retries(2);
-        let connection = Client::open(info).and_then(|client| client.get_connection_manager_lazy(config));
-        let connection = connection.map_err(invalid)?;
-        Ok(Self { connection, address, password, prefix: DEFAULT_PREFIX.to_owned() })
+        Ok(Self { redis: RedisConnection::lazy(url, TIMEOUT, 2)?, prefix: DEFAULT_PREFIX.to_owned() })
     }
 
     /// Puts `prefix` in front of every key instead of `compliance:chat:`, e.g. to isolate tests.
@@ -67,36 +52,11 @@ impl RedisChatStore {
     fn key(&self, org: &OrganizationId, user: &UserId) -> String {
         format!("{}{org}:{user}", self.prefix)
     }
-
-    fn describe(&self, err: &RedisError) -> String {
-        redact(&err.to_string(), self.password.as_slice())
-    }
-
-    fn error(&self, err: &RedisError) -> RepoError {
-        let text = format!("Redis at {}: {}", self.address, self.describe(err));
-        if err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal() || err.is_timeout() {
-            RepoError::Unavailable(text)
-        } else {
-            RepoError::Internal(text)
-        }
-    }
-}
-
-fn redact(text: &str, secrets: &[impl AsRef<str>]) -> String {
-    secrets
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|secret| !secret.is_empty())
-        .fold(text.to_owned(), |text, secret| text.replace(secret, "***"))
 }
 
 impl fmt::Debug for RedisChatStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisChatStore")
-            .field("address", &self.address)
-            .field("password", &self.password.as_ref().map(|_| "***"))
-            .field("prefix", &self.prefix)
-            .finish_non_exhaustive()
+        f.debug_struct("RedisChatStore").field("redis", &self.redis).field("prefix", &self.prefix).finish()
     }
 }
 
@@ -110,14 +70,14 @@ impl ChatStore for RedisChatStore {
         ttl: Duration,
     ) -> Result<(), RepoError> {
         let key = self.key(org, user);
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.manager();
         if ttl.is_zero() {
             // Redis refuses an expiry of 0; a history that lives for no time is no history.
             return redis::cmd("DEL")
                 .arg(&key)
                 .query_async::<()>(&mut connection)
                 .await
-                .map_err(|err| self.error(&err));
+                .map_err(|err| self.redis.error(&err));
         }
         let json = serde_json::to_string(messages)
             .map_err(|err| RepoError::Internal(format!("cannot encode a chat history: {err}")))?;
@@ -130,14 +90,14 @@ impl ChatStore for RedisChatStore {
             .arg(millis)
             .query_async::<()>(&mut connection)
             .await
-            .map_err(|err| self.error(&err))
+            .map_err(|err| self.redis.error(&err))
     }
 
     async fn get(&self, org: &OrganizationId, user: &UserId) -> Result<Vec<ChatMessage>, RepoError> {
         let key = self.key(org, user);
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.manager();
         let json: Option<String> =
-            redis::cmd("GET").arg(&key).query_async(&mut connection).await.map_err(|err| self.error(&err))?;
+            redis::cmd("GET").arg(&key).query_async(&mut connection).await.map_err(|err| self.redis.error(&err))?;
         match json {
             None => Ok(Vec::new()),
             Some(json) => serde_json::from_str(&json)
@@ -146,12 +106,12 @@ impl ChatStore for RedisChatStore {
     }
 
     async fn clear(&self, org: &OrganizationId, user: &UserId) -> Result<(), RepoError> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.manager();
         redis::cmd("DEL")
             .arg(self.key(org, user))
             .query_async::<()>(&mut connection)
             .await
-            .map_err(|err| self.error(&err))
+            .map_err(|err| self.redis.error(&err))
     }
 }
 
@@ -184,10 +144,5 @@ mod tests {
         let err = RedisChatStore::connect(&bad).await.expect_err("a malformed URL");
         let shown = format!("{err} {err:?}");
         assert!(matches!(err, RepoError::Internal(_)) && !shown.contains(PASSWORD), "{shown}");
-    }
-
-    #[test]
-    fn redact_replaces_every_secret_and_ignores_empty_ones() {
-        assert_eq!(redact("a pw b pw", &["pw", ""]), "a *** b ***");
     }
 }

@@ -1,7 +1,5 @@
 //! Token buckets in Redis, so that every instance of a deployment counts a caller's requests in
-//! the same bucket.
-//!
-//! One hash per bucket, `{prefix}{key}` with the tokens left and the time of the last update
+//! the same bucket: one hash per bucket, `{prefix}{key}` with the tokens left and the time of the last update
 //! (Redis's own clock, so instances need no synchronised clocks), updated by one Lua script
 //! (atomic) and expired once the bucket would be full again. The script is sent once per Redis
 //! server (`SCRIPT LOAD`) and then run by its digest (`EVALSHA`), loaded again when Redis answers
@@ -15,8 +13,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use compliance_ports::{RateDecision, RateLimit, RateLimiter, RepoError};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, IntoConnectionInfo, RedisError, RedisResult};
+use compliance_redis::RedisConnection;
+use redis::aio::ConnectionManager;
+use redis::{RedisError, RedisResult};
 use tokio::runtime::Handle;
 
 const DEFAULT_PREFIX: &str = "compliance:ratelimit:";
@@ -55,12 +54,10 @@ return {allowed, wait}
 /// Token buckets in Redis. Its `Debug` output and its errors show the server's address, never
 /// the password from the URL.
 pub struct RedisRateLimiter {
-    connection: ConnectionManager,
+    redis: RedisConnection,
     limit: RateLimit,
     /// The runtime the connection's I/O tasks live on; commands are sent from tasks on it.
     runtime: Handle,
-    address: String,
-    password: Option<String>,
     prefix: String,
     /// The script's SHA-1 digest, as `SCRIPT LOAD` answered it.
     script_sha: Arc<OnceLock<String>>,
@@ -75,27 +72,14 @@ impl RedisRateLimiter {
         if limit.per_second == 0 || limit.burst == 0 {
             return Err(RepoError::Internal("a rate limit needs a positive rate and burst".into()));
         }
-        let invalid = |err: RedisError| {
-            let text = redact(&err.to_string(), &[url]);
-            RepoError::Internal(format!("invalid Redis URL: {text}"))
-        };
-        let info = url.into_connection_info().map_err(invalid)?;
-        let address = info.addr().to_string();
-        let password = info.redis_settings().password().map(str::to_owned);
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(TIMEOUT))
-            .set_response_timeout(Some(TIMEOUT))
-            .set_number_of_retries(1);
-        let connection = {
+        let redis = {
             let _runtime = runtime.enter();
-            Client::open(info).and_then(|client| client.get_connection_manager_lazy(config)).map_err(invalid)?
+            RedisConnection::lazy(url, TIMEOUT, 1)?
         };
         Ok(Self {
-            connection,
+            redis,
             limit,
             runtime,
-            address,
-            password,
             prefix: DEFAULT_PREFIX.to_owned(),
             script_sha: Arc::new(OnceLock::new()),
             skip_until: AtomicU64::new(0),
@@ -107,11 +91,6 @@ impl RedisRateLimiter {
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
-    }
-
-    fn error(&self, err: &RedisError) -> RepoError {
-        let text = redact(&err.to_string(), self.password.as_slice());
-        RepoError::Unavailable(format!("Redis at {}: {text}", self.address))
     }
 }
 
@@ -148,19 +127,10 @@ fn now_millis() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-fn redact(text: &str, secrets: &[impl AsRef<str>]) -> String {
-    secrets
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|secret| !secret.is_empty())
-        .fold(text.to_owned(), |text, secret| text.replace(secret, "***"))
-}
-
 impl fmt::Debug for RedisRateLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisRateLimiter")
-            .field("address", &self.address)
-            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("redis", &self.redis)
             .field("limit", &self.limit)
             .field("prefix", &self.prefix)
             .finish_non_exhaustive()
@@ -171,15 +141,15 @@ impl fmt::Debug for RedisRateLimiter {
 impl RateLimiter for RedisRateLimiter {
     async fn take(&self, key: &str) -> Result<RateDecision, RepoError> {
         if now_millis() < self.skip_until.load(Ordering::Relaxed) {
-            return Err(RepoError::Unavailable(format!("Redis at {} failed a moment ago", self.address)));
+            return Err(RepoError::Unavailable(format!("Redis at {} failed a moment ago", self.redis.address())));
         }
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.manager();
         let sha = Arc::clone(&self.script_sha);
         let key = format!("{}{key}", self.prefix);
         let limit = self.limit;
         let task = self.runtime.spawn(async move { run_script(&mut connection, &sha, &key, limit).await });
         let answer = match task.await {
-            Ok(answer) => answer.map_err(|err| self.error(&err)),
+            Ok(answer) => answer.map_err(|err| self.redis.error(&err)),
             Err(err) => Err(RepoError::Internal(format!("rate limit task failed: {err}"))),
         };
         match answer {
@@ -234,7 +204,7 @@ mod tests {
         let limiter = RedisRateLimiter::new(&url(), limit, Handle::current()).unwrap().with_prefix(prefix());
         assert_eq!(limiter.take("k").await.unwrap(), RateDecision::Allowed);
         assert!(limiter.script_sha.get().is_some(), "run by its digest");
-        let mut connection = limiter.connection.clone();
+        let mut connection = limiter.redis.manager();
         let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut connection).await.unwrap();
         assert_eq!(limiter.take("k").await.unwrap(), RateDecision::Allowed, "NOSCRIPT: loaded again");
         assert!(matches!(limiter.take("k").await.unwrap(), RateDecision::Limited { .. }));
