@@ -36,8 +36,10 @@ Usage: cargo xtask ci
 Runs, in order, stopping at the first failure:
   1. cargo fmt --all -- --check
   2. cargo clippy --workspace --all-targets --locked -- -D warnings
-  3. dependency direction: compliance-domain, -ports and -app must not depend on
-     diesel / diesel-async / actix-web (cargo tree -i), with positive controls
+  3. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
+     and app reach neither diesel nor actix-web, app and http reach no adapter crate
+     (http names credentials not even directly: it uses them through integrations),
+     no adapter reaches another; with positive controls
   4. docs/openapi.json is the document the code generates (`cargo xtask openapi`)
   5. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
      throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
