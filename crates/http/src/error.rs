@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, ResponseError};
 use compliance_app::AppError;
 use compliance_domain::{FieldError, ValidationErrors};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 /// Seconds a client should wait before retrying after a 503.
 const RETRY_AFTER_SECONDS: NonZeroU32 = NonZeroU32::MIN;
@@ -20,37 +21,56 @@ pub struct ApiError {
     title: &'static str,
     detail: String,
     errors: Vec<FieldError>,
-    /// Extension members of the problem (RFC 9457 §3.2).
-    extensions: serde_json::Map<String, serde_json::Value>,
+    /// What a 412 asks an administrator to set up first (boxed: most errors have none).
+    setup: Option<Box<Setup>>,
     /// Seconds after which a retry may succeed, sent as `Retry-After`.
     /// (4 bytes, which fit beside `status`: a larger error would make every `Result` larger.)
     retry_after: Option<NonZeroU32>,
 }
 
-#[derive(Serialize)]
-struct Problem<'a> {
+#[derive(Debug)]
+struct Setup {
+    instructions: Option<String>,
+    create_app_url: Option<String>,
+}
+
+/// RFC 9457 problem details, as `error.rs` writes them; some problems add members (e.g. `setupInstructions`).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Problem<'a> {
+    /// `/problems/{kind}`, e.g. `/problems/validation`.
     #[serde(rename = "type")]
     kind: String,
     title: &'a str,
     status: u16,
     detail: &'a str,
+    /// The invalid fields of a validation problem.
     #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
+    #[schema(value_type = Vec<FieldError>, required = false)]
     errors: &'a [FieldError],
+    /// The request's `X-Request-Id`, to find its log lines.
+    // `None` when an error is answered: the middleware, which knows the request, adds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    request_id: Option<&'a str>,
+}
+
+/// A 412 problem: what an administrator must set up first.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SetupRequired<'a> {
     #[serde(flatten)]
-    extensions: &'a serde_json::Map<String, serde_json::Value>,
+    problem: Problem<'a>,
+    /// Markdown, from the provider's manifest.
+    #[schema(required = true)]
+    setup_instructions: Option<&'a str>,
+    #[schema(required = true)]
+    create_app_url: Option<&'a str>,
 }
 
 impl ApiError {
     fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
-        Self {
-            status,
-            kind,
-            title,
-            detail: detail.into(),
-            errors: Vec::new(),
-            extensions: serde_json::Map::new(),
-            retry_after: None,
-        }
+        Self { status, kind, title, detail: detail.into(), errors: Vec::new(), setup: None, retry_after: None }
     }
 
     pub fn validation(errors: ValidationErrors) -> Self {
@@ -183,10 +203,9 @@ impl From<AppError> for ApiError {
                 Self::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large", what)
             }
             AppError::SetupRequired { detail, setup_instructions, create_app_url } => {
-                let mut error = Self::new(StatusCode::PRECONDITION_FAILED, "setup-required", "Setup required", detail);
-                error.extensions.insert("setupInstructions".into(), setup_instructions.into());
-                error.extensions.insert("createAppUrl".into(), create_app_url.into());
-                error
+                let setup = Setup { instructions: setup_instructions, create_app_url };
+                let error = Self::new(StatusCode::PRECONDITION_FAILED, "setup-required", "Setup required", detail);
+                Self { setup: Some(Box::new(setup)), ..error }
             }
             AppError::InvalidOAuthState(why) => Self::invalid_oauth_state(why.to_owned()),
             AppError::NotConfigured(detail) => {
@@ -229,7 +248,7 @@ impl ResponseError for ApiError {
             status: self.status.as_u16(),
             detail: &self.detail,
             errors: &self.errors,
-            extensions: &self.extensions,
+            request_id: None,
         };
         let mut response = HttpResponse::build(self.status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
@@ -237,7 +256,15 @@ impl ResponseError for ApiError {
         if let Some(seconds) = self.retry_after {
             response.insert_header((header::RETRY_AFTER, HeaderValue::from(seconds.get())));
         }
-        response.body(serde_json::to_vec(&problem).unwrap_or_default())
+        let body = match self.setup.as_deref() {
+            Some(setup) => serde_json::to_vec(&SetupRequired {
+                problem,
+                setup_instructions: setup.instructions.as_deref(),
+                create_app_url: setup.create_app_url.as_deref(),
+            }),
+            None => serde_json::to_vec(&problem),
+        };
+        response.body(body.unwrap_or_default())
     }
 }
 
@@ -245,5 +272,39 @@ impl actix_web::Responder for ApiError {
     type Body = actix_web::body::BoxBody;
     fn respond_to(self, _: &actix_web::HttpRequest) -> HttpResponse {
         self.error_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
+    use futures_util::FutureExt as _;
+
+    use super::*;
+
+    fn body(error: &ApiError) -> serde_json::Value {
+        let bytes = actix_web::body::to_bytes(error.error_response().into_body()).now_or_never().unwrap().unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    /// A 412 carries both setup members, `null` when the manifest has none; other problems neither.
+    #[test]
+    fn a_setup_problem_adds_its_members() {
+        let setup = ApiError::from(AppError::SetupRequired {
+            detail: "no OAuth app".into(),
+            setup_instructions: Some("Create an app.".into()),
+            create_app_url: None,
+        });
+        assert_eq!(
+            body(&setup),
+            serde_json::json!({
+                "type": "/problems/setup-required", "title": "Setup required", "status": 412,
+                "detail": "no OAuth app", "setupInstructions": "Create an app.", "createAppUrl": null,
+            })
+        );
+        let plain = body(&ApiError::not_found("risk"));
+        assert_eq!(plain["type"], "/problems/not-found");
+        assert!(plain.get("setupInstructions").is_none() && plain.get("errors").is_none(), "{plain}");
     }
 }

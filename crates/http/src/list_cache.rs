@@ -16,7 +16,6 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::ApiError;
-use crate::wire::{AuthTypeStyle, AuthenticatedUser, ListEnvelope, auth_type};
 
 /// Which page of which list: everything the items depend on. The caller's organization comes
 /// first, so one organization's pages are never another's.
@@ -86,17 +85,6 @@ impl ListPage {
     /// The bytes it holds, as the cache counts them.
     fn size(&self) -> usize {
         self.data.get().len() + self.next_cursor.as_ref().map_or(0, String::len)
-    }
-
-    /// `{data, count, nextCursor, authType, authenticatedUser}` for `caller`.
-    pub fn envelope<'a>(&'a self, caller: &'a Principal) -> ListEnvelope<'a, &'a RawValue> {
-        ListEnvelope {
-            data: &self.data,
-            count: Some(self.count),
-            next_cursor: self.next_cursor.as_deref(),
-            auth_type: auth_type(caller, AuthTypeStyle::Standard),
-            authenticated_user: Some(AuthenticatedUser::of(caller)),
-        }
     }
 }
 

@@ -1,13 +1,13 @@
-//! The OpenAPI 3.1 document. Each route module describes its operations with `#[utoipa::path]`
-//! (records.rs builds its generic ones with utoipa's types); this module joins them, adds the
-//! security schemes, and gives every operation the error answers the service's layers can produce.
+//! The OpenAPI 3.1 document. Each route module describes its operations with `#[utoipa::path]`,
+//! their bodies being the structs the handlers answer; this module joins them, adds the security
+//! schemes, and gives every operation the error answers the service's layers can produce.
 
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{Content, Header, OpenApi as Document, Ref, RefOr, Response, Schema};
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
-use compliance_domain::FieldError;
+pub(crate) use crate::error::{Problem, SetupRequired};
 
 /// Security scheme names, as operations refer to them.
 pub const API_KEY: &str = "apiKey";
@@ -44,26 +44,6 @@ pub fn document_json() -> String {
     let mut json = serde_json::to_string_pretty(&document()).unwrap_or_default();
     json.push('\n');
     json
-}
-
-/// RFC 9457 problem details, as `error.rs` writes them; some problems add members (e.g. `setupInstructions`).
-#[derive(ToSchema)]
-#[schema(as = Problem)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-pub(crate) struct Problem {
-    /// `/problems/{kind}`, e.g. `/problems/validation`.
-    #[schema(rename = "type")]
-    kind: String,
-    title: String,
-    status: u16,
-    detail: String,
-    /// The invalid fields of a validation problem.
-    #[schema(required = false)]
-    errors: Vec<FieldError>,
-    /// The request's `X-Request-Id`, to find its log lines.
-    #[schema(required = false)]
-    request_id: String,
 }
 
 struct SecuritySchemes;

@@ -49,47 +49,6 @@ impl<'a> AuthenticatedUser<'a> {
     }
 }
 
-/// `{data, count, nextCursor, authType, authenticatedUser}`, with `count` and `authenticatedUser`
-/// left out where the spec says so, and `nextCursor` on every page but the last. `D` is the items:
-/// a `Vec`, or a page already serialized (`list_cache`).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListEnvelope<'a, D> {
-    pub data: D,
-    /// The number of matching rows in all, not only on this page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<&'a str>,
-    pub auth_type: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub authenticated_user: Option<AuthenticatedUser<'a>>,
-}
-
-impl<'a, T> ListEnvelope<'a, Vec<T>> {
-    /// `{data, count, authType, authenticatedUser}` with every member, as most lists answer.
-    pub fn standard(caller: &'a Principal, data: Vec<T>) -> Self {
-        Self {
-            count: Some(data.len() as u64),
-            next_cursor: None,
-            data,
-            auth_type: auth_type(caller, AuthTypeStyle::Standard),
-            authenticated_user: Some(AuthenticatedUser::of(caller)),
-        }
-    }
-}
-
-/// A resource with `authType` (and `authenticatedUser` for sessions) beside its fields.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WithAuth<'a, T> {
-    #[serde(flatten)]
-    pub item: T,
-    pub auth_type: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub authenticated_user: Option<AuthenticatedUser<'a>>,
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextEntryDto<'a> {

@@ -14,16 +14,34 @@ use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
     router
-        .add(Endpoint::new("/v1/browser/automations").post(create))
-        .add(Endpoint::new("/v1/browser/automations/task/{taskId}").get(list_for_task))
-        .add(Endpoint::new("/v1/browser/automations/{automationId}").get(get).patch(update).delete(delete))
-        .add(Endpoint::new("/v1/browser/automations/{automationId}/runs").get(runs).post(start_run))
-        .add(Endpoint::new("/v1/browser/runs/{runId}/screenshot").get(screenshot));
+        .add(Endpoint::new("/v1/browser/automations").post(create_automation))
+        .add(Endpoint::new("/v1/browser/automations/task/{taskId}").get(list_task_automations))
+        .add(
+            Endpoint::new("/v1/browser/automations/{automationId}")
+                .get(get_automation)
+                .patch(update_automation)
+                .delete(delete_automation),
+        )
+        .add(
+            Endpoint::new("/v1/browser/automations/{automationId}/runs")
+                .get(list_automation_runs)
+                .post(start_automation_run),
+        )
+        .add(Endpoint::new("/v1/browser/runs/{runId}/screenshot").get(get_run_screenshot));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(create, list_for_task, get, update, delete, runs, start_run, screenshot))]
+#[openapi(paths(
+    create_automation,
+    list_task_automations,
+    get_automation,
+    update_automation,
+    delete_automation,
+    list_automation_runs,
+    start_automation_run,
+    get_run_screenshot,
+))]
 pub(super) struct Api;
 
 fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
@@ -38,7 +56,7 @@ fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
     request_body = NewAutomation,
     responses((status = 201, description = "The automation.", body = AutomationDto)),
 )]
-async fn create(
+async fn create_automation(
     state: web::Data<AppState>,
     caller: Caller,
     JsonBody(input): JsonBody<NewAutomation>,
@@ -54,7 +72,11 @@ async fn create(
     params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
     responses((status = 200, description = "The automation.", body = AutomationDto)),
 )]
-async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn get_automation(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let automation = state.run(|app| async move { app.automations.get(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(AutomationDto::from(&automation)))
@@ -66,7 +88,7 @@ async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) 
     params(("taskId" = TaskId, Path, description = "The task; a task of another organization or none is a 404.")),
     responses((status = 200, description = "The task's automations (a bare array).", body = Vec<AutomationDto>)),
 )]
-async fn list_for_task(
+async fn list_task_automations(
     state: web::Data<AppState>,
     caller: Caller,
     task: web::Path<String>,
@@ -90,7 +112,7 @@ async fn list_for_task(
         (status = 409, description = "The automation kept changing during the update; try again.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn update(
+async fn update_automation(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
@@ -104,11 +126,10 @@ async fn update(
 /// The answer of a delete.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
 struct AutomationDeleted<'a> {
     /// `Automation deleted`.
     #[schema(examples("Automation deleted"))]
-    message: String,
+    message: &'static str,
     deleted_automation: AutomationDto<'a>,
 }
 
@@ -118,13 +139,17 @@ struct AutomationDeleted<'a> {
     params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
     responses((status = 200, description = "The automation was deleted.", body = AutomationDeleted)),
 )]
-async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn delete_automation(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let automation = state.run(|app| async move { app.automations.delete(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({
-        "message": "Automation deleted",
-        "deletedAutomation": AutomationDto::from(&automation),
-    })))
+    Ok(HttpResponse::Ok().json(AutomationDeleted {
+        message: "Automation deleted",
+        deleted_automation: AutomationDto::from(&automation),
+    }))
 }
 
 /// List an automation's runs, newest first.
@@ -133,7 +158,11 @@ async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String
     params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
     responses((status = 200, description = "The runs (a bare array).", body = Vec<RunDto>)),
 )]
-async fn runs(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn list_automation_runs(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let runs = state.run(|app| async move { app.automations.runs(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(runs.iter().map(RunDto::from).collect::<Vec<_>>()))
@@ -148,7 +177,7 @@ async fn runs(state: web::Data<AppState>, caller: Caller, id: web::Path<String>)
         (status = 409, description = "A run of this automation is already pending or running.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn start_run(
+async fn start_automation_run(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
@@ -190,7 +219,7 @@ struct Signed {
         ),
     ),
 )]
-async fn screenshot(
+async fn get_run_screenshot(
     state: web::Data<AppState>,
     run: web::Path<String>,
     signed: web::Query<Signed>,

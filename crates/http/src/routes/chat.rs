@@ -3,8 +3,7 @@
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::chat::ChatMessage;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
@@ -22,17 +21,22 @@ pub fn chat_body_limit(settings: &Settings) -> BodyLimit {
 }
 
 pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
-    router
-        .add(Endpoint::new("/v1/assistant-chat/history").app_data(body_limit).get(history).put(replace).delete(clear));
+    router.add(
+        Endpoint::new("/v1/assistant-chat/history")
+            .app_data(body_limit)
+            .get(get_chat_history)
+            .put(replace_chat_history)
+            .delete(clear_chat_history),
+    );
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(history, replace, clear))]
+#[openapi(paths(get_chat_history, replace_chat_history, clear_chat_history))]
 pub(super) struct Api;
 
 /// The acting user's assistant chat history in the acting organization.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = ChatHistory)]
 #[serde(deny_unknown_fields)]
 struct History {
@@ -42,8 +46,7 @@ struct History {
 }
 
 /// `{"success": true}`
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // only its schema is used
+#[derive(Serialize, utoipa::ToSchema)]
 struct Success {
     #[schema(schema_with = success_true)]
     success: bool,
@@ -64,10 +67,10 @@ fn success_true() -> utoipa::openapi::Object {
     get, path = "/v1/assistant-chat/history", operation_id = "getChatHistory", tag = "assistant-chat",
     responses((status = 200, description = "The messages, oldest first as they were sent.", body = History)),
 )]
-async fn history(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn get_chat_history(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let messages = state.run(|app| async move { app.chat.history(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(json!({"messages": messages})))
+    Ok(HttpResponse::Ok().json(History { messages }))
 }
 
 /// Replace the chat history
@@ -80,14 +83,14 @@ async fn history(state: web::Data<AppState>, caller: Caller) -> Result<HttpRespo
     request_body = History,
     responses((status = 200, description = "The history is replaced.", body = Success)),
 )]
-async fn replace(
+async fn replace_chat_history(
     state: web::Data<AppState>,
     caller: Caller,
     JsonBody(history): JsonBody<History>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     state.run(|app| async move { app.chat.replace(&principal, history.messages).await }).await?;
-    Ok(HttpResponse::Ok().json(json!({"success": true})))
+    Ok(HttpResponse::Ok().json(Success { success: true }))
 }
 
 /// Clear the chat history
@@ -97,8 +100,8 @@ async fn replace(
     delete, path = "/v1/assistant-chat/history", operation_id = "clearChatHistory", tag = "assistant-chat",
     responses((status = 200, description = "The history is cleared.", body = Success)),
 )]
-async fn clear(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn clear_chat_history(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     state.run(|app| async move { app.chat.clear(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(json!({"success": true})))
+    Ok(HttpResponse::Ok().json(Success { success: true }))
 }

@@ -5,8 +5,8 @@ use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::comment::{CommentEdit, CommentEntityType, NewComment};
 use compliance_domain::{AttachmentId, CommentId};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
@@ -19,36 +19,42 @@ const JSON_OVERHEAD: usize = 64 * 1024;
 
 pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
     router
-        .add(Endpoint::new("/v1/comments").app_data(body_limit).get(list).post(create))
-        .add(Endpoint::new("/v1/comments/{id}").put(edit).delete(delete))
-        .add(Endpoint::new("/v1/attachments/{id}/download").get(download_link))
-        .add(Endpoint::new("/v1/attachments/{id}/content").get(download));
+        .add(Endpoint::new("/v1/comments").app_data(body_limit).get(list_comments).post(create_comment))
+        .add(Endpoint::new("/v1/comments/{id}").put(update_comment).delete(delete_comment))
+        .add(Endpoint::new("/v1/attachments/{id}/download").get(get_attachment_download_link))
+        .add(Endpoint::new("/v1/attachments/{id}/content").get(download_attachment));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, create, edit, delete, download_link, download))]
+#[openapi(paths(
+    list_comments,
+    create_comment,
+    update_comment,
+    delete_comment,
+    get_attachment_download_link,
+    download_attachment,
+))]
 pub(super) struct Api;
 
 /// `{message, deletedComment: {id}, authType}`, plus `authenticatedUser` with session auth.
-#[derive(serde::Serialize, utoipa::ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct CommentDeleted {
+struct CommentDeleted<'a> {
     #[schema(examples("Comment deleted successfully"))]
-    message: String,
-    deleted_comment: DeletedComment,
+    message: &'static str,
+    deleted_comment: DeletedComment<'a>,
     #[schema(schema_with = super::people::auth_type_schema)]
-    auth_type: String,
+    auth_type: &'static str,
     /// Present with session auth only.
-    #[schema(required = false)]
-    authenticated_user: AuthenticatedUser<'static>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
 }
 
-#[derive(serde::Serialize, utoipa::ToSchema)]
-#[allow(dead_code)] // only its schema is used
-struct DeletedComment {
-    id: CommentId,
+#[derive(Serialize, ToSchema)]
+struct DeletedComment<'a> {
+    id: &'a CommentId,
 }
 
 /// An attachment's bytes, of the media type it was stored with.
@@ -71,13 +77,12 @@ impl utoipa::ToSchema for AttachmentBytes {
 }
 
 /// A signed, expiring link to an attachment's bytes.
-#[derive(serde::Serialize, utoipa::ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct DownloadLink {
+struct DownloadLink<'a> {
     /// `GET` it without credentials before it expires.
     #[schema(format = "uri")]
-    download_url: String,
+    download_url: &'a str,
     /// Seconds until the link expires.
     expires_in: u64,
 }
@@ -120,7 +125,7 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
         (status = 404, description = "No such record in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn list(
+async fn list_comments(
     state: web::Data<AppState>,
     caller: Caller,
     query: web::Query<EntityQuery>,
@@ -159,7 +164,7 @@ async fn list(
          body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
     ),
 )]
-async fn create(
+async fn create_comment(
     state: web::Data<AppState>,
     caller: Caller,
     JsonBody(input): JsonBody<NewComment>,
@@ -183,7 +188,7 @@ fn comment_id(id: &str) -> Result<CommentId, ApiError> {
     request_body = CommentEdit,
     responses((status = 200, description = "The edited comment.", body = CommentDto<'static>)),
 )]
-async fn edit(
+async fn update_comment(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
@@ -202,18 +207,19 @@ async fn edit(
     params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404.")),
     responses((status = 200, description = "The comment is deleted.", body = CommentDeleted)),
 )]
-async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn delete_comment(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), comment_id(&id)?);
     let view = state.run(|app| async move { app.comments.delete(&principal, &id).await }).await?;
-    let mut body = json!({
-        "message": "Comment deleted successfully",
-        "deletedComment": {"id": view.comment.id},
-        "authType": auth_type(&caller, AuthTypeStyle::Standard),
-    });
-    if let Some(user) = AuthenticatedUser::for_session(&caller) {
-        body["authenticatedUser"] = json!(user);
-    }
-    Ok(HttpResponse::Ok().json(body))
+    Ok(HttpResponse::Ok().json(CommentDeleted {
+        message: "Comment deleted successfully",
+        deleted_comment: DeletedComment { id: &view.comment.id },
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::for_session(&caller),
+    }))
 }
 
 /// Get an attachment's download link
@@ -225,7 +231,7 @@ async fn delete(state: web::Data<AppState>, caller: Caller, id: web::Path<String
     params(("id" = AttachmentId, Path, description = "The attachment's id; an id of another shape is a 404.")),
     responses((status = 200, description = "The link.", body = DownloadLink)),
 )]
-async fn download_link(
+async fn get_attachment_download_link(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
@@ -233,7 +239,7 @@ async fn download_link(
     let id = AttachmentId::parse(&id).map_err(|_| ApiError::not_found("attachment"))?;
     let principal = caller.0;
     let link = state.run(|app| async move { app.comments.download_link(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(json!({"downloadUrl": link.url, "expiresIn": link.expires_in})))
+    Ok(HttpResponse::Ok().json(DownloadLink { download_url: &link.url, expires_in: link.expires_in }))
 }
 
 /// The parts of a signed link; a link missing any of them is as invalid as a tampered one.
@@ -265,7 +271,7 @@ struct Signed {
          body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
     ),
 )]
-async fn download(
+async fn download_attachment(
     state: web::Data<AppState>,
     id: web::Path<String>,
     signed: web::Query<Signed>,

@@ -13,6 +13,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
+use super::integrations::SlugPath;
 use super::{Endpoint, Router};
 use crate::AppState;
 use crate::auth::SESSION_COOKIE;
@@ -25,13 +26,13 @@ const FIELD_PREFIX: &str = "cred.";
 
 pub fn configure(router: &mut Router<'_>) {
     router
-        .add(Endpoint::page("/integrations/{slug}/connect").get(show).post(submit_form))
-        .add(Endpoint::page("/integrations/{slug}/connect/oauth").post(submit_oauth));
+        .add(Endpoint::page("/integrations/{slug}/connect").get(show_connect_page).post(submit_connect_form))
+        .add(Endpoint::page("/integrations/{slug}/connect/oauth").post(submit_connect_oauth));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(show, submit_form, submit_oauth))]
+#[openapi(paths(show_connect_page, submit_connect_form, submit_connect_oauth))]
 pub(super) struct Api;
 
 /// `organizationId`, plus what the OAuth callback appends when it sends the browser back.
@@ -52,9 +53,9 @@ struct PageQuery {
 }
 
 /// The query of a form POST: only `organizationId` counts.
-#[derive(IntoParams)]
+#[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
-#[allow(dead_code)] // only its parameters are used
+#[serde(rename_all = "camelCase")]
 struct FormQuery {
     /// The organization to connect (`org_…`), as in the page's form action; without it the page answers 400.
     #[param(required = true, value_type = OrganizationId)]
@@ -195,7 +196,7 @@ fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &F
 #[utoipa::path(
     get, path = "/integrations/{slug}/connect", operation_id = "showConnectPage", tag = "connect-page",
     security(("session" = [])),
-    params(super::integrations::SlugPath, PageQuery),
+    params(SlugPath, PageQuery),
     responses(
         (status = 200, description = "The page.", content_type = "text/html", body = String),
         (status = 400, description = "`organizationId` is missing (an HTML page), or the query is malformed (a problem).", content((String = "text/html"), (crate::openapi::Problem = "application/problem+json"))),
@@ -205,10 +206,10 @@ fn render(state: &AppState, visitor: &Visitor, provider: &ProviderView, form: &F
         (status = 503, description = "The database is unavailable.", content_type = "text/html", body = String),
     ),
 )]
-async fn show(
+async fn show_connect_page(
     state: web::Data<AppState>,
     req: HttpRequest,
-    slug: web::Path<String>,
+    slug: web::Path<SlugPath>,
     query: web::Query<PageQuery>,
 ) -> HttpResponse {
     let query = query.into_inner();
@@ -216,7 +217,7 @@ async fn show(
         Ok(visitor) => visitor,
         Err(response) => return response,
     };
-    let provider = match provider(&state, &visitor, slug.into_inner()).await {
+    let provider = match provider(&state, &visitor, slug.into_inner().slug).await {
         Ok(provider) => provider,
         Err(response) => return response,
     };
@@ -338,7 +339,7 @@ async fn accept_form(
 #[utoipa::path(
     post, path = "/integrations/{slug}/connect", operation_id = "submitConnectForm", tag = "connect-page",
     security(("session" = [])),
-    params(super::integrations::SlugPath, FormQuery),
+    params(SlugPath, FormQuery),
     request_body(
         content = ConnectForm, content_type = "application/x-www-form-urlencoded",
         description = "`csrf_token`, and `cred.<fieldId>` for each of the provider's credential fields (other names are ignored); at most 64 KiB.",
@@ -354,15 +355,15 @@ async fn accept_form(
         (status = 503, description = "The database is unavailable.", content_type = "text/html", body = String),
     ),
 )]
-async fn submit_form(
+async fn submit_connect_form(
     state: web::Data<AppState>,
     req: HttpRequest,
-    slug: web::Path<String>,
-    query: web::Query<PageQuery>,
+    slug: web::Path<SlugPath>,
+    query: web::Query<FormQuery>,
     payload: web::Payload,
 ) -> HttpResponse {
     let (visitor, provider, submitted) =
-        match accept_form(&state, &req, &slug, query.into_inner().organization_id, payload).await {
+        match accept_form(&state, &req, &slug.slug, query.into_inner().organization_id, payload).await {
             Ok(accepted) => accepted,
             Err(response) => return response,
         };
@@ -418,7 +419,7 @@ fn refill(provider: &ProviderView, submitted: &BTreeMap<String, SecretString>) -
 #[utoipa::path(
     post, path = "/integrations/{slug}/connect/oauth", operation_id = "submitConnectOAuth", tag = "connect-page",
     security(("session" = [])),
-    params(super::integrations::SlugPath, FormQuery),
+    params(SlugPath, FormQuery),
     request_body(
         content = ConnectForm, content_type = "application/x-www-form-urlencoded",
         description = "`csrf_token`; other names are ignored; at most 64 KiB.",
@@ -434,15 +435,15 @@ fn refill(provider: &ProviderView, submitted: &BTreeMap<String, SecretString>) -
         (status = 503, description = "The database is unavailable.", content_type = "text/html", body = String),
     ),
 )]
-async fn submit_oauth(
+async fn submit_connect_oauth(
     state: web::Data<AppState>,
     req: HttpRequest,
-    slug: web::Path<String>,
-    query: web::Query<PageQuery>,
+    slug: web::Path<SlugPath>,
+    query: web::Query<FormQuery>,
     payload: web::Payload,
 ) -> HttpResponse {
     let (visitor, provider, _) =
-        match accept_form(&state, &req, &slug, query.into_inner().organization_id, payload).await {
+        match accept_form(&state, &req, &slug.slug, query.into_inner().organization_id, payload).await {
             Ok(accepted) => accepted,
             Err(response) => return response,
         };

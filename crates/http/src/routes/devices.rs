@@ -2,18 +2,23 @@
 
 use actix_web::{HttpResponse, web};
 use compliance_domain::MemberId;
+use compliance_ports::DeviceRecord;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
-use crate::wire::{AuthenticatedUser, ListEnvelope};
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/devices").get(list)).add(Endpoint::new("/v1/people/{id}/devices").get(for_member));
+    router
+        .add(Endpoint::new("/v1/devices").get(list_devices))
+        .add(Endpoint::new("/v1/people/{id}/devices").get(list_person_devices));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, for_member))]
+#[openapi(paths(list_devices, list_person_devices))]
 pub(super) struct Api;
 
 /// A host as the device management system (FleetDM) returns it, passed through unchanged: e.g.
@@ -46,15 +51,26 @@ impl utoipa::ToSchema for Device {
 }
 
 /// `{data, count, authType, authenticatedUser}` of devices.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // only its schema is used
-struct DeviceList {
-    data: Vec<Device>,
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeviceList<'a> {
+    #[schema(value_type = Vec<Device>)]
+    data: Vec<DeviceRecord>,
     count: usize,
-    #[schema(rename = "authType", schema_with = super::people::auth_type_schema)]
-    auth_type: String,
-    #[schema(rename = "authenticatedUser")]
-    authenticated_user: AuthenticatedUser<'static>,
+    #[schema(schema_with = super::people::auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
+}
+
+impl<'a> DeviceList<'a> {
+    fn new(caller: &'a Caller, data: Vec<DeviceRecord>) -> Self {
+        Self {
+            count: data.len(),
+            data,
+            auth_type: auth_type(caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::of(caller),
+        }
+    }
 }
 
 /// List devices
@@ -70,10 +86,10 @@ struct DeviceList {
         (status = 504, description = "The device management system did not answer in time.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn list(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn list_devices(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let devices = state.run(|app| async move { app.devices.list(&principal).await }).await?;
-    Ok(envelope(&caller, devices))
+    Ok(HttpResponse::Ok().json(DeviceList::new(&caller, devices)))
 }
 
 /// List a person's devices
@@ -89,7 +105,7 @@ async fn list(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse
         (status = 504, description = "The device management system did not answer in time.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn for_member(
+async fn list_person_devices(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
@@ -97,9 +113,5 @@ async fn for_member(
     let member = MemberId::parse(&id).map_err(|_| ApiError::not_found("person"))?;
     let principal = caller.0.clone();
     let devices = state.run(|app| async move { app.devices.for_member(&principal, &member).await }).await?;
-    Ok(envelope(&caller, devices))
-}
-
-fn envelope(caller: &Caller, devices: Vec<compliance_ports::DeviceRecord>) -> HttpResponse {
-    HttpResponse::Ok().json(ListEnvelope::standard(caller, devices))
+    Ok(HttpResponse::Ok().json(DeviceList::new(&caller, devices)))
 }

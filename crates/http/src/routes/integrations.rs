@@ -3,7 +3,7 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::Credentials;
-use compliance_domain::{ConnectionId, UserId};
+use compliance_domain::ConnectionId;
 use compliance_integrations::{CheckReport, ConnectionView, OAuthAppView, ProviderView};
 use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
 use secrecy::SecretString;
@@ -13,7 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
-use crate::wire::ListEnvelope;
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
@@ -29,8 +29,8 @@ pub fn configure(router: &mut Router<'_>) {
         .add(Endpoint::new("/v1/integrations/oauth/start").post(start_oauth))
         .add(Endpoint::new("/v1/integrations/oauth/callback").get(oauth_callback))
         .add(Endpoint::new("/v1/integrations/connections").get(list_connections).post(create_connection))
-        .add(Endpoint::new("/v1/integrations/connections/{id}").get(get_connection).delete(disconnect))
-        .add(Endpoint::new("/v1/integrations/connections/{id}/check").post(check));
+        .add(Endpoint::new("/v1/integrations/connections/{id}").get(get_connection).delete(delete_connection))
+        .add(Endpoint::new("/v1/integrations/connections/{id}/check").post(check_connection));
 }
 
 /// This module's part of the OpenAPI document.
@@ -46,64 +46,41 @@ pub fn configure(router: &mut Router<'_>) {
     list_connections,
     create_connection,
     get_connection,
-    disconnect,
-    check,
+    delete_connection,
+    check_connection,
 ))]
 pub(super) struct Api;
 
 /// The `{slug}` of a provider's paths.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
-#[allow(dead_code)] // only its description is used: handlers read the path as a string
 pub(super) struct SlugPath {
     /// (utoipa keeps neither a doc comment nor `required` beside `schema_with`: the schema carries
     /// the description, and `openapi.rs` marks every path parameter required.)
     #[param(schema_with = compliance_integrations::openapi::slug_input)]
-    slug: String,
-}
-
-/// How the caller authenticated.
-#[derive(ToSchema)]
-#[allow(dead_code)] // only its schema is used
-enum ListAuthType {
-    #[schema(rename = "api-key")]
-    ApiKey,
-    #[schema(rename = "session")]
-    Session,
-}
-
-/// The user the caller acts as (an API key acts as the member who created it).
-#[derive(ToSchema)]
-#[allow(dead_code)] // only its schema is used
-struct ListUser {
-    id: UserId,
-    email: String,
+    pub(super) slug: String,
 }
 
 /// `{data, count, authType, authenticatedUser}` of the providers.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct ProviderList {
+struct ProviderList<'a> {
     data: Vec<ProviderView>,
     count: usize,
-    #[schema(inline)]
-    auth_type: ListAuthType,
-    #[schema(inline)]
-    authenticated_user: ListUser,
+    #[schema(schema_with = super::people::auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
 }
 
 /// `{data, count, authType, authenticatedUser}` of the connections.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct ConnectionList {
+struct ConnectionList<'a> {
     data: Vec<ConnectionView>,
     count: usize,
-    #[schema(inline)]
-    auth_type: ListAuthType,
-    #[schema(inline)]
-    authenticated_user: ListUser,
+    #[schema(schema_with = super::people::auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
 }
 
 /// List the providers, sorted by slug.
@@ -114,7 +91,12 @@ struct ConnectionList {
 async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let providers = state.integrations(|i| async move { i.list_providers(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, providers)))
+    Ok(HttpResponse::Ok().json(ProviderList {
+        count: providers.len(),
+        data: providers,
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
 }
 
 /// Get a provider.
@@ -126,9 +108,9 @@ async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<Ht
 async fn get_provider(
     state: web::Data<AppState>,
     caller: Caller,
-    slug: web::Path<String>,
+    slug: web::Path<SlugPath>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, slug) = (caller.0, slug.into_inner());
+    let (principal, slug) = (caller.0, slug.into_inner().slug);
     let provider = state.integrations(|i| async move { i.get_provider(&principal, &slug).await }).await?;
     Ok(HttpResponse::Ok().json(provider))
 }
@@ -146,9 +128,9 @@ async fn get_provider(
 async fn get_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
-    slug: web::Path<String>,
+    slug: web::Path<SlugPath>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, slug) = (caller.0, slug.into_inner());
+    let (principal, slug) = (caller.0, slug.into_inner().slug);
     let app = state.integrations(|i| async move { i.get_oauth_app(&principal, &slug).await }).await?;
     Ok(HttpResponse::Ok().json(app))
 }
@@ -165,10 +147,10 @@ async fn get_oauth_app(
 async fn put_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
-    slug: web::Path<String>,
+    slug: web::Path<SlugPath>,
     JsonBody(input): JsonBody<OAuthAppInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, slug) = (caller.0, slug.into_inner());
+    let (principal, slug) = (caller.0, slug.into_inner().slug);
     let app = state.integrations(|i| async move { i.put_oauth_app(&principal, &slug, input).await }).await?;
     Ok(HttpResponse::Ok().json(app))
 }
@@ -198,9 +180,9 @@ struct OAuthAppRemoved {
 async fn delete_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
-    slug: web::Path<String>,
+    slug: web::Path<SlugPath>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, provider_slug) = (caller.0, slug.into_inner());
+    let (principal, provider_slug) = (caller.0, slug.into_inner().slug);
     let slug = provider_slug.clone();
     state.integrations(|i| async move { i.delete_oauth_app(&principal, &slug).await }).await?;
     Ok(HttpResponse::Ok().json(OAuthAppRemoved { message: "OAuth app removed", provider_slug }))
@@ -226,7 +208,7 @@ struct AuthorizationUrl {
         (
             status = 412,
             description = "The organization has no OAuth app for the provider: the problem adds `setupInstructions` and `createAppUrl` (each `null` when the manifest has none).",
-            body = SetupRequired, content_type = "application/problem+json",
+            body = crate::openapi::SetupRequired, content_type = "application/problem+json",
         ),
     ),
 )]
@@ -238,22 +220,6 @@ async fn start_oauth(
     let principal = caller.0;
     let authorization_url = state.integrations(|i| async move { i.start_oauth(&principal, input).await }).await?;
     Ok(HttpResponse::Ok().json(AuthorizationUrl { authorization_url }))
-}
-
-/// A 412 problem: what an administrator must set up first.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct SetupRequired {
-    /// `/problems/setup-required`.
-    #[schema(rename = "type")]
-    kind: String,
-    title: String,
-    status: u16,
-    detail: String,
-    /// Markdown, from the provider's manifest.
-    setup_instructions: Option<String>,
-    create_app_url: Option<String>,
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -325,7 +291,12 @@ async fn oauth_callback(
 async fn list_connections(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let connections = state.integrations(|i| async move { i.list_connections(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(ListEnvelope::standard(&caller, connections)))
+    Ok(HttpResponse::Ok().json(ConnectionList {
+        count: connections.len(),
+        data: connections,
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
 }
 
 /// Connect an `api_key`, `basic` or `custom` provider with its credential values.
@@ -385,7 +356,7 @@ struct DisconnectedBody {
         (status = 409, description = "The connection kept changing during the disconnect; try again.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn disconnect(
+async fn delete_connection(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
@@ -408,7 +379,11 @@ async fn disconnect(
         (status = 409, description = "The connection is disconnected, its provider is no longer offered, or it changed during the check.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn check(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn check_connection(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, id.into_inner());
     let report = state.integrations(|i| async move { i.check(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(report))

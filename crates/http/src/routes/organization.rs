@@ -2,33 +2,35 @@
 
 use actix_web::{HttpResponse, web};
 use compliance_domain::organization::OrganizationChanges;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
-use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, WithAuth, auth_type};
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/organization").get(get).patch(update));
+    router.add(Endpoint::new("/v1/organization").get(get_organization).patch(update_organization));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(get, update))]
+#[openapi(paths(get_organization, update_organization))]
 pub(super) struct Api;
 
 /// The organization plus `authType`, and `authenticatedUser` with session auth.
-#[derive(serde::Serialize, utoipa::ToSchema)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct OrganizationWithAuth {
+struct OrganizationWithAuth<'a> {
     #[serde(flatten)]
-    organization: OrganizationDto<'static>,
+    organization: OrganizationDto<'a>,
     #[schema(schema_with = super::people::auth_type_schema)]
-    auth_type: String,
+    auth_type: &'static str,
     /// Present with session auth only.
-    #[schema(required = false)]
-    authenticated_user: AuthenticatedUser<'static>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = AuthenticatedUser, required = false)]
+    authenticated_user: Option<AuthenticatedUser<'a>>,
 }
 
 /// Get the organization
@@ -38,7 +40,7 @@ struct OrganizationWithAuth {
     get, path = "/v1/organization", operation_id = "getOrganization", tag = "organization",
     responses((status = 200, description = "The organization (no envelope).", body = OrganizationDto<'static>)),
 )]
-async fn get(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn get_organization(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let organization = state.run(|app| async move { app.organization.get(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(OrganizationDto::from(&organization)))
@@ -57,15 +59,15 @@ async fn get(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse,
         (status = 409, description = "The slug is taken, or the device label belongs to another organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn update(
+async fn update_organization(
     state: web::Data<AppState>,
     caller: Caller,
     JsonBody(changes): JsonBody<OrganizationChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let organization = state.run(|app| async move { app.organization.update(&principal, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(WithAuth {
-        item: OrganizationDto::from(&organization),
+    Ok(HttpResponse::Ok().json(OrganizationWithAuth {
+        organization: OrganizationDto::from(&organization),
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::for_session(&caller),
     }))

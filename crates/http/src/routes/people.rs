@@ -7,24 +7,27 @@ use compliance_app::App;
 use compliance_domain::MemberId;
 use compliance_domain::people::{MemberChanges, NewMember};
 use compliance_ports::ListName;
-use serde::Deserialize;
+use serde::de::IntoDeserializer;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
-use crate::wire::{AuthenticatedUser, MemberDto};
+use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
     router
-        .add(Endpoint::new("/v1/people").get(list).post(create))
-        .add(Endpoint::new("/v1/people/{id}").get(get).patch(update));
+        .add(Endpoint::new("/v1/people").get(list_people).post(create_person))
+        .add(Endpoint::new("/v1/people/{id}").get(get_person).patch(update_person));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, get, create, update), components(schemas(IncludeInactive)))]
+#[openapi(paths(list_people, get_person, create_person, update_person), components(schemas(IncludeInactive)))]
 pub(super) struct Api;
 
 /// The schema of `authType` outside the context endpoints.
@@ -37,30 +40,43 @@ pub(super) fn auth_type_schema() -> utoipa::openapi::Object {
 }
 
 /// `includeInactive`: `true` or `false`.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // only its schema is used
+#[derive(Deserialize, ToSchema)]
 enum IncludeInactive {
-    #[schema(rename = "true")]
+    #[serde(rename = "true")]
     True,
-    #[schema(rename = "false")]
+    #[serde(rename = "false")]
     False,
 }
 
+impl IncludeInactive {
+    /// Whether deactivated members are listed too; absent is `false`. Read here rather than by the
+    /// query extractor, so that a bad value is a field error on `includeInactive`.
+    fn read(value: Option<&str>) -> Result<bool, ApiError> {
+        let Some(value) = value else { return Ok(false) };
+        let read: Result<Self, serde::de::value::Error> = Self::deserialize(value.into_deserializer());
+        match read {
+            Ok(Self::True) => Ok(true),
+            Ok(Self::False) => Ok(false),
+            Err(_) => Err(ApiError::invalid_field("includeInactive", "must be true or false")),
+        }
+    }
+}
+
 /// `{data, count, nextCursor, authType, authenticatedUser}` of people.
-#[derive(utoipa::ToSchema)]
-#[schema(as = MemberList)]
-#[allow(dead_code)] // only its schema is used
-struct MemberList {
-    data: Vec<MemberDto<'static>>,
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct MemberList<'a> {
+    #[schema(value_type = Vec<MemberDto>)]
+    data: &'a RawValue,
     /// The total number of matching rows (across all pages).
     count: u64,
     /// Where the next page starts (pass it as `cursor`); absent on the last page.
-    #[schema(rename = "nextCursor", required = false)]
-    next_cursor: String,
-    #[schema(rename = "authType", schema_with = auth_type_schema)]
-    auth_type: String,
-    #[schema(rename = "authenticatedUser")]
-    authenticated_user: AuthenticatedUser<'static>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<&'a str>,
+    #[schema(schema_with = auth_type_schema)]
+    auth_type: &'static str,
+    authenticated_user: AuthenticatedUser<'a>,
 }
 
 #[derive(Deserialize)]
@@ -84,21 +100,23 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
     params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."), PageQuery),
     responses((status = 200, description = "The members.", body = MemberList)),
 )]
-async fn list(
+async fn list_people(
     state: web::Data<AppState>,
     caller: Caller,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let include_inactive = match query.include_inactive.as_deref() {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ApiError::invalid_field("includeInactive", "must be true or false")),
-    };
+    let include_inactive = IncludeInactive::read(query.include_inactive.as_deref())?;
     let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
     let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &page).await };
     let people = state.list_page(key, load, |page| items(page, MemberDto::from)).await?;
-    Ok(HttpResponse::Ok().json(people.envelope(&caller)))
+    Ok(HttpResponse::Ok().json(MemberList {
+        data: people.data(),
+        count: people.count(),
+        next_cursor: people.next_cursor(),
+        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+        authenticated_user: AuthenticatedUser::of(&caller),
+    }))
 }
 
 /// Get a person
@@ -109,7 +127,11 @@ async fn list(
     params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404.")),
     responses((status = 200, description = "The member (no envelope).", body = MemberDto<'static>)),
 )]
-async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn get_person(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, member_id(&id)?);
     let person = state.run(|app| async move { app.people.get(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(MemberDto::from(&person)))
@@ -129,7 +151,7 @@ async fn get(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) 
          body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn create(
+async fn create_person(
     state: web::Data<AppState>,
     caller: Caller,
     JsonBody(input): JsonBody<NewMember>,
@@ -153,7 +175,7 @@ async fn create(
          body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn update(
+async fn update_person(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
