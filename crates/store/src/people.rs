@@ -1,13 +1,9 @@
-//! Organizations, users, memberships and credentials.
+//! Users, memberships and credentials.
 
 use async_trait::async_trait;
-use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
-use compliance_ports::{
-    CredentialRepository, Cursor, HealthCheck, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
-    UserRepository,
-};
+use compliance_ports::{CredentialRepository, Cursor, MemberRepository, Page, PageRequest, RepoError, UserRepository};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -15,72 +11,8 @@ use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
-use crate::rows::{ApiKeyRow, MemberRow, OrganizationRow, SessionRow, UserRow, person};
-use crate::schema::{api_keys, members, organizations, sessions, users};
-
-#[async_trait]
-impl OrganizationRepository for Store {
-    async fn insert(&self, organization: &Organization) -> Result<(), RepoError> {
-        let row = OrganizationRow::from(organization);
-        let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(organizations::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
-        Ok(())
-    }
-
-    async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError> {
-        let mut conn = self.pools.read().await?;
-        let row: OrganizationRow = db_run!(&mut conn, |c| {
-            organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
-    }
-
-    async fn device_label_holders(&self, label: i64) -> Result<Vec<OrganizationId>, RepoError> {
-        let mut conn = self.pools.read().await?;
-        let mut ids: Vec<String> = db_run!(&mut conn, |c| {
-            organizations::table
-                .filter(organizations::device_manager_label_id.eq(label))
-                .select(organizations::id)
-                .load(c)
-                .await
-        })
-        .map_err(repo_error)?;
-        let by_member: Vec<String> = db_run!(&mut conn, |c| {
-            members::table
-                .filter(members::device_manager_label_id.eq(label))
-                .select(members::organization_id)
-                .distinct()
-                .load(c)
-                .await
-        })
-        .map_err(repo_error)?;
-        ids.extend(by_member);
-        ids.sort();
-        ids.dedup();
-        ids.iter().map(|id| OrganizationId::parse(id).map_err(|e| crate::error::corrupt("organizations", e))).collect()
-    }
-
-    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
-        let mut conn = self.pools.write().await?;
-        let result: Result<Organization, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let row: OrganizationRow =
-                    organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
-                let mut organization = Organization::try_from(row)?;
-                organization.apply(patch);
-                diesel::update(organizations::table.find(org.as_str()))
-                    .set(&OrganizationRow::from(&organization))
-                    .execute(c)
-                    .await?;
-                Ok(organization)
-            })
-            .await
-        });
-        result.map_err(RepoError::from)
-    }
-}
+use crate::rows::{ApiKeyRow, MemberRow, SessionRow, UserRow, person};
+use crate::schema::{api_keys, members, sessions, users};
 
 #[async_trait]
 impl UserRepository for Store {
@@ -276,14 +208,5 @@ impl CredentialRepository for Store {
         })
         .map_err(repo_error)?;
         row.map(Session::try_from).transpose()
-    }
-}
-
-#[async_trait]
-impl HealthCheck for Store {
-    async fn ping(&self) -> Result<(), RepoError> {
-        let mut conn = self.pools.read().await?;
-        db_run!(&mut conn, |c| diesel::sql_query("SELECT 1").execute(c).await).map_err(repo_error)?;
-        Ok(())
     }
 }
