@@ -120,6 +120,11 @@ pub struct Response {
 }
 
 impl Response {
+    /// The request this answers, as `METHOD PATH` (or `METHOD URL` for [`Client::get_url`]).
+    pub fn request(&self) -> &str {
+        &self.what
+    }
+
     async fn read(what: String, request: reqwest::RequestBuilder) -> Self {
         let response = request.send().await.unwrap_or_else(|err| panic!("{what}: {err}"));
         let status = response.status().as_u16();

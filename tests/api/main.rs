@@ -77,6 +77,7 @@ mod automations;
 mod bad_input;
 mod chat;
 mod comments;
+mod conformance;
 mod connect_page;
 mod context;
 mod devices;

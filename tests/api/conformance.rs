@@ -1,0 +1,496 @@
+//! Conformance: one real successful request of every operation of the OpenAPI document the server
+//! serves (`GET /openapi.json`), each JSON body validated against the schema the document gives
+//! for that operation and status (JSON Schema 2020-12, formats included); HTML pages, files and
+//! redirects are checked for their status and media type. Schemathesis, in CI, mostly gets 401,
+//! 403 or 404 from the operations that need a session, real ids, a FleetDM or a provider: here
+//! every one of them is called with seeded data, a fake FleetDM, a fake provider and a page for a
+//! browser automation. An operation the document gains without a call here fails the test, named.
+
+// Panicking is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION};
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::attachments::file;
+use crate::checks::str_of;
+use crate::client::{Auth, Client, Response};
+use crate::fake_fleet::{FakeFleet, host};
+use crate::fake_provider::{self, FakeProvider, HEADER_KEY, KEY_PREFIX, OAUTH, QUERY_KEY, ScratchDir};
+use crate::harness::{Backend, TestServer, poll_every, run_with_owned_env};
+use crate::integrations::session_token;
+use crate::tenant::Tenant;
+
+mod sqlite {
+    #[tokio::test]
+    async fn every_operation_answers_as_documented() {
+        super::run(crate::harness::Backend::Sqlite).await;
+    }
+}
+
+mod postgres {
+    #[tokio::test]
+    async fn every_operation_answers_as_documented() {
+        super::run(crate::harness::Backend::Postgres).await;
+    }
+}
+
+/// The FleetDM label of the seeded organization and member.
+const LABEL: i64 = 4242;
+/// How long a browser automation run may take (the server bounds one at 30 s).
+const RUN_DEADLINE: Duration = Duration::from_secs(45);
+
+/// Starts the fakes and a server pointed at them, and runs [`every_operation`].
+async fn run(backend: Backend) {
+    let fake = Arc::new(FakeProvider::start().await);
+    let fleet = Arc::new(FakeFleet::start().await);
+    let page = Arc::new(status_page().await);
+    let providers = ScratchDir::new("compliance-providers");
+    for (name, manifest) in fake_provider::manifests(&fake.uri()) {
+        std::fs::write(providers.path().join(name), manifest.to_string()).expect("write a manifest");
+    }
+    let env = vec![
+        ("PROVIDERS_DIR".to_owned(), providers.path().display().to_string()),
+        ("FLEET_URL".to_owned(), fleet.uri()),
+        ("FLEET_TOKEN".to_owned(), fleet.token.clone()),
+        // The automation opens the page served on loopback.
+        ("AUTOMATION_ALLOWED_HOSTS".to_owned(), "127.0.0.1".to_owned()),
+    ];
+    run_with_owned_env(backend, env, move |server| async move {
+        every_operation(&server, &fake, &fleet, &page).await;
+    })
+    .await;
+    drop(providers);
+}
+
+/// A page on loopback for the browser automation to open: `GET /ok`.
+async fn status_page() -> MockServer {
+    let server = MockServer::start().await;
+    let html = "<!doctype html><html><head><title>Status</title></head><body><h1>Up</h1></body></html>";
+    let answer = ResponseTemplate::new(200).set_body_raw(html.as_bytes().to_vec(), "text/html");
+    Mock::given(method("GET")).and(path("/ok")).respond_with(answer).mount(&server).await;
+    server
+}
+
+/// A record resource with the usual five operations, and a body for its create and its update.
+struct Records {
+    path: &'static str,
+    create: Value,
+    update: Value,
+    /// list, create, get, update and delete.
+    operations: [&'static str; 5],
+}
+
+fn records(tenant: &Tenant) -> Vec<Records> {
+    let assignee = json!(tenant.owner_member_id);
+    vec![
+        Records {
+            path: "/v1/tasks",
+            create: json!({"title": "Review access", "description": "Quarterly.", "assigneeId": assignee}),
+            update: json!({"status": "in_progress"}),
+            operations: ["listTasks", "createTask", "getTask", "updateTask", "deleteTask"],
+        },
+        Records {
+            path: "/v1/context",
+            create: json!({"question": "Who owns backups?", "answer": "IT.", "tags": ["backup"]}),
+            update: json!({"answer": "The IT team."}),
+            operations: ["listContext", "createContext", "getContext", "updateContext", "deleteContext"],
+        },
+        Records {
+            path: "/v1/policies",
+            create: json!({"name": "Access policy", "content": [{"type": "paragraph"}], "assigneeId": assignee,
+                           "reviewDate": "2030-01-01T00:00:00Z"}),
+            update: json!({"status": "published"}),
+            operations: ["listPolicies", "createPolicy", "getPolicy", "updatePolicy", "deletePolicy"],
+        },
+        Records {
+            path: "/v1/vendors",
+            create: json!({"name": "Hosting Co", "description": "Our cloud.", "category": "cloud",
+                           "website": "https://hosting.example.test", "assigneeId": assignee}),
+            update: json!({"status": "assessed"}),
+            operations: ["listVendors", "createVendor", "getVendor", "updateVendor", "deleteVendor"],
+        },
+        Records {
+            path: "/v1/risks",
+            create: json!({"title": "Data loss", "description": "Backups fail.", "category": "technology",
+                           "department": "it", "assigneeId": assignee}),
+            update: json!({"treatmentStrategyDescription": "Test restores monthly."}),
+            operations: ["listRisks", "createRisk", "getRisk", "updateRisk", "deleteRisk"],
+        },
+    ]
+}
+
+/// Calls every operation once with a successful request, in an order that gives each the data it
+/// needs, checks each answer against the document, then compares the operations called with the
+/// document's.
+async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeFleet, page: &MockServer) {
+    let anonymous = server.anonymous();
+    let served = anonymous.get("/openapi.json").await;
+    let mut c = Conformance::new(served.body.clone());
+    c.check("openapi", served);
+    c.check("health", anonymous.get("/health").await);
+    c.check("ready", anonymous.get("/ready").await);
+    c.check("metrics", anonymous.get("/metrics").await);
+    c.check("docs", anonymous.get("/docs").await);
+
+    let tenant = server.tenant().await;
+    let api = &tenant.api;
+    let token = session_token(server, &tenant.owner).await;
+    let session = server.client(Auth::Session(token.clone()), Some(&tenant.org_id));
+    fleet.set_hosts(LABEL, vec![host(1, LABEL), host(2, LABEL)]);
+
+    // Records: create, list, read, update; deleted at the end.
+    let mut created = Vec::new();
+    for records in records(&tenant) {
+        let [list, create, get, update, _] = records.operations;
+        let record = c.check(create, api.post(records.path, records.create.clone()).await);
+        let one = format!("{}/{}", records.path, str_of(&record, "id"));
+        c.check(list, api.get(records.path).await);
+        c.check(get, api.get(&one).await);
+        c.check(update, api.patch(&one, records.update.clone()).await);
+        created.push((records.operations[4], one));
+    }
+    let task_id = created[0].1.rsplit('/').next().unwrap().to_owned();
+
+    // People, the organization and their devices (FleetDM label `LABEL`).
+    let user = server.user().await;
+    let person = json!({"userId": user.id, "role": "auditor", "department": "it", "deviceManagerLabelId": LABEL});
+    let member = c.check("createPerson", api.post("/v1/people", person).await);
+    let member_path = format!("/v1/people/{}", str_of(&member, "id"));
+    c.check("listPeople", api.get("/v1/people?includeInactive=true").await);
+    c.check("getPerson", api.get(&member_path).await);
+    c.check("updatePerson", api.patch(&member_path, json!({"department": "hr"})).await);
+    c.check("listPersonDevices", api.get(&format!("{member_path}/devices")).await);
+    c.check("getOrganization", api.get("/v1/organization").await);
+    let label = json!({"deviceManagerLabelId": LABEL, "website": "https://org.example.test"});
+    c.check("updateOrganization", api.patch("/v1/organization", label).await);
+    c.check("listDevices", api.get("/v1/devices").await);
+
+    // A comment with an attachment on the task, and the attachment's signed download.
+    let comment = json!({"content": "See attached.", "entityId": task_id, "entityType": "task",
+                         "userId": tenant.owner.id, "attachments": [file("evidence.pdf", "application/pdf", b"%PDF-1.4")]});
+    let comment = c.check("createComment", api.post("/v1/comments", comment).await);
+    let comment_path = format!("/v1/comments/{}", str_of(&comment, "id"));
+    c.check("listComments", api.get(&format!("/v1/comments?entityId={task_id}&entityType=task")).await);
+    c.check("updateComment", api.put(&comment_path, json!({"content": "See the attached PDF."})).await);
+    let attachment = str_of(&comment["attachments"][0], "id").to_owned();
+    let link = c.check("getAttachmentDownloadLink", api.get(&format!("/v1/attachments/{attachment}/download")).await);
+    c.check("downloadAttachment", anonymous.get_url(str_of(&link, "downloadUrl")).await);
+
+    // The assistant chat: a session only.
+    let message = json!({"id": "m1", "role": "user", "text": "Hello", "createdAt": 1_700_000_000_000_i64});
+    c.check("replaceChatHistory", session.put("/v1/assistant-chat/history", json!({"messages": [message]})).await);
+    c.check("getChatHistory", session.get("/v1/assistant-chat/history").await);
+    c.check("clearChatHistory", session.delete("/v1/assistant-chat/history").await);
+
+    integrations(&mut c, server, fake, &tenant, &session, &token).await;
+    let automation = automations(&mut c, server, api, &task_id, page).await;
+
+    // Deletes, last: the comment and the automation before the task they belong to.
+    c.check("deleteComment", api.delete(&comment_path).await);
+    c.check("deleteAutomation", api.delete(&automation).await);
+    for (operation, one) in created.iter().rev() {
+        c.check(operation, api.delete(one).await);
+    }
+
+    c.assert_every_operation_checked();
+}
+
+/// Providers, the OAuth app and flow, connections, and the connect page with its two forms.
+async fn integrations(
+    c: &mut Conformance,
+    server: &TestServer,
+    fake: &FakeProvider,
+    tenant: &Tenant,
+    session: &Client,
+    token: &str,
+) {
+    let api = &tenant.api;
+    let app = format!("/v1/integrations/oauth-apps/{OAUTH}");
+    c.check("listProviders", api.get("/v1/integrations/providers").await);
+    c.check("getProvider", api.get(&format!("/v1/integrations/providers/{OAUTH}")).await);
+    let secret = fake.secret("clientsecret");
+    fake.accept_client("conformance-client", &secret);
+    c.check("putOAuthApp", api.put(&app, json!({"clientId": "conformance-client", "clientSecret": secret})).await);
+    c.check("getOAuthApp", api.get(&app).await);
+
+    // The OAuth flow: start, the provider's authorize endpoint, the callback (a redirect).
+    let started =
+        c.check("startOAuth", session.post("/v1/integrations/oauth/start", json!({"providerSlug": OAUTH})).await);
+    let at_provider = send(reqwest::Method::GET, str_of(&started, "authorizationUrl"), None, None).await;
+    assert_eq!(at_provider.status, 302, "the fake provider's authorize endpoint: {at_provider:?}");
+    let callback = at_provider.location.clone().expect("the provider redirects to the callback");
+    let back = c.check_redirect("oauthCallback", send(reqwest::Method::GET, &callback, Some(token), None).await);
+    assert!(back.contains("status=connected"), "the callback did not connect: {back}");
+
+    // A connection with an API key in a header.
+    let key = fake.secret("apikey");
+    fake.accept(&format!("{KEY_PREFIX}{key}"));
+    let body = json!({"providerSlug": HEADER_KEY, "credentials": {"api_key": key}});
+    let connection = c.check("createConnection", api.post("/v1/integrations/connections", body).await);
+    let connection_path = format!("/v1/integrations/connections/{}", str_of(&connection, "id"));
+    c.check("listConnections", api.get("/v1/integrations/connections").await);
+    c.check("getConnection", api.get(&connection_path).await);
+    c.check("checkConnection", api.post(&format!("{connection_path}/check"), json!({})).await);
+
+    // The connect page, its credentials form (another provider) and its OAuth button.
+    let connect =
+        |slug: &str| format!("{}/integrations/{slug}/connect?organizationId={}", server.base_url(), tenant.org_id);
+    let form_page =
+        c.check("showConnectPage", send(reqwest::Method::GET, &connect(QUERY_KEY), Some(token), None).await);
+    let query_key = fake.secret("apikey");
+    fake.accept(&query_key);
+    let form = [("csrf_token", csrf_token(&form_page)), ("cred.api_key", query_key)];
+    let submitted = send(reqwest::Method::POST, &connect(QUERY_KEY), Some(token), Some(&form)).await;
+    c.check("submitConnectForm", submitted);
+    let oauth_page = c.check("showConnectPage", send(reqwest::Method::GET, &connect(OAUTH), Some(token), None).await);
+    let form = [("csrf_token", csrf_token(&oauth_page))];
+    let oauth_button =
+        format!("{}/integrations/{OAUTH}/connect/oauth?organizationId={}", server.base_url(), tenant.org_id);
+    let to_provider = send(reqwest::Method::POST, &oauth_button, Some(token), Some(&form)).await;
+    let to_provider = c.check_redirect("submitConnectOAuth", to_provider);
+    assert!(to_provider.starts_with(&fake.uri()), "the OAuth button leads to {to_provider}, not to the provider");
+
+    c.check("deleteConnection", api.delete(&connection_path).await);
+    c.check("deleteOAuthApp", api.delete(&app).await);
+}
+
+/// An automation of the task that opens `page`, one manual run to completion and its screenshot;
+/// the automation's path, for the delete at the end.
+async fn automations(c: &mut Conformance, server: &TestServer, api: &Client, task: &str, page: &MockServer) -> String {
+    let body = json!({"taskId": task, "name": "Status page", "targetUrl": format!("{}/ok", page.uri()),
+                      "instruction": "Open the page and take a screenshot.", "schedule": "0 0 3 * * *"});
+    let automation = c.check("createAutomation", api.post("/v1/browser/automations", body).await);
+    let one = format!("/v1/browser/automations/{}", str_of(&automation, "id"));
+    c.check("listTaskAutomations", api.get(&format!("/v1/browser/automations/task/{task}")).await);
+    c.check("getAutomation", api.get(&one).await);
+    c.check("updateAutomation", api.patch(&one, json!({"description": "Daily at three."})).await);
+    c.check("startAutomationRun", api.post(&format!("{one}/runs"), json!({})).await);
+
+    // Polled until the run has finished, so that the list checked holds every field of a run.
+    let runs_path = format!("{one}/runs");
+    let finished = poll_every(Duration::from_millis(250), RUN_DEADLINE, || async {
+        let runs = api.get(&runs_path).await;
+        matches!(runs.body[0]["status"].as_str(), Some("completed" | "failed")).then_some(runs)
+    })
+    .await;
+    let runs = finished.unwrap_or_else(|| panic!("the run did not finish within {RUN_DEADLINE:?}"));
+    let runs = c.check("listAutomationRuns", runs);
+    assert_eq!(runs[0]["status"], "completed", "the run: {runs}");
+    let screenshot = str_of(&runs[0], "screenshotUrl");
+    c.check("getRunScreenshot", server.anonymous().get_url(screenshot).await);
+    one
+}
+
+/// The `csrf_token` a connect page rendered into its form.
+fn csrf_token(page: &Value) -> String {
+    let html = page.as_str().unwrap_or_else(|| panic!("the connect page is not text: {page}"));
+    let marker = r#"name="csrf_token" value=""#;
+    let start = html.find(marker).unwrap_or_else(|| panic!("no csrf_token in the page:\n{html}")) + marker.len();
+    html[start..].split('"').next().unwrap_or_default().to_owned()
+}
+
+/// What the server answered to one request, as the conformance check reads it.
+#[derive(Debug)]
+struct Answer {
+    /// `METHOD PATH`, without scheme, host and query.
+    request: String,
+    status: u16,
+    content_type: String,
+    location: Option<String>,
+    /// JSON when the body is JSON, a string holding the text otherwise, `Null` when empty.
+    body: Value,
+}
+
+impl From<Response> for Answer {
+    fn from(response: Response) -> Self {
+        let request = response.request().to_owned();
+        Answer {
+            request,
+            status: response.status,
+            content_type: response.content_type,
+            location: None,
+            body: response.body,
+        }
+    }
+}
+
+/// A request as a browser sends it (the session cookie, an optional form), following no redirect.
+async fn send(method: reqwest::Method, url: &str, token: Option<&str>, form: Option<&[(&str, String)]>) -> Answer {
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("reqwest client");
+    let mut request = http.request(method.clone(), url);
+    if let Some(token) = token {
+        request = request.header(COOKIE, format!("session_token={token}"));
+    }
+    if let Some(form) = form {
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish();
+        request = request.header(CONTENT_TYPE, "application/x-www-form-urlencoded").body(body);
+    }
+    let response = request.send().await.unwrap_or_else(|err| panic!("{method} {url}: {err}"));
+    let header = |name| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (content_type, location) = (header(CONTENT_TYPE).unwrap_or_default(), header(LOCATION));
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_else(|err| panic!("{method} {url}: reading the body: {err}"));
+    let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+    Answer { request: format!("{method} {url}"), status, content_type, location, body }
+}
+
+/// The served document, and the operations checked so far.
+struct Conformance {
+    document: Value,
+    /// operationId → (method, path template).
+    operations: BTreeMap<String, (String, String)>,
+    checked: BTreeSet<String>,
+}
+
+impl Conformance {
+    fn new(document: Value) -> Self {
+        let mut operations = BTreeMap::new();
+        let paths = document["paths"].as_object().unwrap_or_else(|| panic!("no `paths` in the document"));
+        for (template, item) in paths {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                if let Some(id) = operation["operationId"].as_str() {
+                    operations.insert(id.to_owned(), (method.to_uppercase(), template.clone()));
+                }
+            }
+        }
+        Self { document, operations, checked: BTreeSet::new() }
+    }
+
+    /// Asserts that `answer` is a documented success of `operation_id` (the request being that
+    /// operation's method and path) and that a JSON body validates against the documented schema;
+    /// returns the body.
+    #[track_caller]
+    fn check(&mut self, operation_id: &str, answer: impl Into<Answer>) -> Value {
+        let answer = answer.into();
+        let Some((method, template)) = self.operations.get(operation_id) else {
+            panic!("`{operation_id}` is not an operation of the document");
+        };
+        let request = request_path(&answer.request);
+        assert!(
+            request.0 == *method && matches_template(template, &request.1),
+            "`{operation_id}` is {method} {template}, but the test sent {}",
+            answer.request
+        );
+        let status = answer.status;
+        let documented = &self.document["paths"][template][method.to_lowercase()]["responses"][status.to_string()];
+        assert!(
+            (200..400).contains(&status) && documented.is_object(),
+            "{operation_id}: {} answered {status}, not a documented success: {}",
+            answer.request,
+            answer.body
+        );
+        match documented["content"].as_object() {
+            Some(content) if content.contains_key("application/json") => {
+                assert!(
+                    answer.content_type.starts_with("application/json"),
+                    "{operation_id} {status}: Content-Type {:?}, documented application/json",
+                    answer.content_type
+                );
+                let schema = &content["application/json"]["schema"];
+                validate(operation_id, status, &self.schema(schema), &answer.body);
+            }
+            Some(content) => {
+                let media_type = answer.content_type.split(';').next().unwrap_or_default().trim();
+                assert!(
+                    content.contains_key(media_type) || content.contains_key("*/*"),
+                    "{operation_id} {status}: Content-Type {:?}, documented {:?}",
+                    answer.content_type,
+                    content.keys().collect::<Vec<_>>()
+                );
+            }
+            None if (300..400).contains(&status) => {
+                assert!(answer.location.is_some(), "{operation_id}: a {status} without a Location")
+            }
+            None => assert_eq!(answer.body, Value::Null, "{operation_id} {status}: a body where none is documented"),
+        }
+        self.checked.insert(operation_id.to_owned());
+        answer.body
+    }
+
+    /// [`Self::check`] of a redirect; its `Location`.
+    #[track_caller]
+    fn check_redirect(&mut self, operation_id: &str, answer: Answer) -> String {
+        let location = answer.location.clone().unwrap_or_else(|| panic!("{operation_id}: no Location in {answer:?}"));
+        self.check(operation_id, answer);
+        location
+    }
+
+    /// `schema` with the document's components beside it, so that `#/components/…` resolves.
+    fn schema(&self, schema: &Value) -> Value {
+        let mut root =
+            schema.as_object().cloned().unwrap_or_else(|| panic!("a schema that is not an object: {schema}"));
+        root.insert("components".to_owned(), self.document["components"].clone());
+        Value::Object(root)
+    }
+
+    /// Fails naming every operation of the document this test did not call, and any it called
+    /// that the document does not have.
+    fn assert_every_operation_checked(&self) {
+        let documented: BTreeSet<String> = self.operations.keys().cloned().collect();
+        let missing: Vec<_> = documented.difference(&self.checked).collect();
+        let unknown: Vec<_> = self.checked.difference(&documented).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "operations of the document without a conformance check: {missing:?}; checked but not documented: {unknown:?}"
+        );
+    }
+}
+
+/// Fails naming the operation, the status, and for each error the JSON pointer of the failing
+/// instance, the schema keyword's location and the error.
+#[track_caller]
+fn validate(operation_id: &str, status: u16, schema: &Value, body: &Value) {
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap_or_else(|err| panic!("{operation_id} {status}: the documented schema does not compile: {err}"));
+    let errors: Vec<String> = validator
+        .iter_errors(body)
+        .map(|err| format!("  at `{}` (schema `{}`): {err}", err.instance_path(), err.schema_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{operation_id} answered {status} with a body its documented schema refuses:\n{}\nbody: {body}",
+        errors.join("\n")
+    );
+}
+
+/// `("GET", "/v1/x/1")` from `GET /v1/x/1?y=2` or `GET http://host:port/v1/x/1?y=2`.
+fn request_path(request: &str) -> (String, String) {
+    let (method, target) = request.split_once(' ').unwrap_or_else(|| panic!("not `METHOD PATH`: {request}"));
+    let path = match target.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |at| &rest[at..]),
+        None => target,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    (method.to_owned(), path.to_owned())
+}
+
+/// Whether `path` is an instance of the OpenAPI path `template` (`{name}` matching one segment).
+fn matches_template(template: &str, path: &str) -> bool {
+    let (template, path): (Vec<_>, Vec<_>) = (template.split('/').collect(), path.split('/').collect());
+    template.len() == path.len()
+        && template.iter().zip(&path).all(|(t, p)| if t.starts_with('{') { !p.is_empty() } else { t == p })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{matches_template, request_path};
+
+    #[test]
+    fn requests_match_their_templates() {
+        let (method, path) = request_path("GET http://127.0.0.1:1/v1/attachments/att_1/content?org=o&signature=s");
+        assert_eq!((method.as_str(), path.as_str()), ("GET", "/v1/attachments/att_1/content"));
+        assert!(matches_template("/v1/attachments/{id}/content", &path));
+        assert!(!matches_template("/v1/attachments/{id}/download", &path));
+        assert!(!matches_template("/v1/attachments/{id}", &path));
+        assert_eq!(request_path("DELETE /v1/tasks/tsk_1").1, "/v1/tasks/tsk_1");
+    }
+}
