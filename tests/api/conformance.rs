@@ -156,7 +156,8 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
         c.check(update, api.patch(&one, records.update.clone()).await);
         created.push((records.operations[4], one));
     }
-    let task_id = created[0].1.rsplit('/').next().unwrap().to_owned();
+    // The tasks come first in `records`: comments and automations belong to this one.
+    let task_id = created[0].1.trim_start_matches("/v1/tasks/").to_owned();
 
     // People, the organization and their devices (FleetDM label `LABEL`).
     let user = server.user().await;
@@ -237,7 +238,8 @@ async fn integrations(
     let connection_path = format!("/v1/integrations/connections/{}", str_of(&connection, "id"));
     c.check("listConnections", api.get("/v1/integrations/connections").await);
     c.check("getConnection", api.get(&connection_path).await);
-    c.check("checkConnection", api.post(&format!("{connection_path}/check"), json!({})).await);
+    let checked = c.check("checkConnection", api.post(&format!("{connection_path}/check"), json!({})).await);
+    assert_eq!(checked["check"]["ok"], true, "the provider refused the check: {checked}");
 
     // The connect page, its credentials form (another provider) and its OAuth button.
     let connect =
