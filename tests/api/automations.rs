@@ -15,7 +15,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::checks::{assert_id, assert_later, assert_timestamp, missing_id, str_of, tick};
 use crate::client::Client;
 use crate::fake_fleet::closed_port;
-use crate::harness::TestServer;
+use crate::harness::{TestServer, poll_every};
 use crate::tenant::Tenant;
 
 api_tests!(
@@ -42,6 +42,8 @@ const AUTOMATIONS: &str = "/v1/browser/automations";
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
 /// How long a run may take before the test gives up (the server bounds a run at 30 s).
 const RUN_DEADLINE: Duration = Duration::from_secs(45);
+/// How often the runs are read while waiting for one.
+const RUN_POLL: Duration = Duration::from_millis(250);
 
 const PAGE: &str = "<!doctype html><html><head><title>Status</title></head>\
                     <body><h1>All systems operational</h1><p>Checked by the tests.</p></body></html>";
@@ -126,15 +128,16 @@ fn assert_run(run: &Value, automation: &str) {
 
 /// Polls the runs of `automation` until one satisfies `done`; that run.
 async fn wait_for_run(client: &Client, automation: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + RUN_DEADLINE;
-    loop {
-        let runs = client.get(&runs_path(automation)).await.ok(200);
+    let runs = || async { client.get(&runs_path(automation)).await.ok(200) };
+    let found = poll_every(RUN_POLL, RUN_DEADLINE, || async {
+        let runs = runs().await;
         let list = runs.as_array().unwrap_or_else(|| panic!("runs are not a bare array: {runs}"));
-        if let Some(run) = list.iter().find(|run| done(run)) {
-            return run.clone();
-        }
-        assert!(Instant::now() < deadline, "no run {what} within {RUN_DEADLINE:?}: {runs}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        list.iter().find(|run| done(run)).cloned()
+    })
+    .await;
+    match found {
+        Some(run) => run,
+        None => panic!("no run {what} within {RUN_DEADLINE:?}: {}", runs().await),
     }
 }
 
@@ -148,16 +151,14 @@ async fn finished(client: &Client, automation: &str, run: &str) -> Value {
 
 /// Waits until `automation` has no pending or running run, so no browser outlives the test.
 async fn settle(client: &Client, automation: &str) {
-    let deadline = Instant::now() + RUN_DEADLINE;
-    loop {
+    let idle = poll_every(RUN_POLL, RUN_DEADLINE, || async {
         let runs = client.get(&runs_path(automation)).await.ok(200);
         let busy =
             runs.as_array().into_iter().flatten().any(|r| matches!(r["status"].as_str(), Some("pending" | "running")));
-        if !busy || Instant::now() >= deadline {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        (!busy).then_some(())
+    })
+    .await;
+    assert!(idle.is_some(), "runs of {automation} still pending or running after {RUN_DEADLINE:?}");
 }
 
 /// `(width, height)` from a PNG's IHDR chunk.

@@ -26,10 +26,11 @@ const ADAPTERS: &[&str] = &[
 /// (package, dependencies it must not have, not even through another crate). Besides these, every
 /// adapter is forbidden every other adapter (see [`check_dependency_direction`]).
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    ("compliance-domain", &["diesel", "actix-web", "diesel-async"]),
-    ("compliance-ports", &["diesel", "actix-web"]),
+    // the inner crates reach no Redis client either, not even through the adapters' helper
+    ("compliance-domain", &["diesel", "actix-web", "diesel-async", "compliance-redis"]),
+    ("compliance-ports", &["diesel", "actix-web", "compliance-redis"]),
     // use cases never name an adapter: the server wires them as trait objects
-    ("compliance-app", &["diesel", "actix-web"]),
+    ("compliance-app", &["diesel", "actix-web", "compliance-redis"]),
     ("compliance-app", ADAPTERS),
     // adapters depend on ports, never on the database layer or delivery
     ("compliance-blobs", &["diesel", "actix-web"]),
@@ -43,7 +44,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-redis", &["diesel", "actix-web"]),
     ("compliance-redis", ADAPTERS),
     // integration use cases reach storage through the ports only
-    ("compliance-integrations", &["diesel", "actix-web", "compliance-store"]),
+    ("compliance-integrations", &["diesel", "actix-web", "compliance-store", "compliance-redis"]),
     // delivery reaches every adapter through the ports; credentials, which it does reach through
     // integrations, is in FORBIDDEN_DIRECT
     (
