@@ -3,16 +3,17 @@
 use std::sync::Arc;
 
 use compliance_domain::organization::Organization;
-use compliance_domain::people::{ApiKey, NewMember, Person, Session, User};
-use compliance_domain::{ApiKeyId, Department, OrganizationId, SessionId, UserId};
+use compliance_domain::people::{ApiKey, NewMember, Person, User};
+use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
 use compliance_ports::{
     Clock, CredentialRepository, MemberRepository, OrganizationRepository, RepoError, UserRepository,
 };
-use rand::Rng;
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
-use crate::secret::{self, API_KEY_PREFIX, SESSION_TOKEN_PREFIX};
+use crate::secret::{self, API_KEY_PREFIX};
+use crate::sessions::{IssuedSession, issue_session};
+use crate::organization::with_free_slug;
 use crate::{AppError, PeopleService, Ports, PrincipalCache};
 
 /// A new API key and the only copy of its text.
@@ -22,12 +23,6 @@ pub struct IssuedApiKey {
     pub secret: SecretString,
 }
 
-/// A new session and the only copy of its token.
-#[derive(Debug)]
-pub struct IssuedSession {
-    pub session: Session,
-    pub token: SecretString,
-}
 
 pub struct AdminService {
     organizations: Arc<dyn OrganizationRepository>,
@@ -55,20 +50,13 @@ impl AdminService {
     /// A new organization. Without a slug one is derived from the name, with a random suffix when
     /// the plain one is taken; a slug given explicitly must be free.
     pub async fn create_organization(&self, name: String, slug: Option<String>) -> Result<Organization, AppError> {
-        let explicit = slug.is_some();
-        let mut organization = Organization::create(name, slug, self.clock.now())?;
-        for _ in 0..5 {
-            match self.organizations.insert(&organization).await {
-                Err(RepoError::Conflict(_)) if !explicit => {
-                    let suffix: u32 = rand::rng().random_range(0x1000_0000..=0xffff_ffff);
-                    organization.slug =
-                        format!("{}-{suffix:08x}", compliance_domain::organization::slugify(&organization.name));
-                }
-                Err(RepoError::Conflict(_)) => return Err(AppError::Conflict("the slug is taken".into())),
-                other => return other.map(|()| organization).map_err(AppError::from),
-            }
-        }
-        Err(AppError::Conflict("could not find a free slug".into()))
+        let organization = Organization::create(name, slug.clone(), self.clock.now())?;
+        let organizations = self.organizations.clone();
+        with_free_slug(organization, slug.is_some(), |candidate| {
+            let organizations = organizations.clone();
+            async move { organizations.insert(&candidate).await.map(|()| candidate) }
+        })
+        .await
     }
 
     pub async fn create_user(&self, email: String, name: String) -> Result<User, AppError> {
@@ -130,19 +118,8 @@ impl AdminService {
         if ttl <= Duration::ZERO {
             return Err(AppError::invalid("ttl-hours", "must be at least 1"));
         }
-        let now = self.clock.now();
         self.users.get(&user).await.map_err(|e| AppError::from_repo(e, "user"))?;
-        let token = secret::generate(SESSION_TOKEN_PREFIX);
-        let session = Session {
-            id: SessionId::generate(),
-            user_id: user.clone(),
-            token_hash: secret::digest(token.expose_secret()),
-            created_at: now,
-            expires_at: now.plus(ttl),
-        };
-        self.credentials.insert_session(&session).await?;
-        self.users.record_login(&user, now).await?;
-        Ok(IssuedSession { session, token })
+        issue_session(self.credentials.as_ref(), self.users.as_ref(), &user, ttl, self.clock.now()).await
     }
 
     async fn require_active_member(&self, org: &OrganizationId, user: &UserId) -> Result<(), AppError> {

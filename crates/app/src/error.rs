@@ -12,6 +12,12 @@ pub enum AppError {
     Forbidden(&'static str),
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// A feature this deployment does not have (404), e.g. sign-in without OpenID Connect settings.
+    #[error("{0}")]
+    NotEnabled(&'static str),
+    /// Something that was once there is no longer usable (410): an expired or used invitation.
+    #[error("{0}")]
+    Gone(&'static str),
     #[error("{0}")]
     Conflict(String),
     /// More bytes or items than the limits allow (413).

@@ -14,12 +14,15 @@ mod comments;
 mod context;
 mod devices;
 mod error;
+mod invitations;
 mod organization;
 mod people;
 mod policies;
 mod principal_cache;
 mod risks;
 mod secret;
+mod sessions;
+mod sign_in;
 mod signing;
 mod tasks;
 mod vendors;
@@ -31,12 +34,12 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, ContextRepository,
-    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, ListGenerations, ListName, MemberRepository,
-    OrganizationRepository, PageRequest, PolicyRepository, RiskRepository, TaskRepository, UserRepository,
-    VendorRepository,
+    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, IdentityProvider, InvitationRepository, ListGenerations,
+    ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, RiskRepository,
+    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
 };
 
-pub use admin::{AdminService, IssuedApiKey, IssuedSession};
+pub use admin::{AdminService, IssuedApiKey};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};
@@ -46,11 +49,14 @@ pub use comments::CommentService;
 pub use context::ContextService;
 pub use devices::DeviceService;
 pub use error::AppError;
-pub use organization::OrganizationService;
+pub use invitations::{INVITATION_TTL, InvitationService, IssuedInvitation};
+pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
 pub use principal_cache::PrincipalCache;
 pub use risks::RiskService;
+pub use sessions::{IssuedSession, Me, SessionService, SessionView, SignedInUser};
+pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, relative_redirect};
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
@@ -62,6 +68,13 @@ pub struct Ports {
     pub users: Arc<dyn UserRepository>,
     pub members: Arc<dyn MemberRepository>,
     pub credentials: Arc<dyn CredentialRepository>,
+    /// A user's own sessions and memberships.
+    pub sessions: Arc<dyn SessionRepository>,
+    /// Sign-in attempts and the users' linked provider accounts.
+    pub sign_in: Arc<dyn SignInRepository>,
+    pub invitations: Arc<dyn InvitationRepository>,
+    /// The OpenID provider users sign in with; `None` when sign-in is not configured.
+    pub identity: Option<Arc<dyn IdentityProvider>>,
     pub context: Arc<dyn ContextRepository>,
     pub policies: Arc<dyn PolicyRepository>,
     pub vendors: Arc<dyn VendorRepository>,
@@ -98,6 +111,10 @@ pub struct Settings {
     pub automations: AutomationSettings,
     /// How long an authenticated credential is remembered in process (zero: not at all).
     pub auth_cache_ttl: std::time::Duration,
+    /// How long a session from sign-in lasts (`SESSION_TTL_HOURS`).
+    pub session_ttl: time::Duration,
+    /// Whether signed-in users may create organizations (`SELF_SERVICE_ORGANIZATIONS`).
+    pub self_service_organizations: bool,
 }
 
 impl Settings {
@@ -122,6 +139,9 @@ pub struct App {
     pub people: PeopleService,
     pub organization: OrganizationService,
     pub admin: AdminService,
+    pub sign_in: SignInService,
+    pub sessions: SessionService,
+    pub invitations: InvitationService,
     pub devices: DeviceService,
     pub automations: AutomationService,
     /// Taken by the server, which runs it in the background.
@@ -153,9 +173,12 @@ impl App {
             tasks: TaskService::new(&ports, comments.clone()),
             chat: ChatService::new(&ports, settings.clone()),
             comments,
-            settings,
+            settings: settings.clone(),
             people: PeopleService::new(&ports, principals.clone()),
-            organization: OrganizationService::new(&ports),
+            organization: OrganizationService::new(&ports, settings.clone()),
+            sign_in: SignInService::new(&ports, settings.clone()),
+            sessions: SessionService::new(&ports, principals.clone()),
+            invitations: InvitationService::new(&ports, principals.clone()),
             admin: AdminService::new(&ports, principals),
             health: ports.health,
             generations: ports.list_generations,

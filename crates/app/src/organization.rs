@@ -1,19 +1,55 @@
-//! The caller's own organization.
+//! The caller's own organization, and new organizations made by signed-in users.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use compliance_domain::organization::{Organization, OrganizationChanges, OrganizationPatch};
-use compliance_ports::{OrganizationRepository, RepoError};
+use compliance_domain::organization::{NewOrganization, Organization, OrganizationChanges, OrganizationPatch};
+use compliance_domain::people::{Member, NewMember};
+use compliance_ports::{Clock, OrganizationRepository, RepoError};
+use rand::Rng;
 
-use crate::{AppError, Ports, Principal};
+use crate::{AppError, Ports, Principal, Settings, SignedInUser};
+
+/// The role of whoever creates an organization.
+pub const OWNER_ROLE: &str = "owner";
 
 pub struct OrganizationService {
     organizations: Arc<dyn OrganizationRepository>,
+    clock: Arc<dyn Clock>,
+    settings: Arc<Settings>,
 }
 
 impl OrganizationService {
-    pub(crate) fn new(ports: &Ports) -> Self {
-        Self { organizations: ports.organizations.clone() }
+    pub(crate) fn new(ports: &Ports, settings: Arc<Settings>) -> Self {
+        Self { organizations: ports.organizations.clone(), clock: ports.clock.clone(), settings }
+    }
+
+    /// A new organization with the signed-in caller as its `owner`, when the deployment lets users
+    /// make their own (`SELF_SERVICE_ORGANIZATIONS`).
+    pub async fn create_organization(
+        &self,
+        caller: &SignedInUser,
+        input: NewOrganization,
+    ) -> Result<Organization, AppError> {
+        caller.require_session("creating an organization needs a signed-in session, not an API key")?;
+        if !self.settings.self_service_organizations {
+            return Err(AppError::Forbidden("this deployment does not let users create organizations"));
+        }
+        let now = self.clock.now();
+        let organization = Organization::create(input.name, input.slug.clone(), now)?;
+        let organizations = self.organizations.clone();
+        let owner = caller.user_id.clone();
+        with_free_slug(organization, input.slug.is_some(), |candidate| {
+            let (organizations, owner) = (organizations.clone(), owner.clone());
+            async move {
+                let input =
+                    NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };
+                let member = Member::create(candidate.id.clone(), input, now)
+                    .map_err(|_| RepoError::Internal("the owner's membership does not validate".into()))?;
+                organizations.insert_with_owner(&candidate, &member).await.map(|()| candidate)
+            }
+        })
+        .await
     }
 
     pub async fn get(&self, caller: &Principal) -> Result<Organization, AppError> {
@@ -31,4 +67,29 @@ impl OrganizationService {
             other => AppError::from_repo(other, "organization"),
         })
     }
+}
+
+/// Runs `insert` with the organization, and again with a random suffix on its slug while the
+/// slug is taken, unless the slug was given explicitly (then taken is a 409).
+pub(crate) async fn with_free_slug<F, Fut>(
+    mut organization: Organization,
+    explicit: bool,
+    insert: F,
+) -> Result<Organization, AppError>
+where
+    F: Fn(Organization) -> Fut,
+    Fut: Future<Output = Result<Organization, RepoError>>,
+{
+    for _ in 0..5 {
+        match insert(organization.clone()).await {
+            Err(RepoError::Conflict(_)) if !explicit => {
+                let suffix: u32 = rand::rng().random_range(0x1000_0000..=0xffff_ffff);
+                organization.slug =
+                    format!("{}-{suffix:08x}", compliance_domain::organization::slugify(&organization.name));
+            }
+            Err(RepoError::Conflict(_)) => return Err(AppError::Conflict("the slug is taken".into())),
+            other => return other.map_err(AppError::from),
+        }
+    }
+    Err(AppError::Conflict("could not find a free slug".into()))
 }

@@ -79,6 +79,13 @@ impl PrincipalCache {
         }
     }
 
+    /// After the session whose token's SHA-256 is `digest` ended.
+    pub fn forget_credential(&self, digest: &str) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|key, _| key.digest != digest);
+        }
+    }
+
     /// After the key was revoked.
     pub fn forget_api_key(&self, key: &ApiKeyId) {
         if let Ok(mut entries) = self.entries.lock() {

@@ -185,6 +185,8 @@ id_kinds! {
     AutomationId = AutomationKind("aut");
     /// `run_…`: one run of a browser automation.
     AutomationRunId = AutomationRunKind("run");
+    /// `inv_…`: an invitation to join an organization.
+    InvitationId = InvitationKind("inv");
 }
 
 #[cfg(test)]

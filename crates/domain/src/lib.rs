@@ -22,6 +22,7 @@ pub mod context;
 mod enums;
 pub mod id;
 pub mod integration;
+pub mod invitation;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod organization;
@@ -38,7 +39,7 @@ pub mod vendor;
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
     ApiKeyId, AttachmentId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id, IdKind,
-    MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
+    InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;

@@ -263,3 +263,14 @@ mod tests {
         assert!(parse(r#"{"metadata":"{\"plan\":\"pro\"}","logo":null}"#).is_ok());
     }
 }
+
+/// The body of `POST /v1/organizations`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewOrganization {
+    pub name: String,
+    /// Derived from the name when absent (with a random suffix when taken); one given must be free.
+    #[serde(default)]
+    pub slug: Option<String>,
+}

@@ -49,6 +49,23 @@ impl User {
             last_login: None,
         })
     }
+
+    /// A user first seen at sign-in: the provider's claims, its word on the address, its picture.
+    /// A name the provider does not give is the address's local part.
+    pub fn signed_in(
+        email_text: String,
+        name: Option<String>,
+        email_verified: bool,
+        picture: Option<String>,
+        now: Timestamp,
+    ) -> Result<Self, ValidationErrors> {
+        let email = email(email_text)?;
+        let name = name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
+        let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_owned());
+        let name: String = name.chars().take(NAME_MAX).collect();
+        let picture = picture.filter(|p| p.len() <= 2048 && (p.starts_with("https://") || p.starts_with("http://")));
+        Ok(Self { email_verified, image: picture, ..Self::create(email, name, now)? })
+    }
 }
 
 /// A person: a user's membership in an organization.

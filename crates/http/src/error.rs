@@ -198,6 +198,8 @@ impl From<AppError> for ApiError {
             AppError::Unauthenticated(why) => Self::unauthenticated(why),
             AppError::Forbidden(why) => Self::forbidden(why),
             AppError::NotFound(what) => Self::not_found(what),
+            AppError::NotEnabled(what) => Self::new(StatusCode::NOT_FOUND, "not-found", "Not found", what),
+            AppError::Gone(what) => Self::new(StatusCode::GONE, "gone", "Gone", what),
             AppError::Conflict(what) => Self::new(StatusCode::CONFLICT, "conflict", "Conflict", what),
             AppError::TooLarge(what) => {
                 Self::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large", what)

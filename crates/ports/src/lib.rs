@@ -10,10 +10,13 @@ mod chat;
 mod connections;
 mod devices;
 mod error;
+mod invitations;
 mod operations;
 mod page;
 mod records;
 mod repositories;
+mod sessions;
+mod sign_in;
 mod vault;
 
 pub use automations::AutomationRepository;
@@ -23,11 +26,16 @@ pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
+pub use invitations::{Acceptance, InvitationRepository};
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
 pub use records::{ContextRepository, Deleted, PolicyRepository, RiskRepository, TaskRepository, VendorRepository};
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,
     UserRepository,
+};
+pub use sessions::{Membership, SessionRepository};
+pub use sign_in::{
+    AuthorizationParams, IdentityError, IdentityProvider, SignInAttempt, SignInRepository, VerifiedIdentity,
 };
 pub use vault::{OAuthStateRecord, OAuthStateRepository, RefreshLeases, SecretRepository, StoredSecret};

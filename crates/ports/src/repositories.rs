@@ -35,6 +35,9 @@ pub trait CommentRepository: Send + Sync {
 pub trait OrganizationRepository: Send + Sync {
     /// Conflict when the slug is taken.
     async fn insert(&self, organization: &Organization) -> Result<(), RepoError>;
+    /// Inserts the organization and its first member in one transaction. Conflict when the slug
+    /// is taken.
+    async fn insert_with_owner(&self, organization: &Organization, owner: &Member) -> Result<(), RepoError>;
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
     /// Conflict when the patch sets a slug another organization holds.
     async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError>;

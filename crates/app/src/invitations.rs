@@ -1,0 +1,131 @@
+//! Invitations: owners and admins invite people by e-mail address; the invited person, signed in
+//! with that address verified, accepts and becomes a member.
+
+use std::sync::Arc;
+
+use compliance_domain::invitation::{Invitation, InvitationStatus, NewInvitation};
+use compliance_domain::people::{Member, NewMember, Person};
+use compliance_domain::{InvitationId, Timestamp};
+use compliance_ports::{
+    Acceptance, Clock, InvitationRepository, MemberRepository, Page, PageRequest, RepoError, UserRepository,
+};
+use secrecy::{ExposeSecret, SecretString};
+use time::Duration;
+
+use crate::secret::{digest, generate};
+use crate::{AppError, Ports, Principal, PrincipalCache, SignedInUser};
+
+/// How long an invitation can be accepted.
+pub const INVITATION_TTL: Duration = Duration::days(7);
+/// Invitation tokens: 256 random bits behind this prefix.
+const INVITATION_TOKEN_PREFIX: &str = "cpi_";
+const ADMINISTRATORS_ONLY: AppError = AppError::Forbidden("only owners and admins manage invitations");
+
+/// A new invitation and the only copy of its token.
+#[derive(Debug)]
+pub struct IssuedInvitation {
+    pub invitation: Invitation,
+    pub token: SecretString,
+}
+
+pub struct InvitationService {
+    invitations: Arc<dyn InvitationRepository>,
+    members: Arc<dyn MemberRepository>,
+    users: Arc<dyn UserRepository>,
+    clock: Arc<dyn Clock>,
+    principals: Arc<PrincipalCache>,
+}
+
+impl InvitationService {
+    pub(crate) fn new(ports: &Ports, principals: Arc<PrincipalCache>) -> Self {
+        Self {
+            invitations: ports.invitations.clone(),
+            members: ports.members.clone(),
+            users: ports.users.clone(),
+            clock: ports.clock.clone(),
+            principals,
+        }
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    pub async fn create(&self, caller: &Principal, input: NewInvitation) -> Result<IssuedInvitation, AppError> {
+        require_administrator(caller)?;
+        let token = generate(INVITATION_TOKEN_PREFIX);
+        let invitation = Invitation::create(
+            caller.organization_id.clone(),
+            input,
+            caller.user_id.clone(),
+            digest(token.expose_secret()),
+            self.clock.now(),
+            INVITATION_TTL,
+        )?;
+        self.invitations.insert(&invitation).await?;
+        Ok(IssuedInvitation { invitation, token })
+    }
+
+    pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Invitation>, AppError> {
+        require_administrator(caller)?;
+        Ok(self.invitations.list(&caller.organization_id, page).await?)
+    }
+
+    pub async fn get(&self, caller: &Principal, id: &InvitationId) -> Result<Invitation, AppError> {
+        require_administrator(caller)?;
+        self.invitations.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))
+    }
+
+    /// Withdraws the invitation (its token stops working).
+    pub async fn delete(&self, caller: &Principal, id: &InvitationId) -> Result<(), AppError> {
+        require_administrator(caller)?;
+        self.invitations.delete(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))
+    }
+
+    /// Makes the signed-in caller a member of the invitation's organization. In order: an unknown
+    /// token is 404; a user whose verified address is not the invitation's, 403; a used or expired
+    /// invitation, 410; a user who is already a member, 409.
+    pub async fn accept(&self, caller: &SignedInUser, token: &SecretString) -> Result<Person, AppError> {
+        caller.require_session("accepting an invitation needs a signed-in session, not an API key")?;
+        let found = self.invitations.find_by_token(&digest(token.expose_secret())).await?;
+        let invitation = found.ok_or(AppError::NotFound("invitation"))?;
+        let user = self.users.get(&caller.user_id).await.map_err(|e| AppError::from_repo(e, "user"))?;
+        if !user.email_verified || user.email != invitation.email {
+            return Err(AppError::Forbidden(
+                "the invitation is for another e-mail address, or yours is not verified by your identity provider",
+            ));
+        }
+        let now = self.clock.now();
+        match invitation.status_at(now) {
+            InvitationStatus::Pending => {}
+            InvitationStatus::Accepted => return Err(AppError::Gone("the invitation was already used")),
+            InvitationStatus::Expired => return Err(AppError::Gone("the invitation expired")),
+        }
+        let org = invitation.organization_id.clone();
+        if self.members.find_by_user(&org, &user.id).await?.is_some() {
+            return Err(AppError::Conflict("you are already a member of this organization".into()));
+        }
+        let input = NewMember {
+            user_id: Some(user.id.clone()),
+            role: Some(invitation.role.clone()),
+            department: Some(invitation.department),
+            device_manager_label_id: None,
+        };
+        let member = Member::create(org.clone(), input, now)?;
+        match self.invitations.accept(&invitation, &member, now).await {
+            Ok(Acceptance::Accepted) => {}
+            Ok(Acceptance::NoLongerPending) => return Err(AppError::Gone("the invitation was already used")),
+            Err(RepoError::Conflict(_)) => {
+                return Err(AppError::Conflict("you are already a member of this organization".into()));
+            }
+            Err(other) => return Err(other.into()),
+        }
+        self.principals.forget_organization(&org);
+        Ok(Person { member, user })
+    }
+}
+
+/// The plain role check of this change: owners and admins manage invitations.
+fn require_administrator(caller: &Principal) -> Result<(), AppError> {
+    if caller.is_administrator() { Ok(()) } else { Err(ADMINISTRATORS_ONLY) }
+}

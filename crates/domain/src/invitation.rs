@@ -1,0 +1,142 @@
+//! Invitations: an organization asks a person, by e-mail address, to become a member.
+
+use serde::Deserialize;
+
+use crate::people::{ROLE_MAX, email};
+use crate::validation::{ValidationErrors, required, text};
+use crate::{Department, required_non_null, InvitationId, OrganizationId, Timestamp, UserId};
+
+/// An invitation. Only the SHA-256 of its token is kept; `Debug` leaves it out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Invitation {
+    pub id: InvitationId,
+    pub organization_id: OrganizationId,
+    /// Lowercase, as [`email`] normalises it.
+    pub email: String,
+    pub role: String,
+    pub department: Department,
+    /// Hex SHA-256 of the token text.
+    pub token_hash: String,
+    pub invited_by: UserId,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub accepted_at: Option<Timestamp>,
+    pub accepted_by: Option<UserId>,
+}
+
+/// Where an invitation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvitationStatus {
+    Pending,
+    Accepted,
+    Expired,
+}
+
+impl InvitationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Accepted => "accepted",
+            Self::Expired => "expired",
+        }
+    }
+}
+
+impl Invitation {
+    pub fn create(
+        organization_id: OrganizationId,
+        input: NewInvitation,
+        invited_by: UserId,
+        token_hash: String,
+        now: Timestamp,
+        ttl: time::Duration,
+    ) -> Result<Self, ValidationErrors> {
+        Ok(Self {
+            id: InvitationId::generate(),
+            organization_id,
+            email: email(required("email", input.email)?)?,
+            role: text("role", required("role", input.role)?, 1, ROLE_MAX)?,
+            department: input.department.unwrap_or(Department::None),
+            token_hash,
+            invited_by,
+            created_at: now,
+            expires_at: now.plus(ttl),
+            accepted_at: None,
+            accepted_by: None,
+        })
+    }
+
+    pub fn status_at(&self, now: Timestamp) -> InvitationStatus {
+        match (self.accepted_at, self.expires_at <= now) {
+            (Some(_), _) => InvitationStatus::Accepted,
+            (None, true) => InvitationStatus::Expired,
+            (None, false) => InvitationStatus::Pending,
+        }
+    }
+}
+
+impl std::fmt::Debug for Invitation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invitation")
+            .field("id", &self.id)
+            .field("organization_id", &self.organization_id)
+            .field("expires_at", &self.expires_at)
+            .field("accepted_at", &self.accepted_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The body of `POST /v1/invitations`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewInvitation {
+    /// The address of the person invited; only a user whose provider verified this address can accept.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Email, required = true))]
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub email: Option<String>,
+    /// The member's role once accepted, e.g. `admin` or `employee`.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::people::schemas::role, required = true))]
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub role: Option<String>,
+    /// Default `none`.
+    #[cfg_attr(feature = "openapi", schema(value_type = Department))]
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub department: Option<Department>,
+}
+
+/// The body of `POST /v1/invitations/accept`.
+#[derive(Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AcceptInvitation {
+    /// The token of the invitation's `acceptUrl`.
+    pub token: String,
+}
+
+impl std::fmt::Debug for AcceptInvitation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcceptInvitation").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invitation_is_pending_until_accepted_or_expired() {
+        let now = Timestamp::now();
+        let input = NewInvitation { email: Some("Ada@Example.com".into()), role: Some("admin".into()), department: None };
+        let mut invitation =
+            Invitation::create(OrganizationId::generate(), input, UserId::generate(), "h".into(), now, time::Duration::days(7))
+                .unwrap();
+        assert_eq!(invitation.email, "ada@example.com");
+        assert_eq!(invitation.status_at(now), InvitationStatus::Pending);
+        assert_eq!(invitation.status_at(now.plus(time::Duration::days(7))), InvitationStatus::Expired);
+        invitation.accepted_at = Some(now);
+        assert_eq!(invitation.status_at(now.plus(time::Duration::days(8))), InvitationStatus::Accepted);
+        let bad = NewInvitation { email: Some("nope".into()), role: None, department: None };
+        assert!(Invitation::create(OrganizationId::generate(), bad, UserId::generate(), "h".into(), now, time::Duration::days(7)).is_err());
+    }
+}

@@ -1,0 +1,98 @@
+//! Sign-in with an OpenID provider: the provider itself, and what a sign-in keeps in the store.
+
+use async_trait::async_trait;
+use compliance_domain::people::User;
+use compliance_domain::{Timestamp, UserId};
+use secrecy::SecretString;
+
+use crate::RepoError;
+
+/// What one sign-in sends the provider: values the use case generated, each used once.
+#[derive(Debug)]
+pub struct AuthorizationParams<'a> {
+    pub state: &'a SecretString,
+    pub nonce: &'a SecretString,
+    /// The PKCE verifier; the provider gets its S256 challenge.
+    pub pkce_verifier: &'a SecretString,
+}
+
+/// The person the provider vouched for, from a validated ID token (and the provider's userinfo
+/// for claims the token left out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedIdentity {
+    pub issuer: String,
+    pub subject: String,
+    pub email: Option<String>,
+    /// The provider's `email_verified` claim; absent counts as not verified.
+    pub email_verified: bool,
+    pub name: Option<String>,
+    pub picture: Option<String>,
+}
+
+/// Why a sign-in failed at the provider. Every text is fit for a log line: an OAuth error code or a
+/// fixed phrase, never a code, token or secret.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityError {
+    /// The provider could not be reached, timed out or answered with a server error.
+    #[error("the identity provider is unavailable: {0}")]
+    Unavailable(String),
+    /// The token endpoint refused the code (an OAuth error code such as `invalid_grant`).
+    #[error("the identity provider refused the code: {0}")]
+    Refused(String),
+    /// The ID token failed a check (signature, issuer, audience, expiry, nonce) or was missing.
+    #[error("the ID token is not valid: {0}")]
+    InvalidToken(String),
+}
+
+/// An OpenID provider, found by discovery.
+#[async_trait]
+pub trait IdentityProvider: Send + Sync {
+    /// The provider's issuer, as it names itself.
+    fn issuer(&self) -> &str;
+    /// The URL to send the browser to: authorization code flow, PKCE S256, `state` and `nonce`.
+    async fn authorization_url(&self, params: AuthorizationParams<'_>) -> Result<String, IdentityError>;
+    /// Redeems the code with the verifier and validates the ID token against `nonce`.
+    async fn redeem(
+        &self,
+        code: SecretString,
+        pkce_verifier: SecretString,
+        nonce: &SecretString,
+    ) -> Result<VerifiedIdentity, IdentityError>;
+}
+
+/// A sign-in under way, keyed by the SHA-256 of its state.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SignInAttempt {
+    pub state_hash: String,
+    pub nonce: String,
+    /// SHA-256 of the PKCE verifier the browser holds in its cookie.
+    pub verifier_hash: String,
+    /// The relative path to return to.
+    pub redirect: String,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+impl std::fmt::Debug for SignInAttempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInAttempt").field("expires_at", &self.expires_at).finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+pub trait SignInRepository: Send + Sync {
+    /// Stores the attempt, and drops attempts that expired before `now`.
+    async fn insert_attempt(&self, attempt: &SignInAttempt, now: Timestamp) -> Result<(), RepoError>;
+    /// Deletes and returns the attempt: a state is redeemed at most once, even by racing callbacks.
+    async fn take_attempt(&self, state_hash: &str) -> Result<Option<SignInAttempt>, RepoError>;
+    /// The user the provider's account is linked to.
+    async fn find_by_identity(&self, issuer: &str, subject: &str) -> Result<Option<User>, RepoError>;
+    /// The user with this (normalised) e-mail address.
+    async fn find_by_email(&self, email: &str) -> Result<Option<User>, RepoError>;
+    /// Links the provider's account to an existing user and marks its e-mail address verified
+    /// (the caller links only on a verified address).
+    async fn link_identity(&self, user: &UserId, issuer: &str, subject: &str, now: Timestamp) -> Result<(), RepoError>;
+    /// Inserts the user and links the provider's account, in one transaction. Conflict when the
+    /// e-mail address is taken.
+    async fn insert_with_identity(&self, user: &User, issuer: &str, subject: &str) -> Result<(), RepoError>;
+}

@@ -1,0 +1,3 @@
+DROP TABLE invitations;
+DROP TABLE sign_in_attempts;
+DROP TABLE user_identities;
