@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use compliance_domain::OrganizationId;
 use compliance_domain::organization::{Organization, OrganizationPatch};
+use compliance_domain::people::Member;
 use compliance_ports::{OrganizationRepository, RepoError};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -10,7 +11,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::rows::OrganizationRow;
+use crate::rows::{MemberRow, OrganizationRow};
 use crate::schema::{members, organizations};
 
 #[async_trait]
@@ -21,6 +22,20 @@ impl OrganizationRepository for Store {
         db_run!(&mut conn, |c| diesel::insert_into(organizations::table).values(&row).execute(c).await)
             .map_err(repo_error)?;
         Ok(())
+    }
+
+    async fn insert_with_owner(&self, organization: &Organization, owner: &Member) -> Result<(), RepoError> {
+        let (row, owner) = (OrganizationRow::from(organization), MemberRow::from(owner));
+        let mut conn = self.pools.write().await?;
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                diesel::insert_into(organizations::table).values(&row).execute(c).await?;
+                diesel::insert_into(members::table).values(&owner).execute(c).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError> {

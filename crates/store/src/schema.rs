@@ -265,9 +265,56 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    user_identities (issuer, subject) {
+        issuer -> Text,
+        subject -> Text,
+        user_id -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    sign_in_attempts (state_hash) {
+        state_hash -> Text,
+        nonce -> Text,
+        verifier_hash -> Text,
+        redirect -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    invitations (id) {
+        id -> Text,
+        organization_id -> Text,
+        email -> Text,
+        role -> Text,
+        department -> Text,
+        token_hash -> Text,
+        invited_by -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+        accepted_at -> Nullable<Timestamp>,
+        accepted_by -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(members -> users (user_id));
+diesel::joinable!(members -> organizations (organization_id));
+diesel::joinable!(user_identities -> users (user_id));
 diesel::joinable!(comments -> users (author_id));
-diesel::allow_tables_to_appear_in_same_query!(organizations, users, members, api_keys, sessions, comments, attachments);
+diesel::allow_tables_to_appear_in_same_query!(
+    organizations,
+    users,
+    members,
+    api_keys,
+    sessions,
+    comments,
+    attachments,
+    user_identities,
+);
 
 diesel::table! {
     list_generations (organization_id, list, shard) {
