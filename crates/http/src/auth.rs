@@ -4,7 +4,7 @@ use std::ops::Deref;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
-use compliance_app::{AppError, Credentials, Principal};
+use compliance_app::{AppError, Credentials, Principal, SignedInUser};
 use futures_util::future::LocalBoxFuture;
 use secrecy::SecretString;
 
@@ -62,4 +62,39 @@ fn credentials(req: &HttpRequest) -> Option<Credentials> {
     }
     let token = req.cookie(SESSION_COOKIE)?.value().to_owned();
     Some(Credentials::Session { token: SecretString::from(token), organization })
+}
+
+/// The caller of a route about the user rather than an organization (`/v1/me`, sessions,
+/// accepting an invitation): a session cookie needs no `X-Organization-Id`; an API key
+/// authenticates as usual, as the member who made it.
+#[derive(Debug, Clone)]
+pub struct SignedInCaller(pub SignedInUser);
+
+impl FromRequest for SignedInCaller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let credentials = credentials(req);
+        let req = req.clone();
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::from(AppError::Internal("no AppState registered".into())))?;
+            let caller = match credentials {
+                Some(Credentials::Session { token, .. }) => {
+                    state.run(|app| async move { app.sessions.authenticate(&token).await }).await?
+                }
+                Some(credentials @ Credentials::ApiKey { .. }) => {
+                    let principal = match state.remembered(&credentials) {
+                        Some(principal) => principal,
+                        None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await?,
+                    };
+                    SignedInUser::by_api_key(&principal)
+                }
+                None => return Err(ApiError::unauthenticated("sign in (a session_token cookie) or send an X-API-Key header")),
+            };
+            actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
+            Ok(SignedInCaller(caller))
+        })
+    }
 }

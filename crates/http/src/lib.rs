@@ -16,7 +16,7 @@ pub mod wire;
 
 use actix_web::http::Method;
 use actix_web::web;
-pub use auth::Caller;
+pub use auth::{Caller, SignedInCaller};
 pub use error::ApiError;
 pub use list_cache::ListCache;
 pub use state::AppState;

@@ -15,6 +15,7 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_http::middleware::HeadLimits;
 use compliance_ports::RateLimit;
+use compliance_oidc::OidcSettings;
 use compliance_store::{DatabaseUrl, PoolOptions};
 use rand::RngCore;
 use secrecy::SecretString;
@@ -48,6 +49,8 @@ pub struct Config {
     pub http: HttpSettings,
     /// `SHUTDOWN_TIMEOUT_SECONDS`: how long in-flight requests may take to finish after SIGTERM/SIGINT.
     pub shutdown_timeout: Duration,
+    /// `OIDC_*`: sign-in with an OpenID provider, if configured.
+    pub oidc: Option<OidcSettings>,
 }
 
 #[derive(Debug)]
@@ -102,7 +105,10 @@ impl Config {
                 ..AutomationSettings::default()
             },
             auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
+            session_ttl: time::Duration::hours(number("SESSION_TTL_HOURS", 24 * 7)?),
+            self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
         };
+        let oidc = oidc(&settings.public_url)?;
         let pool = PoolOptions {
             max_size: number("DATABASE_POOL_SIZE", default_pool_size(&database))?,
             ..PoolOptions::default()
@@ -124,6 +130,7 @@ impl Config {
             browser: browser()?,
             http: http_settings()?,
             shutdown_timeout: Duration::from_secs(number("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
+            oidc,
         })
     }
 }
@@ -161,6 +168,44 @@ fn vault_keys(data_dir: &std::path::Path) -> anyhow::Result<KeySource> {
         },
         None => KeySource::File(data_dir.join("vault.keys")),
     })
+}
+
+/// `OIDC_ISSUER_URL`, `OIDC_CLIENT_ID` and `OIDC_CLIENT_SECRET` (or `_FILE`): all or none.
+/// `OIDC_SCOPES` (space-separated, default `openid email profile`) must hold `openid`.
+fn oidc(public_url: &str) -> anyhow::Result<Option<OidcSettings>> {
+    let (issuer, client_id, secret) = (var("OIDC_ISSUER_URL")?, var("OIDC_CLIENT_ID")?, var("OIDC_CLIENT_SECRET")?);
+    let (issuer_url, client_id, client_secret) = match (issuer, client_id, secret) {
+        (None, None, None) => return Ok(None),
+        (Some(issuer), Some(id), Some(secret)) => (issuer, id, SecretString::from(secret)),
+        _ => bail!("OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET (or OIDC_CLIENT_SECRET_FILE) go together"),
+    };
+    let scopes: Vec<String> = var("OIDC_SCOPES")?
+        .unwrap_or_else(|| "openid email profile".into())
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    if !scopes.iter().any(|scope| scope == "openid") {
+        bail!("OIDC_SCOPES must include openid");
+    }
+    let redirect_url = format!("{}/auth/callback", public_url.trim_end_matches('/'));
+    Ok(Some(OidcSettings {
+        issuer_url,
+        client_id,
+        client_secret,
+        scopes,
+        redirect_url,
+        timeout: Duration::from_secs(number("OIDC_TIMEOUT_SECONDS", 10)?),
+    }))
+}
+
+/// `true` or `false` from the environment, or `default`.
+fn boolean(name: &str, default: bool) -> anyhow::Result<bool> {
+    match var(name)?.as_deref() {
+        None => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => bail!("{name} `{other}` is neither true nor false"),
+    }
 }
 
 /// Both or neither: a URL without a token (or the reverse) is a configuration mistake.

@@ -10,7 +10,8 @@ use compliance_chat::{MemoryChatStore, RedisChatStore};
 use compliance_credentials::{HttpSettings, KeySource, Keyring, load_keyring};
 use compliance_devices::FleetDeviceDirectory;
 use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
-use compliance_ports::{BlobStore, ChatStore, DeviceDirectory, NoDeviceDirectory};
+use compliance_oidc::OidcProvider;
+use compliance_ports::{BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
 use compliance_store::Store;
 use secrecy::ExposeSecret;
 
@@ -61,6 +62,10 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         users: store.clone(),
         members: store.clone(),
         credentials: store.clone(),
+        sessions: store.clone(),
+        sign_in: store.clone(),
+        invitations: store.clone(),
+        identity: identity_provider(config)?,
         context: store.clone(),
         policies: store.clone(),
         vendors: store.clone(),
@@ -77,6 +82,14 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         clock: Arc::new(SystemClock),
     };
     Ok((App::new(ports, config.settings.clone()), store))
+}
+
+/// The OpenID provider users sign in with, when `OIDC_*` is set. Discovery happens at the first
+/// sign-in, so that a provider down at start-up does not stop the service.
+fn identity_provider(config: &Config) -> anyhow::Result<Option<Arc<dyn IdentityProvider>>> {
+    let Some(settings) = &config.oidc else { return Ok(None) };
+    let provider = OidcProvider::new(settings.clone())?;
+    Ok(Some(Arc::new(provider)))
 }
 
 /// The provider catalog: the shipped manifests and `PROVIDERS_DIR`'s. An invalid manifest stops

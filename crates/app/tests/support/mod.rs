@@ -46,6 +46,8 @@ pub fn settings() -> Settings {
         chat_ttl: Duration::from_secs(7 * 24 * 60 * 60),
         automations: AutomationSettings::default(),
         auth_cache_ttl: Duration::from_secs(5),
+        session_ttl: time::Duration::hours(168),
+        self_service_organizations: true,
     }
 }
 
@@ -90,6 +92,10 @@ impl World {
             users,
             members: members.clone(),
             credentials: credentials.clone(),
+            sessions: Arc::new(people::NoIdentity),
+            sign_in: Arc::new(people::NoIdentity),
+            invitations: Arc::new(people::NoIdentity),
+            identity: None,
             context: Arc::new(NoRecords),
             policies: Arc::new(NoRecords),
             vendors: Arc::new(NoRecords),

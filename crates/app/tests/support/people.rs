@@ -31,6 +31,10 @@ impl OrganizationRepository for MemoryOrganizations {
         Ok(())
     }
 
+    async fn insert_with_owner(&self, organization: &Organization, _: &Member) -> Result<(), RepoError> {
+        self.insert(organization).await
+    }
+
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError> {
         self.organizations.lock().unwrap().get(org).cloned().ok_or(RepoError::NotFound)
     }
@@ -199,5 +203,81 @@ impl CredentialRepository for MemoryCredentials {
     async fn find_session(&self, token_hash: &str) -> Result<Option<Session>, RepoError> {
         self.lookups.fetch_add(1, Ordering::SeqCst);
         Ok(self.sessions.lock().unwrap().iter().find(|s| s.token_hash == token_hash).cloned())
+    }
+}
+
+/// The identity ports, which these tests do not exercise (the black-box suite does, against a
+/// real OpenID provider): every call fails loudly.
+pub struct NoIdentity;
+
+const NOT_EXERCISED: &str = "the app tests do not exercise sign-in, sessions or invitations";
+
+#[async_trait]
+impl compliance_ports::SessionRepository for NoIdentity {
+    async fn list_sessions(&self, _: &UserId, _: Timestamp) -> Result<Vec<Session>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn delete_session(&self, _: &UserId, _: &compliance_domain::SessionId) -> Result<Session, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn memberships(&self, _: &UserId) -> Result<Vec<compliance_ports::Membership>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+}
+
+#[async_trait]
+impl compliance_ports::SignInRepository for NoIdentity {
+    async fn insert_attempt(&self, _: &compliance_ports::SignInAttempt, _: Timestamp) -> Result<(), RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn take_attempt(&self, _: &str) -> Result<Option<compliance_ports::SignInAttempt>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn find_by_identity(&self, _: &str, _: &str) -> Result<Option<User>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn find_by_email(&self, _: &str) -> Result<Option<User>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn link_identity(&self, _: &UserId, _: &str, _: &str, _: Timestamp) -> Result<(), RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn insert_with_identity(&self, _: &User, _: &str, _: &str) -> Result<(), RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+}
+
+#[async_trait]
+impl compliance_ports::InvitationRepository for NoIdentity {
+    async fn insert(&self, _: &compliance_domain::invitation::Invitation) -> Result<(), RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn list(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_ports::PageRequest,
+    ) -> Result<compliance_ports::Page<compliance_domain::invitation::Invitation>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn get(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::InvitationId,
+    ) -> Result<compliance_domain::invitation::Invitation, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn delete(&self, _: &OrganizationId, _: &compliance_domain::InvitationId) -> Result<(), RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn find_by_token(&self, _: &str) -> Result<Option<compliance_domain::invitation::Invitation>, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
+    }
+    async fn accept(
+        &self,
+        _: &compliance_domain::invitation::Invitation,
+        _: &Member,
+        _: Timestamp,
+    ) -> Result<compliance_ports::Acceptance, RepoError> {
+        Err(RepoError::Internal(NOT_EXERCISED.into()))
     }
 }

@@ -9,10 +9,13 @@ mod devices;
 mod docs;
 mod health;
 mod integrations;
+mod invitations;
 mod organization;
 mod people;
 mod policies;
 mod risks;
+mod sessions;
+mod sign_in;
 mod tasks;
 mod vendors;
 
@@ -49,6 +52,9 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     integrations::configure(router);
     devices::configure(router);
     automations::configure(router);
+    sign_in::configure(router);
+    sessions::configure(router);
+    invitations::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -70,6 +76,9 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         connect_page::Api::openapi(),
         devices::Api::openapi(),
         automations::Api::openapi(),
+        sign_in::Api::openapi(),
+        sessions::Api::openapi(),
+        invitations::Api::openapi(),
     ]
 }
 

@@ -1,22 +1,24 @@
 //! The caller's organization.
 
 use actix_web::{HttpResponse, web};
-use compliance_domain::organization::OrganizationChanges;
+use compliance_domain::organization::{NewOrganization, OrganizationChanges};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Caller, SignedInCaller};
 
 pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/organization").get(get_organization).patch(update_organization));
+    router
+        .add(Endpoint::new("/v1/organization").get(get_organization).patch(update_organization))
+        .add(Endpoint::new("/v1/organizations").post(create_organization));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(get_organization, update_organization))]
+#[openapi(paths(get_organization, update_organization, create_organization))]
 pub(super) struct Api;
 
 /// The organization plus `authType`, and `authenticatedUser` with session auth.
@@ -71,4 +73,28 @@ async fn update_organization(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::for_session(&caller),
     }))
+}
+
+/// Create an organization
+///
+/// A signed-in user (a session; no `X-Organization-Id`) creates an organization and becomes its
+/// `owner`. Allowed when the deployment sets `SELF_SERVICE_ORGANIZATIONS` (default true), else 403.
+#[utoipa::path(
+    post, path = "/v1/organizations", operation_id = "createOrganization", tag = "organization",
+    request_body = NewOrganization,
+    responses(
+        (status = 201, description = "The new organization (no envelope).", body = OrganizationDto<'static>),
+        (status = 403, description = "Self-service organizations are off, or the caller used an API key.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The slug given is taken.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn create_organization(
+    state: web::Data<AppState>,
+    caller: SignedInCaller,
+    JsonBody(input): JsonBody<NewOrganization>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = caller.0;
+    let organization =
+        state.run(|app| async move { app.organization.create_organization(&caller, input).await }).await?;
+    Ok(HttpResponse::Created().json(OrganizationDto::from(&organization)))
 }
