@@ -196,6 +196,7 @@ fn problem_type(status: u16) -> &'static str {
         405 => "/problems/method-not-allowed",
         409 => "/problems/conflict",
         413 => "/problems/payload-too-large",
+        410 => "/problems/gone",
         415 => "/problems/unsupported-media-type",
         503 => "/problems/unavailable",
         _ => "(no problem type is documented for this status)",

@@ -483,7 +483,7 @@ async fn probe_health(http: &reqwest::Client, base_url: &str) -> bool {
 }
 
 /// Binds an ephemeral port and releases it for the server to take.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     listener.local_addr().expect("local address").port()
 }

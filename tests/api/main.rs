@@ -68,6 +68,7 @@ mod cluster;
 mod fake_fleet;
 mod fake_provider;
 mod harness;
+mod oidc_provider;
 mod tenant;
 mod webdriver;
 
@@ -95,6 +96,7 @@ mod people;
 mod policies;
 mod risks;
 mod shutdown;
+mod sign_in;
 mod tasks;
 mod vendors;
 mod wire;

@@ -5,17 +5,18 @@ use anyhow::{Context, Result};
 use crate::cmd::{self, capture, cargo};
 use crate::{deps, openapi, postgres, schemathesis};
 
-const STEPS: usize = 7;
+const STEPS: usize = 8;
 
 pub fn run() -> Result<()> {
     step(1, "formatting", check_formatting)?;
     step(2, "clippy", run_clippy)?;
     step(3, "dependency direction", deps::check_dependency_direction)?;
     step(4, "OpenAPI document", openapi::check)?;
-    let database = step(5, "PostgreSQL", postgres::provide)?;
-    let tests = step(6, "tests", || run_tests(&database.admin_url()));
+    step(5, "OpenID provider fixture (npm oidc-provider)", install_oidc_fixture)?;
+    let database = step(6, "PostgreSQL", postgres::provide)?;
+    let tests = step(7, "tests", || run_tests(&database.admin_url()));
     // after the tests, which built target/debug/compliance-server
-    let contract = tests.and_then(|()| step(7, "schemathesis (contract tests)", || schemathesis::run(&database)));
+    let contract = tests.and_then(|()| step(8, "schemathesis (contract tests)", || schemathesis::run(&database)));
     drop(database); // stops and removes a throwaway cluster, also when a step failed
     contract?;
     println!("\nxtask ci: all {STEPS} steps passed");
@@ -34,6 +35,19 @@ fn check_formatting() -> Result<()> {
 
 fn run_clippy() -> Result<()> {
     cmd::run(cargo()?.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))
+}
+
+/// The sign-in tests run the npm package `oidc-provider` (pinned in tests/oidc/package-lock.json)
+/// as a real OpenID provider: `npm ci` installs it when tests/oidc/node_modules is missing.
+fn install_oidc_fixture() -> Result<()> {
+    let dir = crate::cmd::workspace_root()?.join("tests/oidc");
+    if dir.join("node_modules/oidc-provider").is_dir() {
+        println!("tests/oidc/node_modules is installed");
+        return Ok(());
+    }
+    let mut npm = std::process::Command::new("npm");
+    npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
+    cmd::run(&mut npm).context("`npm ci` in tests/oidc failed (Node.js 20 and npm are needed for the sign-in tests)")
 }
 
 /// Doctests first, so that the last lines a CI log shows are the main runner's summary.

@@ -10,13 +10,10 @@ use compliance_ports::{
     Acceptance, Clock, InvitationRepository, MemberRepository, Page, PageRequest, RepoError, UserRepository,
 };
 use secrecy::{ExposeSecret, SecretString};
-use time::Duration;
 
 use crate::secret::{digest, generate};
-use crate::{AppError, Ports, Principal, PrincipalCache, SignedInUser};
+use crate::{AppError, Ports, Principal, PrincipalCache, Settings, SignedInUser};
 
-/// How long an invitation can be accepted.
-pub const INVITATION_TTL: Duration = Duration::days(7);
 /// Invitation tokens: 256 random bits behind this prefix.
 const INVITATION_TOKEN_PREFIX: &str = "cpi_";
 const ADMINISTRATORS_ONLY: AppError = AppError::Forbidden("only owners and admins manage invitations");
@@ -34,16 +31,18 @@ pub struct InvitationService {
     users: Arc<dyn UserRepository>,
     clock: Arc<dyn Clock>,
     principals: Arc<PrincipalCache>,
+    settings: Arc<Settings>,
 }
 
 impl InvitationService {
-    pub(crate) fn new(ports: &Ports, principals: Arc<PrincipalCache>) -> Self {
+    pub(crate) fn new(ports: &Ports, principals: Arc<PrincipalCache>, settings: Arc<Settings>) -> Self {
         Self {
             invitations: ports.invitations.clone(),
             members: ports.members.clone(),
             users: ports.users.clone(),
             clock: ports.clock.clone(),
             principals,
+            settings,
         }
     }
 
@@ -60,7 +59,7 @@ impl InvitationService {
             caller.user_id.clone(),
             digest(token.expose_secret()),
             self.clock.now(),
-            INVITATION_TTL,
+            self.settings.invitation_ttl,
         )?;
         self.invitations.insert(&invitation).await?;
         Ok(IssuedInvitation { invitation, token })

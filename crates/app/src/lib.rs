@@ -49,7 +49,7 @@ pub use comments::CommentService;
 pub use context::ContextService;
 pub use devices::DeviceService;
 pub use error::AppError;
-pub use invitations::{INVITATION_TTL, InvitationService, IssuedInvitation};
+pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
@@ -115,6 +115,8 @@ pub struct Settings {
     pub session_ttl: time::Duration,
     /// Whether signed-in users may create organizations (`SELF_SERVICE_ORGANIZATIONS`).
     pub self_service_organizations: bool,
+    /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
+    pub invitation_ttl: time::Duration,
 }
 
 impl Settings {
@@ -178,7 +180,7 @@ impl App {
             organization: OrganizationService::new(&ports, settings.clone()),
             sign_in: SignInService::new(&ports, settings.clone()),
             sessions: SessionService::new(&ports, principals.clone()),
-            invitations: InvitationService::new(&ports, principals.clone()),
+            invitations: InvitationService::new(&ports, principals.clone(), settings.clone()),
             admin: AdminService::new(&ports, principals),
             health: ports.health,
             generations: ports.list_generations,

@@ -107,6 +107,7 @@ impl Config {
             auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
             session_ttl: time::Duration::hours(number("SESSION_TTL_HOURS", 24 * 7)?),
             self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
+            invitation_ttl: time::Duration::seconds(number("INVITATION_TTL_SECONDS", 7 * 24 * 60 * 60)?),
         };
         let oidc = oidc(&settings.public_url)?;
         let pool = PoolOptions {

@@ -48,6 +48,7 @@ pub fn settings() -> Settings {
         auth_cache_ttl: Duration::from_secs(5),
         session_ttl: time::Duration::hours(168),
         self_service_organizations: true,
+        invitation_ttl: time::Duration::days(7),
     }
 }
 

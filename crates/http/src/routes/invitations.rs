@@ -79,7 +79,7 @@ struct CreatedInvitation<'a> {
     #[serde(flatten)]
     invitation: InvitationDto<'a>,
     /// `{PUBLIC_URL}/invitations/accept?token=…`: the page of the front end that posts the token to
-    /// `POST /v1/invitations/accept`. Shown only here; the token works once, for seven days.
+    /// `POST /v1/invitations/accept`. Shown only here; the token works once, for seven days by default.
     accept_url: String,
 }
 
@@ -103,7 +103,7 @@ fn invitation_id(id: &str) -> Result<InvitationId, ApiError> {
 ///
 /// Owners and admins invite a person by e-mail address with the role (and department) they get on
 /// accepting. The answer's `acceptUrl` holds a single-use token (256 random bits, stored only as a
-/// SHA-256) that expires after seven days.
+/// SHA-256) that expires after seven days by default (`INVITATION_TTL_SECONDS`).
 #[utoipa::path(
     post, path = "/v1/invitations", operation_id = "createInvitation", tag = "invitations",
     request_body = NewInvitation,
