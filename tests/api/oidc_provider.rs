@@ -83,6 +83,8 @@ impl OidcProvider {
             Ok(Ok(Some(line))) if line.starts_with("ready ") => line["ready ".len()..].to_owned(),
             other => panic!("the OpenID provider did not start: {other:?}"),
         };
+        // keep reading: a closed pipe would end the provider at its next line of output
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Self { issuer, _child: child }
     }
 }
@@ -125,7 +127,9 @@ impl Browser {
             url = match response.status() {
                 status if status.is_redirection() => absolute(&url, &location(&response)),
                 StatusCode::OK => self.submit_interaction(&url, &response.text().await.expect("page"), login).await,
-                status => panic!("the provider answered {status} at {url}: {}", response.text().await.unwrap_or_default()),
+                status => {
+                    panic!("the provider answered {status} at {url}: {}", response.text().await.unwrap_or_default())
+                }
             };
         }
         panic!("the provider never sent the browser back to the callback");
@@ -138,8 +142,12 @@ impl Browser {
             .nth(1)
             .and_then(|rest| rest.split('"').next())
             .unwrap_or_else(|| panic!("no form on the provider's page {page_url}: {html}"));
-        let form: Vec<(&str, &str)> =
-            if html.contains("name=\"login\"") { vec![("login", login), ("password", "any")] } else { vec![] };
+        // the package's forms: a hidden `prompt`, and on the login page `login` and `password`
+        let form: Vec<(&str, &str)> = if html.contains("name=\"login\"") {
+            vec![("prompt", "login"), ("login", login), ("password", "any")]
+        } else {
+            vec![("prompt", "consent")]
+        };
         let response = self.http.post(absolute(page_url, action)).form(&form).send().await.expect("post the form");
         assert!(response.status().is_redirection(), "the form answered {}", response.status());
         absolute(page_url, &location(&response))

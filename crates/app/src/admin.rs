@@ -11,9 +11,9 @@ use compliance_ports::{
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
+use crate::organization::with_free_slug;
 use crate::secret::{self, API_KEY_PREFIX};
 use crate::sessions::{IssuedSession, issue_session};
-use crate::organization::with_free_slug;
 use crate::{AppError, PeopleService, Ports, PrincipalCache};
 
 /// A new API key and the only copy of its text.
@@ -22,7 +22,6 @@ pub struct IssuedApiKey {
     pub key: ApiKey,
     pub secret: SecretString,
 }
-
 
 pub struct AdminService {
     organizations: Arc<dyn OrganizationRepository>,

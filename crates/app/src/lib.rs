@@ -34,8 +34,8 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, ContextRepository,
-    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, IdentityProvider, InvitationRepository, ListGenerations,
-    ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, RiskRepository,
+    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, IdentityProvider, InvitationRepository,
+    ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, RiskRepository,
     SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
 };
 

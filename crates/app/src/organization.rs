@@ -42,8 +42,7 @@ impl OrganizationService {
         with_free_slug(organization, input.slug.is_some(), |candidate| {
             let (organizations, owner) = (organizations.clone(), owner.clone());
             async move {
-                let input =
-                    NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };
+                let input = NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };
                 let member = Member::create(candidate.id.clone(), input, now)
                     .map_err(|_| RepoError::Internal("the owner's membership does not validate".into()))?;
                 organizations.insert_with_owner(&candidate, &member).await.map(|()| candidate)

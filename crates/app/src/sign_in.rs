@@ -176,11 +176,9 @@ impl SignInService {
         match self.sign_in.insert_with_identity(&user, issuer, subject).await {
             Ok(()) => Ok(user),
             // a racing first sign-in of the same account created it: use that one
-            Err(RepoError::Conflict(_)) => {
-                self.sign_in.find_by_identity(issuer, subject).await?.ok_or_else(|| {
-                    AppError::Conflict("a user with this e-mail address was created at the same time".into())
-                })
-            }
+            Err(RepoError::Conflict(_)) => self.sign_in.find_by_identity(issuer, subject).await?.ok_or_else(|| {
+                AppError::Conflict("a user with this e-mail address was created at the same time".into())
+            }),
             Err(other) => Err(other.into()),
         }
     }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use crate::people::{ROLE_MAX, email};
 use crate::validation::{ValidationErrors, required, text};
-use crate::{Department, required_non_null, InvitationId, OrganizationId, Timestamp, UserId};
+use crate::{Department, InvitationId, OrganizationId, Timestamp, UserId, required_non_null};
 
 /// An invitation. Only the SHA-256 of its token is kept; `Debug` leaves it out.
 #[derive(Clone, PartialEq, Eq)]
@@ -127,16 +127,33 @@ mod tests {
     #[test]
     fn an_invitation_is_pending_until_accepted_or_expired() {
         let now = Timestamp::now();
-        let input = NewInvitation { email: Some("Ada@Example.com".into()), role: Some("admin".into()), department: None };
-        let mut invitation =
-            Invitation::create(OrganizationId::generate(), input, UserId::generate(), "h".into(), now, time::Duration::days(7))
-                .unwrap();
+        let input =
+            NewInvitation { email: Some("Ada@Example.com".into()), role: Some("admin".into()), department: None };
+        let mut invitation = Invitation::create(
+            OrganizationId::generate(),
+            input,
+            UserId::generate(),
+            "h".into(),
+            now,
+            time::Duration::days(7),
+        )
+        .unwrap();
         assert_eq!(invitation.email, "ada@example.com");
         assert_eq!(invitation.status_at(now), InvitationStatus::Pending);
         assert_eq!(invitation.status_at(now.plus(time::Duration::days(7))), InvitationStatus::Expired);
         invitation.accepted_at = Some(now);
         assert_eq!(invitation.status_at(now.plus(time::Duration::days(8))), InvitationStatus::Accepted);
         let bad = NewInvitation { email: Some("nope".into()), role: None, department: None };
-        assert!(Invitation::create(OrganizationId::generate(), bad, UserId::generate(), "h".into(), now, time::Duration::days(7)).is_err());
+        assert!(
+            Invitation::create(
+                OrganizationId::generate(),
+                bad,
+                UserId::generate(),
+                "h".into(),
+                now,
+                time::Duration::days(7)
+            )
+            .is_err()
+        );
     }
 }

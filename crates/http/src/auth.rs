@@ -91,7 +91,11 @@ impl FromRequest for SignedInCaller {
                     };
                     SignedInUser::by_api_key(&principal)
                 }
-                None => return Err(ApiError::unauthenticated("sign in (a session_token cookie) or send an X-API-Key header")),
+                None => {
+                    return Err(ApiError::unauthenticated(
+                        "sign in (a session_token cookie) or send an X-API-Key header",
+                    ));
+                }
             };
             actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
             Ok(SignedInCaller(caller))

@@ -84,9 +84,9 @@ impl OidcProvider {
 
     /// Fetches the provider's keys again and keeps them with the metadata.
     async fn refresh_keys(&self, metadata: CoreProviderMetadata) -> Result<CoreProviderMetadata, IdentityError> {
-        let keys = JsonWebKeySet::fetch_async(metadata.jwks_uri(), &self.http)
-            .await
-            .map_err(|error| IdentityError::Unavailable(format!("key set fetch failed: {}", discovery_reason(&error))))?;
+        let keys = JsonWebKeySet::fetch_async(metadata.jwks_uri(), &self.http).await.map_err(|error| {
+            IdentityError::Unavailable(format!("key set fetch failed: {}", discovery_reason(&error)))
+        })?;
         tracing::info!(keys = keys.keys().len(), "fetched the identity provider's keys again");
         let refreshed = metadata.set_jwks(keys);
         *self.metadata.write().await = Some(refreshed.clone());
@@ -152,8 +152,7 @@ impl IdentityProvider for OidcProvider {
         let state = CsrfToken::new(params.state.expose_secret().to_owned());
         let nonce = Nonce::new(params.nonce.expose_secret().to_owned());
         let verifier = PkceCodeVerifier::new(params.pkce_verifier.expose_secret().to_owned());
-        let mut request =
-            client.authorize_url(CoreAuthenticationFlow::AuthorizationCode, move || state, move || nonce);
+        let mut request = client.authorize_url(CoreAuthenticationFlow::AuthorizationCode, move || state, move || nonce);
         // `openid` is added by the client itself.
         for scope in self.settings.scopes.iter().filter(|scope| *scope != "openid") {
             request = request.add_scope(Scope::new(scope.clone()));

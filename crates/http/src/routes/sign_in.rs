@@ -196,7 +196,8 @@ fn secure_cookies(state: &AppState) -> bool {
 }
 
 fn expired(name: &'static str, path: &'static str, secure: bool) -> Cookie<'static> {
-    let mut cookie = Cookie::build(name, "").path(path).http_only(true).secure(secure).same_site(SameSite::Lax).finish();
+    let mut cookie =
+        Cookie::build(name, "").path(path).http_only(true).secure(secure).same_site(SameSite::Lax).finish();
     cookie.make_removal();
     cookie
 }
