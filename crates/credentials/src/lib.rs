@@ -109,6 +109,7 @@ pub use http_client::{HttpClientError, HttpSettings, build_http_client};
 pub use oauth::authorize::{AuthorizationRequest, AuthorizeUrlError, authorization_url, percent_encode};
 pub use oauth::callback::{CallbackCaller, CallbackError, CallbackParams, accept_callback, complete_authorization};
 pub use oauth::pkce::{PkceChallenge, PkceVerifier};
+pub use oauth::provider_http::ProviderHttp;
 pub use oauth::refresh::{
     AccessTokenError, ConnectionKey, DEFAULT_REFRESH_MARGIN, InMemoryTokenStore, OAuthConnection, TokenRefresher,
     TokenStore, TokenStoreError, needs_refresh,

@@ -81,19 +81,20 @@ async fn body_method_with_pkce_sends_the_exact_form_and_a_verifier_matching_the_
     let request = &requests[0];
     assert_eq!(request.headers.get("content-type").unwrap(), "application/x-www-form-urlencoded");
     assert!(request.headers.get("authorization").is_none());
-    let form = form_pairs(&request.body);
+    let mut form = form_pairs(&request.body);
     let sent_verifier = form.iter().find(|(k, _)| k == "code_verifier").unwrap().1.clone();
-    assert_eq!(
-        form,
-        pairs(&[
-            ("grant_type", "authorization_code"),
-            ("code", "the-code"),
-            ("redirect_uri", "https://app.test/cb"),
-            ("code_verifier", verifier.secret().expose_secret()),
-            ("client_id", "client:id 1"),
-            ("client_secret", CLIENT_SECRET),
-        ])
-    );
+    // Exactly these fields, each once; their order carries no meaning.
+    let mut expected = pairs(&[
+        ("grant_type", "authorization_code"),
+        ("code", "the-code"),
+        ("redirect_uri", "https://app.test/cb"),
+        ("code_verifier", verifier.secret().expose_secret()),
+        ("client_id", "client:id 1"),
+        ("client_secret", CLIENT_SECRET),
+    ]);
+    form.sort();
+    expected.sort();
+    assert_eq!(form, expected);
     let recomputed = PkceVerifier::from_secret(sent_verifier.into()).unwrap().challenge();
     assert_eq!(recomputed.as_str(), sent_challenge);
 }
