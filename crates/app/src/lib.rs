@@ -6,6 +6,11 @@
 mod admin;
 mod assignees;
 mod auth;
+mod automation_agent;
+mod automation_recorder;
+mod automation_report;
+mod automation_secrets;
+mod automation_steps;
 mod automation_worker;
 mod automations;
 mod blob_links;
@@ -139,7 +144,7 @@ impl App {
         Self {
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
-            worker: Some(AutomationWorker::new(&ports, settings.automations, work)),
+            worker: Some(AutomationWorker::new(&ports, settings.automations.clone(), work)),
             auth: AuthService::new(
                 ports.credentials.clone(),
                 ports.members.clone(),
