@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use compliance_domain::Timestamp;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation, Instruction, RunTrigger, Verdict};
 use compliance_ports::{AutomationRepository, BlobStore, BrowserPage, BrowserRunner, Clock, RepoError};
 use tokio::sync::Notify;
@@ -18,6 +19,10 @@ use crate::automation_steps::StepExecutor;
 
 /// Schedules looked at per tick.
 const DUE_BATCH: usize = 100;
+/// Expired runs removed per statement of the retention sweep.
+const RETENTION_BATCH: usize = 500;
+/// How often the retention sweep runs (by the worker's clock).
+const RETENTION_EVERY: time::Duration = time::Duration::hours(1);
 
 /// Tunables of the worker.
 #[derive(Debug, Clone)]
@@ -33,6 +38,8 @@ pub struct AutomationSettings {
     pub min_interval: Duration,
     /// Runs executed at once by one instance (the browser adapter has its own bound too).
     pub concurrency: usize,
+    /// Finished runs older than this are removed with their screenshots.
+    pub run_retention: Duration,
 }
 
 impl Default for AutomationSettings {
@@ -43,6 +50,7 @@ impl Default for AutomationSettings {
             stale_after: Duration::from_secs(10 * 60),
             min_interval: Duration::from_secs(60),
             concurrency: 2,
+            run_retention: Duration::from_secs(90 * 24 * 60 * 60),
         }
     }
 }
@@ -72,6 +80,8 @@ pub struct AutomationWorker {
     reporter: TaskReporter,
     settings: AutomationSettings,
     work: Arc<Notify>,
+    /// When the retention sweep last ran.
+    last_sweep: std::sync::Mutex<Option<Timestamp>>,
 }
 
 impl AutomationWorker {
@@ -86,6 +96,7 @@ impl AutomationWorker {
             reporter: TaskReporter::new(ports),
             settings,
             work,
+            last_sweep: std::sync::Mutex::new(None),
         }
     }
 
@@ -109,8 +120,12 @@ impl AutomationWorker {
         }
     }
 
-    /// One pass: fail stale runs, start due schedules, execute every pending run.
+    /// One pass: remove expired runs (hourly), fail stale runs, start due schedules, execute every
+    /// pending run.
     pub async fn tick(self: &Arc<Self>) {
+        if let Err(error) = self.remove_expired().await {
+            tracing::warn!(%error, "could not remove expired automation runs");
+        }
         if let Err(error) = self.fail_stale().await {
             tracing::warn!(%error, "could not fail stale automation runs");
         }
@@ -140,6 +155,32 @@ impl AutomationWorker {
                 if let Err(error) = done {
                     tracing::error!(%error, "an automation run's task failed");
                 }
+            }
+        }
+    }
+
+    /// Removes finished runs older than the retention, with every screenshot they point at; at
+    /// most once per [`RETENTION_EVERY`] per instance.
+    async fn remove_expired(&self) -> Result<(), RepoError> {
+        let now = self.clock.now();
+        {
+            let mut last = self.last_sweep.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|at| now < at.plus(RETENTION_EVERY)) {
+                return Ok(());
+            }
+            *last = Some(now);
+        }
+        let retention = time::Duration::try_from(self.settings.run_retention).unwrap_or(time::Duration::MAX);
+        let cutoff = now.plus(-retention);
+        loop {
+            let removed = self.automations.delete_finished_runs(cutoff, RETENTION_BATCH).await?;
+            for key in removed.iter().flat_map(AutomationRun::blob_keys) {
+                if let Err(error) = self.blobs.delete(key).await {
+                    tracing::warn!(%error, blob = %key, "could not remove an expired run's screenshot");
+                }
+            }
+            if removed.len() < RETENTION_BATCH {
+                return Ok(());
             }
         }
     }

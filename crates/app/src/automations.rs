@@ -7,7 +7,9 @@ use compliance_domain::automation::{
 };
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
-use compliance_ports::{AutomationRepository, BrowserRunner, CaptureError, Clock, RepoError, TaskRepository};
+use compliance_ports::{
+    AutomationRepository, BrowserRunner, CaptureError, Clock, Page, PageRequest, RepoError, TaskRepository,
+};
 use tokio::sync::Notify;
 
 use crate::blob_links::{BlobLinks, LinkTarget};
@@ -18,11 +20,13 @@ const UPDATE_ATTEMPTS: usize = 3;
 /// Firings looked at to find a schedule's shortest interval.
 const INTERVAL_SAMPLES: usize = 16;
 
-/// A run as callers see it: its screenshot as a link that works for a limited time.
+/// A run as callers see it: its screenshots as links that work for a limited time.
 #[derive(Debug, Clone)]
 pub struct RunView {
     pub run: AutomationRun,
     pub screenshot_url: Option<String>,
+    /// The link to each step's screenshot, in the order of `run.steps`.
+    pub step_screenshot_urls: Vec<Option<String>>,
 }
 
 pub struct AutomationService {
@@ -125,16 +129,21 @@ impl AutomationService {
         Ok(automation)
     }
 
-    /// Newest first.
-    pub async fn runs(&self, caller: &Principal, id: &AutomationId) -> Result<Vec<RunView>, AppError> {
+    /// A page of the automation's runs, newest first.
+    pub async fn runs(
+        &self,
+        caller: &Principal,
+        id: &AutomationId,
+        page: &PageRequest,
+    ) -> Result<Page<RunView>, AppError> {
         let org = &caller.organization_id;
         self.automation(org, id).await?;
-        let runs = self.automations.runs(org, id).await?;
-        let mut views = Vec::with_capacity(runs.len());
-        for run in runs {
+        let runs = self.automations.runs(org, id, page).await?;
+        let mut views = Vec::with_capacity(runs.items.len());
+        for run in runs.items {
             views.push(self.view(run).await?);
         }
-        Ok(views)
+        Ok(Page { items: views, total: runs.total, next: runs.next })
     }
 
     /// Queues a run now; 409 while one is pending or running.
@@ -148,28 +157,56 @@ impl AutomationService {
             other => other.into(),
         })?;
         self.work.notify_one();
-        Ok(RunView { run, screenshot_url: None })
+        Ok(RunView { run, screenshot_url: None, step_screenshot_urls: Vec::new() })
     }
 
-    /// The PNG behind a screenshot link this service signed. Tampering or expiry is a 403.
-    pub async fn screenshot(&self, org: &str, run: &str, expires: i64, signature: &str) -> Result<Vec<u8>, AppError> {
+    /// The PNG behind a screenshot link this service signed: the run's, or with `step` the one
+    /// taken after that step. Tampering or expiry is a 403.
+    pub async fn screenshot(
+        &self,
+        org: &str,
+        run: &str,
+        step: Option<u32>,
+        expires: i64,
+        signature: &str,
+    ) -> Result<Vec<u8>, AppError> {
         const REFUSED: AppError = AppError::Forbidden("the screenshot link is invalid or has expired");
-        if !self.links.accepts(org, &screenshot_subject(run), expires, signature) {
+        if !self.links.accepts(org, &screenshot_subject(run, step), expires, signature) {
             return Err(REFUSED);
         }
         let (Ok(org), Ok(run)) = (OrganizationId::parse(org), AutomationRunId::parse(run)) else { return Err(REFUSED) };
         let run = self.automations.get_run(&org, &run).await.map_err(|e| AppError::from_repo(e, "run"))?;
-        let key = run.screenshot_key.ok_or(AppError::NotFound("screenshot"))?;
-        self.links.read(&key, "screenshot").await
+        let key = match step {
+            None => run.screenshot_key,
+            Some(index) => run.steps.into_iter().find(|s| s.index == index).and_then(|s| s.screenshot_key),
+        };
+        self.links.read(&key.ok_or(AppError::NotFound("screenshot"))?, "screenshot").await
     }
 
     async fn view(&self, run: AutomationRun) -> Result<RunView, AppError> {
-        let Some(key) = &run.screenshot_key else { return Ok(RunView { run, screenshot_url: None }) };
-        let (subject, path) = (screenshot_subject(run.id.as_str()), format!("/v1/browser/runs/{}/screenshot", run.id));
+        let screenshot_url = match &run.screenshot_key {
+            Some(key) => Some(self.screenshot_link(&run, key, None).await?),
+            None => None,
+        };
+        let mut step_screenshot_urls = Vec::with_capacity(run.steps.len());
+        for step in &run.steps {
+            step_screenshot_urls.push(match &step.screenshot_key {
+                Some(key) => Some(self.screenshot_link(&run, key, Some(step.index)).await?),
+                None => None,
+            });
+        }
+        Ok(RunView { run, screenshot_url, step_screenshot_urls })
+    }
+
+    async fn screenshot_link(&self, run: &AutomationRun, key: &str, step: Option<u32>) -> Result<String, AppError> {
+        let subject = screenshot_subject(run.id.as_str(), step);
+        let path = match step {
+            None => format!("/v1/browser/runs/{}/screenshot", run.id),
+            Some(index) => format!("/v1/browser/runs/{}/screenshot?step={index}", run.id),
+        };
         let target =
             LinkTarget { key, org: run.organization_id.as_str(), subject: &subject, path: &path, what: "screenshot" };
-        let link = self.links.link(&target).await?;
-        Ok(RunView { run, screenshot_url: Some(link.url) })
+        Ok(self.links.link(&target).await?.url)
     }
 
     async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
@@ -203,7 +240,11 @@ enum TaskRefusal {
     NotFound,
 }
 
-/// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link.
-fn screenshot_subject(run: &str) -> String {
-    format!("screenshot:{run}")
+/// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link,
+/// and the step from passing for another step's (or the run's) screenshot.
+fn screenshot_subject(run: &str, step: Option<u32>) -> String {
+    match step {
+        None => format!("screenshot:{run}"),
+        Some(index) => format!("screenshot:{run}:step:{index}"),
+    }
 }

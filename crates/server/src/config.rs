@@ -99,6 +99,9 @@ impl Config {
                 poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
                 min_interval: Duration::from_secs(number("AUTOMATION_MIN_INTERVAL_SECONDS", 60)?),
                 concurrency: max_browsers()?,
+                run_retention: Duration::from_secs(
+                    number::<u64>("AUTOMATION_RUN_RETENTION_DAYS", 90)?.saturating_mul(DAY),
+                ),
                 ..AutomationSettings::default()
             },
             auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
@@ -326,6 +329,9 @@ fn list(name: &str) -> anyhow::Result<Vec<String>> {
 }
 
 /// A positive whole number from the environment, or `default`.
+/// Seconds in a day.
+const DAY: u64 = 24 * 60 * 60;
+
 fn number<T: FromStr + Default + PartialEq>(name: &str, default: T) -> anyhow::Result<T> {
     match var(name)? {
         None => Ok(default),

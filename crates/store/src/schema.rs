@@ -262,6 +262,9 @@ diesel::table! {
         duration_ms -> Nullable<BigInt>,
         screenshot_key -> Nullable<Text>,
         error -> Nullable<Text>,
+        verdict_outcome -> Nullable<Text>,
+        verdict_reason -> Nullable<Text>,
+        steps -> Text,
     }
 }
 
