@@ -361,7 +361,10 @@ async fn a_bad_step_list_is_refused_naming_the_line_at_create_and_at_update() {
     let automation = automation(&world, &tenant.owner, None).await;
     let changes = AutomationChanges { instruction: Some("screenshot\nexpect txt \"x\"".into()), ..Default::default() };
     let refused = world.app.automations.update(&tenant.owner, &automation.id, changes).await;
-    assert!(matches!(&refused, Err(AppError::Validation(e)) if e.0[0].message.starts_with("line 2: expect")), "{refused:?}");
+    assert!(
+        matches!(&refused, Err(AppError::Validation(e)) if e.0[0].message.starts_with("line 2: expect")),
+        "{refused:?}"
+    );
 }
 
 #[tokio::test]

@@ -116,7 +116,11 @@ impl AutomationRepository for MemoryAutomations {
         Ok(Page::from_rows(rows, page, Some(total), key))
     }
 
-    async fn delete_finished_runs(&self, created_before: Timestamp, limit: usize) -> Result<Vec<AutomationRun>, RepoError> {
+    async fn delete_finished_runs(
+        &self,
+        created_before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<AutomationRun>, RepoError> {
         let mut runs = self.runs.lock().unwrap();
         let expired = |r: &AutomationRun| {
             matches!(r.status, RunStatus::Completed | RunStatus::Failed) && r.created_at < created_before
