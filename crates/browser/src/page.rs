@@ -177,8 +177,11 @@ impl Tab {
                 Err(_) => return Ok(false),
             };
             let Incoming::Event(event) = incoming else { continue };
+            // A navigation of the page itself (a link opening a new tab or a download is not).
+            let in_place = event.params.get("disposition").and_then(Value::as_str).is_none_or(|d| d == "currentTab");
             let starts = matches!(event.method.as_str(), "Page.frameStartedLoading" | "Page.frameRequestedNavigation")
                 && self.is_ours(&event)
+                && in_place
                 && event.params.get("frameId").and_then(Value::as_str) == Some(self.target_id.as_str());
             if starts {
                 self.document = Document::default();
