@@ -267,6 +267,8 @@ impl AutomationWorker {
     ) -> Result<Verdict, String> {
         match automation.parsed_instruction() {
             Instruction::Steps(steps) => {
+                // `wait for` is bounded by the run timeout, well inside the run's own limit.
+                let deadline = deadline.min(Instant::now() + self.settings.run_timeout);
                 let executor = StepExecutor { page, automation, secrets: &self.secrets, recorder, deadline };
                 executor.run(&steps).await
             }

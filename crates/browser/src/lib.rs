@@ -35,6 +35,12 @@
 //!   `Document`, top frame), and a status of 400 or more fails the run with
 //!   [`CaptureError::HttpStatus`] without a screenshot (an error page is not evidence). Otherwise
 //!   `Page.captureScreenshot` of the 1280×800 viewport, as PNG.
+//! - **Page sessions** ([`BrowserRunner::open`]): the same launch, proxy, checks and load as a
+//!   capture, then the page stays open for the executors to drive one action at a time (the
+//!   `session` module documents its matching rules). Every navigation (`navigate`, a link, a form,
+//!   a redirect) is checked as the target is; each action is bounded by the session's timeout; the
+//!   browser's slot, proxy and process group live as long as the page, which ends them on `close`
+//!   or when dropped.
 //!
 //! # Outbound rules
 //!

@@ -10,7 +10,7 @@ use secrecy::SecretString;
 pub struct CaptureRequest {
     /// An absolute http(s) URL.
     pub url: String,
-    /// The instruction of the automation (not executed yet).
+    /// The instruction of the automation (a capture does not carry it out; a page session does).
     pub instruction: String,
     /// The whole run: navigation, load and screenshot.
     pub timeout: Duration,
