@@ -263,11 +263,11 @@ async fn integrations(
     c.check("deleteOAuthApp", api.delete(&app).await);
 }
 
-/// An automation of the task that opens `page`, one manual run to completion and its screenshot;
-/// the automation's path, for the delete at the end.
+/// An automation of the task that opens `page`, one manual run of its steps to completion and its
+/// final and step screenshots; the automation's path, for the delete at the end.
 async fn automations(c: &mut Conformance, server: &TestServer, api: &Client, task: &str, page: &MockServer) -> String {
     let body = json!({"taskId": task, "name": "Status page", "targetUrl": format!("{}/ok", page.uri()),
-                      "instruction": "Open the page and take a screenshot.", "schedule": "0 0 3 * * *"});
+                      "instruction": "expect text \"Up\"\nscreenshot", "schedule": "0 0 3 * * *"});
     let automation = c.check("createAutomation", api.post("/v1/browser/automations", body).await);
     let one = format!("/v1/browser/automations/{}", str_of(&automation, "id"));
     c.check("listTaskAutomations", api.get(&format!("/v1/browser/automations/task/{task}")).await);
@@ -285,8 +285,11 @@ async fn automations(c: &mut Conformance, server: &TestServer, api: &Client, tas
     let runs = finished.unwrap_or_else(|| panic!("the run did not finish within {RUN_DEADLINE:?}"));
     let runs = c.check("listAutomationRuns", runs);
     assert_eq!(runs[0]["status"], "completed", "the run: {runs}");
+    assert_eq!(runs[0]["verdict"]["outcome"], "passed", "the run: {runs}");
     let screenshot = str_of(&runs[0], "screenshotUrl");
     c.check("getRunScreenshot", server.anonymous().get_url(screenshot).await);
+    let step_screenshot = str_of(&runs[0]["steps"][1], "screenshotUrl");
+    c.check("getRunScreenshot", server.anonymous().get_url(step_screenshot).await);
     one
 }
 

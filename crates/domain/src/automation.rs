@@ -341,7 +341,18 @@ mod schemas {
     }
 
     pub(super) fn instruction() -> Object {
-        text(1, super::INSTRUCTION_MAX).build()
+        text(1, super::INSTRUCTION_MAX)
+            .description(Some(
+                "A step list or free text. It is a step list when its first non-empty line (after an optional \
+                 `1.` or `-`) starts with a step keyword (`go`, `click`, `type`, `press`, `wait`, `expect`, \
+                 `screenshot`, any case) and holds a `\"`, or is `screenshot` alone; then every non-empty line \
+                 must be a step (`go to \"URL\"`, `click \"text\"`, `click css \"selector\"`, `type \"value\" \
+                 into \"field\"`, `type secret \"NAME\" into \"field\"`, `press \"Enter\"`, `wait for \"text\"`, \
+                 `expect text \"…\"`, `expect no text \"…\"`, `expect url contains \"…\"`, `screenshot`), else \
+                 the answer is a 400 naming `instruction`, the line and what was expected there. Anything \
+                 else is free text for the agent.",
+            ))
+            .build()
     }
 
     pub(super) fn description() -> Object {
