@@ -1,7 +1,7 @@
 //! The secrets an automation logs in with: write-only values kept in the vault, sealed for the
 //! organization and the automation together (the vault owner is `{automation id}/{NAME}`, bound
 //! into the ciphertext), so a value sealed for one automation never opens for another. A run reads
-//! them with [`AutomationSecretService::resolve`]; no answer, log or error ever carries a value.
+//! them with [`AutomationSecrets::resolve`]; no answer, log or error ever carries a value.
 
 use std::sync::Arc;
 
@@ -31,14 +31,14 @@ pub struct SecretWritten {
     pub created: bool,
 }
 
-pub struct AutomationSecretService {
+pub struct AutomationSecrets {
     automations: Arc<dyn AutomationRepository>,
     secrets: Arc<dyn SecretRepository>,
     cipher: Arc<dyn SecretCipher>,
     clock: Arc<dyn Clock>,
 }
 
-impl AutomationSecretService {
+impl AutomationSecrets {
     pub(crate) fn new(ports: &Ports) -> Self {
         Self {
             automations: ports.automations.clone(),
@@ -104,10 +104,22 @@ impl AutomationSecretService {
         }
     }
 
-    /// The value a run types for `type secret "NAME"`: the automation's own secret of that name,
-    /// else the field of that name of the automation's connection's credentials (the automation's
-    /// own wins a clash). `Ok(None)` when neither has it.
-    pub async fn resolve(&self, automation: &BrowserAutomation, name: &str) -> Result<Option<SecretString>, AppError> {
+    /// The value a run types for `type secret "NAME"` (the agent's `type_secret`): the
+    /// automation's own secret of that name, else the field of that name of the automation's
+    /// connection's credentials (the automation's own wins a clash). The error is fit for a
+    /// step's detail and never holds a value.
+    pub(crate) async fn resolve(&self, automation: &BrowserAutomation, name: &str) -> Result<SecretString, String> {
+        match self.lookup(automation, name).await {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(format!("no secret named {name} is stored for this automation")),
+            Err(error) => {
+                tracing::warn!(%error, automation = %automation.id, secret = name, "could not read an automation secret");
+                Err(format!("the secret {name} could not be read"))
+            }
+        }
+    }
+
+    async fn lookup(&self, automation: &BrowserAutomation, name: &str) -> Result<Option<SecretString>, AppError> {
         let Ok(name) = SecretName::parse(name) else { return Ok(None) };
         let org = &automation.organization_id;
         let owner_id = SecretOwner::automation_secret(automation.id.as_str(), name.as_str());

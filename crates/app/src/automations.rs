@@ -131,12 +131,12 @@ impl AutomationService {
         ))
     }
 
-    /// Deletes the automation, its runs and their screenshots.
+    /// Deletes the automation, its runs and their screenshots (the steps' too).
     pub async fn delete(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
         let org = &caller.organization_id;
         let automation = self.automation(org, id).await?;
         let runs = self.automations.delete(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))?;
-        let screenshots: Vec<&str> = runs.iter().filter_map(|run| run.screenshot_key.as_deref()).collect();
+        let screenshots: Vec<&str> = runs.iter().flat_map(AutomationRun::blob_keys).collect();
         self.links.remove(&screenshots, "screenshot").await;
         Ok(automation)
     }

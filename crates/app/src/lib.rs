@@ -6,7 +6,11 @@
 mod admin;
 mod assignees;
 mod auth;
+mod automation_agent;
+mod automation_recorder;
+mod automation_report;
 mod automation_secrets;
+mod automation_steps;
 mod automation_worker;
 mod automations;
 mod blob_links;
@@ -39,7 +43,7 @@ use compliance_ports::{
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
-pub use automation_secrets::{AutomationSecretService, SecretView, SecretWritten};
+pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
 pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};
 pub use blob_links::DownloadLink;
@@ -133,7 +137,7 @@ pub struct App {
     pub admin: AdminService,
     pub devices: DeviceService,
     pub automations: AutomationService,
-    pub automation_secrets: AutomationSecretService,
+    pub automation_secrets: AutomationSecrets,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     health: Arc<dyn HealthCheck>,
@@ -149,8 +153,8 @@ impl App {
         Self {
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
-            automation_secrets: AutomationSecretService::new(&ports),
-            worker: Some(AutomationWorker::new(&ports, settings.automations, work)),
+            automation_secrets: AutomationSecrets::new(&ports),
+            worker: Some(AutomationWorker::new(&ports, settings.automations.clone(), work)),
             auth: AuthService::new(
                 ports.credentials.clone(),
                 ports.members.clone(),

@@ -81,7 +81,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+use compliance_ports::{BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, PageError};
 use serde_json::json;
 use tokio::sync::Semaphore;
 
@@ -182,6 +182,10 @@ impl BrowserRunner for ChromiumRunner {
         chromium.shutdown().await;
         drop(proxy);
         result
+    }
+
+    async fn open(&self, _url: &str, _timeout: Duration) -> Result<Box<dyn BrowserPage>, PageError> {
+        Err(PageError::Browser("page sessions are not implemented yet".into()))
     }
 }
 

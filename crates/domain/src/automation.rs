@@ -1,6 +1,14 @@
 //! Browser automations of a task, and their runs.
 
+mod evidence;
+mod grammar;
+mod instruction;
+
 use serde::Deserialize;
+
+pub use evidence::{MAX_RUN_STEPS, RunStep, StepOutcome, Verdict, VerdictOutcome};
+pub use grammar::PRESSABLE_KEYS;
+pub use instruction::{Executor, Instruction, MAX_STEPS, Step, StepError, parse};
 
 use crate::schedule::Schedule;
 use crate::validation::{
@@ -133,7 +141,7 @@ impl AutomationPatch {
         Ok(Self {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
             target_url: map_present(changes.target_url, |u| http_url("targetUrl", u))?,
-            instruction: map_present(changes.instruction, |i| text("instruction", i, 1, INSTRUCTION_MAX))?,
+            instruction: map_present(changes.instruction, instruction_text)?,
             description: map_nullable(changes.description, |d| text("description", d, 0, DESCRIPTION_MAX))?,
             schedule: map_nullable(changes.schedule, |s| schedule(&s))?,
             is_enabled: changes.is_enabled,
@@ -162,6 +170,14 @@ impl AutomationPatch {
     }
 }
 
+/// An instruction of the right length that, when it is a step list, parses: a bad step is a 400
+/// naming `instruction`, the line and what was expected there.
+fn instruction_text(value: String) -> Checked<String> {
+    let value = text("instruction", value, 1, INSTRUCTION_MAX)?;
+    parse(&value).map_err(|error| FieldError::new("instruction", error.to_string()))?;
+    Ok(value)
+}
+
 fn schedule(expression: &str) -> Checked<Schedule> {
     Schedule::parse(expression).map_err(|e| FieldError::new("schedule", e.to_string()))
 }
@@ -188,7 +204,7 @@ impl BrowserAutomation {
             name: text("name", required("name", input.name)?, 1, NAME_MAX)?,
             description: input.description.map(|d| text("description", d, 0, DESCRIPTION_MAX)).transpose()?,
             target_url: http_url("targetUrl", required("targetUrl", input.target_url)?)?,
-            instruction: text("instruction", required("instruction", input.instruction)?, 1, INSTRUCTION_MAX)?,
+            instruction: instruction_text(required("instruction", input.instruction)?)?,
             schedule,
             is_enabled: true,
             next_run_at: None,
@@ -200,6 +216,16 @@ impl BrowserAutomation {
         };
         automation.reschedule(now);
         Ok(automation)
+    }
+
+    /// How the instruction will be carried out (a stored instruction always parses).
+    pub fn executor(&self) -> Executor {
+        self.parsed_instruction().executor()
+    }
+
+    /// The instruction as steps or free text.
+    pub fn parsed_instruction(&self) -> Instruction {
+        parse(&self.instruction).unwrap_or_else(|_| Instruction::FreeText(self.instruction.clone()))
     }
 
     /// Parses the `taskId` of a create: a malformed one is a 400 naming the field.
@@ -253,6 +279,10 @@ pub struct AutomationRun {
     pub screenshot_key: Option<String>,
     /// Why the run failed, fit to show the user.
     pub error: Option<String>,
+    /// The judgement of a completed run.
+    pub verdict: Option<Verdict>,
+    /// What the run carried out, in order (at most [`MAX_RUN_STEPS`]).
+    pub steps: Vec<RunStep>,
 }
 
 impl AutomationRun {
@@ -269,6 +299,8 @@ impl AutomationRun {
             duration_ms: None,
             screenshot_key: None,
             error: None,
+            verdict: None,
+            steps: Vec::new(),
         }
     }
 
@@ -278,21 +310,36 @@ impl AutomationRun {
         format!("{}/{}", self.organization_id, self.id)
     }
 
+    /// Where the screenshot taken after step `index` goes: beside the run's own.
+    pub fn step_screenshot_blob_key(&self, index: u32) -> String {
+        format!("{}/{}_s{index}", self.organization_id, self.id)
+    }
+
+    /// Every blob the run points at: its screenshot and its steps' (to remove with the run).
+    pub fn blob_keys(&self) -> impl Iterator<Item = &str> {
+        self.screenshot_key
+            .iter()
+            .chain(self.steps.iter().filter_map(|s| s.screenshot_key.as_ref()))
+            .map(String::as_str)
+    }
+
     pub fn start(&mut self, now: Timestamp) {
         self.status = RunStatus::Running;
         self.started_at = Some(now);
     }
 
-    /// Ends the run: `Ok(screenshot key)` completes it, `Err(message)` fails it.
-    pub fn finish(&mut self, outcome: Result<String, String>, now: Timestamp) {
+    /// Ends the run: `Ok(verdict)` completes it, `Err(message)` fails it (it could not be carried
+    /// out). `screenshot_key` is the final screenshot, kept either way when there is one.
+    pub fn finish(&mut self, outcome: Result<Verdict, String>, screenshot_key: Option<String>, now: Timestamp) {
         let started = self.started_at.unwrap_or(now);
         self.completed_at = Some(now);
         self.duration_ms =
             Some((now.to_offset() - started.to_offset()).whole_milliseconds().try_into().unwrap_or(i64::MAX));
+        self.screenshot_key = screenshot_key;
         match outcome {
-            Ok(key) => {
+            Ok(verdict) => {
                 self.status = RunStatus::Completed;
-                self.screenshot_key = Some(key);
+                self.verdict = Some(verdict);
             }
             Err(message) => {
                 self.status = RunStatus::Failed;
@@ -444,7 +491,7 @@ mod tests {
         let start = Timestamp::now();
         let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, start);
         run.start(start);
-        run.finish(Err("the page answered HTTP 404".into()), start.plus(time::Duration::milliseconds(1500)));
+        run.finish(Err("the page answered HTTP 404".into()), None, start.plus(time::Duration::milliseconds(1500)));
         assert_eq!(run.status, RunStatus::Failed);
         assert_eq!(run.duration_ms, Some(1500));
         assert_eq!(run.error.as_deref(), Some("the page answered HTTP 404"));

@@ -20,7 +20,10 @@ mod vault;
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
-pub use browser::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+pub use browser::{
+    BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError, PageSnapshot,
+    ScrollDirection, SnapshotElement,
+};
 pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};

@@ -201,6 +201,8 @@ impl TryFrom<RunRow> for AutomationRun {
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key,
             error: r.error,
+            verdict: None,
+            steps: Vec::new(),
         })
     }
 }

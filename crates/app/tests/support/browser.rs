@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+use compliance_ports::{BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, PageError};
 use tokio::sync::Notify;
 
 pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\nfake";
@@ -77,5 +77,9 @@ impl BrowserRunner for FakeBrowser {
             Page::Waits => self.release.notified().await,
         }
         Ok(Capture { png: PNG.to_vec(), http_status: Some(200) })
+    }
+
+    async fn open(&self, _url: &str, _timeout: std::time::Duration) -> Result<Box<dyn BrowserPage>, PageError> {
+        Err(PageError::Browser("the fake browser has no pages yet".into()))
     }
 }
