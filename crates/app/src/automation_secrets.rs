@@ -119,6 +119,33 @@ impl AutomationSecrets {
         }
     }
 
+    /// The names a run may type (the automation's own and its connection's fields), sorted, for
+    /// the agent's prompt. Names are not secret; a vault that cannot be read gives none.
+    pub(crate) async fn names(&self, automation: &BrowserAutomation) -> Vec<String> {
+        match self.all_names(automation).await {
+            Ok(names) => names,
+            Err(error) => {
+                tracing::warn!(%error, automation = %automation.id, "could not list an automation's secrets");
+                Vec::new()
+            }
+        }
+    }
+
+    async fn all_names(&self, automation: &BrowserAutomation) -> Result<Vec<String>, AppError> {
+        let org = &automation.organization_id;
+        let own = self.secrets.children(org, AUTOMATION_SECRET_OWNER_KIND, automation.id.as_str()).await?;
+        let mut names: Vec<String> =
+            own.iter().filter_map(|secret| view(&automation.id, secret)).map(|v| v.name.as_str().to_owned()).collect();
+        if let Some(connection) = &automation.connection_id
+            && let Some(fields) = self.connection_fields(org, connection.as_str()).await?
+        {
+            names.extend(fields.keys().filter(|field| SecretName::parse(field).is_ok()).cloned());
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
     async fn lookup(&self, automation: &BrowserAutomation, name: &str) -> Result<Option<SecretString>, AppError> {
         let Ok(name) = SecretName::parse(name) else { return Ok(None) };
         let org = &automation.organization_id;
@@ -141,18 +168,27 @@ impl AutomationSecrets {
         connection: &str,
         field: &str,
     ) -> Result<Option<SecretString>, AppError> {
+        let Some(mut fields) = self.connection_fields(org, connection).await? else { return Ok(None) };
+        Ok(match fields.remove(field) {
+            Some(serde_json::Value::String(value)) => Some(SecretString::from(value)),
+            _ => None,
+        })
+    }
+
+    async fn connection_fields(
+        &self,
+        org: &OrganizationId,
+        connection: &str,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, AppError> {
         let Some(stored) = self.secrets.get(org, CONNECTION_CREDENTIALS_OWNER_KIND, connection).await? else {
             return Ok(None);
         };
         let owner =
             SecretOwner { organization_id: org, owner_kind: CONNECTION_CREDENTIALS_OWNER_KIND, owner_id: connection };
         let document = self.cipher.open(&stored.ciphertext, owner).map_err(|e| AppError::Internal(e.to_string()))?;
-        let mut fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(document.expose_secret())
-            .map_err(|_| AppError::Internal("a connection's credentials are not a JSON object".into()))?;
-        Ok(match fields.remove(field) {
-            Some(serde_json::Value::String(value)) => Some(SecretString::from(value)),
-            _ => None,
-        })
+        serde_json::from_str(document.expose_secret())
+            .map(Some)
+            .map_err(|_| AppError::Internal("a connection's credentials are not a JSON object".into()))
     }
 
     async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {

@@ -10,7 +10,7 @@ use compliance_ports::{AutomationRepository, BlobStore, BrowserPage, BrowserRunn
 use tokio::sync::Notify;
 
 use crate::Ports;
-use crate::automation_agent::{AgentExecutor, AgentRun};
+use crate::automation_agent::{AgentExecutor, AgentRun, AgentSettings};
 use crate::automation_recorder::RunRecorder;
 use crate::automation_report::TaskReporter;
 use crate::automation_secrets::AutomationSecrets;
@@ -33,6 +33,8 @@ pub struct AutomationSettings {
     pub min_interval: Duration,
     /// Runs executed at once by one instance (the browser adapter has its own bound too).
     pub concurrency: usize,
+    /// The bounds of free-text (agent) runs.
+    pub agent: AgentSettings,
 }
 
 impl Default for AutomationSettings {
@@ -43,6 +45,7 @@ impl Default for AutomationSettings {
             stale_after: Duration::from_secs(10 * 60),
             min_interval: Duration::from_secs(60),
             concurrency: 2,
+            agent: AgentSettings::default(),
         }
     }
 }

@@ -43,6 +43,7 @@ use compliance_ports::{
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
+pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
 pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};

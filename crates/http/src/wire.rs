@@ -457,6 +457,11 @@ pub struct AutomationDto<'a> {
     pub next_run_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The integration connection whose credential fields `type secret` may read; `null` for none.
+    #[schema(value_type = Option<compliance_domain::ConnectionId>, required = true)]
+    pub connection_id: Option<&'a compliance_domain::ConnectionId>,
+    /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
+    pub post_result_to_task: bool,
 }
 
 impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for AutomationDto<'a> {
@@ -473,7 +478,25 @@ impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for Automati
             next_run_at: a.next_run_at,
             created_at: a.created_at,
             updated_at: a.updated_at,
+            connection_id: a.connection_id.as_ref(),
+            post_result_to_task: a.post_result_to_task,
         }
+    }
+}
+
+/// A secret of an automation: its name and when it was set. The value is write-only.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = AutomationSecret)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretDto<'a> {
+    #[schema(value_type = String, pattern = "^[A-Za-z][A-Za-z0-9_]{0,63}$")]
+    pub name: &'a str,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> From<&'a compliance_app::SecretView> for SecretDto<'a> {
+    fn from(view: &'a compliance_app::SecretView) -> Self {
+        Self { name: view.name.as_str(), updated_at: view.updated_at }
     }
 }
 
