@@ -119,7 +119,7 @@ async fn a_closed_port_and_a_slow_server_are_model_unavailable() {
 
     let server = MockServer::start().await;
     answer(&server, completion(json!([])).set_delay(Duration::from_secs(5))).await;
-    let mut settings = LlmSettings::new(server.uri(), "m", None);
+    let mut settings = LlmSettings::new(format!("{}/v1", server.uri()), "m", None);
     settings.timeout = Duration::from_millis(200);
     let error = ChatCompletionsModel::new(settings).unwrap().complete(&[], &tools()).await.unwrap_err();
     assert_eq!(error, ModelError::Unavailable("no answer in time".into()));
