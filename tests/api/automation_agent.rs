@@ -203,7 +203,7 @@ async fn the_agent_logs_in_with_a_secret_and_passes(server: &TestServer, model: 
     assert_eq!(attachments.len(), 1, "{comment}");
     assert_eq!(attachments[0]["type"], "image/png", "{comment}");
     let download = tenant.api.get(&format!("/v1/attachments/{}/download", str_of(&attachments[0], "id"))).await.ok(200);
-    let png = server.anonymous().get_url(str_of(&download, "url")).await;
+    let png = server.anonymous().get_url(str_of(&download, "downloadUrl")).await;
     assert_eq!(png.status, 200);
     assert_eq!(png.bytes[..8], PNG_SIGNATURE, "the attachment is not a PNG");
 }

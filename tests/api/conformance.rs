@@ -267,7 +267,7 @@ async fn integrations(
 /// the automation's path, for the delete at the end.
 async fn automations(c: &mut Conformance, server: &TestServer, api: &Client, task: &str, page: &MockServer) -> String {
     let body = json!({"taskId": task, "name": "Status page", "targetUrl": format!("{}/ok", page.uri()),
-                      "instruction": "Open the page and take a screenshot.", "schedule": "0 0 3 * * *"});
+                      "instruction": "screenshot", "schedule": "0 0 3 * * *"});
     let automation = c.check("createAutomation", api.post("/v1/browser/automations", body).await);
     let one = format!("/v1/browser/automations/{}", str_of(&automation, "id"));
     c.check("listTaskAutomations", api.get(&format!("/v1/browser/automations/task/{task}")).await);
