@@ -247,10 +247,7 @@ async fn a_malformed_tool_call_fails_the_run(server: &TestServer, model: &FakeMo
     model.script(vec![Reply::RawArguments("click", "{\"ref\": e1")]);
     let run = run_to_the_end(&tenant.api, &id).await;
     assert_eq!(run["status"], "failed", "{run}");
-    assert_eq!(
-        run["error"], "the model's answer is malformed: tool call 1 has arguments that are not JSON",
-        "{run}"
-    );
+    assert_eq!(run["error"], "the model's answer is malformed: tool call 1 has arguments that are not JSON", "{run}");
     // A call of a tool that does not exist, or without its arguments, is as clear.
     model.script(vec![Reply::Tool("click", json!({}))]);
     let run = run_to_the_end(&tenant.api, &id).await;

@@ -184,7 +184,9 @@ impl Agent<'_> {
                 return Ok(Turn::Finished(verdict));
             }
             Action::Navigate(url) => self.page.navigate(url).await.map(|()| "navigated".to_owned()),
-            Action::Click(reference) => self.page.click(Clickable::Reference(reference)).await.map(|()| "clicked".to_owned()),
+            Action::Click(reference) => {
+                self.page.click(Clickable::Reference(reference)).await.map(|()| "clicked".to_owned())
+            }
             Action::Type { reference, text } => {
                 let value = SecretString::from(text.clone());
                 let typed = self.page.type_into(Field::Reference(reference), &value).await;
@@ -373,9 +375,7 @@ impl Action {
 
 /// The tools the model may call, with the JSON Schema of their arguments.
 fn tools() -> Vec<ToolSpec> {
-    let object = |properties: Value, required: &[&str]| {
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
-    };
+    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     let reference = json!({"type": "string", "description": "An element reference from the latest page, such as e12"});
     vec![
         ToolSpec {

@@ -93,7 +93,12 @@ impl AutomationSecrets {
     }
 
     /// Removes the secret; 404 when the automation has none of that name.
-    pub async fn delete(&self, caller: &Principal, automation: &AutomationId, name: &str) -> Result<SecretName, AppError> {
+    pub async fn delete(
+        &self,
+        caller: &Principal,
+        automation: &AutomationId,
+        name: &str,
+    ) -> Result<SecretName, AppError> {
         let org = &caller.organization_id;
         self.automation(org, automation).await?;
         let name = SecretName::parse(name).map_err(|_| AppError::NotFound("secret"))?;
@@ -151,8 +156,13 @@ impl AutomationSecrets {
         let org = &automation.organization_id;
         let owner_id = SecretOwner::automation_secret(automation.id.as_str(), name.as_str());
         if let Some(stored) = self.secrets.get(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id).await? {
-            let owner = SecretOwner { organization_id: org, owner_kind: AUTOMATION_SECRET_OWNER_KIND, owner_id: &owner_id };
-            return self.cipher.open(&stored.ciphertext, owner).map(Some).map_err(|e| AppError::Internal(e.to_string()));
+            let owner =
+                SecretOwner { organization_id: org, owner_kind: AUTOMATION_SECRET_OWNER_KIND, owner_id: &owner_id };
+            return self
+                .cipher
+                .open(&stored.ciphertext, owner)
+                .map(Some)
+                .map_err(|e| AppError::Internal(e.to_string()));
         }
         match &automation.connection_id {
             Some(connection) => self.connection_field(org, connection.as_str(), name.as_str()).await,

@@ -57,8 +57,7 @@ impl AutomationService {
         let org = &caller.organization_id;
         let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
         self.require_task(org, &task, TaskRefusal::InvalidField).await?;
-        let automation =
-            BrowserAutomation::create(org.clone(), task, caller.user_id.clone(), input, self.clock.now())?;
+        let automation = BrowserAutomation::create(org.clone(), task, caller.user_id.clone(), input, self.clock.now())?;
         if let Some(schedule) = &automation.schedule {
             self.check_interval(schedule)?;
         }
@@ -212,7 +211,9 @@ impl AutomationService {
         match self.connections.get(&caller.organization_id, connection).await {
             Ok(found) if found.is_disconnected() => Err(AppError::invalid("connectionId", "is disconnected")),
             Ok(_) => Ok(()),
-            Err(RepoError::NotFound) => Err(AppError::invalid("connectionId", "is not a connection of this organization")),
+            Err(RepoError::NotFound) => {
+                Err(AppError::invalid("connectionId", "is not a connection of this organization"))
+            }
             Err(other) => Err(other.into()),
         }
     }

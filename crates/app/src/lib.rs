@@ -37,8 +37,8 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
-    ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository,
-    RiskRepository, SecretCipher, SecretRepository, TaskRepository, UserRepository, VendorRepository,
+    ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, RiskRepository,
+    SecretCipher, SecretRepository, TaskRepository, UserRepository, VendorRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};

@@ -42,7 +42,8 @@ async fn a_value_is_sealed_for_its_automation_and_listed_by_name_only() {
     let stored = world.secrets.ciphertexts();
     assert_eq!(stored.len(), 2);
     assert!(stored.iter().all(|c| !String::from_utf8_lossy(c).contains(VALUE)));
-    let owners: Vec<String> = stored.iter().map(|c| String::from_utf8_lossy(c).split('\0').next().unwrap().into()).collect();
+    let owners: Vec<String> =
+        stored.iter().map(|c| String::from_utf8_lossy(c).split('\0').next().unwrap().into()).collect();
     assert!(owners.iter().any(|o| o.ends_with(&format!("{}/password", first.id))), "{owners:?}");
     assert!(owners.iter().any(|o| o.ends_with(&format!("{}/password", second.id))), "{owners:?}");
 

@@ -8,8 +8,8 @@
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine as _;
-use compliance_ports::{CipherError, SecretOwner};
 use base64::engine::general_purpose::STANDARD;
+use compliance_ports::{CipherError, SecretOwner};
 use secrecy::zeroize::Zeroizing;
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};

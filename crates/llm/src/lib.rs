@@ -12,9 +12,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use compliance_ports::{
-    AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec,
-};
+use compliance_ports::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
@@ -286,9 +284,8 @@ fn parse_reply(body: &[u8]) -> Result<ModelReply, ModelError> {
     for (index, call) in calls.into_iter().enumerate() {
         tool_calls.push(tool_call(index, call)?);
     }
-    let usage = completion
-        .usage
-        .map(|u| TokenUsage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens });
+    let usage =
+        completion.usage.map(|u| TokenUsage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens });
     Ok(ModelReply { content: choice.message.content.filter(|c| !c.is_empty()), tool_calls, usage })
 }
 
@@ -299,7 +296,9 @@ fn tool_call(index: usize, call: WireToolCall) -> Result<ToolCall, ModelError> {
     let arguments = match function.arguments {
         None => Value::Object(serde_json::Map::new()),
         Some(Value::String(text)) if text.trim().is_empty() => Value::Object(serde_json::Map::new()),
-        Some(Value::String(text)) => serde_json::from_str(&text).map_err(|_| malformed("has arguments that are not JSON"))?,
+        Some(Value::String(text)) => {
+            serde_json::from_str(&text).map_err(|_| malformed("has arguments that are not JSON"))?
+        }
         Some(other) => other,
     };
     if !arguments.is_object() {

@@ -13,8 +13,7 @@ const KEY: &str = "sk-test-key-0123456789";
 const LEAKY_BODY: &str = "upstream said: Bearer sk-test-key-0123456789 and the prompt was hunter2";
 
 fn model(server: &MockServer) -> ChatCompletionsModel {
-    ChatCompletionsModel::new(LlmSettings::new(format!("{}/v1", server.uri()), "test-model", Some(KEY.into())))
-        .unwrap()
+    ChatCompletionsModel::new(LlmSettings::new(format!("{}/v1", server.uri()), "test-model", Some(KEY.into()))).unwrap()
 }
 
 fn tools() -> Vec<ToolSpec> {
@@ -67,13 +66,19 @@ async fn sends_the_conversation_and_tools_with_the_key_and_parses_tool_calls() {
         ChatMessage::tool_result("call_0", "clicked"),
     ];
     let reply = model(&server).complete(&history, &tools()).await.unwrap();
-    assert_eq!(reply.tool_calls, vec![ToolCall { id: "call_a".into(), name: "click".into(), arguments: json!({"ref": 3}) }]);
+    assert_eq!(
+        reply.tool_calls,
+        vec![ToolCall { id: "call_a".into(), name: "click".into(), arguments: json!({"ref": 3}) }]
+    );
     assert_eq!(reply.usage, Some(TokenUsage { prompt_tokens: 120, completion_tokens: 8 }));
 
     let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
     assert_eq!(sent["model"], "test-model");
-    assert_eq!(sent["tools"][0], json!({"type": "function", "function": {
-        "name": "click", "description": "Clicks an element", "parameters": tools()[0].parameters}}));
+    assert_eq!(
+        sent["tools"][0],
+        json!({"type": "function", "function": {
+        "name": "click", "description": "Clicks an element", "parameters": tools()[0].parameters}})
+    );
     let roles: Vec<&str> = sent["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
     assert_eq!(sent["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"ref\":1}");
@@ -131,7 +136,10 @@ async fn malformed_answers_and_tool_calls_are_named_without_quoting_them() {
         (ResponseTemplate::new(200).set_body_string(LEAKY_BODY), "not a chat completion"),
         (ResponseTemplate::new(200).set_body_json(json!({"choices": []})), "no choices"),
         (completion(json!([{"id": "c", "function": {"name": "click", "arguments": "{ref: hunter2"}}])), "not JSON"),
-        (completion(json!([{"id": "c", "function": {"name": "click", "arguments": "[\"hunter2\"]"}}])), "not a JSON object"),
+        (
+            completion(json!([{"id": "c", "function": {"name": "click", "arguments": "[\"hunter2\"]"}}])),
+            "not a JSON object",
+        ),
         (completion(json!([{"id": "c", "function": {"arguments": "{}"}}])), "no function name"),
         (completion(json!([{"id": "c", "type": "function"}])), "no function"),
     ];

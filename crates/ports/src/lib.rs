@@ -36,6 +36,6 @@ pub use repositories::{
     UserRepository,
 };
 pub use vault::{
-    AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord, OAuthStateRepository,
-    RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+    AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord,
+    OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
 };

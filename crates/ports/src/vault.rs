@@ -85,7 +85,12 @@ pub trait SecretRepository: Send + Sync {
     /// The ids of the organization's owners of `owner_kind` that have a secret, sorted.
     async fn owner_ids(&self, org: &OrganizationId, owner_kind: &str) -> Result<Vec<String>, RepoError>;
     /// The secrets of `owner_kind` whose owner id is `{parent}/…`, sorted by owner id.
-    async fn children(&self, org: &OrganizationId, owner_kind: &str, parent: &str) -> Result<Vec<StoredSecret>, RepoError>;
+    async fn children(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        parent: &str,
+    ) -> Result<Vec<StoredSecret>, RepoError>;
     /// Whether there was one to delete.
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError>;
     /// How many secrets are not yet under `current_key`.

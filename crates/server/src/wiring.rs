@@ -60,7 +60,8 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
     };
     let agent_model = match &config.llm {
         Some(llm) => Some(Arc::new(
-            ChatCompletionsModel::new(llm.clone()).context("AUTOMATION_LLM_URL / AUTOMATION_LLM_MODEL / AUTOMATION_LLM_API_KEY")?,
+            ChatCompletionsModel::new(llm.clone())
+                .context("AUTOMATION_LLM_URL / AUTOMATION_LLM_MODEL / AUTOMATION_LLM_API_KEY")?,
         ) as Arc<dyn AgentModel>),
         None => None,
     };

@@ -12,13 +12,11 @@ use crate::wire::SecretDto;
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/browser/automations/{automationId}/secrets").get(list_automation_secrets))
-        .add(
-            Endpoint::new("/v1/browser/automations/{automationId}/secrets/{name}")
-                .put(put_automation_secret)
-                .delete(delete_automation_secret),
-        );
+    router.add(Endpoint::new("/v1/browser/automations/{automationId}/secrets").get(list_automation_secrets)).add(
+        Endpoint::new("/v1/browser/automations/{automationId}/secrets/{name}")
+            .put(put_automation_secret)
+            .delete(delete_automation_secret),
+    );
 }
 
 /// This module's part of the OpenAPI document.
