@@ -273,6 +273,10 @@ async fn automations(c: &mut Conformance, server: &TestServer, api: &Client, tas
     c.check("listTaskAutomations", api.get(&format!("/v1/browser/automations/task/{task}")).await);
     c.check("getAutomation", api.get(&one).await);
     c.check("updateAutomation", api.patch(&one, json!({"description": "Daily at three."})).await);
+    let secret = format!("{one}/secrets/password");
+    c.check("putAutomationSecret", api.put(&secret, json!({"value": "correct horse"})).await);
+    c.check("listAutomationSecrets", api.get(&format!("{one}/secrets")).await);
+    c.check("deleteAutomationSecret", api.delete(&secret).await);
     c.check("startAutomationRun", api.post(&format!("{one}/runs"), json!({})).await);
 
     // Polled until the run has finished, so that the list checked holds every field of a run.

@@ -66,6 +66,7 @@ mod cli;
 mod client;
 mod cluster;
 mod fake_fleet;
+mod fake_model;
 mod fake_provider;
 mod harness;
 mod tenant;
@@ -73,6 +74,8 @@ mod webdriver;
 
 mod attachments;
 mod auth;
+mod automation_agent;
+mod automation_secrets;
 mod automations;
 mod bad_input;
 mod chat;

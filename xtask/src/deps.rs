@@ -21,6 +21,7 @@ const ADAPTERS: &[&str] = &[
     "compliance-devices",
     "compliance-browser",
     "compliance-ratelimit",
+    "compliance-llm",
 ];
 
 /// (package, dependencies it must not have, not even through another crate). Besides these, every
@@ -40,6 +41,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-devices", &["diesel", "actix-web"]),
     ("compliance-browser", &["diesel", "actix-web"]),
     ("compliance-ratelimit", &["diesel", "actix-web"]),
+    ("compliance-llm", &["diesel", "actix-web"]),
     // the adapters' shared Redis connection is a leaf below them
     ("compliance-redis", &["diesel", "actix-web"]),
     ("compliance-redis", ADAPTERS),
@@ -58,6 +60,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "compliance-browser",
             "compliance-ratelimit",
             "compliance-redis",
+            "compliance-llm",
         ],
     ),
 ];

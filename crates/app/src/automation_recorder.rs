@@ -67,10 +67,6 @@ impl RunRecorder {
         self.store_screenshot(page, self.run.screenshot_blob_key()).await
     }
 
-    pub(crate) fn steps(&self) -> &[RunStep] {
-        &self.steps
-    }
-
     pub(crate) fn into_steps(self) -> Vec<RunStep> {
         self.steps
     }

@@ -11,7 +11,7 @@ use compliance_ports::{AutomationRepository, BlobStore, BrowserPage, BrowserRunn
 use tokio::sync::Notify;
 
 use crate::Ports;
-use crate::automation_agent::{AgentExecutor, AgentRun};
+use crate::automation_agent::{AgentExecutor, AgentRun, AgentSettings};
 use crate::automation_recorder::RunRecorder;
 use crate::automation_report::TaskReporter;
 use crate::automation_secrets::AutomationSecrets;
@@ -40,6 +40,8 @@ pub struct AutomationSettings {
     pub concurrency: usize,
     /// Finished runs older than this are removed with their screenshots.
     pub run_retention: Duration,
+    /// The bounds of free-text (agent) runs.
+    pub agent: AgentSettings,
 }
 
 impl Default for AutomationSettings {
@@ -51,6 +53,7 @@ impl Default for AutomationSettings {
             min_interval: Duration::from_secs(60),
             concurrency: 2,
             run_retention: Duration::from_secs(90 * 24 * 60 * 60),
+            agent: AgentSettings::default(),
         }
     }
 }

@@ -6,9 +6,10 @@ use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
 use compliance_domain::schedule::Schedule;
-use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
+use compliance_domain::{AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId};
 use compliance_ports::{
-    AutomationRepository, BrowserRunner, CaptureError, Clock, Page, PageRequest, RepoError, TaskRepository,
+    AutomationRepository, BrowserRunner, CaptureError, Clock, ConnectionRepository, Page, PageRequest, RepoError,
+    TaskRepository,
 };
 use tokio::sync::Notify;
 
@@ -32,6 +33,7 @@ pub struct RunView {
 pub struct AutomationService {
     automations: Arc<dyn AutomationRepository>,
     tasks: Arc<dyn TaskRepository>,
+    connections: Arc<dyn ConnectionRepository>,
     browser: Arc<dyn BrowserRunner>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
@@ -45,6 +47,7 @@ impl AutomationService {
         Self {
             automations: ports.automations.clone(),
             tasks: ports.tasks.clone(),
+            connections: ports.connections.clone(),
             browser: ports.browser.clone(),
             clock: ports.clock.clone(),
             links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
@@ -57,9 +60,12 @@ impl AutomationService {
         let org = &caller.organization_id;
         let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
         self.require_task(org, &task, TaskRefusal::InvalidField).await?;
-        let automation = BrowserAutomation::create(org.clone(), task, input, self.clock.now())?;
+        let automation = BrowserAutomation::create(org.clone(), task, caller.user_id.clone(), input, self.clock.now())?;
         if let Some(schedule) = &automation.schedule {
             self.check_interval(schedule)?;
+        }
+        if let Some(connection) = &automation.connection_id {
+            self.check_connection(caller, connection).await?;
         }
         self.check_target(&automation.target_url).await?;
         self.automations.insert(&automation).await?;
@@ -90,10 +96,18 @@ impl AutomationService {
         if let Some(target) = patch.target_url() {
             self.check_target(target).await?;
         }
+        if let Some(connection) = patch.connection_id() {
+            self.check_connection(caller, connection).await?;
+        }
         for _ in 0..UPDATE_ATTEMPTS {
             let previous = self.automation(&caller.organization_id, id).await?;
             if patch.is_empty() {
                 return Ok(previous);
+            }
+            if previous.connection_id.is_some() && !caller.is_administrator() {
+                return Err(AppError::Forbidden(
+                    "only an administrator may change an automation that uses a connection's credentials",
+                ));
             }
             let mut automation = previous.clone();
             automation.apply(&patch, self.clock.now());
@@ -220,6 +234,22 @@ impl AutomationService {
                 TaskRefusal::InvalidField => AppError::invalid("taskId", "is not a task of this organization"),
                 TaskRefusal::NotFound => AppError::NotFound("task"),
             }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// A connection's credentials may be typed into any page the automation opens, so only an
+    /// administrator may hand them to an automation, and only a live connection of the organization.
+    async fn check_connection(&self, caller: &Principal, connection: &ConnectionId) -> Result<(), AppError> {
+        if !caller.is_administrator() {
+            return Err(AppError::Forbidden("only an administrator may let an automation use a connection"));
+        }
+        match self.connections.get(&caller.organization_id, connection).await {
+            Ok(found) if found.is_disconnected() => Err(AppError::invalid("connectionId", "is disconnected")),
+            Ok(_) => Ok(()),
+            Err(RepoError::NotFound) => {
+                Err(AppError::invalid("connectionId", "is not a connection of this organization"))
+            }
             Err(other) => Err(other.into()),
         }
     }

@@ -35,14 +35,16 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, ContextRepository,
-    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, ListGenerations, ListName, MemberRepository,
-    OrganizationRepository, PageRequest, PolicyRepository, RiskRepository, TaskRepository, UserRepository,
-    VendorRepository,
+    AgentModel, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
+    ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, RiskRepository,
+    SecretCipher, SecretRepository, TaskRepository, UserRepository, VendorRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
+pub use automation_agent::AgentSettings;
+pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
 pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};
 pub use blob_links::DownloadLink;
@@ -82,6 +84,13 @@ pub struct Ports {
     pub chat: Arc<dyn ChatStore>,
     pub health: Arc<dyn HealthCheck>,
     pub clock: Arc<dyn Clock>,
+    /// Integration connections, whose credentials an automation may type (`connectionId`).
+    pub connections: Arc<dyn ConnectionRepository>,
+    /// The vault's ciphertexts and its cipher, for an automation's login secrets.
+    pub secrets: Arc<dyn SecretRepository>,
+    pub cipher: Arc<dyn SecretCipher>,
+    /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
+    pub agent_model: Option<Arc<dyn AgentModel>>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -129,6 +138,7 @@ pub struct App {
     pub admin: AdminService,
     pub devices: DeviceService,
     pub automations: AutomationService,
+    pub automation_secrets: AutomationSecrets,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     health: Arc<dyn HealthCheck>,
@@ -144,6 +154,7 @@ impl App {
         Self {
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
+            automation_secrets: AutomationSecrets::new(&ports),
             worker: Some(AutomationWorker::new(&ports, settings.automations.clone(), work)),
             auth: AuthService::new(
                 ports.credentials.clone(),

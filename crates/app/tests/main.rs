@@ -7,6 +7,7 @@
 
 mod support;
 
+mod automation_secrets;
 mod automations;
 mod chat;
 mod comments;

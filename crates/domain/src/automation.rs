@@ -14,7 +14,9 @@ use crate::schedule::Schedule;
 use crate::validation::{
     Checked, FieldError, ValidationErrors, http_url, map_nullable, map_present, required, set, text,
 };
-use crate::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp, nullable, required_non_null};
+use crate::{
+    AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId, Timestamp, UserId, nullable, required_non_null,
+};
 
 pub const NAME_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 2_000;
@@ -45,6 +47,13 @@ pub struct BrowserAutomation {
     pub next_run_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Who created it: the author of the comments its runs post on the task. `None` for
+    /// automations created before creators were recorded (their runs post no comment).
+    pub created_by: Option<UserId>,
+    /// An integration connection whose credential fields `type secret "NAME"` may read.
+    pub connection_id: Option<ConnectionId>,
+    /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
+    pub post_result_to_task: bool,
 }
 
 /// `POST /v1/browser/automations`.
@@ -71,6 +80,14 @@ pub struct NewAutomation {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::new_schedule))]
     pub schedule: Option<String>,
+    /// A connection of the caller's organization (400 naming `connectionId` otherwise).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::ConnectionId>))]
+    pub connection_id: Option<String>,
+    /// Default `true`.
+    #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
+    pub post_result_to_task: Option<bool>,
 }
 
 /// `PATCH /v1/browser/automations/{id}`: absent fields stay; `description` and `schedule` may be
@@ -97,6 +114,13 @@ pub struct AutomationChanges {
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub is_enabled: Option<bool>,
+    /// A connection of the caller's organization, or `null` for none.
+    #[serde(default, deserialize_with = "nullable")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::ConnectionId>))]
+    pub connection_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
+    pub post_result_to_task: Option<bool>,
 }
 
 /// Validated changes to an automation.
@@ -108,6 +132,8 @@ pub struct AutomationPatch {
     description: Option<Option<String>>,
     schedule: Option<Option<Schedule>>,
     is_enabled: Option<bool>,
+    connection_id: Option<Option<ConnectionId>>,
+    post_result_to_task: Option<bool>,
 }
 
 impl AutomationPatch {
@@ -119,6 +145,8 @@ impl AutomationPatch {
             description: map_nullable(changes.description, |d| text("description", d, 0, DESCRIPTION_MAX))?,
             schedule: map_nullable(changes.schedule, |s| schedule(&s))?,
             is_enabled: changes.is_enabled,
+            connection_id: map_nullable(changes.connection_id, |c| connection_id(&c))?,
+            post_result_to_task: changes.post_result_to_task,
         })
     }
 
@@ -129,6 +157,11 @@ impl AutomationPatch {
     /// The new schedule, when the patch sets one.
     pub fn schedule(&self) -> Option<&Schedule> {
         self.schedule.as_ref().and_then(Option::as_ref)
+    }
+
+    /// The new connection, when the patch sets one (it must be checked to be the organization's).
+    pub fn connection_id(&self) -> Option<&ConnectionId> {
+        self.connection_id.as_ref().and_then(Option::as_ref)
     }
 
     /// The new target, when the patch changes it (it must be checked before it is stored).
@@ -149,11 +182,17 @@ fn schedule(expression: &str) -> Checked<Schedule> {
     Schedule::parse(expression).map_err(|e| FieldError::new("schedule", e.to_string()))
 }
 
+fn connection_id(raw: &str) -> Checked<ConnectionId> {
+    ConnectionId::parse(raw).map_err(|e| FieldError::new("connectionId", e.to_string()))
+}
+
 impl BrowserAutomation {
-    /// `task_id` is the parsed task the caller checked belongs to the organization.
+    /// `task_id` is the parsed task the caller checked belongs to the organization; `created_by`
+    /// the caller's user.
     pub fn create(
         organization_id: OrganizationId,
         task_id: TaskId,
+        created_by: UserId,
         input: NewAutomation,
         now: Timestamp,
     ) -> Result<Self, ValidationErrors> {
@@ -171,6 +210,9 @@ impl BrowserAutomation {
             next_run_at: None,
             created_at: now,
             updated_at: now,
+            created_by: Some(created_by),
+            connection_id: input.connection_id.as_deref().map(connection_id).transpose()?,
+            post_result_to_task: input.post_result_to_task.unwrap_or(true),
         };
         automation.reschedule(now);
         Ok(automation)
@@ -203,6 +245,8 @@ impl BrowserAutomation {
         set(&mut self.description, &patch.description);
         set(&mut self.schedule, &patch.schedule);
         set(&mut self.is_enabled, &patch.is_enabled);
+        set(&mut self.connection_id, &patch.connection_id);
+        set(&mut self.post_result_to_task, &patch.post_result_to_task);
         self.updated_at = now;
         // Only a new schedule or switch moves the next run: a rename must not skip a firing.
         if patch.schedule.is_some() || patch.is_enabled.is_some() {
@@ -402,12 +446,14 @@ mod tests {
             instruction: Some("Check the login form".into()),
             description: None,
             schedule: Some("*/5 * * * *".into()),
+            connection_id: None,
+            post_result_to_task: None,
         }
     }
 
     fn create(input: NewAutomation) -> Result<BrowserAutomation, ValidationErrors> {
         let task = BrowserAutomation::task_id(&input)?;
-        BrowserAutomation::create(OrganizationId::generate(), task, input, Timestamp::now())
+        BrowserAutomation::create(OrganizationId::generate(), task, UserId::generate(), input, Timestamp::now())
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod automation;
+pub mod automation_secret;
 pub mod chat;
 pub mod comment;
 pub mod context;

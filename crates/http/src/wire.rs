@@ -461,6 +461,11 @@ pub struct AutomationDto<'a> {
     pub executor: compliance_domain::automation::Executor,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The integration connection whose credential fields `type secret` may read; `null` for none.
+    #[schema(value_type = Option<compliance_domain::ConnectionId>, required = true)]
+    pub connection_id: Option<&'a compliance_domain::ConnectionId>,
+    /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
+    pub post_result_to_task: bool,
 }
 
 impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for AutomationDto<'a> {
@@ -478,6 +483,8 @@ impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for Automati
             executor: a.executor(),
             created_at: a.created_at,
             updated_at: a.updated_at,
+            connection_id: a.connection_id.as_ref(),
+            post_result_to_task: a.post_result_to_task,
         }
     }
 }
@@ -506,6 +513,22 @@ pub struct RunStepDto<'a> {
     /// that did not change the page (waits and expectations) or failed.
     #[schema(value_type = Option<String>, required = true)]
     pub screenshot_url: Option<&'a str>,
+}
+
+/// A secret of an automation: its name and when it was set. The value is write-only.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = AutomationSecret)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretDto<'a> {
+    #[schema(value_type = String, pattern = "^[A-Za-z][A-Za-z0-9_]{0,63}$")]
+    pub name: &'a str,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> From<&'a compliance_app::SecretView> for SecretDto<'a> {
+    fn from(view: &'a compliance_app::SecretView) -> Self {
+        Self { name: view.name.as_str(), updated_at: view.updated_at }
+    }
 }
 
 /// An automation run, its screenshot as a signed, expiring link.

@@ -3,6 +3,7 @@
 //! Every repository method that reads or writes tenant data takes the organization id, and every
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
+mod agent;
 mod automations;
 mod blobs;
 mod browser;
@@ -16,6 +17,7 @@ mod records;
 mod repositories;
 mod vault;
 
+pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
 pub use browser::{
@@ -33,4 +35,7 @@ pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,
     UserRepository,
 };
-pub use vault::{OAuthStateRecord, OAuthStateRepository, RefreshLeases, SecretRepository, StoredSecret};
+pub use vault::{
+    AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord,
+    OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+};

@@ -7,7 +7,7 @@ use compliance_domain::automation::{
 };
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AutomationRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, Cursor, Page, PageRequest, RepoError};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -17,8 +17,9 @@ use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::read_page;
-use crate::rows::{id, optional_instant, optional_naive, value};
-use crate::schema::{automation_runs, browser_automations};
+use crate::rows::{id, optional_id, optional_instant, optional_naive, value};
+use crate::schema::{automation_runs, browser_automations, vault_secrets};
+use crate::vault::children_pattern;
 
 const PENDING: &str = RunStatus::Pending.as_str();
 const RUNNING: &str = RunStatus::Running.as_str();
@@ -44,6 +45,9 @@ struct AutomationRow {
     next_run_at: Option<PrimitiveDateTime>,
     created_at: PrimitiveDateTime,
     updated_at: PrimitiveDateTime,
+    created_by: Option<String>,
+    connection_id: Option<String>,
+    post_result_to_task: bool,
 }
 
 /// What `update` replaces; `None` writes NULL (a cleared schedule must be stored as such).
@@ -58,6 +62,8 @@ struct AutomationChanges<'a> {
     is_enabled: bool,
     next_run_at: Option<PrimitiveDateTime>,
     updated_at: PrimitiveDateTime,
+    connection_id: Option<&'a str>,
+    post_result_to_task: bool,
 }
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -157,6 +163,9 @@ impl From<&BrowserAutomation> for AutomationRow {
             next_run_at: optional_naive(a.next_run_at),
             created_at: a.created_at.to_utc_naive(),
             updated_at: a.updated_at.to_utc_naive(),
+            created_by: a.created_by.as_ref().map(ToString::to_string),
+            connection_id: a.connection_id.as_ref().map(ToString::to_string),
+            post_result_to_task: a.post_result_to_task,
         }
     }
 }
@@ -172,6 +181,8 @@ impl<'a> From<&'a BrowserAutomation> for AutomationChanges<'a> {
             is_enabled: a.is_enabled,
             next_run_at: optional_naive(a.next_run_at),
             updated_at: a.updated_at.to_utc_naive(),
+            connection_id: a.connection_id.as_ref().map(|c| c.as_str()),
+            post_result_to_task: a.post_result_to_task,
         }
     }
 }
@@ -195,6 +206,9 @@ impl TryFrom<AutomationRow> for BrowserAutomation {
             next_run_at: optional_instant(r.next_run_at),
             created_at: Timestamp::from_utc_naive(r.created_at),
             updated_at: Timestamp::from_utc_naive(r.updated_at),
+            created_by: optional_id("browser_automations", r.created_by)?,
+            connection_id: optional_id("browser_automations", r.connection_id)?,
+            post_result_to_task: r.post_result_to_task,
         })
     }
 }
@@ -344,6 +358,7 @@ impl AutomationRepository for Store {
     }
 
     async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+        let secrets = children_pattern(id.as_str());
         let mut conn = self.pools.write().await?;
         let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
@@ -358,6 +373,15 @@ impl AutomationRepository for Store {
                     automation_runs::table
                         .filter(automation_runs::organization_id.eq(org.as_str()))
                         .filter(automation_runs::automation_id.eq(id.as_str())),
+                )
+                .execute(c)
+                .await?;
+                // Its login secrets (vault rows owned by `{id}/{NAME}`) go with it.
+                diesel::delete(
+                    vault_secrets::table
+                        .filter(vault_secrets::organization_id.eq(org.as_str()))
+                        .filter(vault_secrets::owner_kind.eq(AUTOMATION_SECRET_OWNER_KIND))
+                        .filter(vault_secrets::owner_id.like(&secrets).escape('\\')),
                 )
                 .execute(c)
                 .await?;

@@ -246,6 +246,9 @@ diesel::table! {
         next_run_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        created_by -> Nullable<Text>,
+        connection_id -> Nullable<Text>,
+        post_result_to_task -> Bool,
     }
 }
 

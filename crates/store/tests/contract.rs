@@ -958,7 +958,9 @@ fn automation(task: &Task, scheduled: bool, at: Timestamp) -> BrowserAutomation 
         "instruction": "Check the login form", "description": "Weekly evidence",
         "schedule": if scheduled { Some("*/5 * * * *") } else { None },
     }));
-    BrowserAutomation::create(task.organization_id.clone(), task.id.clone(), input, at).unwrap()
+    // The creator is a user id without a row: the column has no foreign key (the app checks it).
+    let creator = compliance_domain::UserId::generate();
+    BrowserAutomation::create(task.organization_id.clone(), task.id.clone(), creator, input, at).unwrap()
 }
 
 async fn stored(store: &Store, automation: BrowserAutomation) -> BrowserAutomation {
