@@ -3,14 +3,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use compliance_domain::access::{Role, Scopes};
 use compliance_domain::people::Person;
-use compliance_domain::{ApiKeyId, OrganizationId, Timestamp, UserId};
-use compliance_ports::{Clock, CredentialRepository, MemberRepository};
+use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
+use compliance_ports::{Clock, CredentialRepository, ListGenerations, ListName, MemberRepository};
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
 use crate::AppError;
-use crate::principal_cache::{CacheKey, PrincipalCache};
+use crate::principal_cache::{CacheKey, Cached, PrincipalCache};
 use crate::secret::{digest, digests_match};
 
 /// `lastUsedAt` is written at most this often per key.
@@ -29,17 +30,19 @@ pub struct Principal {
     pub user_id: UserId,
     pub email: String,
     pub auth_type: AuthType,
-    /// The member's free-text role, e.g. `owner` or `admin, auditor`.
+    /// The caller's membership in the organization.
+    pub member_id: MemberId,
+    /// The member's free-text role, e.g. `owner` or `admin, auditor` (see [`crate::access`]).
     pub role: String,
+    /// For an API key, what it may be used for; `None` for a session.
+    pub scopes: Option<Scopes>,
 }
 
 impl Principal {
     /// Administrators are members whose role, split on commas and whitespace, names `owner` or
     /// `admin` (any case).
     pub fn is_administrator(&self) -> bool {
-        self.role
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .any(|word| word.eq_ignore_ascii_case("owner") || word.eq_ignore_ascii_case("admin"))
+        crate::access::holds(&self.role, Role::Owner) || crate::access::holds(&self.role, Role::Admin)
     }
 }
 
@@ -53,6 +56,8 @@ pub enum Credentials {
 pub struct AuthService {
     credentials: Arc<dyn CredentialRepository>,
     members: Arc<dyn MemberRepository>,
+    /// Each organization's access generation, which a remembered caller must still match.
+    generations: Arc<dyn ListGenerations>,
     clock: Arc<dyn Clock>,
     /// When each key's `lastUsedAt` was last written by this process.
     last_used_written: Mutex<HashMap<ApiKeyId, Timestamp>>,
@@ -63,17 +68,18 @@ impl AuthService {
     pub(crate) fn new(
         credentials: Arc<dyn CredentialRepository>,
         members: Arc<dyn MemberRepository>,
+        generations: Arc<dyn ListGenerations>,
         clock: Arc<dyn Clock>,
         cache: Arc<PrincipalCache>,
     ) -> Self {
-        Self { credentials, members, clock, last_used_written: Mutex::new(HashMap::new()), cache }
+        Self { credentials, members, generations, clock, last_used_written: Mutex::new(HashMap::new()), cache }
     }
 
     /// Answers from the cache when it can (see [`PrincipalCache`]); only successes are cached.
     pub async fn authenticate(&self, credentials: Credentials) -> Result<Principal, AppError> {
         let now = self.clock.now();
         let key = cache_key(&credentials);
-        if let Some(cached) = self.cache.get(&key, now) {
+        if let Some(cached) = self.current(&key, now).await {
             if let Some(api_key) = &cached.api_key {
                 self.note_use(api_key, None, now).await;
             }
@@ -85,12 +91,13 @@ impl AuthService {
         }
     }
 
-    /// The caller, when the cache knows `credentials` and nothing is due to be written (a key's
-    /// `lastUsedAt`): it calls no store, so it may answer on any thread. `None`: ask
+    /// The caller, when the cache knows `credentials`, the organization's access generation is
+    /// still the one it was looked up at, and nothing is due to be written (a key's `lastUsedAt`):
+    /// one indexed read on the calling thread's connection, no task. `None`: ask
     /// [`AuthService::authenticate`].
-    pub fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
+    pub async fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
         let now = self.clock.now();
-        let cached = self.cache.get(&cache_key(credentials), now)?;
+        let cached = self.current(&cache_key(credentials), now).await?;
         match &cached.api_key {
             Some(api_key) => {
                 let written = self.last_used_written.lock().ok()?;
@@ -98,6 +105,24 @@ impl AuthService {
             }
             None => Some(cached.principal),
         }
+    }
+
+    /// The cached entry under `key`, if it is still current: a change to the organization's access
+    /// committed anywhere (another instance, the admin CLI) moved the generation, and the entry
+    /// is forgotten. A generation that cannot be read makes the caller be looked up again.
+    async fn current(&self, key: &CacheKey, now: Timestamp) -> Option<Cached> {
+        let cached = self.cache.get(key, now)?;
+        match self.access_generation(&cached.principal.organization_id).await {
+            Ok(generation) if generation == cached.generation => Some(cached),
+            _ => {
+                self.cache.forget(key);
+                None
+            }
+        }
+    }
+
+    async fn access_generation(&self, org: &OrganizationId) -> Result<u64, AppError> {
+        Ok(self.generations.generation(org, ListName::Access).await?)
     }
 
     async fn by_api_key(&self, key: CacheKey, organization: Option<&str>) -> Result<Principal, AppError> {
@@ -108,14 +133,19 @@ impl AuthService {
         if !digests_match(&stored.key_hash, presented) || !stored.is_usable_at(now) {
             return Err(INVALID);
         }
+        // Read before the key is read again with the member: a change committing in between moves
+        // the generation past the one remembered, so the entry is looked up again, never kept stale.
+        let generation = self.access_generation(&stored.organization_id).await?;
+        let stored = self.credentials.find_api_key(presented).await?.filter(|k| k.is_usable_at(now)).ok_or(INVALID)?;
         // A key works only while the member who made it is an active member of its organization.
         let person = self.active_person(&stored.organization_id, &stored.created_by).await?.ok_or(INVALID)?;
         if organization.is_some_and(|org| org != stored.organization_id.as_str()) {
             return Err(AppError::Forbidden("the API key belongs to another organization"));
         }
         self.note_use(&stored.id, stored.last_used_at, now).await;
-        let principal = principal(stored.organization_id, person, AuthType::ApiKey);
-        self.cache.put(key, &principal, Some(&stored.id), stored.expires_at, now);
+        let expires_at = stored.expires_at;
+        let principal = principal(stored.organization_id, person, AuthType::ApiKey, Some(stored.scopes));
+        self.cache.put(key, &principal, Some(&stored.id), expires_at, generation, now);
         Ok(principal)
     }
 
@@ -131,9 +161,12 @@ impl AuthService {
             organization.ok_or_else(|| AppError::invalid("X-Organization-Id", "is required with session auth"))?;
         const NOT_MEMBER: AppError = AppError::Forbidden("not an active member of that organization");
         let org = OrganizationId::parse(organization).map_err(|_| NOT_MEMBER)?;
+        let generation = self.access_generation(&org).await?;
+        // Looked up again after the generation was read (see by_api_key).
+        let session = self.credentials.find_session(presented).await?.filter(|s| s.expires_at > now).ok_or(INVALID)?;
         let person = self.active_person(&org, &session.user_id).await?.ok_or(NOT_MEMBER)?;
-        let principal = principal(org, person, AuthType::Session);
-        self.cache.put(key, &principal, None, Some(session.expires_at), now);
+        let principal = principal(org, person, AuthType::Session, None);
+        self.cache.put(key, &principal, None, Some(session.expires_at), generation, now);
         Ok(principal)
     }
 
@@ -172,13 +205,15 @@ fn cache_key(credentials: &Credentials) -> CacheKey {
     CacheKey { digest: digest(secret.expose_secret()), organization: organization.clone() }
 }
 
-fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType) -> Principal {
+fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType, scopes: Option<Scopes>) -> Principal {
     Principal {
         organization_id,
         user_id: person.user.id,
+        member_id: person.member.id,
         email: person.user.email,
         auth_type,
         role: person.member.role,
+        scopes,
     }
 }
 
