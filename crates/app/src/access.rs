@@ -7,7 +7,9 @@
 //! current role, narrowed to the key's scopes.
 
 pub use compliance_domain::access::holds;
-use compliance_domain::access::{Action, Family, Role, Scopes, roles};
+use compliance_domain::access::{Action, Family, Role, Scope, Scopes, roles};
+
+use compliance_ports::ListName;
 
 use crate::{AppError, Principal};
 
@@ -96,19 +98,38 @@ pub fn require(caller: &Principal, family: Family, action: Action) -> Result<Rea
     Ok(reach)
 }
 
+/// The check before a list page is answered, kept or loaded: reading the list's family.
+pub fn list_reach(caller: &Principal, list: ListName) -> Result<Reach, AppError> {
+    let family = match list {
+        ListName::Context => Family::Context,
+        ListName::Policies => Family::Policies,
+        ListName::Vendors => Family::Vendors,
+        ListName::Risks => Family::Risks,
+        ListName::Tasks => Family::Tasks,
+        ListName::People => Family::People,
+        ListName::Access => Family::ApiKeys,
+    };
+    require(caller, family, Action::Read)
+}
+
 /// The refusal of a record outside an `Own` reach, e.g. "role employee may read only tasks
 /// assigned to them".
 pub fn only_own(caller: &Principal, action: Action, what: &str) -> AppError {
     AppError::Denied(format!("role {} may {} only {what}", role_name(&caller.role), action.as_str()))
 }
 
-/// The scopes a key may be given by `caller`: each must be allowed by the caller's role (an `Own`
-/// grant counts) and, when the caller is itself a key, covered by its scopes. Else a 403 naming
-/// the first scope too wide.
+/// The scopes a key may be given by `caller`. A named scope (`risks:write`) must be allowed by the
+/// caller's role (an `Own` grant counts); a wildcard (`*`, `*:read`) means "what the creator's
+/// role allows", so any role may give it. When the caller is itself a key, every permission the
+/// new key could use must be covered by the caller's scopes. Else a 403 naming the scope.
 pub fn require_grantable(caller: &Principal, scopes: &Scopes) -> Result<(), AppError> {
     for scope in scopes.iter() {
+        let named = matches!(scope, Scope::Of(..));
         for (family, action) in scope.pairs() {
             if grant_of(&caller.role, family, action) == Grant::None {
+                if !named {
+                    continue;
+                }
                 return Err(AppError::Denied(format!(
                     "role {} may not {} {}, so a key it creates may not hold scope {scope}",
                     role_name(&caller.role),

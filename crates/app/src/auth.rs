@@ -133,10 +133,17 @@ impl AuthService {
         if !digests_match(&stored.key_hash, presented) || !stored.is_usable_at(now) {
             return Err(INVALID);
         }
-        // Read before the key is read again with the member: a change committing in between moves
-        // the generation past the one remembered, so the entry is looked up again, never kept stale.
-        let generation = self.access_generation(&stored.organization_id).await?;
-        let stored = self.credentials.find_api_key(presented).await?.filter(|k| k.is_usable_at(now)).ok_or(INVALID)?;
+        // To be remembered, the key is read again after the generation: a revocation committing
+        // before that read is seen in it, one committing after moves the generation past the one
+        // remembered. Either way no revoked key is remembered.
+        let (stored, generation) = match self.cache.is_on() {
+            true => {
+                let generation = self.access_generation(&stored.organization_id).await?;
+                let again = self.credentials.find_api_key(presented).await?;
+                (again.filter(|k| k.is_usable_at(now)).ok_or(INVALID)?, generation)
+            }
+            false => (stored, 0),
+        };
         // A key works only while the member who made it is an active member of its organization.
         let person = self.active_person(&stored.organization_id, &stored.created_by).await?.ok_or(INVALID)?;
         if organization.is_some_and(|org| org != stored.organization_id.as_str()) {
@@ -161,9 +168,15 @@ impl AuthService {
             organization.ok_or_else(|| AppError::invalid("X-Organization-Id", "is required with session auth"))?;
         const NOT_MEMBER: AppError = AppError::Forbidden("not an active member of that organization");
         let org = OrganizationId::parse(organization).map_err(|_| NOT_MEMBER)?;
-        let generation = self.access_generation(&org).await?;
-        // Looked up again after the generation was read (see by_api_key).
-        let session = self.credentials.find_session(presented).await?.filter(|s| s.expires_at > now).ok_or(INVALID)?;
+        // Read again after the generation, to be remembered (see by_api_key).
+        let (session, generation) = match self.cache.is_on() {
+            true => {
+                let generation = self.access_generation(&org).await?;
+                let again = self.credentials.find_session(presented).await?;
+                (again.filter(|s| s.expires_at > now).ok_or(INVALID)?, generation)
+            }
+            false => (session, 0),
+        };
         let person = self.active_person(&org, &session.user_id).await?.ok_or(NOT_MEMBER)?;
         let principal = principal(org, person, AuthType::Session, None);
         self.cache.put(key, &principal, None, Some(session.expires_at), generation, now);
@@ -246,6 +259,17 @@ mod tests {
             self.lookups.fetch_add(1, Ordering::SeqCst);
             Ok((hash == self.key.key_hash).then(|| self.key.clone()))
         }
+        async fn list_api_keys(
+            &self,
+            _: &OrganizationId,
+            _: Option<&UserId>,
+            _: &compliance_ports::PageRequest,
+        ) -> Result<compliance_ports::Page<ApiKey>, RepoError> {
+            Ok(compliance_ports::Page { items: vec![self.key.clone()], total: 1, next: None })
+        }
+        async fn get_api_key(&self, _: &OrganizationId, _: &ApiKeyId) -> Result<ApiKey, RepoError> {
+            Ok(self.key.clone())
+        }
         async fn revoke_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<ApiKey, RepoError> {
             Err(RepoError::NotFound)
         }
@@ -283,6 +307,13 @@ mod tests {
         }
         async fn update(&self, _: &OrganizationId, _: &MemberId, _: &MemberPatch) -> Result<Person, RepoError> {
             Err(RepoError::NotFound)
+        }
+    }
+
+    #[async_trait]
+    impl ListGenerations for Fixture {
+        async fn generation(&self, _: &OrganizationId, _: ListName) -> Result<u64, RepoError> {
+            Ok(0)
         }
     }
 
@@ -329,6 +360,7 @@ mod tests {
             expires_at,
             revoked_at: None,
             last_used_at: None,
+            scopes: compliance_domain::access::Scopes::everything(),
         };
         let fixture = Arc::new(Fixture {
             key,
@@ -338,7 +370,7 @@ mod tests {
         });
         let clock = Arc::new(FixedClock(Mutex::new(now)));
         let cache = Arc::new(PrincipalCache::new(cache_ttl));
-        let auth = AuthService::new(fixture.clone(), fixture.clone(), clock.clone(), cache);
+        let auth = AuthService::new(fixture.clone(), fixture.clone(), fixture.clone(), clock.clone(), cache);
         (fixture, clock, auth, secret)
     }
 
@@ -369,19 +401,19 @@ mod tests {
         let now = Timestamp::now();
         let (fixture, clock, auth, secret) = service(now, None, std::time::Duration::from_secs(300));
         let present = || Credentials::ApiKey { key: secret.clone(), organization: None };
-        assert_eq!(auth.remembered(&present()), None, "never authenticated: not remembered");
+        assert_eq!(run(auth.remembered(&present())), None, "never authenticated: not remembered");
 
         let principal = run(auth.authenticate(present())).unwrap();
-        assert_eq!(auth.remembered(&present()), Some(principal.clone()));
+        assert_eq!(run(auth.remembered(&present())), Some(principal.clone()));
         let other = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
-        assert_eq!(auth.remembered(&other), None, "another key is not remembered");
+        assert_eq!(run(auth.remembered(&other)), None, "another key is not remembered");
 
         *clock.0.lock().unwrap() = now.plus(Duration::seconds(61));
-        assert_eq!(auth.remembered(&present()), None, "lastUsedAt is due: only authenticate writes it");
+        assert_eq!(run(auth.remembered(&present())), None, "lastUsedAt is due: only authenticate writes it");
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "remembered writes nothing");
         assert_eq!(run(auth.authenticate(present())).unwrap(), principal);
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 2);
-        assert_eq!(auth.remembered(&present()), Some(principal), "written: remembered again");
+        assert_eq!(run(auth.remembered(&present())), Some(principal), "written: remembered again");
     }
 
     #[test]
@@ -395,25 +427,25 @@ mod tests {
         for _ in 0..3 {
             run(auth.authenticate(present())).unwrap();
         }
-        assert_eq!(lookups(), 1, "one lookup, then two answers from the cache");
+        assert_eq!(lookups(), 2, "one look-up (the key read twice, around the access generation), then two answers from the cache");
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "use is noted on the first request");
         let other_org = Credentials::ApiKey { key: secret.clone(), organization: Some("org_other".into()) };
         assert!(
             matches!(run(auth.authenticate(other_org)), Err(AppError::Forbidden(_))),
             "the header is part of the key"
         );
-        assert_eq!(lookups(), 2, "another header is looked up, not answered from the cache");
+        assert_eq!(lookups(), 4, "another header is looked up, not answered from the cache");
 
         *clock.0.lock().unwrap() = now.plus(Duration::seconds(5));
         run(auth.authenticate(present())).unwrap();
-        assert_eq!(lookups(), 3, "after the TTL the store is asked again");
+        assert_eq!(lookups(), 6, "after the TTL the store is asked again");
 
         auth.cache.forget_api_key(&fixture.key.id);
         run(auth.authenticate(present())).unwrap();
-        assert_eq!(lookups(), 4, "a forgotten key is looked up again");
+        assert_eq!(lookups(), 8, "a forgotten key is looked up again");
         auth.cache.forget_organization(&fixture.key.organization_id);
         run(auth.authenticate(present())).unwrap();
-        assert_eq!(lookups(), 5, "so is one of a forgotten organization");
+        assert_eq!(lookups(), 10, "so is one of a forgotten organization");
 
         *clock.0.lock().unwrap() = now.plus(Duration::seconds(8));
         assert!(
@@ -436,9 +468,11 @@ mod tests {
         let with_role = |role: &str| Principal {
             organization_id: OrganizationId::generate(),
             user_id: UserId::generate(),
+            member_id: MemberId::generate(),
             email: "a@example.com".into(),
             auth_type: AuthType::Session,
             role: role.into(),
+            scopes: None,
         };
         for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
             assert!(with_role(role).is_administrator(), "{role}");

@@ -50,6 +50,11 @@ impl PrincipalCache {
         Self { ttl, entries: Mutex::new(HashMap::new()) }
     }
 
+    /// Whether entries are kept at all (`ttl` above zero).
+    pub(crate) fn is_on(&self) -> bool {
+        !self.ttl.is_zero()
+    }
+
     pub(crate) fn get(&self, key: &CacheKey, now: Timestamp) -> Option<Cached> {
         let entries = self.entries.lock().ok()?;
         entries.get(key).filter(|cached| now < cached.valid_until).cloned()

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod access;
 mod automations;
 mod chat;
 mod comments;

@@ -228,6 +228,26 @@ impl ContextRepository for NoRecords {
     }
 }
 
+/// Generations that move only when a test moves them, as the database's triggers would on a
+/// write (a test models a write by another instance with [`MemoryGenerations::bump`]).
+#[derive(Default)]
+pub struct MemoryGenerations {
+    counts: Mutex<std::collections::HashMap<(OrganizationId, ListName), u64>>,
+}
+
+impl MemoryGenerations {
+    pub fn bump(&self, org: &OrganizationId, list: ListName) {
+        *self.counts.lock().unwrap().entry((org.clone(), list)).or_default() += 1;
+    }
+}
+
+#[async_trait]
+impl ListGenerations for MemoryGenerations {
+    async fn generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, RepoError> {
+        Ok(self.counts.lock().unwrap().get(&(org.clone(), list)).copied().unwrap_or(0))
+    }
+}
+
 /// Lists that never change (no test here keeps pages), and a store that always answers.
 #[derive(Default)]
 pub struct Unchanging;

@@ -1,5 +1,6 @@
 //! The route table.
 
+mod api_keys;
 mod automations;
 mod chat;
 mod comments;
@@ -49,6 +50,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     integrations::configure(router);
     devices::configure(router);
     automations::configure(router);
+    api_keys::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -70,6 +72,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         connect_page::Api::openapi(),
         devices::Api::openapi(),
         automations::Api::openapi(),
+        api_keys::Api::openapi(),
     ]
 }
 
