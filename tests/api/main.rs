@@ -71,6 +71,8 @@ mod harness;
 mod tenant;
 mod webdriver;
 
+mod access;
+mod api_keys;
 mod attachments;
 mod auth;
 mod automations;
