@@ -88,7 +88,12 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("updateTask", "/v1/tasks/{tsk}", "{}", Needs('w', "tasks")),
     ("deleteTask", "/v1/tasks/{tsk}", "", Needs('w', "tasks")),
     ("listComments", "/v1/comments?entityType=policy&entityId={pol}", "", Needs('r', "comments")),
-    ("createComment", "/v1/comments", r#"{"content":"x","entityType":"policy","entityId":"{pol}"}"#, Needs('w', "comments")),
+    (
+        "createComment",
+        "/v1/comments",
+        r#"{"content":"x","entityType":"policy","entityId":"{pol}"}"#,
+        Needs('w', "comments"),
+    ),
     ("updateComment", "/v1/comments/{cmt}", r#"{"content":"x"}"#, Needs('w', "comments")),
     ("deleteComment", "/v1/comments/{cmt}", "", Needs('w', "comments")),
     ("getAttachmentDownloadLink", "/v1/attachments/{att}/download", "", Needs('r', "comments")),
@@ -110,7 +115,12 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("startOAuth", "/v1/integrations/oauth/start", r#"{"providerSlug":"github"}"#, Needs('w', "integrations")),
     ("oauthCallback", "", "", Skip("the single-use state is checked before the caller; tests/api/integrations.rs")),
     ("listConnections", "/v1/integrations/connections", "", Needs('r', "integrations")),
-    ("createConnection", "/v1/integrations/connections", r#"{"providerSlug":"github","credentials":{}}"#, Needs('w', "integrations")),
+    (
+        "createConnection",
+        "/v1/integrations/connections",
+        r#"{"providerSlug":"github","credentials":{}}"#,
+        Needs('w', "integrations"),
+    ),
     ("getConnection", "/v1/integrations/connections/{con}", "", Needs('r', "integrations")),
     ("deleteConnection", "/v1/integrations/connections/{con}", "", Needs('w', "integrations")),
     ("checkConnection", "/v1/integrations/connections/{con}/check", "{}", Needs('w', "integrations")),
@@ -228,7 +238,10 @@ async fn every_operation_answers_each_role_as_the_matrix_says(server: &TestServe
                 Some(rule_text) => {
                     let detail = answer.body["detail"].as_str().unwrap_or_default();
                     if answer.status != 403 || !detail.contains(&rule_text) {
-                        wrong.push(format!("{id} as {who}: expected 403 naming `{rule_text}`, got {} {}", answer.status, answer.body));
+                        wrong.push(format!(
+                            "{id} as {who}: expected 403 naming `{rule_text}`, got {} {}",
+                            answer.status, answer.body
+                        ));
                     }
                 }
                 None => {}

@@ -57,7 +57,8 @@ async fn scopes_limit_a_key_within_its_creators_role(server: &TestServer) {
     let key = key_client(server, &make_key(&tenant.session, &["risks:read", "tasks:write"]).await);
     key.get("/v1/risks").await.ok(200);
     key.get("/v1/tasks").await.ok(200);
-    let refused = key.post("/v1/risks", json!({"title": "t", "description": "d", "category": "other"})).await.problem(403);
+    let refused =
+        key.post("/v1/risks", json!({"title": "t", "description": "d", "category": "other"})).await.problem(403);
     assert_eq!(refused["detail"], "the API key lacks scope risks:write");
     let refused = key.get("/v1/vendors").await.problem(403);
     assert_eq!(refused["detail"], "the API key lacks scope vendors:read");
@@ -146,12 +147,23 @@ async fn a_revocation_on_one_instance_takes_effect_at_once_on_another() {
         elsewhere.get("/v1/risks").await.problem(401);
 
         let (user, member) = server.member(&tenant, "admin").await;
-        let admin = sibling.client(Auth::ApiKey(str_of(&server.admin().create_api_key(&tenant.org_id, &user.id).await, "key").to_owned()), None);
+        let admin = sibling.client(
+            Auth::ApiKey(str_of(&server.admin().create_api_key(&tenant.org_id, &user.id).await, "key").to_owned()),
+            None,
+        );
         admin.post("/v1/risks", json!({"title": "t", "description": "d", "category": "other"})).await.ok(201);
-        tenant.session.patch(&format!("/v1/people/{}", str_of(&member, "id")), json!({"role": "auditor"})).await.ok(200);
+        tenant
+            .session
+            .patch(&format!("/v1/people/{}", str_of(&member, "id")), json!({"role": "auditor"}))
+            .await
+            .ok(200);
         let refused = admin.post("/v1/risks", json!({"title": "t", "description": "d", "category": "other"})).await;
         assert_eq!(refused.problem(403)["detail"], "role auditor may not write risks");
-        tenant.session.patch(&format!("/v1/people/{}", str_of(&member, "id")), json!({"isActive": false})).await.ok(200);
+        tenant
+            .session
+            .patch(&format!("/v1/people/{}", str_of(&member, "id")), json!({"isActive": false}))
+            .await
+            .ok(200);
         admin.get("/v1/risks").await.problem(401);
     })
     .await;

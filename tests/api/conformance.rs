@@ -185,7 +185,10 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("downloadAttachment", anonymous.get_url(str_of(&link, "downloadUrl")).await);
 
     // API keys: made (its text shown once), listed, revoked.
-    let key = c.check("createApiKey", api.post("/v1/api-keys", json!({"name": "ci", "scopes": ["risks:read", "*:read"]})).await);
+    let key = c.check(
+        "createApiKey",
+        api.post("/v1/api-keys", json!({"name": "ci", "scopes": ["risks:read", "*:read"]})).await,
+    );
     c.check("listApiKeys", api.get("/v1/api-keys?limit=10").await);
     c.check("revokeApiKey", api.delete(&format!("/v1/api-keys/{}", str_of(&key, "id"))).await);
 

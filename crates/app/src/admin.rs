@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::Scopes;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, NewMember, Person, Session, User};
-use compliance_domain::access::Scopes;
 use compliance_domain::{ApiKeyId, Department, OrganizationId, SessionId, UserId};
 use compliance_ports::{
     Clock, CredentialRepository, MemberRepository, OrganizationRepository, RepoError, UserRepository,

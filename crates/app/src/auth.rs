@@ -218,7 +218,12 @@ fn cache_key(credentials: &Credentials) -> CacheKey {
     CacheKey { digest: digest(secret.expose_secret()), organization: organization.clone() }
 }
 
-fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType, scopes: Option<Scopes>) -> Principal {
+fn principal(
+    organization_id: OrganizationId,
+    person: Person,
+    auth_type: AuthType,
+    scopes: Option<Scopes>,
+) -> Principal {
     Principal {
         organization_id,
         user_id: person.user.id,
@@ -427,7 +432,11 @@ mod tests {
         for _ in 0..3 {
             run(auth.authenticate(present())).unwrap();
         }
-        assert_eq!(lookups(), 2, "one look-up (the key read twice, around the access generation), then two answers from the cache");
+        assert_eq!(
+            lookups(),
+            2,
+            "one look-up (the key read twice, around the access generation), then two answers from the cache"
+        );
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "use is noted on the first request");
         let other_org = Credentials::ApiKey { key: secret.clone(), organization: Some("org_other".into()) };
         assert!(

@@ -11,9 +11,9 @@ use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
 use compliance_ports::{AutomationRepository, BrowserRunner, CaptureError, Clock, RepoError, TaskRepository};
 use tokio::sync::Notify;
 
+use crate::access::require;
 use crate::blob_links::{BlobLinks, LinkTarget};
 use crate::{AppError, Ports, Principal, Settings};
-use crate::access::require;
 
 /// How often an update re-reads an automation changed between reading and writing.
 const UPDATE_ATTEMPTS: usize = 3;

@@ -9,8 +9,8 @@ use compliance_domain::comment::{
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, Page, PageRequest, RepoError};
 
-use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
 use crate::access::{Reach, only_own, require};
+use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
 use crate::{AppError, AuthType, Ports, Principal, Settings};
 
 pub struct CommentService {

@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use compliance_domain::access::{Action, Family};
 use compliance_domain::ContextEntryId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
 use compliance_ports::{Clock, ContextRepository, Page, PageRequest};
 
-use crate::{AppError, Ports, Principal};
 use crate::access::require;
+use crate::{AppError, Ports, Principal};
 
 pub struct ContextService {
     context: Arc<dyn ContextRepository>,

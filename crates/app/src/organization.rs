@@ -6,8 +6,8 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::organization::{Organization, OrganizationChanges, OrganizationPatch};
 use compliance_ports::{OrganizationRepository, RepoError};
 
-use crate::{AppError, Ports, Principal};
 use crate::access::require;
+use crate::{AppError, Ports, Principal};
 
 pub struct OrganizationService {
     organizations: Arc<dyn OrganizationRepository>,

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use compliance_domain::access::{Action, Family};
 use compliance_domain::access::Role;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError, UserRepository};
 
-use crate::{AppError, Ports, Principal, PrincipalCache};
 use crate::access::{holds, require};
+use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
 const OWNERS_ONLY: &str = "only an owner may make someone an owner or change an owner's membership";

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use compliance_domain::access::{Action, Family};
 use compliance_domain::PolicyId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::policy::{NewPolicy, Policy, PolicyChanges, PolicyPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, PolicyRepository};
 
+use crate::access::require;
 use crate::assignees::require_active_members;
 use crate::{AppError, CommentService, Ports, Principal};
-use crate::access::require;
 
 pub struct PolicyService {
     policies: Arc<dyn PolicyRepository>,

@@ -81,7 +81,8 @@ impl PrincipalCache {
                 entries.clear();
             }
         }
-        entries.insert(key, Cached { principal: principal.clone(), api_key: api_key.cloned(), valid_until, generation });
+        entries
+            .insert(key, Cached { principal: principal.clone(), api_key: api_key.cloned(), valid_until, generation });
     }
 
     /// After the entry was found stale.

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use compliance_domain::access::{Action, Family};
 use compliance_domain::RiskId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RiskRepository};
 
+use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
 use crate::{AppError, CommentService, Ports, Principal};
-use crate::access::require;
 
 pub struct RiskService {
     risks: Arc<dyn RiskRepository>,

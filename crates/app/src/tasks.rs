@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use compliance_domain::access::{Action, Family};
 use compliance_domain::TaskId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, TaskRepository};
 
+use crate::access::{Reach, only_own, require};
 use crate::assignees::{assignee, require_active_members};
 use crate::{AppError, CommentService, Ports, Principal};
-use crate::access::{Reach, only_own, require};
 
 pub struct TaskService {
     tasks: Arc<dyn TaskRepository>,

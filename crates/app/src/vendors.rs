@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use compliance_domain::access::{Action, Family};
 use compliance_domain::VendorId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, VendorRepository};
 
+use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
 use crate::{AppError, CommentService, Ports, Principal};
-use crate::access::require;
 
 pub struct VendorService {
     vendors: Arc<dyn VendorRepository>,

@@ -123,7 +123,10 @@ async fn a_key_holds_its_scopes_within_its_creators_role() {
     assert!(denied(escalated).contains("the API key lacks scope risks:read"));
 
     let unknown = key_with(&world.app, &tenant.owner, &["risks:eat"]).await;
-    assert!(matches!(unknown, Err(AppError::Validation(ref e)) if format!("{e:?}").contains("risks:eat")), "{unknown:?}");
+    assert!(
+        matches!(unknown, Err(AppError::Validation(ref e)) if format!("{e:?}").contains("risks:eat")),
+        "{unknown:?}"
+    );
 }
 
 #[tokio::test]

@@ -2,12 +2,12 @@
 //! checked and consumed, code exchanged, tokens stored, connection active).
 
 use compliance_app::access::require;
-use compliance_domain::access::{Action, Family};
 use compliance_app::{AppError, Principal};
 use compliance_credentials::{
     AuthorizationRequest, CodeExchange, PkceVerifier, STATE_LIFETIME, StateToken, TokenSet, TokenStore as _,
     authorization_url, complete_authorization, diagnostics,
 };
+use compliance_domain::access::{Action, Family};
 use compliance_domain::integration::Connection;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{OAuthStateRecord, RepoError};

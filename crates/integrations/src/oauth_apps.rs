@@ -123,7 +123,6 @@ impl Integrations {
     }
 }
 
-
 fn view(slug: &str, app: OAuthApp, updated_at: Timestamp) -> OAuthAppView {
     OAuthAppView {
         provider_slug: slug.to_owned(),

@@ -1,8 +1,8 @@
 //! Rows as the tables hold them, and their conversion to and from domain records.
 
+use compliance_domain::access::Scopes;
 use compliance_domain::comment::{Attachment, Comment};
 use compliance_domain::organization::Organization;
-use compliance_domain::access::Scopes;
 use compliance_domain::people::{ApiKey, Member, Person, Session, User};
 use compliance_domain::{Id, IdKind, Timestamp};
 use compliance_ports::RepoError;

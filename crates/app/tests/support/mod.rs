@@ -108,7 +108,20 @@ impl World {
             clock: clock.clone(),
         };
         let app = App::new(ports.clone(), settings.clone());
-        Self { app, clock, members, credentials, comments, automations, blobs, browser, chat, generations, ports, settings }
+        Self {
+            app,
+            clock,
+            members,
+            credentials,
+            comments,
+            automations,
+            blobs,
+            browser,
+            chat,
+            generations,
+            ports,
+            settings,
+        }
     }
 
     /// Another server instance: its own App (caches, worker) over the same stores and clock.

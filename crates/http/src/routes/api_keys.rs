@@ -130,7 +130,8 @@ async fn create_api_key(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let issued = state.run(|app| async move { app.api_keys.create(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(CreatedApiKey { api_key: ApiKeyDto::from(&issued.key), key: issued.secret.expose_secret() }))
+    Ok(HttpResponse::Created()
+        .json(CreatedApiKey { api_key: ApiKeyDto::from(&issued.key), key: issued.secret.expose_secret() }))
 }
 
 /// Revoke an API key
