@@ -184,6 +184,14 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     let link = c.check("getAttachmentDownloadLink", api.get(&format!("/v1/attachments/{attachment}/download")).await);
     c.check("downloadAttachment", anonymous.get_url(str_of(&link, "downloadUrl")).await);
 
+    // API keys: made (its text shown once), listed, revoked.
+    let key = c.check(
+        "createApiKey",
+        api.post("/v1/api-keys", json!({"name": "ci", "scopes": ["risks:read", "*:read"]})).await,
+    );
+    c.check("listApiKeys", api.get("/v1/api-keys?limit=10").await);
+    c.check("revokeApiKey", api.delete(&format!("/v1/api-keys/{}", str_of(&key, "id"))).await);
+
     // The assistant chat: a session only.
     let message = json!({"id": "m1", "role": "user", "text": "Hello", "createdAt": 1_700_000_000_000_i64});
     c.check("replaceChatHistory", session.put("/v1/assistant-chat/history", json!({"messages": [message]})).await);

@@ -72,6 +72,8 @@ mod harness;
 mod tenant;
 mod webdriver;
 
+mod access;
+mod api_keys;
 mod attachments;
 mod auth;
 mod automation_agent;

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::{Action, Family};
 use compliance_domain::automation::BrowserAutomation;
 use compliance_domain::automation_secret::{PER_AUTOMATION_MAX, SecretInput, SecretName};
 use compliance_domain::{AutomationId, OrganizationId, Timestamp};
@@ -14,6 +15,7 @@ use compliance_ports::{
 };
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::access::require;
 use crate::{AppError, Ports, Principal};
 
 /// A stored secret as callers see it: its name and when it was set, never its value.
@@ -57,6 +59,7 @@ impl AutomationSecrets {
         name: &str,
         input: SecretInput,
     ) -> Result<SecretWritten, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let name = SecretName::parse(name)?;
         let value = input.value()?;
@@ -86,6 +89,7 @@ impl AutomationSecrets {
 
     /// The names of the automation's secrets and when each was set, by name.
     pub async fn list(&self, caller: &Principal, automation: &AutomationId) -> Result<Vec<SecretView>, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         let org = &caller.organization_id;
         self.automation(org, automation).await?;
         let stored = self.secrets.children(org, AUTOMATION_SECRET_OWNER_KIND, automation.as_str()).await?;
@@ -99,6 +103,7 @@ impl AutomationSecrets {
         automation: &AutomationId,
         name: &str,
     ) -> Result<SecretName, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         self.automation(org, automation).await?;
         let name = SecretName::parse(name).map_err(|_| AppError::NotFound("secret"))?;

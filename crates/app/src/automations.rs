@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::{Action, Family};
 use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
@@ -13,6 +14,7 @@ use compliance_ports::{
 };
 use tokio::sync::Notify;
 
+use crate::access::require;
 use crate::blob_links::{BlobLinks, LinkTarget};
 use crate::{AppError, Ports, Principal, Settings};
 
@@ -57,6 +59,7 @@ impl AutomationService {
     }
 
     pub async fn create(&self, caller: &Principal, input: NewAutomation) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
         self.require_task(org, &task, TaskRefusal::InvalidField).await?;
@@ -73,11 +76,13 @@ impl AutomationService {
     }
 
     pub async fn get(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         self.automation(&caller.organization_id, id).await
     }
 
     /// The task's automations; 404 for a task the organization does not have.
     pub async fn list_for_task(&self, caller: &Principal, task: &TaskId) -> Result<Vec<BrowserAutomation>, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         let org = &caller.organization_id;
         self.require_task(org, task, TaskRefusal::NotFound).await?;
         Ok(self.automations.list_for_task(org, task).await?)
@@ -89,6 +94,7 @@ impl AutomationService {
         id: &AutomationId,
         changes: AutomationChanges,
     ) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let patch = AutomationPatch::new(changes)?;
         if let Some(schedule) = patch.schedule() {
             self.check_interval(schedule)?;
@@ -135,6 +141,7 @@ impl AutomationService {
 
     /// Deletes the automation, its runs and their screenshots (the steps' too).
     pub async fn delete(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let automation = self.automation(org, id).await?;
         let runs = self.automations.delete(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))?;
@@ -150,6 +157,7 @@ impl AutomationService {
         id: &AutomationId,
         page: &PageRequest,
     ) -> Result<Page<RunView>, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         let org = &caller.organization_id;
         self.automation(org, id).await?;
         let runs = self.automations.runs(org, id, page).await?;
@@ -162,6 +170,7 @@ impl AutomationService {
 
     /// Queues a run now; 409 while one is pending or running.
     pub async fn start_run(&self, caller: &Principal, id: &AutomationId) -> Result<RunView, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let automation = self.automation(&caller.organization_id, id).await?;
         let run = AutomationRun::pending(&automation, RunTrigger::Manual, self.clock.now());
         self.automations.insert_run(&run).await.map_err(|e| match e {

@@ -3,7 +3,9 @@
 //! Tenant scoping, authentication and cross-record checks (an assignee must be an active member of
 //! the same organization) live here; storage and delivery do not.
 
+pub mod access;
 mod admin;
+mod api_keys;
 mod assignees;
 mod auth;
 mod automation_agent;
@@ -42,6 +44,7 @@ use compliance_ports::{
 };
 
 pub use admin::{AdminService, IssuedApiKey, IssuedSession};
+pub use api_keys::ApiKeyService;
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
@@ -136,6 +139,7 @@ pub struct App {
     pub people: PeopleService,
     pub organization: OrganizationService,
     pub admin: AdminService,
+    pub api_keys: ApiKeyService,
     pub devices: DeviceService,
     pub automations: AutomationService,
     pub automation_secrets: AutomationSecrets,
@@ -159,6 +163,7 @@ impl App {
             auth: AuthService::new(
                 ports.credentials.clone(),
                 ports.members.clone(),
+                ports.list_generations.clone(),
                 ports.clock.clone(),
                 principals.clone(),
             ),
@@ -172,6 +177,7 @@ impl App {
             settings,
             people: PeopleService::new(&ports, principals.clone()),
             organization: OrganizationService::new(&ports),
+            api_keys: ApiKeyService::new(&ports, principals.clone()),
             admin: AdminService::new(&ports, principals),
             health: ports.health,
             generations: ports.list_generations,

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod access;
 mod automation_secrets;
 mod automations;
 mod chat;

@@ -15,6 +15,7 @@
 //! assert!(risk.id.as_str().starts_with("rsk_"));
 //! ```
 
+pub mod access;
 pub mod automation;
 pub mod automation_secret;
 pub mod chat;

@@ -54,6 +54,7 @@ diesel::table! {
         expires_at -> Nullable<Timestamp>,
         revoked_at -> Nullable<Timestamp>,
         last_used_at -> Nullable<Timestamp>,
+        scopes -> Text,
     }
 }
 

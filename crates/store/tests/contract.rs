@@ -644,6 +644,7 @@ async fn credentials(db: &TestDb) {
         expires_at: None,
         revoked_at: None,
         last_used_at: None,
+        scopes: compliance_domain::access::Scopes::everything(),
     };
     store.insert_api_key(&key).await.unwrap();
     assert_eq!(store.find_api_key(&key.key_hash).await.unwrap(), Some(key.clone()));

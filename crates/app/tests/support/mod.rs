@@ -28,7 +28,7 @@ pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
-pub use records::{MemoryRisks, MemoryTasks, NoRecords, Unchanging};
+pub use records::{MemoryGenerations, MemoryRisks, MemoryTasks, NoRecords, Unchanging};
 pub use vault::{BindingCipher, MemorySecrets, NoConnections};
 
 /// Where the fake clock starts: a Monday at noon, UTC.
@@ -63,6 +63,7 @@ pub struct World {
     pub blobs: Arc<MemoryBlobs>,
     pub browser: Arc<FakeBrowser>,
     pub chat: Arc<MemoryChat>,
+    pub generations: Arc<MemoryGenerations>,
     ports: Ports,
     settings: Settings,
 }
@@ -89,6 +90,7 @@ impl World {
         let browser = Arc::new(FakeBrowser::default());
         let chat = Arc::new(MemoryChat::new(clock.clone()));
         let secrets = Arc::new(MemorySecrets::default());
+        let generations = Arc::new(MemoryGenerations::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -99,7 +101,7 @@ impl World {
             vendors: Arc::new(NoRecords),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
-            list_generations: Arc::new(Unchanging),
+            list_generations: generations.clone(),
             comments: comments.clone(),
             automations: automations.clone(),
             blobs: blobs.clone(),
@@ -114,7 +116,21 @@ impl World {
             agent_model: None,
         };
         let app = App::new(ports.clone(), settings.clone());
-        Self { app, clock, members, credentials, comments, secrets, automations, blobs, browser, chat, ports, settings }
+        Self {
+            app,
+            clock,
+            members,
+            credentials,
+            comments,
+            secrets,
+            automations,
+            blobs,
+            browser,
+            chat,
+            generations,
+            ports,
+            settings,
+        }
     }
 
     /// Another server instance: its own App (caches, worker) over the same stores and clock.

@@ -1,5 +1,6 @@
 //! The route table.
 
+mod api_keys;
 mod automation_secrets;
 mod automations;
 mod chat;
@@ -50,6 +51,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     integrations::configure(router);
     devices::configure(router);
     automations::configure(router);
+    api_keys::configure(router);
     automation_secrets::configure(router);
 }
 
@@ -72,6 +74,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         connect_page::Api::openapi(),
         devices::Api::openapi(),
         automations::Api::openapi(),
+        api_keys::Api::openapi(),
         automation_secrets::Api::openapi(),
     ]
 }
