@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{body_string_contains, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::checks::{assert_id, assert_later, assert_timestamp, missing_id, str_of, tick};
@@ -30,6 +30,11 @@ api_tests!(
     a_second_run_while_one_is_going_is_409 with LOOPBACK,
     a_schedule_fires_runs with LOOPBACK,
     another_organization_sees_nothing with LOOPBACK,
+    a_step_script_logs_in_and_passes with LOOPBACK,
+    an_expectation_that_does_not_hold_fails_the_verdict_with_the_reason with LOOPBACK,
+    a_page_that_never_loads_fails_the_run_at_its_timeout with QUICK_TIMEOUT,
+    an_unknown_step_is_400_naming_the_line,
+    runs_come_in_pages with LOOPBACK,
     schedules_firing_too_often_are_refused,
 );
 
@@ -37,6 +42,10 @@ api_tests!(
 /// Local pages allowed, and schedules as frequent as every second (the default minimum is 60 s).
 const LOOPBACK: crate::harness::Env =
     &[("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1"), ("AUTOMATION_MIN_INTERVAL_SECONDS", "1")];
+
+/// Loopback pages, and a run timeout of two seconds.
+const QUICK_TIMEOUT: crate::harness::Env =
+    &[("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1"), ("AUTOMATION_RUN_TIMEOUT_SECONDS", "2")];
 
 const AUTOMATIONS: &str = "/v1/browser/automations";
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
@@ -83,7 +92,7 @@ fn runs_path(id: &str) -> String {
 /// Creates an automation of `task` opening `url`; the 201 body.
 async fn create(client: &Client, task: &str, url: &str) -> Value {
     let body = json!({"taskId": task, "name": "Status page", "targetUrl": url,
-                      "instruction": "Open the page and take a screenshot."});
+                      "instruction": "screenshot"});
     client.post(AUTOMATIONS, body).await.ok(201)
 }
 
@@ -96,6 +105,7 @@ fn assert_automation(automation: &Value) {
         assert!(automation[key].is_string(), "`{key}` in {automation}");
     }
     assert!(automation["isEnabled"].is_boolean(), "{automation}");
+    assert!(["steps", "agent"].contains(&str_of(automation, "executor")), "executor in {automation}");
     for key in ["description", "schedule"] {
         assert!(automation[key].is_string() || automation[key].is_null(), "`{key}` in {automation}");
     }
@@ -123,6 +133,23 @@ fn assert_run(run: &Value, automation: &str) {
     assert!(run["durationMs"].is_null() || run["durationMs"].is_i64(), "durationMs in {run}");
     for key in ["screenshotUrl", "error"] {
         assert!(run[key].is_null() || run[key].is_string(), "`{key}` in {run}");
+    }
+    let verdict = &run["verdict"];
+    assert!(
+        verdict.is_null()
+            || (["passed", "failed"].contains(&str_of(verdict, "outcome")) && verdict["reason"].is_string()),
+        "verdict in {run}"
+    );
+    assert_eq!(verdict.is_null(), status != "completed", "a verdict exactly for completed runs: {run}");
+    let steps = run["steps"].as_array().unwrap_or_else(|| panic!("steps in {run}"));
+    for (index, step) in steps.iter().enumerate() {
+        assert_eq!(step["index"], index, "{step}");
+        assert!(step["action"].is_string() && step["detail"].is_string(), "{step}");
+        assert!(["ok", "failed"].contains(&str_of(step, "outcome")), "{step}");
+        assert!(step["durationMs"].is_i64(), "{step}");
+        for key in ["target", "screenshotUrl"] {
+            assert!(step[key].is_null() || step[key].is_string(), "`{key}` in {step}");
+        }
     }
 }
 
@@ -201,6 +228,7 @@ async fn create_with_every_field_and_read_it_back(server: &TestServer) {
     for (key, value) in body.as_object().into_iter().flatten() {
         assert_eq!(&created[key], value, "{key} in {created}");
     }
+    assert_eq!(created["executor"], "agent", "free text is for the agent: {created}");
     assert_eq!(created["isEnabled"], true, "{created}");
     // 03:00 UTC on the next 1 January.
     let next = str_of(&created, "nextRunAt");
@@ -419,6 +447,10 @@ async fn a_manual_run_completes_with_a_signed_png_screenshot(server: &TestServer
     assert_later(&done["completedAt"], &done["startedAt"]);
     assert!(done["durationMs"].as_i64().is_some_and(|ms| ms > 0), "durationMs in {done}");
     assert!(hits(&pages, "/ok").await >= 1, "Chromium never asked for the page");
+    assert_eq!(
+        done["verdict"],
+        json!({"outcome": "passed", "reason": "all 1 steps were carried out (the list has no expect step)"})
+    );
 
     let url = str_of(&done, "screenshotUrl").to_owned();
     assert!(url.starts_with(&format!("{}/", server.base_url())), "screenshotUrl {url} is not on PUBLIC_URL");
@@ -535,7 +567,7 @@ async fn a_schedule_fires_runs(server: &TestServer) {
     let tenant = server.tenant().await;
     let task = task(&tenant).await;
     let body = json!({"taskId": task, "name": "Every second", "targetUrl": format!("{}/ok", pages.uri()),
-                      "instruction": "Take a screenshot.", "schedule": "*/1 * * * * *"});
+                      "instruction": "screenshot", "schedule": "*/1 * * * * *"});
     let automation = tenant.api.post(AUTOMATIONS, body).await.ok(201);
     let id = str_of(&automation, "id");
     assert_timestamp(&automation["nextRunAt"]);
@@ -610,4 +642,221 @@ async fn schedules_firing_too_often_are_refused(server: &TestServer) {
     let refused = tenant.api.patch(&path, json!({"schedule": "*/5 * * * * *"})).await;
     assert_eq!(refused.status, 400, "{}", refused.body);
     assert_eq!(tenant.api.get(&path).await.ok(200)["schedule"], "* * * * *", "unchanged");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step lists.
+
+/// The password the login form accepts. The script types it with plain `type` for now.
+const PASSWORD: &str = "hunter2-Zoe";
+
+const LOGIN: &str = "<!doctype html><html><head><title>Sign in</title></head><body>\
+    <form method='post' action='/session'>\
+    <label for='email'>Email</label> <input id='email' name='email' type='email'>\
+    <label>Password <input name='password' type='password'></label>\
+    <button type='submit'>Sign in</button></form></body></html>";
+
+const SETTINGS: &str = "<!doctype html><html><head><title>Settings</title></head><body>\
+    <h1>Security settings</h1><p>Two-factor authentication: enforced for all members</p></body></html>";
+
+const OPTIONAL: &str = "<!doctype html><html><head><title>Settings</title></head><body>\
+    <h1>Security settings</h1><p>Two-factor authentication: optional</p></body></html>";
+
+/// A site on loopback: `/login` posts to `/session`, which with the right password sets a session
+/// cookie and sends the browser to `/settings` (behind the cookie, else back to `/login`);
+/// `/optional` is a settings page where MFA is not enforced; `/hang` never answers in time.
+async fn site() -> MockServer {
+    let server = MockServer::start().await;
+    let html = |body: &str| ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "text/html");
+    let see = |to: &str| ResponseTemplate::new(303).insert_header("Location", to);
+    Mock::given(method("GET")).and(path("/login")).respond_with(html(LOGIN)).mount(&server).await;
+    Mock::given(method("POST"))
+        .and(path("/session"))
+        .and(body_string_contains(format!("password={PASSWORD}")))
+        .respond_with(see("/settings").insert_header("Set-Cookie", "session=valid; Path=/; HttpOnly"))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST")).and(path("/session")).respond_with(html(LOGIN)).mount(&server).await;
+    Mock::given(method("GET"))
+        .and(path("/settings"))
+        .and(header("cookie", "session=valid"))
+        .respond_with(html(SETTINGS))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET")).and(path("/settings")).respond_with(see("/login")).mount(&server).await;
+    Mock::given(method("GET")).and(path("/optional")).respond_with(html(OPTIONAL)).mount(&server).await;
+    Mock::given(method("GET"))
+        .and(path("/hang"))
+        .respond_with(html(SETTINGS).set_delay(Duration::from_secs(60)))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Creates an automation of a new task opening `url` and carrying out `instruction`, runs it, and
+/// returns the finished run.
+async fn run_script(tenant: &Tenant, url: &str, instruction: &str) -> (Value, Value) {
+    let task = task(tenant).await;
+    let body = json!({"taskId": task, "name": "MFA evidence", "targetUrl": url, "instruction": instruction});
+    let automation = tenant.api.post(AUTOMATIONS, body).await.ok(201);
+    assert_eq!(automation["executor"], "steps", "{automation}");
+    let id = str_of(&automation, "id").to_owned();
+    let run = tenant.api.post(&runs_path(&id), json!({})).await.ok(202);
+    let done = finished(&tenant.api, &id, str_of(&run, "id")).await;
+    assert_run(&done, &id);
+    (automation, done)
+}
+
+async fn a_step_script_logs_in_and_passes(server: &TestServer) {
+    let site = site().await;
+    let tenant = server.tenant().await;
+    let script = format!(
+        "1. type \"ada@example.com\" into \"Email\"\n\
+         2. type \"{PASSWORD}\" into \"password\"\n\
+         3. click \"Sign in\"\n\
+         4. wait for \"Security settings\"\n\
+         5. expect url contains \"/settings\"\n\
+         6. expect text \"Two-factor authentication: enforced for all members\"\n\
+         7. expect no text \"optional\""
+    );
+    let (_, done) = run_script(&tenant, &format!("{}/login", site.uri()), &script).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["verdict"], json!({"outcome": "passed", "reason": "all 3 expectations held"}), "{done}");
+    let steps = done["steps"].as_array().unwrap();
+    let summary: Vec<(&str, &str, &str)> =
+        steps.iter().map(|s| (str_of(s, "action"), s["target"].as_str().unwrap_or(""), str_of(s, "outcome"))).collect();
+    assert_eq!(
+        summary,
+        [
+            ("type", "Email", "ok"),
+            ("type", "password", "ok"),
+            ("click", "Sign in", "ok"),
+            ("wait for", "Security settings", "ok"),
+            ("expect url contains", "/settings", "ok"),
+            ("expect text", "Two-factor authentication: enforced for all members", "ok"),
+            ("expect no text", "optional", "ok"),
+        ]
+    );
+    assert!(!done.to_string().contains(PASSWORD), "a typed value appears in the run: {done}");
+    let posted = site.received_requests().await.unwrap_or_default();
+    assert!(
+        posted.iter().any(|r| r.url.path() == "/settings" && r.headers.get("cookie").is_some()),
+        "the browser never reached the settings behind the login"
+    );
+
+    // A screenshot after each step that changed the page (type, type, click), none after looking.
+    let shots: Vec<bool> = steps.iter().map(|s| s["screenshotUrl"].is_string()).collect();
+    assert_eq!(shots, [true, true, true, false, false, false, false], "{done}");
+    let after_click = str_of(&steps[2], "screenshotUrl");
+    let shot = server.anonymous().get_url(after_click).await;
+    assert_eq!((shot.status, shot.content_type.as_str()), (200, "image/png"), "GET {after_click}");
+    assert_eq!(png_size(&shot.bytes), (1280, 800));
+    let before_click = server.anonymous().get_url(str_of(&steps[0], "screenshotUrl")).await;
+    assert_ne!(before_click.bytes, shot.bytes, "the login form and the settings page look different");
+    // A step's link is signed for that step only.
+    server.anonymous().get_url(&with_param(after_click, "step", "0")).await.problem(403);
+}
+
+async fn an_expectation_that_does_not_hold_fails_the_verdict_with_the_reason(server: &TestServer) {
+    let site = site().await;
+    let tenant = server.tenant().await;
+    let script = "expect text \"Security settings\"\nexpect text \"enforced for all members\"\nscreenshot";
+    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), script).await;
+    assert_eq!((&done["status"], &done["error"]), (&json!("completed"), &Value::Null), "{done}");
+    assert_eq!(
+        done["verdict"],
+        json!({"outcome": "failed",
+               "reason": "step 2 (expect text \"enforced for all members\"): the page does not show the text"}),
+        "{done}"
+    );
+    let outcomes: Vec<&str> = done["steps"].as_array().unwrap().iter().map(|s| str_of(s, "outcome")).collect();
+    assert_eq!(outcomes, ["ok", "failed"], "the run stops at the expectation that failed");
+    assert!(done["screenshotUrl"].is_string(), "a completed run keeps its final screenshot: {done}");
+
+    // A button the page does not have is evidence too: the verdict fails naming the step.
+    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), "click \"Enforce MFA\"").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let reason = str_of(&done["verdict"], "reason");
+    assert!(reason.starts_with("step 1 (click \"Enforce MFA\"): no visible button"), "{reason}");
+}
+
+async fn a_page_that_never_loads_fails_the_run_at_its_timeout(server: &TestServer) {
+    let site = site().await;
+    let tenant = server.tenant().await;
+    let hang = format!("{}/hang", site.uri());
+    let script = format!("screenshot\ngo to \"{hang}\"\nexpect text \"Security settings\"");
+    let started = Instant::now();
+    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), &script).await;
+    assert!(started.elapsed() < Duration::from_secs(30), "the run took {:?}", started.elapsed());
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(done["verdict"], Value::Null, "{done}");
+    assert_eq!(
+        str_of(&done, "error"),
+        format!("step 2 (go to \"{hang}\"): the page did not load within 2 seconds"),
+        "{done}"
+    );
+    let outcomes: Vec<&str> = done["steps"].as_array().unwrap().iter().map(|s| str_of(s, "outcome")).collect();
+    assert_eq!(outcomes, ["ok", "failed"], "{done}");
+
+    // The target itself never loading fails the run the same way, before any step.
+    let (_, done) = run_script(&tenant, &hang, "screenshot").await;
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(str_of(&done, "error"), "the page did not load within 2 seconds", "{done}");
+    assert_eq!(done["steps"], json!([]), "{done}");
+}
+
+async fn an_unknown_step_is_400_naming_the_line(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let script = "go to \"https://example.com/login\"\n\nopen \"Settings\"";
+    let body = json!({"taskId": task, "name": "n", "targetUrl": "https://example.com/", "instruction": script});
+    let refused = tenant.api.post(AUTOMATIONS, body).await.invalid("instruction");
+    let message = refused["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("line 3: a step: go to, click"), "{refused}");
+    assert_eq!(tenant.api.get(&format!("{AUTOMATIONS}/task/{task}")).await.ok(200), json!([]), "nothing was created");
+
+    let created = create(&tenant.api, &task, "https://example.com/").await;
+    assert_eq!(created["executor"], "steps", "{created}");
+    let path = automation_path(str_of(&created, "id"));
+    let refused = tenant.api.patch(&path, json!({"instruction": "click \"Save\"\nexpect \"saved\""})).await;
+    let refused = refused.invalid("instruction");
+    assert!(
+        refused["errors"][0]["message"].as_str().unwrap_or_default().starts_with("line 2: expect text"),
+        "{refused}"
+    );
+    assert_eq!(tenant.api.get(&path).await.ok(200), created, "unchanged");
+    let free = tenant.api.patch(&path, json!({"instruction": "Open Settings and check MFA"})).await.ok(200);
+    assert_eq!(free["executor"], "agent", "{free}");
+}
+
+async fn runs_come_in_pages(server: &TestServer) {
+    let pages = pages().await;
+    let tenant = server.tenant().await;
+    let task = task(&tenant).await;
+    let automation = create(&tenant.api, &task, &format!("{}/ok", pages.uri())).await;
+    let id = str_of(&automation, "id");
+    let mut started = Vec::new();
+    for _ in 0..3 {
+        let run = tenant.api.post(&runs_path(id), json!({})).await.ok(202);
+        finished(&tenant.api, id, str_of(&run, "id")).await;
+        started.insert(0, run["id"].clone());
+    }
+    let (mut seen, mut cursor, mut pages_read) = (Vec::new(), None::<String>, 0);
+    loop {
+        let query = cursor.map_or("limit=2".to_owned(), |c| format!("limit=2&cursor={c}"));
+        let response = tenant.session.get(&format!("{}?{query}", runs_path(id))).await;
+        assert_eq!(response.header("X-Total-Count").as_deref(), Some("3"), "the total, on every page");
+        cursor = response.header("X-Next-Cursor");
+        let page = response.ok(200);
+        seen.extend(page.as_array().unwrap().iter().map(|r| r["id"].clone()));
+        pages_read += 1;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!((seen, pages_read), (started, 2), "newest first, two pages");
+    tenant.api.get(&format!("{}?limit=0", runs_path(id))).await.invalid("limit");
+    tenant.api.get(&format!("{}?cursor=nonsense", runs_path(id))).await.invalid("cursor");
 }

@@ -113,6 +113,8 @@ pub struct Response {
     pub retry_after: Option<String>,
     /// The `Content-Disposition` header, if any.
     pub content_disposition: Option<String>,
+    /// Every header.
+    pub headers: reqwest::header::HeaderMap,
     pub body: Value,
     /// The body as received.
     pub bytes: Vec<u8>,
@@ -133,11 +135,17 @@ impl Response {
         let header = |name: HeaderName| response.headers().get(name).and_then(|v| v.to_str().ok());
         let retry_after = header(RETRY_AFTER).map(str::to_owned);
         let content_disposition = header(CONTENT_DISPOSITION).map(str::to_owned);
+        let headers = response.headers().clone();
         let bytes = response.bytes().await.unwrap_or_else(|err| panic!("{what}: reading the body: {err}")).to_vec();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let body =
             if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
-        Self { status, content_type, retry_after, content_disposition, body, bytes, what }
+        Self { status, content_type, retry_after, content_disposition, headers, body, bytes, what }
+    }
+
+    /// The header `name` as text, if present.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
     /// Asserts a JSON answer with `status` and returns its body.

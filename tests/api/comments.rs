@@ -196,8 +196,8 @@ async fn content_and_context_url_limits_are_exact(server: &TestServer) {
 async fn api_key_comments_need_the_user_id_of_an_active_member(server: &TestServer) {
     let tenant = server.tenant().await;
     let other = server.tenant().await;
-    let (auditor, _) = server.member(&tenant, "auditor").await;
-    let (former, former_member) = server.member(&tenant, "auditor").await;
+    let (auditor, _) = server.member(&tenant, "admin").await;
+    let (former, former_member) = server.member(&tenant, "admin").await;
     tenant.deactivate(str_of(&former_member, "id")).await;
     let stranger = server.user().await;
     let vendor = entity(&tenant.api, "vendor").await;
@@ -226,7 +226,7 @@ async fn api_key_comments_need_the_user_id_of_an_active_member(server: &TestServ
 
 async fn a_session_is_the_author_whatever_the_body_says(server: &TestServer) {
     let tenant = server.tenant().await;
-    let (auditor, _) = server.member(&tenant, "auditor").await;
+    let (auditor, _) = server.member(&tenant, "admin").await;
     let policy = entity(&tenant.api, "policy").await;
     let comment = tenant.session.post("/v1/comments", body("policy", &policy, "mine")).await.ok(201);
     assert_comment(&comment, "mine", &tenant.owner);
@@ -241,7 +241,7 @@ async fn a_session_is_the_author_whatever_the_body_says(server: &TestServer) {
 
 async fn only_the_author_may_edit_or_delete(server: &TestServer) {
     let tenant = server.tenant().await;
-    let (auditor, _) = server.member(&tenant, "auditor").await;
+    let (auditor, _) = server.member(&tenant, "admin").await;
     let auditor_session = server.session(&auditor.id, Some(&tenant.org_id)).await;
     let auditor_key = server.api_key(&tenant, &auditor.id).await;
     let task = entity(&tenant.api, "task").await;
@@ -310,7 +310,7 @@ async fn put_and_delete_answer_the_documented_shapes(server: &TestServer) {
 
 async fn deactivated_authors_are_flagged(server: &TestServer) {
     let tenant = server.tenant().await;
-    let (auditor, member) = server.member(&tenant, "auditor").await;
+    let (auditor, member) = server.member(&tenant, "admin").await;
     let auditor_session = server.session(&auditor.id, Some(&tenant.org_id)).await;
     let vendor = entity(&tenant.api, "vendor").await;
     let by_auditor = auditor_session.post("/v1/comments", body("vendor", &vendor, "bye")).await.ok(201);

@@ -112,7 +112,7 @@ async fn two_instances(server: &TestServer, mut sibling: Sibling) {
     let b = sibling.client(Auth::ApiKey(key), None);
 
     let task = crate::tasks::create(&a, "Check the status page").await;
-    let body = json!({"taskId": task["id"], "name": "Every other second", "instruction": "Take a screenshot.",
+    let body = json!({"taskId": task["id"], "name": "Every other second", "instruction": "screenshot",
                       "targetUrl": format!("{}/ok", pages.uri()), "schedule": SCHEDULE});
     let automation = a.post(AUTOMATIONS, body).await.ok(201);
     let id = str_of(&automation, "id").to_owned();
@@ -133,7 +133,7 @@ async fn two_instances(server: &TestServer, mut sibling: Sibling) {
     // first firing (no earlier than the disabled schedule's next one would have been) and moves
     // past a firing only when a worker looks for due schedules at or after it: once it moved past
     // the second firing, a worker that would still fire the disabled schedule has had its chance.
-    let body = json!({"taskId": task["id"], "name": "Witness", "instruction": "Take a screenshot.",
+    let body = json!({"taskId": task["id"], "name": "Witness", "instruction": "screenshot",
                       "targetUrl": format!("{}/ok", pages.uri()), "schedule": SCHEDULE});
     let witness = a.post(AUTOMATIONS, body).await.ok(201);
     let first = instant(&witness["nextRunAt"]).unix_timestamp();

@@ -22,6 +22,7 @@ const ADAPTERS: &[&str] = &[
     "compliance-browser",
     "compliance-ratelimit",
     "compliance-oidc",
+    "compliance-llm",
 ];
 
 /// (package, dependencies it must not have, not even through another crate). Besides these, every
@@ -42,6 +43,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-browser", &["diesel", "actix-web"]),
     ("compliance-ratelimit", &["diesel", "actix-web"]),
     ("compliance-oidc", &["diesel", "actix-web"]),
+    ("compliance-llm", &["diesel", "actix-web"]),
     // the adapters' shared Redis connection is a leaf below them
     ("compliance-redis", &["diesel", "actix-web"]),
     ("compliance-redis", ADAPTERS),
@@ -60,6 +62,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "compliance-browser",
             "compliance-ratelimit",
             "compliance-redis",
+            "compliance-llm",
         ],
     ),
 ];

@@ -2,17 +2,17 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::Scopes;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, NewMember, Person, User};
 use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
 use compliance_ports::{
     Clock, CredentialRepository, MemberRepository, OrganizationRepository, RepoError, UserRepository,
 };
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use time::Duration;
 
 use crate::organization::with_free_slug;
-use crate::secret::{self, API_KEY_PREFIX};
 use crate::sessions::{IssuedSession, issue_session};
 use crate::{AppError, PeopleService, Ports, PrincipalCache};
 
@@ -89,21 +89,12 @@ impl AdminService {
     ) -> Result<IssuedApiKey, AppError> {
         let now = self.clock.now();
         self.require_active_member(&org, &created_by).await?;
-        let secret = secret::generate(API_KEY_PREFIX);
         let name = compliance_domain::validation::text("name", name.unwrap_or_else(|| "API key".into()), 1, 100)?;
-        let key = ApiKey {
-            id: ApiKeyId::generate(),
-            organization_id: org,
-            name,
-            key_hash: secret::digest(secret.expose_secret()),
-            created_by,
-            created_at: now,
-            expires_at: expires_in_days.map(|days| now.plus(Duration::days(i64::from(days)))),
-            revoked_at: None,
-            last_used_at: None,
-        };
-        self.credentials.insert_api_key(&key).await?;
-        Ok(IssuedApiKey { key, secret })
+        let expires_at = expires_in_days.map(|days| now.plus(Duration::days(i64::from(days))));
+        // The operator's keys hold every scope: they act with their creator's whole role.
+        let issued = crate::api_keys::issue(org, created_by, name, expires_at, Scopes::everything(), now);
+        self.credentials.insert_api_key(&issued.key).await?;
+        Ok(issued)
     }
 
     pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {

@@ -3,14 +3,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use compliance_domain::access::{Role, Scopes};
 use compliance_domain::people::Person;
-use compliance_domain::{ApiKeyId, OrganizationId, Timestamp, UserId};
-use compliance_ports::{Clock, CredentialRepository, MemberRepository};
+use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
+use compliance_ports::{Clock, CredentialRepository, ListGenerations, ListName, MemberRepository};
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
 use crate::AppError;
-use crate::principal_cache::{CacheKey, PrincipalCache};
+use crate::principal_cache::{CacheKey, Cached, PrincipalCache};
 use crate::secret::{digest, digests_match};
 
 /// `lastUsedAt` is written at most this often per key.
@@ -29,17 +30,19 @@ pub struct Principal {
     pub user_id: UserId,
     pub email: String,
     pub auth_type: AuthType,
-    /// The member's free-text role, e.g. `owner` or `admin, auditor`.
+    /// The caller's membership in the organization.
+    pub member_id: MemberId,
+    /// The member's free-text role, e.g. `owner` or `admin, auditor` (see [`crate::access`]).
     pub role: String,
+    /// For an API key, what it may be used for; `None` for a session.
+    pub scopes: Option<Scopes>,
 }
 
 impl Principal {
     /// Administrators are members whose role, split on commas and whitespace, names `owner` or
     /// `admin` (any case).
     pub fn is_administrator(&self) -> bool {
-        self.role
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .any(|word| word.eq_ignore_ascii_case("owner") || word.eq_ignore_ascii_case("admin"))
+        crate::access::holds(&self.role, Role::Owner) || crate::access::holds(&self.role, Role::Admin)
     }
 }
 
@@ -53,6 +56,8 @@ pub enum Credentials {
 pub struct AuthService {
     credentials: Arc<dyn CredentialRepository>,
     members: Arc<dyn MemberRepository>,
+    /// Each organization's access generation, which a remembered caller must still match.
+    generations: Arc<dyn ListGenerations>,
     clock: Arc<dyn Clock>,
     /// When each key's `lastUsedAt` was last written by this process.
     last_used_written: Mutex<HashMap<ApiKeyId, Timestamp>>,
@@ -63,17 +68,18 @@ impl AuthService {
     pub(crate) fn new(
         credentials: Arc<dyn CredentialRepository>,
         members: Arc<dyn MemberRepository>,
+        generations: Arc<dyn ListGenerations>,
         clock: Arc<dyn Clock>,
         cache: Arc<PrincipalCache>,
     ) -> Self {
-        Self { credentials, members, clock, last_used_written: Mutex::new(HashMap::new()), cache }
+        Self { credentials, members, generations, clock, last_used_written: Mutex::new(HashMap::new()), cache }
     }
 
     /// Answers from the cache when it can (see [`PrincipalCache`]); only successes are cached.
     pub async fn authenticate(&self, credentials: Credentials) -> Result<Principal, AppError> {
         let now = self.clock.now();
         let key = cache_key(&credentials);
-        if let Some(cached) = self.cache.get(&key, now) {
+        if let Some(cached) = self.current(&key, now).await {
             if let Some(api_key) = &cached.api_key {
                 self.note_use(api_key, None, now).await;
             }
@@ -85,12 +91,13 @@ impl AuthService {
         }
     }
 
-    /// The caller, when the cache knows `credentials` and nothing is due to be written (a key's
-    /// `lastUsedAt`): it calls no store, so it may answer on any thread. `None`: ask
+    /// The caller, when the cache knows `credentials`, the organization's access generation is
+    /// still the one it was looked up at, and nothing is due to be written (a key's `lastUsedAt`):
+    /// one indexed read on the calling thread's connection, no task. `None`: ask
     /// [`AuthService::authenticate`].
-    pub fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
+    pub async fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
         let now = self.clock.now();
-        let cached = self.cache.get(&cache_key(credentials), now)?;
+        let cached = self.current(&cache_key(credentials), now).await?;
         match &cached.api_key {
             Some(api_key) => {
                 let written = self.last_used_written.lock().ok()?;
@@ -98,6 +105,24 @@ impl AuthService {
             }
             None => Some(cached.principal),
         }
+    }
+
+    /// The cached entry under `key`, if it is still current: a change to the organization's access
+    /// committed anywhere (another instance, the admin CLI) moved the generation, and the entry
+    /// is forgotten. A generation that cannot be read makes the caller be looked up again.
+    async fn current(&self, key: &CacheKey, now: Timestamp) -> Option<Cached> {
+        let cached = self.cache.get(key, now)?;
+        match self.access_generation(&cached.principal.organization_id).await {
+            Ok(generation) if generation == cached.generation => Some(cached),
+            _ => {
+                self.cache.forget(key);
+                None
+            }
+        }
+    }
+
+    async fn access_generation(&self, org: &OrganizationId) -> Result<u64, AppError> {
+        Ok(self.generations.generation(org, ListName::Access).await?)
     }
 
     async fn by_api_key(&self, key: CacheKey, organization: Option<&str>) -> Result<Principal, AppError> {
@@ -108,14 +133,26 @@ impl AuthService {
         if !digests_match(&stored.key_hash, presented) || !stored.is_usable_at(now) {
             return Err(INVALID);
         }
+        // To be remembered, the key is read again after the generation: a revocation committing
+        // before that read is seen in it, one committing after moves the generation past the one
+        // remembered. Either way no revoked key is remembered.
+        let (stored, generation) = match self.cache.is_on() {
+            true => {
+                let generation = self.access_generation(&stored.organization_id).await?;
+                let again = self.credentials.find_api_key(presented).await?;
+                (again.filter(|k| k.is_usable_at(now)).ok_or(INVALID)?, generation)
+            }
+            false => (stored, 0),
+        };
         // A key works only while the member who made it is an active member of its organization.
         let person = self.active_person(&stored.organization_id, &stored.created_by).await?.ok_or(INVALID)?;
         if organization.is_some_and(|org| org != stored.organization_id.as_str()) {
             return Err(AppError::Forbidden("the API key belongs to another organization"));
         }
         self.note_use(&stored.id, stored.last_used_at, now).await;
-        let principal = principal(stored.organization_id, person, AuthType::ApiKey);
-        self.cache.put(key, &principal, Some(&stored.id), stored.expires_at, now);
+        let expires_at = stored.expires_at;
+        let principal = principal(stored.organization_id, person, AuthType::ApiKey, Some(stored.scopes));
+        self.cache.put(key, &principal, Some(&stored.id), expires_at, generation, now);
         Ok(principal)
     }
 
@@ -131,9 +168,18 @@ impl AuthService {
             organization.ok_or_else(|| AppError::invalid("X-Organization-Id", "is required with session auth"))?;
         const NOT_MEMBER: AppError = AppError::Forbidden("not an active member of that organization");
         let org = OrganizationId::parse(organization).map_err(|_| NOT_MEMBER)?;
+        // Read again after the generation, to be remembered (see by_api_key).
+        let (session, generation) = match self.cache.is_on() {
+            true => {
+                let generation = self.access_generation(&org).await?;
+                let again = self.credentials.find_session(presented).await?;
+                (again.filter(|s| s.expires_at > now).ok_or(INVALID)?, generation)
+            }
+            false => (session, 0),
+        };
         let person = self.active_person(&org, &session.user_id).await?.ok_or(NOT_MEMBER)?;
-        let principal = principal(org, person, AuthType::Session);
-        self.cache.put(key, &principal, None, Some(session.expires_at), now);
+        let principal = principal(org, person, AuthType::Session, None);
+        self.cache.put(key, &principal, None, Some(session.expires_at), generation, now);
         Ok(principal)
     }
 
@@ -172,13 +218,20 @@ fn cache_key(credentials: &Credentials) -> CacheKey {
     CacheKey { digest: digest(secret.expose_secret()), organization: organization.clone() }
 }
 
-fn principal(organization_id: OrganizationId, person: Person, auth_type: AuthType) -> Principal {
+fn principal(
+    organization_id: OrganizationId,
+    person: Person,
+    auth_type: AuthType,
+    scopes: Option<Scopes>,
+) -> Principal {
     Principal {
         organization_id,
         user_id: person.user.id,
+        member_id: person.member.id,
         email: person.user.email,
         auth_type,
         role: person.member.role,
+        scopes,
     }
 }
 
@@ -210,6 +263,17 @@ mod tests {
         async fn find_api_key(&self, hash: &str) -> Result<Option<ApiKey>, RepoError> {
             self.lookups.fetch_add(1, Ordering::SeqCst);
             Ok((hash == self.key.key_hash).then(|| self.key.clone()))
+        }
+        async fn list_api_keys(
+            &self,
+            _: &OrganizationId,
+            _: Option<&UserId>,
+            _: &compliance_ports::PageRequest,
+        ) -> Result<compliance_ports::Page<ApiKey>, RepoError> {
+            Ok(compliance_ports::Page { items: vec![self.key.clone()], total: 1, next: None })
+        }
+        async fn get_api_key(&self, _: &OrganizationId, _: &ApiKeyId) -> Result<ApiKey, RepoError> {
+            Ok(self.key.clone())
         }
         async fn revoke_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<ApiKey, RepoError> {
             Err(RepoError::NotFound)
@@ -248,6 +312,13 @@ mod tests {
         }
         async fn update(&self, _: &OrganizationId, _: &MemberId, _: &MemberPatch) -> Result<Person, RepoError> {
             Err(RepoError::NotFound)
+        }
+    }
+
+    #[async_trait]
+    impl ListGenerations for Fixture {
+        async fn generation(&self, _: &OrganizationId, _: ListName) -> Result<u64, RepoError> {
+            Ok(0)
         }
     }
 
@@ -294,6 +365,7 @@ mod tests {
             expires_at,
             revoked_at: None,
             last_used_at: None,
+            scopes: compliance_domain::access::Scopes::everything(),
         };
         let fixture = Arc::new(Fixture {
             key,
@@ -303,7 +375,7 @@ mod tests {
         });
         let clock = Arc::new(FixedClock(Mutex::new(now)));
         let cache = Arc::new(PrincipalCache::new(cache_ttl));
-        let auth = AuthService::new(fixture.clone(), fixture.clone(), clock.clone(), cache);
+        let auth = AuthService::new(fixture.clone(), fixture.clone(), fixture.clone(), clock.clone(), cache);
         (fixture, clock, auth, secret)
     }
 
@@ -334,19 +406,19 @@ mod tests {
         let now = Timestamp::now();
         let (fixture, clock, auth, secret) = service(now, None, std::time::Duration::from_secs(300));
         let present = || Credentials::ApiKey { key: secret.clone(), organization: None };
-        assert_eq!(auth.remembered(&present()), None, "never authenticated: not remembered");
+        assert_eq!(run(auth.remembered(&present())), None, "never authenticated: not remembered");
 
         let principal = run(auth.authenticate(present())).unwrap();
-        assert_eq!(auth.remembered(&present()), Some(principal.clone()));
+        assert_eq!(run(auth.remembered(&present())), Some(principal.clone()));
         let other = Credentials::ApiKey { key: generate(API_KEY_PREFIX), organization: None };
-        assert_eq!(auth.remembered(&other), None, "another key is not remembered");
+        assert_eq!(run(auth.remembered(&other)), None, "another key is not remembered");
 
         *clock.0.lock().unwrap() = now.plus(Duration::seconds(61));
-        assert_eq!(auth.remembered(&present()), None, "lastUsedAt is due: only authenticate writes it");
+        assert_eq!(run(auth.remembered(&present())), None, "lastUsedAt is due: only authenticate writes it");
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "remembered writes nothing");
         assert_eq!(run(auth.authenticate(present())).unwrap(), principal);
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 2);
-        assert_eq!(auth.remembered(&present()), Some(principal), "written: remembered again");
+        assert_eq!(run(auth.remembered(&present())), Some(principal), "written: remembered again");
     }
 
     #[test]
@@ -360,25 +432,29 @@ mod tests {
         for _ in 0..3 {
             run(auth.authenticate(present())).unwrap();
         }
-        assert_eq!(lookups(), 1, "one lookup, then two answers from the cache");
+        assert_eq!(
+            lookups(),
+            2,
+            "one look-up (the key read twice, around the access generation), then two answers from the cache"
+        );
         assert_eq!(fixture.touches.load(Ordering::SeqCst), 1, "use is noted on the first request");
         let other_org = Credentials::ApiKey { key: secret.clone(), organization: Some("org_other".into()) };
         assert!(
             matches!(run(auth.authenticate(other_org)), Err(AppError::Forbidden(_))),
             "the header is part of the key"
         );
-        assert_eq!(lookups(), 2, "another header is looked up, not answered from the cache");
+        assert_eq!(lookups(), 4, "another header is looked up, not answered from the cache");
 
         *clock.0.lock().unwrap() = now.plus(Duration::seconds(5));
         run(auth.authenticate(present())).unwrap();
-        assert_eq!(lookups(), 3, "after the TTL the store is asked again");
+        assert_eq!(lookups(), 6, "after the TTL the store is asked again");
 
         auth.cache.forget_api_key(&fixture.key.id);
         run(auth.authenticate(present())).unwrap();
-        assert_eq!(lookups(), 4, "a forgotten key is looked up again");
+        assert_eq!(lookups(), 8, "a forgotten key is looked up again");
         auth.cache.forget_organization(&fixture.key.organization_id);
         run(auth.authenticate(present())).unwrap();
-        assert_eq!(lookups(), 5, "so is one of a forgotten organization");
+        assert_eq!(lookups(), 10, "so is one of a forgotten organization");
 
         *clock.0.lock().unwrap() = now.plus(Duration::seconds(8));
         assert!(
@@ -401,9 +477,11 @@ mod tests {
         let with_role = |role: &str| Principal {
             organization_id: OrganizationId::generate(),
             user_id: UserId::generate(),
+            member_id: MemberId::generate(),
             email: "a@example.com".into(),
             auth_type: AuthType::Session,
             role: role.into(),
+            scopes: None,
         };
         for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
             assert!(with_role(role).is_administrator(), "{role}");

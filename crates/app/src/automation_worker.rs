@@ -3,21 +3,31 @@
 //! schedule and each pending run is taken by exactly one instance.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use compliance_domain::automation::{AutomationRun, BrowserAutomation, RunTrigger};
-use compliance_ports::{AutomationRepository, BlobStore, BrowserRunner, CaptureRequest, Clock, RepoError};
+use compliance_domain::Timestamp;
+use compliance_domain::automation::{AutomationRun, BrowserAutomation, Instruction, RunTrigger, Verdict};
+use compliance_ports::{AutomationRepository, BlobStore, BrowserPage, BrowserRunner, Clock, RepoError};
 use tokio::sync::Notify;
 
 use crate::Ports;
+use crate::automation_agent::{AgentExecutor, AgentRun, AgentSettings};
+use crate::automation_recorder::RunRecorder;
+use crate::automation_report::TaskReporter;
+use crate::automation_secrets::AutomationSecrets;
+use crate::automation_steps::StepExecutor;
 
 /// Schedules looked at per tick.
 const DUE_BATCH: usize = 100;
+/// Expired runs removed per statement of the retention sweep.
+const RETENTION_BATCH: usize = 500;
+/// How often the retention sweep runs (by the worker's clock).
+const RETENTION_EVERY: time::Duration = time::Duration::hours(1);
 
 /// Tunables of the worker.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct AutomationSettings {
-    /// The whole run: launch, navigation, load and screenshot.
+    /// Each navigation or load of a run's page, and the whole run's work after the browser started.
     pub run_timeout: Duration,
     /// How often the worker looks for due schedules and pending runs when nothing wakes it.
     pub poll_interval: Duration,
@@ -28,6 +38,10 @@ pub struct AutomationSettings {
     pub min_interval: Duration,
     /// Runs executed at once by one instance (the browser adapter has its own bound too).
     pub concurrency: usize,
+    /// Finished runs older than this are removed with their screenshots.
+    pub run_retention: Duration,
+    /// The bounds of free-text (agent) runs.
+    pub agent: AgentSettings,
 }
 
 impl Default for AutomationSettings {
@@ -38,6 +52,8 @@ impl Default for AutomationSettings {
             stale_after: Duration::from_secs(10 * 60),
             min_interval: Duration::from_secs(60),
             concurrency: 2,
+            run_retention: Duration::from_secs(90 * 24 * 60 * 60),
+            agent: AgentSettings::default(),
         }
     }
 }
@@ -62,8 +78,13 @@ pub struct AutomationWorker {
     browser: Arc<dyn BrowserRunner>,
     blobs: Arc<dyn BlobStore>,
     clock: Arc<dyn Clock>,
+    secrets: AutomationSecrets,
+    agent: AgentExecutor,
+    reporter: TaskReporter,
     settings: AutomationSettings,
     work: Arc<Notify>,
+    /// When the retention sweep last ran.
+    last_sweep: std::sync::Mutex<Option<Timestamp>>,
 }
 
 impl AutomationWorker {
@@ -73,8 +94,12 @@ impl AutomationWorker {
             browser: ports.browser.clone(),
             blobs: ports.blobs.clone(),
             clock: ports.clock.clone(),
+            secrets: AutomationSecrets::new(ports),
+            agent: AgentExecutor::new(ports, &settings),
+            reporter: TaskReporter::new(ports),
             settings,
             work,
+            last_sweep: std::sync::Mutex::new(None),
         }
     }
 
@@ -98,8 +123,12 @@ impl AutomationWorker {
         }
     }
 
-    /// One pass: fail stale runs, start due schedules, execute every pending run.
+    /// One pass: remove expired runs (hourly), fail stale runs, start due schedules, execute every
+    /// pending run.
     pub async fn tick(self: &Arc<Self>) {
+        if let Err(error) = self.remove_expired().await {
+            tracing::warn!(%error, "could not remove expired automation runs");
+        }
         if let Err(error) = self.fail_stale().await {
             tracing::warn!(%error, "could not fail stale automation runs");
         }
@@ -133,6 +162,32 @@ impl AutomationWorker {
         }
     }
 
+    /// Removes finished runs older than the retention, with every screenshot they point at; at
+    /// most once per [`RETENTION_EVERY`] per instance.
+    async fn remove_expired(&self) -> Result<(), RepoError> {
+        let now = self.clock.now();
+        {
+            let mut last = self.last_sweep.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|at| now < at.plus(RETENTION_EVERY)) {
+                return Ok(());
+            }
+            *last = Some(now);
+        }
+        let retention = time::Duration::try_from(self.settings.run_retention).unwrap_or(time::Duration::MAX);
+        let cutoff = now.plus(-retention);
+        loop {
+            let removed = self.automations.delete_finished_runs(cutoff, RETENTION_BATCH).await?;
+            for key in removed.iter().flat_map(AutomationRun::blob_keys) {
+                if let Err(error) = self.blobs.delete(key).await {
+                    tracing::warn!(%error, blob = %key, "could not remove an expired run's screenshot");
+                }
+            }
+            if removed.len() < RETENTION_BATCH {
+                return Ok(());
+            }
+        }
+    }
+
     async fn fail_stale(&self) -> Result<(), RepoError> {
         let stale = time::Duration::try_from(self.settings.stale_cutoff()).unwrap_or(time::Duration::hours(1));
         let cutoff = self.clock.now().plus(-stale);
@@ -158,35 +213,79 @@ impl AutomationWorker {
     }
 
     async fn execute(&self, mut run: AutomationRun, automation: &BrowserAutomation) {
-        let request = CaptureRequest {
-            url: automation.target_url.clone(),
-            instruction: automation.instruction.clone(),
-            timeout: self.settings.run_timeout,
+        let limit = self.settings.run_limit();
+        let mut recorder = RunRecorder::new(self.blobs.clone(), &run);
+        let (outcome, screenshot) = match tokio::time::timeout(
+            limit,
+            self.carry_out(automation, &mut recorder, Instant::now() + limit),
+        )
+        .await
+        {
+            Ok(done) => done,
+            Err(_) => (Err(format!("the run did not finish within {} seconds", limit.as_secs())), None),
         };
-        let capture = tokio::time::timeout(self.settings.run_limit(), self.browser.capture(&request)).await;
-        let outcome = match capture {
-            Ok(Ok(capture)) => {
-                let key = run.screenshot_blob_key();
-                match self.blobs.put(&key, capture.png, "image/png").await {
-                    Ok(()) => Ok(key),
-                    Err(error) => {
-                        tracing::warn!(%error, run = %run.id, "could not store a screenshot");
-                        Err("the screenshot could not be stored".to_owned())
+        run.steps = recorder.into_steps();
+        run.finish(outcome, screenshot, self.clock.now());
+        match self.automations.finish_run(&run).await {
+            Ok(()) => self.reporter.report(automation, &run).await,
+            Err(error) => {
+                // Deleted or failed as stale meanwhile: the screenshots have no run left to show them.
+                for key in run.blob_keys() {
+                    if let Err(error) = self.blobs.delete(key).await {
+                        tracing::warn!(%error, blob = %key, "could not remove an orphaned screenshot");
                     }
                 }
+                tracing::warn!(%error, run = %run.id, "could not record an automation run's outcome");
             }
-            Ok(Err(error)) => Err(error.to_string()),
-            Err(_) => Err(format!("the run did not finish within {} seconds", self.settings.run_limit().as_secs())),
+        }
+    }
+
+    /// Opens the target and carries out the instruction: the verdict (or why the run could not be
+    /// carried out) and, for a completed run, the final screenshot's key.
+    async fn carry_out(
+        &self,
+        automation: &BrowserAutomation,
+        recorder: &mut RunRecorder,
+        deadline: Instant,
+    ) -> (Result<Verdict, String>, Option<String>) {
+        let mut page = match self.browser.open(&automation.target_url, self.settings.run_timeout).await {
+            Ok(page) => page,
+            Err(error) => return (Err(error.to_string()), None),
         };
-        run.finish(outcome, self.clock.now());
-        if let Err(error) = self.automations.finish_run(&run).await {
-            // Deleted or failed as stale meanwhile: the screenshot has no run left to show it.
-            if let Some(key) = &run.screenshot_key
-                && let Err(error) = self.blobs.delete(key).await
-            {
-                tracing::warn!(%error, blob = %key, "could not remove an orphaned screenshot");
+        let outcome = self.follow(page.as_mut(), automation, recorder, deadline).await;
+        let screenshot = match outcome {
+            Ok(_) => recorder.final_screenshot(page.as_mut()).await,
+            Err(_) => None,
+        };
+        page.close().await;
+        (outcome, screenshot)
+    }
+
+    async fn follow(
+        &self,
+        page: &mut dyn BrowserPage,
+        automation: &BrowserAutomation,
+        recorder: &mut RunRecorder,
+        deadline: Instant,
+    ) -> Result<Verdict, String> {
+        match automation.parsed_instruction() {
+            Instruction::Steps(steps) => {
+                // `wait for` is bounded by the run timeout, well inside the run's own limit.
+                let deadline = deadline.min(Instant::now() + self.settings.run_timeout);
+                let executor = StepExecutor { page, automation, secrets: &self.secrets, recorder, deadline };
+                executor.run(&steps).await
             }
-            tracing::warn!(%error, run = %run.id, "could not record an automation run's outcome");
+            Instruction::FreeText(instruction) => {
+                let run = AgentRun {
+                    page,
+                    automation,
+                    instruction: &instruction,
+                    recorder,
+                    secrets: &self.secrets,
+                    deadline,
+                };
+                self.agent.run(run).await
+            }
         }
     }
 }

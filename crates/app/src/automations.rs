@@ -2,14 +2,19 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::{Action, Family};
 use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
 use compliance_domain::schedule::Schedule;
-use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId};
-use compliance_ports::{AutomationRepository, BrowserRunner, CaptureError, Clock, RepoError, TaskRepository};
+use compliance_domain::{AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId};
+use compliance_ports::{
+    AutomationRepository, BrowserRunner, CaptureError, Clock, ConnectionRepository, Page, PageRequest, RepoError,
+    TaskRepository,
+};
 use tokio::sync::Notify;
 
+use crate::access::require;
 use crate::blob_links::{BlobLinks, LinkTarget};
 use crate::{AppError, Ports, Principal, Settings};
 
@@ -18,16 +23,19 @@ const UPDATE_ATTEMPTS: usize = 3;
 /// Firings looked at to find a schedule's shortest interval.
 const INTERVAL_SAMPLES: usize = 16;
 
-/// A run as callers see it: its screenshot as a link that works for a limited time.
+/// A run as callers see it: its screenshots as links that work for a limited time.
 #[derive(Debug, Clone)]
 pub struct RunView {
     pub run: AutomationRun,
     pub screenshot_url: Option<String>,
+    /// The link to each step's screenshot, in the order of `run.steps`.
+    pub step_screenshot_urls: Vec<Option<String>>,
 }
 
 pub struct AutomationService {
     automations: Arc<dyn AutomationRepository>,
     tasks: Arc<dyn TaskRepository>,
+    connections: Arc<dyn ConnectionRepository>,
     browser: Arc<dyn BrowserRunner>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
@@ -41,6 +49,7 @@ impl AutomationService {
         Self {
             automations: ports.automations.clone(),
             tasks: ports.tasks.clone(),
+            connections: ports.connections.clone(),
             browser: ports.browser.clone(),
             clock: ports.clock.clone(),
             links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
@@ -50,12 +59,16 @@ impl AutomationService {
     }
 
     pub async fn create(&self, caller: &Principal, input: NewAutomation) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
         self.require_task(org, &task, TaskRefusal::InvalidField).await?;
-        let automation = BrowserAutomation::create(org.clone(), task, input, self.clock.now())?;
+        let automation = BrowserAutomation::create(org.clone(), task, caller.user_id.clone(), input, self.clock.now())?;
         if let Some(schedule) = &automation.schedule {
             self.check_interval(schedule)?;
+        }
+        if let Some(connection) = &automation.connection_id {
+            self.check_connection(caller, connection).await?;
         }
         self.check_target(&automation.target_url).await?;
         self.automations.insert(&automation).await?;
@@ -63,11 +76,13 @@ impl AutomationService {
     }
 
     pub async fn get(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         self.automation(&caller.organization_id, id).await
     }
 
     /// The task's automations; 404 for a task the organization does not have.
     pub async fn list_for_task(&self, caller: &Principal, task: &TaskId) -> Result<Vec<BrowserAutomation>, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         let org = &caller.organization_id;
         self.require_task(org, task, TaskRefusal::NotFound).await?;
         Ok(self.automations.list_for_task(org, task).await?)
@@ -79,6 +94,7 @@ impl AutomationService {
         id: &AutomationId,
         changes: AutomationChanges,
     ) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let patch = AutomationPatch::new(changes)?;
         if let Some(schedule) = patch.schedule() {
             self.check_interval(schedule)?;
@@ -86,10 +102,18 @@ impl AutomationService {
         if let Some(target) = patch.target_url() {
             self.check_target(target).await?;
         }
+        if let Some(connection) = patch.connection_id() {
+            self.check_connection(caller, connection).await?;
+        }
         for _ in 0..UPDATE_ATTEMPTS {
             let previous = self.automation(&caller.organization_id, id).await?;
             if patch.is_empty() {
                 return Ok(previous);
+            }
+            if previous.connection_id.is_some() && !caller.is_administrator() {
+                return Err(AppError::Forbidden(
+                    "only an administrator may change an automation that uses a connection's credentials",
+                ));
             }
             let mut automation = previous.clone();
             automation.apply(&patch, self.clock.now());
@@ -115,30 +139,38 @@ impl AutomationService {
         ))
     }
 
-    /// Deletes the automation, its runs and their screenshots.
+    /// Deletes the automation, its runs and their screenshots (the steps' too).
     pub async fn delete(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let automation = self.automation(org, id).await?;
         let runs = self.automations.delete(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))?;
-        let screenshots: Vec<&str> = runs.iter().filter_map(|run| run.screenshot_key.as_deref()).collect();
+        let screenshots: Vec<&str> = runs.iter().flat_map(AutomationRun::blob_keys).collect();
         self.links.remove(&screenshots, "screenshot").await;
         Ok(automation)
     }
 
-    /// Newest first.
-    pub async fn runs(&self, caller: &Principal, id: &AutomationId) -> Result<Vec<RunView>, AppError> {
+    /// A page of the automation's runs, newest first.
+    pub async fn runs(
+        &self,
+        caller: &Principal,
+        id: &AutomationId,
+        page: &PageRequest,
+    ) -> Result<Page<RunView>, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
         let org = &caller.organization_id;
         self.automation(org, id).await?;
-        let runs = self.automations.runs(org, id).await?;
-        let mut views = Vec::with_capacity(runs.len());
-        for run in runs {
+        let runs = self.automations.runs(org, id, page).await?;
+        let mut views = Vec::with_capacity(runs.items.len());
+        for run in runs.items {
             views.push(self.view(run).await?);
         }
-        Ok(views)
+        Ok(Page { items: views, total: runs.total, next: runs.next })
     }
 
     /// Queues a run now; 409 while one is pending or running.
     pub async fn start_run(&self, caller: &Principal, id: &AutomationId) -> Result<RunView, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
         let automation = self.automation(&caller.organization_id, id).await?;
         let run = AutomationRun::pending(&automation, RunTrigger::Manual, self.clock.now());
         self.automations.insert_run(&run).await.map_err(|e| match e {
@@ -148,28 +180,56 @@ impl AutomationService {
             other => other.into(),
         })?;
         self.work.notify_one();
-        Ok(RunView { run, screenshot_url: None })
+        Ok(RunView { run, screenshot_url: None, step_screenshot_urls: Vec::new() })
     }
 
-    /// The PNG behind a screenshot link this service signed. Tampering or expiry is a 403.
-    pub async fn screenshot(&self, org: &str, run: &str, expires: i64, signature: &str) -> Result<Vec<u8>, AppError> {
+    /// The PNG behind a screenshot link this service signed: the run's, or with `step` the one
+    /// taken after that step. Tampering or expiry is a 403.
+    pub async fn screenshot(
+        &self,
+        org: &str,
+        run: &str,
+        step: Option<u32>,
+        expires: i64,
+        signature: &str,
+    ) -> Result<Vec<u8>, AppError> {
         const REFUSED: AppError = AppError::Forbidden("the screenshot link is invalid or has expired");
-        if !self.links.accepts(org, &screenshot_subject(run), expires, signature) {
+        if !self.links.accepts(org, &screenshot_subject(run, step), expires, signature) {
             return Err(REFUSED);
         }
         let (Ok(org), Ok(run)) = (OrganizationId::parse(org), AutomationRunId::parse(run)) else { return Err(REFUSED) };
         let run = self.automations.get_run(&org, &run).await.map_err(|e| AppError::from_repo(e, "run"))?;
-        let key = run.screenshot_key.ok_or(AppError::NotFound("screenshot"))?;
-        self.links.read(&key, "screenshot").await
+        let key = match step {
+            None => run.screenshot_key,
+            Some(index) => run.steps.into_iter().find(|s| s.index == index).and_then(|s| s.screenshot_key),
+        };
+        self.links.read(&key.ok_or(AppError::NotFound("screenshot"))?, "screenshot").await
     }
 
     async fn view(&self, run: AutomationRun) -> Result<RunView, AppError> {
-        let Some(key) = &run.screenshot_key else { return Ok(RunView { run, screenshot_url: None }) };
-        let (subject, path) = (screenshot_subject(run.id.as_str()), format!("/v1/browser/runs/{}/screenshot", run.id));
+        let screenshot_url = match &run.screenshot_key {
+            Some(key) => Some(self.screenshot_link(&run, key, None).await?),
+            None => None,
+        };
+        let mut step_screenshot_urls = Vec::with_capacity(run.steps.len());
+        for step in &run.steps {
+            step_screenshot_urls.push(match &step.screenshot_key {
+                Some(key) => Some(self.screenshot_link(&run, key, Some(step.index)).await?),
+                None => None,
+            });
+        }
+        Ok(RunView { run, screenshot_url, step_screenshot_urls })
+    }
+
+    async fn screenshot_link(&self, run: &AutomationRun, key: &str, step: Option<u32>) -> Result<String, AppError> {
+        let subject = screenshot_subject(run.id.as_str(), step);
+        let path = match step {
+            None => format!("/v1/browser/runs/{}/screenshot", run.id),
+            Some(index) => format!("/v1/browser/runs/{}/screenshot?step={index}", run.id),
+        };
         let target =
             LinkTarget { key, org: run.organization_id.as_str(), subject: &subject, path: &path, what: "screenshot" };
-        let link = self.links.link(&target).await?;
-        Ok(RunView { run, screenshot_url: Some(link.url) })
+        Ok(self.links.link(&target).await?.url)
     }
 
     async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
@@ -183,6 +243,22 @@ impl AutomationService {
                 TaskRefusal::InvalidField => AppError::invalid("taskId", "is not a task of this organization"),
                 TaskRefusal::NotFound => AppError::NotFound("task"),
             }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// A connection's credentials may be typed into any page the automation opens, so only an
+    /// administrator may hand them to an automation, and only a live connection of the organization.
+    async fn check_connection(&self, caller: &Principal, connection: &ConnectionId) -> Result<(), AppError> {
+        if !caller.is_administrator() {
+            return Err(AppError::Forbidden("only an administrator may let an automation use a connection"));
+        }
+        match self.connections.get(&caller.organization_id, connection).await {
+            Ok(found) if found.is_disconnected() => Err(AppError::invalid("connectionId", "is disconnected")),
+            Ok(_) => Ok(()),
+            Err(RepoError::NotFound) => {
+                Err(AppError::invalid("connectionId", "is not a connection of this organization"))
+            }
             Err(other) => Err(other.into()),
         }
     }
@@ -203,7 +279,11 @@ enum TaskRefusal {
     NotFound,
 }
 
-/// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link.
-fn screenshot_subject(run: &str) -> String {
-    format!("screenshot:{run}")
+/// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link,
+/// and the step from passing for another step's (or the run's) screenshot.
+fn screenshot_subject(run: &str, step: Option<u32>) -> String {
+    match step {
+        None => format!("screenshot:{run}"),
+        Some(index) => format!("screenshot:{run}:step:{index}"),
+    }
 }

@@ -23,7 +23,7 @@ pub(crate) struct LinkTarget<'a> {
     pub org: &'a str,
     /// What the signature covers besides the organization and the expiry.
     pub subject: &'a str,
-    /// The service's path, e.g. `/v1/attachments/att_…/content`.
+    /// The service's path, e.g. `/v1/attachments/att_…/content`, with a query of its own if need be.
     pub path: &'a str,
     /// For messages: `attachment`, `screenshot`.
     pub what: &'static str,
@@ -51,8 +51,10 @@ impl BlobLinks {
                 let ttl_seconds = i64::try_from(ttl.as_secs()).unwrap_or(0);
                 let expires = self.clock.now().as_unix_seconds().saturating_add(ttl_seconds);
                 let signature = self.signer.sign(target.org, target.subject, expires);
+                // A path may carry its own query (a step's screenshot names the step).
+                let separator = if target.path.contains('?') { '&' } else { '?' };
                 format!(
-                    "{}{}?org={}&expires={expires}&signature={signature}",
+                    "{}{}{separator}org={}&expires={expires}&signature={signature}",
                     self.settings.public_url.trim_end_matches('/'),
                     target.path,
                     target.org

@@ -2,12 +2,14 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::{Action, Family};
 use compliance_domain::comment::{
     Attachment, CommentDraft, CommentEdit, CommentEntityType, CommentInputError, CommentView, NewComment,
 };
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, Page, PageRequest, RepoError};
 
+use crate::access::{Reach, only_own, require};
 use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
 use crate::{AppError, AuthType, Ports, Principal, Settings};
 
@@ -42,22 +44,27 @@ impl CommentService {
         entity_id: &str,
         page: &PageRequest,
     ) -> Result<Page<CommentView>, AppError> {
-        self.entities.require(&caller.organization_id, entity_type, entity_id).await?;
+        require(caller, Family::Comments, Action::Read)?;
+        self.entities.readable(caller, entity_type, entity_id).await?;
         Ok(self.comments.list(&caller.organization_id, entity_type, entity_id, page).await?)
     }
 
     /// Stores the attachments' bytes, then the comment and its attachment rows in one transaction.
     /// On any failure the bytes already written are removed again: all or nothing.
     pub async fn create(&self, caller: &Principal, input: NewComment) -> Result<CommentView, AppError> {
+        let reach = require(caller, Family::Comments, Action::Write)?;
         let org = &caller.organization_id;
         let author = self.author(caller, input.user_id.clone()).await?;
+        if reach == Reach::Own && author != caller.user_id {
+            return Err(only_own(caller, Action::Write, "comments of their own (userId must be theirs)"));
+        }
         let draft = CommentDraft::new(org.clone(), author, input, self.settings.attachments, self.clock.now())
             .map_err(|error| match error {
                 CommentInputError::Invalid(errors) => AppError::Validation(errors),
                 CommentInputError::TooLarge(why) => AppError::TooLarge(why),
             })?;
         let CommentDraft { comment, attachments: decoded } = draft;
-        self.entities.require(org, comment.entity_type, &comment.entity_id).await?;
+        self.entities.readable(caller, comment.entity_type, &comment.entity_id).await?;
         let mut written = Vec::new();
         let mut attachments = Vec::new();
         for file in decoded {
@@ -79,6 +86,7 @@ impl CommentService {
 
     /// Only the author may edit.
     pub async fn edit(&self, caller: &Principal, id: &CommentId, edit: CommentEdit) -> Result<CommentView, AppError> {
+        require(caller, Family::Comments, Action::Write)?;
         self.authored(caller, id).await?;
         let content = edit.content()?;
         let now = self.clock.now();
@@ -90,6 +98,7 @@ impl CommentService {
 
     /// Only the author may delete; the attachments' bytes go with the comment.
     pub async fn delete(&self, caller: &Principal, id: &CommentId) -> Result<CommentView, AppError> {
+        require(caller, Family::Comments, Action::Write)?;
         let view = self.authored(caller, id).await?;
         let attachments =
             self.comments.delete(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "comment"))?;
@@ -99,7 +108,10 @@ impl CommentService {
 
     /// A link that downloads the attachment for a limited time.
     pub async fn download_link(&self, caller: &Principal, id: &AttachmentId) -> Result<DownloadLink, AppError> {
+        require(caller, Family::Comments, Action::Read)?;
         let attachment = self.attachment(&caller.organization_id, id).await?;
+        let on = self.comments.get(&caller.organization_id, &attachment.comment_id).await?.comment;
+        self.entities.readable(caller, on.entity_type, &on.entity_id).await?;
         let (key, path) = (attachment.blob_key(), format!("/v1/attachments/{}/content", attachment.id));
         let target = LinkTarget {
             key: &key,
@@ -176,11 +188,27 @@ impl EntityLookup {
         Self { ports: ports.clone() }
     }
 
-    async fn require(&self, org: &OrganizationId, kind: CommentEntityType, id: &str) -> Result<(), AppError> {
+    /// The entity must exist in the caller's organization (else 404) and be readable by the
+    /// caller (a comment is part of what it is on).
+    async fn readable(&self, caller: &Principal, kind: CommentEntityType, id: &str) -> Result<(), AppError> {
         const MISSING: AppError = AppError::NotFound("entity");
+        let family = match kind {
+            CommentEntityType::Task => Family::Tasks,
+            CommentEntityType::Vendor => Family::Vendors,
+            CommentEntityType::Risk => Family::Risks,
+            CommentEntityType::Policy => Family::Policies,
+        };
+        let reach = require(caller, family, Action::Read)?;
+        let org = &caller.organization_id;
         let found = match kind {
             CommentEntityType::Task => {
-                self.ports.tasks.get_task(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)
+                let task = self.ports.tasks.get_task(org, &Id::parse(id).map_err(|_| MISSING)?).await;
+                match task {
+                    Ok(task) if reach == Reach::Own && task.assignee_id.as_ref() != Some(&caller.member_id) => {
+                        return Err(only_own(caller, Action::Read, "tasks assigned to them"));
+                    }
+                    other => other.map(drop),
+                }
             }
             CommentEntityType::Vendor => {
                 self.ports.vendors.get_vendor(org, &Id::parse(id).map_err(|_| MISSING)?).await.map(drop)

@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use compliance_domain::ContextEntryId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
 use compliance_ports::{Clock, ContextRepository, Page, PageRequest};
 
+use crate::access::require;
 use crate::{AppError, Ports, Principal};
 
 pub struct ContextService {
@@ -24,10 +26,12 @@ impl ContextService {
         caller: &Principal,
         page: &PageRequest,
     ) -> Result<Page<ContextEntry>, AppError> {
+        require(caller, Family::Context, Action::Read)?;
         Ok(self.context.list_context_entries(&caller.organization_id, page).await?)
     }
 
     pub async fn get_context_entry(&self, caller: &Principal, id: &ContextEntryId) -> Result<ContextEntry, AppError> {
+        require(caller, Family::Context, Action::Read)?;
         self.context.get_context_entry(&caller.organization_id, id).await.map_err(not_found)
     }
 
@@ -36,6 +40,7 @@ impl ContextService {
         caller: &Principal,
         input: NewContextEntry,
     ) -> Result<ContextEntry, AppError> {
+        require(caller, Family::Context, Action::Write)?;
         let created = ContextEntry::create(caller.organization_id.clone(), input, self.clock.now())?;
         self.context.insert_context_entry(&created).await?;
         Ok(created)
@@ -48,6 +53,7 @@ impl ContextService {
         id: &ContextEntryId,
         changes: ContextEntryChanges,
     ) -> Result<ContextEntry, AppError> {
+        require(caller, Family::Context, Action::Write)?;
         let patch = ContextEntryPatch::new(changes)?;
         if patch.is_empty() {
             return self.get_context_entry(caller, id).await;
@@ -62,6 +68,7 @@ impl ContextService {
         caller: &Principal,
         id: &ContextEntryId,
     ) -> Result<ContextEntry, AppError> {
+        require(caller, Family::Context, Action::Write)?;
         self.context.delete_context_entry(&caller.organization_id, id).await.map_err(not_found)
     }
 }

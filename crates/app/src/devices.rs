@@ -3,8 +3,10 @@
 use std::sync::Arc;
 
 use compliance_domain::MemberId;
+use compliance_domain::access::{Action, Family};
 use compliance_ports::{DeviceDirectory, DeviceError, DeviceRecord, MemberRepository, OrganizationRepository};
 
+use crate::access::{Reach, only_own, require};
 use crate::{AppError, Ports, Principal};
 
 pub struct DeviceService {
@@ -24,6 +26,9 @@ impl DeviceService {
 
     /// The hosts of the organization's label; none when it has no label.
     pub async fn list(&self, caller: &Principal) -> Result<Vec<DeviceRecord>, AppError> {
+        if require(caller, Family::Devices, Action::Read)? == Reach::Own {
+            return Err(only_own(caller, Action::Read, "their own devices (GET /v1/people/{id}/devices)"));
+        }
         self.require_configured()?;
         let organization = self.organizations.get(&caller.organization_id).await?;
         self.hosts(organization.device_manager_label_id).await
@@ -31,6 +36,9 @@ impl DeviceService {
 
     /// The hosts of one member's label; none when the member has no label.
     pub async fn for_member(&self, caller: &Principal, member: &MemberId) -> Result<Vec<DeviceRecord>, AppError> {
+        if require(caller, Family::Devices, Action::Read)? == Reach::Own && member != &caller.member_id {
+            return Err(only_own(caller, Action::Read, "their own devices"));
+        }
         self.require_configured()?;
         let person =
             self.members.get(&caller.organization_id, member).await.map_err(|e| AppError::from_repo(e, "person"))?;

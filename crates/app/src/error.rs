@@ -10,6 +10,9 @@ pub enum AppError {
     Unauthenticated(&'static str),
     #[error("forbidden: {0}")]
     Forbidden(&'static str),
+    /// The permission matrix or a key's scopes refuse the call (403); the text names the rule.
+    #[error("forbidden: {0}")]
+    Denied(String),
     #[error("{0} not found")]
     NotFound(&'static str),
     /// A feature this deployment does not have (404), e.g. sign-in without OpenID Connect settings.

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use compliance_domain::access::{Action, Family, Role, holds};
 use compliance_domain::invitation::{Invitation, InvitationStatus, NewInvitation};
 use compliance_domain::people::{Member, NewMember, Person};
 use compliance_domain::{InvitationId, Timestamp};
@@ -11,12 +12,13 @@ use compliance_ports::{
 };
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::access::require;
 use crate::secret::{digest, generate};
 use crate::{AppError, Ports, Principal, PrincipalCache, Settings, SignedInUser};
 
 /// Invitation tokens: 256 random bits behind this prefix.
 const INVITATION_TOKEN_PREFIX: &str = "cpi_";
-const ADMINISTRATORS_ONLY: AppError = AppError::Forbidden("only owners and admins manage invitations");
+const OWNERS_ONLY: &str = "only an owner may invite someone as an owner";
 
 /// A new invitation and the only copy of its token.
 #[derive(Debug)]
@@ -50,8 +52,12 @@ impl InvitationService {
         self.clock.now()
     }
 
+    /// Inviting is writing people: owners and admins; only an owner may invite an owner.
     pub async fn create(&self, caller: &Principal, input: NewInvitation) -> Result<IssuedInvitation, AppError> {
-        require_administrator(caller)?;
+        require(caller, Family::People, Action::Write)?;
+        if input.role.as_deref().is_some_and(|role| holds(role, Role::Owner)) && !holds(&caller.role, Role::Owner) {
+            return Err(AppError::Denied(OWNERS_ONLY.to_owned()));
+        }
         let token = generate(INVITATION_TOKEN_PREFIX);
         let invitation = Invitation::create(
             caller.organization_id.clone(),
@@ -66,18 +72,18 @@ impl InvitationService {
     }
 
     pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Invitation>, AppError> {
-        require_administrator(caller)?;
+        require(caller, Family::People, Action::Read)?;
         Ok(self.invitations.list(&caller.organization_id, page).await?)
     }
 
     pub async fn get(&self, caller: &Principal, id: &InvitationId) -> Result<Invitation, AppError> {
-        require_administrator(caller)?;
+        require(caller, Family::People, Action::Read)?;
         self.invitations.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))
     }
 
     /// Withdraws the invitation (its token stops working).
     pub async fn delete(&self, caller: &Principal, id: &InvitationId) -> Result<(), AppError> {
-        require_administrator(caller)?;
+        require(caller, Family::People, Action::Write)?;
         self.invitations.delete(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))
     }
 
@@ -122,9 +128,4 @@ impl InvitationService {
         self.principals.forget_organization(&org);
         Ok(Person { member, user })
     }
-}
-
-/// The plain role check of this change: owners and admins manage invitations.
-fn require_administrator(caller: &Principal) -> Result<(), AppError> {
-    if caller.is_administrator() { Ok(()) } else { Err(ADMINISTRATORS_ONLY) }
 }

@@ -3,9 +3,16 @@
 //! Tenant scoping, authentication and cross-record checks (an assignee must be an active member of
 //! the same organization) live here; storage and delivery do not.
 
+pub mod access;
 mod admin;
+mod api_keys;
 mod assignees;
 mod auth;
+mod automation_agent;
+mod automation_recorder;
+mod automation_report;
+mod automation_secrets;
+mod automation_steps;
 mod automation_worker;
 mod automations;
 mod blob_links;
@@ -33,14 +40,18 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository, ContextRepository,
-    CredentialRepository, Cursor, DeviceDirectory, HealthCheck, IdentityProvider, InvitationRepository,
-    ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, RiskRepository,
-    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    AgentModel, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
+    IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
+    PageRequest, PolicyRepository, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
+    TaskRepository, UserRepository, VendorRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
+pub use api_keys::ApiKeyService;
 pub use auth::{AuthService, AuthType, Credentials, Principal};
+pub use automation_agent::AgentSettings;
+pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
 pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};
 pub use blob_links::DownloadLink;
@@ -90,6 +101,13 @@ pub struct Ports {
     pub chat: Arc<dyn ChatStore>,
     pub health: Arc<dyn HealthCheck>,
     pub clock: Arc<dyn Clock>,
+    /// Integration connections, whose credentials an automation may type (`connectionId`).
+    pub connections: Arc<dyn ConnectionRepository>,
+    /// The vault's ciphertexts and its cipher, for an automation's login secrets.
+    pub secrets: Arc<dyn SecretRepository>,
+    pub cipher: Arc<dyn SecretCipher>,
+    /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
+    pub agent_model: Option<Arc<dyn AgentModel>>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -144,8 +162,10 @@ pub struct App {
     pub sign_in: SignInService,
     pub sessions: SessionService,
     pub invitations: InvitationService,
+    pub api_keys: ApiKeyService,
     pub devices: DeviceService,
     pub automations: AutomationService,
+    pub automation_secrets: AutomationSecrets,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     health: Arc<dyn HealthCheck>,
@@ -161,10 +181,12 @@ impl App {
         Self {
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
-            worker: Some(AutomationWorker::new(&ports, settings.automations, work)),
+            automation_secrets: AutomationSecrets::new(&ports),
+            worker: Some(AutomationWorker::new(&ports, settings.automations.clone(), work)),
             auth: AuthService::new(
                 ports.credentials.clone(),
                 ports.members.clone(),
+                ports.list_generations.clone(),
                 ports.clock.clone(),
                 principals.clone(),
             ),
@@ -177,6 +199,7 @@ impl App {
             comments,
             settings: settings.clone(),
             people: PeopleService::new(&ports, principals.clone()),
+            api_keys: ApiKeyService::new(&ports, principals.clone()),
             organization: OrganizationService::new(&ports, settings.clone()),
             sign_in: SignInService::new(&ports, settings.clone()),
             sessions: SessionService::new(&ports, principals.clone()),

@@ -3,11 +3,13 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use compliance_domain::access::{Action, Family};
 use compliance_domain::organization::{NewOrganization, Organization, OrganizationChanges, OrganizationPatch};
 use compliance_domain::people::{Member, NewMember};
 use compliance_ports::{Clock, OrganizationRepository, RepoError};
 use rand::Rng;
 
+use crate::access::require;
 use crate::{AppError, Ports, Principal, Settings, SignedInUser};
 
 /// The role of whoever creates an organization.
@@ -52,11 +54,13 @@ impl OrganizationService {
     }
 
     pub async fn get(&self, caller: &Principal) -> Result<Organization, AppError> {
+        require(caller, Family::Organization, Action::Read)?;
         self.organizations.get(&caller.organization_id).await.map_err(|e| AppError::from_repo(e, "organization"))
     }
 
     /// Conflict when the new slug belongs to another organization.
     pub async fn update(&self, caller: &Principal, changes: OrganizationChanges) -> Result<Organization, AppError> {
+        require(caller, Family::Organization, Action::Write)?;
         let patch = OrganizationPatch::new(changes)?;
         if let Some(label) = patch.device_label() {
             crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;

@@ -2,13 +2,17 @@
 
 use std::sync::Arc;
 
-use compliance_domain::people::{Member, MemberChanges, MemberPatch, NewMember, Person};
+use compliance_domain::access::Role;
+use compliance_domain::access::{Action, Family};
+use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError, UserRepository};
 
+use crate::access::{holds, require};
 use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
+const OWNERS_ONLY: &str = "only an owner may make someone an owner or change an owner's membership";
 
 pub struct PeopleService {
     members: Arc<dyn MemberRepository>,
@@ -37,14 +41,21 @@ impl PeopleService {
         include_inactive: bool,
         page: &PageRequest,
     ) -> Result<Page<Person>, AppError> {
+        require(caller, Family::People, Action::Read)?;
         Ok(self.members.list(&caller.organization_id, include_inactive, page).await?)
     }
 
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {
+        require(caller, Family::People, Action::Read)?;
         self.members.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "person"))
     }
 
+    /// Only an owner may make someone an owner.
     pub async fn create(&self, caller: &Principal, input: NewMember) -> Result<Person, AppError> {
+        require(caller, Family::People, Action::Write)?;
+        if input.role.as_deref().is_some_and(|role| holds(role, Role::Owner)) && !holds(&caller.role, Role::Owner) {
+            return Err(AppError::Denied(OWNERS_ONLY.into()));
+        }
         self.create_in(&caller.organization_id, input).await
     }
 
@@ -58,8 +69,17 @@ impl PeopleService {
         Ok(Person { member, user })
     }
 
+    /// Only an owner may change an owner or make someone an owner; the last active owner cannot
+    /// be deactivated or demoted (409, checked in the store's transaction).
     pub async fn update(&self, caller: &Principal, id: &MemberId, changes: MemberChanges) -> Result<Person, AppError> {
+        require(caller, Family::People, Action::Write)?;
         let patch = MemberPatch::new(changes)?;
+        if !holds(&caller.role, Role::Owner) {
+            let target = self.get(caller, id).await?;
+            if holds(&target.member.role, Role::Owner) || patch.role().is_some_and(|role| holds(role, Role::Owner)) {
+                return Err(AppError::Denied(OWNERS_ONLY.into()));
+            }
+        }
         if let Some(label) = patch.device_label() {
             crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
         }
@@ -86,6 +106,7 @@ impl PeopleService {
 
 fn one_membership(error: RepoError) -> AppError {
     match error {
+        RepoError::Conflict(why) if why == LAST_OWNER => AppError::Conflict(why),
         RepoError::Conflict(_) => AppError::Conflict(ONE_MEMBERSHIP.into()),
         other => other.into(),
     }

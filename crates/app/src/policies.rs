@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use compliance_domain::PolicyId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::policy::{NewPolicy, Policy, PolicyChanges, PolicyPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, PolicyRepository};
 
+use crate::access::require;
 use crate::assignees::require_active_members;
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -24,14 +26,17 @@ impl PolicyService {
 
     /// A page of the caller's organization's policies, newest first.
     pub async fn list_policies(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Policy>, AppError> {
+        require(caller, Family::Policies, Action::Read)?;
         Ok(self.policies.list_policies(&caller.organization_id, page).await?)
     }
 
     pub async fn get_policy(&self, caller: &Principal, id: &PolicyId) -> Result<Policy, AppError> {
+        require(caller, Family::Policies, Action::Read)?;
         self.policies.get_policy(&caller.organization_id, id).await.map_err(not_found)
     }
 
     pub async fn create_policy(&self, caller: &Principal, input: NewPolicy) -> Result<Policy, AppError> {
+        require(caller, Family::Policies, Action::Write)?;
         let created = Policy::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, created.named_members()).await?;
         self.policies.insert_policy(&created).await?;
@@ -45,6 +50,7 @@ impl PolicyService {
         id: &PolicyId,
         changes: PolicyChanges,
     ) -> Result<Policy, AppError> {
+        require(caller, Family::Policies, Action::Write)?;
         let patch = PolicyPatch::new(changes)?;
         if patch.is_empty() {
             return self.get_policy(caller, id).await;
@@ -55,6 +61,7 @@ impl PolicyService {
 
     /// Deletes the policy for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_policy(&self, caller: &Principal, id: &PolicyId) -> Result<Policy, AppError> {
+        require(caller, Family::Policies, Action::Write)?;
         let deleted = self.policies.delete_policy(&caller.organization_id, id).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)

@@ -1,10 +1,14 @@
 //! A short-lived, in-process memory of whom a credential authenticates, so that a busy client
 //! costs no database round trip per request.
 //!
-//! Entries live at most `ttl` (and never past the credential's own expiry). Changes made through
-//! this process forget the affected entries at once: a member's update forgets the organization's
-//! entries, a revoked key its own. Changes made elsewhere (another instance, the admin CLI) take
-//! effect within `ttl`; `ttl` zero turns the cache off.
+//! Entries live at most `ttl` (and never past the credential's own expiry), and each remembers the
+//! organization's access generation it was looked up at (`ListName::Access`, moved by database
+//! triggers whenever a member's role or activity, a key or a session changes, whoever writes it).
+//! [`crate::AuthService`] answers an entry only while that generation is unchanged, so a
+//! revocation on any instance, or by the admin CLI, takes effect at the next request everywhere;
+//! the cache saves the credential's and member's lookups, not the generation's indexed read.
+//! Changes made through this process also forget the affected entries at once. `ttl` zero turns
+//! the cache off.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -31,6 +35,8 @@ pub(crate) struct Cached {
     /// Set for API keys: revocation forgets by key, and use is still noted.
     pub api_key: Option<ApiKeyId>,
     pub valid_until: Timestamp,
+    /// The organization's access generation when the caller was looked up.
+    pub generation: u64,
 }
 
 pub struct PrincipalCache {
@@ -42,6 +48,11 @@ impl PrincipalCache {
     pub fn new(ttl: std::time::Duration) -> Self {
         let ttl = Duration::try_from(ttl).unwrap_or(Duration::ZERO);
         Self { ttl, entries: Mutex::new(HashMap::new()) }
+    }
+
+    /// Whether entries are kept at all (`ttl` above zero).
+    pub(crate) fn is_on(&self) -> bool {
+        !self.ttl.is_zero()
     }
 
     pub(crate) fn get(&self, key: &CacheKey, now: Timestamp) -> Option<Cached> {
@@ -56,6 +67,7 @@ impl PrincipalCache {
         principal: &Principal,
         api_key: Option<&ApiKeyId>,
         expires_at: Option<Timestamp>,
+        generation: u64,
         now: Timestamp,
     ) {
         if self.ttl.is_zero() {
@@ -69,7 +81,15 @@ impl PrincipalCache {
                 entries.clear();
             }
         }
-        entries.insert(key, Cached { principal: principal.clone(), api_key: api_key.cloned(), valid_until });
+        entries
+            .insert(key, Cached { principal: principal.clone(), api_key: api_key.cloned(), valid_until, generation });
+    }
+
+    /// After the entry was found stale.
+    pub(crate) fn forget(&self, key: &CacheKey) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.remove(key);
+        }
     }
 
     /// After a change to the organization's members: their roles, activity or users.

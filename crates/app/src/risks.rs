@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use compliance_domain::RiskId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RiskRepository};
 
+use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -24,14 +26,17 @@ impl RiskService {
 
     /// A page of the caller's organization's risks, newest first.
     pub async fn list_risks(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Risk>, AppError> {
+        require(caller, Family::Risks, Action::Read)?;
         Ok(self.risks.list_risks(&caller.organization_id, page).await?)
     }
 
     pub async fn get_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
+        require(caller, Family::Risks, Action::Read)?;
         self.risks.get_risk(&caller.organization_id, id).await.map_err(not_found)
     }
 
     pub async fn create_risk(&self, caller: &Principal, input: NewRisk) -> Result<Risk, AppError> {
+        require(caller, Family::Risks, Action::Write)?;
         let created = Risk::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
             .await?;
@@ -41,6 +46,7 @@ impl RiskService {
 
     /// Changes only the fields the body names; an empty body answers the risk unchanged.
     pub async fn update_risk(&self, caller: &Principal, id: &RiskId, changes: RiskChanges) -> Result<Risk, AppError> {
+        require(caller, Family::Risks, Action::Write)?;
         let patch = RiskPatch::new(changes)?;
         if patch.is_empty() {
             return self.get_risk(caller, id).await;
@@ -51,6 +57,7 @@ impl RiskService {
 
     /// Deletes the risk for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
+        require(caller, Family::Risks, Action::Write)?;
         let deleted = self.risks.delete_risk(&caller.organization_id, id).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)

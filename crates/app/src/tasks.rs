@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use compliance_domain::TaskId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, TaskRepository};
 
+use crate::access::{Reach, only_own, require};
 use crate::assignees::{assignee, require_active_members};
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -23,15 +25,25 @@ impl TaskService {
     }
 
     /// A page of the caller's organization's tasks, newest first.
+    /// Only the caller's own tasks when the caller's role reads only those.
     pub async fn list_tasks(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Task>, AppError> {
-        Ok(self.tasks.list_tasks(&caller.organization_id, page).await?)
+        match require(caller, Family::Tasks, Action::Read)? {
+            Reach::All => Ok(self.tasks.list_tasks(&caller.organization_id, page).await?),
+            Reach::Own => Ok(self.tasks.list_tasks_assigned(&caller.organization_id, &caller.member_id, page).await?),
+        }
     }
 
     pub async fn get_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
-        self.tasks.get_task(&caller.organization_id, id).await.map_err(not_found)
+        let reach = require(caller, Family::Tasks, Action::Read)?;
+        let task = self.tasks.get_task(&caller.organization_id, id).await.map_err(not_found)?;
+        if reach == Reach::Own && task.assignee_id.as_ref() != Some(&caller.member_id) {
+            return Err(only_own(caller, Action::Read, "tasks assigned to them"));
+        }
+        Ok(task)
     }
 
     pub async fn create_task(&self, caller: &Principal, input: NewTask) -> Result<Task, AppError> {
+        require(caller, Family::Tasks, Action::Write)?;
         let created = Task::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
             .await?;
@@ -41,6 +53,7 @@ impl TaskService {
 
     /// Changes only the fields the body names; an empty body answers the task unchanged.
     pub async fn update_task(&self, caller: &Principal, id: &TaskId, changes: TaskChanges) -> Result<Task, AppError> {
+        require(caller, Family::Tasks, Action::Write)?;
         let patch = TaskPatch::new(changes)?;
         if patch.is_empty() {
             return self.get_task(caller, id).await;
@@ -51,6 +64,7 @@ impl TaskService {
 
     /// Deletes the task for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
+        require(caller, Family::Tasks, Action::Write)?;
         let deleted = self.tasks.delete_task(&caller.organization_id, id).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)

@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use compliance_domain::VendorId;
+use compliance_domain::access::{Action, Family};
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, VendorRepository};
 
+use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -24,14 +26,17 @@ impl VendorService {
 
     /// A page of the caller's organization's vendors, newest first.
     pub async fn list_vendors(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Vendor>, AppError> {
+        require(caller, Family::Vendors, Action::Read)?;
         Ok(self.vendors.list_vendors(&caller.organization_id, page).await?)
     }
 
     pub async fn get_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
+        require(caller, Family::Vendors, Action::Read)?;
         self.vendors.get_vendor(&caller.organization_id, id).await.map_err(not_found)
     }
 
     pub async fn create_vendor(&self, caller: &Principal, input: NewVendor) -> Result<Vendor, AppError> {
+        require(caller, Family::Vendors, Action::Write)?;
         let created = Vendor::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
             .await?;
@@ -46,6 +51,7 @@ impl VendorService {
         id: &VendorId,
         changes: VendorChanges,
     ) -> Result<Vendor, AppError> {
+        require(caller, Family::Vendors, Action::Write)?;
         let patch = VendorPatch::new(changes)?;
         if patch.is_empty() {
             return self.get_vendor(caller, id).await;
@@ -56,6 +62,7 @@ impl VendorService {
 
     /// Deletes the vendor for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
+        require(caller, Family::Vendors, Action::Write)?;
         let deleted = self.vendors.delete_vendor(&caller.organization_id, id).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)

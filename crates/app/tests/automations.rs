@@ -5,13 +5,14 @@
 
 use std::sync::Arc;
 
-use compliance_app::{AppError, AutomationSettings, AutomationWorker, Principal};
+use compliance_app::{AppError, AutomationSettings, AutomationWorker, Principal, RunView};
 use compliance_domain::Timestamp;
 use compliance_domain::automation::{
-    AutomationChanges, AutomationRun, BrowserAutomation, NewAutomation, RunStatus, RunTrigger,
+    AutomationChanges, AutomationRun, BrowserAutomation, Executor, NewAutomation, RunStatus, RunTrigger, StepOutcome,
+    VerdictOutcome,
 };
 use compliance_domain::task::NewTask;
-use compliance_ports::{CaptureError, Clock};
+use compliance_ports::{CaptureError, Clock, PageRequest};
 
 use crate::support::browser::PNG;
 use crate::support::{BrowserPage, World, query};
@@ -25,13 +26,22 @@ fn at(text: &str) -> Timestamp {
 }
 
 async fn automation(world: &World, caller: &Principal, schedule: Option<&str>) -> BrowserAutomation {
+    automation_doing(world, caller, schedule, "screenshot").await
+}
+
+async fn automation_doing(
+    world: &World,
+    caller: &Principal,
+    schedule: Option<&str>,
+    instruction: &str,
+) -> BrowserAutomation {
     let task = NewTask { title: Some("Check the status page".into()), ..NewTask::default() };
     let task = world.app.tasks.create_task(caller, task).await.unwrap();
     let input = NewAutomation {
         task_id: Some(task.id.to_string()),
         name: Some("Status page".into()),
         target_url: Some("https://status.example.com/".into()),
-        instruction: Some("Take a screenshot.".into()),
+        instruction: Some(instruction.into()),
         schedule: schedule.map(Into::into),
         ..NewAutomation::default()
     };
@@ -44,6 +54,11 @@ fn worker(world: &mut World) -> Arc<AutomationWorker> {
 
 fn runs(world: &World) -> Vec<AutomationRun> {
     world.automations.all_runs()
+}
+
+/// The automation's runs as the service lists them, newest first, on one page.
+async fn all_runs(world: &World, caller: &Principal, automation: &BrowserAutomation) -> Vec<RunView> {
+    world.app.automations.runs(caller, &automation.id, &PageRequest::first(100)).await.unwrap().items
 }
 
 #[tokio::test]
@@ -246,13 +261,13 @@ async fn a_screenshot_link_expires_and_opens_nothing_else() {
     world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
     worker.tick().await;
 
-    let [view] = world.app.automations.runs(&tenant.owner, &automation.id).await.unwrap().try_into().unwrap();
+    let [view] = all_runs(&world, &tenant.owner, &automation).await.try_into().unwrap();
     let url = view.screenshot_url.unwrap();
     let run = view.run.id.to_string();
     assert!(url.starts_with(&format!("https://compliance.test/v1/browser/runs/{run}/screenshot?")), "{url}");
     let (org, expires, signature) =
         (query(&url, "org"), query(&url, "expires").parse().unwrap(), query(&url, "signature"));
-    let open = || world.app.automations.screenshot(&org, &run, expires, &signature);
+    let open = || world.app.automations.screenshot(&org, &run, None, expires, &signature);
     assert_eq!(open().await.unwrap(), PNG);
     let as_attachment = world.app.comments.download(&org, &run, expires, &signature).await;
     assert!(matches!(as_attachment, Err(AppError::Forbidden(_))), "a screenshot link is no attachment link");
@@ -261,4 +276,164 @@ async fn a_screenshot_link_expires_and_opens_nothing_else() {
     assert_eq!(open().await.unwrap(), PNG, "valid through its expiry second");
     world.clock.advance(time::Duration::seconds(1));
     assert!(matches!(open().await, Err(AppError::Forbidden(_))), "expired");
+}
+
+const MFA_CHECK: &str = "expect text \"MFA is enforced\"\nexpect no text \"MFA is optional\"\nscreenshot";
+
+#[tokio::test]
+async fn a_step_list_passes_when_every_expectation_holds_and_records_each_step() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation_doing(&world, &tenant.owner, None, MFA_CHECK).await;
+    assert_eq!(automation.executor(), Executor::Steps);
+    let worker = worker(&mut world);
+    world.browser.show("Security: MFA is enforced for all members");
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    worker.tick().await;
+
+    let [run] = runs(&world).try_into().unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    let verdict = run.verdict.clone().unwrap();
+    assert_eq!((verdict.outcome, verdict.reason.as_str()), (VerdictOutcome::Passed, "all 2 expectations held"));
+    let actions: Vec<(&str, StepOutcome)> = run.steps.iter().map(|s| (s.action.as_str(), s.outcome)).collect();
+    assert_eq!(
+        actions,
+        [("expect text", StepOutcome::Ok), ("expect no text", StepOutcome::Ok), ("screenshot", StepOutcome::Ok)]
+    );
+    // Only the step that may change the page keeps a screenshot.
+    let shots: Vec<Option<String>> = run.steps.iter().map(|s| s.screenshot_key.clone()).collect();
+    assert_eq!(shots, [None, None, Some(run.step_screenshot_blob_key(2))]);
+    assert_eq!(world.blobs.bytes(&run.step_screenshot_blob_key(2)).as_deref(), Some(PNG));
+}
+
+#[tokio::test]
+async fn an_expectation_that_does_not_hold_fails_the_verdict_naming_it() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation_doing(&world, &tenant.owner, None, MFA_CHECK).await;
+    let worker = worker(&mut world);
+    world.browser.show("Security: MFA is optional");
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    worker.tick().await;
+
+    let [run] = runs(&world).try_into().unwrap();
+    assert_eq!((run.status, run.error.as_deref()), (RunStatus::Completed, None));
+    let verdict = run.verdict.clone().unwrap();
+    assert_eq!(verdict.outcome, VerdictOutcome::Failed);
+    assert_eq!(verdict.reason, "step 1 (expect text \"MFA is enforced\"): the page does not show the text");
+    assert_eq!(run.steps.len(), 1, "the run stops at the first expectation that fails");
+    assert_eq!(run.steps[0].outcome, StepOutcome::Failed);
+}
+
+#[tokio::test]
+async fn free_text_without_a_model_fails_saying_what_it_needs() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation_doing(&world, &tenant.owner, None, "Check that MFA is enforced").await;
+    assert_eq!(automation.executor(), Executor::Agent);
+    let worker = worker(&mut world);
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    worker.tick().await;
+    let [run] = runs(&world).try_into().unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(run.error.as_deref(), Some("free-text instructions need AUTOMATION_LLM_URL"));
+}
+
+#[tokio::test]
+async fn a_bad_step_list_is_refused_naming_the_line_at_create_and_at_update() {
+    let world = World::new();
+    let tenant = world.tenant().await;
+    let task = NewTask { title: Some("MFA".into()), ..NewTask::default() };
+    let task = world.app.tasks.create_task(&tenant.owner, task).await.unwrap();
+    let input = NewAutomation {
+        task_id: Some(task.id.to_string()),
+        name: Some("MFA".into()),
+        target_url: Some("https://example.com/".into()),
+        instruction: Some("go to \"https://example.com/login\"\nclick the button".into()),
+        ..NewAutomation::default()
+    };
+    let Err(AppError::Validation(errors)) = world.app.automations.create(&tenant.owner, input).await else {
+        panic!("a bad step list was accepted");
+    };
+    assert_eq!(errors.0[0].field, "instruction");
+    assert!(errors.0[0].message.starts_with("line 2: click \"visible text\""), "{}", errors.0[0].message);
+
+    let automation = automation(&world, &tenant.owner, None).await;
+    let changes = AutomationChanges { instruction: Some("screenshot\nexpect txt \"x\"".into()), ..Default::default() };
+    let refused = world.app.automations.update(&tenant.owner, &automation.id, changes).await;
+    assert!(
+        matches!(&refused, Err(AppError::Validation(e)) if e.0[0].message.starts_with("line 2: expect")),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn runs_come_in_pages_newest_first() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation(&world, &tenant.owner, None).await;
+    let worker = worker(&mut world);
+    for _ in 0..3 {
+        world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+        worker.tick().await;
+        world.clock.advance(time::Duration::seconds(1));
+    }
+    let all: Vec<_> = all_runs(&world, &tenant.owner, &automation).await.into_iter().map(|v| v.run.id).collect();
+    let first = world.app.automations.runs(&tenant.owner, &automation.id, &PageRequest::first(2)).await.unwrap();
+    assert_eq!((first.total, first.items.len()), (3, 2));
+    let next = PageRequest { after: first.next.clone(), ..PageRequest::first(2) };
+    let second = world.app.automations.runs(&tenant.owner, &automation.id, &next).await.unwrap();
+    let paged: Vec<_> = first.items.iter().chain(&second.items).map(|v| v.run.id.clone()).collect();
+    assert_eq!(paged, all);
+    assert_eq!(second.next, None);
+}
+
+#[tokio::test]
+async fn runs_past_the_retention_are_removed_with_every_screenshot() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation(&world, &tenant.owner, None).await;
+    let worker = worker(&mut world);
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    worker.tick().await;
+    let [old] = runs(&world).try_into().unwrap();
+    assert_eq!(world.blobs.keys().len(), 2, "the step's screenshot and the final one");
+
+    world.clock.advance(time::Duration::days(60));
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    worker.tick().await;
+    assert_eq!(runs(&world).len(), 2);
+
+    // 90 days after the first run, and more than the sweep's hour after the last sweep.
+    world.clock.advance(time::Duration::days(30));
+    worker.tick().await;
+    assert_eq!(runs(&world).len(), 2, "exactly 90 days old: kept");
+    world.clock.advance(time::Duration::hours(1));
+    worker.tick().await;
+    let [kept] = runs(&world).try_into().unwrap();
+    assert_ne!(kept.id, old.id);
+    let mut expected: Vec<String> = kept.blob_keys().map(str::to_owned).collect();
+    expected.sort();
+    assert_eq!(world.blobs.keys(), expected, "the old run's screenshots are gone, the kept run's stay");
+}
+
+#[tokio::test]
+async fn a_step_screenshot_link_opens_that_step_only() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation_doing(&world, &tenant.owner, None, "screenshot\nscreenshot").await;
+    let worker = worker(&mut world);
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    worker.tick().await;
+
+    let [view] = all_runs(&world, &tenant.owner, &automation).await.try_into().unwrap();
+    let run = view.run.id.to_string();
+    let url = view.step_screenshot_urls[1].clone().unwrap();
+    assert!(url.starts_with(&format!("https://compliance.test/v1/browser/runs/{run}/screenshot?step=1&")), "{url}");
+    let (org, expires, signature) =
+        (query(&url, "org"), query(&url, "expires").parse().unwrap(), query(&url, "signature"));
+    let open = |step| world.app.automations.screenshot(&org, &run, step, expires, &signature);
+    assert_eq!(open(Some(1)).await.unwrap(), PNG);
+    assert!(matches!(open(Some(0)).await, Err(AppError::Forbidden(_))), "not another step's");
+    assert!(matches!(open(None).await, Err(AppError::Forbidden(_))), "not the run's");
 }

@@ -104,10 +104,10 @@ async fn only_the_author_may_edit_or_delete_a_comment() {
     let world = World::new();
     let tenant = world.tenant().await;
     let admin = world.member(&tenant.org, "admin").await;
-    let auditor = world.member(&tenant.org, "auditor").await;
+    let writer = world.member(&tenant.org, "admin").await; // writers write nothing
     let risk = risk(&world, &tenant.owner).await;
-    let written = world.app.comments.create(&auditor, comment_on(&risk, "first draft", vec![])).await.unwrap();
-    assert_eq!(written.comment.author_id, auditor.user_id, "with a session, the session's user writes");
+    let written = world.app.comments.create(&writer, comment_on(&risk, "first draft", vec![])).await.unwrap();
+    assert_eq!(written.comment.author_id, writer.user_id, "with a session, the session's user writes");
     let id = written.comment.id.clone();
 
     // Not even the owner or an administrator may change someone else's words.
@@ -120,15 +120,15 @@ async fn only_the_author_may_edit_or_delete_a_comment() {
     assert_eq!(comments_on(&world, &tenant.owner, &risk).await, ["first draft"], "refused changes change nothing");
 
     world.clock.advance(time::Duration::minutes(5));
-    let edited = world.app.comments.edit(&auditor, &id, edit("final")).await.unwrap();
+    let edited = world.app.comments.edit(&writer, &id, edit("final")).await.unwrap();
     assert_eq!(edited.comment.content, "final");
     assert_eq!(edited.comment.updated_at, world.clock.now(), "stamped with the use case's clock");
     assert_eq!(edited.comment.created_at, written.comment.created_at);
 
-    let deleted = world.app.comments.delete(&auditor, &id).await.unwrap();
+    let deleted = world.app.comments.delete(&writer, &id).await.unwrap();
     assert_eq!(deleted.comment.content, "final", "the answer is the comment as it was");
     assert_eq!(comments_on(&world, &tenant.owner, &risk).await, Vec::<String>::new());
-    let again = world.app.comments.delete(&auditor, &id).await;
+    let again = world.app.comments.delete(&writer, &id).await;
     assert!(matches!(again, Err(AppError::NotFound("comment"))), "{again:?}");
 }
 
@@ -149,7 +149,7 @@ async fn another_organizations_comment_is_missing_not_forbidden() {
 async fn with_an_api_key_the_author_is_an_active_member_named_in_the_body() {
     let world = World::new();
     let tenant = world.tenant().await;
-    let auditor = world.member(&tenant.org, "auditor").await;
+    let writer = world.member(&tenant.org, "admin").await; // writers write nothing
     let (_, key) = world.api_key(&tenant.owner).await;
     let risk = risk(&world, &tenant.owner).await;
     let by = |user: Option<UserId>| NewComment { user_id: user, ..comment_on(&risk, "from CI", vec![]) };
@@ -159,20 +159,20 @@ async fn with_an_api_key_the_author_is_an_active_member_named_in_the_body() {
     let stranger = world.app.comments.create(&key, by(Some(UserId::generate()))).await;
     assert!(matches!(&stranger, Err(AppError::Validation(e)) if e.0[0].field == "userId"), "{stranger:?}");
 
-    let written = world.app.comments.create(&key, by(Some(auditor.user_id.clone()))).await.unwrap();
-    assert_eq!(written.comment.author_id, auditor.user_id);
+    let written = world.app.comments.create(&key, by(Some(writer.user_id.clone()))).await.unwrap();
+    assert_eq!(written.comment.author_id, writer.user_id);
     assert!(written.author_active);
     // The named author owns the comment: the key's own maker may not change it.
     let edited = world.app.comments.edit(&tenant.owner, &written.comment.id, edit("mine now")).await;
     assert!(matches!(edited, Err(AppError::Forbidden(_))), "{edited:?}");
-    world.app.comments.edit(&auditor, &written.comment.id, edit("fixed typo")).await.unwrap();
+    world.app.comments.edit(&writer, &written.comment.id, edit("fixed typo")).await.unwrap();
 
-    world.members.set_active(&auditor.user_id, false);
-    let inactive = world.app.comments.create(&key, by(Some(auditor.user_id.clone()))).await;
+    world.members.set_active(&writer.user_id, false);
+    let inactive = world.app.comments.create(&key, by(Some(writer.user_id.clone()))).await;
     assert!(matches!(&inactive, Err(AppError::Validation(e)) if e.0[0].field == "userId"), "{inactive:?}");
 
     // With a session the body's userId is ignored.
-    let session_body = by(Some(auditor.user_id.clone()));
+    let session_body = by(Some(writer.user_id.clone()));
     let own = world.app.comments.create(&tenant.owner, session_body).await.unwrap();
     assert_eq!(own.comment.author_id, tenant.owner.user_id);
 }

@@ -7,6 +7,8 @@
 
 mod support;
 
+mod access;
+mod automation_secrets;
 mod automations;
 mod chat;
 mod comments;

@@ -35,6 +35,12 @@
 //!   `Document`, top frame), and a status of 400 or more fails the run with
 //!   [`CaptureError::HttpStatus`] without a screenshot (an error page is not evidence). Otherwise
 //!   `Page.captureScreenshot` of the 1280×800 viewport, as PNG.
+//! - **Page sessions** ([`BrowserRunner::open`]): the same launch, proxy, checks and load as a
+//!   capture, then the page stays open for the executors to drive one action at a time (the
+//!   `session` module documents its matching rules). Every navigation (`navigate`, a link, a form,
+//!   a redirect) is checked as the target is; each action is bounded by the session's timeout; the
+//!   browser's slot, proxy and process group live as long as the page, which ends them on `close`
+//!   or when dropped.
 //!
 //! # Outbound rules
 //!
@@ -76,12 +82,14 @@ mod chromium;
 mod outbound;
 mod page;
 mod proxy;
+mod session;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+use compliance_ports::{BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, PageError};
 use serde_json::json;
 use tokio::sync::Semaphore;
 
@@ -125,12 +133,12 @@ impl Default for BrowserSettings {
 #[derive(Debug)]
 pub struct ChromiumRunner {
     settings: BrowserSettings,
-    slots: Semaphore,
+    slots: Arc<Semaphore>,
 }
 
 impl ChromiumRunner {
     pub fn new(settings: BrowserSettings) -> Self {
-        let slots = Semaphore::new(settings.max_concurrent.max(1));
+        let slots = Arc::new(Semaphore::new(settings.max_concurrent.max(1)));
         chromium::sweep_stale_profiles(&settings.work_dir);
         Self { settings, slots }
     }
@@ -147,13 +155,65 @@ impl BrowserRunner for ChromiumRunner {
     }
 
     async fn capture(&self, request: &CaptureRequest) -> Result<Capture, CaptureError> {
-        let settings = &self.settings;
-        let target = outbound::check(&request.url, &settings.allowed_hosts).await?;
-        let timeout = match request.timeout.is_zero() {
-            true => settings.default_timeout,
-            false => request.timeout,
-        };
+        let target = outbound::check(&request.url, &self.settings.allowed_hosts).await?;
+        let timeout = self.timeout(request.timeout);
         let _slot = self.slots.acquire().await.map_err(|_| CaptureError::Browser("the runner is closed".into()))?;
+        let (chromium, tab) = self.launch().await?;
+        let result = match tab {
+            Ok(mut tab) => {
+                let run = tokio::time::timeout(timeout, page::capture(&mut tab, &target));
+                let result = run.await.unwrap_or_else(|_| Err(CaptureError::Timeout(whole_seconds(timeout))));
+                // A graceful exit lets Chromium end its renderers; `shutdown` kills it otherwise.
+                let _ = tokio::time::timeout(EXIT_COMMAND, tab.cdp.send("Browser.close", json!({}), None)).await;
+                result
+            }
+            Err(error) => Err(error),
+        };
+        chromium.shutdown().await;
+        result
+    }
+
+    async fn open(&self, url: &str, timeout: Duration) -> Result<Box<dyn BrowserPage>, PageError> {
+        let target = outbound::check(url, &self.settings.allowed_hosts).await?;
+        let timeout = self.timeout(timeout);
+        let slot =
+            self.slots.clone().acquire_owned().await.map_err(|_| PageError::Browser("the runner is closed".into()))?;
+        let (chromium, tab) = self.launch().await?;
+        let mut tab = match tab {
+            Ok(tab) => tab,
+            Err(error) => {
+                chromium.shutdown().await;
+                return Err(error.into());
+            }
+        };
+        let loaded = tokio::time::timeout(timeout, tab.navigate(target.url.as_str())).await;
+        let page = session::ChromiumPage::new(tab, chromium, slot, timeout);
+        match loaded {
+            Ok(Ok(())) => Ok(Box::new(page)),
+            Ok(Err(error)) => {
+                page.end().await;
+                Err(error.into())
+            }
+            Err(_) => {
+                page.end().await;
+                Err(CaptureError::Timeout(whole_seconds(timeout)).into())
+            }
+        }
+    }
+}
+
+impl ChromiumRunner {
+    fn timeout(&self, requested: Duration) -> Duration {
+        match requested.is_zero() {
+            true => self.settings.default_timeout,
+            false => requested,
+        }
+    }
+
+    /// Starts Chromium behind a fresh egress proxy and opens a blank tab in it. The browser is
+    /// returned even when the tab could not be opened, for the caller to shut it down.
+    async fn launch(&self) -> Result<(Chromium, Result<page::Tab, CaptureError>), CaptureError> {
+        let settings = &self.settings;
         let proxy = proxy::Proxy::start(settings.allowed_hosts.clone()).await?;
         let args = [
             format!("--proxy-server=http://127.0.0.1:{}", proxy.port),
@@ -165,23 +225,20 @@ impl BrowserRunner for ChromiumRunner {
         ];
         let launch_deadline = tokio::time::Instant::now() + LAUNCH_ALLOWANCE;
         let chromium = Chromium::launch(&settings.chromium_path, &settings.work_dir, &args, LAUNCH_ALLOWANCE).await?;
-        let result = match tokio::time::timeout_at(launch_deadline, Cdp::connect(&chromium.ws_url)).await {
-            Ok(Ok(mut cdp)) => {
-                let run =
-                    tokio::time::timeout(timeout, page::capture(&mut cdp, &target, &settings.allowed_hosts, &proxy));
-                let result = run.await.unwrap_or_else(|_| Err(CaptureError::Timeout(whole_seconds(timeout))));
-                // A graceful exit lets Chromium end its renderers; `shutdown` kills it otherwise.
-                let _ = tokio::time::timeout(EXIT_COMMAND, cdp.send("Browser.close", json!({}), None)).await;
-                result
+        let tab = match tokio::time::timeout_at(launch_deadline, Cdp::connect(&chromium.ws_url)).await {
+            Ok(Ok(cdp)) => {
+                let opening = page::Tab::open(cdp, proxy, settings.allowed_hosts.clone());
+                match tokio::time::timeout_at(launch_deadline, opening).await {
+                    Ok(tab) => tab,
+                    Err(_) => Err(CaptureError::Browser("the browser did not open a page in time".into())),
+                }
             }
             // On a connection failure, `shutdown` waits a moment for an exit that will not come,
             // then kills the process.
             Ok(Err(error)) => Err(error.into()),
             Err(_) => Err(CaptureError::Browser("the DevTools connection timed out".into())),
         };
-        chromium.shutdown().await;
-        drop(proxy);
-        result
+        Ok((chromium, tab))
     }
 }
 

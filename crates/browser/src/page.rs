@@ -45,83 +45,223 @@ impl Document {
     }
 }
 
-/// Drives one page through `target` and returns its screenshot. The caller bounds it in time.
-pub(crate) async fn capture(
-    cdp: &mut Cdp,
-    target: &Target,
-    allowed_hosts: &[String],
-    proxy: &Proxy,
-) -> Result<Capture, CaptureError> {
-    // Downloads are refused outright: nothing a page offers is written to disk.
-    cdp.call("Browser.setDownloadBehavior", json!({ "behavior": "deny" }), None).await?;
-    // Every request of the browser (pages, out-of-process frames, workers, redirects) pauses
-    // until it is continued or failed below. The proxy enforces the same rules on every
-    // connection; this check names the refused main document early and precisely.
-    cdp.call("Fetch.enable", json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] }), None).await?;
-    let created = cdp.call("Target.createTarget", json!({ "url": "about:blank" }), None).await?;
-    let target_id = string(&created, "targetId")?;
-    let attached = cdp.call("Target.attachToTarget", json!({ "targetId": target_id, "flatten": true }), None).await?;
-    let session_id = string(&attached, "sessionId")?;
-    let session = Some(session_id.as_str());
-    cdp.call("Page.enable", json!({}), session).await?;
-    cdp.call("Network.enable", json!({}), session).await?;
-    let metrics = json!({ "width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": false });
-    cdp.call("Emulation.setDeviceMetricsOverride", metrics, session).await?;
-    cdp.clear_events();
+/// One page of a running browser, over its DevTools connection, with the state that keeps every
+/// request it makes checked: paused requests are answered whenever the tab reads the connection
+/// (while a command runs, while it waits for a load, while it pumps), so a page waits for its
+/// requests between two actions and never gets an unchecked one.
+pub(crate) struct Tab {
+    pub(crate) cdp: Cdp,
+    proxy: Proxy,
+    allowed_hosts: Vec<String>,
+    target_id: String,
+    session_id: String,
+    /// The outbound verdict of each origin seen (`None`: allowed).
+    verdicts: HashMap<String, Option<String>>,
+    document: Document,
+    /// The HTTP status of the current main document.
+    status: Option<u16>,
+}
 
-    let navigation = cdp.send("Page.navigate", json!({ "url": target.url.as_str() }), session).await?;
-    let mut navigated = false;
-    let mut status = None;
-    let mut document = Document::default();
-    let mut verdicts = HashMap::new();
-    loop {
-        match cdp.next().await? {
-            Incoming::Response { id, result } if id == navigation => {
-                let result =
-                    result.map_err(|message| CaptureError::Browser(format!("Page.navigate failed: {message}")))?;
-                if let Some(error_text) = result.get("errorText").and_then(Value::as_str) {
-                    return Err(match (document.proxy_failure(proxy), status) {
-                        (Some(failure), _) => failure,
-                        (None, Some(status)) if status >= 400 => CaptureError::HttpStatus(status),
-                        (None, _) => CaptureError::Unreachable(error_text.to_owned()),
-                    });
+/// What a navigation wait saw.
+enum Load {
+    Loaded,
+    /// `Page.navigate` answered with an error text (the navigation did not happen).
+    Failed(String),
+}
+
+impl Tab {
+    /// Opens a blank page in the browser: downloads denied, every request intercepted.
+    pub(crate) async fn open(mut cdp: Cdp, proxy: Proxy, allowed_hosts: Vec<String>) -> Result<Self, CaptureError> {
+        // Downloads are refused outright: nothing a page offers is written to disk.
+        cdp.call("Browser.setDownloadBehavior", json!({ "behavior": "deny" }), None).await?;
+        // Every request of the browser (pages, out-of-process frames, workers, redirects) pauses
+        // until it is continued or failed. The proxy enforces the same rules on every connection;
+        // this check names the refused main document early and precisely.
+        let patterns = json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] });
+        cdp.call("Fetch.enable", patterns, None).await?;
+        let created = cdp.call("Target.createTarget", json!({ "url": "about:blank" }), None).await?;
+        let target_id = string(&created, "targetId")?;
+        let attached =
+            cdp.call("Target.attachToTarget", json!({ "targetId": target_id, "flatten": true }), None).await?;
+        let session_id = string(&attached, "sessionId")?;
+        let session = Some(session_id.as_str());
+        cdp.call("Page.enable", json!({}), session).await?;
+        cdp.call("Network.enable", json!({}), session).await?;
+        let metrics = json!({ "width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": false });
+        cdp.call("Emulation.setDeviceMetricsOverride", metrics, session).await?;
+        cdp.clear_events();
+        Ok(Self {
+            cdp,
+            proxy,
+            allowed_hosts,
+            target_id,
+            session_id,
+            verdicts: HashMap::new(),
+            document: Document::default(),
+            status: None,
+        })
+    }
+
+    /// Navigates to `url` and waits for the load event; the caller bounds it in time. A document
+    /// answering 400 or more is [`CaptureError::HttpStatus`] (an error page is not evidence).
+    pub(crate) async fn navigate(&mut self, url: &str) -> Result<(), CaptureError> {
+        self.document = Document::default();
+        self.status = None;
+        let session = Some(self.session_id.clone());
+        let navigation = self.cdp.send("Page.navigate", json!({ "url": url }), session.as_deref()).await?;
+        match self.wait_for_load(Some(navigation)).await? {
+            Load::Loaded => self.check_status(),
+            Load::Failed(error_text) => Err(match (self.document.proxy_failure(&self.proxy), self.status) {
+                (Some(failure), _) => failure,
+                (None, Some(status)) if status >= 400 => CaptureError::HttpStatus(status),
+                (None, _) => CaptureError::Unreachable(error_text),
+            }),
+        }
+    }
+
+    /// Waits for the top frame's load event, answering paused requests meanwhile. With
+    /// `navigation`, the load counts only after that `Page.navigate` was answered.
+    async fn wait_for_load(&mut self, navigation: Option<u64>) -> Result<Load, CaptureError> {
+        let mut navigated = navigation.is_none();
+        loop {
+            match self.cdp.next().await? {
+                Incoming::Response { id, result } if Some(id) == navigation => {
+                    let result =
+                        result.map_err(|message| CaptureError::Browser(format!("Page.navigate failed: {message}")))?;
+                    if let Some(error_text) = result.get("errorText").and_then(Value::as_str) {
+                        return Ok(Load::Failed(error_text.to_owned()));
+                    }
+                    navigated = true;
                 }
-                navigated = true;
+                Incoming::Response { .. } => {}
+                Incoming::Event(event) => {
+                    if event.method == "Page.loadEventFired" && navigated && self.is_ours(&event) {
+                        return Ok(Load::Loaded);
+                    }
+                    self.follow(&event).await?;
+                }
             }
-            Incoming::Response { .. } => {}
-            Incoming::Event(event) => {
-                if event.method == "Page.loadEventFired" && navigated && event.session_id.as_deref() == session {
-                    break;
-                }
-                handle(cdp, &event, &target_id, session, allowed_hosts, &mut verdicts, &mut document, &mut status)
-                    .await?;
-                if let Some(found) = proxy_answer(&event, &target_id, session, proxy) {
-                    return Err(found);
-                }
+            // A refused main document fails the page whenever it happens (a redirect, a script
+            // or a meta refresh sending the page to an internal host).
+            if let Some(refusal) = self.document.refusal(&self.proxy) {
+                return Err(refusal);
             }
         }
-        // A refused main document fails the capture whenever it happens (a redirect, a script
-        // or a meta refresh sending the page to an internal host).
-        if let Some(refusal) = document.refusal(proxy) {
+    }
+
+    /// Sends a page command and waits for its answer, following events meanwhile.
+    pub(crate) async fn call(&mut self, method: &str, params: Value) -> Result<Value, CaptureError> {
+        let session = Some(self.session_id.clone());
+        let id = self.cdp.send(method, params, session.as_deref()).await?;
+        loop {
+            match self.cdp.next().await? {
+                Incoming::Response { id: answered, result } if answered == id => {
+                    return result.map_err(|message| CaptureError::Browser(format!("{method} failed: {message}")));
+                }
+                Incoming::Response { .. } => {}
+                Incoming::Event(event) => self.follow(&event).await?,
+            }
+            if let Some(refusal) = self.document.refusal(&self.proxy) {
+                return Err(refusal);
+            }
+        }
+    }
+
+    /// Follows events for `settle`; if the top frame starts a navigation meanwhile (a click on a
+    /// link, a form submitted), waits for it to load. Whether one happened.
+    pub(crate) async fn settle(&mut self, settle: std::time::Duration) -> Result<bool, CaptureError> {
+        let until = tokio::time::Instant::now() + settle;
+        loop {
+            let incoming = match tokio::time::timeout_at(until, self.cdp.next()).await {
+                Ok(incoming) => incoming?,
+                Err(_) => return Ok(false),
+            };
+            let Incoming::Event(event) = incoming else { continue };
+            // A navigation of the page itself (a link opening a new tab or a download is not).
+            let in_place = event.params.get("disposition").and_then(Value::as_str).is_none_or(|d| d == "currentTab");
+            let starts = matches!(event.method.as_str(), "Page.frameStartedLoading" | "Page.frameRequestedNavigation")
+                && self.is_ours(&event)
+                && in_place
+                && event.params.get("frameId").and_then(Value::as_str) == Some(self.target_id.as_str());
+            if starts {
+                self.document = Document::default();
+                self.status = None;
+                self.follow(&event).await?;
+                self.wait_for_load(None).await?;
+                self.check_status()?;
+                return Ok(true);
+            }
+            if event.method == "Page.loadEventFired" && self.is_ours(&event) {
+                self.check_status()?;
+                return Ok(true);
+            }
+            self.follow(&event).await?;
+            if let Some(refusal) = self.document.refusal(&self.proxy) {
+                return Err(refusal);
+            }
+        }
+    }
+
+    /// A PNG of the viewport; a navigation to a refused host that happened meanwhile still fails.
+    pub(crate) async fn screenshot(&mut self) -> Result<Vec<u8>, CaptureError> {
+        let shot = self.call("Page.captureScreenshot", json!({ "format": "png" })).await?;
+        while let Some(event) = self.cdp.kept_event() {
+            self.follow(&event).await?;
+        }
+        if let Some(refusal) = self.document.refusal(&self.proxy) {
             return Err(refusal);
         }
+        STANDARD
+            .decode(string(&shot, "data")?)
+            .map_err(|e| CaptureError::Browser(format!("the screenshot is not base64: {e}")))
     }
-    if let Some(status) = status.filter(|status| *status >= 400) {
-        return Err(CaptureError::HttpStatus(status));
+
+    pub(crate) fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
     }
-    let shot = cdp.call("Page.captureScreenshot", json!({ "format": "png" }), session).await?;
-    // What arrived while the screenshot was taken: a navigation away to a refused host still
-    // fails the capture.
-    while let Some(event) = cdp.kept_event() {
-        handle(cdp, &event, &target_id, session, allowed_hosts, &mut verdicts, &mut document, &mut status).await?;
+
+    pub(crate) fn status(&self) -> Option<u16> {
+        self.status
     }
-    if let Some(refusal) = document.refusal(proxy) {
-        return Err(refusal);
+
+    fn check_status(&self) -> Result<(), CaptureError> {
+        match self.status {
+            Some(status) if status >= 400 => Err(CaptureError::HttpStatus(status)),
+            _ => Ok(()),
+        }
     }
-    let png = STANDARD
-        .decode(string(&shot, "data")?)
-        .map_err(|e| CaptureError::Browser(format!("the screenshot is not base64: {e}")))?;
-    Ok(Capture { png, http_status: status })
+
+    fn is_ours(&self, event: &Event) -> bool {
+        event.session_id.as_deref() == Some(self.session_id.as_str())
+    }
+
+    /// Follows one event (answers a paused request, notes the main document's requests and
+    /// status); a proxy answer for the main document fails the page.
+    async fn follow(&mut self, event: &Event) -> Result<(), CaptureError> {
+        let session = Some(self.session_id.as_str());
+        handle(
+            &mut self.cdp,
+            event,
+            &self.target_id,
+            session,
+            &self.allowed_hosts,
+            &mut self.verdicts,
+            &mut self.document,
+            &mut self.status,
+        )
+        .await?;
+        match proxy_answer(event, &self.target_id, session, &self.proxy) {
+            Some(found) => Err(found),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Drives one page through `target` and returns its screenshot. The caller bounds it in time.
+pub(crate) async fn capture(tab: &mut Tab, target: &Target) -> Result<Capture, CaptureError> {
+    tab.navigate(target.url.as_str()).await?;
+    let png = tab.screenshot().await?;
+    Ok(Capture { png, http_status: tab.status() })
 }
 
 /// Follows one event: answers paused requests, notes the main document's requests and status.

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use compliance_browser::{BrowserSettings, ChromiumRunner};
-use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError};
+use secrecy::SecretString;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -132,6 +133,16 @@ async fn answer(mut stream: TcpStream, port: u16, other: u16, secret_hits: Arc<A
             tokio::time::sleep(Duration::from_millis(1500)).await;
             html("404 Not Found", "no image")
         }
+        "/form" => html(
+            "200 OK",
+            &format!(
+                "<!doctype html><title>Form</title><h1>Search   the   archive</h1>\
+                 <input id='q' placeholder='Search' onkeydown=\"if (event.key === 'Enter') out.textContent = 'Entered ' + q.value\">\
+                 <button onclick=\"out.textContent = 'You searched for ' + q.value\">Go</button>\
+                 <button onclick=\"setTimeout(() => out.textContent = 'Later', 300)\">Slowly</button>\
+                 <a href='/'>Home</a> <a href='http://localhost:{port}/secret'>Secret</a><p id='out'></p>"
+            ),
+        ),
         "/secret" => {
             secret_hits.fetch_add(1, Ordering::SeqCst);
             html("200 OK", "secret")
@@ -386,4 +397,60 @@ async fn stale_profiles_are_swept_when_a_runner_is_created() {
     assert!(!stale.exists(), "the stale profile is removed");
     assert!(fresh.exists() && unrelated.exists(), "the others stay");
     std::fs::remove_dir_all(&work_dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_session_types_clicks_presses_and_reads_the_page() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("session");
+    let mut page = runner.open(&server.url("/form"), Duration::from_secs(20)).await.unwrap();
+
+    let value = SecretString::from("evidence".to_owned());
+    page.type_into(Field::Named("search"), &value).await.unwrap();
+    // The key goes to the focused element: the field just typed into.
+    page.press("Enter").await.unwrap();
+    assert!(page.contains_text("Entered evidence").await.unwrap());
+    page.click(Clickable::Text("go")).await.unwrap();
+    assert!(page.contains_text("you searched   for EVIDENCE").await.unwrap(), "white space and case are ignored");
+    page.click(Clickable::Css("button:nth-of-type(2)")).await.unwrap();
+    page.wait_for_text("Later", std::time::Instant::now() + Duration::from_secs(10)).await.unwrap();
+    let missing = page.click(Clickable::Text("Delete everything")).await;
+    assert!(matches!(&missing, Err(PageError::NotFound(why)) if why.contains("Delete everything")), "{missing:?}");
+    let bad_selector = page.click(Clickable::Css("button[")).await;
+    assert!(matches!(bad_selector, Err(PageError::NotFound(_))), "{bad_selector:?}");
+
+    // The snapshot names the interactive elements; a reference clicks the same element again.
+    let snapshot = page.snapshot().await.unwrap();
+    assert_eq!((snapshot.url.as_str(), snapshot.title.as_str()), (server.url("/form").as_str(), "Form"));
+    assert!(snapshot.text.contains("Search the archive"), "{:?}", snapshot.text);
+    let home = snapshot.elements.iter().find(|e| e.name == "Home").unwrap();
+    assert_eq!(home.role, "link");
+    assert!(snapshot.elements.iter().any(|e| e.role == "textbox" && e.name == "Search"), "{:?}", snapshot.elements);
+    page.click(Clickable::Reference(&home.reference)).await.unwrap();
+    assert_eq!(page.current_url().await.unwrap(), server.url("/"), "the click waited for the navigation");
+    assert!(page.contains_text("Access review").await.unwrap());
+    assert_eq!(&page.screenshot().await.unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+    page.close().await;
+    assert_cleaned_up(&work_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_session_never_goes_where_the_target_may_not() {
+    let server = Server::start().await;
+    let (runner, work_dir) = runner("session-refused");
+    let mut page = runner.open(&server.url("/form"), Duration::from_secs(20)).await.unwrap();
+    let secret = format!("http://localhost:{}/secret", server.port);
+    let refused = page.navigate(&secret).await;
+    assert_eq!(refused, Err(PageError::Refused("localhost is a loopback name".into())));
+    let clicked = page.click(Clickable::Text("Secret")).await;
+    assert!(matches!(clicked, Err(PageError::Refused(_))), "a link to a refused host: {clicked:?}");
+    assert_eq!(server.secret_hits.load(Ordering::SeqCst), 0, "localhost was never reached");
+    // Dropped without closing (a cancelled run): the browser is killed all the same.
+    drop(page);
+    assert_cleaned_up(&work_dir);
+
+    let (slow, work_dir) = self::runner("session-never-loads");
+    let result = slow.open(&server.url("/hang"), Duration::from_secs(2)).await.err();
+    assert_eq!(result, Some(PageError::Timeout("the page did not load within 2 seconds".into())));
+    assert_cleaned_up(&work_dir);
 }

@@ -12,7 +12,7 @@
 //!   [`validate_values`] for what a user submits.
 //! - [`oauth`]: [`authorization_url`], PKCE ([`PkceVerifier`]), the state ([`StateToken`],
 //!   [`OAuthState`]), the callback ([`accept_callback`], [`complete_authorization`]), the token client
-//!   ([`TokenClient`]) and single-flight refreshing ([`TokenRefresher`], [`needs_refresh`]).
+//!   ([`TokenClient`], on the `oauth2` crate over [`ProviderHttp`]) and single-flight refreshing ([`TokenRefresher`], [`needs_refresh`]).
 //! - [`check_context`]: [`CheckContext`] with `access_token`, `credentials` and `fetch`.
 //! - [`vault`]: [`Keyring`] and [`Key`]: AES-256-GCM, key ids, rotation, owner binding.
 //! - [`diagnostics`]: the spec's log messages, word for word.
@@ -44,12 +44,14 @@
 //!
 //! # Choices where the spec is silent
 //!
-//! - **Token client**: a small form-encoded client over the workspace's reqwest instead of the
-//!   `oauth2` crate. oauth2 5.x folds every non-200 answer into a parse error or an "other" string,
-//!   so a 503 cannot be told from a 400 without wrapping its HTTP client; its parse error carries the
-//!   raw response body (which may hold tokens); and it pins its own reqwest. The spec's rules
-//!   (exact form bodies, RFC 6749 §2.3.1 header, tokenParams, keeping the old refresh token, a
-//!   distinct `invalid_grant`, retryable 5xx) take about 150 lines here.
+//! - **Token client**: the `oauth2` crate builds the exchange and refresh requests and parses token
+//!   responses (`ProviderTokenResponse`, which also takes a missing `token_type` and a string
+//!   `expires_in`), over [`ProviderHttp`], our reqwest client behind its `AsyncHttpClient` trait.
+//!   oauth2 reads any non-200 answer as an error body and keeps the body in its parse errors, so our
+//!   client judges every answer first (redirects refused, 5xx and 429 transient by status alone,
+//!   RFC 6749 error bodies reduced to their code) and oauth2 only ever sees successes. Revocation
+//!   uses the same client without oauth2, whose `revoke_token` refuses http URLs. A refresh that
+//!   brings no new refresh token keeps the old one.
 //! - **Redirects** are never followed, for token endpoints and checks alike: credentials must not
 //!   travel to a host the configuration did not name. Timeouts: 5 s connect, 30 s total
 //!   ([`HttpSettings`]). Token responses over 1 MiB are refused. `Accept: application/json` is sent,
@@ -109,6 +111,7 @@ pub use http_client::{HttpClientError, HttpSettings, build_http_client};
 pub use oauth::authorize::{AuthorizationRequest, AuthorizeUrlError, authorization_url, percent_encode};
 pub use oauth::callback::{CallbackCaller, CallbackError, CallbackParams, accept_callback, complete_authorization};
 pub use oauth::pkce::{PkceChallenge, PkceVerifier};
+pub use oauth::provider_http::ProviderHttp;
 pub use oauth::refresh::{
     AccessTokenError, ConnectionKey, DEFAULT_REFRESH_MARGIN, InMemoryTokenStore, OAuthConnection, TokenRefresher,
     TokenStore, TokenStoreError, needs_refresh,

@@ -9,6 +9,7 @@ use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use compliance_ports::{CipherError, SecretOwner};
 use secrecy::zeroize::Zeroizing;
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
@@ -185,6 +186,25 @@ impl Keyring {
     fn key(&self, id: &[u8]) -> Result<&Key, VaultError> {
         std::iter::once(&self.current).chain(&self.old).find(|k| k.id == id).ok_or(VaultError::UnknownKey)
     }
+}
+
+/// The cipher the use cases seal their own secrets with (an automation's login secrets).
+impl compliance_ports::SecretCipher for Keyring {
+    fn current_key_id(&self) -> String {
+        Keyring::current_key_id(self)
+    }
+
+    fn seal(&self, plaintext: &SecretString, owner: SecretOwner<'_>) -> Result<Vec<u8>, CipherError> {
+        self.encrypt_secret(plaintext, binding_of(owner)).map_err(|_| CipherError("encrypt a secret"))
+    }
+
+    fn open(&self, ciphertext: &[u8], owner: SecretOwner<'_>) -> Result<SecretString, CipherError> {
+        self.decrypt_secret(ciphertext, binding_of(owner)).map_err(|_| CipherError("decrypt a secret"))
+    }
+}
+
+fn binding_of(owner: SecretOwner<'_>) -> Binding<'_> {
+    Binding { organization_id: owner.organization_id.as_str(), owner_kind: owner.owner_kind, owner_id: owner.owner_id }
 }
 
 /// The parts of a ciphertext after its version byte.

@@ -39,6 +39,12 @@ impl SecretRepository for Secrets {
         let rows = self.rows.lock().unwrap();
         Ok(rows.keys().filter(|(o, k, _)| *o == org.as_str() && k == kind).map(|(_, _, id)| id.clone()).collect())
     }
+    async fn children(&self, org: &OrganizationId, kind: &str, parent: &str) -> Result<Vec<StoredSecret>, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        let prefix = format!("{parent}/");
+        let mine = |(o, k, id): &Owner| *o == org.as_str() && k == kind && id.starts_with(&prefix);
+        Ok(rows.iter().filter(|(key, _)| mine(key)).map(|(_, secret)| secret.clone()).collect())
+    }
     async fn delete(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<bool, RepoError> {
         Ok(self.rows.lock().unwrap().remove(&(org.to_string(), kind.into(), id.into())).is_some())
     }

@@ -81,19 +81,20 @@ async fn body_method_with_pkce_sends_the_exact_form_and_a_verifier_matching_the_
     let request = &requests[0];
     assert_eq!(request.headers.get("content-type").unwrap(), "application/x-www-form-urlencoded");
     assert!(request.headers.get("authorization").is_none());
-    let form = form_pairs(&request.body);
+    let mut form = form_pairs(&request.body);
     let sent_verifier = form.iter().find(|(k, _)| k == "code_verifier").unwrap().1.clone();
-    assert_eq!(
-        form,
-        pairs(&[
-            ("grant_type", "authorization_code"),
-            ("code", "the-code"),
-            ("redirect_uri", "https://app.test/cb"),
-            ("code_verifier", verifier.secret().expose_secret()),
-            ("client_id", "client:id 1"),
-            ("client_secret", CLIENT_SECRET),
-        ])
-    );
+    // Exactly these fields, each once; their order carries no meaning.
+    let mut expected = pairs(&[
+        ("grant_type", "authorization_code"),
+        ("code", "the-code"),
+        ("redirect_uri", "https://app.test/cb"),
+        ("code_verifier", verifier.secret().expose_secret()),
+        ("client_id", "client:id 1"),
+        ("client_secret", CLIENT_SECRET),
+    ]);
+    form.sort();
+    expected.sort();
+    assert_eq!(form, expected);
     let recomputed = PkceVerifier::from_secret(sent_verifier.into()).unwrap().challenge();
     assert_eq!(recomputed.as_str(), sent_challenge);
 }
@@ -371,4 +372,159 @@ async fn transient_refresh_failures_back_off_instead_of_hammering_the_provider()
         assert!(error.is_retryable(), "{error}");
     }
     assert_eq!(server.received_requests().await.unwrap().len(), 1, "the provider is asked once, then left alone");
+}
+
+// What the HTTP client under the oauth2 crate guarantees, for exchanges and refreshes alike.
+
+/// A token some providers echo back in error pages and descriptions; no error may quote it.
+const ECHOED: &str = "at-Echoed-5f3a";
+
+async fn exchange_with(tokens: &TokenClient, base: &str) -> Result<TokenSet, TokenError> {
+    let config = oauth_config(base, ClientAuthMethod::Header, false);
+    let code = SecretString::from("the-code");
+    tokens
+        .exchange_code(&CodeExchange {
+            provider: "acme",
+            config: &config,
+            client: &client(),
+            code: &code,
+            redirect_uri: "https://app.test/cb",
+            pkce_verifier: None,
+        })
+        .await
+}
+
+async fn answering(response: ResponseTemplate) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).and(path("/token")).respond_with(response).mount(&server).await;
+    server
+}
+
+fn assert_quotes_nothing(error: &TokenError) {
+    let mut text = format!("{error} | {error:?}");
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!(" | {cause} | {cause:?}"));
+        source = cause.source();
+    }
+    // Also as the list of bytes a `Vec<u8>` body prints as.
+    let bytes = format!("{:?}", &ECHOED.as_bytes()[..6]);
+    let bytes = bytes.trim_matches(['[', ']']);
+    assert!(!text.contains("Echoed") && !text.contains(bytes), "an error quotes the answer: {text}");
+}
+
+#[tokio::test]
+async fn a_5xx_or_429_is_transient_whatever_its_body_and_is_never_parsed() {
+    let answers = [
+        (500, ResponseTemplate::new(500).set_body_string(format!("<html>crash near {ECHOED}</html>"))),
+        (502, ResponseTemplate::new(502).set_body_json(json!({"access_token": ECHOED, "token_type": "bearer"}))),
+        (503, ResponseTemplate::new(503).set_body_json(json!({"error": "invalid_grant", "error_description": ECHOED}))),
+        (504, ResponseTemplate::new(504)),
+        (429, ResponseTemplate::new(429).insert_header("retry-after", "3").set_body_string(ECHOED)),
+    ];
+    for (status, response) in answers {
+        let server = answering(response).await;
+        for error in
+            [exchange_with(&token_client(), &server.uri()).await.unwrap_err(), refresh_with(&server).await.unwrap_err()]
+        {
+            assert!(matches!(error, TokenError::Transient { status: Some(s) } if s == status), "{status}: {error:?}");
+            assert!(error.is_retryable() && !error.needs_reauthorization());
+            assert_quotes_nothing(&error);
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_answer_holding_a_token_never_reaches_an_error() {
+    let cases = [
+        // Refusals: only the RFC 6749 error code is kept, never the description or the body.
+        (
+            ResponseTemplate::new(400).set_body_json(
+                json!({"error": "invalid_request", "error_description": ECHOED, "error_uri": format!("https://x.test/{ECHOED}")}),
+            ),
+            "Rejected",
+        ),
+        (ResponseTemplate::new(401).set_body_string(format!("unauthorised: {ECHOED}")), "Rejected"),
+        (ResponseTemplate::new(400).set_body_json(json!({"error": ECHOED})), "Rejected"),
+        (ResponseTemplate::new(200).set_body_json(json!({"error": "bad_verification_code", "access_token": ECHOED})), "Rejected"),
+        // Successes oauth2 cannot read: its parse error carries the body; ours does not.
+        (ResponseTemplate::new(200).set_body_json(json!({"access_token": ECHOED, "expires_in": "soon"})), "InvalidResponse"),
+        (ResponseTemplate::new(200).set_body_json(json!({"access_token": ECHOED, "token_type": 7})), "InvalidResponse"),
+        (ResponseTemplate::new(200).set_body_json(json!({"refresh_token": ECHOED})), "InvalidResponse"),
+        (ResponseTemplate::new(200).set_body_string(format!("access_token={ECHOED}&token_type=bearer")), "InvalidResponse"),
+        (ResponseTemplate::new(200).set_body_json(json!({"access_token": ""})), "InvalidResponse"),
+        (ResponseTemplate::new(200), "InvalidResponse"),
+    ];
+    for (response, expected) in cases {
+        let server = answering(response).await;
+        for error in
+            [exchange_with(&token_client(), &server.uri()).await.unwrap_err(), refresh_with(&server).await.unwrap_err()]
+        {
+            assert!(format!("{error:?}").starts_with(expected), "expected {expected}: {error:?}");
+            assert!(!error.is_retryable());
+            assert_quotes_nothing(&error);
+        }
+    }
+}
+
+#[tokio::test]
+async fn exchanges_refuse_redirects_and_time_out_like_refreshes() {
+    let server = MockServer::start().await;
+    Mock::given(path("/token"))
+        .respond_with(ResponseTemplate::new(302).insert_header("location", format!("{}/elsewhere", server.uri())))
+        .mount(&server)
+        .await;
+    Mock::given(path("/elsewhere"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(granted()))
+        .expect(0)
+        .mount(&server)
+        .await;
+    let error = exchange_with(&token_client(), &server.uri()).await.unwrap_err();
+    assert!(matches!(error, TokenError::Redirected { status: 302 }), "{error:?}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1, "the redirect is not followed");
+
+    let slow = answering(ResponseTemplate::new(200).set_body_json(granted()).set_delay(Duration::from_secs(3))).await;
+    let quick = TokenClient::new(HttpSettings {
+        connect_timeout: Duration::from_secs(1),
+        total_timeout: Duration::from_millis(300),
+    })
+    .unwrap();
+    let error = exchange_with(&quick, &slow.uri()).await.unwrap_err();
+    assert!(matches!(error, TokenError::Transient { status: None }), "{error:?}");
+
+    // A port that was just free: nothing listens there.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let error = exchange_with(&token_client(), &closed).await.unwrap_err();
+    assert!(matches!(error, TokenError::Transient { status: None }), "{error:?}");
+}
+
+#[tokio::test]
+async fn answers_of_real_providers_that_bend_rfc_6749_are_taken() {
+    // No token_type, expires_in as a string, an unknown member, JSON sent as text/plain, status 201.
+    let server = answering(ResponseTemplate::new(201).set_body_raw(
+        r#"{"access_token":"at-1","expires_in":"120","scope":"repo,user gist","vendor":{"x":1}}"#,
+        "text/plain",
+    ))
+    .await;
+    let tokens = exchange_with(&token_client(), &server.uri()).await.unwrap();
+    assert_eq!(tokens.access_token.expose_secret(), "at-1");
+    assert!(tokens.token_type.is_none() && tokens.refresh_token.is_none());
+    assert_eq!(tokens.scope.as_deref(), Some("repo,user gist"));
+    let lifetime = tokens.expires_at.unwrap() - OffsetDateTime::now_utc();
+    assert!((100..=120).contains(&lifetime.whole_seconds()), "{lifetime}");
+
+    // token_type in any case, kept as written.
+    let server =
+        answering(ResponseTemplate::new(200).set_body_json(json!({"access_token": "at-2", "token_type": "Bearer"})))
+            .await;
+    let tokens = exchange_with(&token_client(), &server.uri()).await.unwrap();
+    assert_eq!(tokens.token_type.as_deref(), Some("Bearer"));
+    assert!(tokens.expires_at.is_none(), "no expires_in: a long-lived token");
+
+    // GitHub answers a bad code with 200 and an error body.
+    let server = answering(ResponseTemplate::new(200).set_body_json(json!({"error": "bad_verification_code"}))).await;
+    let error = exchange_with(&token_client(), &server.uri()).await.unwrap_err();
+    assert!(matches!(error, TokenError::Rejected { status: 200, ref error } if error == "bad_verification_code"));
 }

@@ -1,12 +1,22 @@
 //! Browser automations of a task, and their runs.
 
+mod evidence;
+mod grammar;
+mod instruction;
+
 use serde::Deserialize;
+
+pub use evidence::{MAX_RUN_STEPS, RunStep, StepOutcome, Verdict, VerdictOutcome};
+pub use grammar::PRESSABLE_KEYS;
+pub use instruction::{Executor, Instruction, MAX_STEPS, Step, StepError, parse};
 
 use crate::schedule::Schedule;
 use crate::validation::{
     Checked, FieldError, ValidationErrors, http_url, map_nullable, map_present, required, set, text,
 };
-use crate::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp, nullable, required_non_null};
+use crate::{
+    AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId, Timestamp, UserId, nullable, required_non_null,
+};
 
 pub const NAME_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 2_000;
@@ -37,6 +47,13 @@ pub struct BrowserAutomation {
     pub next_run_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Who created it: the author of the comments its runs post on the task. `None` for
+    /// automations created before creators were recorded (their runs post no comment).
+    pub created_by: Option<UserId>,
+    /// An integration connection whose credential fields `type secret "NAME"` may read.
+    pub connection_id: Option<ConnectionId>,
+    /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
+    pub post_result_to_task: bool,
 }
 
 /// `POST /v1/browser/automations`.
@@ -63,6 +80,14 @@ pub struct NewAutomation {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::new_schedule))]
     pub schedule: Option<String>,
+    /// A connection of the caller's organization (400 naming `connectionId` otherwise).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::ConnectionId>))]
+    pub connection_id: Option<String>,
+    /// Default `true`.
+    #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
+    pub post_result_to_task: Option<bool>,
 }
 
 /// `PATCH /v1/browser/automations/{id}`: absent fields stay; `description` and `schedule` may be
@@ -89,6 +114,13 @@ pub struct AutomationChanges {
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub is_enabled: Option<bool>,
+    /// A connection of the caller's organization, or `null` for none.
+    #[serde(default, deserialize_with = "nullable")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::ConnectionId>))]
+    pub connection_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = bool))]
+    pub post_result_to_task: Option<bool>,
 }
 
 /// Validated changes to an automation.
@@ -100,6 +132,8 @@ pub struct AutomationPatch {
     description: Option<Option<String>>,
     schedule: Option<Option<Schedule>>,
     is_enabled: Option<bool>,
+    connection_id: Option<Option<ConnectionId>>,
+    post_result_to_task: Option<bool>,
 }
 
 impl AutomationPatch {
@@ -107,10 +141,12 @@ impl AutomationPatch {
         Ok(Self {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
             target_url: map_present(changes.target_url, |u| http_url("targetUrl", u))?,
-            instruction: map_present(changes.instruction, |i| text("instruction", i, 1, INSTRUCTION_MAX))?,
+            instruction: map_present(changes.instruction, instruction_text)?,
             description: map_nullable(changes.description, |d| text("description", d, 0, DESCRIPTION_MAX))?,
             schedule: map_nullable(changes.schedule, |s| schedule(&s))?,
             is_enabled: changes.is_enabled,
+            connection_id: map_nullable(changes.connection_id, |c| connection_id(&c))?,
+            post_result_to_task: changes.post_result_to_task,
         })
     }
 
@@ -123,21 +159,40 @@ impl AutomationPatch {
         self.schedule.as_ref().and_then(Option::as_ref)
     }
 
+    /// The new connection, when the patch sets one (it must be checked to be the organization's).
+    pub fn connection_id(&self) -> Option<&ConnectionId> {
+        self.connection_id.as_ref().and_then(Option::as_ref)
+    }
+
     /// The new target, when the patch changes it (it must be checked before it is stored).
     pub fn target_url(&self) -> Option<&str> {
         self.target_url.as_deref()
     }
 }
 
+/// An instruction of the right length that, when it is a step list, parses: a bad step is a 400
+/// naming `instruction`, the line and what was expected there.
+fn instruction_text(value: String) -> Checked<String> {
+    let value = text("instruction", value, 1, INSTRUCTION_MAX)?;
+    parse(&value).map_err(|error| FieldError::new("instruction", error.to_string()))?;
+    Ok(value)
+}
+
 fn schedule(expression: &str) -> Checked<Schedule> {
     Schedule::parse(expression).map_err(|e| FieldError::new("schedule", e.to_string()))
 }
 
+fn connection_id(raw: &str) -> Checked<ConnectionId> {
+    ConnectionId::parse(raw).map_err(|e| FieldError::new("connectionId", e.to_string()))
+}
+
 impl BrowserAutomation {
-    /// `task_id` is the parsed task the caller checked belongs to the organization.
+    /// `task_id` is the parsed task the caller checked belongs to the organization; `created_by`
+    /// the caller's user.
     pub fn create(
         organization_id: OrganizationId,
         task_id: TaskId,
+        created_by: UserId,
         input: NewAutomation,
         now: Timestamp,
     ) -> Result<Self, ValidationErrors> {
@@ -149,15 +204,28 @@ impl BrowserAutomation {
             name: text("name", required("name", input.name)?, 1, NAME_MAX)?,
             description: input.description.map(|d| text("description", d, 0, DESCRIPTION_MAX)).transpose()?,
             target_url: http_url("targetUrl", required("targetUrl", input.target_url)?)?,
-            instruction: text("instruction", required("instruction", input.instruction)?, 1, INSTRUCTION_MAX)?,
+            instruction: instruction_text(required("instruction", input.instruction)?)?,
             schedule,
             is_enabled: true,
             next_run_at: None,
             created_at: now,
             updated_at: now,
+            created_by: Some(created_by),
+            connection_id: input.connection_id.as_deref().map(connection_id).transpose()?,
+            post_result_to_task: input.post_result_to_task.unwrap_or(true),
         };
         automation.reschedule(now);
         Ok(automation)
+    }
+
+    /// How the instruction will be carried out (a stored instruction always parses).
+    pub fn executor(&self) -> Executor {
+        self.parsed_instruction().executor()
+    }
+
+    /// The instruction as steps or free text.
+    pub fn parsed_instruction(&self) -> Instruction {
+        parse(&self.instruction).unwrap_or_else(|_| Instruction::FreeText(self.instruction.clone()))
     }
 
     /// Parses the `taskId` of a create: a malformed one is a 400 naming the field.
@@ -177,6 +245,8 @@ impl BrowserAutomation {
         set(&mut self.description, &patch.description);
         set(&mut self.schedule, &patch.schedule);
         set(&mut self.is_enabled, &patch.is_enabled);
+        set(&mut self.connection_id, &patch.connection_id);
+        set(&mut self.post_result_to_task, &patch.post_result_to_task);
         self.updated_at = now;
         // Only a new schedule or switch moves the next run: a rename must not skip a firing.
         if patch.schedule.is_some() || patch.is_enabled.is_some() {
@@ -209,6 +279,10 @@ pub struct AutomationRun {
     pub screenshot_key: Option<String>,
     /// Why the run failed, fit to show the user.
     pub error: Option<String>,
+    /// The judgement of a completed run.
+    pub verdict: Option<Verdict>,
+    /// What the run carried out, in order (at most [`MAX_RUN_STEPS`]).
+    pub steps: Vec<RunStep>,
 }
 
 impl AutomationRun {
@@ -225,6 +299,8 @@ impl AutomationRun {
             duration_ms: None,
             screenshot_key: None,
             error: None,
+            verdict: None,
+            steps: Vec::new(),
         }
     }
 
@@ -234,21 +310,36 @@ impl AutomationRun {
         format!("{}/{}", self.organization_id, self.id)
     }
 
+    /// Where the screenshot taken after step `index` goes: beside the run's own.
+    pub fn step_screenshot_blob_key(&self, index: u32) -> String {
+        format!("{}/{}_s{index}", self.organization_id, self.id)
+    }
+
+    /// Every blob the run points at: its screenshot and its steps' (to remove with the run).
+    pub fn blob_keys(&self) -> impl Iterator<Item = &str> {
+        self.screenshot_key
+            .iter()
+            .chain(self.steps.iter().filter_map(|s| s.screenshot_key.as_ref()))
+            .map(String::as_str)
+    }
+
     pub fn start(&mut self, now: Timestamp) {
         self.status = RunStatus::Running;
         self.started_at = Some(now);
     }
 
-    /// Ends the run: `Ok(screenshot key)` completes it, `Err(message)` fails it.
-    pub fn finish(&mut self, outcome: Result<String, String>, now: Timestamp) {
+    /// Ends the run: `Ok(verdict)` completes it, `Err(message)` fails it (it could not be carried
+    /// out). `screenshot_key` is the final screenshot, kept either way when there is one.
+    pub fn finish(&mut self, outcome: Result<Verdict, String>, screenshot_key: Option<String>, now: Timestamp) {
         let started = self.started_at.unwrap_or(now);
         self.completed_at = Some(now);
         self.duration_ms =
             Some((now.to_offset() - started.to_offset()).whole_milliseconds().try_into().unwrap_or(i64::MAX));
+        self.screenshot_key = screenshot_key;
         match outcome {
-            Ok(key) => {
+            Ok(verdict) => {
                 self.status = RunStatus::Completed;
-                self.screenshot_key = Some(key);
+                self.verdict = Some(verdict);
             }
             Err(message) => {
                 self.status = RunStatus::Failed;
@@ -294,7 +385,18 @@ mod schemas {
     }
 
     pub(super) fn instruction() -> Object {
-        text(1, super::INSTRUCTION_MAX).build()
+        text(1, super::INSTRUCTION_MAX)
+            .description(Some(
+                "A step list or free text. It is a step list when its first non-empty line (after an optional \
+                 `1.` or `-`) starts with a step keyword (`go`, `click`, `type`, `press`, `wait`, `expect`, \
+                 `screenshot`, any case) and holds a `\"`, or is `screenshot` alone; then every non-empty line \
+                 must be a step (`go to \"URL\"`, `click \"text\"`, `click css \"selector\"`, `type \"value\" \
+                 into \"field\"`, `type secret \"NAME\" into \"field\"`, `press \"Enter\"`, `wait for \"text\"`, \
+                 `expect text \"…\"`, `expect no text \"…\"`, `expect url contains \"…\"`, `screenshot`), else \
+                 the answer is a 400 naming `instruction`, the line and what was expected there. Anything \
+                 else is free text for the agent.",
+            ))
+            .build()
     }
 
     pub(super) fn description() -> Object {
@@ -344,12 +446,14 @@ mod tests {
             instruction: Some("Check the login form".into()),
             description: None,
             schedule: Some("*/5 * * * *".into()),
+            connection_id: None,
+            post_result_to_task: None,
         }
     }
 
     fn create(input: NewAutomation) -> Result<BrowserAutomation, ValidationErrors> {
         let task = BrowserAutomation::task_id(&input)?;
-        BrowserAutomation::create(OrganizationId::generate(), task, input, Timestamp::now())
+        BrowserAutomation::create(OrganizationId::generate(), task, UserId::generate(), input, Timestamp::now())
     }
 
     #[test]
@@ -398,7 +502,7 @@ mod tests {
         let start = Timestamp::now();
         let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, start);
         run.start(start);
-        run.finish(Err("the page answered HTTP 404".into()), start.plus(time::Duration::milliseconds(1500)));
+        run.finish(Err("the page answered HTTP 404".into()), None, start.plus(time::Duration::milliseconds(1500)));
         assert_eq!(run.status, RunStatus::Failed);
         assert_eq!(run.duration_ms, Some(1500));
         assert_eq!(run.error.as_deref(), Some("the page answered HTTP 404"));

@@ -15,7 +15,9 @@
 //! assert!(risk.id.as_str().starts_with("rsk_"));
 //! ```
 
+pub mod access;
 pub mod automation;
+pub mod automation_secret;
 pub mod chat;
 pub mod comment;
 pub mod context;

@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use crate::access::Scopes;
+
 use crate::validation::{FieldError, ValidationErrors, device_label, map_nullable, map_present, required, set, text};
 use crate::{
     ApiKeyId, Department, MemberId, OrganizationId, SessionId, Timestamp, UserId, nullable_whole_number,
@@ -11,6 +13,9 @@ use crate::{
 pub const NAME_MAX: usize = 255;
 pub const EMAIL_MAX: usize = 254;
 pub const ROLE_MAX: usize = 100;
+pub const KEY_NAME_MAX: usize = 100;
+/// Why a membership change that would leave the organization without an active owner is refused.
+pub const LAST_OWNER: &str = "the last owner of the organization cannot be deactivated or demoted";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
@@ -145,6 +150,17 @@ pub(crate) mod schemas {
         crate::openapi::text(1, super::ROLE_MAX).build()
     }
 
+    pub fn key_name() -> utoipa::openapi::Object {
+        crate::openapi::text(1, super::KEY_NAME_MAX).build()
+    }
+
+    /// A non-empty array of the scopes there are.
+    pub fn scopes() -> utoipa::openapi::schema::Array {
+        let names = crate::access::Scope::every().map(|scope| scope.to_string()).collect::<Vec<_>>();
+        let item = ObjectBuilder::new().schema_type(Type::String).enum_values(Some(names));
+        utoipa::openapi::schema::ArrayBuilder::new().items(item).min_items(Some(1)).build()
+    }
+
     /// A positive label id or `null` (`validation::device_label`).
     pub fn device_label() -> utoipa::openapi::Object {
         ObjectBuilder::new()
@@ -176,6 +192,11 @@ impl MemberPatch {
         self.0.device_manager_label_id.flatten()
     }
 
+    /// The role the patch sets, if it sets one.
+    pub fn role(&self) -> Option<&str> {
+        self.0.role.as_deref()
+    }
+
     /// The user the membership moves to, if the patch moves it.
     pub fn user_id(&self) -> Option<&UserId> {
         self.0.user_id.as_ref()
@@ -197,6 +218,11 @@ impl Member {
                 .transpose()?,
             created_at: now,
         })
+    }
+
+    /// Whether the member is active and their role names `owner`.
+    pub fn is_active_owner(&self) -> bool {
+        self.is_active && crate::access::holds(&self.role, crate::access::Role::Owner)
     }
 
     /// Applies a validated patch. `is_active: false` deactivates; the record remains.
@@ -223,6 +249,46 @@ pub struct ApiKey {
     pub expires_at: Option<Timestamp>,
     pub revoked_at: Option<Timestamp>,
     pub last_used_at: Option<Timestamp>,
+    /// What the key may be used for, within what its creator's role allows.
+    pub scopes: Scopes,
+}
+
+/// The body of `POST /v1/api-keys`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewApiKey {
+    /// 1–100 characters.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::key_name, required = true))]
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub name: Option<String>,
+    /// When the key stops working; absent: never. Must be in the future.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Timestamp>))]
+    #[serde(default)]
+    pub expires_at: Option<Timestamp>,
+    /// `<resource>:read`, `<resource>:write`, `*:read` or `*`; at most what the creator's role allows.
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::scopes, required = true))]
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub scopes: Option<Vec<String>>,
+}
+
+/// What a valid [`NewApiKey`] asks for.
+#[derive(Debug, Clone)]
+pub struct ApiKeyRequest {
+    pub name: String,
+    pub expires_at: Option<Timestamp>,
+    pub scopes: Scopes,
+}
+
+impl ApiKeyRequest {
+    pub fn new(input: NewApiKey, now: Timestamp) -> Result<Self, ValidationErrors> {
+        let name = text("name", required("name", input.name)?, 1, KEY_NAME_MAX)?;
+        let scopes = Scopes::parse("scopes", &required("scopes", input.scopes)?)?;
+        if input.expires_at.is_some_and(|at| at <= now) {
+            return Err(FieldError::new("expiresAt", "must be in the future").into());
+        }
+        Ok(Self { name, expires_at: input.expires_at, scopes })
+    }
 }
 
 impl ApiKey {
@@ -289,6 +355,7 @@ mod tests {
             expires_at: Some(now.plus(time::Duration::hours(1))),
             revoked_at: None,
             last_used_at: None,
+            scopes: Scopes::everything(),
         };
         assert!(key.is_usable_at(now));
         assert!(!key.is_usable_at(now.plus(time::Duration::hours(2))));

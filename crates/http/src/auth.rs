@@ -43,7 +43,7 @@ impl FromRequest for Caller {
                 ApiError::unauthenticated("send an X-API-Key header, or a session_token cookie with X-Organization-Id")
             })?;
             // A remembered caller is answered here; only one that needs the store crosses threads.
-            let principal = match state.remembered(&credentials) {
+            let principal = match state.remembered(&credentials).await {
                 Some(principal) => principal,
                 None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await?,
             };
@@ -85,7 +85,7 @@ impl FromRequest for SignedInCaller {
                     state.run(|app| async move { app.sessions.authenticate(&token).await }).await?
                 }
                 Some(credentials @ Credentials::ApiKey { .. }) => {
-                    let principal = match state.remembered(&credentials) {
+                    let principal = match state.remembered(&credentials).await {
                         Some(principal) => principal,
                         None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await?,
                     };

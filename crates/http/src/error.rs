@@ -197,6 +197,7 @@ impl From<AppError> for ApiError {
             AppError::Validation(errors) => Self::validation(errors),
             AppError::Unauthenticated(why) => Self::unauthenticated(why),
             AppError::Forbidden(why) => Self::forbidden(why),
+            AppError::Denied(why) => Self::forbidden(&why),
             AppError::NotFound(what) => Self::not_found(what),
             AppError::NotEnabled(what) => Self::new(StatusCode::NOT_FOUND, "not-found", "Not found", what),
             AppError::Gone(what) => Self::new(StatusCode::GONE, "gone", "Gone", what),

@@ -9,8 +9,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use compliance_app::access::Reach;
 use compliance_app::{AppError, Principal};
-use compliance_domain::OrganizationId;
+use compliance_domain::{MemberId, OrganizationId};
 use compliance_ports::{ListName, Page, PageRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -25,12 +26,19 @@ pub struct ListKey {
     list: ListName,
     /// The people list's `includeInactive`; `false` elsewhere.
     include_inactive: bool,
+    /// The member whose own records the page holds, when the caller's role reads only those
+    /// (an employee's tasks); `None` when the page holds the whole list.
+    own: Option<MemberId>,
     page: PageRequest,
 }
 
 impl ListKey {
     pub fn new(caller: &Principal, list: ListName, page: &PageRequest) -> Self {
-        Self { org: caller.organization_id.clone(), list, include_inactive: false, page: page.clone() }
+        let own = match compliance_app::access::list_reach(caller, list) {
+            Ok(Reach::Own) => Some(caller.member_id.clone()),
+            _ => None,
+        };
+        Self { org: caller.organization_id.clone(), list, include_inactive: false, own, page: page.clone() }
     }
 
     pub fn including_inactive(self, include_inactive: bool) -> Self {
@@ -187,8 +195,10 @@ mod tests {
             organization_id: org.clone(),
             user_id: UserId::generate(),
             email: "a@example.com".into(),
+            member_id: compliance_domain::MemberId::generate(),
             auth_type: AuthType::ApiKey,
             role: "owner".into(),
+            scopes: None,
         }
     }
 

@@ -35,9 +35,11 @@ impl AppState {
     /// The list's generation is read here, on the serving thread, and before the page is loaded,
     /// never after: a write committing in between makes the page newer than its generation, so
     /// the next request loads it again; read the other way round, a page older than its
-    /// generation could be kept for good. A current page is answered without spawning anything.
+    /// generation could be kept for good. A current page is answered without spawning anything,
+    /// but never before the permission matrix allows `caller` to read the list.
     pub async fn list_page<T, F, Fut>(
         &self,
+        caller: &Principal,
         key: ListKey,
         load: F,
         data: impl FnOnce(&Page<T>) -> serde_json::Result<Box<RawValue>>,
@@ -47,6 +49,7 @@ impl AppState {
         Fut: Future<Output = Result<Page<T>, AppError>> + Send + 'static,
         T: Send + 'static,
     {
+        compliance_app::access::list_reach(caller, key.list())?;
         let generation = match self.lists.keeps_pages() {
             true => Some(self.app.list_generation(key.organization(), key.list()).await?),
             false => None,
@@ -71,9 +74,10 @@ impl AppState {
     }
 
     /// The caller `credentials` name, if the application remembers it (see
-    /// [`compliance_app::AuthService::remembered`]): answered on the calling thread.
-    pub fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
-        self.app.auth.remembered(credentials)
+    /// [`compliance_app::AuthService::remembered`]): answered on the calling thread, after one
+    /// indexed read of the organization's access generation.
+    pub async fn remembered(&self, credentials: &Credentials) -> Option<Principal> {
+        self.app.auth.remembered(credentials).await
     }
 
     /// The use cases' settings.

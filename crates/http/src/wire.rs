@@ -455,8 +455,17 @@ pub struct AutomationDto<'a> {
     /// When the schedule fires next; `null` without a schedule or while disabled.
     #[schema(value_type = Option<Timestamp>, required = true)]
     pub next_run_at: Option<Timestamp>,
+    /// How a run carries out `instruction`: `steps` when it is a step list (its first non-empty
+    /// line starts with a step keyword and holds a quoted text, or is `screenshot`), `agent` for
+    /// free text.
+    pub executor: compliance_domain::automation::Executor,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The integration connection whose credential fields `type secret` may read; `null` for none.
+    #[schema(value_type = Option<compliance_domain::ConnectionId>, required = true)]
+    pub connection_id: Option<&'a compliance_domain::ConnectionId>,
+    /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
+    pub post_result_to_task: bool,
 }
 
 impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for AutomationDto<'a> {
@@ -471,9 +480,54 @@ impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for Automati
             description: a.description.as_deref(),
             schedule: a.schedule.as_ref().map(|s| s.as_str()),
             next_run_at: a.next_run_at,
+            executor: a.executor(),
             created_at: a.created_at,
             updated_at: a.updated_at,
+            connection_id: a.connection_id.as_ref(),
+            post_result_to_task: a.post_result_to_task,
         }
+    }
+}
+
+/// One step a run carried out: a line of the step list, or one tool call of the agent.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RunStep)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStepDto<'a> {
+    /// 0-based, in the order carried out.
+    pub index: u32,
+    /// The step's keyword (`go to`, `click`, `click css`, `type`, `type secret`, `press`,
+    /// `wait for`, `expect text`, `expect no text`, `expect url contains`, `screenshot`) or the
+    /// agent's tool.
+    #[schema(value_type = String)]
+    pub action: &'a str,
+    /// What the step acted on (a URL, a text, a selector, a field, a key); never a typed value.
+    #[schema(value_type = Option<String>, required = true)]
+    pub target: Option<&'a str>,
+    pub outcome: compliance_domain::automation::StepOutcome,
+    /// What happened, fit to show; never a secret.
+    #[schema(value_type = String)]
+    pub detail: &'a str,
+    pub duration_ms: i64,
+    /// A signed link to the PNG taken after the step, valid for a limited time; `null` for steps
+    /// that did not change the page (waits and expectations) or failed.
+    #[schema(value_type = Option<String>, required = true)]
+    pub screenshot_url: Option<&'a str>,
+}
+
+/// A secret of an automation: its name and when it was set. The value is write-only.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = AutomationSecret)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretDto<'a> {
+    #[schema(value_type = String, pattern = "^[A-Za-z][A-Za-z0-9_]{0,63}$")]
+    pub name: &'a str,
+    pub updated_at: Timestamp,
+}
+
+impl<'a> From<&'a compliance_app::SecretView> for SecretDto<'a> {
+    fn from(view: &'a compliance_app::SecretView) -> Self {
+        Self { name: view.name.as_str(), updated_at: view.updated_at }
     }
 }
 
@@ -501,6 +555,12 @@ pub struct RunDto<'a> {
     /// Why the run failed, fit to show; `null` unless it failed.
     #[schema(value_type = Option<String>, required = true)]
     pub error: Option<&'a str>,
+    /// The judgement of a completed run: `passed` when every `expect` held (or the agent finished
+    /// `passed`), else `failed` with the reason; `null` unless completed.
+    #[schema(value_type = Option<compliance_domain::automation::Verdict>, required = true)]
+    pub verdict: Option<&'a compliance_domain::automation::Verdict>,
+    /// What the run carried out, in order.
+    pub steps: Vec<RunStepDto<'a>>,
 }
 
 impl<'a> From<&'a compliance_app::RunView> for RunDto<'a> {
@@ -517,6 +577,21 @@ impl<'a> From<&'a compliance_app::RunView> for RunDto<'a> {
             duration_ms: r.duration_ms,
             screenshot_url: view.screenshot_url.as_deref(),
             error: r.error.as_deref(),
+            verdict: r.verdict.as_ref(),
+            steps: r
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, step)| RunStepDto {
+                    index: step.index,
+                    action: &step.action,
+                    target: step.target.as_deref(),
+                    outcome: step.outcome,
+                    detail: &step.detail,
+                    duration_ms: step.duration_ms,
+                    screenshot_url: view.step_screenshot_urls.get(i).and_then(|url| url.as_deref()),
+                })
+                .collect(),
         }
     }
 }

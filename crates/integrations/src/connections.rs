@@ -1,6 +1,8 @@
 //! Connections: created from a credential form (api_key, basic, custom) or by the OAuth flow;
 //! listed, checked against the provider's `verify` request, and disconnected.
 
+use compliance_app::access::require;
+use compliance_domain::access::{Action, Family};
 use std::collections::BTreeMap;
 
 use compliance_app::{AppError, Principal};
@@ -135,6 +137,7 @@ impl Integrations {
         caller: &Principal,
         input: NewConnection,
     ) -> Result<ConnectionView, AppError> {
+        require(caller, Family::Integrations, Action::Write)?;
         let provider = self.provider(&input.provider_slug)?.clone();
         if let AuthStrategy::OAuth2(_) = provider.auth {
             return Err(AppError::invalid(
@@ -166,17 +169,20 @@ impl Integrations {
     }
 
     pub async fn list_connections(&self, caller: &Principal) -> Result<Vec<ConnectionView>, AppError> {
+        require(caller, Family::Integrations, Action::Read)?;
         let connections = self.connections.list(&caller.organization_id).await?;
         Ok(connections.into_iter().map(|c| self.connection_view(c)).collect())
     }
 
     pub async fn get_connection(&self, caller: &Principal, id: &str) -> Result<ConnectionView, AppError> {
+        require(caller, Family::Integrations, Action::Read)?;
         Ok(self.connection_view(self.find_connection(&caller.organization_id, id).await?))
     }
 
     /// Marks the connection disconnected, destroys its credentials and tokens, then revokes the
     /// tokens at the provider when its manifest says how. Disconnecting twice answers the same.
     pub async fn disconnect(&self, caller: &Principal, id: &str) -> Result<Disconnected, AppError> {
+        require(caller, Family::Integrations, Action::Write)?;
         let org = &caller.organization_id;
         for _ in 0..UPDATE_ATTEMPTS {
             let mut connection = self.find_connection(org, id).await?;
@@ -206,6 +212,7 @@ impl Integrations {
     /// Sends the provider's `verify` request with the connection's credentials and records what
     /// it found.
     pub async fn check(&self, caller: &Principal, id: &str) -> Result<CheckReport, AppError> {
+        require(caller, Family::Integrations, Action::Write)?;
         let org = &caller.organization_id;
         let mut connection = self.find_connection(org, id).await?;
         if connection.is_disconnected() {

@@ -1,11 +1,13 @@
 //! The OAuth connect flow: start (authorization URL and stored state), then the callback (state
 //! checked and consumed, code exchanged, tokens stored, connection active).
 
+use compliance_app::access::require;
 use compliance_app::{AppError, Principal};
 use compliance_credentials::{
     AuthorizationRequest, CodeExchange, PkceVerifier, STATE_LIFETIME, StateToken, TokenSet, TokenStore as _,
     authorization_url, complete_authorization, diagnostics,
 };
+use compliance_domain::access::{Action, Family};
 use compliance_domain::integration::Connection;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{OAuthStateRecord, RepoError};
@@ -62,6 +64,7 @@ pub fn invalid_state(provider: &str, why: &str) -> AppError {
 
 impl Integrations {
     pub async fn start_oauth(&self, caller: &Principal, input: StartOAuth) -> Result<String, AppError> {
+        require(caller, Family::Integrations, Action::Write)?;
         let slug = input.provider_slug.as_str();
         let provider = self.provider(slug)?.clone();
         let config = self.oauth_provider(slug)?;
@@ -135,6 +138,7 @@ impl Integrations {
         code: Option<SecretString>,
         error: Option<String>,
     ) -> Result<CallbackRedirect, AppError> {
+        require(caller, Family::Integrations, Action::Write)?;
         let PendingAuthorization { record } = pending;
         // Before anything else, a provider error included: only who started may finish.
         if caller.user_id != record.user_id || caller.organization_id != record.organization_id {

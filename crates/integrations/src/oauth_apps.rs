@@ -1,5 +1,7 @@
 //! An organization's OAuth app (client credentials and custom settings) for one provider.
 
+use compliance_app::access::require;
+use compliance_domain::access::{Action, Family};
 use std::collections::BTreeMap;
 
 use compliance_app::{AppError, Principal};
@@ -68,6 +70,7 @@ pub struct OAuthAppView {
 
 impl Integrations {
     pub async fn get_oauth_app(&self, caller: &Principal, slug: &str) -> Result<OAuthAppView, AppError> {
+        require(caller, Family::Integrations, Action::Read)?;
         self.oauth_provider(slug)?;
         let (app, updated_at) =
             self.load_oauth_app(&caller.organization_id, slug).await?.ok_or(AppError::NotFound("OAuth app"))?;
@@ -80,7 +83,7 @@ impl Integrations {
         slug: &str,
         input: OAuthAppInput,
     ) -> Result<OAuthAppView, AppError> {
-        require_administrator(caller)?;
+        require(caller, Family::Integrations, Action::Write)?;
         let config = self.oauth_provider(slug)?;
         let org = &caller.organization_id;
         // Keeping the stored secret is read-then-write: a rotation racing this PUT can be lost.
@@ -103,7 +106,7 @@ impl Integrations {
     }
 
     pub async fn delete_oauth_app(&self, caller: &Principal, slug: &str) -> Result<(), AppError> {
-        require_administrator(caller)?;
+        require(caller, Family::Integrations, Action::Write)?;
         self.oauth_provider(slug)?;
         match self.sealed.delete(&caller.organization_id, OAUTH_APP, slug).await? {
             true => Ok(()),
@@ -117,13 +120,6 @@ impl Integrations {
         slug: &str,
     ) -> Result<Option<(OAuthApp, Timestamp)>, AppError> {
         self.sealed.get(org, OAUTH_APP, slug).await
-    }
-}
-
-fn require_administrator(caller: &Principal) -> Result<(), AppError> {
-    match caller.is_administrator() {
-        true => Ok(()),
-        false => Err(AppError::Forbidden("only an owner or admin of the organization may configure OAuth apps")),
     }
 }
 

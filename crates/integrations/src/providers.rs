@@ -1,6 +1,8 @@
 //! What callers see of a provider: its strategy, the fields to fill in, whether this organization
 //! has configured an OAuth app for it.
 
+use compliance_app::access::require;
+use compliance_domain::access::{Action, Family};
 use std::collections::BTreeSet;
 
 use compliance_app::{AppError, Principal};
@@ -53,12 +55,14 @@ pub struct OAuthView {
 impl Integrations {
     /// Every provider, sorted by slug.
     pub async fn list_providers(&self, caller: &Principal) -> Result<Vec<ProviderView>, AppError> {
+        require(caller, Family::Integrations, Action::Read)?;
         let configured: BTreeSet<String> =
             self.sealed.owners(&caller.organization_id, OAUTH_APP).await?.into_iter().collect();
         Ok(self.catalog.iter().map(|p| self.view(p, configured.contains(&p.slug))).collect())
     }
 
     pub async fn get_provider(&self, caller: &Principal, slug: &str) -> Result<ProviderView, AppError> {
+        require(caller, Family::Integrations, Action::Read)?;
         let provider = self.provider(slug)?;
         let configured = match provider.auth {
             AuthStrategy::OAuth2(_) => self.load_oauth_app(&caller.organization_id, slug).await?.is_some(),

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation};
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 
-use crate::RepoError;
+use crate::{Page, PageRequest, RepoError};
 
 #[async_trait]
 pub trait AutomationRepository: Send + Sync {
@@ -23,8 +23,20 @@ pub trait AutomationRepository: Send + Sync {
     /// `RepoError::Conflict` when the automation already has a pending or running run: one run
     /// at a time per automation.
     async fn insert_run(&self, run: &AutomationRun) -> Result<(), RepoError>;
-    /// Newest first.
-    async fn runs(&self, org: &OrganizationId, automation: &AutomationId) -> Result<Vec<AutomationRun>, RepoError>;
+    /// A page of the automation's runs, newest first (by `created_at`, then id).
+    async fn runs(
+        &self,
+        org: &OrganizationId,
+        automation: &AutomationId,
+        page: &PageRequest,
+    ) -> Result<Page<AutomationRun>, RepoError>;
+    /// Deletes up to `limit` completed or failed runs (of every organization) created before
+    /// `created_before`, oldest first; the deleted runs (their screenshots are to be removed).
+    async fn delete_finished_runs(
+        &self,
+        created_before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<AutomationRun>, RepoError>;
     async fn get_run(&self, org: &OrganizationId, id: &AutomationRunId) -> Result<AutomationRun, RepoError>;
 
     /// Enabled automations (of every organization) whose `next_run_at` is at or before `now`,

@@ -1,15 +1,16 @@
-//! A browser that opens pages for automations: today a screenshot after the page loaded; the
-//! automation's natural-language instruction is carried for the step that will execute it.
+//! A browser that opens pages for automations: a one-shot screenshot ([`BrowserRunner::capture`])
+//! or a page session ([`BrowserRunner::open`]) that the step and agent executors drive.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use secrecy::SecretString;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureRequest {
     /// An absolute http(s) URL.
     pub url: String,
-    /// The instruction of the automation (not executed yet).
+    /// The instruction of the automation (a capture does not carry it out; a page session does).
     pub instruction: String,
     /// The whole run: navigation, load and screenshot.
     pub timeout: Duration,
@@ -55,4 +56,132 @@ pub trait BrowserRunner: Send + Sync {
     /// Opens `request.url`, waits for the page to load, takes a screenshot. Checks the target
     /// again first (DNS may have changed since the automation was created).
     async fn capture(&self, request: &CaptureRequest) -> Result<Capture, CaptureError>;
+    /// Checks `url` like [`BrowserRunner::check_target`], starts a browser, opens `url` and waits
+    /// for it to load. `timeout` bounds the start and every later navigation or load of the page;
+    /// the caller bounds the whole session. Dropping the page ends the browser too, but
+    /// [`BrowserPage::close`] ends it gracefully.
+    async fn open(&self, url: &str, timeout: Duration) -> Result<Box<dyn BrowserPage>, PageError>;
+}
+
+/// The element a click means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clickable<'a> {
+    /// A button, link or label showing this text (the adapter documents its matching rule).
+    Text(&'a str),
+    /// The first element matching a CSS selector.
+    Css(&'a str),
+    /// An element by the reference a [`PageSnapshot`] gave it.
+    Reference(&'a str),
+}
+
+/// The field a value is typed into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field<'a> {
+    /// The text of its label, its placeholder or its `name`.
+    Named(&'a str),
+    /// A field by the reference a [`PageSnapshot`] gave it.
+    Reference(&'a str),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScrollDirection {
+    Up,
+    Down,
+}
+
+/// An interactive element of a page, as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotElement {
+    /// Stable for the page as long as it is not reloaded (`e1`, `e2`, …).
+    pub reference: String,
+    /// `link`, `button`, `textbox`, `checkbox`, …
+    pub role: String,
+    /// Its visible text, label or placeholder.
+    pub name: String,
+}
+
+/// A compact view of a page, capped in size ([`PageSnapshot::TEXT_MAX`], [`PageSnapshot::ELEMENTS_MAX`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageSnapshot {
+    pub url: String,
+    pub title: String,
+    /// The visible text, cut at [`PageSnapshot::TEXT_MAX`] characters.
+    pub text: String,
+    /// The visible interactive elements, at most [`PageSnapshot::ELEMENTS_MAX`].
+    pub elements: Vec<SnapshotElement>,
+}
+
+impl PageSnapshot {
+    pub const TEXT_MAX: usize = 8_000;
+    pub const ELEMENTS_MAX: usize = 150;
+}
+
+/// Why a page action failed: each message is fit for a run's step `detail` or `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageError {
+    /// No element matches (a click, a field): the step failed, the page is still usable.
+    #[error("{0}")]
+    NotFound(String),
+    /// A navigation (the target, `go to`, a redirect, a link) to a host the target check refuses.
+    #[error("the target is not allowed: {0}")]
+    Refused(String),
+    #[error("the host could not be reached: {0}")]
+    Unreachable(String),
+    #[error("the page answered HTTP {0}")]
+    HttpStatus(u16),
+    /// What did not happen in time, e.g. "the page did not load within 30 seconds".
+    #[error("{0}")]
+    Timeout(String),
+    /// The browser itself failed (could not start, crashed, protocol error).
+    #[error("the browser failed: {0}")]
+    Browser(String),
+}
+
+impl PageError {
+    /// Whether the page can still be used after this error (only a missing element leaves it so).
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self, PageError::NotFound(_))
+    }
+}
+
+impl From<CaptureError> for PageError {
+    fn from(error: CaptureError) -> Self {
+        match error {
+            CaptureError::Refused(why) => PageError::Refused(why),
+            CaptureError::Unreachable(why) => PageError::Unreachable(why),
+            CaptureError::Timeout(seconds) => {
+                PageError::Timeout(format!("the page did not load within {seconds} seconds"))
+            }
+            CaptureError::HttpStatus(status) => PageError::HttpStatus(status),
+            CaptureError::Browser(why) => PageError::Browser(why),
+        }
+    }
+}
+
+/// An open page in a running browser, driven one action at a time. Every navigation it makes
+/// (`navigate`, a click on a link, a redirect, a script) passes the same target check as the
+/// automation's `targetUrl`; a refused one is [`PageError::Refused`].
+#[async_trait]
+pub trait BrowserPage: Send {
+    /// Opens `url` and waits for it to load.
+    async fn navigate(&mut self, url: &str) -> Result<(), PageError>;
+    /// Clicks the element, then waits for a navigation it started to load.
+    async fn click(&mut self, target: Clickable<'_>) -> Result<(), PageError>;
+    /// Focuses the field, replaces its value with `value`, and fires `input` and `change`.
+    async fn type_into(&mut self, field: Field<'_>, value: &SecretString) -> Result<(), PageError>;
+    /// Presses a key (a name of `compliance_domain::automation::PRESSABLE_KEYS` or one character)
+    /// on the focused element, then waits for a navigation it started to load.
+    async fn press(&mut self, key: &str) -> Result<(), PageError>;
+    async fn scroll(&mut self, direction: ScrollDirection) -> Result<(), PageError>;
+    /// Waits until the page's visible text contains `text` (case-sensitive), polling;
+    /// [`PageError::Timeout`] at `deadline`.
+    async fn wait_for_text(&mut self, text: &str, deadline: Instant) -> Result<(), PageError>;
+    /// Whether the page's visible text contains `text` (case-sensitive) now.
+    async fn contains_text(&mut self, text: &str) -> Result<bool, PageError>;
+    async fn current_url(&mut self) -> Result<String, PageError>;
+    async fn snapshot(&mut self) -> Result<PageSnapshot, PageError>;
+    /// A PNG of the viewport.
+    async fn screenshot(&mut self) -> Result<Vec<u8>, PageError>;
+    /// Ends the browser.
+    async fn close(self: Box<Self>);
 }

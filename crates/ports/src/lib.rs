@@ -3,6 +3,7 @@
 //! Every repository method that reads or writes tenant data takes the organization id, and every
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
+mod agent;
 mod automations;
 mod blobs;
 mod browser;
@@ -19,9 +20,13 @@ mod sessions;
 mod sign_in;
 mod vault;
 
+pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
-pub use browser::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+pub use browser::{
+    BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError, PageSnapshot,
+    ScrollDirection, SnapshotElement,
+};
 pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
@@ -38,4 +43,7 @@ pub use sessions::{Membership, SessionRepository};
 pub use sign_in::{
     AuthorizationParams, IdentityError, IdentityProvider, SignInAttempt, SignInRepository, VerifiedIdentity,
 };
-pub use vault::{OAuthStateRecord, OAuthStateRepository, RefreshLeases, SecretRepository, StoredSecret};
+pub use vault::{
+    AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord,
+    OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+};

@@ -73,6 +73,9 @@ pub enum ListName {
     Risks,
     Tasks,
     People,
+    /// Not a list: the organization's access (members' roles and activity, API keys, sessions),
+    /// counted the same way so that every instance's principal cache sees a revocation at once.
+    Access,
 }
 
 impl ListName {
@@ -84,6 +87,7 @@ impl ListName {
             Self::Risks => "risks",
             Self::Tasks => "tasks",
             Self::People => "people",
+            Self::Access => "access",
         }
     }
 }

@@ -12,7 +12,7 @@ use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
-use compliance_domain::{ContextEntryId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
+use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
 
 use crate::{Page, PageRequest, RepoError};
 
@@ -64,6 +64,13 @@ pub trait VendorRepository: Send + Sync {
 pub trait TaskRepository: Send + Sync {
     /// A page of the organization's tasks, newest first.
     async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError>;
+    /// A page of the tasks assigned to `assignee`, newest first.
+    async fn list_tasks_assigned(
+        &self,
+        org: &OrganizationId,
+        assignee: &MemberId,
+        page: &PageRequest,
+    ) -> Result<Page<Task>, RepoError>;
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError>;
     async fn insert_task(&self, task: &Task) -> Result<(), RepoError>;
     /// Sets the fields the patch names, atomically, and returns the task as it now is.

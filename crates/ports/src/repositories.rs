@@ -78,6 +78,14 @@ pub trait CredentialRepository: Send + Sync {
     async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError>;
     /// The key whose SHA-256 (hex) is `key_hash`, through an index.
     async fn find_api_key(&self, key_hash: &str) -> Result<Option<ApiKey>, RepoError>;
+    /// A page of the organization's keys, newest first; only those `created_by` made when given.
+    async fn list_api_keys(
+        &self,
+        org: &OrganizationId,
+        created_by: Option<&UserId>,
+        page: &PageRequest,
+    ) -> Result<Page<ApiKey>, RepoError>;
+    async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError>;
     async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError>;
     async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError>;
     async fn insert_session(&self, session: &Session) -> Result<(), RepoError>;

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::{OrganizationId, Timestamp, UserId};
+use secrecy::SecretString;
 
 use crate::RepoError;
 
@@ -34,6 +35,43 @@ impl std::fmt::Debug for StoredSecret {
     }
 }
 
+/// The owner kind of a connection's credential values: one sealed JSON object of field name to
+/// value, owned by the connection's id (written by `compliance-integrations`).
+pub const CONNECTION_CREDENTIALS_OWNER_KIND: &str = "connection";
+/// The owner kind of an automation's login secrets: one row per secret, owned by
+/// `{automation id}/{NAME}` (see [`SecretOwner::automation_secret`]).
+pub const AUTOMATION_SECRET_OWNER_KIND: &str = "automation_secret";
+
+/// Who a sealed secret belongs to: a ciphertext opens only for the owner it was sealed for.
+#[derive(Debug, Clone, Copy)]
+pub struct SecretOwner<'a> {
+    pub organization_id: &'a OrganizationId,
+    pub owner_kind: &'a str,
+    pub owner_id: &'a str,
+}
+
+impl SecretOwner<'_> {
+    /// The owner id of an automation's secret `name`: the automation is part of the owner, so a
+    /// secret sealed for one automation never opens for another.
+    pub fn automation_secret(automation_id: &str, name: &str) -> String {
+        format!("{automation_id}/{name}")
+    }
+}
+
+/// The vault's cipher, for the use cases that keep secrets of their own. Implemented by the
+/// credential vault (AES-256-GCM, the owner bound as associated data).
+pub trait SecretCipher: Send + Sync {
+    /// The key new ciphertexts are made with (for `StoredSecret::key_id`).
+    fn current_key_id(&self) -> String;
+    fn seal(&self, plaintext: &SecretString, owner: SecretOwner<'_>) -> Result<Vec<u8>, CipherError>;
+    fn open(&self, ciphertext: &[u8], owner: SecretOwner<'_>) -> Result<SecretString, CipherError>;
+}
+
+/// Why sealing or opening failed; names no secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the vault could not {0}")]
+pub struct CipherError(pub &'static str);
+
 #[async_trait]
 pub trait SecretRepository: Send + Sync {
     /// Stores or replaces the owner's secret.
@@ -46,6 +84,13 @@ pub trait SecretRepository: Send + Sync {
     ) -> Result<Option<StoredSecret>, RepoError>;
     /// The ids of the organization's owners of `owner_kind` that have a secret, sorted.
     async fn owner_ids(&self, org: &OrganizationId, owner_kind: &str) -> Result<Vec<String>, RepoError>;
+    /// The secrets of `owner_kind` whose owner id is `{parent}/…`, sorted by owner id.
+    async fn children(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        parent: &str,
+    ) -> Result<Vec<StoredSecret>, RepoError>;
     /// Whether there was one to delete.
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError>;
     /// How many secrets are not yet under `current_key`.

@@ -14,7 +14,8 @@ use crate::config::Config;
 use crate::wiring;
 
 pub async fn run(config: &Config, command: AdminCommand) -> anyhow::Result<()> {
-    let (app, store) = wiring::app(config, wiring::Role::Admin).await?;
+    let keyring = std::sync::Arc::new(wiring::vault_keyring(config)?);
+    let (app, store) = wiring::app(config, wiring::Role::Admin, keyring).await?;
     let output = execute(&app, store.as_ref(), config, command).await;
     store.close();
     println!("{}", output?);

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use compliance_app::{AutomationSettings, Settings};
+use compliance_app::{AgentSettings, AutomationSettings, Settings};
 use compliance_blobs::S3Config;
 use compliance_browser::BrowserSettings;
 use compliance_credentials::KeySource;
@@ -14,6 +14,7 @@ use compliance_devices::FleetSettings;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_http::middleware::HeadLimits;
+use compliance_llm::LlmSettings;
 use compliance_oidc::OidcSettings;
 use compliance_ports::RateLimit;
 use compliance_store::{DatabaseUrl, PoolOptions};
@@ -45,6 +46,9 @@ pub struct Config {
     /// `FLEET_URL` and `FLEET_TOKEN`: the device management system, if any.
     pub fleet: Option<FleetSettings>,
     pub browser: BrowserSettings,
+    /// `AUTOMATION_LLM_URL`, `AUTOMATION_LLM_MODEL` and `AUTOMATION_LLM_API_KEY`: the model behind
+    /// free-text automation instructions, if any.
+    pub llm: Option<LlmSettings>,
     /// The HTTP server's timeouts, head limits and rate limit.
     pub http: HttpSettings,
     /// `SHUTDOWN_TIMEOUT_SECONDS`: how long in-flight requests may take to finish after SIGTERM/SIGINT.
@@ -102,6 +106,13 @@ impl Config {
                 poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
                 min_interval: Duration::from_secs(number("AUTOMATION_MIN_INTERVAL_SECONDS", 60)?),
                 concurrency: max_browsers()?,
+                run_retention: Duration::from_secs(
+                    number::<u64>("AUTOMATION_RUN_RETENTION_DAYS", 90)?.saturating_mul(DAY),
+                ),
+                agent: AgentSettings {
+                    max_steps: number("AUTOMATION_AGENT_MAX_STEPS", AgentSettings::default().max_steps)?,
+                    max_tokens: number("AUTOMATION_AGENT_MAX_TOKENS", AgentSettings::default().max_tokens)?,
+                },
                 ..AutomationSettings::default()
             },
             auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
@@ -129,6 +140,7 @@ impl Config {
             redirect_origins: redirect_origins()?,
             fleet: fleet()?,
             browser: browser()?,
+            llm: llm()?,
             http: http_settings()?,
             shutdown_timeout: Duration::from_secs(number("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             oidc,
@@ -217,6 +229,22 @@ fn fleet() -> anyhow::Result<Option<FleetSettings>> {
         (Some(_), None) => bail!("FLEET_URL is set but FLEET_TOKEN (or FLEET_TOKEN_FILE) is not"),
         (None, Some(_)) => bail!("FLEET_TOKEN is set but FLEET_URL is not"),
     }
+}
+
+/// The model: `AUTOMATION_LLM_URL` turns it on and then needs `AUTOMATION_LLM_MODEL`; the API key
+/// (`AUTOMATION_LLM_API_KEY` or `_FILE`) is optional, as local servers take none;
+/// `AUTOMATION_LLM_TIMEOUT_SECONDS` (60) bounds each request.
+fn llm() -> anyhow::Result<Option<LlmSettings>> {
+    let (Some(url), model) = (var("AUTOMATION_LLM_URL")?, var("AUTOMATION_LLM_MODEL")?) else {
+        if var("AUTOMATION_LLM_MODEL")?.is_some() || var("AUTOMATION_LLM_API_KEY")?.is_some() {
+            bail!("AUTOMATION_LLM_MODEL or AUTOMATION_LLM_API_KEY is set but AUTOMATION_LLM_URL is not");
+        }
+        return Ok(None);
+    };
+    let model = model.context("AUTOMATION_LLM_URL is set but AUTOMATION_LLM_MODEL is not")?;
+    let mut settings = LlmSettings::new(url, model, var("AUTOMATION_LLM_API_KEY")?.map(SecretString::from));
+    settings.timeout = Duration::from_secs(number("AUTOMATION_LLM_TIMEOUT_SECONDS", settings.timeout.as_secs())?);
+    Ok(Some(settings))
 }
 
 /// `CHROMIUM_PATH`, `AUTOMATION_ALLOWED_HOSTS` (comma-separated hosts that may resolve to
@@ -372,6 +400,9 @@ fn list(name: &str) -> anyhow::Result<Vec<String>> {
 }
 
 /// A positive whole number from the environment, or `default`.
+/// Seconds in a day.
+const DAY: u64 = 24 * 60 * 60;
+
 fn number<T: FromStr + Default + PartialEq>(name: &str, default: T) -> anyhow::Result<T> {
     match var(name)? {
         None => Ok(default),

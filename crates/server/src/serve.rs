@@ -19,12 +19,14 @@ use crate::wiring;
 
 pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
-    let keyring = wiring::vault_keyring(&config)?;
+    let keyring = Arc::new(wiring::vault_keyring(&config)?);
     let catalog = wiring::provider_catalog(&config)?;
     // Start-up and background work run on the background runtime; requests on actix's threads.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();
-    let (mut app, store) = runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server).await }).await??;
+    let vault = keyring.clone();
+    let (mut app, store) =
+        runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server, vault).await }).await??;
     // Browser automations run in the background of every instance; the store's claims share them.
     let worker = app.take_worker().map(|worker| runtime.spawn(worker.run()));
     let settings = app.settings.clone();

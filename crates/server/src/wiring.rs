@@ -10,8 +10,9 @@ use compliance_chat::{MemoryChatStore, RedisChatStore};
 use compliance_credentials::{HttpSettings, KeySource, Keyring, load_keyring};
 use compliance_devices::FleetDeviceDirectory;
 use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
+use compliance_llm::ChatCompletionsModel;
 use compliance_oidc::OidcProvider;
-use compliance_ports::{BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
+use compliance_ports::{AgentModel, BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
 use compliance_store::Store;
 use secrecy::ExposeSecret;
 
@@ -41,8 +42,9 @@ pub fn vault_keyring(config: &Config) -> anyhow::Result<Keyring> {
     Ok(keyring)
 }
 
-/// Migrates, connects, and builds the application over the adapters.
-pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>)> {
+/// Migrates, connects, and builds the application over the adapters; `keyring` seals the
+/// automations' secrets (the integrations get the same one).
+pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::Result<(App, Arc<Store>)> {
     compliance_store::migrate(&config.database).await?;
     let store = Arc::new(Store::connect(&config.database, &config.pool).await?);
     let blobs: Arc<dyn BlobStore> = match &config.blobs {
@@ -56,6 +58,13 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
     let devices: Arc<dyn DeviceDirectory> = match &config.fleet {
         Some(fleet) => Arc::new(FleetDeviceDirectory::new(fleet.clone()).context("FLEET_URL / FLEET_TOKEN")?),
         None => Arc::new(NoDeviceDirectory),
+    };
+    let agent_model = match &config.llm {
+        Some(llm) => Some(Arc::new(
+            ChatCompletionsModel::new(llm.clone())
+                .context("AUTOMATION_LLM_URL / AUTOMATION_LLM_MODEL / AUTOMATION_LLM_API_KEY")?,
+        ) as Arc<dyn AgentModel>),
+        None => None,
     };
     let ports = Ports {
         organizations: store.clone(),
@@ -80,6 +89,10 @@ pub async fn app(config: &Config, role: Role) -> anyhow::Result<(App, Arc<Store>
         chat,
         health: store.clone(),
         clock: Arc::new(SystemClock),
+        connections: store.clone(),
+        secrets: store.clone(),
+        cipher: keyring,
+        agent_model,
     };
     Ok((App::new(ports, config.settings.clone()), store))
 }
@@ -105,7 +118,7 @@ pub fn integrations(
     config: &Config,
     store: &Arc<Store>,
     catalog: ProviderCatalog,
-    keyring: Keyring,
+    keyring: Arc<Keyring>,
 ) -> anyhow::Result<Integrations> {
     let ports = IntegrationPorts {
         connections: store.clone(),
@@ -119,5 +132,5 @@ pub fn integrations(
         redirect_origins: config.redirect_origins.clone(),
         http: HttpSettings::default(),
     };
-    Ok(Integrations::new(catalog, ports, Arc::new(keyring), settings)?)
+    Ok(Integrations::new(catalog, ports, keyring, settings)?)
 }

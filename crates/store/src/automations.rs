@@ -2,10 +2,12 @@
 //! server instances.
 
 use async_trait::async_trait;
-use compliance_domain::automation::{AutomationRun, BrowserAutomation, RunStatus};
+use compliance_domain::automation::{
+    AutomationRun, BrowserAutomation, RunStatus, RunStep, StepOutcome, Verdict, VerdictOutcome,
+};
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AutomationRepository, RepoError};
+use compliance_ports::{AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, Cursor, Page, PageRequest, RepoError};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -14,12 +16,15 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
-use crate::rows::{id, optional_instant, optional_naive, value};
-use crate::schema::{automation_runs, browser_automations};
+use crate::paging::read_page;
+use crate::rows::{id, optional_id, optional_instant, optional_naive, value};
+use crate::schema::{automation_runs, browser_automations, vault_secrets};
+use crate::vault::children_pattern;
 
 const PENDING: &str = RunStatus::Pending.as_str();
 const RUNNING: &str = RunStatus::Running.as_str();
 const FAILED: &str = RunStatus::Failed.as_str();
+const COMPLETED: &str = RunStatus::Completed.as_str();
 
 /// How many of the oldest pending runs one `claim_pending` tries before it gives up: each one it
 /// loses went to another worker.
@@ -40,6 +45,9 @@ struct AutomationRow {
     next_run_at: Option<PrimitiveDateTime>,
     created_at: PrimitiveDateTime,
     updated_at: PrimitiveDateTime,
+    created_by: Option<String>,
+    connection_id: Option<String>,
+    post_result_to_task: bool,
 }
 
 /// What `update` replaces; `None` writes NULL (a cleared schedule must be stored as such).
@@ -54,6 +62,8 @@ struct AutomationChanges<'a> {
     is_enabled: bool,
     next_run_at: Option<PrimitiveDateTime>,
     updated_at: PrimitiveDateTime,
+    connection_id: Option<&'a str>,
+    post_result_to_task: bool,
 }
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -70,6 +80,57 @@ struct RunRow {
     duration_ms: Option<i64>,
     screenshot_key: Option<String>,
     error: Option<String>,
+    verdict_outcome: Option<String>,
+    verdict_reason: Option<String>,
+    /// A JSON array of [`StoredStep`].
+    steps: String,
+}
+
+/// A step as the `steps` column holds it.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredStep {
+    index: u32,
+    action: String,
+    target: Option<String>,
+    outcome: String,
+    detail: String,
+    duration_ms: i64,
+    screenshot_key: Option<String>,
+}
+
+fn steps_json(steps: &[RunStep]) -> String {
+    let stored: Vec<StoredStep> = steps
+        .iter()
+        .map(|s| StoredStep {
+            index: s.index,
+            action: s.action.clone(),
+            target: s.target.clone(),
+            outcome: s.outcome.as_str().to_owned(),
+            detail: s.detail.clone(),
+            duration_ms: s.duration_ms,
+            screenshot_key: s.screenshot_key.clone(),
+        })
+        .collect();
+    serde_json::to_string(&stored).unwrap_or_else(|_| "[]".to_owned())
+}
+
+fn steps_from_json(json: &str) -> Result<Vec<RunStep>, RepoError> {
+    let stored: Vec<StoredStep> = serde_json::from_str(json).map_err(|e| corrupt("automation_runs", e))?;
+    stored
+        .into_iter()
+        .map(|s| {
+            Ok(RunStep {
+                index: s.index,
+                action: s.action,
+                target: s.target,
+                outcome: value::<StepOutcome>("automation_runs", &s.outcome)?,
+                detail: s.detail,
+                duration_ms: s.duration_ms,
+                screenshot_key: s.screenshot_key,
+            })
+        })
+        .collect()
 }
 
 /// What `finish_run` stores.
@@ -82,6 +143,9 @@ struct RunOutcome<'a> {
     duration_ms: Option<i64>,
     screenshot_key: Option<&'a str>,
     error: Option<&'a str>,
+    verdict_outcome: Option<&'a str>,
+    verdict_reason: Option<&'a str>,
+    steps: String,
 }
 
 impl From<&BrowserAutomation> for AutomationRow {
@@ -99,6 +163,9 @@ impl From<&BrowserAutomation> for AutomationRow {
             next_run_at: optional_naive(a.next_run_at),
             created_at: a.created_at.to_utc_naive(),
             updated_at: a.updated_at.to_utc_naive(),
+            created_by: a.created_by.as_ref().map(ToString::to_string),
+            connection_id: a.connection_id.as_ref().map(ToString::to_string),
+            post_result_to_task: a.post_result_to_task,
         }
     }
 }
@@ -114,6 +181,8 @@ impl<'a> From<&'a BrowserAutomation> for AutomationChanges<'a> {
             is_enabled: a.is_enabled,
             next_run_at: optional_naive(a.next_run_at),
             updated_at: a.updated_at.to_utc_naive(),
+            connection_id: a.connection_id.as_ref().map(|c| c.as_str()),
+            post_result_to_task: a.post_result_to_task,
         }
     }
 }
@@ -137,6 +206,9 @@ impl TryFrom<AutomationRow> for BrowserAutomation {
             next_run_at: optional_instant(r.next_run_at),
             created_at: Timestamp::from_utc_naive(r.created_at),
             updated_at: Timestamp::from_utc_naive(r.updated_at),
+            created_by: optional_id("browser_automations", r.created_by)?,
+            connection_id: optional_id("browser_automations", r.connection_id)?,
+            post_result_to_task: r.post_result_to_task,
         })
     }
 }
@@ -155,6 +227,9 @@ impl From<&AutomationRun> for RunRow {
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key.clone(),
             error: r.error.clone(),
+            verdict_outcome: r.verdict.as_ref().map(|v| v.outcome.as_str().to_owned()),
+            verdict_reason: r.verdict.as_ref().map(|v| v.reason.clone()),
+            steps: steps_json(&r.steps),
         }
     }
 }
@@ -168,6 +243,9 @@ impl<'a> From<&'a AutomationRun> for RunOutcome<'a> {
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key.as_deref(),
             error: r.error.as_deref(),
+            verdict_outcome: r.verdict.as_ref().map(|v| v.outcome.as_str()),
+            verdict_reason: r.verdict.as_ref().map(|v| v.reason.as_str()),
+            steps: steps_json(&r.steps),
         }
     }
 }
@@ -187,6 +265,14 @@ impl TryFrom<RunRow> for AutomationRun {
             duration_ms: r.duration_ms,
             screenshot_key: r.screenshot_key,
             error: r.error,
+            verdict: match (r.verdict_outcome, r.verdict_reason) {
+                (Some(outcome), reason) => Some(Verdict {
+                    outcome: value::<VerdictOutcome>("automation_runs", &outcome)?,
+                    reason: reason.unwrap_or_default(),
+                }),
+                (None, _) => None,
+            },
+            steps: steps_from_json(&r.steps)?,
         })
     }
 }
@@ -272,6 +358,7 @@ impl AutomationRepository for Store {
     }
 
     async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+        let secrets = children_pattern(id.as_str());
         let mut conn = self.pools.write().await?;
         let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
@@ -286,6 +373,15 @@ impl AutomationRepository for Store {
                     automation_runs::table
                         .filter(automation_runs::organization_id.eq(org.as_str()))
                         .filter(automation_runs::automation_id.eq(id.as_str())),
+                )
+                .execute(c)
+                .await?;
+                // Its login secrets (vault rows owned by `{id}/{NAME}`) go with it.
+                diesel::delete(
+                    vault_secrets::table
+                        .filter(vault_secrets::organization_id.eq(org.as_str()))
+                        .filter(vault_secrets::owner_kind.eq(AUTOMATION_SECRET_OWNER_KIND))
+                        .filter(vault_secrets::owner_id.like(&secrets).escape('\\')),
                 )
                 .execute(c)
                 .await?;
@@ -314,19 +410,54 @@ impl AutomationRepository for Store {
         Ok(())
     }
 
-    async fn runs(&self, org: &OrganizationId, automation: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+    async fn runs(
+        &self,
+        org: &OrganizationId,
+        automation: &AutomationId,
+        page: &PageRequest,
+    ) -> Result<Page<AutomationRun>, RepoError> {
+        let (org, automation) = (org.to_string(), automation.to_string());
         let mut conn = self.pools.read().await?;
-        let rows: Vec<RunRow> = db_run!(&mut conn, |c| {
+        let (rows, total): (Vec<RunRow>, _) = read_page!(
+            &mut conn,
+            page,
             automation_runs::table
                 .filter(automation_runs::organization_id.eq(org.as_str()))
-                .filter(automation_runs::automation_id.eq(automation.as_str()))
-                .order((automation_runs::created_at.desc(), automation_runs::id.desc()))
-                .select(RunRow::as_select())
-                .load(c)
-                .await
-        })
+                .filter(automation_runs::automation_id.eq(automation.as_str())),
+            RunRow::as_select(),
+            automation_runs::created_at,
+            automation_runs::id
+        )
         .map_err(repo_error)?;
-        rows.into_iter().map(AutomationRun::try_from).collect()
+        let runs = rows.into_iter().map(AutomationRun::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(runs, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+    }
+
+    async fn delete_finished_runs(
+        &self,
+        created_before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<AutomationRun>, RepoError> {
+        let cutoff = created_before.to_utc_naive();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.write().await?;
+        let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let runs: Vec<RunRow> = automation_runs::table
+                    .filter(automation_runs::status.eq_any([COMPLETED, FAILED]))
+                    .filter(automation_runs::created_at.lt(cutoff))
+                    .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
+                    .limit(limit)
+                    .select(RunRow::as_select())
+                    .load(c)
+                    .await?;
+                let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+                diesel::delete(automation_runs::table.filter(automation_runs::id.eq_any(&ids))).execute(c).await?;
+                Ok(runs)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)?.into_iter().map(AutomationRun::try_from).collect()
     }
 
     async fn get_run(&self, org: &OrganizationId, id: &AutomationRunId) -> Result<AutomationRun, RepoError> {

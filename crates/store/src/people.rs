@@ -1,10 +1,12 @@
 //! Users, memberships and credentials.
 
 use async_trait::async_trait;
-use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
+use compliance_domain::access::{Role, holds};
+use compliance_domain::people::{ApiKey, LAST_OWNER, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{CredentialRepository, Cursor, MemberRepository, Page, PageRequest, RepoError, UserRepository};
 use diesel::prelude::*;
+use diesel::sql_types::Bool;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
@@ -12,7 +14,7 @@ use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
 use crate::rows::{ApiKeyRow, MemberRow, SessionRow, UserRow, person};
-use crate::schema::{api_keys, members, sessions, users};
+use crate::schema::{api_keys, members, organizations, sessions, users};
 
 #[async_trait]
 impl UserRepository for Store {
@@ -122,10 +124,28 @@ impl MemberRepository for Store {
             || members::table.filter(members::organization_id.eq(org.as_str())).filter(members::id.eq(id.as_str()));
         let result: Result<Person, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                // One membership change per organization at a time: the last-owner rule below
+                // counts the other members, and two demotions must not each count the other owner.
+                diesel::update(organizations::table.find(org.as_str()))
+                    .set(organizations::id.eq(organizations::id))
+                    .execute(c)
+                    .await?;
                 diesel::update(the_member()).set(members::role.eq(members::role)).execute(c).await?;
                 let mut member = Member::try_from(the_member().select(MemberRow::as_select()).first(c).await?)?;
+                let was_owner = member.is_active_owner();
                 member.apply(patch);
                 diesel::update(the_member()).set(&MemberRow::from(&member)).execute(c).await?;
+                if was_owner && !member.is_active_owner() {
+                    let roles: Vec<String> = members::table
+                        .filter(members::organization_id.eq(org.as_str()))
+                        .filter(members::is_active.eq(true))
+                        .select(members::role)
+                        .load(c)
+                        .await?;
+                    if !roles.iter().any(|role| holds(role, Role::Owner)) {
+                        return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
+                    }
+                }
                 let user: UserRow =
                     users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
                 Ok(Person { member, user: user.try_into()? })
@@ -158,6 +178,46 @@ impl CredentialRepository for Store {
         })
         .map_err(repo_error)?;
         row.map(ApiKey::try_from).transpose()
+    }
+
+    async fn list_api_keys(
+        &self,
+        org: &OrganizationId,
+        created_by: Option<&UserId>,
+        page: &PageRequest,
+    ) -> Result<Page<ApiKey>, RepoError> {
+        // One filter whatever is asked, so that the rows and the count share it.
+        let everyone = created_by.is_none();
+        let creator = created_by.map_or_else(String::new, UserId::to_string);
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<ApiKeyRow>, _) = read_page!(
+            &mut conn,
+            page,
+            api_keys::table
+                .filter(api_keys::organization_id.eq(org.as_str()))
+                .filter(everyone.into_sql::<Bool>().or(api_keys::created_by.eq(creator.as_str()))),
+            ApiKeyRow::as_select(),
+            api_keys::created_at,
+            api_keys::id
+        )
+        .map_err(repo_error)?;
+        let keys = rows.into_iter().map(ApiKey::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(keys, page, total, |k| Cursor { created_at: k.created_at, id: k.id.to_string() }))
+    }
+
+    async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: ApiKeyRow = db_run!(&mut conn, |c| {
+            api_keys::table
+                .filter(api_keys::organization_id.eq(org.as_str()))
+                .filter(api_keys::id.eq(id.as_str()))
+                .select(ApiKeyRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
     }
 
     async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError> {

@@ -1,5 +1,6 @@
 //! Rows as the tables hold them, and their conversion to and from domain records.
 
+use compliance_domain::access::Scopes;
 use compliance_domain::comment::{Attachment, Comment};
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, Member, Person, Session, User};
@@ -214,6 +215,7 @@ pub struct ApiKeyRow {
     expires_at: Option<PrimitiveDateTime>,
     revoked_at: Option<PrimitiveDateTime>,
     last_used_at: Option<PrimitiveDateTime>,
+    scopes: String,
 }
 
 impl From<&ApiKey> for ApiKeyRow {
@@ -228,6 +230,7 @@ impl From<&ApiKey> for ApiKeyRow {
             expires_at: k.expires_at.map(naive),
             revoked_at: k.revoked_at.map(naive),
             last_used_at: k.last_used_at.map(naive),
+            scopes: k.scopes.to_text(),
         }
     }
 }
@@ -245,6 +248,7 @@ impl TryFrom<ApiKeyRow> for ApiKey {
             expires_at: r.expires_at.map(instant),
             revoked_at: r.revoked_at.map(instant),
             last_used_at: r.last_used_at.map(instant),
+            scopes: Scopes::from_text(&r.scopes),
         })
     }
 }

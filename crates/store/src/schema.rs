@@ -54,6 +54,7 @@ diesel::table! {
         expires_at -> Nullable<Timestamp>,
         revoked_at -> Nullable<Timestamp>,
         last_used_at -> Nullable<Timestamp>,
+        scopes -> Text,
     }
 }
 
@@ -246,6 +247,9 @@ diesel::table! {
         next_run_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        created_by -> Nullable<Text>,
+        connection_id -> Nullable<Text>,
+        post_result_to_task -> Bool,
     }
 }
 
@@ -262,6 +266,9 @@ diesel::table! {
         duration_ms -> Nullable<BigInt>,
         screenshot_key -> Nullable<Text>,
         error -> Nullable<Text>,
+        verdict_outcome -> Nullable<Text>,
+        verdict_reason -> Nullable<Text>,
+        steps -> Text,
     }
 }
 

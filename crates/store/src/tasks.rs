@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
-use compliance_domain::{OrganizationId, TaskId, Timestamp};
+use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, TaskRepository};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -27,6 +27,29 @@ impl TaskRepository for Store {
             &mut conn,
             page,
             tasks::table.filter(tasks::organization_id.eq(org.as_str())),
+            TaskRow::as_select(),
+            tasks::created_at,
+            tasks::id
+        )
+        .map_err(repo_error)?;
+        let tasks = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(tasks, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+    }
+
+    async fn list_tasks_assigned(
+        &self,
+        org: &OrganizationId,
+        assignee: &MemberId,
+        page: &PageRequest,
+    ) -> Result<Page<Task>, RepoError> {
+        let (org, assignee) = (org.to_string(), assignee.to_string());
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<TaskRow>, _) = read_page!(
+            &mut conn,
+            page,
+            tasks::table
+                .filter(tasks::organization_id.eq(org.as_str()))
+                .filter(tasks::assignee_id.eq(assignee.as_str())),
             TaskRow::as_select(),
             tasks::created_at,
             tasks::id

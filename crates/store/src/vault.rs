@@ -107,6 +107,30 @@ impl SecretRepository for Store {
         .map_err(repo_error)
     }
 
+    async fn children(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        parent: &str,
+    ) -> Result<Vec<StoredSecret>, RepoError> {
+        let pattern = children_pattern(parent);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<SecretRow> = db_run!(&mut conn, |c| {
+            vault_secrets::table
+                .filter(vault_secrets::organization_id.eq(org.as_str()))
+                .filter(vault_secrets::owner_kind.eq(owner_kind))
+                .filter(vault_secrets::owner_id.like(&pattern).escape('\\'))
+                .order(vault_secrets::owner_id.asc())
+                .select(SecretRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        // SQLite's LIKE ignores ASCII case; the exact prefix is checked here.
+        let prefix = format!("{parent}/");
+        rows.into_iter().filter(|row| row.owner_id.starts_with(&prefix)).map(StoredSecret::try_from).collect()
+    }
+
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError> {
         let mut conn = self.pools.write().await?;
         let deleted = db_run!(&mut conn, |c| {
@@ -161,6 +185,20 @@ impl SecretRepository for Store {
         .map_err(repo_error)?;
         Ok(replaced > 0)
     }
+}
+
+/// A LIKE pattern (escape `\\`) matching the owner ids `{parent}/…`. LIKE compares characters
+/// whatever the collation, where a range of text would follow PostgreSQL's locale.
+pub(crate) fn children_pattern(parent: &str) -> String {
+    let mut pattern = String::with_capacity(parent.len() + 2);
+    for c in parent.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push_str("/%");
+    pattern
 }
 
 #[derive(Queryable, Selectable, Insertable)]

@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
 
 use compliance_domain::automation::{
-    AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunStatus, RunTrigger,
+    AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunStatus, RunStep, RunTrigger, StepOutcome,
+    Verdict,
 };
 use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityType, NewComment};
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
@@ -309,6 +310,13 @@ where
 /// The generation of `org`'s `list`.
 async fn generation(store: &Store, org: &OrganizationId, list: ListName) -> u64 {
     ListGenerations::generation(store, org, list).await.unwrap()
+}
+
+/// Every run of an automation, newest first, in one page.
+async fn runs_of(store: &Store, org: &OrganizationId, automation: &AutomationId) -> Vec<AutomationRun> {
+    let page = store.runs(org, automation, &all()).await.unwrap();
+    assert_eq!(page.total, page.items.len() as u64);
+    page.items
 }
 
 /// Every row of the small lists these tests make, in one page.
@@ -636,6 +644,7 @@ async fn credentials(db: &TestDb) {
         expires_at: None,
         revoked_at: None,
         last_used_at: None,
+        scopes: compliance_domain::access::Scopes::everything(),
     };
     store.insert_api_key(&key).await.unwrap();
     assert_eq!(store.find_api_key(&key.key_hash).await.unwrap(), Some(key.clone()));
@@ -950,7 +959,9 @@ fn automation(task: &Task, scheduled: bool, at: Timestamp) -> BrowserAutomation 
         "instruction": "Check the login form", "description": "Weekly evidence",
         "schedule": if scheduled { Some("*/5 * * * *") } else { None },
     }));
-    BrowserAutomation::create(task.organization_id.clone(), task.id.clone(), input, at).unwrap()
+    // The creator is a user id without a row: the column has no foreign key (the app checks it).
+    let creator = compliance_domain::UserId::generate();
+    BrowserAutomation::create(task.organization_id.clone(), task.id.clone(), creator, input, at).unwrap()
 }
 
 async fn stored(store: &Store, automation: BrowserAutomation) -> BrowserAutomation {
@@ -1025,7 +1036,7 @@ async fn automations(db: &TestDb) {
     // Deleting returns the runs (their screenshots are to be removed) and removes them.
     let mut done = AutomationRun::pending(&full, RunTrigger::Manual, now);
     done.start(now);
-    done.finish(Ok("screenshots/1.png".into()), later);
+    done.finish(Ok(Verdict::passed("held")), Some("screenshots/1.png".into()), later);
     store.insert_run(&done).await.unwrap();
     let pending = AutomationRun::pending(&full, RunTrigger::Schedule, later);
     store.insert_run(&pending).await.unwrap();
@@ -1034,12 +1045,12 @@ async fn automations(db: &TestDb) {
 
     let refused = AutomationRepository::delete(store, &ours.id, &foreign.id).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "another organization's automation: {refused:?}");
-    assert_eq!(store.runs(&theirs.id, &foreign.id).await.unwrap(), vec![foreign_run.clone()], "untouched");
+    assert_eq!(runs_of(store, &theirs.id, &foreign.id).await, vec![foreign_run.clone()], "untouched");
     let deleted = AutomationRepository::delete(store, &ours.id, &full.id).await.unwrap();
     assert_eq!(deleted, vec![pending.clone(), done.clone()], "the deleted runs, newest first");
     assert!(matches!(AutomationRepository::get(store, &ours.id, &full.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.get_run(&ours.id, &done.id).await, Err(RepoError::NotFound)));
-    assert!(store.runs(&ours.id, &full.id).await.unwrap().is_empty());
+    assert!(runs_of(store, &ours.id, &full.id).await.is_empty());
     let again = AutomationRepository::delete(store, &ours.id, &full.id).await;
     assert!(matches!(again, Err(RepoError::NotFound)));
 
@@ -1072,7 +1083,7 @@ async fn automation_runs(db: &TestDb) {
 
     // Only a running run finishes: a pending one is not touched.
     let mut early = first.clone();
-    early.finish(Err("too early".into()), now);
+    early.finish(Err("too early".into()), None, now);
     assert!(matches!(store.finish_run(&early).await, Err(RepoError::NotFound)), "a pending run cannot finish");
     first.start(now.plus(time::Duration::milliseconds(10)));
     let (claimed, _) = store.claim_pending(now.plus(time::Duration::milliseconds(10))).await.unwrap().unwrap();
@@ -1081,20 +1092,33 @@ async fn automation_runs(db: &TestDb) {
     let refused = store.insert_run(&second).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "nor beside a running one: {refused:?}");
 
-    first.finish(Ok("screenshots/first.png".into()), now.plus(time::Duration::milliseconds(1510)));
+    first.steps = vec![RunStep {
+        index: 0,
+        action: "type secret".into(),
+        target: Some("Password".into()),
+        outcome: StepOutcome::Ok,
+        detail: "typed into the field".into(),
+        duration_ms: 42,
+        screenshot_key: Some("screenshots/first_s0.png".into()),
+    }];
+    first.finish(
+        Ok(Verdict::failed("step 1 (expect text \"MFA\"): the page does not show the text")),
+        Some("screenshots/first.png".into()),
+        now.plus(time::Duration::milliseconds(1510)),
+    );
     store.finish_run(&first).await.unwrap();
-    assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "every field of the outcome");
+    assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "every field of the outcome, steps too");
     assert_eq!(first.duration_ms, Some(1500));
     store.insert_run(&second).await.unwrap();
     let (mut second, _) = store.claim_pending(later).await.unwrap().unwrap();
-    second.finish(Err("the page answered HTTP 404".into()), later.plus(time::Duration::seconds(1)));
+    second.finish(Err("the page answered HTTP 404".into()), None, later.plus(time::Duration::seconds(1)));
     store.finish_run(&second).await.unwrap();
     let finished_again = store.finish_run(&first).await;
     assert!(matches!(finished_again, Err(RepoError::NotFound)), "a finished run is final: {finished_again:?}");
     assert_eq!(store.get_run(&ours.id, &second.id).await.unwrap(), second);
 
-    assert_eq!(store.runs(&ours.id, &login.id).await.unwrap(), vec![second.clone(), first.clone()], "newest first");
-    assert!(store.runs(&theirs.id, &login.id).await.unwrap().is_empty(), "tenant-scoped");
+    assert_eq!(runs_of(store, &ours.id, &login.id).await, vec![second.clone(), first.clone()], "newest first");
+    assert!(runs_of(store, &theirs.id, &login.id).await.is_empty(), "tenant-scoped");
     assert!(matches!(store.get_run(&theirs.id, &first.id).await, Err(RepoError::NotFound)));
 
     let mut hijack = first.clone();
@@ -1130,7 +1154,7 @@ async fn claiming_due_automations(db: &TestDb) {
     assert_eq!(won.iter().filter(|w| **w).count(), 1, "exactly one instance claims a due schedule");
     let winner = runs[won.iter().position(|w| *w).unwrap()].clone();
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(next));
-    assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![winner.clone()], "one run added");
+    assert_eq!(runs_of(store, &org.id, &scheduled.id).await, vec![winner.clone()], "one run added");
     let late = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now);
     assert!(!store.claim_due(&scheduled.id, previous, Some(next), &late).await.unwrap(), "already claimed");
 
@@ -1139,16 +1163,16 @@ async fn claiming_due_automations(db: &TestDb) {
     let skipped = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now);
     assert!(!store.claim_due(&scheduled.id, next, Some(after), &skipped).await.unwrap(), "no run added");
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(after));
-    assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![winner.clone()]);
+    assert_eq!(runs_of(store, &org.id, &scheduled.id).await, vec![winner.clone()]);
 
     let (mut finished, _) = store.claim_pending(now).await.unwrap().unwrap();
     assert_eq!(finished.id, winner.id);
-    finished.finish(Ok("screenshots/1.png".into()), now);
+    finished.finish(Ok(Verdict::passed("held")), Some("screenshots/1.png".into()), now);
     store.finish_run(&finished).await.unwrap();
     let last = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now.plus(time::Duration::seconds(1)));
     assert!(store.claim_due(&scheduled.id, after, None, &last).await.unwrap(), "claimed, and the schedule ends");
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, None);
-    assert_eq!(store.runs(&org.id, &scheduled.id).await.unwrap(), vec![last, finished]);
+    assert_eq!(runs_of(store, &org.id, &scheduled.id).await, vec![last, finished]);
     let unknown = AutomationId::generate();
     assert!(!store.claim_due(&unknown, after, None, &skipped).await.unwrap(), "nothing to claim");
 }
@@ -1209,7 +1233,11 @@ async fn failing_stale_runs(db: &TestDb) {
             run.start(at);
         }
         if finished {
-            run.finish(Ok("screenshots/done.png".into()), hour_ago.plus(time::Duration::seconds(5)));
+            run.finish(
+                Ok(Verdict::passed("held")),
+                Some("screenshots/done.png".into()),
+                hour_ago.plus(time::Duration::seconds(5)),
+            );
         }
         store.insert_run(&run).await.unwrap();
         runs.push(run);
@@ -1227,6 +1255,87 @@ async fn failing_stale_runs(db: &TestDb) {
     assert_eq!(store.fail_stale_runs(cutoff, "again").await.unwrap(), 0);
 }
 contract!(failing_stale_runs);
+
+/// Finished runs created before the cutoff go, of every organization, oldest first and at most the
+/// limit; pending and running runs stay however old; the rows come back with their steps.
+async fn removing_expired_runs(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let now = Timestamp::now();
+    let cutoff = now.plus(time::Duration::days(-90));
+    let old = now.plus(time::Duration::days(-100));
+
+    let mut expired = Vec::new();
+    for (org, age) in [(&ours, 3), (&theirs, 2), (&ours, 1)] {
+        let automation = stored(store, automation(&task_in(store, org, "Old").await, false, old)).await;
+        let created = old.plus(time::Duration::minutes(-age));
+        let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, created);
+        run.start(created);
+        run.steps = vec![RunStep {
+            index: 0,
+            action: "screenshot".into(),
+            target: None,
+            outcome: StepOutcome::Ok,
+            detail: "taken".into(),
+            duration_ms: 5,
+            screenshot_key: Some(run.step_screenshot_blob_key(0)),
+        }];
+        run.finish(Ok(Verdict::passed("held")), Some(run.screenshot_blob_key()), created);
+        store.insert_run(&run).await.unwrap();
+        expired.push(run);
+    }
+    let task = task_in(store, &ours, "Kept").await;
+    let running = stored(store, automation(&task, false, old)).await;
+    let mut still_running = AutomationRun::pending(&running, RunTrigger::Manual, old);
+    still_running.start(old);
+    store.insert_run(&still_running).await.unwrap();
+    let recent = stored(store, automation(&task, false, now)).await;
+    let mut fresh = AutomationRun::pending(&recent, RunTrigger::Manual, cutoff.plus(time::Duration::seconds(1)));
+    fresh.finish(Err("the page answered HTTP 500".into()), None, now);
+    store.insert_run(&fresh).await.unwrap();
+
+    assert_eq!(store.delete_finished_runs(cutoff, 2).await.unwrap(), expired[..2], "oldest first, at most 2");
+    assert_eq!(store.delete_finished_runs(cutoff, 2).await.unwrap(), expired[2..]);
+    assert_eq!(store.delete_finished_runs(cutoff, 2).await.unwrap(), []);
+    for run in &expired {
+        assert!(matches!(store.get_run(&run.organization_id, &run.id).await, Err(RepoError::NotFound)));
+    }
+    assert_eq!(store.get_run(&ours.id, &still_running.id).await.unwrap(), still_running, "running: kept");
+    assert_eq!(store.get_run(&ours.id, &fresh.id).await.unwrap(), fresh, "younger than the cutoff: kept");
+}
+contract!(removing_expired_runs);
+
+/// An automation's runs in pages of two, newest first, counted on every page, tenant-scoped.
+async fn paging_runs(db: &TestDb) {
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let theirs = organization(store, "Theirs").await;
+    let now = Timestamp::now();
+    let automation = stored(store, automation(&task_in(store, &ours, "Runs").await, false, now)).await;
+    let mut runs = Vec::new();
+    for minutes in 0..5 {
+        let at = now.plus(time::Duration::minutes(minutes));
+        let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, at);
+        run.finish(Ok(Verdict::passed("held")), None, at);
+        store.insert_run(&run).await.unwrap();
+        runs.insert(0, run);
+    }
+    let mut seen = Vec::new();
+    let mut request = PageRequest::first(2);
+    loop {
+        let page = store.runs(&ours.id, &automation.id, &request).await.unwrap();
+        assert_eq!(page.total, 5);
+        seen.extend(page.items);
+        match page.next {
+            Some(next) => request = PageRequest { after: Some(next), ..PageRequest::first(2) },
+            None => break,
+        }
+    }
+    assert_eq!(seen, runs);
+    assert_eq!(store.runs(&theirs.id, &automation.id, &all()).await.unwrap().total, 0);
+}
+contract!(paging_runs);
 
 async fn due_automations(db: &TestDb) {
     let store = &db.store;

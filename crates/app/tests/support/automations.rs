@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation, RunStatus};
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AutomationRepository, RepoError};
+use compliance_ports::{AutomationRepository, Cursor, Page, PageRequest, RepoError};
 use tokio::sync::Barrier;
 
 #[derive(Default)]
@@ -96,9 +96,44 @@ impl AutomationRepository for MemoryAutomations {
         Ok(())
     }
 
-    async fn runs(&self, org: &OrganizationId, automation: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+    async fn runs(
+        &self,
+        org: &OrganizationId,
+        automation: &AutomationId,
+        page: &PageRequest,
+    ) -> Result<Page<AutomationRun>, RepoError> {
         let runs = self.runs.lock().unwrap();
-        Ok(runs.iter().rev().filter(|r| &r.organization_id == org && &r.automation_id == automation).cloned().collect())
+        let mut all: Vec<AutomationRun> =
+            runs.iter().filter(|r| &r.organization_id == org && &r.automation_id == automation).cloned().collect();
+        all.sort_by(|a, b| (b.created_at, b.id.as_str()).cmp(&(a.created_at, a.id.as_str())));
+        let total = all.len() as u64;
+        let after = |r: &AutomationRun| match &page.after {
+            None => true,
+            Some(c) => (r.created_at, r.id.as_str()) < (c.created_at, c.id.as_str()),
+        };
+        let rows: Vec<AutomationRun> = all.into_iter().filter(after).take(page.limit + 1).collect();
+        let key = |r: &AutomationRun| Cursor { created_at: r.created_at, id: r.id.to_string() };
+        Ok(Page::from_rows(rows, page, Some(total), key))
+    }
+
+    async fn delete_finished_runs(
+        &self,
+        created_before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<AutomationRun>, RepoError> {
+        let mut runs = self.runs.lock().unwrap();
+        let expired = |r: &AutomationRun| {
+            matches!(r.status, RunStatus::Completed | RunStatus::Failed) && r.created_at < created_before
+        };
+        let mut gone = Vec::new();
+        runs.retain(|r| match expired(r) && gone.len() < limit {
+            true => {
+                gone.push(r.clone());
+                false
+            }
+            false => true,
+        });
+        Ok(gone)
     }
 
     async fn get_run(&self, org: &OrganizationId, id: &AutomationRunId) -> Result<AutomationRun, RepoError> {

@@ -1,11 +1,17 @@
-//! A browser whose captures the test scripts: a screenshot, an error, a page that never loads,
-//! or one that waits until the test lets it finish.
+//! A browser whose pages the test scripts: a page that loads (showing a text the test sets), an
+//! error, a page that never loads, or one that waits until the test lets it load.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest};
+use std::time::Instant;
+
+use compliance_ports::{
+    BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError, PageSnapshot,
+    ScrollDirection,
+};
+use secrecy::SecretString;
 use tokio::sync::Notify;
 
 pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\nfake";
@@ -22,6 +28,8 @@ pub enum Page {
 
 pub struct FakeBrowser {
     page: Mutex<Page>,
+    /// What the loaded page shows.
+    text: Mutex<String>,
     captures: AtomicUsize,
     /// Told when a capture starts.
     started: Notify,
@@ -32,6 +40,7 @@ impl Default for FakeBrowser {
     fn default() -> Self {
         Self {
             page: Mutex::new(Page::Loads),
+            text: Mutex::new(String::new()),
             captures: AtomicUsize::new(0),
             started: Notify::new(),
             release: Notify::new(),
@@ -44,7 +53,12 @@ impl FakeBrowser {
         *self.page.lock().unwrap() = page;
     }
 
-    /// How many captures have started.
+    /// What pages opened from now on show.
+    pub fn show(&self, text: &str) {
+        *self.text.lock().unwrap() = text.to_owned();
+    }
+
+    /// How many captures (or page sessions) have started.
     pub fn captures(&self) -> usize {
         self.captures.load(Ordering::SeqCst)
     }
@@ -67,6 +81,18 @@ impl BrowserRunner for FakeBrowser {
     }
 
     async fn capture(&self, _request: &CaptureRequest) -> Result<Capture, CaptureError> {
+        self.load().await?;
+        Ok(Capture { png: PNG.to_vec(), http_status: Some(200) })
+    }
+
+    async fn open(&self, url: &str, _timeout: std::time::Duration) -> Result<Box<dyn BrowserPage>, PageError> {
+        self.load().await?;
+        Ok(Box::new(FakePage { url: url.to_owned(), text: self.text.lock().unwrap().clone() }))
+    }
+}
+
+impl FakeBrowser {
+    async fn load(&self) -> Result<(), CaptureError> {
         self.captures.fetch_add(1, Ordering::SeqCst);
         self.started.notify_one();
         let page = self.page.lock().unwrap().clone();
@@ -76,6 +102,61 @@ impl BrowserRunner for FakeBrowser {
             Page::Hangs => std::future::pending::<()>().await,
             Page::Waits => self.release.notified().await,
         }
-        Ok(Capture { png: PNG.to_vec(), http_status: Some(200) })
+        Ok(())
     }
+}
+
+/// A loaded page that shows a fixed text and has no elements.
+struct FakePage {
+    url: String,
+    text: String,
+}
+
+#[async_trait]
+impl BrowserPage for FakePage {
+    async fn navigate(&mut self, url: &str) -> Result<(), PageError> {
+        self.url = url.to_owned();
+        Ok(())
+    }
+
+    async fn click(&mut self, target: Clickable<'_>) -> Result<(), PageError> {
+        Err(PageError::NotFound(format!("nothing to click on a fake page: {target:?}")))
+    }
+
+    async fn type_into(&mut self, field: Field<'_>, _value: &SecretString) -> Result<(), PageError> {
+        Err(PageError::NotFound(format!("no field on a fake page: {field:?}")))
+    }
+
+    async fn press(&mut self, _key: &str) -> Result<(), PageError> {
+        Ok(())
+    }
+
+    async fn scroll(&mut self, _direction: ScrollDirection) -> Result<(), PageError> {
+        Ok(())
+    }
+
+    async fn wait_for_text(&mut self, text: &str, _deadline: Instant) -> Result<(), PageError> {
+        match self.text.contains(text) {
+            true => Ok(()),
+            false => Err(PageError::Timeout("the text did not appear before the run's deadline".into())),
+        }
+    }
+
+    async fn contains_text(&mut self, text: &str) -> Result<bool, PageError> {
+        Ok(self.text.contains(text))
+    }
+
+    async fn current_url(&mut self) -> Result<String, PageError> {
+        Ok(self.url.clone())
+    }
+
+    async fn snapshot(&mut self) -> Result<PageSnapshot, PageError> {
+        Ok(PageSnapshot { url: self.url.clone(), title: String::new(), text: self.text.clone(), elements: Vec::new() })
+    }
+
+    async fn screenshot(&mut self) -> Result<Vec<u8>, PageError> {
+        Ok(PNG.to_vec())
+    }
+
+    async fn close(self: Box<Self>) {}
 }

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod comments;
 pub mod people;
 pub mod records;
+pub mod vault;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +28,8 @@ pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
-pub use records::{MemoryRisks, MemoryTasks, NoRecords, Unchanging};
+pub use records::{MemoryGenerations, MemoryRisks, MemoryTasks, NoRecords, Unchanging};
+pub use vault::{BindingCipher, MemorySecrets, NoConnections};
 
 /// Where the fake clock starts: a Monday at noon, UTC.
 pub fn start() -> Timestamp {
@@ -59,10 +61,12 @@ pub struct World {
     pub members: Arc<MemoryMembers>,
     pub credentials: Arc<MemoryCredentials>,
     pub comments: Arc<MemoryComments>,
+    pub secrets: Arc<MemorySecrets>,
     pub automations: Arc<MemoryAutomations>,
     pub blobs: Arc<MemoryBlobs>,
     pub browser: Arc<FakeBrowser>,
     pub chat: Arc<MemoryChat>,
+    pub generations: Arc<MemoryGenerations>,
     ports: Ports,
     settings: Settings,
 }
@@ -88,6 +92,8 @@ impl World {
         let blobs = Arc::new(MemoryBlobs::default());
         let browser = Arc::new(FakeBrowser::default());
         let chat = Arc::new(MemoryChat::new(clock.clone()));
+        let secrets = Arc::new(MemorySecrets::default());
+        let generations = Arc::new(MemoryGenerations::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -102,7 +108,7 @@ impl World {
             vendors: Arc::new(NoRecords),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
-            list_generations: Arc::new(Unchanging),
+            list_generations: generations.clone(),
             comments: comments.clone(),
             automations: automations.clone(),
             blobs: blobs.clone(),
@@ -111,9 +117,27 @@ impl World {
             chat: chat.clone(),
             health: Arc::new(Unchanging),
             clock: clock.clone(),
+            connections: Arc::new(NoConnections),
+            secrets: secrets.clone(),
+            cipher: Arc::new(BindingCipher),
+            agent_model: None,
         };
         let app = App::new(ports.clone(), settings.clone());
-        Self { app, clock, members, credentials, comments, automations, blobs, browser, chat, ports, settings }
+        Self {
+            app,
+            clock,
+            members,
+            credentials,
+            comments,
+            secrets,
+            automations,
+            blobs,
+            browser,
+            chat,
+            generations,
+            ports,
+            settings,
+        }
     }
 
     /// Another server instance: its own App (caches, worker) over the same stores and clock.

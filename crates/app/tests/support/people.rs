@@ -182,6 +182,23 @@ impl CredentialRepository for MemoryCredentials {
         Ok(self.keys.lock().unwrap().iter().find(|k| k.key_hash == key_hash).cloned())
     }
 
+    async fn list_api_keys(
+        &self,
+        org: &OrganizationId,
+        created_by: Option<&UserId>,
+        page: &PageRequest,
+    ) -> Result<Page<ApiKey>, RepoError> {
+        let keys = self.keys.lock().unwrap();
+        let mine = |k: &&ApiKey| &k.organization_id == org && created_by.is_none_or(|by| &k.created_by == by);
+        let listed: Vec<ApiKey> = keys.iter().filter(mine).cloned().collect();
+        Ok(super::newest_first(listed, page, |k| Cursor { created_at: k.created_at, id: k.id.to_string() }))
+    }
+
+    async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError> {
+        let keys = self.keys.lock().unwrap();
+        keys.iter().find(|k| &k.organization_id == org && &k.id == id).cloned().ok_or(RepoError::NotFound)
+    }
+
     async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError> {
         let mut keys = self.keys.lock().unwrap();
         let key = keys.iter_mut().find(|k| &k.id == id).ok_or(RepoError::NotFound)?;

@@ -10,7 +10,7 @@ use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
-use compliance_domain::{ContextEntryId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
+use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
 use compliance_ports::{
     ContextRepository, Cursor, Deleted, HealthCheck, ListGenerations, ListName, Page, PageRequest, PolicyRepository,
     RepoError, RiskRepository, TaskRepository, VendorRepository,
@@ -87,6 +87,23 @@ impl TaskRepository for MemoryTasks {
     async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError> {
         let tasks: Vec<Task> =
             self.tasks.lock().unwrap().iter().filter(|t| &t.organization_id == org).cloned().collect();
+        Ok(newest_first(tasks, page, |t| Cursor { created_at: t.created_at, id: t.id.to_string() }))
+    }
+
+    async fn list_tasks_assigned(
+        &self,
+        org: &OrganizationId,
+        assignee: &MemberId,
+        page: &PageRequest,
+    ) -> Result<Page<Task>, RepoError> {
+        let tasks: Vec<Task> = self
+            .tasks
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| &t.organization_id == org && t.assignee_id.as_ref() == Some(assignee))
+            .cloned()
+            .collect();
         Ok(newest_first(tasks, page, |t| Cursor { created_at: t.created_at, id: t.id.to_string() }))
     }
 
@@ -208,6 +225,26 @@ impl ContextRepository for NoRecords {
     }
     async fn delete_context_entry(&self, _: &OrganizationId, _: &ContextEntryId) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
+    }
+}
+
+/// Generations that move only when a test moves them, as the database's triggers would on a
+/// write (a test models a write by another instance with [`MemoryGenerations::bump`]).
+#[derive(Default)]
+pub struct MemoryGenerations {
+    counts: Mutex<std::collections::HashMap<(OrganizationId, ListName), u64>>,
+}
+
+impl MemoryGenerations {
+    pub fn bump(&self, org: &OrganizationId, list: ListName) {
+        *self.counts.lock().unwrap().entry((org.clone(), list)).or_default() += 1;
+    }
+}
+
+#[async_trait]
+impl ListGenerations for MemoryGenerations {
+    async fn generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, RepoError> {
+        Ok(self.counts.lock().unwrap().get(&(org.clone(), list)).copied().unwrap_or(0))
     }
 }
 

@@ -4,8 +4,10 @@
 pub mod authorize;
 pub mod callback;
 pub mod pkce;
+pub mod provider_http;
 pub mod refresh;
 pub mod revoke;
 pub mod state;
 pub mod token;
+mod token_response;
 pub mod vault_store;

@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::paging::PageQuery;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};
 
@@ -152,20 +153,40 @@ async fn delete_automation(
     }))
 }
 
+/// The total number of an automation's runs, on every page: the list is a bare array.
+const TOTAL_COUNT: &str = "X-Total-Count";
+/// Where the next page of runs starts (pass it as `cursor`); absent on the last page.
+const NEXT_CURSOR: &str = "X-Next-Cursor";
+
 /// List an automation's runs, newest first.
+///
+/// Paginated with `limit` and `cursor`; the list being a bare array, the total and the next
+/// page's cursor are headers.
 #[utoipa::path(
     get, path = "/v1/browser/automations/{automationId}/runs", operation_id = "listAutomationRuns", tag = "browser-automations",
-    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
-    responses((status = 200, description = "The runs (a bare array).", body = Vec<RunDto>)),
+    params(
+        ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        PageQuery,
+    ),
+    responses((status = 200, description = "The runs (a bare array).", body = Vec<RunDto>, headers(
+        ("X-Total-Count" = u64, description = "The total number of the automation's runs (across all pages)."),
+        ("X-Next-Cursor" = String, description = "Where the next page starts (pass it as `cursor`); absent on the last page."),
+    ))),
 )]
 async fn list_automation_runs(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id) = (caller.0, automation_id(&id)?);
-    let runs = state.run(|app| async move { app.automations.runs(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(runs.iter().map(RunDto::from).collect::<Vec<_>>()))
+    let (principal, id, page) = (caller.0, automation_id(&id)?, query.request(state.settings())?);
+    let runs = state.run(|app| async move { app.automations.runs(&principal, &id, &page).await }).await?;
+    let mut response = HttpResponse::Ok();
+    response.insert_header((TOTAL_COUNT, runs.total));
+    if let Some(next) = &runs.next {
+        response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
+    }
+    Ok(response.json(runs.items.iter().map(RunDto::from).collect::<Vec<_>>()))
 }
 
 /// Start a run of an automation now.
@@ -190,6 +211,8 @@ async fn start_automation_run(
 /// The parts of a signed link; a link missing any of them is as invalid as a tampered one.
 #[derive(Deserialize)]
 struct Signed {
+    /// The step whose screenshot the link is for; absent for the run's own.
+    step: Option<String>,
     org: Option<String>,
     /// Text, not a number: a mangled expiry is a bad link (403), not a bad query (400).
     expires: Option<String>,
@@ -198,13 +221,14 @@ struct Signed {
 
 /// A run's screenshot.
 ///
-/// Serves a run's screenshot behind a link this service signed (a run's `screenshotUrl`); the
-/// signature is the credential, no API key or session is needed.
+/// Serves a run's screenshot behind a link this service signed (a run's `screenshotUrl`, or a
+/// step's); the signature is the credential, no API key or session is needed.
 #[utoipa::path(
     get, path = "/v1/browser/runs/{runId}/screenshot", operation_id = "getRunScreenshot", tag = "browser-automations",
     security(()),
     params(
         ("runId" = AutomationRunId, Path, description = "The run."),
+        ("step" = Option<u32>, Query, description = "The step whose screenshot this is (a step's `screenshotUrl`); absent for the run's final screenshot. Part of what is signed."),
         ("org" = String, Query, description = "The run's organization, as signed."),
         ("expires" = i64, Query, description = "When the link expires, in seconds since the Unix epoch, as signed."),
         ("signature" = String, Query, description = "The link's signature. A link that is tampered with, expired, or misses a part is a 403."),
@@ -229,7 +253,14 @@ async fn get_run_screenshot(
     let (Some(org), Some(expires), Some(signature)) = (signed.org, expires, signed.signature) else {
         return Err(ApiError::forbidden("the screenshot link is invalid or has expired"));
     };
-    let png = state.run(|app| async move { app.automations.screenshot(&org, &run, expires, &signature).await }).await?;
+    // The step is signed: a mangled one is a bad link (403), not a bad query (400).
+    let step = match signed.step.as_deref().map(str::parse::<u32>) {
+        None => None,
+        Some(Ok(step)) => Some(step),
+        Some(Err(_)) => return Err(ApiError::forbidden("the screenshot link is invalid or has expired")),
+    };
+    let png =
+        state.run(|app| async move { app.automations.screenshot(&org, &run, step, expires, &signature).await }).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "image/png"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))

@@ -99,7 +99,7 @@ async fn list_context_entries(
     let load = |app: std::sync::Arc<compliance_app::App>| async move {
         app.context.list_context_entries(&principal, &page).await
     };
-    let page = state.list_page(key, load, |page| items(page, ContextEntryDto::from)).await?;
+    let page = state.list_page(&caller, key, load, |page| items(page, ContextEntryDto::from)).await?;
     Ok(HttpResponse::Ok().json(ContextEntryList {
         data: page.data(),
         count: page.count(),

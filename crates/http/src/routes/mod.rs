@@ -1,5 +1,7 @@
 //! The route table.
 
+mod api_keys;
+mod automation_secrets;
 mod automations;
 mod chat;
 mod comments;
@@ -55,6 +57,8 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     sign_in::configure(router);
     sessions::configure(router);
     invitations::configure(router);
+    api_keys::configure(router);
+    automation_secrets::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -79,6 +83,8 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         sign_in::Api::openapi(),
         sessions::Api::openapi(),
         invitations::Api::openapi(),
+        api_keys::Api::openapi(),
+        automation_secrets::Api::openapi(),
     ]
 }
 

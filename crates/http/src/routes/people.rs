@@ -109,7 +109,7 @@ async fn list_people(
     let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
     let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &page).await };
-    let people = state.list_page(key, load, |page| items(page, MemberDto::from)).await?;
+    let people = state.list_page(&caller, key, load, |page| items(page, MemberDto::from)).await?;
     Ok(HttpResponse::Ok().json(MemberList {
         data: people.data(),
         count: people.count(),

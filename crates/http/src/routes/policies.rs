@@ -93,7 +93,7 @@ async fn list_policies(
     let key = ListKey::new(&principal, ListName::Policies, &page);
     let load =
         |app: std::sync::Arc<compliance_app::App>| async move { app.policies.list_policies(&principal, &page).await };
-    let page = state.list_page(key, load, |page| items(page, PolicyDto::from)).await?;
+    let page = state.list_page(&caller, key, load, |page| items(page, PolicyDto::from)).await?;
     Ok(HttpResponse::Ok().json(PolicyList {
         data: page.data(),
         next_cursor: page.next_cursor(),

@@ -94,7 +94,7 @@ async fn list_risks(
     let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::Risks, &page);
     let load = |app: std::sync::Arc<compliance_app::App>| async move { app.risks.list_risks(&principal, &page).await };
-    let page = state.list_page(key, load, |page| items(page, |risk| RiskDto::new(risk, false))).await?;
+    let page = state.list_page(&caller, key, load, |page| items(page, |risk| RiskDto::new(risk, false))).await?;
     Ok(HttpResponse::Ok().json(RiskList {
         data: page.data(),
         count: page.count(),

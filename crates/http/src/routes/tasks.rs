@@ -94,7 +94,7 @@ async fn list_tasks(
     let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
     let key = ListKey::new(&principal, ListName::Tasks, &page);
     let load = |app: std::sync::Arc<compliance_app::App>| async move { app.tasks.list_tasks(&principal, &page).await };
-    let page = state.list_page(key, load, |page| items(page, TaskDto::from)).await?;
+    let page = state.list_page(&caller, key, load, |page| items(page, TaskDto::from)).await?;
     Ok(HttpResponse::Ok().json(TaskList {
         data: page.data(),
         count: page.count(),

@@ -95,7 +95,7 @@ async fn list_vendors(
     let key = ListKey::new(&principal, ListName::Vendors, &page);
     let load =
         |app: std::sync::Arc<compliance_app::App>| async move { app.vendors.list_vendors(&principal, &page).await };
-    let page = state.list_page(key, load, |page| items(page, |vendor| VendorDto::new(vendor, false))).await?;
+    let page = state.list_page(&caller, key, load, |page| items(page, |vendor| VendorDto::new(vendor, false))).await?;
     Ok(HttpResponse::Ok().json(VendorList {
         data: page.data(),
         count: page.count(),

@@ -1,0 +1,218 @@
+//! The secrets an automation logs in with: write-only values kept in the vault, sealed for the
+//! organization and the automation together (the vault owner is `{automation id}/{NAME}`, bound
+//! into the ciphertext), so a value sealed for one automation never opens for another. A run reads
+//! them with [`AutomationSecrets::resolve`]; no answer, log or error ever carries a value.
+
+use std::sync::Arc;
+
+use compliance_domain::access::{Action, Family};
+use compliance_domain::automation::BrowserAutomation;
+use compliance_domain::automation_secret::{PER_AUTOMATION_MAX, SecretInput, SecretName};
+use compliance_domain::{AutomationId, OrganizationId, Timestamp};
+use compliance_ports::{
+    AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, CONNECTION_CREDENTIALS_OWNER_KIND, Clock, SecretCipher,
+    SecretOwner, SecretRepository, StoredSecret,
+};
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::access::require;
+use crate::{AppError, Ports, Principal};
+
+/// A stored secret as callers see it: its name and when it was set, never its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretView {
+    pub name: SecretName,
+    pub updated_at: Timestamp,
+}
+
+/// What a `PUT` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretWritten {
+    pub secret: SecretView,
+    /// `false` when it replaced a value set before.
+    pub created: bool,
+}
+
+pub struct AutomationSecrets {
+    automations: Arc<dyn AutomationRepository>,
+    secrets: Arc<dyn SecretRepository>,
+    cipher: Arc<dyn SecretCipher>,
+    clock: Arc<dyn Clock>,
+}
+
+impl AutomationSecrets {
+    pub(crate) fn new(ports: &Ports) -> Self {
+        Self {
+            automations: ports.automations.clone(),
+            secrets: ports.secrets.clone(),
+            cipher: ports.cipher.clone(),
+            clock: ports.clock.clone(),
+        }
+    }
+
+    /// Sets (or replaces) the automation's secret `name`. A name outside the grammar is a 400
+    /// naming `name`; more than [`PER_AUTOMATION_MAX`] secrets a 400 as well.
+    pub async fn put(
+        &self,
+        caller: &Principal,
+        automation: &AutomationId,
+        name: &str,
+        input: SecretInput,
+    ) -> Result<SecretWritten, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
+        let org = &caller.organization_id;
+        let name = SecretName::parse(name)?;
+        let value = input.value()?;
+        self.automation(org, automation).await?;
+        let owner_id = SecretOwner::automation_secret(automation.as_str(), name.as_str());
+        let existing = self.secrets.children(org, AUTOMATION_SECRET_OWNER_KIND, automation.as_str()).await?;
+        let created = !existing.iter().any(|s| s.owner_id == owner_id);
+        if created && existing.len() >= PER_AUTOMATION_MAX {
+            return Err(AppError::invalid(
+                "name",
+                format!("the automation already has {PER_AUTOMATION_MAX} secrets, the most it may keep"),
+            ));
+        }
+        let owner = SecretOwner { organization_id: org, owner_kind: AUTOMATION_SECRET_OWNER_KIND, owner_id: &owner_id };
+        let ciphertext = self.cipher.seal(&value, owner).map_err(|e| AppError::Internal(e.to_string()))?;
+        let stored = StoredSecret {
+            organization_id: org.clone(),
+            owner_kind: AUTOMATION_SECRET_OWNER_KIND.to_owned(),
+            owner_id,
+            key_id: self.cipher.current_key_id(),
+            ciphertext,
+            updated_at: self.clock.now(),
+        };
+        self.secrets.put(&stored).await?;
+        Ok(SecretWritten { secret: SecretView { name, updated_at: stored.updated_at }, created })
+    }
+
+    /// The names of the automation's secrets and when each was set, by name.
+    pub async fn list(&self, caller: &Principal, automation: &AutomationId) -> Result<Vec<SecretView>, AppError> {
+        require(caller, Family::Automations, Action::Read)?;
+        let org = &caller.organization_id;
+        self.automation(org, automation).await?;
+        let stored = self.secrets.children(org, AUTOMATION_SECRET_OWNER_KIND, automation.as_str()).await?;
+        Ok(stored.iter().filter_map(|secret| view(automation, secret)).collect())
+    }
+
+    /// Removes the secret; 404 when the automation has none of that name.
+    pub async fn delete(
+        &self,
+        caller: &Principal,
+        automation: &AutomationId,
+        name: &str,
+    ) -> Result<SecretName, AppError> {
+        require(caller, Family::Automations, Action::Write)?;
+        let org = &caller.organization_id;
+        self.automation(org, automation).await?;
+        let name = SecretName::parse(name).map_err(|_| AppError::NotFound("secret"))?;
+        let owner_id = SecretOwner::automation_secret(automation.as_str(), name.as_str());
+        match self.secrets.delete(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id).await? {
+            true => Ok(name),
+            false => Err(AppError::NotFound("secret")),
+        }
+    }
+
+    /// The value a run types for `type secret "NAME"` (the agent's `type_secret`): the
+    /// automation's own secret of that name, else the field of that name of the automation's
+    /// connection's credentials (the automation's own wins a clash). The error is fit for a
+    /// step's detail and never holds a value.
+    pub(crate) async fn resolve(&self, automation: &BrowserAutomation, name: &str) -> Result<SecretString, String> {
+        match self.lookup(automation, name).await {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(format!("no secret named {name} is stored for this automation")),
+            Err(error) => {
+                tracing::warn!(%error, automation = %automation.id, secret = name, "could not read an automation secret");
+                Err(format!("the secret {name} could not be read"))
+            }
+        }
+    }
+
+    /// The names a run may type (the automation's own and its connection's fields), sorted, for
+    /// the agent's prompt. Names are not secret; a vault that cannot be read gives none.
+    pub(crate) async fn names(&self, automation: &BrowserAutomation) -> Vec<String> {
+        match self.all_names(automation).await {
+            Ok(names) => names,
+            Err(error) => {
+                tracing::warn!(%error, automation = %automation.id, "could not list an automation's secrets");
+                Vec::new()
+            }
+        }
+    }
+
+    async fn all_names(&self, automation: &BrowserAutomation) -> Result<Vec<String>, AppError> {
+        let org = &automation.organization_id;
+        let own = self.secrets.children(org, AUTOMATION_SECRET_OWNER_KIND, automation.id.as_str()).await?;
+        let mut names: Vec<String> =
+            own.iter().filter_map(|secret| view(&automation.id, secret)).map(|v| v.name.as_str().to_owned()).collect();
+        if let Some(connection) = &automation.connection_id
+            && let Some(fields) = self.connection_fields(org, connection.as_str()).await?
+        {
+            names.extend(fields.keys().filter(|field| SecretName::parse(field).is_ok()).cloned());
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    async fn lookup(&self, automation: &BrowserAutomation, name: &str) -> Result<Option<SecretString>, AppError> {
+        let Ok(name) = SecretName::parse(name) else { return Ok(None) };
+        let org = &automation.organization_id;
+        let owner_id = SecretOwner::automation_secret(automation.id.as_str(), name.as_str());
+        if let Some(stored) = self.secrets.get(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id).await? {
+            let owner =
+                SecretOwner { organization_id: org, owner_kind: AUTOMATION_SECRET_OWNER_KIND, owner_id: &owner_id };
+            return self
+                .cipher
+                .open(&stored.ciphertext, owner)
+                .map(Some)
+                .map_err(|e| AppError::Internal(e.to_string()));
+        }
+        match &automation.connection_id {
+            Some(connection) => self.connection_field(org, connection.as_str(), name.as_str()).await,
+            None => Ok(None),
+        }
+    }
+
+    /// One credential field of a connection: its vault document is a JSON object of field name
+    /// to value (as `compliance-integrations` seals it). A disconnected connection has none.
+    async fn connection_field(
+        &self,
+        org: &OrganizationId,
+        connection: &str,
+        field: &str,
+    ) -> Result<Option<SecretString>, AppError> {
+        let Some(mut fields) = self.connection_fields(org, connection).await? else { return Ok(None) };
+        Ok(match fields.remove(field) {
+            Some(serde_json::Value::String(value)) => Some(SecretString::from(value)),
+            _ => None,
+        })
+    }
+
+    async fn connection_fields(
+        &self,
+        org: &OrganizationId,
+        connection: &str,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, AppError> {
+        let Some(stored) = self.secrets.get(org, CONNECTION_CREDENTIALS_OWNER_KIND, connection).await? else {
+            return Ok(None);
+        };
+        let owner =
+            SecretOwner { organization_id: org, owner_kind: CONNECTION_CREDENTIALS_OWNER_KIND, owner_id: connection };
+        let document = self.cipher.open(&stored.ciphertext, owner).map_err(|e| AppError::Internal(e.to_string()))?;
+        serde_json::from_str(document.expose_secret())
+            .map(Some)
+            .map_err(|_| AppError::Internal("a connection's credentials are not a JSON object".into()))
+    }
+
+    async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+        self.automations.get(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))
+    }
+}
+
+/// The name part of a stored secret's owner id; `None` for a row that is not well formed.
+fn view(automation: &AutomationId, secret: &StoredSecret) -> Option<SecretView> {
+    let name = secret.owner_id.strip_prefix(automation.as_str())?.strip_prefix('/')?;
+    Some(SecretView { name: SecretName::parse(name).ok()?, updated_at: secret.updated_at })
+}

@@ -1,0 +1,109 @@
+//! The vault in memory: a secret store, a cipher that binds each ciphertext to its owner (without
+//! encrypting: these tests look at who may open what, not at cryptography), and no connections.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use compliance_domain::integration::Connection;
+use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
+use compliance_ports::{
+    CipherError, ConnectionRepository, RepoError, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+};
+use secrecy::{ExposeSecret, SecretString};
+
+type Owner = (String, String, String);
+
+#[derive(Default)]
+pub struct MemorySecrets {
+    rows: Mutex<BTreeMap<Owner, StoredSecret>>,
+}
+
+impl MemorySecrets {
+    /// Every ciphertext stored, for tests that look for a value where it must not be.
+    pub fn ciphertexts(&self) -> Vec<Vec<u8>> {
+        self.rows.lock().unwrap().values().map(|s| s.ciphertext.clone()).collect()
+    }
+}
+
+fn key(org: &OrganizationId, kind: &str, id: &str) -> Owner {
+    (org.to_string(), kind.to_owned(), id.to_owned())
+}
+
+#[async_trait]
+impl SecretRepository for MemorySecrets {
+    async fn put(&self, secret: &StoredSecret) -> Result<(), RepoError> {
+        let owner = key(&secret.organization_id, &secret.owner_kind, &secret.owner_id);
+        self.rows.lock().unwrap().insert(owner, secret.clone());
+        Ok(())
+    }
+    async fn get(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<Option<StoredSecret>, RepoError> {
+        Ok(self.rows.lock().unwrap().get(&key(org, kind, id)).cloned())
+    }
+    async fn owner_ids(&self, org: &OrganizationId, kind: &str) -> Result<Vec<String>, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        Ok(rows.keys().filter(|(o, k, _)| *o == org.as_str() && k == kind).map(|(_, _, id)| id.clone()).collect())
+    }
+    async fn children(&self, org: &OrganizationId, kind: &str, parent: &str) -> Result<Vec<StoredSecret>, RepoError> {
+        let prefix = format!("{parent}/");
+        let rows = self.rows.lock().unwrap();
+        let mine = |(o, k, id): &Owner| *o == org.as_str() && k == kind && id.starts_with(&prefix);
+        Ok(rows.iter().filter(|(owner, _)| mine(owner)).map(|(_, s)| s.clone()).collect())
+    }
+    async fn delete(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<bool, RepoError> {
+        Ok(self.rows.lock().unwrap().remove(&key(org, kind, id)).is_some())
+    }
+    async fn count_stale(&self, _current: &str) -> Result<u64, RepoError> {
+        Ok(0)
+    }
+    async fn stale(&self, _current: &str, _limit: usize) -> Result<Vec<StoredSecret>, RepoError> {
+        Ok(Vec::new())
+    }
+    async fn reencrypt(&self, _secret: &StoredSecret, _previous: &[u8]) -> Result<bool, RepoError> {
+        Ok(false)
+    }
+}
+
+/// "Seals" as the owner, a NUL, then the value reversed; opens only for the same owner.
+pub struct BindingCipher;
+
+fn tag(owner: SecretOwner<'_>) -> String {
+    format!("{}|{}|{}\0", owner.organization_id, owner.owner_kind, owner.owner_id)
+}
+
+impl SecretCipher for BindingCipher {
+    fn current_key_id(&self) -> String {
+        "test-key".into()
+    }
+    fn seal(&self, plaintext: &SecretString, owner: SecretOwner<'_>) -> Result<Vec<u8>, CipherError> {
+        let reversed: String = plaintext.expose_secret().chars().rev().collect();
+        Ok(format!("{}{reversed}", tag(owner)).into_bytes())
+    }
+    fn open(&self, ciphertext: &[u8], owner: SecretOwner<'_>) -> Result<SecretString, CipherError> {
+        let text = std::str::from_utf8(ciphertext).map_err(|_| CipherError("decrypt a secret"))?;
+        let reversed = text.strip_prefix(&tag(owner)).ok_or(CipherError("decrypt a secret"))?;
+        Ok(SecretString::from(reversed.chars().rev().collect::<String>()))
+    }
+}
+
+/// An organization without integration connections.
+pub struct NoConnections;
+
+#[async_trait]
+impl ConnectionRepository for NoConnections {
+    async fn insert(&self, _connection: &Connection) -> Result<(), RepoError> {
+        Err(RepoError::Internal("no connections in these tests".into()))
+    }
+    async fn list(&self, _org: &OrganizationId) -> Result<Vec<Connection>, RepoError> {
+        Ok(Vec::new())
+    }
+    async fn get(&self, _org: &OrganizationId, _id: &ConnectionId) -> Result<Connection, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn find_live(&self, _org: &OrganizationId, _provider: &str) -> Result<Option<Connection>, RepoError> {
+        Ok(None)
+    }
+    async fn update(&self, _connection: &Connection, _read_at: Timestamp) -> Result<(), RepoError> {
+        Err(RepoError::NotFound)
+    }
+}

@@ -1,0 +1,110 @@
+//! The secrets an automation logs in with: write-only values, listed by name only.
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::AutomationId;
+use compliance_domain::automation_secret::SecretInput;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{Endpoint, Router};
+use crate::body::JsonBody;
+use crate::wire::SecretDto;
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router.add(Endpoint::new("/v1/browser/automations/{automationId}/secrets").get(list_automation_secrets)).add(
+        Endpoint::new("/v1/browser/automations/{automationId}/secrets/{name}")
+            .put(put_automation_secret)
+            .delete(delete_automation_secret),
+    );
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(put_automation_secret, list_automation_secrets, delete_automation_secret))]
+pub(super) struct Api;
+
+fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
+    AutomationId::parse(id).map_err(|_| ApiError::not_found("automation"))
+}
+
+/// Set a secret of an automation.
+///
+/// Stores (or replaces) the value `type secret "NAME"` and the agent's `type_secret` type. The
+/// value is sealed in the vault for this organization and this automation, and is never answered
+/// back by any route. `name` is a letter followed by up to 63 letters, digits or `_` (case
+/// matters); an automation keeps at most 50 secrets.
+#[utoipa::path(
+    put, path = "/v1/browser/automations/{automationId}/secrets/{name}", operation_id = "putAutomationSecret",
+    tag = "browser-automations",
+    params(
+        ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        ("name" = String, Path, description = "The secret's name: `[A-Za-z][A-Za-z0-9_]{0,63}` (a 400 naming `name` otherwise)."),
+    ),
+    request_body = SecretInput,
+    responses(
+        (status = 201, description = "The secret was stored (its name, never its value).", body = SecretDto),
+        (status = 200, description = "The secret's value was replaced.", body = SecretDto),
+    ),
+)]
+async fn put_automation_secret(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+    JsonBody(input): JsonBody<SecretInput>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, name) = path.into_inner();
+    let (principal, id) = (caller.0, automation_id(&id)?);
+    let written =
+        state.run(|app| async move { app.automation_secrets.put(&principal, &id, &name, input).await }).await?;
+    let body = SecretDto::from(&written.secret);
+    Ok(if written.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
+}
+
+/// List an automation's secrets: their names and when each was set, never a value.
+#[utoipa::path(
+    get, path = "/v1/browser/automations/{automationId}/secrets", operation_id = "listAutomationSecrets",
+    tag = "browser-automations",
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    responses((status = 200, description = "The secrets by name (a bare array).", body = Vec<SecretDto>)),
+)]
+async fn list_automation_secrets(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, automation_id(&id)?);
+    let secrets = state.run(|app| async move { app.automation_secrets.list(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(secrets.iter().map(SecretDto::from).collect::<Vec<_>>()))
+}
+
+/// The answer of a delete.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct SecretDeleted {
+    /// `Secret deleted`.
+    #[schema(examples("Secret deleted"))]
+    message: &'static str,
+    name: String,
+}
+
+/// Delete a secret of an automation.
+#[utoipa::path(
+    delete, path = "/v1/browser/automations/{automationId}/secrets/{name}", operation_id = "deleteAutomationSecret",
+    tag = "browser-automations",
+    params(
+        ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        ("name" = String, Path, description = "The secret's name; a name the automation has no secret of is a 404."),
+    ),
+    responses((status = 200, description = "The secret was deleted.", body = SecretDeleted)),
+)]
+async fn delete_automation_secret(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, name) = path.into_inner();
+    let (principal, id) = (caller.0, automation_id(&id)?);
+    let name = state.run(|app| async move { app.automation_secrets.delete(&principal, &id, &name).await }).await?;
+    Ok(HttpResponse::Ok().json(SecretDeleted { message: "Secret deleted", name: name.to_string() }))
+}

@@ -1,0 +1,3 @@
+ALTER TABLE automation_runs DROP COLUMN steps;
+ALTER TABLE automation_runs DROP COLUMN verdict_reason;
+ALTER TABLE automation_runs DROP COLUMN verdict_outcome;
