@@ -141,8 +141,8 @@ async fn connection_id_must_name_a_connection_of_the_organization(server: &TestS
     let (employee, _) = server.member(&tenant, "employee").await;
     let employee = server.api_key(&tenant, &employee.id).await;
     employee.post(AUTOMATIONS, body(absent)).await.problem(403);
-    // `null` is no connection, for anyone.
-    let cleared = employee.patch(&format!("{AUTOMATIONS}/{id}"), json!({"connectionId": null})).await.ok(200);
+    // `null` is no connection.
+    let cleared = tenant.api.patch(&format!("{AUTOMATIONS}/{id}"), json!({"connectionId": null})).await.ok(200);
     assert_eq!(cleared["connectionId"], Value::Null);
 }
 

@@ -493,12 +493,16 @@ async fn a_manual_run_completes_with_a_signed_png_screenshot(server: &TestServer
         server.anonymous().get_url(&link).await.problem(403);
     }
 
-    // Deleting the automation takes its runs and the screenshot's bytes with it.
-    let blobs_before = server.blob_files();
+    // Deleting the automation takes its runs and the screenshot's bytes with it; the copy attached
+    // to the evidence comment on the task (`att_…`) is the comment's and stays.
+    let (attachments, blobs_before): (Vec<_>, Vec<_>) =
+        server.blob_files().into_iter().partition(|f| f.contains("/att_"));
+    assert_eq!(attachments.len(), 1, "the completed run posted its screenshot to the task");
     assert!(!blobs_before.is_empty(), "no screenshot in BLOB_DIR");
     tenant.api.delete(&automation_path(id)).await.ok(200);
     let left: Vec<_> = server.blob_files().into_iter().filter(|f| blobs_before.contains(f)).collect();
     assert!(left.is_empty(), "the screenshot outlived its automation: {left:?}");
+    assert!(server.blob_files().contains(&attachments[0]), "the evidence comment lost its attachment");
     let gone = server.anonymous().get_url(&url).await;
     assert!(matches!(gone.status, 403 | 404), "the screenshot of a deleted run: {} {}", gone.status, gone.body);
 }
@@ -697,12 +701,16 @@ async fn site() -> MockServer {
 
 /// Creates an automation of a new task opening `url` and carrying out `instruction`, runs it, and
 /// returns the finished run.
-async fn run_script(tenant: &Tenant, url: &str, instruction: &str) -> (Value, Value) {
+/// Creates a step automation, stores `secrets` for it, runs it and waits for the outcome.
+async fn run_script(tenant: &Tenant, url: &str, instruction: &str, secrets: &[(&str, &str)]) -> (Value, Value) {
     let task = task(tenant).await;
     let body = json!({"taskId": task, "name": "MFA evidence", "targetUrl": url, "instruction": instruction});
     let automation = tenant.api.post(AUTOMATIONS, body).await.ok(201);
     assert_eq!(automation["executor"], "steps", "{automation}");
     let id = str_of(&automation, "id").to_owned();
+    for (name, value) in secrets {
+        tenant.api.put(&format!("{AUTOMATIONS}/{id}/secrets/{name}"), json!({"value": value})).await.ok(201);
+    }
     let run = tenant.api.post(&runs_path(&id), json!({})).await.ok(202);
     let done = finished(&tenant.api, &id, str_of(&run, "id")).await;
     assert_run(&done, &id);
@@ -712,16 +720,17 @@ async fn run_script(tenant: &Tenant, url: &str, instruction: &str) -> (Value, Va
 async fn a_step_script_logs_in_and_passes(server: &TestServer) {
     let site = site().await;
     let tenant = server.tenant().await;
-    let script = format!(
+    let script = String::from(
         "1. type \"ada@example.com\" into \"Email\"\n\
-         2. type \"{PASSWORD}\" into \"password\"\n\
+         2. type secret \"PASSWORD\" into \"password\"\n\
          3. click \"Sign in\"\n\
          4. wait for \"Security settings\"\n\
          5. expect url contains \"/settings\"\n\
          6. expect text \"Two-factor authentication: enforced for all members\"\n\
-         7. expect no text \"optional\""
+         7. expect no text \"optional\"",
     );
-    let (_, done) = run_script(&tenant, &format!("{}/login", site.uri()), &script).await;
+    let secrets = [("PASSWORD", PASSWORD)];
+    let (_, done) = run_script(&tenant, &format!("{}/login", site.uri()), &script, &secrets).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["verdict"], json!({"outcome": "passed", "reason": "all 3 expectations held"}), "{done}");
     let steps = done["steps"].as_array().unwrap();
@@ -731,7 +740,7 @@ async fn a_step_script_logs_in_and_passes(server: &TestServer) {
         summary,
         [
             ("type", "Email", "ok"),
-            ("type", "password", "ok"),
+            ("type secret", "password", "ok"),
             ("click", "Sign in", "ok"),
             ("wait for", "Security settings", "ok"),
             ("expect url contains", "/settings", "ok"),
@@ -739,7 +748,7 @@ async fn a_step_script_logs_in_and_passes(server: &TestServer) {
             ("expect no text", "optional", "ok"),
         ]
     );
-    assert!(!done.to_string().contains(PASSWORD), "a typed value appears in the run: {done}");
+    assert!(!done.to_string().contains(PASSWORD), "the secret appears in the run: {done}");
     let posted = site.received_requests().await.unwrap_or_default();
     assert!(
         posted.iter().any(|r| r.url.path() == "/settings" && r.headers.get("cookie").is_some()),
@@ -763,7 +772,7 @@ async fn an_expectation_that_does_not_hold_fails_the_verdict_with_the_reason(ser
     let site = site().await;
     let tenant = server.tenant().await;
     let script = "expect text \"Security settings\"\nexpect text \"enforced for all members\"\nscreenshot";
-    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), script).await;
+    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), script, &[]).await;
     assert_eq!((&done["status"], &done["error"]), (&json!("completed"), &Value::Null), "{done}");
     assert_eq!(
         done["verdict"],
@@ -776,7 +785,7 @@ async fn an_expectation_that_does_not_hold_fails_the_verdict_with_the_reason(ser
     assert!(done["screenshotUrl"].is_string(), "a completed run keeps its final screenshot: {done}");
 
     // A button the page does not have is evidence too: the verdict fails naming the step.
-    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), "click \"Enforce MFA\"").await;
+    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), "click \"Enforce MFA\"", &[]).await;
     assert_eq!(done["status"], "completed", "{done}");
     let reason = str_of(&done["verdict"], "reason");
     assert!(reason.starts_with("step 1 (click \"Enforce MFA\"): no visible button"), "{reason}");
@@ -788,7 +797,7 @@ async fn a_page_that_never_loads_fails_the_run_at_its_timeout(server: &TestServe
     let hang = format!("{}/hang", site.uri());
     let script = format!("screenshot\ngo to \"{hang}\"\nexpect text \"Security settings\"");
     let started = Instant::now();
-    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), &script).await;
+    let (_, done) = run_script(&tenant, &format!("{}/optional", site.uri()), &script, &[]).await;
     assert!(started.elapsed() < Duration::from_secs(30), "the run took {:?}", started.elapsed());
     assert_eq!(done["status"], "failed", "{done}");
     assert_eq!(done["verdict"], Value::Null, "{done}");
@@ -801,7 +810,7 @@ async fn a_page_that_never_loads_fails_the_run_at_its_timeout(server: &TestServe
     assert_eq!(outcomes, ["ok", "failed"], "{done}");
 
     // The target itself never loading fails the run the same way, before any step.
-    let (_, done) = run_script(&tenant, &hang, "screenshot").await;
+    let (_, done) = run_script(&tenant, &hang, "screenshot", &[]).await;
     assert_eq!(done["status"], "failed", "{done}");
     assert_eq!(str_of(&done, "error"), "the page did not load within 2 seconds", "{done}");
     assert_eq!(done["steps"], json!([]), "{done}");
