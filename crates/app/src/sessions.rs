@@ -107,8 +107,10 @@ impl SessionService {
         Ok(Me { user, memberships })
     }
 
-    /// The caller's unexpired sessions, newest first (an API key's caller has none of its own to mark).
+    /// The caller's unexpired sessions, newest first; a session only.
     pub async fn list(&self, caller: &SignedInUser) -> Result<Vec<SessionView>, AppError> {
+        // A key is scoped to one organization; a user's sessions span all of theirs.
+        caller.require_session("managing sessions needs a signed-in session, not an API key")?;
         let sessions = self.sessions.list_sessions(&caller.user_id, self.clock.now()).await?;
         Ok(sessions
             .into_iter()
@@ -118,6 +120,7 @@ impl SessionService {
 
     /// Ends one of the caller's sessions now; another user's is a 404, as a missing one.
     pub async fn delete(&self, caller: &SignedInUser, id: &SessionId) -> Result<(), AppError> {
+        caller.require_session("managing sessions needs a signed-in session, not an API key")?;
         let deleted = self.sessions.delete_session(&caller.user_id, id).await;
         let session = deleted.map_err(|e| AppError::from_repo(e, "session"))?;
         self.principals.forget_credential(&session.token_hash);
