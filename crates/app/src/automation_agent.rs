@@ -222,6 +222,11 @@ impl Agent<'_> {
             Ok(value) => value,
             Err(why) => return Err(PageError::NotFound(why)),
         };
+        // A page the agent reads may tell it to carry a secret to another site: secrets are typed
+        // only on the origin of the automation's own target.
+        if !same_origin(&self.page.current_url().await?, &self.automation.target_url) {
+            return Err(PageError::NotFound(format!("the secret {name} may be typed only on the site of targetUrl")));
+        }
         self.page.type_into(Field::Reference(reference), &value).await?;
         if !self.typed.iter().any(|(typed, _)| typed == name) {
             self.typed.push((name.to_owned(), value));
@@ -419,11 +424,34 @@ fn tools() -> Vec<ToolSpec> {
     ]
 }
 
+/// Whether two absolute URLs share scheme, host and port, compared as written up to the path
+/// (anything unusual, such as user info or an explicit default port, counts as another origin).
+fn same_origin(a: &str, b: &str) -> bool {
+    fn origin(url: &str) -> Option<String> {
+        let start = url.find("://")? + 3;
+        let end = url[start..].find(['/', '?', '#']).map_or(url.len(), |i| start + i);
+        Some(url[..end].to_ascii_lowercase())
+    }
+    matches!((origin(a), origin(b)), (Some(a), Some(b)) if a == b)
+}
+
 #[cfg(test)]
 mod tests {
+
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
 
     use super::*;
+
+    #[test]
+    fn secrets_stay_on_the_targets_origin() {
+        assert!(same_origin("http://127.0.0.1:4000/settings?x=1", "http://127.0.0.1:4000/login"));
+        assert!(same_origin("https://Acme.test/a", "https://acme.test"));
+        assert!(!same_origin("https://evil.test/login", "https://acme.test/login"));
+        assert!(!same_origin("https://acme.test@evil.test/", "https://acme.test/"));
+        assert!(!same_origin("http://acme.test/", "https://acme.test/"));
+        assert!(!same_origin("http://127.0.0.1:4001/", "http://127.0.0.1:4000/"));
+        assert!(!same_origin("about:blank", "https://acme.test/"));
+    }
 
     fn call(name: &str, arguments: Value) -> ToolCall {
         ToolCall { id: "c1".into(), name: name.into(), arguments }
