@@ -444,6 +444,8 @@ async fn comments(db: &TestDb) {
     let ours = organization(store, "Ours").await;
     let theirs = organization(store, "Theirs").await;
     let ada = person(store, &ours, "ada@ours.test").await;
+    // A second owner, so that ada (an owner too) may be deactivated below.
+    person(store, &ours, "bob@ours.test").await;
     let task = Task::create(ours.id.clone(), from_json(json!({"title": "T"})), Timestamp::now()).unwrap();
     TaskRepository::insert_task(store, &task).await.unwrap();
 
