@@ -41,6 +41,7 @@ oidc_tests!(
     redirects_elsewhere_are_refused,
     signing_out_revokes_the_session,
     users_list_and_end_their_own_sessions,
+    an_address_proved_later_takes_the_account_back,
     invitations_make_members_of_verified_addresses,
     an_expired_invitation_is_gone with &[("INVITATION_TTL_SECONDS", "1")],
     signed_in_users_create_organizations,
@@ -188,6 +189,27 @@ async fn users_list_and_end_their_own_sessions(server: &TestServer, _: &OidcProv
     signed_in(server, &second).get("/v1/me").await.problem(401);
     signed_in(server, &first).get("/v1/me").await.ok(200);
     signed_in(server, &first).delete(&format!("/v1/sessions/{other_id}")).await.problem(404);
+}
+
+/// Someone signs in first with an address their provider did not verify (account pre-hijacking);
+/// when the address's owner signs in with it verified, the account is theirs alone: the first
+/// person's linked account and sessions are gone, and they cannot sign in to it again.
+async fn an_address_proved_later_takes_the_account_back(server: &TestServer, _: &OidcProvider) {
+    let squatter = Browser::new(server).sign_in("bob").await;
+    let squatted = signed_in(server, &squatter).get("/v1/me").await.ok(200);
+    assert_eq!(squatted["user"]["emailVerified"], false, "{squatted}");
+
+    let owner = Browser::new(server).sign_in("bob-owner").await;
+    let me = signed_in(server, &owner).get("/v1/me").await.ok(200);
+    assert_eq!(me["user"]["id"], squatted["user"]["id"], "the address's account is linked, not duplicated");
+    assert_eq!(me["user"]["emailVerified"], true, "{me}");
+    signed_in(server, &squatter).get("/v1/me").await.problem(401);
+
+    let browser = Browser::new(server);
+    let callback = browser.authorize(&browser.start("/").await, "bob").await;
+    let again = browser.finish(&callback).await;
+    assert_eq!(again.status(), 409, "the unverified account no longer reaches the user");
+    signed_in(server, &owner).get("/v1/me").await.ok(200);
 }
 
 async fn invitations_make_members_of_verified_addresses(server: &TestServer, _: &OidcProvider) {

@@ -15,6 +15,8 @@ const issuer = `http://127.0.0.1:${port}`;
 const accounts = {
   ada: { email: 'ada@acme.test', email_verified: true, name: 'Ada Lovelace', picture: 'https://pictures.acme.test/ada.png' },
   bob: { email: 'bob@acme.test', email_verified: false, name: 'Bob Unverified' },
+  // the real owner of bob@acme.test, whose provider verified it
+  'bob-owner': { email: 'bob@acme.test', email_verified: true, name: 'Bob Owner' },
   cy: { email: 'cy@acme.test', email_verified: true, name: 'Cy Verified' },
   dee: { email: 'dee@acme.test', email_verified: true, name: 'Dee Verified' },
 };

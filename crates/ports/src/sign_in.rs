@@ -90,7 +90,10 @@ pub trait SignInRepository: Send + Sync {
     /// The user with this (normalised) e-mail address.
     async fn find_by_email(&self, email: &str) -> Result<Option<User>, RepoError>;
     /// Links the provider's account to an existing user and marks its e-mail address verified
-    /// (the caller links only on a verified address).
+    /// (the caller links only on a verified address). When the user's address was not verified
+    /// before, whoever created the user had not proved they own it: its other linked accounts and
+    /// its sessions are removed in the same transaction, so that they cannot sign in to the account
+    /// its real owner now takes over (account pre-hijacking).
     async fn link_identity(&self, user: &UserId, issuer: &str, subject: &str, now: Timestamp) -> Result<(), RepoError>;
     /// Inserts the user and links the provider's account, in one transaction. Conflict when the
     /// e-mail address is taken.

@@ -11,7 +11,7 @@ use crate::Store;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::rows::{UserRow, instant, naive};
-use crate::schema::{sign_in_attempts, user_identities, users};
+use crate::schema::{sessions, sign_in_attempts, user_identities, users};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = sign_in_attempts)]
@@ -122,6 +122,12 @@ impl SignInRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let verified: bool = users::table.find(user.as_str()).select(users::email_verified).first(c).await?;
+                if !verified {
+                    let theirs = user_identities::user_id.eq(user.as_str());
+                    diesel::delete(user_identities::table.filter(theirs)).execute(c).await?;
+                    diesel::delete(sessions::table.filter(sessions::user_id.eq(user.as_str()))).execute(c).await?;
+                }
                 diesel::insert_into(user_identities::table).values(&row).execute(c).await?;
                 diesel::update(users::table.find(user.as_str()))
                     .set((users::email_verified.eq(true), users::updated_at.eq(now)))
