@@ -16,18 +16,15 @@ use compliance_ports::{
     AgentModel, BrowserPage, ChatMessage, ChatRole, Clickable, Field, ModelReply, PageError, PageSnapshot,
     ScrollDirection, ToolCall, ToolSpec,
 };
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use crate::automation_recorder::{RunRecorder, StepRecord};
-use crate::automation_secrets::AutomationSecrets;
+use crate::automation_secrets::{AutomationSecrets, TypedSecrets};
 use crate::{AutomationSettings, Ports};
 
 /// The message of a free-text run when no model is configured.
 pub(crate) const NO_MODEL: &str = "free-text instructions need AUTOMATION_LLM_URL";
-/// Secret values shorter than this are not masked in what the model reads (masking every `a`
-/// would garble the page); the value itself is still never sent.
-const MASK_MIN_CHARS: usize = 3;
 
 /// Bounds of an agent run, besides the run's own timeout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +77,7 @@ impl AgentExecutor {
             secrets: run.secrets,
             deadline: run.deadline,
             conversation: vec![ChatMessage::system(system_prompt(&names)), ChatMessage::user(task(run.instruction))],
-            typed: Vec::new(),
+            typed: TypedSecrets::default(),
             tokens: 0,
         };
         agent.work().await
@@ -98,7 +95,7 @@ struct Agent<'a> {
     deadline: Instant,
     conversation: Vec<ChatMessage>,
     /// The secrets typed so far, masked out of everything the model reads and every step.
-    typed: Vec<(String, SecretString)>,
+    typed: TypedSecrets,
     tokens: u64,
 }
 
@@ -228,9 +225,7 @@ impl Agent<'_> {
             return Err(PageError::NotFound(format!("the secret {name} may be typed only on the site of targetUrl")));
         }
         self.page.type_into(Field::Reference(reference), &value).await?;
-        if !self.typed.iter().any(|(typed, _)| typed == name) {
-            self.typed.push((name.to_owned(), value));
-        }
+        self.typed.remember(name, value);
         Ok(format!("typed the secret {name}"))
     }
 
@@ -247,16 +242,8 @@ impl Agent<'_> {
         self.recorder.record(self.page, step).await;
     }
 
-    /// `text` with every secret typed so far replaced by `[secret NAME]`.
     fn mask(&self, text: &str) -> String {
-        let mut masked = text.to_owned();
-        for (name, value) in &self.typed {
-            let value = value.expose_secret();
-            if value.chars().count() >= MASK_MIN_CHARS {
-                masked = masked.replace(value, &format!("[secret {name}]"));
-            }
-        }
-        masked
+        self.typed.mask(text)
     }
 
     /// The page as the model reads it (masked).

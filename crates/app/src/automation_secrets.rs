@@ -216,3 +216,47 @@ fn view(automation: &AutomationId, secret: &StoredSecret) -> Option<SecretView> 
     let name = secret.owner_id.strip_prefix(automation.as_str())?.strip_prefix('/')?;
     Some(SecretView { name: SecretName::parse(name).ok()?, updated_at: secret.updated_at })
 }
+
+/// The secrets a run has typed so far, to mask their values out of every text the run keeps or
+/// shows (step details, errors, what a model reads): a page may echo what was typed into it.
+#[derive(Default)]
+pub(crate) struct TypedSecrets(Vec<(String, SecretString)>);
+
+/// Secret values shorter than this are not masked (masking every `a` would garble the text); the
+/// value itself is still never written anywhere.
+const MASK_MIN_CHARS: usize = 3;
+
+impl TypedSecrets {
+    pub(crate) fn remember(&mut self, name: &str, value: SecretString) {
+        if !self.0.iter().any(|(typed, _)| typed == name) {
+            self.0.push((name.to_owned(), value));
+        }
+    }
+
+    /// `text` with every secret typed so far replaced by `[secret NAME]`.
+    pub(crate) fn mask(&self, text: &str) -> String {
+        let mut masked = text.to_owned();
+        for (name, value) in &self.0 {
+            let value = value.expose_secret();
+            if value.chars().count() >= MASK_MIN_CHARS {
+                masked = masked.replace(value, &format!("[secret {name}]"));
+            }
+        }
+        masked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_values_are_masked_by_name_and_short_ones_left() {
+        let mut typed = TypedSecrets::default();
+        typed.remember("PASSWORD", SecretString::from("hunter22"));
+        typed.remember("PIN", SecretString::from("42"));
+        typed.remember("PASSWORD", SecretString::from("other"));
+        let masked = typed.mask("login failed for hunter22 (pin 42, not other)");
+        assert_eq!(masked, "login failed for [secret PASSWORD] (pin 42, not other)");
+    }
+}

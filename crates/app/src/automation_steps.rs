@@ -13,7 +13,7 @@ use compliance_ports::{BrowserPage, Clickable, Field, PageError};
 use secrecy::SecretString;
 
 use crate::automation_recorder::{RunRecorder, StepRecord};
-use crate::automation_secrets::AutomationSecrets;
+use crate::automation_secrets::{AutomationSecrets, TypedSecrets};
 
 pub(crate) struct StepExecutor<'a> {
     pub page: &'a mut dyn BrowserPage,
@@ -22,6 +22,9 @@ pub(crate) struct StepExecutor<'a> {
     pub recorder: &'a mut RunRecorder,
     /// `wait for` gives up here.
     pub deadline: Instant,
+    /// The secrets typed so far, masked out of every step's detail and the run's error: a page
+    /// or the browser may echo a typed value in an error text.
+    pub typed: TypedSecrets,
 }
 
 /// How a step went wrong.
@@ -37,7 +40,11 @@ impl StepExecutor<'_> {
         let mut expectations = 0;
         for (number, step) in (1..).zip(steps) {
             let started = Instant::now();
-            let result = self.step(step).await;
+            let result = match self.step(step).await {
+                Ok(detail) => Ok(self.typed.mask(&detail)),
+                Err(Failure::Evidence(why)) => Err(Failure::Evidence(self.typed.mask(&why))),
+                Err(Failure::Run(why)) => Err(Failure::Run(self.typed.mask(&why))),
+            };
             let (outcome, detail) = match &result {
                 Ok(detail) => (StepOutcome::Ok, detail.clone()),
                 Err(Failure::Evidence(why) | Failure::Run(why)) => (StepOutcome::Failed, why.clone()),
@@ -79,6 +86,7 @@ impl StepExecutor<'_> {
             }
             Step::TypeSecret { name, field } => {
                 let value = self.secrets.resolve(self.automation, name).await.map_err(Failure::Run)?;
+                self.typed.remember(name, value.clone());
                 page.type_into(Field::Named(field), &value).await.map(|()| typed()).map_err(failure)
             }
             Step::Press { key } => page.press(key).await.map(|()| format!("pressed {key}")).map_err(failure),

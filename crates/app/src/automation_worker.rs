@@ -14,7 +14,7 @@ use crate::Ports;
 use crate::automation_agent::{AgentExecutor, AgentRun, AgentSettings};
 use crate::automation_recorder::RunRecorder;
 use crate::automation_report::TaskReporter;
-use crate::automation_secrets::AutomationSecrets;
+use crate::automation_secrets::{AutomationSecrets, TypedSecrets};
 use crate::automation_steps::StepExecutor;
 
 /// Schedules looked at per tick.
@@ -272,7 +272,8 @@ impl AutomationWorker {
             Instruction::Steps(steps) => {
                 // `wait for` is bounded by the run timeout, well inside the run's own limit.
                 let deadline = deadline.min(Instant::now() + self.settings.run_timeout);
-                let executor = StepExecutor { page, automation, secrets: &self.secrets, recorder, deadline };
+                let typed = TypedSecrets::default();
+                let executor = StepExecutor { page, automation, secrets: &self.secrets, recorder, deadline, typed };
                 executor.run(&steps).await
             }
             Instruction::FreeText(instruction) => {
