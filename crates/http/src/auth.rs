@@ -42,14 +42,19 @@ impl FromRequest for Caller {
             let credentials = credentials.ok_or_else(|| {
                 ApiError::unauthenticated("send an X-API-Key header, or a session_token cookie with X-Organization-Id")
             })?;
-            // A remembered caller is answered here; only one that needs the store crosses threads.
-            let principal = match state.remembered(&credentials).await {
-                Some(principal) => principal,
-                None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await?,
-            };
+            let principal = principal(&state, credentials).await?;
             actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
             Ok(Caller(principal))
         })
+    }
+}
+
+/// The member the credentials stand for. A remembered caller is answered here; only one that
+/// needs the store crosses threads.
+async fn principal(state: &AppState, credentials: Credentials) -> Result<Principal, ApiError> {
+    match state.remembered(&credentials).await {
+        Some(principal) => Ok(principal),
+        None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await,
     }
 }
 
@@ -85,11 +90,7 @@ impl FromRequest for SignedInCaller {
                     state.run(|app| async move { app.sessions.authenticate(&token).await }).await?
                 }
                 Some(credentials @ Credentials::ApiKey { .. }) => {
-                    let principal = match state.remembered(&credentials).await {
-                        Some(principal) => principal,
-                        None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await?,
-                    };
-                    SignedInUser::by_api_key(&principal)
+                    SignedInUser::by_api_key(&principal(&state, credentials).await?)
                 }
                 None => {
                     return Err(ApiError::unauthenticated(
