@@ -62,6 +62,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "compliance-browser",
             "compliance-ratelimit",
             "compliance-redis",
+            "compliance-oidc",
             "compliance-llm",
         ],
     ),

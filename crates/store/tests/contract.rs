@@ -603,6 +603,8 @@ async fn people_generations(db: &TestDb) {
         (organization(store, "Ours").await, organization(store, "Theirs").await, organization(store, "Other").await);
     let people = async |org: &Organization| generation(store, &org.id, ListName::People).await;
     let ada = person(store, &ours, "ada@ours.test").await;
+    // A second owner, so that ada (an owner too) may be demoted below.
+    person(store, &ours, "bob@ours.test").await;
     let in_theirs =
         NewMember { user_id: Some(ada.user.id.clone()), role: Some("auditor".into()), ..NewMember::default() };
     MemberRepository::insert(store, &Member::create(theirs.id.clone(), in_theirs, Timestamp::now()).unwrap())
