@@ -63,7 +63,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("openapi", "/openapi.json", "", Public),
     ("docs", "/docs", "", Public),
     ("listContext", "/v1/context", "", Needs('r', "context")),
-    ("exportContextEntries", "/v1/context/export", "", Needs('r', "context")),
+    ("exportContext", "/v1/context/export", "", Needs('r', "context")),
     ("createContext", "/v1/context", "{}", Needs('w', "context")),
     ("getContext", "/v1/context/{ctx}", "", Needs('r', "context")),
     ("updateContext", "/v1/context/{ctx}", "{}", Needs('w', "context")),
@@ -122,6 +122,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("startOAuth", "/v1/integrations/oauth/start", r#"{"providerSlug":"github"}"#, Needs('w', "integrations")),
     ("oauthCallback", "", "", Skip("the single-use state is checked before the caller; tests/api/integrations.rs")),
     ("listConnections", "/v1/integrations/connections", "", Needs('r', "integrations")),
+    ("exportConnections", "/v1/integrations/connections/export", "", Needs('r', "integrations")),
     (
         "createConnection",
         "/v1/integrations/connections",

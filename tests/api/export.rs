@@ -198,6 +198,9 @@ async fn every_list_exports_its_wire_fields(server: &TestServer) {
     assert_eq!(records[0][column(&header, "content")], "Looks fine,\n\"really\"");
     let author: Value = serde_json::from_str(&records[0][column(&header, "author")]).expect("`author` as JSON");
     assert_eq!(author["id"], tenant.owner.id.as_str());
+    // Connections (none here: making one needs a provider, tests/api/integrations.rs): the header.
+    let (header, records) = csv_records(&export(api, "/v1/integrations/connections/export", "csv").await.bytes);
+    assert_eq!((header[0].as_str(), header.contains(&"providerSlug".to_owned()), records.len()), ("id", true, 0));
     // A comments export names its record, as the list does.
     api.get("/v1/comments/export?entityType=vendor").await.invalid("entityId");
 }

@@ -34,6 +34,7 @@ pub fn configure(router: &mut Router<'_>) {
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     list_context_entries,
+    export_context,
     create_context_entry,
     get_context_entry,
     update_context_entry,
@@ -119,7 +120,7 @@ const CONTEXT_COLUMNS: &[&str] = &["id", "organizationId", "question", "answer",
     get,
     path = "/v1/context/export",
     tag = "context",
-    operation_id = "exportContextEntries",
+    operation_id = "exportContext",
     summary = "Export the organization's context entries as CSV or JSON Lines",
     description = "Every record the list would show with the same parameters, streamed as one file.",
     params(FormatQuery),
