@@ -64,6 +64,11 @@ impl Client {
         self.send(Method::DELETE, path, None).await
     }
 
+    /// `GET path` answered as it arrives: the body is the caller's to read, chunk by chunk.
+    pub async fn get_streamed(&self, path: &str) -> reqwest::Response {
+        self.request(Method::GET, path).send().await.unwrap_or_else(|err| panic!("GET {path}: {err}"))
+    }
+
     /// A request with a literal body and an optional `Content-Type`.
     pub async fn raw(&self, method: Method, path: &str, content_type: Option<&str>, body: &str) -> Response {
         let what = format!("{method} {path}");

@@ -126,6 +126,11 @@ fn records(tenant: &Tenant) -> Vec<Records> {
     ]
 }
 
+/// The export operation of a list operation: `listRisks` → `exportRisks`.
+fn export_operation(list: &str) -> String {
+    list.replacen("list", "export", 1)
+}
+
 /// Calls every operation once with a successful request, in an order that gives each the data it
 /// needs, checks each answer against the document, then compares the operations called with the
 /// document's.
@@ -152,6 +157,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
         let record = c.check(create, api.post(records.path, records.create.clone()).await);
         let one = format!("{}/{}", records.path, str_of(&record, "id"));
         c.check(list, api.get(records.path).await);
+        c.check(&export_operation(list), api.get(&format!("{}/export", records.path)).await);
         c.check(get, api.get(&one).await);
         c.check(update, api.patch(&one, records.update.clone()).await);
         created.push((records.operations[4], one));
@@ -165,6 +171,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     let member = c.check("createPerson", api.post("/v1/people", person).await);
     let member_path = format!("/v1/people/{}", str_of(&member, "id"));
     c.check("listPeople", api.get("/v1/people?includeInactive=true").await);
+    c.check("exportPeople", api.get("/v1/people/export?includeInactive=true&format=json").await);
     c.check("getPerson", api.get(&member_path).await);
     c.check("updatePerson", api.patch(&member_path, json!({"department": "hr"})).await);
     c.check("listPersonDevices", api.get(&format!("{member_path}/devices")).await);
@@ -179,6 +186,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     let comment = c.check("createComment", api.post("/v1/comments", comment).await);
     let comment_path = format!("/v1/comments/{}", str_of(&comment, "id"));
     c.check("listComments", api.get(&format!("/v1/comments?entityId={task_id}&entityType=task")).await);
+    c.check("exportComments", api.get(&format!("/v1/comments/export?entityId={task_id}&entityType=task")).await);
     c.check("updateComment", api.put(&comment_path, json!({"content": "See the attached PDF."})).await);
     let attachment = str_of(&comment["attachments"][0], "id").to_owned();
     let link = c.check("getAttachmentDownloadLink", api.get(&format!("/v1/attachments/{attachment}/download")).await);
@@ -267,6 +275,7 @@ async fn integrations(
     let connection = c.check("createConnection", api.post("/v1/integrations/connections", body).await);
     let connection_path = format!("/v1/integrations/connections/{}", str_of(&connection, "id"));
     c.check("listConnections", api.get("/v1/integrations/connections").await);
+    c.check("exportConnections", api.get("/v1/integrations/connections/export?format=json").await);
     c.check("getConnection", api.get(&connection_path).await);
     let checked = c.check("checkConnection", api.post(&format!("{connection_path}/check"), json!({})).await);
     assert_eq!(checked["check"]["ok"], true, "the provider refused the check: {checked}");
@@ -318,6 +327,9 @@ async fn automations(c: &mut Conformance, server: &TestServer, api: &Client, tas
     .await;
     let runs = finished.unwrap_or_else(|| panic!("the run did not finish within {RUN_DEADLINE:?}"));
     let runs = c.check("listAutomationRuns", runs);
+    let exported = c.check("exportAutomationRuns", api.get(&format!("{runs_path}/export?format=json")).await);
+    // One JSON line: the body is that object, the run as the list shows it.
+    assert_eq!(exported["id"], runs[0]["id"], "the exported run: {exported}");
     assert_eq!(runs[0]["status"], "completed", "the run: {runs}");
     assert_eq!(runs[0]["verdict"]["outcome"], "passed", "the run: {runs}");
     let screenshot = str_of(&runs[0], "screenshotUrl");

@@ -249,6 +249,24 @@ impl TestServer {
         }
     }
 
+    /// Runs `postgres` on a PostgreSQL database, or `sqlite` (through the `sqlite3` program, which
+    /// waits for the server's writer) on a SQLite one: to write many rows fast, behind the API.
+    pub async fn execute_sql_per_backend(&self, postgres: &str, sqlite: &str) {
+        match &self.database {
+            Database::Postgres { url, .. } | Database::Kept { url } => admin_execute(url, postgres).await,
+            Database::Sqlite { dir, .. } => {
+                let path = dir.path().join("test.db");
+                let output = tokio::process::Command::new("sqlite3")
+                    .arg(&path)
+                    .arg(format!("PRAGMA busy_timeout = 10000; {sqlite}"))
+                    .output()
+                    .await
+                    .expect("run sqlite3");
+                assert!(output.status.success(), "sqlite3: {}", String::from_utf8_lossy(&output.stderr));
+            }
+        }
+    }
+
     /// Everything the server wrote to stderr so far. A line written a moment ago may still be on
     /// its way through the pipe: wait for it with [`Self::stderr_containing`], or stop the server
     /// first ([`Self::stop`], [`Self::wait_exit`]).

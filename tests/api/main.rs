@@ -88,6 +88,7 @@ mod connect_page;
 mod context;
 mod devices;
 mod docs;
+mod export;
 mod instances;
 mod integrations;
 mod isolation;

@@ -5,6 +5,7 @@
 mod auth;
 mod body;
 mod error;
+mod export;
 mod list_cache;
 pub mod middleware;
 pub mod openapi;

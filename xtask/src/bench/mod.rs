@@ -6,6 +6,7 @@
 //! on this machine. Figures go to the terminal and to `target/bench/` (JSON and an SVG chart); the
 //! last line says whether every target was met. README.md ("Benchmark") explains the figures.
 
+mod large;
 mod measure;
 mod pgbench;
 mod report;
@@ -115,12 +116,19 @@ impl Options {
     fn selects(&self, case: &Case) -> bool {
         self.only.as_ref().is_none_or(|text| case.name.contains(text.as_str()))
     }
+
+    /// Whether any of the large cases (`large::QUERIES`, `large::EXPORT`) is asked for.
+    fn selects_large(&self) -> bool {
+        let names = large::QUERIES.iter().map(|query| query.name).chain([large::EXPORT]);
+        self.only.as_ref().is_none_or(|text| names.into_iter().any(|name| name.contains(text.as_str())))
+    }
 }
 
 pub fn run(args: &[&str]) -> Result<()> {
     let options = Options::parse(args)?;
     if let Some(text) = &options.only
         && !cases().iter().chain(&scale_cases(options.scale_rows)).any(|case| options.selects(case))
+        && !options.selects_large()
     {
         bail!("--case {text}: no case's name contains it");
     }
@@ -156,15 +164,32 @@ pub fn run(args: &[&str]) -> Result<()> {
     }
     let scale_cases: Vec<Case> =
         scale_cases(options.scale_rows).into_iter().filter(|case| options.selects(case)).collect();
-    if options.scale_rows > 0 && !scale_cases.is_empty() {
-        println!("\n==> scale: {} more risks over {} organizations", options.scale_rows, scale::ORGANIZATIONS);
-        scale::grow_postgres(postgres.store.url(), options.scale_rows)?;
+    let large = options.scale_rows > 0 && options.selects_large();
+    // The large cases' small side: the same requests on the seeded organization, before growth.
+    let small: Vec<Vec<f64>> = match large {
+        true => measured.iter().map(|fixture| fixture.large_p50s(&options, &out, None)).collect::<Result<_>>()?,
+        false => Vec::new(),
+    };
+    if options.scale_rows > 0 && (!scale_cases.is_empty() || large) {
+        // One organization of the million holds 100,000 risks (the large cases'); 1,000 share the rest.
+        let large_rows = large::LARGE_RISKS.min(options.scale_rows);
+        let spread = options.scale_rows - if large { large_rows } else { 0 };
+        println!("\n==> scale: {} more risks over {} organizations", spread, scale::ORGANIZATIONS);
+        scale::grow_postgres(postgres.store.url(), spread)?;
         if sqlite.is_some() {
-            scale::grow_sqlite(&scratch.0.join("compliance.db"), options.scale_rows)?;
+            scale::grow_sqlite(&scratch.0.join("compliance.db"), spread)?;
         }
         for case in &scale_cases {
             bench.case(case, &measured, &postgres)?;
         }
+    }
+    if large {
+        let mut report = Vec::new();
+        for (fixture, small) in measured.iter().zip(&small) {
+            report.push(fixture.large_cases(&options, &out, small, &scratch)?);
+        }
+        let text = serde_json::to_string_pretty(&report).context("cannot write the large cases' figures")?;
+        fs::write(out.join("large.json"), text).context("cannot write target/bench/large.json")?;
     }
 
     let servers = measured.iter().map(|fixture| fixture.figures()).collect::<Result<Vec<_>>>()?;
@@ -539,6 +564,80 @@ impl Fixture {
         let mut server = Server::spawn(&self.binary, self.store.url(), &self.data.join(slug), &log, env)?;
         server.wait_until_ok(&Request::get("/v1/risks").with_key(&self.reads.api_key), STARTUP_POLL, &log)?;
         Ok(server)
+    }
+
+    /// The p50 of each large query from a server that keeps no list pages: on the seeded
+    /// organization (`large` is `None`), or on the large one.
+    fn large_p50s(&self, options: &Options, out: &Path, large: Option<&crate::service::Tenant>) -> Result<Vec<f64>> {
+        let side = if large.is_some() { "large" } else { "small" };
+        let server = self.another_server(UNCACHED, &format!("large-{side}"))?;
+        let (key, member) = match large {
+            Some(tenant) => (&tenant.api_key, &tenant.member_id),
+            None => (&self.reads.api_key, &self.reads.member_id),
+        };
+        let scripts = out.join("scripts");
+        let mut p50s = Vec::new();
+        for (n, query) in large::QUERIES.iter().enumerate() {
+            let slug = format!("large-{n}-{side}-{}", self.backend.name());
+            let p50 = large::p50_ms(&scripts, &slug, &server, key, &query.path(member), options.duration)?;
+            println!("    {}: {} on the {side} organization: p50 {p50:.2} ms", self.backend.name(), query.name);
+            p50s.push(p50);
+        }
+        Ok(p50s)
+    }
+
+    /// The large organization on this fixture's database, its ratios to `small`, and its export.
+    fn large_cases(
+        &self,
+        options: &Options,
+        out: &Path,
+        small: &[f64],
+        scratch: &Scratch,
+    ) -> Result<serde_json::Value> {
+        let name = format!("{}-large", self.backend.name());
+        let tenant = crate::service::Tenant::create(&self.binary, self.store.url(), &name)?;
+        println!("\n==> large: {} risks in {} ({})", large::LARGE_RISKS, tenant.organization_id, self.backend.name());
+        match self.backend {
+            Backend::Postgres => large::grow_postgres(self.store.url(), &tenant.organization_id, &tenant.member_id)?,
+            Backend::Sqlite => {
+                large::grow_sqlite(&scratch.0.join("compliance.db"), &tenant.organization_id, &tenant.member_id)?
+            }
+        }
+        let big = self.large_p50s(options, out, Some(&tenant))?;
+        let mut cases = Vec::new();
+        for ((query, small), big) in large::QUERIES.iter().zip(small).zip(&big) {
+            let ratio = big / small.max(f64::EPSILON);
+            println!(
+                "    {}: {}: {ratio:.2}× the small database's p50 ({big:.2} / {small:.2} ms)",
+                self.backend.name(),
+                query.name
+            );
+            cases.push(serde_json::json!({"case": query.name, "p50_ms": big, "small_p50_ms": small, "ratio": ratio}));
+        }
+        // A server started for the export, so that its peak RSS is the export's.
+        let server = self.another_server(&[], "large-export")?;
+        let exported = large::export(&server, &tenant.api_key)?;
+        println!(
+            "    {}: {}: {} rows ({:.1} MiB) in {:.2} s = {:.0} rows/s; peak RSS {:.1} MiB",
+            self.backend.name(),
+            large::EXPORT,
+            exported.rows,
+            exported.bytes as f64 / 1048576.0,
+            exported.seconds,
+            exported.rows_per_second(),
+            exported.peak_rss_mib
+        );
+        Ok(serde_json::json!({
+            "backend": self.backend.name(),
+            "cases": cases,
+            "export": {
+                "rows": exported.rows,
+                "bytes": exported.bytes,
+                "seconds": exported.seconds,
+                "rows_per_second": exported.rows_per_second(),
+                "peak_rss_mib": exported.peak_rss_mib,
+            },
+        }))
     }
 
     fn tenant(&self, tenant: Tenant) -> &seed::Organization {

@@ -19,6 +19,8 @@ pub const POLICIES: usize = 20;
 /// One seeded organization.
 pub struct Organization {
     pub id: String,
+    /// The owner's membership, to which every seeded risk is assigned.
+    pub member_id: String,
     pub api_key: String,
     pub risk_ids: Vec<String>,
 }
@@ -51,7 +53,7 @@ pub fn organization(binary: &Path, database_url: &str, address: &str, name: &str
     for n in 0..POLICIES {
         post("/v1/policies", policy(n, &tenant.member_id))?;
     }
-    Ok(Organization { id: tenant.organization_id, api_key: tenant.api_key, risk_ids })
+    Ok(Organization { id: tenant.organization_id, member_id: tenant.member_id, api_key: tenant.api_key, risk_ids })
 }
 
 const ROLES: [&str; 3] = ["employee", "admin", "auditor"];

@@ -4,11 +4,13 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use compliance_domain::automation::{AutomationChanges, NewAutomation};
 use compliance_domain::{AutomationId, AutomationRunId, TaskId};
+use compliance_ports::PageRequest;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::paging::PageQuery;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};
@@ -28,6 +30,7 @@ pub fn configure(router: &mut Router<'_>) {
                 .get(list_automation_runs)
                 .post(start_automation_run),
         )
+        .add(Endpoint::new("/v1/browser/automations/{automationId}/runs/export").get(export_automation_runs))
         .add(Endpoint::new("/v1/browser/runs/{runId}/screenshot").get(get_run_screenshot));
 }
 
@@ -40,6 +43,7 @@ pub fn configure(router: &mut Router<'_>) {
     update_automation,
     delete_automation,
     list_automation_runs,
+    export_automation_runs,
     start_automation_run,
     get_run_screenshot,
 ))]
@@ -187,6 +191,54 @@ async fn list_automation_runs(
         response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
     }
     Ok(response.json(runs.items.iter().map(RunDto::from).collect::<Vec<_>>()))
+}
+
+/// The columns of a runs export: every field of a run as the list shows it (`verdict` and
+/// `steps` as their JSON text).
+const RUN_COLUMNS: &[&str] = &[
+    "id",
+    "automationId",
+    "status",
+    "trigger",
+    "createdAt",
+    "startedAt",
+    "completedAt",
+    "durationMs",
+    "screenshotUrl",
+    "error",
+    "verdict",
+    "steps",
+];
+
+/// Export an automation's runs
+///
+/// Every run the list would show with the same parameters, streamed as one CSV or JSON Lines file.
+#[utoipa::path(
+    get, path = "/v1/browser/automations/{automationId}/runs/export", operation_id = "exportAutomationRuns", tag = "browser-automations",
+    params(
+        ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        FormatQuery,
+    ),
+    responses((status = 200, description = "The runs, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_automation_runs(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let (principal, id, request) = (caller.0, automation_id(&id)?, PageRequest::first(BATCH_ROWS));
+    let row = |run: &_| serde_json::to_value(RunDto::from(run));
+    let export = Export { format, name: "runs", columns: RUN_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, id, request) = (principal.clone(), id.clone(), PageRequest { after, ..request.clone() });
+        async move { app.automations.runs(&principal, &id, &request).await }
+    })
+    .await
 }
 
 /// Start a run of an automation now.

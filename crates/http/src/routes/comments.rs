@@ -5,11 +5,13 @@ use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::comment::{CommentEdit, CommentEntityType, NewComment};
 use compliance_domain::{AttachmentId, CommentId};
+use compliance_ports::PageRequest;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -20,6 +22,7 @@ const JSON_OVERHEAD: usize = 64 * 1024;
 pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
     router
         .add(Endpoint::new("/v1/comments").app_data(body_limit).get(list_comments).post(create_comment))
+        .add(Endpoint::new("/v1/comments/export").get(export_comments))
         .add(Endpoint::new("/v1/comments/{id}").put(update_comment).delete(delete_comment))
         .add(Endpoint::new("/v1/attachments/{id}/download").get(get_attachment_download_link))
         .add(Endpoint::new("/v1/attachments/{id}/content").get(download_attachment));
@@ -29,6 +32,7 @@ pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     list_comments,
+    export_comments,
     create_comment,
     update_comment,
     delete_comment,
@@ -131,11 +135,7 @@ async fn list_comments(
     query: web::Query<EntityQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.into_inner();
-    let entity_id = query.entity_id.ok_or_else(|| ApiError::invalid_field("entityId", "is required"))?;
-    let entity_type: CommentEntityType =
-        query.entity_type.ok_or_else(|| ApiError::invalid_field("entityType", "is required"))?.parse().map_err(
-            |error: compliance_domain::UnknownValue| ApiError::invalid_field("entityType", error.to_string()),
-        )?;
+    let (entity_type, entity_id) = entity(query.entity_type, query.entity_id)?;
     let (principal, page) = (caller.0, query.page.request(state.settings())?);
     let page =
         state.run(|app| async move { app.comments.list(&principal, entity_type, &entity_id, &page).await }).await?;
@@ -145,6 +145,67 @@ async fn list_comments(
         response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
     }
     Ok(response.json(page.items.iter().map(CommentDto::from).collect::<Vec<_>>()))
+}
+
+/// The record commented on, from `entityType` and `entityId`; a 400 naming the one missing or bad.
+fn entity(entity_type: Option<String>, entity_id: Option<String>) -> Result<(CommentEntityType, String), ApiError> {
+    let entity_id = entity_id.ok_or_else(|| ApiError::invalid_field("entityId", "is required"))?;
+    let entity_type = entity_type.ok_or_else(|| ApiError::invalid_field("entityType", "is required"))?;
+    let entity_type = entity_type
+        .parse()
+        .map_err(|error: compliance_domain::UnknownValue| ApiError::invalid_field("entityType", error.to_string()))?;
+    Ok((entity_type, entity_id))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExportQuery {
+    entity_id: Option<String>,
+    entity_type: Option<String>,
+    #[serde(flatten)]
+    format: FormatQuery,
+}
+
+/// The columns of a comments export: every field of a comment as the list shows it (`author`
+/// and `attachments` as their JSON text).
+const COMMENT_COLUMNS: &[&str] = &["id", "content", "author", "attachments", "createdAt"];
+
+/// Export comments
+///
+/// The comments on one task, vendor, risk or policy, as the list would show them with the same
+/// parameters, streamed as one CSV or JSON Lines file.
+#[utoipa::path(
+    get, path = "/v1/comments/export", operation_id = "exportComments", tag = "comments",
+    params(
+        ("entityId" = String, Query, description = "The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404."),
+        ("entityType" = CommentEntityType, Query, description = "The kind of record commented on."),
+        FormatQuery,
+    ),
+    responses(
+        (status = 200, description = "The comments, as an attachment.", content(
+            (String = "text/csv"),
+            (String = "application/x-ndjson"),
+        )),
+        (status = 404, description = "No such record in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn export_comments(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<ExportQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let query = query.into_inner();
+    let (entity_type, entity_id) = entity(query.entity_type, query.entity_id)?;
+    let format = ExportFormat::parse(query.format.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let row = |comment: &_| serde_json::to_value(CommentDto::from(comment));
+    let export = Export { format, name: "comments", columns: COMMENT_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, entity_id) = (principal.clone(), entity_id.clone());
+        let request = PageRequest { after, ..request.clone() };
+        async move { app.comments.list(&principal, entity_type, &entity_id, &request).await }
+    })
+    .await
 }
 
 /// Comment on a record

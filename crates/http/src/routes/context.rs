@@ -5,31 +5,36 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::context::{ContextEntryChanges, NewContextEntry};
 use compliance_domain::{ContextEntryId, Id};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PageRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, ContextEntryDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/context").get(list_context_entries).post(create_context_entry)).add(
-        Endpoint::new("/v1/context/{id}")
-            .get(get_context_entry)
-            .patch(update_context_entry)
-            .delete(delete_context_entry),
-    );
+    router
+        .add(Endpoint::new("/v1/context").get(list_context_entries).post(create_context_entry))
+        .add(Endpoint::new("/v1/context/export").get(export_context))
+        .add(
+            Endpoint::new("/v1/context/{id}")
+                .get(get_context_entry)
+                .patch(update_context_entry)
+                .delete(delete_context_entry),
+        );
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     list_context_entries,
+    export_context,
     create_context_entry,
     get_context_entry,
     update_context_entry,
@@ -106,6 +111,38 @@ async fn list_context_entries(
         next_cursor: page.next_cursor(),
         auth_type: auth_type(&caller, AuthTypeStyle::Context),
     }))
+}
+
+/// The columns of a context entries export: every field of a record as the list shows it.
+const CONTEXT_COLUMNS: &[&str] = &["id", "organizationId", "question", "answer", "tags", "createdAt", "updatedAt"];
+
+#[utoipa::path(
+    get,
+    path = "/v1/context/export",
+    tag = "context",
+    operation_id = "exportContext",
+    summary = "Export the organization's context entries as CSV or JSON Lines",
+    description = "Every record the list would show with the same parameters, streamed as one file.",
+    params(FormatQuery),
+    responses((status = 200, description = "The context entries, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_context(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let row = |entry: &_| serde_json::to_value(ContextEntryDto::from(entry));
+    let export = Export { format, name: "context", columns: CONTEXT_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
+        async move { app.context.list_context_entries(&principal, &request).await }
+    })
+    .await
 }
 
 #[utoipa::path(

@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
+use crate::export::{Export, ExportFormat, FormatQuery};
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
@@ -29,6 +30,7 @@ pub fn configure(router: &mut Router<'_>) {
         .add(Endpoint::new("/v1/integrations/oauth/start").post(start_oauth))
         .add(Endpoint::new("/v1/integrations/oauth/callback").get(oauth_callback))
         .add(Endpoint::new("/v1/integrations/connections").get(list_connections).post(create_connection))
+        .add(Endpoint::new("/v1/integrations/connections/export").get(export_connections))
         .add(Endpoint::new("/v1/integrations/connections/{id}").get(get_connection).delete(delete_connection))
         .add(Endpoint::new("/v1/integrations/connections/{id}/check").post(check_connection));
 }
@@ -44,6 +46,7 @@ pub fn configure(router: &mut Router<'_>) {
     start_oauth,
     oauth_callback,
     list_connections,
+    export_connections,
     create_connection,
     get_connection,
     delete_connection,
@@ -297,6 +300,56 @@ async fn list_connections(state: web::Data<AppState>, caller: Caller) -> Result<
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+/// The columns of a connections export: every field of a connection as the list shows it.
+const CONNECTION_COLUMNS: &[&str] = &[
+    "id",
+    "providerSlug",
+    "providerName",
+    "authType",
+    "status",
+    "createdBy",
+    "createdAt",
+    "updatedAt",
+    "connectedAt",
+    "disconnectedAt",
+    "tokenExpiresAt",
+    "lastCheckedAt",
+    "lastError",
+];
+
+/// Export the organization's connections as CSV or JSON Lines (every connection the list shows).
+#[utoipa::path(
+    get, path = "/v1/integrations/connections/export", operation_id = "exportConnections", tag = "integrations",
+    params(FormatQuery),
+    responses((status = 200, description = "The connections, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_connections(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let principal = caller.0;
+    // An organization has a connection per provider at most: one batch holds them all.
+    let items = state.integrations(|i| async move { i.list_connections(&principal).await }).await?;
+    let first = compliance_ports::Page { total: items.len() as u64, items, next: None };
+    let export = Export {
+        format,
+        name: "connections",
+        columns: CONNECTION_COLUMNS,
+        row: |connection: &ConnectionView| serde_json::to_value(connection),
+    };
+    let no_more = |_| {
+        std::future::ready(Err(ApiError::from(compliance_app::AppError::Internal(
+            "no batch after the only one".into(),
+        ))))
+    };
+    Ok(crate::export::respond(export, first, no_more))
 }
 
 /// Connect an `api_key`, `basic` or `custom` provider with its credential values.

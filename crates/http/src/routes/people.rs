@@ -6,7 +6,7 @@ use actix_web::{HttpResponse, web};
 use compliance_app::App;
 use compliance_domain::MemberId;
 use compliance_domain::people::{MemberChanges, NewMember};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PageRequest};
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
@@ -22,12 +23,16 @@ use crate::{ApiError, AppState, Caller};
 pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/people").get(list_people).post(create_person))
+        .add(Endpoint::new("/v1/people/export").get(export_people))
         .add(Endpoint::new("/v1/people/{id}").get(get_person).patch(update_person));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_people, get_person, create_person, update_person), components(schemas(IncludeInactive)))]
+#[openapi(
+    paths(list_people, export_people, get_person, create_person, update_person),
+    components(schemas(IncludeInactive))
+)]
 pub(super) struct Api;
 
 /// The schema of `authType` outside the context endpoints.
@@ -117,6 +122,47 @@ async fn list_people(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExportQuery {
+    include_inactive: Option<String>,
+    #[serde(flatten)]
+    format: FormatQuery,
+}
+
+/// The columns of a people export: every field of a member as the list shows it (`user` as its
+/// JSON text).
+const PERSON_COLUMNS: &[&str] =
+    &["id", "organizationId", "userId", "role", "department", "isActive", "deviceManagerLabelId", "createdAt", "user"];
+
+/// Export people
+///
+/// Every member the list would show with the same parameters, streamed as one CSV or JSON Lines file.
+#[utoipa::path(
+    get, path = "/v1/people/export", operation_id = "exportPeople", tag = "people",
+    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."), FormatQuery),
+    responses((status = 200, description = "The members, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_people(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<ExportQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let include_inactive = IncludeInactive::read(query.include_inactive.as_deref())?;
+    let format = ExportFormat::parse(query.format.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let row = |person: &_| serde_json::to_value(MemberDto::from(person));
+    let export = Export { format, name: "people", columns: PERSON_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
+        async move { app.people.list(&principal, include_inactive, &request).await }
+    })
+    .await
 }
 
 /// Get a person

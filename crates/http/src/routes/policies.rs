@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::policy::{NewPolicy, PolicyChanges};
 use compliance_domain::{Id, PolicyId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PageRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
@@ -19,12 +20,13 @@ use crate::{ApiError, AppState, Caller};
 pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/policies").get(list_policies).post(create_policy))
+        .add(Endpoint::new("/v1/policies/export").get(export_policies))
         .add(Endpoint::new("/v1/policies/{id}").get(get_policy).patch(update_policy).delete(delete_policy));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_policies, create_policy, get_policy, update_policy, delete_policy))]
+#[openapi(paths(list_policies, export_policies, create_policy, get_policy, update_policy, delete_policy))]
 pub(super) struct Api;
 
 /// `{data, nextCursor, authType, authenticatedUser}` of policies: the specification gives policy lists no `count`.
@@ -100,6 +102,58 @@ async fn list_policies(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+/// The columns of a policies export: every field of a record as the list shows it.
+const POLICY_COLUMNS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "status",
+    "content",
+    "frequency",
+    "department",
+    "isRequiredToSign",
+    "signedBy",
+    "reviewDate",
+    "isArchived",
+    "createdAt",
+    "updatedAt",
+    "lastArchivedAt",
+    "lastPublishedAt",
+    "organizationId",
+    "assigneeId",
+    "approverId",
+    "policyTemplateId",
+];
+
+#[utoipa::path(
+    get,
+    path = "/v1/policies/export",
+    tag = "policies",
+    operation_id = "exportPolicies",
+    summary = "Export the organization's policies as CSV or JSON Lines",
+    description = "Every record the list would show with the same parameters, streamed as one file.",
+    params(FormatQuery),
+    responses((status = 200, description = "The policies, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_policies(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let row = |policy: &_| serde_json::to_value(PolicyDto::from(policy));
+    let export = Export { format, name: "policies", columns: POLICY_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
+        async move { app.policies.list_policies(&principal, &request).await }
+    })
+    .await
 }
 
 #[utoipa::path(

@@ -3,14 +3,16 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::risk::{NewRisk, RiskChanges};
 use compliance_domain::{Id, RiskId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PageRequest};
 use serde::Serialize;
+use serde_json::to_value;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
@@ -19,12 +21,13 @@ use crate::{ApiError, AppState, Caller};
 pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/risks").get(list_risks).post(create_risk))
+        .add(Endpoint::new("/v1/risks/export").get(export_risks))
         .add(Endpoint::new("/v1/risks/{id}").get(get_risk).patch(update_risk).delete(delete_risk));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_risks, create_risk, get_risk, update_risk, delete_risk))]
+#[openapi(paths(list_risks, export_risks, create_risk, get_risk, update_risk, delete_risk))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of risks.
@@ -102,6 +105,55 @@ async fn list_risks(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+/// The columns of a risks export: every field of a risk as `GET /v1/risks/{id}` shows it.
+const RISK_COLUMNS: &[&str] = &[
+    "id",
+    "title",
+    "description",
+    "category",
+    "department",
+    "status",
+    "likelihood",
+    "impact",
+    "residualLikelihood",
+    "residualImpact",
+    "treatmentStrategy",
+    "treatmentStrategyDescription",
+    "assigneeId",
+    "organizationId",
+    "createdAt",
+    "updatedAt",
+];
+
+#[utoipa::path(
+    get,
+    path = "/v1/risks/export",
+    tag = "risks",
+    operation_id = "exportRisks",
+    summary = "Export the organization's risks as CSV or JSON Lines",
+    description = "Every risk the list would show with the same parameters, streamed as one file.",
+    params(FormatQuery),
+    responses((status = 200, description = "The risks, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_risks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let export =
+        Export { format, name: "risks", columns: RISK_COLUMNS, row: |risk| to_value(RiskDto::new(risk, true)) };
+    stream_list(state, export, move |app, after| {
+        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
+        async move { app.risks.list_risks(&principal, &request).await }
+    })
+    .await
 }
 
 #[utoipa::path(

@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::task::{NewTask, TaskChanges};
 use compliance_domain::{Id, TaskId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PageRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, TaskDto, auth_type};
@@ -19,12 +20,13 @@ use crate::{ApiError, AppState, Caller};
 pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/tasks").get(list_tasks).post(create_task))
+        .add(Endpoint::new("/v1/tasks/export").get(export_tasks))
         .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_tasks, create_task, get_task, update_task, delete_task))]
+#[openapi(paths(list_tasks, export_tasks, create_task, get_task, update_task, delete_task))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of tasks.
@@ -102,6 +104,39 @@ async fn list_tasks(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+/// The columns of a tasks export: every field of a record as the list shows it.
+const TASK_COLUMNS: &[&str] =
+    &["id", "organizationId", "title", "description", "status", "assigneeId", "createdAt", "updatedAt"];
+
+#[utoipa::path(
+    get,
+    path = "/v1/tasks/export",
+    tag = "tasks",
+    operation_id = "exportTasks",
+    summary = "Export the organization's tasks as CSV or JSON Lines",
+    description = "Every record the list would show with the same parameters, streamed as one file.",
+    params(FormatQuery),
+    responses((status = 200, description = "The tasks, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_tasks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let row = |task: &_| serde_json::to_value(TaskDto::from(task));
+    let export = Export { format, name: "tasks", columns: TASK_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
+        async move { app.tasks.list_tasks(&principal, &request).await }
+    })
+    .await
 }
 
 #[utoipa::path(

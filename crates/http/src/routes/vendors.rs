@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use compliance_domain::vendor::{NewVendor, VendorChanges};
 use compliance_domain::{Id, VendorId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PageRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
@@ -19,12 +20,13 @@ use crate::{ApiError, AppState, Caller};
 pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/vendors").get(list_vendors).post(create_vendor))
+        .add(Endpoint::new("/v1/vendors/export").get(export_vendors))
         .add(Endpoint::new("/v1/vendors/{id}").get(get_vendor).patch(update_vendor).delete(delete_vendor));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_vendors, create_vendor, get_vendor, update_vendor, delete_vendor))]
+#[openapi(paths(list_vendors, export_vendors, create_vendor, get_vendor, update_vendor, delete_vendor))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of vendors.
@@ -103,6 +105,53 @@ async fn list_vendors(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+/// The columns of a vendors export: every field of a record as `GET /v1/vendors/{id}` shows it.
+const VENDOR_COLUMNS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "category",
+    "status",
+    "inherentProbability",
+    "inherentImpact",
+    "residualProbability",
+    "residualImpact",
+    "website",
+    "assigneeId",
+    "organizationId",
+    "createdAt",
+    "updatedAt",
+];
+
+#[utoipa::path(
+    get,
+    path = "/v1/vendors/export",
+    tag = "vendors",
+    operation_id = "exportVendors",
+    summary = "Export the organization's vendors as CSV or JSON Lines",
+    description = "Every record the list would show with the same parameters, streamed as one file.",
+    params(FormatQuery),
+    responses((status = 200, description = "The vendors, as an attachment.", content(
+        (String = "text/csv"),
+        (String = "application/x-ndjson"),
+    ))),
+)]
+async fn export_vendors(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<FormatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let format = ExportFormat::parse(query.format.as_deref())?;
+    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let row = |vendor: &_| serde_json::to_value(VendorDto::new(vendor, true));
+    let export = Export { format, name: "vendors", columns: VENDOR_COLUMNS, row };
+    stream_list(state, export, move |app, after| {
+        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
+        async move { app.vendors.list_vendors(&principal, &request).await }
+    })
+    .await
 }
 
 #[utoipa::path(
