@@ -51,6 +51,8 @@ agent_tests!(
     a_model_answering_500_fails_the_run,
     a_malformed_tool_call_fails_the_run,
     a_model_that_never_finishes_is_stopped_after_the_step_limit with &[("AUTOMATION_AGENT_MAX_STEPS", "3")],
+    a_model_is_stopped_when_its_token_budget_is_spent with &[("AUTOMATION_AGENT_MAX_TOKENS", "1000")],
+    a_page_echoing_the_typed_secret_shows_it_masked,
 );
 
 const AUTOMATIONS: &str = "/v1/browser/automations";
@@ -191,6 +193,7 @@ async fn the_agent_logs_in_with_a_secret_and_passes(server: &TestServer, model: 
     assert!(prompts[3].to_string().contains("enforced for all members"), "{}", prompts[3]);
     assert!(prompts[0].to_string().contains("password"), "the prompt names the stored secret: {}", prompts[0]);
     model.assert_never_sent(PASSWORD);
+    assert!(!server.stderr().contains(PASSWORD), "the server logged the password");
 
     // The evidence reached the task: a comment by the automation's creator with the screenshot.
     let comments = task_comments(&tenant.api, &task).await;
@@ -224,6 +227,7 @@ async fn the_agent_finishes_failed_with_its_reason_and_posts_nothing_when_told_n
     assert_eq!(run["verdict"], json!({"outcome": "failed", "reason": reason}), "{run}");
     assert!(model.requests()[3].to_string().contains("optional for members"));
     model.assert_never_sent(PASSWORD);
+    assert!(!server.stderr().contains(PASSWORD), "the server logged the password");
     assert_eq!(task_comments(&tenant.api, &task).await, Vec::<Value>::new(), "postResultToTask is false");
 }
 
@@ -267,4 +271,45 @@ async fn a_model_that_never_finishes_is_stopped_after_the_step_limit(server: &Te
     assert_eq!(run["error"], "the agent did not finish within 3 steps", "{run}");
     assert_eq!(actions(&run), ["scroll", "scroll", "scroll"], "{run}");
     assert_eq!(model.requests().len(), 3, "AUTOMATION_AGENT_MAX_STEPS bounds the turns");
+}
+
+async fn a_model_is_stopped_when_its_token_budget_is_spent(server: &TestServer, model: &FakeModel) {
+    let pages = pages(true).await;
+    let tenant = server.tenant().await;
+    let (_, id) = automation(&tenant, &pages, json!({})).await;
+    // Every fake reply reports 520 tokens: two turns spend 1,040 of the budget of 1,000.
+    model.script(vec![Reply::Tool("scroll", json!({"direction": "down"}))]);
+    let run = run_to_the_end(&tenant.api, &id).await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"], "the agent used its budget of 1000 tokens without finishing", "{run}");
+    assert_eq!(model.requests().len(), 2, "no turn starts once the budget is spent");
+}
+
+/// A page may show what was typed into it (a greeting, a form echoed back after an error): the
+/// model and the run see the secret's name in its place.
+async fn a_page_echoing_the_typed_secret_shows_it_masked(server: &TestServer, model: &FakeModel) {
+    let pages = pages(true).await;
+    let echo = format!(
+        "<!doctype html><html><head><title>Security settings</title></head><body>\
+         <p>Signed in with the password {PASSWORD}.</p><p>Two-factor authentication: enforced for all members</p>\
+         </body></html>"
+    );
+    Mock::given(method("GET"))
+        .and(path("/settings"))
+        .and(header("cookie", "session=ok"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(echo.into_bytes(), "text/html"))
+        .with_priority(1)
+        .mount(&pages)
+        .await;
+    let tenant = server.tenant().await;
+    let (_, id) = automation(&tenant, &pages, json!({"postResultToTask": false})).await;
+    store_password(&tenant.api, &id).await;
+    model.script(sign_in_then_finish("passed", "enforced"));
+
+    let run = run_to_the_end(&tenant.api, &id).await;
+    assert_eq!(run["verdict"]["outcome"], "passed", "{run}");
+    let settings_view = model.requests()[3].to_string();
+    assert!(settings_view.contains("Signed in with the password [secret password]"), "{settings_view}");
+    model.assert_never_sent(PASSWORD);
+    assert!(!server.stderr().contains(PASSWORD), "the server logged the password");
 }
