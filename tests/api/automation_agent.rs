@@ -85,6 +85,11 @@ fn settings_page(enforced: bool) -> String {
 /// `/login` (the form; a POST with the right password sets a session cookie and redirects to
 /// `/settings`, any other POST shows the form again) and `/settings` (behind the cookie).
 async fn pages(mfa_enforced: bool) -> MockServer {
+    pages_showing(settings_page(mfa_enforced)).await
+}
+
+/// The site of [`pages`] with `settings` as the page behind the login.
+async fn pages_showing(settings: String) -> MockServer {
     let server = MockServer::start().await;
     let html = |body: String| ResponseTemplate::new(200).set_body_raw(body.into_bytes(), "text/html");
     Mock::given(method("GET")).and(path("/login")).respond_with(html(LOGIN_PAGE.into())).mount(&server).await;
@@ -103,7 +108,7 @@ async fn pages(mfa_enforced: bool) -> MockServer {
     Mock::given(method("GET"))
         .and(path("/settings"))
         .and(header("cookie", "session=ok"))
-        .respond_with(html(settings_page(mfa_enforced)))
+        .respond_with(html(settings))
         .with_priority(1)
         .mount(&server)
         .await;
@@ -288,19 +293,12 @@ async fn a_model_is_stopped_when_its_token_budget_is_spent(server: &TestServer, 
 /// A page may show what was typed into it (a greeting, a form echoed back after an error): the
 /// model and the run see the secret's name in its place.
 async fn a_page_echoing_the_typed_secret_shows_it_masked(server: &TestServer, model: &FakeModel) {
-    let pages = pages(true).await;
     let echo = format!(
         "<!doctype html><html><head><title>Security settings</title></head><body>\
          <p>Signed in with the password {PASSWORD}.</p><p>Two-factor authentication: enforced for all members</p>\
          </body></html>"
     );
-    Mock::given(method("GET"))
-        .and(path("/settings"))
-        .and(header("cookie", "session=ok"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(echo.into_bytes(), "text/html"))
-        .with_priority(1)
-        .mount(&pages)
-        .await;
+    let pages = pages_showing(echo).await;
     let tenant = server.tenant().await;
     let (_, id) = automation(&tenant, &pages, json!({"postResultToTask": false})).await;
     store_password(&tenant.api, &id).await;
