@@ -66,6 +66,9 @@ pub trait AuditRepository: Send + Sync {
     async fn entries_after(&self, org: &OrganizationId, after_seq: i64, limit: usize)
     -> Result<Vec<AuditEntry>, RepoError>;
 
+    /// The organization's chain head: the last `seq` given and the hash of that entry.
+    async fn audit_head(&self, org: &OrganizationId) -> Result<Option<(i64, String)>, RepoError>;
+
     /// The organization's checkpoint, when its chain was pruned.
     async fn audit_checkpoint(&self, org: &OrganizationId) -> Result<Option<AuditCheckpoint>, RepoError>;
 
@@ -79,7 +82,8 @@ pub trait AuditRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         before: Timestamp,
-        sign: &(dyn Fn(&AuditCheckpoint) -> String + Send + Sync),
+        now: Timestamp,
+        sign: &(dyn for<'c> Fn(&'c AuditCheckpoint) -> String + Send + Sync),
     ) -> Result<u64, RepoError>;
 }
 
