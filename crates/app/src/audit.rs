@@ -4,10 +4,8 @@
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
-use compliance_domain::audit::{
-    Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH, Redaction, diff, redact_data,
-};
-use compliance_domain::{AuditEntryId, OrganizationId, Timestamp};
+use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH, Redaction, diff, redact_data};
+use compliance_domain::{AuditEntryId, Timestamp};
 use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Clock, Page, PageRequest, ResourceRenderer};
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -62,30 +60,6 @@ impl AuditTrail {
                 request_id: caller.request_id.clone(),
                 created_at: self.clock.now(),
             }
-        }
-    }
-
-    /// The entry of an event that changes no record the store writes with it (a sign-in), in
-    /// `org`, by `actor`.
-    pub(crate) fn event(
-        &self,
-        org: &OrganizationId,
-        actor: Actor,
-        action: &str,
-        (resource_type, resource_id): (&str, &str),
-        request_id: Option<String>,
-    ) -> AuditDraft {
-        AuditDraft {
-            id: AuditEntryId::generate(),
-            organization_id: org.clone(),
-            actor,
-            action: action.to_owned(),
-            resource_type: resource_type.to_owned(),
-            resource_id: resource_id.to_owned(),
-            changes: Value::Object(serde_json::Map::new()),
-            data: None,
-            request_id,
-            created_at: self.clock.now(),
         }
     }
 }

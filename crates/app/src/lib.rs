@@ -44,8 +44,8 @@ use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository,
+    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
@@ -208,8 +208,8 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
-            context: ContextService::new(&ports),
-            policies: PolicyService::new(&ports, comments.clone()),
+            context: ContextService::new(&ports, trail.clone()),
+            policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),
             tasks: TaskService::new(&ports, comments.clone(), trail.clone()),

@@ -114,7 +114,8 @@ pub trait PolicyRepository: Send + Sync {
     /// A page of the organization's policies, newest first.
     async fn list_policies(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Policy>, RepoError>;
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError>;
-    async fn insert_policy(&self, policy: &Policy) -> Result<(), RepoError>;
+    /// Inserts the policy and `audit`'s entry of it, in one transaction.
+    async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError>;
     /// Applies the patch to the stored policy (`Policy::apply`: publishing and archiving stamp
     /// their dates) atomically, and returns the policy as it now is.
     async fn update_policy(
@@ -123,9 +124,15 @@ pub trait PolicyRepository: Send + Sync {
         id: &PolicyId,
         patch: &PolicyPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError>;
     /// Deletes the policy with its comments and their attachments' rows, in one transaction.
-    async fn delete_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Deleted<Policy>, RepoError>;
+    async fn delete_policy(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<Deleted<Policy>, RepoError>;
 }
 
 #[async_trait]
@@ -137,7 +144,12 @@ pub trait ContextRepository: Send + Sync {
         page: &PageRequest,
     ) -> Result<Page<ContextEntry>, RepoError>;
     async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
-    async fn insert_context_entry(&self, entry: &ContextEntry) -> Result<(), RepoError>;
+    /// Inserts the entry and `audit`'s entry of it, in one transaction.
+    async fn insert_context_entry(
+        &self,
+        entry: &ContextEntry,
+        audit: &AuditOf<'_, ContextEntry>,
+    ) -> Result<(), RepoError>;
     /// Sets the fields the patch names, atomically, and returns the entry as it now is.
     async fn update_context_entry(
         &self,
@@ -145,7 +157,13 @@ pub trait ContextRepository: Send + Sync {
         id: &ContextEntryId,
         patch: &ContextEntryPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError>;
     /// Deletes the entry (context entries carry no comments).
-    async fn delete_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
+    async fn delete_context_entry(
+        &self,
+        org: &OrganizationId,
+        id: &ContextEntryId,
+        audit: &AuditOf<'_, ContextEntry>,
+    ) -> Result<ContextEntry, RepoError>;
 }
