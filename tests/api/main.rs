@@ -76,6 +76,7 @@ mod webdriver;
 mod access;
 mod api_keys;
 mod attachments;
+mod audit;
 mod auth;
 mod automation_agent;
 mod automation_secrets;

@@ -7,6 +7,7 @@ pub mod access;
 mod admin;
 mod api_keys;
 mod assignees;
+mod audit;
 mod auth;
 mod automation_agent;
 mod automation_recorder;
@@ -40,15 +41,16 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AgentModel, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
+    AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository,
+    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
 pub use api_keys::ApiKeyService;
+pub use audit::{AuditService, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
@@ -108,6 +110,10 @@ pub struct Ports {
     pub cipher: Arc<dyn SecretCipher>,
     /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
     pub agent_model: Option<Arc<dyn AgentModel>>,
+    /// The audit trail's entries (each written by the repositories with its change).
+    pub audit: Arc<dyn AuditRepository>,
+    /// Records as the API shows them, for audit entries' `data` and `changes`.
+    pub renderer: Arc<dyn ResourceRenderer>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -135,6 +141,10 @@ pub struct Settings {
     pub self_service_organizations: bool,
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
+    /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
+    pub audit_retention: Option<time::Duration>,
+    /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
+    pub audit_checkpoint_key: Vec<u8>,
 }
 
 impl Settings {
@@ -166,6 +176,7 @@ pub struct App {
     pub devices: DeviceService,
     pub automations: AutomationService,
     pub automation_secrets: AutomationSecrets,
+    pub audit: AuditService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     health: Arc<dyn HealthCheck>,
@@ -178,7 +189,14 @@ impl App {
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));
         let work = Arc::new(tokio::sync::Notify::new());
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
+        let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
         Self {
+            audit: AuditService::new(
+                ports.audit.clone(),
+                ports.clock.clone(),
+                settings.audit_checkpoint_key.clone(),
+                settings.audit_retention,
+            ),
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),
@@ -190,11 +208,11 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
-            context: ContextService::new(&ports),
-            policies: PolicyService::new(&ports, comments.clone()),
-            vendors: VendorService::new(&ports, comments.clone()),
-            risks: RiskService::new(&ports, comments.clone()),
-            tasks: TaskService::new(&ports, comments.clone()),
+            context: ContextService::new(&ports, trail.clone()),
+            policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
+            vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
+            risks: RiskService::new(&ports, comments.clone(), trail.clone()),
+            tasks: TaskService::new(&ports, comments.clone(), trail.clone()),
             chat: ChatService::new(&ports, settings.clone()),
             comments,
             settings: settings.clone(),

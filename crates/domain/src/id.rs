@@ -187,6 +187,8 @@ id_kinds! {
     AutomationRunId = AutomationRunKind("run");
     /// `inv_…`: an invitation to join an organization.
     InvitationId = InvitationKind("inv");
+    /// `aud_…`: an entry of the audit trail.
+    AuditEntryId = AuditEntryKind("aud");
 }
 
 #[cfg(test)]

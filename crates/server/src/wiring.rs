@@ -93,6 +93,8 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
         secrets: store.clone(),
         cipher: keyring,
         agent_model,
+        audit: store.clone(),
+        renderer: Arc::new(compliance_http::WireRenderer),
     };
     Ok((App::new(ports, config.settings.clone()), store))
 }

@@ -28,7 +28,7 @@ pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
-pub use records::{MemoryGenerations, MemoryRisks, MemoryTasks, NoRecords, Unchanging};
+pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
 pub use vault::{BindingCipher, MemorySecrets, NoConnections};
 
 /// Where the fake clock starts: a Monday at noon, UTC.
@@ -51,6 +51,8 @@ pub fn settings() -> Settings {
         session_ttl: time::Duration::hours(168),
         self_service_organizations: true,
         invitation_ttl: time::Duration::days(7),
+        audit_retention: None,
+        audit_checkpoint_key: b"a".repeat(32),
     }
 }
 
@@ -121,6 +123,8 @@ impl World {
             secrets: secrets.clone(),
             cipher: Arc::new(BindingCipher),
             agent_model: None,
+            audit: Arc::new(NoAudit),
+            renderer: Arc::new(IdRenderer),
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {
