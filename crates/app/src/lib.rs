@@ -33,6 +33,9 @@ mod sign_in;
 mod signing;
 mod tasks;
 mod vendors;
+mod webhook_signing;
+mod webhook_worker;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -44,7 +47,7 @@ use compliance_ports::{
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
     PageRequest, PolicyRepository, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository,
+    TaskRepository, UserRepository, VendorRepository, EventFeed, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
@@ -71,6 +74,8 @@ pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, r
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
+pub use webhook_worker::{WebhookSettings, WebhookWorker};
+pub use webhooks::{IssuedWebhook, WebhookService};
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
@@ -108,6 +113,10 @@ pub struct Ports {
     pub cipher: Arc<dyn SecretCipher>,
     /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
     pub agent_model: Option<Arc<dyn AgentModel>>,
+    pub webhooks: Arc<dyn WebhookRepository>,
+    /// The organizations' committed changes (the audit trail), which webhooks deliver.
+    pub event_feed: Arc<dyn EventFeed>,
+    pub webhook_sender: Arc<dyn WebhookSender>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -135,6 +144,7 @@ pub struct Settings {
     pub self_service_organizations: bool,
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
+    pub webhooks: WebhookSettings,
 }
 
 impl Settings {
@@ -166,8 +176,11 @@ pub struct App {
     pub devices: DeviceService,
     pub automations: AutomationService,
     pub automation_secrets: AutomationSecrets,
+    pub webhooks: WebhookService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
+    /// Taken by the server, which runs it in the background.
+    webhook_worker: Option<WebhookWorker>,
     health: Arc<dyn HealthCheck>,
     generations: Arc<dyn ListGenerations>,
 }
@@ -178,7 +191,10 @@ impl App {
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));
         let work = Arc::new(tokio::sync::Notify::new());
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
+        let deliveries = Arc::new(tokio::sync::Notify::new());
         Self {
+            webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
+            webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),
@@ -213,6 +229,11 @@ impl App {
     /// The automation worker, for the server to run in the background (once).
     pub fn take_worker(&mut self) -> Option<AutomationWorker> {
         self.worker.take()
+    }
+
+    /// The webhook delivery worker, for the server to run in the background (once).
+    pub fn take_webhook_worker(&mut self) -> Option<WebhookWorker> {
+        self.webhook_worker.take()
     }
 
     /// How many changes of the organization's `list` have committed (`ListGenerations`): a page
