@@ -36,6 +36,11 @@ pub struct Principal {
     pub role: String,
     /// For an API key, what it may be used for; `None` for a session.
     pub scopes: Option<Scopes>,
+    /// The API key the request presented; `None` for a session.
+    pub api_key_id: Option<ApiKeyId>,
+    /// The request's id (`X-Request-Id`), for the audit entries it writes; set by the delivery
+    /// layer, never remembered with the caller.
+    pub request_id: Option<String>,
 }
 
 impl Principal {
@@ -151,7 +156,8 @@ impl AuthService {
         }
         self.note_use(&stored.id, stored.last_used_at, now).await;
         let expires_at = stored.expires_at;
-        let principal = principal(stored.organization_id, person, AuthType::ApiKey, Some(stored.scopes));
+        let mut principal = principal(stored.organization_id, person, AuthType::ApiKey, Some(stored.scopes));
+        principal.api_key_id = Some(stored.id.clone());
         self.cache.put(key, &principal, Some(&stored.id), expires_at, generation, now);
         Ok(principal)
     }
@@ -232,6 +238,8 @@ fn principal(
         auth_type,
         role: person.member.role,
         scopes,
+        api_key_id: None,
+        request_id: None,
     }
 }
 
@@ -482,6 +490,8 @@ mod tests {
             auth_type: AuthType::Session,
             role: role.into(),
             scopes: None,
+            api_key_id: None,
+            request_id: None,
         };
         for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
             assert!(with_role(role).is_administrator(), "{role}");

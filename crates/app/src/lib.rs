@@ -7,6 +7,7 @@ pub mod access;
 mod admin;
 mod api_keys;
 mod assignees;
+mod audit;
 mod auth;
 mod automation_agent;
 mod automation_recorder;
@@ -43,15 +44,16 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AgentModel, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
+    AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
+    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
     TaskRepository, UserRepository, VendorRepository, EventFeed, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
 pub use api_keys::ApiKeyService;
+pub use audit::{AuditService, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
@@ -113,6 +115,10 @@ pub struct Ports {
     pub cipher: Arc<dyn SecretCipher>,
     /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
     pub agent_model: Option<Arc<dyn AgentModel>>,
+    /// The audit trail's entries (each written by the repositories with its change).
+    pub audit: Arc<dyn AuditRepository>,
+    /// Records as the API shows them, for audit entries' `data` and `changes`.
+    pub renderer: Arc<dyn ResourceRenderer>,
     pub webhooks: Arc<dyn WebhookRepository>,
     /// The organizations' committed changes (the audit trail), which webhooks deliver.
     pub event_feed: Arc<dyn EventFeed>,
@@ -145,6 +151,10 @@ pub struct Settings {
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
     pub webhooks: WebhookSettings,
+    /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
+    pub audit_retention: Option<time::Duration>,
+    /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
+    pub audit_checkpoint_key: Vec<u8>,
 }
 
 impl Settings {
@@ -177,6 +187,7 @@ pub struct App {
     pub automations: AutomationService,
     pub automation_secrets: AutomationSecrets,
     pub webhooks: WebhookService,
+    pub audit: AuditService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     /// Taken by the server, which runs it in the background.
@@ -191,10 +202,17 @@ impl App {
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));
         let work = Arc::new(tokio::sync::Notify::new());
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
+        let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
         let deliveries = Arc::new(tokio::sync::Notify::new());
         Self {
             webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
             webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
+            audit: AuditService::new(
+                ports.audit.clone(),
+                ports.clock.clone(),
+                settings.audit_checkpoint_key.clone(),
+                settings.audit_retention,
+            ),
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),
@@ -208,9 +226,9 @@ impl App {
             ),
             context: ContextService::new(&ports),
             policies: PolicyService::new(&ports, comments.clone()),
-            vendors: VendorService::new(&ports, comments.clone()),
-            risks: RiskService::new(&ports, comments.clone()),
-            tasks: TaskService::new(&ports, comments.clone()),
+            vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
+            risks: RiskService::new(&ports, comments.clone(), trail.clone()),
+            tasks: TaskService::new(&ports, comments.clone(), trail.clone()),
             chat: ChatService::new(&ports, settings.clone()),
             comments,
             settings: settings.clone(),

@@ -191,6 +191,8 @@ id_kinds! {
     WebhookId = WebhookKind("whk");
     /// `msg_…`: one event's delivery to one webhook (the `webhook-id` header: the same on every attempt).
     WebhookDeliveryId = WebhookDeliveryKind("msg");
+    /// `aud_…`: an entry of the audit trail.
+    AuditEntryId = AuditEntryKind("aud");
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
 mod agent;
+mod audit;
 mod automations;
 mod blobs;
 mod browser;
@@ -22,6 +23,7 @@ mod vault;
 mod webhooks;
 
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
+pub use audit::{AuditCheckpoint, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
 pub use browser::{

@@ -120,6 +120,8 @@ impl Config {
             self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
             invitation_ttl: time::Duration::seconds(number("INVITATION_TTL_SECONDS", 7 * 24 * 60 * 60)?),
             webhooks: webhooks()?,
+            audit_retention: audit_retention()?,
+            audit_checkpoint_key: checkpoint_key(audit_retention()?.is_some())?,
         };
         let oidc = oidc(&settings.public_url)?;
         let pool = PoolOptions {
@@ -303,6 +305,30 @@ fn signing_key() -> anyhow::Result<Vec<u8>> {
     match var("URL_SIGNING_KEY")? {
         Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
         Some(_) => bail!("URL_SIGNING_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
+        None => {
+            let mut key = vec![0u8; SIGNING_KEY_MIN];
+            rand::rng().fill_bytes(&mut key);
+            Ok(key)
+        }
+    }
+}
+
+/// `AUDIT_RETENTION_DAYS`: how long audit entries are kept; unset keeps them forever.
+fn audit_retention() -> anyhow::Result<Option<time::Duration>> {
+    match var("AUDIT_RETENTION_DAYS")? {
+        None => Ok(None),
+        Some(_) => Ok(Some(time::Duration::days(i64::from(number::<u32>("AUDIT_RETENTION_DAYS", 0)?)))),
+    }
+}
+
+/// `AUDIT_CHECKPOINT_KEY` (at least 32 bytes): signs the checkpoint that stands for a pruned
+/// prefix of an audit chain. Required with `AUDIT_RETENTION_DAYS`, since a checkpoint signed with a
+/// key that dies with the process could not be verified after a restart.
+fn checkpoint_key(retention: bool) -> anyhow::Result<Vec<u8>> {
+    match var("AUDIT_CHECKPOINT_KEY")? {
+        Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
+        Some(_) => bail!("AUDIT_CHECKPOINT_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
+        None if retention => bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_MIN} bytes)"),
         None => {
             let mut key = vec![0u8; SIGNING_KEY_MIN];
             rand::rng().fill_bytes(&mut key);

@@ -12,7 +12,7 @@ use compliance_devices::FleetDeviceDirectory;
 use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
 use compliance_llm::ChatCompletionsModel;
 use compliance_oidc::OidcProvider;
-use compliance_ports::{AgentModel, BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory, NoEventFeed};
+use compliance_ports::{AgentModel, BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
 use compliance_webhooks::{HttpWebhookSender, SenderSettings};
 use compliance_store::Store;
 use secrecy::ExposeSecret;
@@ -94,9 +94,10 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
         secrets: store.clone(),
         cipher: keyring,
         agent_model,
+        audit: store.clone(),
+        renderer: Arc::new(compliance_http::WireRenderer),
         webhooks: store.clone(),
-        // Until the audit trail feeds it, webhooks carry only `webhook.test`.
-        event_feed: Arc::new(NoEventFeed),
+        event_feed: store.clone(),
         webhook_sender: Arc::new(HttpWebhookSender::new(SenderSettings {
             allowed_hosts: config.settings.webhooks.allowed_hosts.clone(),
             ..SenderSettings::default()

@@ -1,6 +1,7 @@
 //! Diesel adapters for every repository port, on PostgreSQL (production) and SQLite (the embedded
 //! default), chosen by the database URL's scheme.
 
+mod audit;
 mod automations;
 mod comments;
 mod connections;

@@ -333,6 +333,45 @@ diesel::table! {
 }
 
 diesel::table! {
+    audit_chain_heads (organization_id) {
+        organization_id -> Text,
+        seq -> BigInt,
+        hash -> Text,
+    }
+}
+
+diesel::table! {
+    audit_entries (id) {
+        id -> Text,
+        organization_id -> Text,
+        seq -> BigInt,
+        actor_type -> Text,
+        actor_id -> Text,
+        actor_email -> Nullable<Text>,
+        actor_api_key_id -> Nullable<Text>,
+        action -> Text,
+        resource_type -> Text,
+        resource_id -> Text,
+        changes -> Text,
+        data -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        prev_hash -> Text,
+        hash -> Text,
+    }
+}
+
+diesel::table! {
+    audit_checkpoints (organization_id) {
+        organization_id -> Text,
+        through_seq -> BigInt,
+        through_hash -> Text,
+        created_at -> Timestamp,
+        signature -> Text,
+    }
+}
+
+diesel::table! {
     webhooks (id) {
         id -> Text,
         organization_id -> Text,

@@ -8,7 +8,9 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
-use compliance_ports::{Cursor, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository};
+use compliance_ports::{
+    Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository,
+};
 use diesel::dsl::min;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -20,7 +22,7 @@ use crate::db::db_run;
 use crate::error::{corrupt, repo_error};
 use crate::paging::read_page;
 use crate::rows::{id, instant, json, json_text, optional_instant, optional_naive, value};
-use crate::schema::{webhook_deliveries, webhooks};
+use crate::schema::{audit_chain_heads, audit_entries, webhook_deliveries, webhooks};
 
 const PENDING: &str = DeliveryStatus::Pending.as_str();
 const SENDING: &str = DeliveryStatus::Sending.as_str();
@@ -636,5 +638,48 @@ impl WebhookRepository for Store {
         })
         .map_err(repo_error)?;
         Ok(updated > 0)
+    }
+}
+
+/// The webhook feed is the audit trail: its entries in `seq` order, with the resource as `data`.
+#[async_trait]
+impl EventFeed for Store {
+    async fn after(&self, org: &OrganizationId, after: i64, limit: usize) -> Result<Vec<FeedEvent>, RepoError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<(i64, String, PrimitiveDateTime, Option<String>)> = db_run!(&mut conn, |c| {
+            audit_entries::table
+                .filter(audit_entries::organization_id.eq(org.as_str()))
+                .filter(audit_entries::seq.gt(after))
+                .order(audit_entries::seq.asc())
+                .limit(limit)
+                .select((audit_entries::seq, audit_entries::action, audit_entries::created_at, audit_entries::data))
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, action, created_at, data)| FeedEvent {
+                seq,
+                action,
+                created_at: instant(created_at),
+                data: data.unwrap_or_else(|| "null".to_owned()),
+            })
+            .collect())
+    }
+
+    async fn last_seq(&self, org: &OrganizationId) -> Result<i64, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let seq: Option<i64> = db_run!(&mut conn, |c| {
+            audit_chain_heads::table
+                .filter(audit_chain_heads::organization_id.eq(org.as_str()))
+                .select(audit_chain_heads::seq)
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        Ok(seq.unwrap_or(0))
     }
 }

@@ -1,6 +1,7 @@
 //! The route table.
 
 mod api_keys;
+mod audit;
 mod automation_secrets;
 mod automations;
 mod chat;
@@ -47,6 +48,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     policies::configure(router);
     vendors::configure(router);
     risks::configure(router);
+    audit::configure(router);
     tasks::configure(router);
     comments::configure(router, limits.comments);
     chat::configure(router, limits.chat);
@@ -73,6 +75,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         policies::Api::openapi(),
         vendors::Api::openapi(),
         risks::Api::openapi(),
+        audit::Api::openapi(),
         tasks::Api::openapi(),
         comments::Api::openapi(),
         chat::Api::openapi(),
