@@ -104,4 +104,5 @@ mod shutdown;
 mod sign_in;
 mod tasks;
 mod vendors;
+mod webhooks;
 mod wire;
