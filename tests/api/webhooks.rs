@@ -76,7 +76,10 @@ impl Receiver {
             (received.len() >= count).then_some(received)
         })
         .await;
-        got.unwrap_or_else(|| panic!("the receiver got fewer than {count} deliveries: {:?}", self.received()))
+        match got {
+            Some(received) => received,
+            None => panic!("the receiver got fewer than {count} deliveries: {:?}", self.received().await),
+        }
     }
 }
 
