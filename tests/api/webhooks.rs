@@ -16,11 +16,8 @@ use tokio::process::{Child, Command};
 use crate::harness::{PATIENCE, TestServer, poll_every, random_hex};
 
 /// Loopback receivers, a quick worker and quick retries.
-const LOOPBACK: crate::harness::Env = &[
-    ("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1"),
-    ("WEBHOOK_POLL_MILLIS", "100"),
-    ("WEBHOOK_RETRY_BASE_MILLIS", "200"),
-];
+const LOOPBACK: crate::harness::Env =
+    &[("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1"), ("WEBHOOK_POLL_MILLIS", "100"), ("WEBHOOK_RETRY_BASE_MILLIS", "200")];
 
 api_tests!(
     a_test_event_arrives_signed_and_is_recorded with LOOPBACK,
@@ -237,11 +234,8 @@ async fn crud_and_another_organization_sees_nothing(server: &TestServer) {
         .ok(201);
     let id = created["id"].as_str().unwrap();
     let path = format!("/v1/webhooks/{id}");
-    let changed = tenant
-        .api
-        .patch(&path, json!({"events": ["*"], "isEnabled": false, "description": "paused"}))
-        .await
-        .ok(200);
+    let changed =
+        tenant.api.patch(&path, json!({"events": ["*"], "isEnabled": false, "description": "paused"})).await.ok(200);
     assert_eq!((changed["isEnabled"].clone(), changed["events"].clone()), (json!(false), json!(["*"])));
     assert_eq!(changed["description"], "paused");
     let list = tenant.api.get("/v1/webhooks").await.ok(200);

@@ -45,10 +45,10 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, EventFeed, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository, EventFeed, WebhookRepository, WebhookSender,
+    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, IssuedApiKey};

@@ -32,13 +32,7 @@ pub(crate) const RISK: Subject<Risk> = Subject {
 
 impl RiskService {
     pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>, audit: Arc<AuditTrail>) -> Self {
-        Self {
-            risks: ports.risks.clone(),
-            members: ports.members.clone(),
-            clock: ports.clock.clone(),
-            comments,
-            audit,
-        }
+        Self { risks: ports.risks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments, audit }
     }
 
     /// A page of the caller's organization's risks, newest first.

@@ -32,13 +32,7 @@ pub(crate) const TASK: Subject<Task> = Subject {
 
 impl TaskService {
     pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>, audit: Arc<AuditTrail>) -> Self {
-        Self {
-            tasks: ports.tasks.clone(),
-            members: ports.members.clone(),
-            clock: ports.clock.clone(),
-            comments,
-            audit,
-        }
+        Self { tasks: ports.tasks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments, audit }
     }
 
     /// A page of the caller's organization's tasks, newest first.

@@ -75,7 +75,10 @@ impl VendorService {
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
         let audit = self.audit.change(caller, "vendor.updated", &VENDOR);
-        self.vendors.update_vendor(&caller.organization_id, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
+        self.vendors
+            .update_vendor(&caller.organization_id, id, &patch, self.clock.now(), &audit)
+            .await
+            .map_err(not_found)
     }
 
     /// Deletes the vendor for good, with its comments and their attachments, and returns what it was.

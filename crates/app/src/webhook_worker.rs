@@ -127,7 +127,8 @@ impl WebhookWorker {
             let mut batch = tokio::task::JoinSet::new();
             while batch.len() < self.settings.concurrency.max(1) && !*stop.borrow() {
                 let now = self.clock.now();
-                let until = now.plus(time::Duration::try_from(self.settings.claim_lease).unwrap_or(time::Duration::MINUTE));
+                let until =
+                    now.plus(time::Duration::try_from(self.settings.claim_lease).unwrap_or(time::Duration::MINUTE));
                 match self.webhooks.claim_next(now, until).await {
                     Ok(Some((delivery, webhook))) => {
                         let worker = Arc::clone(self);

@@ -6,8 +6,8 @@ use std::net::IpAddr;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use compliance_ports::CaptureError;
 use compliance_domain::network::{host_name, internal_name, is_allowed, plain_host_name};
+use compliance_ports::CaptureError;
 use url::{Host, Url};
 
 use compliance_domain::network::classify;

@@ -195,7 +195,8 @@ fn shown(field: &str, value: Option<&Value>, redaction: &Redaction) -> Value {
 pub fn redact_data(mut data: Value, redaction: &Redaction) -> Value {
     if let Some(object) = data.as_object_mut() {
         for (field, value) in object.iter_mut() {
-            if !value.is_null() && (redaction.secret.contains(&field.as_str()) || ALWAYS_SECRET.contains(&field.as_str()))
+            if !value.is_null()
+                && (redaction.secret.contains(&field.as_str()) || ALWAYS_SECRET.contains(&field.as_str()))
             {
                 *value = Value::String(REDACTED.to_owned());
             }

@@ -7,7 +7,9 @@
 use serde::Deserialize;
 
 use crate::network::{classify, host_name, internal_name, is_allowed, plain_host_name};
-use crate::validation::{Checked, FieldError, ValidationErrors, http_url, map_nullable, map_present, required, set, text};
+use crate::validation::{
+    Checked, FieldError, ValidationErrors, http_url, map_nullable, map_present, required, set, text,
+};
 use crate::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId, nullable, required_non_null};
 
 pub const DESCRIPTION_MAX: usize = 500;
@@ -204,10 +206,9 @@ pub fn webhook_url(field: &str, value: String, allowed_hosts: &[String]) -> Chec
         return Ok(value);
     }
     match host {
-        url::Host::Domain(domain) if !plain_host_name(domain) => Err(FieldError::new(
-            field,
-            "the host name may only contain ASCII letters, digits, '-', '_' and '.'",
-        )),
+        url::Host::Domain(domain) if !plain_host_name(domain) => {
+            Err(FieldError::new(field, "the host name may only contain ASCII letters, digits, '-', '_' and '.'"))
+        }
         url::Host::Domain(domain) => match internal_name(domain) {
             Some(reason) => Err(FieldError::new(field, format!("{name} is {reason}"))),
             None => Ok(value),
@@ -294,13 +295,7 @@ pub struct WebhookDelivery {
 
 impl WebhookDelivery {
     /// A delivery due now, its ordinal given by the store when it is queued.
-    pub fn new(
-        webhook: &Webhook,
-        event_type: String,
-        event_seq: Option<i64>,
-        payload: String,
-        now: Timestamp,
-    ) -> Self {
+    pub fn new(webhook: &Webhook, event_type: String, event_seq: Option<i64>, payload: String, now: Timestamp) -> Self {
         Self {
             id: WebhookDeliveryId::generate(),
             organization_id: webhook.organization_id.clone(),

@@ -50,8 +50,7 @@ impl FromRequest for Caller {
             };
             actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
             let mut principal = principal;
-            principal.request_id =
-                actix_web::HttpMessage::extensions(&req).get::<RequestId>().map(|id| id.0.clone());
+            principal.request_id = actix_web::HttpMessage::extensions(&req).get::<RequestId>().map(|id| id.0.clone());
             Ok(Caller(principal))
         })
     }

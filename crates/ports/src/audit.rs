@@ -63,8 +63,12 @@ pub trait AuditRepository: Send + Sync {
     /// Up to `limit` of the organization's entries with `seq` greater than `after_seq`, in `seq`
     /// order. `seq` is gap-free and in commit order, so a reader that remembers the last `seq` it
     /// handled misses nothing and sees nothing twice (webhook delivery, verification).
-    async fn entries_after(&self, org: &OrganizationId, after_seq: i64, limit: usize)
-    -> Result<Vec<AuditEntry>, RepoError>;
+    async fn entries_after(
+        &self,
+        org: &OrganizationId,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>, RepoError>;
 
     /// The organization's chain head: the last `seq` given and the hash of that entry.
     async fn audit_head(&self, org: &OrganizationId) -> Result<Option<(i64, String)>, RepoError>;

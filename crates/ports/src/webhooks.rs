@@ -95,8 +95,13 @@ pub trait WebhookRepository: Send + Sync {
         at: Timestamp,
     ) -> Result<Option<Timestamp>, RepoError>;
     /// Disables an enabled webhook with `reason`; whether it was enabled.
-    async fn disable(&self, org: &OrganizationId, id: &WebhookId, reason: &str, at: Timestamp)
-    -> Result<bool, RepoError>;
+    async fn disable(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<bool, RepoError>;
 }
 
 /// One committed change of an organization, as the audit trail records it.

@@ -328,7 +328,9 @@ fn checkpoint_key(retention: bool) -> anyhow::Result<Vec<u8>> {
     match var("AUDIT_CHECKPOINT_KEY")? {
         Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
         Some(_) => bail!("AUDIT_CHECKPOINT_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
-        None if retention => bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_MIN} bytes)"),
+        None if retention => {
+            bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_MIN} bytes)")
+        }
         None => {
             let mut key = vec![0u8; SIGNING_KEY_MIN];
             rand::rng().fill_bytes(&mut key);

@@ -81,7 +81,9 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     if let Some(worker) = webhook_worker {
         // A delivery takes at most the 10 s send timeout and two statements.
         if tokio::time::timeout(WEBHOOK_DRAIN, worker).await.is_err() {
-            tracing::warn!("webhook deliveries in flight did not finish in time; they are sent again after their claim runs out");
+            tracing::warn!(
+                "webhook deliveries in flight did not finish in time; they are sent again after their claim runs out"
+            );
         }
     }
     store.close();

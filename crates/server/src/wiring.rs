@@ -13,8 +13,8 @@ use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integration
 use compliance_llm::ChatCompletionsModel;
 use compliance_oidc::OidcProvider;
 use compliance_ports::{AgentModel, BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
-use compliance_webhooks::{HttpWebhookSender, SenderSettings};
 use compliance_store::Store;
+use compliance_webhooks::{HttpWebhookSender, SenderSettings};
 use secrecy::ExposeSecret;
 
 use crate::config::{BlobConfig, Config};

@@ -123,7 +123,8 @@ impl AuditRepository for Store {
             &mut conn,
             page,
             {
-                let mut query = audit_entries::table.filter(audit_entries::organization_id.eq(org.clone())).into_boxed();
+                let mut query =
+                    audit_entries::table.filter(audit_entries::organization_id.eq(org.clone())).into_boxed();
                 if let Some(resource_type) = filter.resource_type.clone() {
                     query = query.filter(audit_entries::resource_type.eq(resource_type));
                 }

@@ -78,7 +78,8 @@ impl RiskRepository for Store {
     ) -> Result<Risk, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let the_risk = || risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
+        let the_risk =
+            || risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
         let result: Result<Risk, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;

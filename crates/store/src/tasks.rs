@@ -102,7 +102,8 @@ impl TaskRepository for Store {
     ) -> Result<Task, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let the_task = || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
+        let the_task =
+            || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
         let result: Result<Task, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
@@ -135,7 +136,8 @@ impl TaskRepository for Store {
                     .get_results(c)
                     .await?;
                 diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                let task = tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
+                let task =
+                    tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
                 let deleted: Task =
                     diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?.try_into()?;
                 c.append(head, audit(Some(&deleted), None)).await?;

@@ -79,15 +79,17 @@ impl VendorRepository for Store {
     ) -> Result<Vendor, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let the_vendor = || vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
+        let the_vendor =
+            || vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
         let result: Result<Vendor, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
-                let after: Vendor = Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
+                let after: Vendor =
+                    Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
+                        .get_result(c)
+                        .await?
+                        .try_into()?;
                 c.append(head, audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
@@ -112,7 +114,9 @@ impl VendorRepository for Store {
                     .get_results(c)
                     .await?;
                 diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                let vendor = vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
+                let vendor = vendors::table
+                    .filter(vendors::organization_id.eq(org.as_str()))
+                    .filter(vendors::id.eq(id.as_str()));
                 let deleted: Vendor =
                     diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?.try_into()?;
                 c.append(head, audit(Some(&deleted), None)).await?;

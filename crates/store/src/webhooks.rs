@@ -8,9 +8,7 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
-use compliance_ports::{
-    Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository,
-};
+use compliance_ports::{Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository};
 use diesel::dsl::min;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -492,66 +490,66 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         let claimed: Option<(DeliveryRow, WebhookRow)> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-            // The head of each enabled webhook's queue: its lowest unfinished ordinal.
-            let heads: Vec<(String, Option<i64>)> = webhook_deliveries::table
-                .filter(webhook_deliveries::status.eq_any([PENDING, SENDING]))
-                .filter(
-                    webhook_deliveries::webhook_id
-                        .eq_any(webhooks::table.filter(webhooks::is_enabled).select(webhooks::id)),
-                )
-                .group_by(webhook_deliveries::webhook_id)
-                .select((webhook_deliveries::webhook_id, min(webhook_deliveries::ordinal)))
-                .load(c)
-                .await?;
-            let heads: HashSet<(String, i64)> =
-                heads.into_iter().filter_map(|(webhook, ordinal)| Some((webhook, ordinal?))).collect();
-            if heads.is_empty() {
-                return Ok::<_, DieselError>(None);
-            }
-            let (ids, ordinals): (Vec<&str>, Vec<i64>) = heads.iter().map(|(w, o)| (w.as_str(), *o)).unzip();
-            // Due: pending and its time has come, or sending by a worker whose claim ran out.
-            let due = || {
-                webhook_deliveries::status
-                    .eq(PENDING)
-                    .and(webhook_deliveries::next_attempt_at.le(now))
-                    .or(webhook_deliveries::status.eq(SENDING).and(webhook_deliveries::claimed_until.lt(now)))
-            };
-            let candidates: Vec<(String, i64)> = webhook_deliveries::table
-                .filter(webhook_deliveries::webhook_id.eq_any(&ids))
-                .filter(webhook_deliveries::ordinal.eq_any(&ordinals))
-                .filter(due())
-                .order(webhook_deliveries::next_attempt_at.asc())
-                .select((webhook_deliveries::webhook_id, webhook_deliveries::ordinal))
-                .load(c)
-                .await?;
-            let candidates = candidates.into_iter().filter(|pair| heads.contains(pair)).take(CLAIM_CANDIDATES);
-            for (webhook, ordinal) in candidates {
-                let row: Option<DeliveryRow> = diesel::update(
-                    webhook_deliveries::table
-                        .filter(webhook_deliveries::webhook_id.eq(&webhook))
-                        .filter(webhook_deliveries::ordinal.eq(ordinal))
-                        .filter(due()),
-                )
-                .set((
-                    webhook_deliveries::status.eq(SENDING),
-                    webhook_deliveries::claimed_until.eq(Some(until)),
-                    webhook_deliveries::attempts.eq(webhook_deliveries::attempts + 1),
-                    webhook_deliveries::updated_at.eq(now),
-                ))
-                .returning(DeliveryRow::as_returning())
-                .get_result(c)
-                .await
-                .optional()?;
-                if let Some(row) = row {
-                    let hook: WebhookRow = webhooks::table
-                        .filter(webhooks::id.eq(&row.webhook_id))
-                        .select(WebhookRow::as_select())
-                        .first(c)
-                        .await?;
-                    return Ok::<_, DieselError>(Some((row, hook)));
+                // The head of each enabled webhook's queue: its lowest unfinished ordinal.
+                let heads: Vec<(String, Option<i64>)> = webhook_deliveries::table
+                    .filter(webhook_deliveries::status.eq_any([PENDING, SENDING]))
+                    .filter(
+                        webhook_deliveries::webhook_id
+                            .eq_any(webhooks::table.filter(webhooks::is_enabled).select(webhooks::id)),
+                    )
+                    .group_by(webhook_deliveries::webhook_id)
+                    .select((webhook_deliveries::webhook_id, min(webhook_deliveries::ordinal)))
+                    .load(c)
+                    .await?;
+                let heads: HashSet<(String, i64)> =
+                    heads.into_iter().filter_map(|(webhook, ordinal)| Some((webhook, ordinal?))).collect();
+                if heads.is_empty() {
+                    return Ok::<_, DieselError>(None);
                 }
-            }
-            Ok(None)
+                let (ids, ordinals): (Vec<&str>, Vec<i64>) = heads.iter().map(|(w, o)| (w.as_str(), *o)).unzip();
+                // Due: pending and its time has come, or sending by a worker whose claim ran out.
+                let due = || {
+                    webhook_deliveries::status
+                        .eq(PENDING)
+                        .and(webhook_deliveries::next_attempt_at.le(now))
+                        .or(webhook_deliveries::status.eq(SENDING).and(webhook_deliveries::claimed_until.lt(now)))
+                };
+                let candidates: Vec<(String, i64)> = webhook_deliveries::table
+                    .filter(webhook_deliveries::webhook_id.eq_any(&ids))
+                    .filter(webhook_deliveries::ordinal.eq_any(&ordinals))
+                    .filter(due())
+                    .order(webhook_deliveries::next_attempt_at.asc())
+                    .select((webhook_deliveries::webhook_id, webhook_deliveries::ordinal))
+                    .load(c)
+                    .await?;
+                let candidates = candidates.into_iter().filter(|pair| heads.contains(pair)).take(CLAIM_CANDIDATES);
+                for (webhook, ordinal) in candidates {
+                    let row: Option<DeliveryRow> = diesel::update(
+                        webhook_deliveries::table
+                            .filter(webhook_deliveries::webhook_id.eq(&webhook))
+                            .filter(webhook_deliveries::ordinal.eq(ordinal))
+                            .filter(due()),
+                    )
+                    .set((
+                        webhook_deliveries::status.eq(SENDING),
+                        webhook_deliveries::claimed_until.eq(Some(until)),
+                        webhook_deliveries::attempts.eq(webhook_deliveries::attempts + 1),
+                        webhook_deliveries::updated_at.eq(now),
+                    ))
+                    .returning(DeliveryRow::as_returning())
+                    .get_result(c)
+                    .await
+                    .optional()?;
+                    if let Some(row) = row {
+                        let hook: WebhookRow = webhooks::table
+                            .filter(webhooks::id.eq(&row.webhook_id))
+                            .select(WebhookRow::as_select())
+                            .first(c)
+                            .await?;
+                        return Ok::<_, DieselError>(Some((row, hook)));
+                    }
+                }
+                Ok(None)
             })
             .await
         })
@@ -599,16 +597,18 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         let since: Option<PrimitiveDateTime> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-            let mine = webhooks::table.filter(webhooks::organization_id.eq(org.as_str())).filter(webhooks::id.eq(id.as_str()));
-            if succeeded {
-                diesel::update(mine).set(webhooks::failing_since.eq(None::<PrimitiveDateTime>)).execute(c).await?;
-                return Ok::<_, DieselError>(None);
-            }
-            diesel::update(mine.filter(webhooks::failing_since.is_null()))
-                .set(webhooks::failing_since.eq(Some(at)))
-                .execute(c)
-                .await?;
-            mine.select(webhooks::failing_since).first(c).await
+                let mine = webhooks::table
+                    .filter(webhooks::organization_id.eq(org.as_str()))
+                    .filter(webhooks::id.eq(id.as_str()));
+                if succeeded {
+                    diesel::update(mine).set(webhooks::failing_since.eq(None::<PrimitiveDateTime>)).execute(c).await?;
+                    return Ok::<_, DieselError>(None);
+                }
+                diesel::update(mine.filter(webhooks::failing_since.is_null()))
+                    .set(webhooks::failing_since.eq(Some(at)))
+                    .execute(c)
+                    .await?;
+                mine.select(webhooks::failing_since).first(c).await
             })
             .await
         })
@@ -632,7 +632,11 @@ impl WebhookRepository for Store {
                     .filter(webhooks::id.eq(id.as_str()))
                     .filter(webhooks::is_enabled),
             )
-            .set((webhooks::is_enabled.eq(false), webhooks::disabled_reason.eq(Some(reason)), webhooks::updated_at.eq(at)))
+            .set((
+                webhooks::is_enabled.eq(false),
+                webhooks::disabled_reason.eq(Some(reason)),
+                webhooks::updated_at.eq(at),
+            ))
             .execute(c)
             .await
         })

@@ -2,9 +2,9 @@
 //! signing secrets (shown once), tests, and the record of deliveries.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::IssuedWebhook;
 use compliance_domain::webhook::{DeliveryStatus, NewWebhook, Webhook, WebhookChanges, WebhookDelivery};
 use compliance_domain::{Timestamp, WebhookDeliveryId, WebhookId};
-use compliance_app::IssuedWebhook;
 use secrecy::ExposeSecret;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -222,7 +222,11 @@ async fn create_webhook(
     params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404.")),
     responses((status = 200, description = "The webhook.", body = WebhookDto)),
 )]
-async fn get_webhook(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn get_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
     let webhook = state.run(|app| async move { app.webhooks.get(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(WebhookDto::from(&webhook)))
@@ -294,7 +298,11 @@ async fn rotate_webhook_secret(
     params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404.")),
     responses((status = 202, description = "The queued delivery.", body = DeliveryDto)),
 )]
-async fn test_webhook(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn test_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
     let delivery = state.run(|app| async move { app.webhooks.test(&principal, &id).await }).await?;
     Ok(HttpResponse::Accepted().json(DeliveryDto::from(&delivery)))
