@@ -106,4 +106,5 @@ mod shutdown;
 mod sign_in;
 mod tasks;
 mod vendors;
+mod webhooks;
 mod wire;

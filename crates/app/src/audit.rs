@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH, Redaction, diff, redact_data};
-use compliance_domain::{AuditEntryId, Timestamp};
+use compliance_domain::{AuditEntryId, OrganizationId, Timestamp};
 use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Clock, Page, PageRequest, ResourceRenderer};
 use hmac::{Hmac, Mac};
 use serde_json::Value;

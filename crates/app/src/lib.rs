@@ -34,6 +34,9 @@ mod sign_in;
 mod signing;
 mod tasks;
 mod vendors;
+mod webhook_signing;
+mod webhook_worker;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -42,10 +45,10 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, EventFeed, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
     PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
-    SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
@@ -73,6 +76,8 @@ pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, r
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
+pub use webhook_worker::{WebhookSettings, WebhookWorker};
+pub use webhooks::{IssuedWebhook, WebhookService};
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
@@ -114,6 +119,10 @@ pub struct Ports {
     pub audit: Arc<dyn AuditRepository>,
     /// Records as the API shows them, for audit entries' `data` and `changes`.
     pub renderer: Arc<dyn ResourceRenderer>,
+    pub webhooks: Arc<dyn WebhookRepository>,
+    /// The organizations' committed changes (the audit trail), which webhooks deliver.
+    pub event_feed: Arc<dyn EventFeed>,
+    pub webhook_sender: Arc<dyn WebhookSender>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -141,6 +150,7 @@ pub struct Settings {
     pub self_service_organizations: bool,
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
+    pub webhooks: WebhookSettings,
     /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
     pub audit_retention: Option<time::Duration>,
     /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
@@ -176,9 +186,12 @@ pub struct App {
     pub devices: DeviceService,
     pub automations: AutomationService,
     pub automation_secrets: AutomationSecrets,
+    pub webhooks: WebhookService,
     pub audit: AuditService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
+    /// Taken by the server, which runs it in the background.
+    webhook_worker: Option<WebhookWorker>,
     health: Arc<dyn HealthCheck>,
     generations: Arc<dyn ListGenerations>,
 }
@@ -190,7 +203,10 @@ impl App {
         let work = Arc::new(tokio::sync::Notify::new());
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
         let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
+        let deliveries = Arc::new(tokio::sync::Notify::new());
         Self {
+            webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
+            webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
             audit: AuditService::new(
                 ports.audit.clone(),
                 ports.clock.clone(),
@@ -231,6 +247,11 @@ impl App {
     /// The automation worker, for the server to run in the background (once).
     pub fn take_worker(&mut self) -> Option<AutomationWorker> {
         self.worker.take()
+    }
+
+    /// The webhook delivery worker, for the server to run in the background (once).
+    pub fn take_webhook_worker(&mut self) -> Option<WebhookWorker> {
+        self.webhook_worker.take()
     }
 
     /// How many changes of the organization's `list` have committed (`ListGenerations`): a page

@@ -20,6 +20,7 @@ mod repositories;
 mod sessions;
 mod sign_in;
 mod vault;
+mod webhooks;
 
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
 pub use audit::{AuditCheckpoint, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
@@ -48,4 +49,8 @@ pub use sign_in::{
 pub use vault::{
     AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord,
     OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+};
+pub use webhooks::{
+    EventFeed, FeedEvent, NoEventFeed, OutboundRequest, OutboundResponse, SealedSecrets, SendError,
+    WEBHOOK_SECRET_OWNER_KIND, WebhookRepository, WebhookSender,
 };

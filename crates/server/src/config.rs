@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use compliance_app::{AgentSettings, AutomationSettings, Settings};
+use compliance_app::{AgentSettings, AutomationSettings, Settings, WebhookSettings};
 use compliance_blobs::S3Config;
 use compliance_browser::BrowserSettings;
 use compliance_credentials::KeySource;
@@ -119,6 +119,7 @@ impl Config {
             session_ttl: time::Duration::hours(number("SESSION_TTL_HOURS", 24 * 7)?),
             self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
             invitation_ttl: time::Duration::seconds(number("INVITATION_TTL_SECONDS", 7 * 24 * 60 * 60)?),
+            webhooks: webhooks()?,
             audit_retention: audit_retention()?,
             audit_checkpoint_key: checkpoint_key(audit_retention()?.is_some())?,
         };
@@ -247,6 +248,25 @@ fn llm() -> anyhow::Result<Option<LlmSettings>> {
     let mut settings = LlmSettings::new(url, model, var("AUTOMATION_LLM_API_KEY")?.map(SecretString::from));
     settings.timeout = Duration::from_secs(number("AUTOMATION_LLM_TIMEOUT_SECONDS", settings.timeout.as_secs())?);
     Ok(Some(settings))
+}
+
+/// `WEBHOOK_ALLOWED_HOSTS` (comma-separated hosts that may be reached over http and at internal
+/// addresses) and the delivery worker's `WEBHOOK_*` tunables.
+fn webhooks() -> anyhow::Result<WebhookSettings> {
+    let defaults = WebhookSettings::default();
+    let seconds = |d: time::Duration| u64::try_from(d.whole_seconds()).unwrap_or(0);
+    let retry_window = number("WEBHOOK_RETRY_WINDOW_SECONDS", seconds(defaults.retry_window))?;
+    let disable_after = number("WEBHOOK_DISABLE_AFTER_SECONDS", seconds(defaults.disable_after))?;
+    Ok(WebhookSettings {
+        allowed_hosts: list("WEBHOOK_ALLOWED_HOSTS")?,
+        poll_interval: Duration::from_millis(number("WEBHOOK_POLL_MILLIS", 1000)?),
+        retry_base: Duration::from_millis(number("WEBHOOK_RETRY_BASE_MILLIS", 5000)?),
+        retry_max: Duration::from_secs(number("WEBHOOK_RETRY_MAX_SECONDS", 3600)?),
+        retry_window: time::Duration::seconds(i64::try_from(retry_window).unwrap_or(i64::MAX)),
+        disable_after: time::Duration::seconds(i64::try_from(disable_after).unwrap_or(i64::MAX)),
+        concurrency: number("WEBHOOK_CONCURRENCY", defaults.concurrency)?,
+        ..defaults
+    })
 }
 
 /// `CHROMIUM_PATH`, `AUTOMATION_ALLOWED_HOSTS` (comma-separated hosts that may resolve to

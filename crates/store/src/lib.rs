@@ -27,6 +27,7 @@ mod thread_connection;
 mod thread_pools;
 mod vault;
 mod vendors;
+mod webhooks;
 
 use std::path::PathBuf;
 

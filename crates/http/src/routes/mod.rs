@@ -21,6 +21,7 @@ mod sessions;
 mod sign_in;
 mod tasks;
 mod vendors;
+mod webhooks;
 
 pub use chat::chat_body_limit;
 pub use comments::comment_body_limit;
@@ -61,6 +62,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     invitations::configure(router);
     api_keys::configure(router);
     automation_secrets::configure(router);
+    webhooks::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -88,6 +90,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         invitations::Api::openapi(),
         api_keys::Api::openapi(),
         automation_secrets::Api::openapi(),
+        webhooks::Api::openapi(),
     ]
 }
 
