@@ -265,7 +265,7 @@ mod tests {
 
     #[async_trait]
     impl CredentialRepository for Fixture {
-        async fn insert_api_key(&self, _: &ApiKey) -> Result<(), RepoError> {
+        async fn insert_api_key(&self, _: &ApiKey, _: &compliance_ports::AuditOf<'_, ApiKey>) -> Result<(), RepoError> {
             Ok(())
         }
         async fn find_api_key(&self, hash: &str) -> Result<Option<ApiKey>, RepoError> {
@@ -283,14 +283,23 @@ mod tests {
         async fn get_api_key(&self, _: &OrganizationId, _: &ApiKeyId) -> Result<ApiKey, RepoError> {
             Ok(self.key.clone())
         }
-        async fn revoke_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<ApiKey, RepoError> {
+        async fn revoke_api_key(
+            &self,
+            _: &ApiKeyId,
+            _: Timestamp,
+            _: &compliance_ports::AuditOf<'_, ApiKey>,
+        ) -> Result<ApiKey, RepoError> {
             Err(RepoError::NotFound)
         }
         async fn touch_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<(), RepoError> {
             self.touches.fetch_add(1, Ordering::SeqCst);
             Ok(())
         }
-        async fn insert_session(&self, _: &Session) -> Result<(), RepoError> {
+        async fn insert_session(
+            &self,
+            _: &Session,
+            _: &compliance_ports::AuditEach<'_, Session>,
+        ) -> Result<(), RepoError> {
             Ok(())
         }
         async fn find_session(&self, _: &str) -> Result<Option<Session>, RepoError> {
@@ -300,7 +309,7 @@ mod tests {
 
     #[async_trait]
     impl MemberRepository for Fixture {
-        async fn insert(&self, _: &Member) -> Result<(), RepoError> {
+        async fn insert(&self, _: &Member, _: &compliance_ports::AuditOf<'_, Member>) -> Result<(), RepoError> {
             Ok(())
         }
         async fn list(
@@ -318,7 +327,13 @@ mod tests {
             let member = &self.person.member;
             Ok((&member.organization_id == org && &member.user_id == user).then(|| self.person.clone()))
         }
-        async fn update(&self, _: &OrganizationId, _: &MemberId, _: &MemberPatch) -> Result<Person, RepoError> {
+        async fn update(
+            &self,
+            _: &OrganizationId,
+            _: &MemberId,
+            _: &MemberPatch,
+            _: &compliance_ports::AuditOf<'_, Member>,
+        ) -> Result<Person, RepoError> {
             Err(RepoError::NotFound)
         }
     }

@@ -15,6 +15,11 @@ use crate::{Page, PageRequest, RepoError};
 /// deleted) it, inside the change's transaction.
 pub type AuditOf<'a, T> = dyn Fn(Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a;
 
+/// Makes the entry of a change to a record of a user rather than of one organization (a
+/// session) in organization `org`: the store calls it once for each organization the user is an
+/// active member of, in that organization's chain, inside the change's transaction.
+pub type AuditEach<'a, T> = dyn Fn(&OrganizationId, Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a;
+
 /// Which entries a list holds. Each filter narrows it; `action_prefix` matches the start of the
 /// action (`risk.` finds every risk action).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -23,7 +23,7 @@ mod vault;
 mod webhooks;
 
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
-pub use audit::{AuditCheckpoint, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
+pub use audit::{AuditCheckpoint, AuditEach, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
 pub use browser::{
