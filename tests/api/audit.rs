@@ -293,7 +293,7 @@ async fn people_changes_write_member_entries_with_a_history(server: &TestServer)
     }
     // a refused change writes nothing
     let before = entries(&tenant.api, "").await.len();
-    tenant.session.patch(&path, json!({"role": "emperor"})).await.invalid("role");
+    tenant.session.patch(&path, json!({"department": "moon"})).await.invalid("department");
     assert_eq!(entries(&tenant.api, "").await.len(), before);
     assert_eq!(tenant.api.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
 }

@@ -41,14 +41,9 @@ impl SessionRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Session, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let session: Session =
-                    diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
-                        .returning(SessionRow::as_returning())
-                        .get_result(c)
-                        .await?
-                        .try_into()?;
-                // Each organization the user is an active member of, by id (the order every such
-                // change locks their chain heads in).
+                // The chain heads first, as every audited write (the session's delete then moves
+                // the organizations' access generations, which a membership change locks after
+                // its head too): each organization the user is an active member of, by id.
                 let orgs: Vec<String> = members::table
                     .filter(members::user_id.eq(user.as_str()))
                     .filter(members::is_active.eq(true))
@@ -56,9 +51,20 @@ impl SessionRepository for Store {
                     .order(members::organization_id.asc())
                     .load(c)
                     .await?;
+                let mut heads = Vec::with_capacity(orgs.len());
                 for org in orgs {
                     let head = c.lock_head(&org).await?;
                     let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
+                    heads.push((org, head));
+                }
+                // None deleted: NotFound, and the heads roll back with it.
+                let session: Session =
+                    diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
+                        .returning(SessionRow::as_returning())
+                        .get_result(c)
+                        .await?
+                        .try_into()?;
+                for (org, head) in heads {
                     c.append(head, audit(&org, Some(&session), None)).await?;
                 }
                 Ok(session)
