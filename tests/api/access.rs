@@ -29,6 +29,7 @@ const MATRIX: &[(&str, [&str; 4])] = &[
     ("organization", ["rw", "rw", "r", ""]),
     ("api-keys", ["rw", "rw", "rw", "rw"]),
     ("audit", ["r", "r", "r", ""]),
+    ("webhooks", ["rw", "rw", "r", ""]),
 ];
 
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
@@ -161,6 +162,21 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("createInvitation", "/v1/invitations", "{}", Needs('w', "people")),
     ("getInvitation", "/v1/invitations/{inv}", "", Needs('r', "people")),
     ("deleteInvitation", "/v1/invitations/{inv}", "", Needs('w', "people")),
+    ("listAuditLog", "/v1/audit-log", "", Needs('r', "audit")),
+    ("verifyAuditLog", "/v1/audit-log/verify", "", Needs('r', "audit")),
+    ("getRiskHistory", "/v1/risks/{rsk}/history", "", Needs('r', "audit")),
+    ("getVendorHistory", "/v1/vendors/{vnd}/history", "", Needs('r', "audit")),
+    ("getTaskHistory", "/v1/tasks/{tsk}/history", "", Needs('r', "audit")),
+    ("getPolicyHistory", "/v1/policies/{pol}/history", "", Needs('r', "audit")),
+    ("listWebhooks", "/v1/webhooks", "", Needs('r', "webhooks")),
+    ("createWebhook", "/v1/webhooks", "{}", Needs('w', "webhooks")),
+    ("getWebhook", "/v1/webhooks/{whk}", "", Needs('r', "webhooks")),
+    ("updateWebhook", "/v1/webhooks/{whk}", "{}", Needs('w', "webhooks")),
+    ("deleteWebhook", "/v1/webhooks/{whk}", "", Needs('w', "webhooks")),
+    ("rotateWebhookSecret", "/v1/webhooks/{whk}/rotate-secret", "{}", Needs('w', "webhooks")),
+    ("testWebhook", "/v1/webhooks/{whk}/test", "{}", Needs('w', "webhooks")),
+    ("listWebhookDeliveries", "/v1/webhooks/{whk}/deliveries", "", Needs('r', "webhooks")),
+    ("retryWebhookDelivery", "/v1/webhooks/{whk}/deliveries/{msg}/retry", "{}", Needs('w', "webhooks")),
     ("startSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("finishSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("signOut", "", "", Skip(SIGNED_IN_USER)),
@@ -202,7 +218,9 @@ fn expected(rule: Rule, role: Option<&str>) -> Option<String> {
 
 fn fill(template: &str) -> String {
     let mut text = template.to_owned();
-    for prefix in ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv"] {
+    for prefix in
+        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg"]
+    {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }
     text

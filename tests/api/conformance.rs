@@ -222,6 +222,28 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("listInvitations", api.get("/v1/invitations").await);
     c.check("getInvitation", api.get(&invitation).await);
     c.check("deleteInvitation", api.delete(&invitation).await);
+    // The audit trail (by now it holds the entries of everything above). A history answers for
+    // any well-formed id, a deleted record's too.
+    c.check("listAuditLog", api.get("/v1/audit-log?limit=5").await);
+    c.check("verifyAuditLog", api.get("/v1/audit-log/verify").await);
+    c.check("getRiskHistory", api.get("/v1/risks/rsk_conformance/history").await);
+    c.check("getVendorHistory", api.get("/v1/vendors/vnd_conformance/history").await);
+    c.check("getTaskHistory", api.get("/v1/tasks/tsk_conformance/history").await);
+    c.check("getPolicyHistory", api.get("/v1/policies/pol_conformance/history").await);
+    // Webhooks are checked against a real receiver in tests/api/webhooks.rs.
+    for operation in [
+        "createWebhook",
+        "listWebhooks",
+        "getWebhook",
+        "updateWebhook",
+        "deleteWebhook",
+        "rotateWebhookSecret",
+        "testWebhook",
+        "listWebhookDeliveries",
+        "retryWebhookDelivery",
+    ] {
+        c.exercised_elsewhere(operation);
+    }
     // These need a real OpenID provider (sign-in not configured here answers 404, and accepting
     // needs an address the provider verified): tests/api/sign_in.rs calls each against one.
     for operation in ["startSignIn", "finishSignIn", "signOut", "acceptInvitation"] {

@@ -240,12 +240,20 @@ impl TestServer {
         }
     }
 
-    /// Runs `sql` on the server's own PostgreSQL database, behind its back (a trigger that fails
-    /// some writes, say).
+    /// Runs `sql` on the server's own database, behind its back (a trigger that fails some
+    /// writes, an audit entry edited). On SQLite through the `sqlite3` command-line shell.
     pub async fn execute_sql(&self, sql: &str) {
         match &self.database {
             Database::Postgres { url, .. } | Database::Kept { url } => admin_execute(url, sql).await,
-            Database::Sqlite { .. } => panic!("execute_sql runs on PostgreSQL only"),
+            Database::Sqlite { url, .. } => {
+                let path = url.strip_prefix("sqlite://").unwrap_or(url);
+                let output = tokio::process::Command::new("sqlite3")
+                    .args(["-cmd", ".timeout 5000", path, sql])
+                    .output()
+                    .await
+                    .expect("the sqlite3 shell runs");
+                assert!(output.status.success(), "sqlite3: {}", String::from_utf8_lossy(&output.stderr));
+            }
         }
     }
 

@@ -12,7 +12,10 @@ pub fn run() -> Result<()> {
     step(2, "clippy", run_clippy)?;
     step(3, "dependency direction", deps::check_dependency_direction)?;
     step(4, "OpenAPI document", openapi::check)?;
-    step(5, "OpenID provider fixture (npm oidc-provider)", install_oidc_fixture)?;
+    step(5, "test fixtures (npm oidc-provider, PyPI standardwebhooks)", || {
+        install_oidc_fixture()?;
+        install_webhook_receiver()
+    })?;
     let database = step(6, "PostgreSQL", postgres::provide)?;
     let tests = step(7, "tests", || run_tests(&database.admin_url()));
     // after the tests, which built target/debug/compliance-server
@@ -48,6 +51,27 @@ fn install_oidc_fixture() -> Result<()> {
     let mut npm = std::process::Command::new("npm");
     npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
     cmd::run(&mut npm).context("`npm ci` in tests/oidc failed (Node.js 20 and npm are needed for the sign-in tests)")
+}
+
+/// The version of the Standard Webhooks reference library the webhook tests verify signatures with
+/// (tests/webhook_receiver.py); `.ci/run` installs the same one.
+const STANDARDWEBHOOKS_VERSION: &str = "1.1.0";
+
+/// The webhook tests' receiver verifies every delivery with the PyPI package `standardwebhooks`:
+/// `python3 -m pip install standardwebhooks==1.1.0` when it is missing or another version.
+fn install_webhook_receiver() -> Result<()> {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import importlib.metadata as m; print(m.version('standardwebhooks'))"])
+        .output();
+    if let Ok(output) = &probe
+        && String::from_utf8_lossy(&output.stdout).trim() == STANDARDWEBHOOKS_VERSION
+    {
+        println!("standardwebhooks {STANDARDWEBHOOKS_VERSION} is installed");
+        return Ok(());
+    }
+    let mut pip = std::process::Command::new("python3");
+    pip.args(["-m", "pip", "install", "--quiet", &format!("standardwebhooks=={STANDARDWEBHOOKS_VERSION}")]);
+    cmd::run(&mut pip).context("installing standardwebhooks from PyPI failed (the webhook tests need it)")
 }
 
 /// Doctests first, so that the last lines a CI log shows are the main runner's summary.

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use compliance_domain::access::Scopes;
+use compliance_domain::audit::Actor;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, NewMember, Person, User};
 use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
@@ -12,9 +13,13 @@ use compliance_ports::{
 use secrecy::SecretString;
 use time::Duration;
 
+use crate::audit::{API_KEY, AuditTrail, Author, ORGANIZATION, SESSION};
 use crate::organization::with_free_slug;
 use crate::sessions::{IssuedSession, issue_session};
 use crate::{AppError, PeopleService, Ports, PrincipalCache};
+
+/// The operator in audit entries: `{type: "system", id: "admin"}`.
+const ADMIN: &str = "admin";
 
 /// A new API key and the only copy of its text.
 #[derive(Debug)]
@@ -31,6 +36,8 @@ pub struct AdminService {
     people: PeopleService,
     clock: Arc<dyn Clock>,
     principals: Arc<PrincipalCache>,
+    /// The operator's changes are the system's (`admin`) in the audit trail.
+    audit: Arc<AuditTrail>,
 }
 
 impl AdminService {
@@ -43,6 +50,7 @@ impl AdminService {
             people: PeopleService::new(ports, principals.clone()),
             clock: ports.clock.clone(),
             principals,
+            audit: Arc::new(AuditTrail::new(ports.renderer.clone(), ports.clock.clone())),
         }
     }
 
@@ -50,10 +58,14 @@ impl AdminService {
     /// the plain one is taken; a slug given explicitly must be free.
     pub async fn create_organization(&self, name: String, slug: Option<String>) -> Result<Organization, AppError> {
         let organization = Organization::create(name, slug.clone(), self.clock.now())?;
-        let organizations = self.organizations.clone();
+        let (organizations, trail) = (self.organizations.clone(), self.audit.clone());
         with_free_slug(organization, slug.is_some(), |candidate| {
-            let organizations = organizations.clone();
-            async move { organizations.insert(&candidate).await.map(|()| candidate) }
+            let (organizations, trail) = (organizations.clone(), trail.clone());
+            async move {
+                let author = Author::system(ADMIN, &candidate.id);
+                let audit = trail.change_by(author, |_, _| "organization.created", &ORGANIZATION);
+                organizations.insert(&candidate, &audit).await.map(|()| candidate)
+            }
         })
         .await
     }
@@ -76,7 +88,7 @@ impl AdminService {
     ) -> Result<Person, AppError> {
         self.organizations.get(&org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
         let input = NewMember { user_id: Some(user), role: Some(role), department, device_manager_label_id: None };
-        self.people.create_in(&org, input).await
+        self.people.create_in(&org, input, Author::system(ADMIN, &org)).await
     }
 
     /// A new API key for the organization, acting as `created_by`, who must be an active member.
@@ -92,13 +104,20 @@ impl AdminService {
         let name = compliance_domain::validation::text("name", name.unwrap_or_else(|| "API key".into()), 1, 100)?;
         let expires_at = expires_in_days.map(|days| now.plus(Duration::days(i64::from(days))));
         // The operator's keys hold every scope: they act with their creator's whole role.
+        let author = Author::system(ADMIN, &org);
         let issued = crate::api_keys::issue(org, created_by, name, expires_at, Scopes::everything(), now);
-        self.credentials.insert_api_key(&issued.key).await?;
+        let audit = self.audit.change_by(author, |_, _| "apiKey.created", &API_KEY);
+        self.credentials.insert_api_key(&issued.key, &audit).await?;
         Ok(issued)
     }
 
     pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {
-        let revoked = self.credentials.revoke_api_key(id, self.clock.now()).await;
+        // The key's organization is known once the store has read it.
+        let audit = |before: Option<&ApiKey>, after: Option<&ApiKey>| {
+            let org = after.or(before).map(|key| key.organization_id.clone()).unwrap_or_else(OrganizationId::generate);
+            self.audit.change_by(Author::system(ADMIN, &org), |_, _| "apiKey.revoked", &API_KEY)(before, after)
+        };
+        let revoked = self.credentials.revoke_api_key(id, self.clock.now(), &audit).await;
         self.principals.forget_api_key(id);
         revoked.map_err(|e| AppError::from_repo(e, "API key"))
     }
@@ -109,7 +128,8 @@ impl AdminService {
             return Err(AppError::invalid("ttl-hours", "must be at least 1"));
         }
         self.users.get(&user).await.map_err(|e| AppError::from_repo(e, "user"))?;
-        issue_session(self.credentials.as_ref(), self.users.as_ref(), &user, ttl, self.clock.now()).await
+        let audit = self.audit.change_each(Actor::system(ADMIN), "session.created", &SESSION);
+        issue_session(self.credentials.as_ref(), self.users.as_ref(), &user, ttl, self.clock.now(), &audit).await
     }
 
     async fn require_active_member(&self, org: &OrganizationId, user: &UserId) -> Result<(), AppError> {

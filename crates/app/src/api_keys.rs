@@ -9,6 +9,7 @@ use compliance_ports::{Clock, CredentialRepository, Page, PageRequest};
 use secrecy::ExposeSecret;
 
 use crate::access::{Reach, require, require_grantable};
+use crate::audit::{API_KEY, AuditTrail};
 use crate::secret::{self, API_KEY_PREFIX};
 use crate::{AppError, IssuedApiKey, Ports, Principal, PrincipalCache};
 
@@ -18,11 +19,17 @@ pub struct ApiKeyService {
     /// Forgets a revoked key's callers in this process at once (other processes see the
     /// organization's access generation move).
     principals: Arc<PrincipalCache>,
+    audit: AuditTrail,
 }
 
 impl ApiKeyService {
     pub(crate) fn new(ports: &Ports, principals: Arc<PrincipalCache>) -> Self {
-        Self { credentials: ports.credentials.clone(), clock: ports.clock.clone(), principals }
+        Self {
+            credentials: ports.credentials.clone(),
+            clock: ports.clock.clone(),
+            principals,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
+        }
     }
 
     /// Owners and admins (and auditors, reading) see every key of the organization; others their own.
@@ -46,7 +53,7 @@ impl ApiKeyService {
             request.scopes,
             now,
         );
-        self.credentials.insert_api_key(&issued.key).await?;
+        self.credentials.insert_api_key(&issued.key, &self.audit.change(caller, "apiKey.created", &API_KEY)).await?;
         Ok(issued)
     }
 
@@ -57,7 +64,8 @@ impl ApiKeyService {
         if reach == Reach::Own && key.created_by != caller.user_id {
             return Err(crate::access::only_own(caller, Action::Write, "the API keys they created"));
         }
-        let revoked = self.credentials.revoke_api_key(id, self.clock.now()).await;
+        let audit = self.audit.change(caller, "apiKey.revoked", &API_KEY);
+        let revoked = self.credentials.revoke_api_key(id, self.clock.now(), &audit).await;
         self.principals.forget_api_key(id);
         revoked.map_err(not_found)
     }

@@ -36,6 +36,11 @@ pub struct Principal {
     pub role: String,
     /// For an API key, what it may be used for; `None` for a session.
     pub scopes: Option<Scopes>,
+    /// The API key the request presented; `None` for a session.
+    pub api_key_id: Option<ApiKeyId>,
+    /// The request's id (`X-Request-Id`), for the audit entries it writes; set by the delivery
+    /// layer, never remembered with the caller.
+    pub request_id: Option<String>,
 }
 
 impl Principal {
@@ -151,7 +156,8 @@ impl AuthService {
         }
         self.note_use(&stored.id, stored.last_used_at, now).await;
         let expires_at = stored.expires_at;
-        let principal = principal(stored.organization_id, person, AuthType::ApiKey, Some(stored.scopes));
+        let mut principal = principal(stored.organization_id, person, AuthType::ApiKey, Some(stored.scopes));
+        principal.api_key_id = Some(stored.id.clone());
         self.cache.put(key, &principal, Some(&stored.id), expires_at, generation, now);
         Ok(principal)
     }
@@ -232,6 +238,8 @@ fn principal(
         auth_type,
         role: person.member.role,
         scopes,
+        api_key_id: None,
+        request_id: None,
     }
 }
 
@@ -257,7 +265,7 @@ mod tests {
 
     #[async_trait]
     impl CredentialRepository for Fixture {
-        async fn insert_api_key(&self, _: &ApiKey) -> Result<(), RepoError> {
+        async fn insert_api_key(&self, _: &ApiKey, _: &compliance_ports::AuditOf<'_, ApiKey>) -> Result<(), RepoError> {
             Ok(())
         }
         async fn find_api_key(&self, hash: &str) -> Result<Option<ApiKey>, RepoError> {
@@ -275,14 +283,23 @@ mod tests {
         async fn get_api_key(&self, _: &OrganizationId, _: &ApiKeyId) -> Result<ApiKey, RepoError> {
             Ok(self.key.clone())
         }
-        async fn revoke_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<ApiKey, RepoError> {
+        async fn revoke_api_key(
+            &self,
+            _: &ApiKeyId,
+            _: Timestamp,
+            _: &compliance_ports::AuditOf<'_, ApiKey>,
+        ) -> Result<ApiKey, RepoError> {
             Err(RepoError::NotFound)
         }
         async fn touch_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<(), RepoError> {
             self.touches.fetch_add(1, Ordering::SeqCst);
             Ok(())
         }
-        async fn insert_session(&self, _: &Session) -> Result<(), RepoError> {
+        async fn insert_session(
+            &self,
+            _: &Session,
+            _: &compliance_ports::AuditEach<'_, Session>,
+        ) -> Result<(), RepoError> {
             Ok(())
         }
         async fn find_session(&self, _: &str) -> Result<Option<Session>, RepoError> {
@@ -292,7 +309,7 @@ mod tests {
 
     #[async_trait]
     impl MemberRepository for Fixture {
-        async fn insert(&self, _: &Member) -> Result<(), RepoError> {
+        async fn insert(&self, _: &Member, _: &compliance_ports::AuditOf<'_, Member>) -> Result<(), RepoError> {
             Ok(())
         }
         async fn list(
@@ -310,7 +327,13 @@ mod tests {
             let member = &self.person.member;
             Ok((&member.organization_id == org && &member.user_id == user).then(|| self.person.clone()))
         }
-        async fn update(&self, _: &OrganizationId, _: &MemberId, _: &MemberPatch) -> Result<Person, RepoError> {
+        async fn update(
+            &self,
+            _: &OrganizationId,
+            _: &MemberId,
+            _: &MemberPatch,
+            _: &compliance_ports::AuditOf<'_, Member>,
+        ) -> Result<Person, RepoError> {
             Err(RepoError::NotFound)
         }
     }
@@ -482,6 +505,8 @@ mod tests {
             auth_type: AuthType::Session,
             role: role.into(),
             scopes: None,
+            api_key_id: None,
+            request_id: None,
         };
         for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
             assert!(with_role(role).is_administrator(), "{role}");

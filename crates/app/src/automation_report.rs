@@ -14,6 +14,7 @@ use compliance_domain::{AttachmentId, CommentId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentRepository};
 
 use crate::Ports;
+use crate::audit::{AuditTrail, Author, COMMENT};
 
 /// The attachment's media type: run screenshots are PNG.
 const SCREENSHOT_TYPE: &str = "image/png";
@@ -22,11 +23,18 @@ pub(crate) struct TaskReporter {
     comments: Arc<dyn CommentRepository>,
     blobs: Arc<dyn BlobStore>,
     clock: Arc<dyn Clock>,
+    /// Its comments are the system's (`automation-worker`) in the audit trail.
+    audit: AuditTrail,
 }
 
 impl TaskReporter {
     pub(crate) fn new(ports: &Ports) -> Self {
-        Self { comments: ports.comments.clone(), blobs: ports.blobs.clone(), clock: ports.clock.clone() }
+        Self {
+            comments: ports.comments.clone(),
+            blobs: ports.blobs.clone(),
+            clock: ports.clock.clone(),
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
+        }
     }
 
     /// Called once a run's outcome is stored. Failures are logged, not returned: the run stands.
@@ -84,7 +92,9 @@ impl TaskReporter {
                 .map_err(|e| format!("storing the attachment: {e}"))?;
             attachments.push(attachment);
         }
-        if let Err(error) = self.comments.insert(&comment, &attachments).await {
+        let author = Author::system("automation-worker", &automation.organization_id);
+        let audit = self.audit.change_by(author, |_, _| "comment.created", &COMMENT);
+        if let Err(error) = self.comments.insert(&comment, &attachments, &audit).await {
             for attachment in &attachments {
                 if let Err(error) = self.blobs.delete(&attachment.blob_key()).await {
                     tracing::warn!(%error, "could not remove the attachment of a comment that was not stored");

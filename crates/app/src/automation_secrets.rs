@@ -16,6 +16,7 @@ use compliance_ports::{
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::access::require;
+use crate::audit::{AUTOMATION_SECRET, AuditTrail};
 use crate::{AppError, Ports, Principal};
 
 /// A stored secret as callers see it: its name and when it was set, never its value.
@@ -38,6 +39,7 @@ pub struct AutomationSecrets {
     secrets: Arc<dyn SecretRepository>,
     cipher: Arc<dyn SecretCipher>,
     clock: Arc<dyn Clock>,
+    audit: AuditTrail,
 }
 
 impl AutomationSecrets {
@@ -47,6 +49,7 @@ impl AutomationSecrets {
             secrets: ports.secrets.clone(),
             cipher: ports.cipher.clone(),
             clock: ports.clock.clone(),
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -83,7 +86,8 @@ impl AutomationSecrets {
             ciphertext,
             updated_at: self.clock.now(),
         };
-        self.secrets.put(&stored).await?;
+        let audit = self.audit.change(caller, "automation.secret_set", &AUTOMATION_SECRET);
+        self.secrets.put_audited(&stored, &audit).await?;
         Ok(SecretWritten { secret: SecretView { name, updated_at: stored.updated_at }, created })
     }
 
@@ -108,7 +112,8 @@ impl AutomationSecrets {
         self.automation(org, automation).await?;
         let name = SecretName::parse(name).map_err(|_| AppError::NotFound("secret"))?;
         let owner_id = SecretOwner::automation_secret(automation.as_str(), name.as_str());
-        match self.secrets.delete(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id).await? {
+        let audit = self.audit.change(caller, "automation.secret_deleted", &AUTOMATION_SECRET);
+        match self.secrets.delete_audited(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id, &audit).await? {
             true => Ok(name),
             false => Err(AppError::NotFound("secret")),
         }

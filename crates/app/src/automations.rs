@@ -15,6 +15,7 @@ use compliance_ports::{
 use tokio::sync::Notify;
 
 use crate::access::require;
+use crate::audit::{AUTOMATION, AuditTrail};
 use crate::blob_links::{BlobLinks, LinkTarget};
 use crate::{AppError, Ports, Principal, Settings};
 
@@ -42,6 +43,7 @@ pub struct AutomationService {
     links: BlobLinks,
     /// Wakes the worker when a run is started by hand.
     work: Arc<Notify>,
+    audit: AuditTrail,
 }
 
 impl AutomationService {
@@ -55,6 +57,7 @@ impl AutomationService {
             links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
             settings,
             work,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -71,7 +74,7 @@ impl AutomationService {
             self.check_connection(caller, connection).await?;
         }
         self.check_target(&automation.target_url).await?;
-        self.automations.insert(&automation).await?;
+        self.automations.insert(&automation, &self.audit.change(caller, "automation.created", &AUTOMATION)).await?;
         Ok(automation)
     }
 
@@ -117,7 +120,8 @@ impl AutomationService {
             }
             let mut automation = previous.clone();
             automation.apply(&patch, self.clock.now());
-            match self.automations.update(&automation, &previous).await {
+            let audit = self.audit.change(caller, "automation.updated", &AUTOMATION);
+            match self.automations.update(&automation, &previous, &audit).await {
                 Ok(()) => return Ok(automation),
                 Err(RepoError::NotFound) => continue, // changed meanwhile (or deleted): read again
                 Err(other) => return Err(other.into()),
@@ -144,7 +148,8 @@ impl AutomationService {
         require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let automation = self.automation(org, id).await?;
-        let runs = self.automations.delete(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))?;
+        let audit = self.audit.change(caller, "automation.deleted", &AUTOMATION);
+        let runs = self.automations.delete(org, id, &audit).await.map_err(|e| AppError::from_repo(e, "automation"))?;
         let screenshots: Vec<&str> = runs.iter().flat_map(AutomationRun::blob_keys).collect();
         self.links.remove(&screenshots, "screenshot").await;
         Ok(automation)

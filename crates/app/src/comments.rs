@@ -10,6 +10,7 @@ use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, Page, PageRequest, RepoError};
 
 use crate::access::{Reach, only_own, require};
+use crate::audit::{AuditTrail, COMMENT};
 use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
 use crate::{AppError, AuthType, Ports, Principal, Settings};
 
@@ -21,6 +22,7 @@ pub struct CommentService {
     entities: EntityLookup,
     settings: Arc<Settings>,
     links: BlobLinks,
+    audit: AuditTrail,
 }
 
 impl CommentService {
@@ -33,6 +35,7 @@ impl CommentService {
             entities: EntityLookup::new(ports),
             links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
             settings,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -77,7 +80,8 @@ impl CommentService {
             written.push(key);
             attachments.push(file.attachment);
         }
-        if let Err(error) = self.comments.insert(&comment, &attachments).await {
+        let audit = self.audit.change(caller, "comment.created", &COMMENT);
+        if let Err(error) = self.comments.insert(&comment, &attachments, &audit).await {
             self.links.remove(&written.iter().map(String::as_str).collect::<Vec<_>>(), "attachment").await;
             return Err(error.into());
         }
@@ -90,8 +94,9 @@ impl CommentService {
         self.authored(caller, id).await?;
         let content = edit.content()?;
         let now = self.clock.now();
+        let audit = self.audit.change(caller, "comment.updated", &COMMENT);
         self.comments
-            .update_content(&caller.organization_id, id, &content, now)
+            .update_content(&caller.organization_id, id, &content, now, &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "comment"))
     }
@@ -100,8 +105,12 @@ impl CommentService {
     pub async fn delete(&self, caller: &Principal, id: &CommentId) -> Result<CommentView, AppError> {
         require(caller, Family::Comments, Action::Write)?;
         let view = self.authored(caller, id).await?;
-        let attachments =
-            self.comments.delete(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "comment"))?;
+        let audit = self.audit.change(caller, "comment.deleted", &COMMENT);
+        let attachments = self
+            .comments
+            .delete(&caller.organization_id, id, &audit)
+            .await
+            .map_err(|e| AppError::from_repo(e, "comment"))?;
         self.remove_attachments(&attachments).await;
         Ok(view)
     }

@@ -4,20 +4,31 @@ use std::sync::Arc;
 
 use compliance_domain::ContextEntryId;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::audit::Redaction;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
 use compliance_ports::{Clock, ContextRepository, Page, PageRequest};
 
 use crate::access::require;
+use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, Ports, Principal};
 
 pub struct ContextService {
     context: Arc<dyn ContextRepository>,
     clock: Arc<dyn Clock>,
+    audit: Arc<AuditTrail>,
 }
 
+/// Context entries in the audit trail: answers are rich text, shown by length.
+pub(crate) const CONTEXT_ENTRY: Subject<ContextEntry> = Subject {
+    resource_type: "contextEntry",
+    id: |entry| entry.id.to_string(),
+    render: |renderer, entry| renderer.context_entry(entry),
+    redaction: Redaction { secret: &[], rich_text: &["answer"] },
+};
+
 impl ContextService {
-    pub(crate) fn new(ports: &Ports) -> Self {
-        Self { context: ports.context.clone(), clock: ports.clock.clone() }
+    pub(crate) fn new(ports: &Ports, audit: Arc<AuditTrail>) -> Self {
+        Self { context: ports.context.clone(), clock: ports.clock.clone(), audit }
     }
 
     /// A page of the caller's organization's context entries, newest first.
@@ -42,7 +53,9 @@ impl ContextService {
     ) -> Result<ContextEntry, AppError> {
         require(caller, Family::Context, Action::Write)?;
         let created = ContextEntry::create(caller.organization_id.clone(), input, self.clock.now())?;
-        self.context.insert_context_entry(&created).await?;
+        self.context
+            .insert_context_entry(&created, &self.audit.change(caller, "contextEntry.created", &CONTEXT_ENTRY))
+            .await?;
         Ok(created)
     }
 
@@ -59,7 +72,8 @@ impl ContextService {
             return self.get_context_entry(caller, id).await;
         }
         let org = &caller.organization_id;
-        self.context.update_context_entry(org, id, &patch, self.clock.now()).await.map_err(not_found)
+        let audit = self.audit.change(caller, "contextEntry.updated", &CONTEXT_ENTRY);
+        self.context.update_context_entry(org, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
     }
 
     /// Deletes the entry for good and returns what it was.
@@ -69,7 +83,8 @@ impl ContextService {
         id: &ContextEntryId,
     ) -> Result<ContextEntry, AppError> {
         require(caller, Family::Context, Action::Write)?;
-        self.context.delete_context_entry(&caller.organization_id, id).await.map_err(not_found)
+        let audit = self.audit.change(caller, "contextEntry.deleted", &CONTEXT_ENTRY);
+        self.context.delete_context_entry(&caller.organization_id, id, &audit).await.map_err(not_found)
     }
 }
 

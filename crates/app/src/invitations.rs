@@ -13,6 +13,7 @@ use compliance_ports::{
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::access::require;
+use crate::audit::{AuditTrail, Author, INVITATION, MEMBER, member_action, user_actor};
 use crate::secret::{digest, generate};
 use crate::{AppError, Ports, Principal, PrincipalCache, Settings, SignedInUser};
 
@@ -34,6 +35,7 @@ pub struct InvitationService {
     clock: Arc<dyn Clock>,
     principals: Arc<PrincipalCache>,
     settings: Arc<Settings>,
+    audit: AuditTrail,
 }
 
 impl InvitationService {
@@ -45,6 +47,7 @@ impl InvitationService {
             clock: ports.clock.clone(),
             principals,
             settings,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -67,7 +70,7 @@ impl InvitationService {
             self.clock.now(),
             self.settings.invitation_ttl,
         )?;
-        self.invitations.insert(&invitation).await?;
+        self.invitations.insert(&invitation, &self.audit.change(caller, "invitation.created", &INVITATION)).await?;
         Ok(IssuedInvitation { invitation, token })
     }
 
@@ -84,7 +87,11 @@ impl InvitationService {
     /// Withdraws the invitation (its token stops working).
     pub async fn delete(&self, caller: &Principal, id: &InvitationId) -> Result<(), AppError> {
         require(caller, Family::People, Action::Write)?;
-        self.invitations.delete(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))
+        let audit = self.audit.change(caller, "invitation.deleted", &INVITATION);
+        self.invitations
+            .delete(&caller.organization_id, id, &audit)
+            .await
+            .map_err(|e| AppError::from_repo(e, "invitation"))
     }
 
     /// Makes the signed-in caller a member of the invitation's organization. In order: an unknown
@@ -117,7 +124,14 @@ impl InvitationService {
             device_manager_label_id: None,
         };
         let member = Member::create(org.clone(), input, now)?;
-        match self.invitations.accept(&invitation, &member, now).await {
+        let author = || Author {
+            actor: user_actor(&user.id, Some(user.email.clone())),
+            organization_id: org.clone(),
+            request_id: None,
+        };
+        let audit_invitation = self.audit.change_by(author(), |_, _| "invitation.accepted", &INVITATION);
+        let audit_member = self.audit.change_by(author(), member_action, &MEMBER);
+        match self.invitations.accept(&invitation, &member, now, (&audit_invitation, &audit_member)).await {
             Ok(Acceptance::Accepted) => {}
             Ok(Acceptance::NoLongerPending) => return Err(AppError::Gone("the invitation was already used")),
             Err(RepoError::Conflict(_)) => {

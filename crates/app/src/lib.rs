@@ -7,6 +7,7 @@ pub mod access;
 mod admin;
 mod api_keys;
 mod assignees;
+mod audit;
 mod auth;
 mod automation_agent;
 mod automation_recorder;
@@ -33,6 +34,9 @@ mod sign_in;
 mod signing;
 mod tasks;
 mod vendors;
+mod webhook_signing;
+mod webhook_worker;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -40,15 +44,16 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AgentModel, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, HealthCheck,
+    AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, EventFeed, HealthCheck,
     IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository,
+    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, IssuedApiKey};
 pub use api_keys::ApiKeyService;
+pub use audit::{AuditService, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
@@ -71,6 +76,8 @@ pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, r
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
+pub use webhook_worker::{WebhookSettings, WebhookWorker};
+pub use webhooks::{IssuedWebhook, WebhookService};
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
@@ -108,6 +115,14 @@ pub struct Ports {
     pub cipher: Arc<dyn SecretCipher>,
     /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
     pub agent_model: Option<Arc<dyn AgentModel>>,
+    /// The audit trail's entries (each written by the repositories with its change).
+    pub audit: Arc<dyn AuditRepository>,
+    /// Records as the API shows them, for audit entries' `data` and `changes`.
+    pub renderer: Arc<dyn ResourceRenderer>,
+    pub webhooks: Arc<dyn WebhookRepository>,
+    /// The organizations' committed changes (the audit trail), which webhooks deliver.
+    pub event_feed: Arc<dyn EventFeed>,
+    pub webhook_sender: Arc<dyn WebhookSender>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -135,6 +150,11 @@ pub struct Settings {
     pub self_service_organizations: bool,
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
+    pub webhooks: WebhookSettings,
+    /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
+    pub audit_retention: Option<time::Duration>,
+    /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
+    pub audit_checkpoint_key: Vec<u8>,
 }
 
 impl Settings {
@@ -166,8 +186,12 @@ pub struct App {
     pub devices: DeviceService,
     pub automations: AutomationService,
     pub automation_secrets: AutomationSecrets,
+    pub webhooks: WebhookService,
+    pub audit: AuditService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
+    /// Taken by the server, which runs it in the background.
+    webhook_worker: Option<WebhookWorker>,
     health: Arc<dyn HealthCheck>,
     generations: Arc<dyn ListGenerations>,
 }
@@ -178,7 +202,17 @@ impl App {
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));
         let work = Arc::new(tokio::sync::Notify::new());
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
+        let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
+        let deliveries = Arc::new(tokio::sync::Notify::new());
         Self {
+            webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
+            webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
+            audit: AuditService::new(
+                ports.audit.clone(),
+                ports.clock.clone(),
+                settings.audit_checkpoint_key.clone(),
+                settings.audit_retention,
+            ),
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),
@@ -190,11 +224,11 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
-            context: ContextService::new(&ports),
-            policies: PolicyService::new(&ports, comments.clone()),
-            vendors: VendorService::new(&ports, comments.clone()),
-            risks: RiskService::new(&ports, comments.clone()),
-            tasks: TaskService::new(&ports, comments.clone()),
+            context: ContextService::new(&ports, trail.clone()),
+            policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
+            vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
+            risks: RiskService::new(&ports, comments.clone(), trail.clone()),
+            tasks: TaskService::new(&ports, comments.clone(), trail.clone()),
             chat: ChatService::new(&ports, settings.clone()),
             comments,
             settings: settings.clone(),
@@ -213,6 +247,11 @@ impl App {
     /// The automation worker, for the server to run in the background (once).
     pub fn take_worker(&mut self) -> Option<AutomationWorker> {
         self.worker.take()
+    }
+
+    /// The webhook delivery worker, for the server to run in the background (once).
+    pub fn take_webhook_worker(&mut self) -> Option<WebhookWorker> {
+        self.webhook_worker.take()
     }
 
     /// How many changes of the organization's `list` have committed (`ListGenerations`): a page

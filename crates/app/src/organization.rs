@@ -10,6 +10,7 @@ use compliance_ports::{Clock, OrganizationRepository, RepoError};
 use rand::Rng;
 
 use crate::access::require;
+use crate::audit::{AuditTrail, Author, ORGANIZATION, user_actor};
 use crate::{AppError, Ports, Principal, Settings, SignedInUser};
 
 /// The role of whoever creates an organization.
@@ -19,11 +20,17 @@ pub struct OrganizationService {
     organizations: Arc<dyn OrganizationRepository>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
+    audit: Arc<AuditTrail>,
 }
 
 impl OrganizationService {
     pub(crate) fn new(ports: &Ports, settings: Arc<Settings>) -> Self {
-        Self { organizations: ports.organizations.clone(), clock: ports.clock.clone(), settings }
+        Self {
+            organizations: ports.organizations.clone(),
+            clock: ports.clock.clone(),
+            settings,
+            audit: Arc::new(AuditTrail::new(ports.renderer.clone(), ports.clock.clone())),
+        }
     }
 
     /// A new organization with the signed-in caller as its `owner`, when the deployment lets users
@@ -39,15 +46,18 @@ impl OrganizationService {
         }
         let now = self.clock.now();
         let organization = Organization::create(input.name, input.slug.clone(), now)?;
-        let organizations = self.organizations.clone();
+        let (organizations, trail) = (self.organizations.clone(), self.audit.clone());
         let owner = caller.user_id.clone();
         with_free_slug(organization, input.slug.is_some(), |candidate| {
-            let (organizations, owner) = (organizations.clone(), owner.clone());
+            let (organizations, owner, trail) = (organizations.clone(), owner.clone(), trail.clone());
             async move {
+                let author =
+                    Author { actor: user_actor(&owner, None), organization_id: candidate.id.clone(), request_id: None };
+                let audit = trail.change_by(author, |_, _| "organization.created", &ORGANIZATION);
                 let input = NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };
                 let member = Member::create(candidate.id.clone(), input, now)
                     .map_err(|_| RepoError::Internal("the owner's membership does not validate".into()))?;
-                organizations.insert_with_owner(&candidate, &member).await.map(|()| candidate)
+                organizations.insert_with_owner(&candidate, &member, &audit).await.map(|()| candidate)
             }
         })
         .await
@@ -65,7 +75,8 @@ impl OrganizationService {
         if let Some(label) = patch.device_label() {
             crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
         }
-        self.organizations.update(&caller.organization_id, &patch).await.map_err(|error| match error {
+        let audit = self.audit.change(caller, "organization.updated", &ORGANIZATION);
+        self.organizations.update(&caller.organization_id, &patch, &audit).await.map_err(|error| match error {
             RepoError::Conflict(_) => AppError::Conflict("the slug is taken by another organization".into()),
             other => AppError::from_repo(other, "organization"),
         })

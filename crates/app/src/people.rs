@@ -9,6 +9,7 @@ use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError, UserRepository};
 
 use crate::access::{holds, require};
+use crate::audit::{AuditTrail, Author, MEMBER, member_action};
 use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
@@ -21,6 +22,7 @@ pub struct PeopleService {
     clock: Arc<dyn Clock>,
     /// Forgets the organization's authenticated callers when a membership changes.
     principals: Arc<PrincipalCache>,
+    audit: AuditTrail,
 }
 
 impl PeopleService {
@@ -31,6 +33,7 @@ impl PeopleService {
             organizations: ports.organizations.clone(),
             clock: ports.clock.clone(),
             principals,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -56,16 +59,23 @@ impl PeopleService {
         if input.role.as_deref().is_some_and(|role| holds(role, Role::Owner)) && !holds(&caller.role, Role::Owner) {
             return Err(AppError::Denied(OWNERS_ONLY.into()));
         }
-        self.create_in(&caller.organization_id, input).await
+        self.create_in(&caller.organization_id, input, Author::of(caller)).await
     }
 
-    pub(crate) async fn create_in(&self, org: &OrganizationId, input: NewMember) -> Result<Person, AppError> {
+    /// `author` is whom the entry names: the caller, or the operator.
+    pub(crate) async fn create_in(
+        &self,
+        org: &OrganizationId,
+        input: NewMember,
+        author: Author,
+    ) -> Result<Person, AppError> {
         let member = Member::create(org.clone(), input, self.clock.now())?;
         if let Some(label) = member.device_manager_label_id {
             crate::devices::require_label_free(self.organizations.as_ref(), org, label).await?;
         }
         let user = self.existing_user(&member.user_id).await?;
-        self.members.insert(&member).await.map_err(one_membership)?;
+        let audit = self.audit.change_by(author, member_action, &MEMBER);
+        self.members.insert(&member, &audit).await.map_err(one_membership)?;
         Ok(Person { member, user })
     }
 
@@ -86,7 +96,8 @@ impl PeopleService {
         if let Some(user) = patch.user_id() {
             self.existing_user(user).await?;
         }
-        let updated = self.members.update(&caller.organization_id, id, &patch).await;
+        let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
+        let updated = self.members.update(&caller.organization_id, id, &patch, &audit).await;
         // a deactivated member's keys and sessions stop working now, not when the cache expires
         self.principals.forget_organization(&caller.organization_id);
         updated.map_err(|error| match error {

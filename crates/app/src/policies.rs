@@ -4,11 +4,13 @@ use std::sync::Arc;
 
 use compliance_domain::PolicyId;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::audit::Redaction;
 use compliance_domain::policy::{NewPolicy, Policy, PolicyChanges, PolicyPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, PolicyRepository};
 
 use crate::access::require;
 use crate::assignees::require_active_members;
+use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct PolicyService {
@@ -17,11 +19,26 @@ pub struct PolicyService {
     clock: Arc<dyn Clock>,
     /// Removes the bytes of the attachments deleted with a policy.
     comments: Arc<CommentService>,
+    audit: Arc<AuditTrail>,
 }
 
+/// Policies in the audit trail: their description and content are rich text, shown by length.
+pub(crate) const POLICY: Subject<Policy> = Subject {
+    resource_type: "policy",
+    id: |policy| policy.id.to_string(),
+    render: |renderer, policy| renderer.policy(policy),
+    redaction: Redaction { secret: &[], rich_text: &["description", "content"] },
+};
+
 impl PolicyService {
-    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
-        Self { policies: ports.policies.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>, audit: Arc<AuditTrail>) -> Self {
+        Self {
+            policies: ports.policies.clone(),
+            members: ports.members.clone(),
+            clock: ports.clock.clone(),
+            comments,
+            audit,
+        }
     }
 
     /// A page of the caller's organization's policies, newest first.
@@ -39,7 +56,7 @@ impl PolicyService {
         require(caller, Family::Policies, Action::Write)?;
         let created = Policy::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, created.named_members()).await?;
-        self.policies.insert_policy(&created).await?;
+        self.policies.insert_policy(&created, &self.audit.change(caller, "policy.created", &POLICY)).await?;
         Ok(created)
     }
 
@@ -56,13 +73,18 @@ impl PolicyService {
             return self.get_policy(caller, id).await;
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, patch.named_members()).await?;
-        self.policies.update_policy(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+        let audit = self.audit.change(caller, "policy.updated", &POLICY);
+        self.policies
+            .update_policy(&caller.organization_id, id, &patch, self.clock.now(), &audit)
+            .await
+            .map_err(not_found)
     }
 
     /// Deletes the policy for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_policy(&self, caller: &Principal, id: &PolicyId) -> Result<Policy, AppError> {
         require(caller, Family::Policies, Action::Write)?;
-        let deleted = self.policies.delete_policy(&caller.organization_id, id).await.map_err(not_found)?;
+        let audit = self.audit.change(caller, "policy.deleted", &POLICY);
+        let deleted = self.policies.delete_policy(&caller.organization_id, id, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }

@@ -4,11 +4,13 @@ use std::sync::Arc;
 
 use compliance_domain::RiskId;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::audit::Redaction;
 use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RiskRepository};
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
+use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct RiskService {
@@ -17,11 +19,20 @@ pub struct RiskService {
     clock: Arc<dyn Clock>,
     /// Removes the bytes of the attachments deleted with a risk.
     comments: Arc<CommentService>,
+    audit: Arc<AuditTrail>,
 }
 
+/// Risks in the audit trail: descriptions are rich text, shown by length.
+pub(crate) const RISK: Subject<Risk> = Subject {
+    resource_type: "risk",
+    id: |risk| risk.id.to_string(),
+    render: |renderer, risk| renderer.risk(risk),
+    redaction: Redaction { secret: &[], rich_text: &["description", "treatmentStrategyDescription"] },
+};
+
 impl RiskService {
-    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
-        Self { risks: ports.risks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>, audit: Arc<AuditTrail>) -> Self {
+        Self { risks: ports.risks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments, audit }
     }
 
     /// A page of the caller's organization's risks, newest first.
@@ -40,7 +51,7 @@ impl RiskService {
         let created = Risk::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
             .await?;
-        self.risks.insert_risk(&created).await?;
+        self.risks.insert_risk(&created, &self.audit.change(caller, "risk.created", &RISK)).await?;
         Ok(created)
     }
 
@@ -52,13 +63,15 @@ impl RiskService {
             return self.get_risk(caller, id).await;
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
-        self.risks.update_risk(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+        let audit = self.audit.change(caller, "risk.updated", &RISK);
+        self.risks.update_risk(&caller.organization_id, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
     }
 
     /// Deletes the risk for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
         require(caller, Family::Risks, Action::Write)?;
-        let deleted = self.risks.delete_risk(&caller.organization_id, id).await.map_err(not_found)?;
+        let audit = self.audit.change(caller, "risk.deleted", &RISK);
+        let deleted = self.risks.delete_risk(&caller.organization_id, id, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }

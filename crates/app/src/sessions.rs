@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use compliance_domain::people::{Session, User};
 use compliance_domain::{OrganizationId, SessionId, Timestamp, UserId};
-use compliance_ports::{Clock, CredentialRepository, Membership, RepoError, SessionRepository, UserRepository};
+use compliance_ports::{
+    AuditEach, Clock, CredentialRepository, Membership, RepoError, SessionRepository, UserRepository,
+};
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
+use crate::audit::{AuditTrail, SESSION, user_actor};
 use crate::secret::{self, SESSION_TOKEN_PREFIX, digest, digests_match};
 use crate::{AppError, AuthType, Ports, Principal, PrincipalCache};
 
@@ -68,6 +71,7 @@ pub struct SessionService {
     users: Arc<dyn UserRepository>,
     clock: Arc<dyn Clock>,
     principals: Arc<PrincipalCache>,
+    audit: AuditTrail,
 }
 
 impl SessionService {
@@ -78,6 +82,7 @@ impl SessionService {
             users: ports.users.clone(),
             clock: ports.clock.clone(),
             principals,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -121,7 +126,8 @@ impl SessionService {
     /// Ends one of the caller's sessions now; another user's is a 404, as a missing one.
     pub async fn delete(&self, caller: &SignedInUser, id: &SessionId) -> Result<(), AppError> {
         caller.require_session("managing sessions needs a signed-in session, not an API key")?;
-        let deleted = self.sessions.delete_session(&caller.user_id, id).await;
+        let audit = self.audit.change_each(user_actor(&caller.user_id, None), "session.revoked", &SESSION);
+        let deleted = self.sessions.delete_session(&caller.user_id, id, &audit).await;
         let session = deleted.map_err(|e| AppError::from_repo(e, "session"))?;
         self.principals.forget_credential(&session.token_hash);
         Ok(())
@@ -145,6 +151,7 @@ pub(crate) async fn issue_session(
     user: &UserId,
     ttl: Duration,
     now: Timestamp,
+    audit: &AuditEach<'_, Session>,
 ) -> Result<IssuedSession, AppError> {
     let token = secret::generate(SESSION_TOKEN_PREFIX);
     let session = Session {
@@ -154,7 +161,7 @@ pub(crate) async fn issue_session(
         created_at: now,
         expires_at: now.plus(ttl),
     };
-    credentials.insert_session(&session).await?;
+    credentials.insert_session(&session, audit).await?;
     match users.record_login(user, now).await {
         Ok(()) | Err(RepoError::NotFound) => {}
         Err(other) => return Err(other.into()),

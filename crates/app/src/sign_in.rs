@@ -18,6 +18,7 @@ use compliance_ports::{
 use secrecy::{ExposeSecret, SecretString};
 use time::Duration;
 
+use crate::audit::{AuditTrail, SESSION, user_actor};
 use crate::secret::{digest, digests_match, generate};
 use crate::sessions::{IssuedSession, issue_session};
 use crate::{AppError, Ports, Settings};
@@ -61,6 +62,7 @@ pub struct SignInService {
     users: Arc<dyn UserRepository>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
+    audit: AuditTrail,
 }
 
 impl SignInService {
@@ -72,6 +74,7 @@ impl SignInService {
             users: ports.users.clone(),
             clock: ports.clock.clone(),
             settings,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -124,7 +127,8 @@ impl SignInService {
         let now = self.clock.now();
         let user = self.user_for(&identity, now).await?;
         let ttl = self.settings.session_ttl;
-        let session = issue_session(self.credentials.as_ref(), self.users.as_ref(), &user.id, ttl, now).await?;
+        let audit = self.audit.change_each(user_actor(&user.id, Some(user.email.clone())), "session.created", &SESSION);
+        let session = issue_session(self.credentials.as_ref(), self.users.as_ref(), &user.id, ttl, now, &audit).await?;
         tracing::info!(provider = PROVIDER, user = %user.id, "OAuth completed for {PROVIDER}");
         Ok(SignedIn { session, redirect: attempt.redirect })
     }

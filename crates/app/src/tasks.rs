@@ -4,11 +4,13 @@ use std::sync::Arc;
 
 use compliance_domain::TaskId;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::audit::Redaction;
 use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, TaskRepository};
 
 use crate::access::{Reach, only_own, require};
 use crate::assignees::{assignee, require_active_members};
+use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct TaskService {
@@ -17,11 +19,20 @@ pub struct TaskService {
     clock: Arc<dyn Clock>,
     /// Removes the bytes of the attachments deleted with a task.
     comments: Arc<CommentService>,
+    audit: Arc<AuditTrail>,
 }
 
+/// Tasks in the audit trail: descriptions are rich text, shown by length.
+pub(crate) const TASK: Subject<Task> = Subject {
+    resource_type: "task",
+    id: |task| task.id.to_string(),
+    render: |renderer, task| renderer.task(task),
+    redaction: Redaction { secret: &[], rich_text: &["description"] },
+};
+
 impl TaskService {
-    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
-        Self { tasks: ports.tasks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>, audit: Arc<AuditTrail>) -> Self {
+        Self { tasks: ports.tasks.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments, audit }
     }
 
     /// A page of the caller's organization's tasks, newest first.
@@ -47,7 +58,7 @@ impl TaskService {
         let created = Task::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
             .await?;
-        self.tasks.insert_task(&created).await?;
+        self.tasks.insert_task(&created, &self.audit.change(caller, "task.created", &TASK)).await?;
         Ok(created)
     }
 
@@ -59,13 +70,15 @@ impl TaskService {
             return self.get_task(caller, id).await;
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
-        self.tasks.update_task(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+        let audit = self.audit.change(caller, "task.updated", &TASK);
+        self.tasks.update_task(&caller.organization_id, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
     }
 
     /// Deletes the task for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
-        let deleted = self.tasks.delete_task(&caller.organization_id, id).await.map_err(not_found)?;
+        let audit = self.audit.change(caller, "task.deleted", &TASK);
+        let deleted = self.tasks.delete_task(&caller.organization_id, id, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }

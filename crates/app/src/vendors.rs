@@ -4,11 +4,13 @@ use std::sync::Arc;
 
 use compliance_domain::VendorId;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::audit::Redaction;
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
 use compliance_ports::{Clock, MemberRepository, Page, PageRequest, VendorRepository};
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
+use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
 pub struct VendorService {
@@ -17,11 +19,26 @@ pub struct VendorService {
     clock: Arc<dyn Clock>,
     /// Removes the bytes of the attachments deleted with a vendor.
     comments: Arc<CommentService>,
+    audit: Arc<AuditTrail>,
 }
 
+/// Vendors in the audit trail: descriptions are rich text, shown by length.
+pub(crate) const VENDOR: Subject<Vendor> = Subject {
+    resource_type: "vendor",
+    id: |vendor| vendor.id.to_string(),
+    render: |renderer, vendor| renderer.vendor(vendor),
+    redaction: Redaction { secret: &[], rich_text: &["description"] },
+};
+
 impl VendorService {
-    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>) -> Self {
-        Self { vendors: ports.vendors.clone(), members: ports.members.clone(), clock: ports.clock.clone(), comments }
+    pub(crate) fn new(ports: &Ports, comments: Arc<CommentService>, audit: Arc<AuditTrail>) -> Self {
+        Self {
+            vendors: ports.vendors.clone(),
+            members: ports.members.clone(),
+            clock: ports.clock.clone(),
+            comments,
+            audit,
+        }
     }
 
     /// A page of the caller's organization's vendors, newest first.
@@ -40,7 +57,7 @@ impl VendorService {
         let created = Vendor::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
             .await?;
-        self.vendors.insert_vendor(&created).await?;
+        self.vendors.insert_vendor(&created, &self.audit.change(caller, "vendor.created", &VENDOR)).await?;
         Ok(created)
     }
 
@@ -57,13 +74,18 @@ impl VendorService {
             return self.get_vendor(caller, id).await;
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
-        self.vendors.update_vendor(&caller.organization_id, id, &patch, self.clock.now()).await.map_err(not_found)
+        let audit = self.audit.change(caller, "vendor.updated", &VENDOR);
+        self.vendors
+            .update_vendor(&caller.organization_id, id, &patch, self.clock.now(), &audit)
+            .await
+            .map_err(not_found)
     }
 
     /// Deletes the vendor for good, with its comments and their attachments, and returns what it was.
     pub async fn delete_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
         require(caller, Family::Vendors, Action::Write)?;
-        let deleted = self.vendors.delete_vendor(&caller.organization_id, id).await.map_err(not_found)?;
+        let audit = self.audit.change(caller, "vendor.deleted", &VENDOR);
+        let deleted = self.vendors.delete_vendor(&caller.organization_id, id, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }

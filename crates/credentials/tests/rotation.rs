@@ -48,6 +48,22 @@ impl SecretRepository for Secrets {
     async fn delete(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<bool, RepoError> {
         Ok(self.rows.lock().unwrap().remove(&(org.to_string(), kind.into(), id.into())).is_some())
     }
+    async fn put_audited(
+        &self,
+        secret: &StoredSecret,
+        _: &compliance_ports::AuditOf<'_, StoredSecret>,
+    ) -> Result<(), RepoError> {
+        self.put(secret).await
+    }
+    async fn delete_audited(
+        &self,
+        org: &OrganizationId,
+        kind: &str,
+        id: &str,
+        _: &compliance_ports::AuditOf<'_, StoredSecret>,
+    ) -> Result<bool, RepoError> {
+        self.delete(org, kind, id).await
+    }
     async fn count_stale(&self, current: &str) -> Result<u64, RepoError> {
         Ok(self.rows.lock().unwrap().values().filter(|s| s.key_id != current).count() as u64)
     }

@@ -62,10 +62,11 @@ pub enum Family {
     Organization,
     ApiKeys,
     Audit,
+    Webhooks,
 }
 
 impl Family {
-    pub const ALL: [Family; 13] = [
+    pub const ALL: [Family; 14] = [
         Family::Risks,
         Family::Vendors,
         Family::People,
@@ -79,6 +80,7 @@ impl Family {
         Family::Organization,
         Family::ApiKeys,
         Family::Audit,
+        Family::Webhooks,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -96,6 +98,7 @@ impl Family {
             Family::Organization => "organization",
             Family::ApiKeys => "api-keys",
             Family::Audit => "audit",
+            Family::Webhooks => "webhooks",
         }
     }
 

@@ -187,6 +187,12 @@ id_kinds! {
     AutomationRunId = AutomationRunKind("run");
     /// `inv_…`: an invitation to join an organization.
     InvitationId = InvitationKind("inv");
+    /// `whk_…`: a webhook endpoint.
+    WebhookId = WebhookKind("whk");
+    /// `msg_…`: one event's delivery to one webhook (the `webhook-id` header: the same on every attempt).
+    WebhookDeliveryId = WebhookDeliveryKind("msg");
+    /// `aud_…`: an entry of the audit trail.
+    AuditEntryId = AuditEntryKind("aud");
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod access;
+pub mod audit;
 pub mod automation;
 pub mod automation_secret;
 pub mod chat;
@@ -25,6 +26,7 @@ mod enums;
 pub mod id;
 pub mod integration;
 pub mod invitation;
+pub mod network;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod organization;
@@ -37,11 +39,13 @@ pub mod task;
 mod time;
 pub mod validation;
 pub mod vendor;
+pub mod webhook;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id, IdKind,
-    InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
+    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id,
+    IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
+    WebhookDeliveryId, WebhookId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;

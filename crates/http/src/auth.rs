@@ -8,6 +8,7 @@ use compliance_app::{AppError, Credentials, Principal, SignedInUser};
 use futures_util::future::LocalBoxFuture;
 use secrecy::SecretString;
 
+use crate::middleware::RequestId;
 use crate::{ApiError, AppState};
 
 pub const API_KEY_HEADER: &str = "X-API-Key";
@@ -44,6 +45,8 @@ impl FromRequest for Caller {
             })?;
             let principal = principal(&state, credentials).await?;
             actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
+            let mut principal = principal;
+            principal.request_id = actix_web::HttpMessage::extensions(&req).get::<RequestId>().map(|id| id.0.clone());
             Ok(Caller(principal))
         })
     }

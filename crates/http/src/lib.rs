@@ -11,6 +11,7 @@ pub mod middleware;
 pub mod openapi;
 mod pages;
 mod paging;
+mod renderer;
 mod routes;
 mod state;
 pub mod wire;
@@ -20,6 +21,7 @@ use actix_web::web;
 pub use auth::{Caller, SignedInCaller};
 pub use error::ApiError;
 pub use list_cache::ListCache;
+pub use renderer::WireRenderer;
 pub use state::AppState;
 
 /// Largest JSON body accepted, in bytes.

@@ -199,6 +199,8 @@ mod tests {
             auth_type: AuthType::ApiKey,
             role: "owner".into(),
             scopes: None,
+            api_key_id: None,
+            request_id: None,
         }
     }
 

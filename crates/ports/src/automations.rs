@@ -5,20 +5,34 @@ use async_trait::async_trait;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation};
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 
-use crate::{Page, PageRequest, RepoError};
+use crate::{AuditOf, Page, PageRequest, RepoError};
 
 #[async_trait]
 pub trait AutomationRepository: Send + Sync {
-    async fn insert(&self, automation: &BrowserAutomation) -> Result<(), RepoError>;
+    async fn insert(
+        &self,
+        automation: &BrowserAutomation,
+        audit: &AuditOf<'_, BrowserAutomation>,
+    ) -> Result<(), RepoError>;
     async fn get(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, RepoError>;
     /// Oldest first.
     async fn list_for_task(&self, org: &OrganizationId, task: &TaskId) -> Result<Vec<BrowserAutomation>, RepoError>;
     /// Replaces every mutable field, if the row is still as `previous` (its `updated_at` and
     /// `next_run_at`): neither another PATCH nor a schedule claimed meanwhile is overwritten.
     /// `RepoError::NotFound` when there is no such automation or it changed since.
-    async fn update(&self, automation: &BrowserAutomation, previous: &BrowserAutomation) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        automation: &BrowserAutomation,
+        previous: &BrowserAutomation,
+        audit: &AuditOf<'_, BrowserAutomation>,
+    ) -> Result<(), RepoError>;
     /// Deletes the automation and its runs; the deleted runs (their screenshots are to be removed).
-    async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError>;
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &AutomationId,
+        audit: &AuditOf<'_, BrowserAutomation>,
+    ) -> Result<Vec<AutomationRun>, RepoError>;
 
     /// `RepoError::Conflict` when the automation already has a pending or running run: one run
     /// at a time per automation.

@@ -5,7 +5,7 @@ use compliance_domain::invitation::Invitation;
 use compliance_domain::people::Member;
 use compliance_domain::{InvitationId, OrganizationId, Timestamp};
 
-use crate::{Page, PageRequest, RepoError};
+use crate::{AuditOf, Page, PageRequest, RepoError};
 
 /// What became of an acceptance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,14 +18,26 @@ pub enum Acceptance {
 
 #[async_trait]
 pub trait InvitationRepository: Send + Sync {
-    async fn insert(&self, invitation: &Invitation) -> Result<(), RepoError>;
+    async fn insert(&self, invitation: &Invitation, audit: &AuditOf<'_, Invitation>) -> Result<(), RepoError>;
     /// A page of the organization's invitations, newest first.
     async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Invitation>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &InvitationId) -> Result<Invitation, RepoError>;
-    async fn delete(&self, org: &OrganizationId, id: &InvitationId) -> Result<(), RepoError>;
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &InvitationId,
+        audit: &AuditOf<'_, Invitation>,
+    ) -> Result<(), RepoError>;
     /// The invitation whose token's SHA-256 (hex) is `token_hash`, of any organization.
     async fn find_by_token(&self, token_hash: &str) -> Result<Option<Invitation>, RepoError>;
     /// In one transaction: marks the invitation used by `member`'s user if it is still pending at
     /// `now`, and inserts `member`. Conflict (nothing written) when the user is already a member.
-    async fn accept(&self, invitation: &Invitation, member: &Member, now: Timestamp) -> Result<Acceptance, RepoError>;
+    /// With `audit`'s entries of the invitation used and of the membership made.
+    async fn accept(
+        &self,
+        invitation: &Invitation,
+        member: &Member,
+        now: Timestamp,
+        audit: (&AuditOf<'_, Invitation>, &AuditOf<'_, Member>),
+    ) -> Result<Acceptance, RepoError>;
 }

@@ -4,6 +4,7 @@
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
 mod agent;
+mod audit;
 mod automations;
 mod blobs;
 mod browser;
@@ -19,8 +20,10 @@ mod repositories;
 mod sessions;
 mod sign_in;
 mod vault;
+mod webhooks;
 
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
+pub use audit::{AuditCheckpoint, AuditEach, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
 pub use browser::{
@@ -46,4 +49,8 @@ pub use sign_in::{
 pub use vault::{
     AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord,
     OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+};
+pub use webhooks::{
+    EventFeed, FeedEvent, NoEventFeed, OutboundRequest, OutboundResponse, SealedSecrets, SendError,
+    WEBHOOK_SECRET_OWNER_KIND, WebhookRepository, WebhookSender,
 };

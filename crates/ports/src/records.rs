@@ -14,7 +14,7 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
 
-use crate::{Page, PageRequest, RepoError};
+use crate::{AuditOf, Page, PageRequest, RepoError};
 
 /// A deleted record and the attachments deleted with it (of the comments on it), whose bytes are
 /// now to be removed.
@@ -29,17 +29,26 @@ pub trait RiskRepository: Send + Sync {
     /// A page of the organization's risks, newest first.
     async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError>;
     async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError>;
-    async fn insert_risk(&self, risk: &Risk) -> Result<(), RepoError>;
-    /// Sets the fields the patch names, atomically, and returns the risk as it now is.
+    /// Inserts the risk and `audit`'s entry of it, in one transaction.
+    async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError>;
+    /// Sets the fields the patch names, atomically with `audit`'s entry, and returns the risk as
+    /// it now is.
     async fn update_risk(
         &self,
         org: &OrganizationId,
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError>;
-    /// Deletes the risk with its comments and their attachments' rows, in one transaction.
-    async fn delete_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Deleted<Risk>, RepoError>;
+    /// Deletes the risk with its comments and their attachments' rows, and writes `audit`'s
+    /// entry, in one transaction.
+    async fn delete_risk(
+        &self,
+        org: &OrganizationId,
+        id: &RiskId,
+        audit: &AuditOf<'_, Risk>,
+    ) -> Result<Deleted<Risk>, RepoError>;
 }
 
 #[async_trait]
@@ -47,7 +56,8 @@ pub trait VendorRepository: Send + Sync {
     /// A page of the organization's vendors, newest first.
     async fn list_vendors(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Vendor>, RepoError>;
     async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError>;
-    async fn insert_vendor(&self, vendor: &Vendor) -> Result<(), RepoError>;
+    /// Inserts the vendor and `audit`'s entry of it, in one transaction.
+    async fn insert_vendor(&self, vendor: &Vendor, audit: &AuditOf<'_, Vendor>) -> Result<(), RepoError>;
     /// Sets the fields the patch names, atomically, and returns the vendor as it now is.
     async fn update_vendor(
         &self,
@@ -55,9 +65,15 @@ pub trait VendorRepository: Send + Sync {
         id: &VendorId,
         patch: &VendorPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError>;
     /// Deletes the vendor with its comments and their attachments' rows, in one transaction.
-    async fn delete_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Deleted<Vendor>, RepoError>;
+    async fn delete_vendor(
+        &self,
+        org: &OrganizationId,
+        id: &VendorId,
+        audit: &AuditOf<'_, Vendor>,
+    ) -> Result<Deleted<Vendor>, RepoError>;
 }
 
 #[async_trait]
@@ -72,7 +88,8 @@ pub trait TaskRepository: Send + Sync {
         page: &PageRequest,
     ) -> Result<Page<Task>, RepoError>;
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError>;
-    async fn insert_task(&self, task: &Task) -> Result<(), RepoError>;
+    /// Inserts the task and `audit`'s entry of it, in one transaction.
+    async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError>;
     /// Sets the fields the patch names, atomically, and returns the task as it now is.
     async fn update_task(
         &self,
@@ -80,10 +97,16 @@ pub trait TaskRepository: Send + Sync {
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError>;
     /// Deletes the task with its comments and their attachments' rows, in one transaction (its
     /// automations go with it, by foreign key).
-    async fn delete_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Deleted<Task>, RepoError>;
+    async fn delete_task(
+        &self,
+        org: &OrganizationId,
+        id: &TaskId,
+        audit: &AuditOf<'_, Task>,
+    ) -> Result<Deleted<Task>, RepoError>;
 }
 
 #[async_trait]
@@ -91,7 +114,8 @@ pub trait PolicyRepository: Send + Sync {
     /// A page of the organization's policies, newest first.
     async fn list_policies(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Policy>, RepoError>;
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError>;
-    async fn insert_policy(&self, policy: &Policy) -> Result<(), RepoError>;
+    /// Inserts the policy and `audit`'s entry of it, in one transaction.
+    async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError>;
     /// Applies the patch to the stored policy (`Policy::apply`: publishing and archiving stamp
     /// their dates) atomically, and returns the policy as it now is.
     async fn update_policy(
@@ -100,9 +124,15 @@ pub trait PolicyRepository: Send + Sync {
         id: &PolicyId,
         patch: &PolicyPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError>;
     /// Deletes the policy with its comments and their attachments' rows, in one transaction.
-    async fn delete_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Deleted<Policy>, RepoError>;
+    async fn delete_policy(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<Deleted<Policy>, RepoError>;
 }
 
 #[async_trait]
@@ -114,7 +144,12 @@ pub trait ContextRepository: Send + Sync {
         page: &PageRequest,
     ) -> Result<Page<ContextEntry>, RepoError>;
     async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
-    async fn insert_context_entry(&self, entry: &ContextEntry) -> Result<(), RepoError>;
+    /// Inserts the entry and `audit`'s entry of it, in one transaction.
+    async fn insert_context_entry(
+        &self,
+        entry: &ContextEntry,
+        audit: &AuditOf<'_, ContextEntry>,
+    ) -> Result<(), RepoError>;
     /// Sets the fields the patch names, atomically, and returns the entry as it now is.
     async fn update_context_entry(
         &self,
@@ -122,7 +157,13 @@ pub trait ContextRepository: Send + Sync {
         id: &ContextEntryId,
         patch: &ContextEntryPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError>;
     /// Deletes the entry (context entries carry no comments).
-    async fn delete_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
+    async fn delete_context_entry(
+        &self,
+        org: &OrganizationId,
+        id: &ContextEntryId,
+        audit: &AuditOf<'_, ContextEntry>,
+    ) -> Result<ContextEntry, RepoError>;
 }

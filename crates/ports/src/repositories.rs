@@ -4,12 +4,17 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
 
-use crate::{Page, PageRequest, RepoError};
+use crate::{AuditEach, AuditOf, Page, PageRequest, RepoError};
 
 #[async_trait]
 pub trait CommentRepository: Send + Sync {
     /// Inserts the comment and its attachments' rows in one transaction.
-    async fn insert(&self, comment: &Comment, attachments: &[Attachment]) -> Result<(), RepoError>;
+    async fn insert(
+        &self,
+        comment: &Comment,
+        attachments: &[Attachment],
+        audit: &AuditOf<'_, Comment>,
+    ) -> Result<(), RepoError>;
     /// A page of the entity's comments, newest first.
     async fn list(
         &self,
@@ -25,22 +30,38 @@ pub trait CommentRepository: Send + Sync {
         id: &CommentId,
         content: &str,
         now: Timestamp,
+        audit: &AuditOf<'_, Comment>,
     ) -> Result<CommentView, RepoError>;
     /// Deletes the comment and its attachments' rows; returns the attachments.
-    async fn delete(&self, org: &OrganizationId, id: &CommentId) -> Result<Vec<Attachment>, RepoError>;
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &CommentId,
+        audit: &AuditOf<'_, Comment>,
+    ) -> Result<Vec<Attachment>, RepoError>;
     async fn attachment(&self, org: &OrganizationId, id: &AttachmentId) -> Result<Attachment, RepoError>;
 }
 
 #[async_trait]
 pub trait OrganizationRepository: Send + Sync {
     /// Conflict when the slug is taken.
-    async fn insert(&self, organization: &Organization) -> Result<(), RepoError>;
+    async fn insert(&self, organization: &Organization, audit: &AuditOf<'_, Organization>) -> Result<(), RepoError>;
     /// Inserts the organization and its first member in one transaction. Conflict when the slug
     /// is taken.
-    async fn insert_with_owner(&self, organization: &Organization, owner: &Member) -> Result<(), RepoError>;
+    async fn insert_with_owner(
+        &self,
+        organization: &Organization,
+        owner: &Member,
+        audit: &AuditOf<'_, Organization>,
+    ) -> Result<(), RepoError>;
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
     /// Conflict when the patch sets a slug another organization holds.
-    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError>;
+    async fn update(
+        &self,
+        org: &OrganizationId,
+        patch: &OrganizationPatch,
+        audit: &AuditOf<'_, Organization>,
+    ) -> Result<Organization, RepoError>;
     /// The organizations that use device label `label`, on the organization or on a member:
     /// a label belongs to one organization, or the device management system's one token would
     /// show an organization another's devices.
@@ -58,7 +79,7 @@ pub trait UserRepository: Send + Sync {
 #[async_trait]
 pub trait MemberRepository: Send + Sync {
     /// Conflict when the user is already a member of the organization.
-    async fn insert(&self, member: &Member) -> Result<(), RepoError>;
+    async fn insert(&self, member: &Member, audit: &AuditOf<'_, Member>) -> Result<(), RepoError>;
     /// A page of the organization's people, newest first; deactivated ones only when asked.
     async fn list(
         &self,
@@ -70,12 +91,18 @@ pub trait MemberRepository: Send + Sync {
     /// The user's membership in the organization, active or not.
     async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError>;
     /// Conflict when the patch moves the membership to a user who already has one.
-    async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError>;
+    async fn update(
+        &self,
+        org: &OrganizationId,
+        id: &MemberId,
+        patch: &MemberPatch,
+        audit: &AuditOf<'_, Member>,
+    ) -> Result<Person, RepoError>;
 }
 
 #[async_trait]
 pub trait CredentialRepository: Send + Sync {
-    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError>;
+    async fn insert_api_key(&self, key: &ApiKey, audit: &AuditOf<'_, ApiKey>) -> Result<(), RepoError>;
     /// The key whose SHA-256 (hex) is `key_hash`, through an index.
     async fn find_api_key(&self, key_hash: &str) -> Result<Option<ApiKey>, RepoError>;
     /// A page of the organization's keys, newest first; only those `created_by` made when given.
@@ -86,9 +113,16 @@ pub trait CredentialRepository: Send + Sync {
         page: &PageRequest,
     ) -> Result<Page<ApiKey>, RepoError>;
     async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError>;
-    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError>;
+    async fn revoke_api_key(
+        &self,
+        id: &ApiKeyId,
+        at: Timestamp,
+        audit: &AuditOf<'_, ApiKey>,
+    ) -> Result<ApiKey, RepoError>;
     async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError>;
-    async fn insert_session(&self, session: &Session) -> Result<(), RepoError>;
+    /// Inserts the session with `audit`'s entry in each organization the user is an active
+    /// member of.
+    async fn insert_session(&self, session: &Session, audit: &AuditEach<'_, Session>) -> Result<(), RepoError>;
     /// The session whose token's SHA-256 (hex) is `token_hash`, through an index.
     async fn find_session(&self, token_hash: &str) -> Result<Option<Session>, RepoError>;
 }

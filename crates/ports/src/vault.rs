@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use compliance_domain::{OrganizationId, Timestamp, UserId};
 use secrecy::SecretString;
 
-use crate::RepoError;
+use crate::{AuditOf, RepoError};
 
 /// An encrypted secret and what it belongs to. The ciphertext is bound (as associated data) to
 /// the organization and the owner, so a row copied elsewhere does not decrypt.
@@ -93,6 +93,18 @@ pub trait SecretRepository: Send + Sync {
     ) -> Result<Vec<StoredSecret>, RepoError>;
     /// Whether there was one to delete.
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError>;
+    /// [`put`](Self::put) with `audit`'s entry (made from the row before, if any, and after), in
+    /// one transaction. For the secrets the API sets itself (an automation's).
+    async fn put_audited(&self, secret: &StoredSecret, audit: &AuditOf<'_, StoredSecret>) -> Result<(), RepoError>;
+    /// [`delete`](Self::delete) with `audit`'s entry of the row deleted, in one transaction; no
+    /// entry when there was none.
+    async fn delete_audited(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        owner_id: &str,
+        audit: &AuditOf<'_, StoredSecret>,
+    ) -> Result<bool, RepoError>;
     /// How many secrets are not yet under `current_key`.
     async fn count_stale(&self, current_key: &str) -> Result<u64, RepoError>;
     /// Up to `limit` secrets not under `current_key`, oldest first, for re-encryption.

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use compliance_app::{AgentSettings, AutomationSettings, Settings};
+use compliance_app::{AgentSettings, AutomationSettings, Settings, WebhookSettings};
 use compliance_blobs::S3Config;
 use compliance_browser::BrowserSettings;
 use compliance_credentials::KeySource;
@@ -119,6 +119,9 @@ impl Config {
             session_ttl: time::Duration::hours(number("SESSION_TTL_HOURS", 24 * 7)?),
             self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
             invitation_ttl: time::Duration::seconds(number("INVITATION_TTL_SECONDS", 7 * 24 * 60 * 60)?),
+            webhooks: webhooks()?,
+            audit_retention: audit_retention()?,
+            audit_checkpoint_key: checkpoint_key(audit_retention()?.is_some())?,
         };
         let oidc = oidc(&settings.public_url)?;
         let pool = PoolOptions {
@@ -247,6 +250,25 @@ fn llm() -> anyhow::Result<Option<LlmSettings>> {
     Ok(Some(settings))
 }
 
+/// `WEBHOOK_ALLOWED_HOSTS` (comma-separated hosts that may be reached over http and at internal
+/// addresses) and the delivery worker's `WEBHOOK_*` tunables.
+fn webhooks() -> anyhow::Result<WebhookSettings> {
+    let defaults = WebhookSettings::default();
+    let seconds = |d: time::Duration| u64::try_from(d.whole_seconds()).unwrap_or(0);
+    let retry_window = number("WEBHOOK_RETRY_WINDOW_SECONDS", seconds(defaults.retry_window))?;
+    let disable_after = number("WEBHOOK_DISABLE_AFTER_SECONDS", seconds(defaults.disable_after))?;
+    Ok(WebhookSettings {
+        allowed_hosts: list("WEBHOOK_ALLOWED_HOSTS")?,
+        poll_interval: Duration::from_millis(number("WEBHOOK_POLL_MILLIS", 1000)?),
+        retry_base: Duration::from_millis(number("WEBHOOK_RETRY_BASE_MILLIS", 5000)?),
+        retry_max: Duration::from_secs(number("WEBHOOK_RETRY_MAX_SECONDS", 3600)?),
+        retry_window: time::Duration::seconds(i64::try_from(retry_window).unwrap_or(i64::MAX)),
+        disable_after: time::Duration::seconds(i64::try_from(disable_after).unwrap_or(i64::MAX)),
+        concurrency: number("WEBHOOK_CONCURRENCY", defaults.concurrency)?,
+        ..defaults
+    })
+}
+
 /// `CHROMIUM_PATH`, `AUTOMATION_ALLOWED_HOSTS` (comma-separated hosts that may resolve to
 /// internal addresses), `AUTOMATION_MAX_BROWSERS`.
 fn browser() -> anyhow::Result<BrowserSettings> {
@@ -283,6 +305,32 @@ fn signing_key() -> anyhow::Result<Vec<u8>> {
     match var("URL_SIGNING_KEY")? {
         Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
         Some(_) => bail!("URL_SIGNING_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
+        None => {
+            let mut key = vec![0u8; SIGNING_KEY_MIN];
+            rand::rng().fill_bytes(&mut key);
+            Ok(key)
+        }
+    }
+}
+
+/// `AUDIT_RETENTION_DAYS`: how long audit entries are kept; unset keeps them forever.
+fn audit_retention() -> anyhow::Result<Option<time::Duration>> {
+    match var("AUDIT_RETENTION_DAYS")? {
+        None => Ok(None),
+        Some(_) => Ok(Some(time::Duration::days(i64::from(number::<u32>("AUDIT_RETENTION_DAYS", 0)?)))),
+    }
+}
+
+/// `AUDIT_CHECKPOINT_KEY` (at least 32 bytes): signs the checkpoint that stands for a pruned
+/// prefix of an audit chain. Required with `AUDIT_RETENTION_DAYS`, since a checkpoint signed with a
+/// key that dies with the process could not be verified after a restart.
+fn checkpoint_key(retention: bool) -> anyhow::Result<Vec<u8>> {
+    match var("AUDIT_CHECKPOINT_KEY")? {
+        Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
+        Some(_) => bail!("AUDIT_CHECKPOINT_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
+        None if retention => {
+            bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_MIN} bytes)")
+        }
         None => {
             let mut key = vec![0u8; SIGNING_KEY_MIN];
             rand::rng().fill_bytes(&mut key);

@@ -17,6 +17,9 @@ use crate::config::Config;
 use crate::shutdown::StopSignals;
 use crate::wiring;
 
+/// How long a stop waits for the webhook deliveries in flight.
+const WEBHOOK_DRAIN: std::time::Duration = std::time::Duration::from_secs(15);
+
 pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
     let keyring = Arc::new(wiring::vault_keyring(&config)?);
@@ -29,6 +32,9 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
         runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server, vault).await }).await??;
     // Browser automations run in the background of every instance; the store's claims share them.
     let worker = app.take_worker().map(|worker| runtime.spawn(worker.run()));
+    // So do webhook deliveries; on stop, the ones in flight finish first (nothing is sent twice).
+    let (stop_deliveries, deliveries_stopped) = tokio::sync::watch::channel(false);
+    let webhook_worker = app.take_webhook_worker().map(|worker| runtime.spawn(worker.run(deliveries_stopped)));
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
@@ -70,6 +76,15 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     if let Some(worker) = worker {
         worker.abort();
         let _ = worker.await;
+    }
+    let _ = stop_deliveries.send(true);
+    if let Some(worker) = webhook_worker {
+        // A delivery takes at most the 10 s send timeout and two statements.
+        if tokio::time::timeout(WEBHOOK_DRAIN, worker).await.is_err() {
+            tracing::warn!(
+                "webhook deliveries in flight did not finish in time; they are sent again after their claim runs out"
+            );
+        }
     }
     store.close();
     Ok(())

@@ -14,6 +14,7 @@ use compliance_llm::ChatCompletionsModel;
 use compliance_oidc::OidcProvider;
 use compliance_ports::{AgentModel, BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
 use compliance_store::Store;
+use compliance_webhooks::{HttpWebhookSender, SenderSettings};
 use secrecy::ExposeSecret;
 
 use crate::config::{BlobConfig, Config};
@@ -93,6 +94,14 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
         secrets: store.clone(),
         cipher: keyring,
         agent_model,
+        audit: store.clone(),
+        renderer: Arc::new(compliance_http::WireRenderer),
+        webhooks: store.clone(),
+        event_feed: store.clone(),
+        webhook_sender: Arc::new(HttpWebhookSender::new(SenderSettings {
+            allowed_hosts: config.settings.webhooks.allowed_hosts.clone(),
+            ..SenderSettings::default()
+        })),
     };
     Ok((App::new(ports, config.settings.clone()), store))
 }

@@ -7,13 +7,16 @@ use compliance_domain::automation::{
 };
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{
+    AUTOMATION_SECRET_OWNER_KIND, AuditOf, AutomationRepository, Cursor, Page, PageRequest, RepoError,
+};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::read_page;
@@ -289,11 +292,23 @@ fn run_insert_error(error: DieselError) -> RepoError {
 
 #[async_trait]
 impl AutomationRepository for Store {
-    async fn insert(&self, automation: &BrowserAutomation) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        automation: &BrowserAutomation,
+        audit: &AuditOf<'_, BrowserAutomation>,
+    ) -> Result<(), RepoError> {
         let row = AutomationRow::from(automation);
+        let org = automation.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(browser_automations::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(browser_automations::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(automation))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
@@ -326,7 +341,13 @@ impl AutomationRepository for Store {
         rows.into_iter().map(BrowserAutomation::try_from).collect()
     }
 
-    async fn update(&self, automation: &BrowserAutomation, previous: &BrowserAutomation) -> Result<(), RepoError> {
+    /// A swap that finds the row changed rolls back (with its chain head) and writes no entry.
+    async fn update(
+        &self,
+        automation: &BrowserAutomation,
+        previous: &BrowserAutomation,
+        audit: &AuditOf<'_, BrowserAutomation>,
+    ) -> Result<(), RepoError> {
         let changes = AutomationChanges::from(automation);
         let (org, id) = (automation.organization_id.as_str(), automation.id.as_str());
         let read_at = previous.updated_at.to_utc_naive();
@@ -334,34 +355,45 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         // Compare-and-swap on what was read: `updated_at` catches another PATCH, `next_run_at` a
         // schedule claimed meanwhile (which a stale write would otherwise fire again).
-        let updated = db_run!(&mut conn, |c| {
-            let target = browser_automations::table
-                .filter(browser_automations::organization_id.eq(org))
-                .filter(browser_automations::id.eq(id))
-                .filter(browser_automations::updated_at.eq(read_at));
-            match read_next {
-                Some(next) => {
-                    let target = target.filter(browser_automations::next_run_at.eq(next));
-                    diesel::update(target).set(&changes).execute(c).await
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let target = browser_automations::table
+                    .filter(browser_automations::organization_id.eq(org))
+                    .filter(browser_automations::id.eq(id))
+                    .filter(browser_automations::updated_at.eq(read_at));
+                let updated = match read_next {
+                    Some(next) => {
+                        let target = target.filter(browser_automations::next_run_at.eq(next));
+                        diesel::update(target).set(&changes).execute(c).await?
+                    }
+                    None => {
+                        let target = target.filter(browser_automations::next_run_at.is_null());
+                        diesel::update(target).set(&changes).execute(c).await?
+                    }
+                };
+                if updated == 0 {
+                    return Err(TxError::Repo(RepoError::NotFound));
                 }
-                None => {
-                    let target = target.filter(browser_automations::next_run_at.is_null());
-                    diesel::update(target).set(&changes).execute(c).await
-                }
-            }
-        })
-        .map_err(repo_error)?;
-        if updated == 0 {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+                c.append(head, audit(Some(previous), Some(automation))).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
-    async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &AutomationId,
+        audit: &AuditOf<'_, BrowserAutomation>,
+    ) -> Result<Vec<AutomationRun>, RepoError> {
         let secrets = children_pattern(id.as_str());
         let mut conn = self.pools.write().await?;
         let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let runs = automation_runs::table
                     .filter(automation_runs::organization_id.eq(org.as_str()))
                     .filter(automation_runs::automation_id.eq(id.as_str()))
@@ -385,16 +417,16 @@ impl AutomationRepository for Store {
                 )
                 .execute(c)
                 .await?;
-                let deleted = diesel::delete(
+                let deleted: BrowserAutomation = diesel::delete(
                     browser_automations::table
                         .filter(browser_automations::organization_id.eq(org.as_str()))
                         .filter(browser_automations::id.eq(id.as_str())),
                 )
-                .execute(c)
-                .await?;
-                if deleted == 0 {
-                    return Err(TxError::Repo(RepoError::NotFound));
-                }
+                .returning(AutomationRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(runs)
             })
             .await

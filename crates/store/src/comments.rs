@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
-use compliance_ports::{CommentRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{AuditOf, CommentRepository, Cursor, Page, PageRequest, RepoError};
 use diesel::dsl;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
@@ -82,17 +83,25 @@ fn views(rows: Vec<CommentWithAuthor>, attachment_rows: Vec<AttachmentRow>) -> R
 
 #[async_trait]
 impl CommentRepository for Store {
-    async fn insert(&self, comment: &Comment, attachments: &[Attachment]) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        comment: &Comment,
+        attachments: &[Attachment],
+        audit: &AuditOf<'_, Comment>,
+    ) -> Result<(), RepoError> {
         let comment_row = CommentRow::from(comment);
+        let org = comment.organization_id.as_str();
         let attachment_rows: Vec<AttachmentRow> = attachments.iter().map(AttachmentRow::from).collect();
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
                 diesel::insert_into(comments::table).values(&comment_row).execute(c).await?;
                 // One statement per row: diesel has no batch insert for SQLite behind the async wrapper.
                 for row in &attachment_rows {
                     diesel::insert_into(attachments::table).values(row).execute(c).await?;
                 }
+                c.append(head, audit(None, Some(comment))).await?;
                 Ok(())
             })
             .await
@@ -165,29 +174,42 @@ impl CommentRepository for Store {
         id: &CommentId,
         content: &str,
         now: Timestamp,
+        audit: &AuditOf<'_, Comment>,
     ) -> Result<CommentView, RepoError> {
         let mut conn = self.pools.write().await?;
         let now = now.to_utc_naive();
-        let updated = db_run!(&mut conn, |c| {
-            diesel::update(
-                comments::table.filter(comments::organization_id.eq(org.as_str())).filter(comments::id.eq(id.as_str())),
-            )
-            .set((comments::content.eq(content), comments::updated_at.eq(now)))
-            .execute(c)
+        let the_comment =
+            || comments::table.filter(comments::organization_id.eq(org.as_str())).filter(comments::id.eq(id.as_str()));
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let before: Comment = the_comment().select(CommentRow::as_select()).first(c).await?.try_into()?;
+                let after: Comment = diesel::update(the_comment())
+                    .set((comments::content.eq(content), comments::updated_at.eq(now)))
+                    .returning(CommentRow::as_returning())
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(())
+            })
             .await
-        })
-        .map_err(repo_error)?;
+        });
+        result.map_err(RepoError::from)?;
         drop(conn);
-        if updated == 0 {
-            return Err(RepoError::NotFound);
-        }
         self.get(org, id).await
     }
 
-    async fn delete(&self, org: &OrganizationId, id: &CommentId) -> Result<Vec<Attachment>, RepoError> {
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &CommentId,
+        audit: &AuditOf<'_, Comment>,
+    ) -> Result<Vec<Attachment>, RepoError> {
         let mut conn = self.pools.write().await?;
         let result: Result<Vec<AttachmentRow>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let rows: Vec<AttachmentRow> = attachments::table
                     .filter(attachments::organization_id.eq(org.as_str()))
                     .filter(attachments::comment_id.eq(id.as_str()))
@@ -195,16 +217,16 @@ impl CommentRepository for Store {
                     .load(c)
                     .await?;
                 diesel::delete(attachments::table.filter(attachments::comment_id.eq(id.as_str()))).execute(c).await?;
-                let deleted = diesel::delete(
+                let deleted: Comment = diesel::delete(
                     comments::table
                         .filter(comments::organization_id.eq(org.as_str()))
                         .filter(comments::id.eq(id.as_str())),
                 )
-                .execute(c)
-                .await?;
-                if deleted == 0 {
-                    return Err(TxError::Repo(RepoError::NotFound));
-                }
+                .returning(CommentRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(rows)
             })
             .await

@@ -4,14 +4,15 @@
 use async_trait::async_trait;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch};
 use compliance_domain::{ContextEntryId, OrganizationId, Timestamp};
-use compliance_ports::{ContextRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{AuditOf, ContextRepository, Cursor, Page, PageRequest, RepoError};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
-use crate::error::repo_error;
+use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
@@ -53,45 +54,83 @@ impl ContextRepository for Store {
         row.try_into()
     }
 
-    async fn insert_context_entry(&self, entry: &ContextEntry) -> Result<(), RepoError> {
+    async fn insert_context_entry(
+        &self,
+        entry: &ContextEntry,
+        audit: &AuditOf<'_, ContextEntry>,
+    ) -> Result<(), RepoError> {
         let row = ContextEntryRow::from(entry);
+        let org = entry.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| Prepared(diesel::insert_into(context_entries::table).values(&row)).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                Prepared(diesel::insert_into(context_entries::table).values(&row)).execute(c).await?;
+                c.append(head, audit(None, Some(entry))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds, after
+    /// the chain head's lock (see crate::audit) and a read of the entry as it was.
     async fn update_context_entry(
         &self,
         org: &OrganizationId,
         id: &ContextEntryId,
         patch: &ContextEntryPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let row: ContextEntryRow = db_run!(&mut conn, |c| {
-            let entry = context_entries::table
+        let the_entry = || {
+            context_entries::table
                 .filter(context_entries::organization_id.eq(org.as_str()))
-                .filter(context_entries::id.eq(id.as_str()));
-            Prepared(diesel::update(entry).set(&changes).returning(ContextEntryRow::as_returning())).get_result(c).await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+                .filter(context_entries::id.eq(id.as_str()))
+        };
+        let result: Result<ContextEntry, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let before: ContextEntry =
+                    the_entry().select(ContextEntryRow::as_select()).first(c).await?.try_into()?;
+                let after: ContextEntry =
+                    Prepared(diesel::update(the_entry()).set(&changes).returning(ContextEntryRow::as_returning()))
+                        .get_result(c)
+                        .await?
+                        .try_into()?;
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(after)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
-    /// Context entries carry no comments: one statement.
-    async fn delete_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError> {
+    /// Context entries carry no comments: the delete and its entry.
+    async fn delete_context_entry(
+        &self,
+        org: &OrganizationId,
+        id: &ContextEntryId,
+        audit: &AuditOf<'_, ContextEntry>,
+    ) -> Result<ContextEntry, RepoError> {
         let mut conn = self.pools.write().await?;
-        let row: ContextEntryRow = db_run!(&mut conn, |c| {
-            let entry = context_entries::table
-                .filter(context_entries::organization_id.eq(org.as_str()))
-                .filter(context_entries::id.eq(id.as_str()));
-            diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        let result: Result<ContextEntry, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let entry = context_entries::table
+                    .filter(context_entries::organization_id.eq(org.as_str()))
+                    .filter(context_entries::id.eq(id.as_str()));
+                let deleted: ContextEntry =
+                    diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await?.try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok(deleted)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 }
 

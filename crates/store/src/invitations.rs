@@ -4,11 +4,12 @@ use async_trait::async_trait;
 use compliance_domain::invitation::Invitation;
 use compliance_domain::people::Member;
 use compliance_domain::{InvitationId, OrganizationId, Timestamp};
-use compliance_ports::{Acceptance, Cursor, InvitationRepository, Page, PageRequest, RepoError};
+use compliance_ports::{Acceptance, AuditOf, Cursor, InvitationRepository, Page, PageRequest, RepoError};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
@@ -71,11 +72,19 @@ impl TryFrom<InvitationRow> for Invitation {
 
 #[async_trait]
 impl InvitationRepository for Store {
-    async fn insert(&self, invitation: &Invitation) -> Result<(), RepoError> {
+    async fn insert(&self, invitation: &Invitation, audit: &AuditOf<'_, Invitation>) -> Result<(), RepoError> {
         let row = InvitationRow::from(invitation);
+        let org = invitation.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(invitations::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(invitations::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(invitation))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
@@ -109,19 +118,31 @@ impl InvitationRepository for Store {
         row.try_into()
     }
 
-    async fn delete(&self, org: &OrganizationId, id: &InvitationId) -> Result<(), RepoError> {
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &InvitationId,
+        audit: &AuditOf<'_, Invitation>,
+    ) -> Result<(), RepoError> {
         let mut conn = self.pools.write().await?;
-        let deleted = db_run!(&mut conn, |c| {
-            diesel::delete(
-                invitations::table
-                    .filter(invitations::organization_id.eq(org.as_str()))
-                    .filter(invitations::id.eq(id.as_str())),
-            )
-            .execute(c)
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let deleted: Invitation = diesel::delete(
+                    invitations::table
+                        .filter(invitations::organization_id.eq(org.as_str()))
+                        .filter(invitations::id.eq(id.as_str())),
+                )
+                .returning(InvitationRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok(())
+            })
             .await
-        })
-        .map_err(repo_error)?;
-        if deleted == 0 { Err(RepoError::NotFound) } else { Ok(()) }
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn find_by_token(&self, token_hash: &str) -> Result<Option<Invitation>, RepoError> {
@@ -140,29 +161,47 @@ impl InvitationRepository for Store {
 
     /// The update claims the invitation only while it is pending, so of two racing acceptances
     /// one writes and the other finds nothing to claim; the membership commits with the claim.
-    async fn accept(&self, invitation: &Invitation, member: &Member, now: Timestamp) -> Result<Acceptance, RepoError> {
+    async fn accept(
+        &self,
+        invitation: &Invitation,
+        member: &Member,
+        now: Timestamp,
+        audit: (&AuditOf<'_, Invitation>, &AuditOf<'_, Member>),
+    ) -> Result<Acceptance, RepoError> {
+        let (audit_invitation, audit_member) = audit;
+        let org = invitation.organization_id.as_str();
         let member_row = MemberRow::from(member);
         let (at, user) = (naive(now), member.user_id.as_str());
         let mut conn = self.pools.write().await?;
         let result: Result<Acceptance, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let claimed = diesel::update(
+                // The head first, as every audited write; a claim that finds nothing rolls back
+                // (NotFound below), so no head moves without its entry.
+                let head = c.lock_head(org).await?;
+                let claimed: Option<InvitationRow> = diesel::update(
                     invitations::table
                         .find(invitation.id.as_str())
                         .filter(invitations::accepted_at.is_null())
                         .filter(invitations::expires_at.gt(at)),
                 )
                 .set((invitations::accepted_at.eq(at), invitations::accepted_by.eq(user)))
-                .execute(c)
-                .await?;
-                if claimed == 0 {
-                    return Ok(Acceptance::NoLongerPending);
-                }
+                .returning(InvitationRow::as_returning())
+                .get_result(c)
+                .await
+                .optional()?;
+                let Some(claimed) = claimed else { return Err(TxError::Repo(RepoError::NotFound)) };
+                let accepted = Invitation::try_from(claimed)?;
                 diesel::insert_into(members::table).values(&member_row).execute(c).await?;
+                c.append(head, audit_invitation(Some(invitation), Some(&accepted))).await?;
+                let head = c.lock_head(org).await?;
+                c.append(head, audit_member(None, Some(member))).await?;
                 Ok(Acceptance::Accepted)
             })
             .await
         });
-        result.map_err(RepoError::from)
+        match result.map_err(RepoError::from) {
+            Err(RepoError::NotFound) => Ok(Acceptance::NoLongerPending),
+            other => other,
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Diesel adapters for every repository port, on PostgreSQL (production) and SQLite (the embedded
 //! default), chosen by the database URL's scheme.
 
+mod audit;
 mod automations;
 mod comments;
 mod connections;
@@ -26,6 +27,7 @@ mod thread_connection;
 mod thread_pools;
 mod vault;
 mod vendors;
+mod webhooks;
 
 use std::path::PathBuf;
 

@@ -4,11 +4,12 @@ use async_trait::async_trait;
 use compliance_domain::OrganizationId;
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::Member;
-use compliance_ports::{OrganizationRepository, RepoError};
+use compliance_ports::{AuditOf, OrganizationRepository, RepoError};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::rows::{MemberRow, OrganizationRow};
@@ -16,21 +17,38 @@ use crate::schema::{members, organizations};
 
 #[async_trait]
 impl OrganizationRepository for Store {
-    async fn insert(&self, organization: &Organization) -> Result<(), RepoError> {
+    /// The organization's chain starts with `audit`'s entry of it.
+    async fn insert(&self, organization: &Organization, audit: &AuditOf<'_, Organization>) -> Result<(), RepoError> {
         let row = OrganizationRow::from(organization);
+        let org = organization.id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(organizations::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(organizations::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(organization))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
-    async fn insert_with_owner(&self, organization: &Organization, owner: &Member) -> Result<(), RepoError> {
+    async fn insert_with_owner(
+        &self,
+        organization: &Organization,
+        owner: &Member,
+        audit: &AuditOf<'_, Organization>,
+    ) -> Result<(), RepoError> {
         let (row, owner) = (OrganizationRow::from(organization), MemberRow::from(owner));
+        let org = organization.id.as_str();
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
                 diesel::insert_into(organizations::table).values(&row).execute(c).await?;
                 diesel::insert_into(members::table).values(&owner).execute(c).await?;
+                c.append(head, audit(None, Some(organization))).await?;
                 Ok(())
             })
             .await
@@ -72,18 +90,26 @@ impl OrganizationRepository for Store {
         ids.iter().map(|id| OrganizationId::parse(id).map_err(|e| crate::error::corrupt("organizations", e))).collect()
     }
 
-    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
+    async fn update(
+        &self,
+        org: &OrganizationId,
+        patch: &OrganizationPatch,
+        audit: &AuditOf<'_, Organization>,
+    ) -> Result<Organization, RepoError> {
         let mut conn = self.pools.write().await?;
         let result: Result<Organization, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let row: OrganizationRow =
                     organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
-                let mut organization = Organization::try_from(row)?;
+                let before = Organization::try_from(row)?;
+                let mut organization = before.clone();
                 organization.apply(patch);
                 diesel::update(organizations::table.find(org.as_str()))
                     .set(&OrganizationRow::from(&organization))
                     .execute(c)
                     .await?;
+                c.append(head, audit(Some(&before), Some(&organization))).await?;
                 Ok(organization)
             })
             .await

@@ -4,12 +4,15 @@ use async_trait::async_trait;
 use compliance_domain::access::{Role, holds};
 use compliance_domain::people::{ApiKey, LAST_OWNER, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
-use compliance_ports::{CredentialRepository, Cursor, MemberRepository, Page, PageRequest, RepoError, UserRepository};
+use compliance_ports::{
+    AuditEach, AuditOf, CredentialRepository, Cursor, MemberRepository, Page, PageRequest, RepoError, UserRepository,
+};
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::read_page;
@@ -46,11 +49,19 @@ impl UserRepository for Store {
 
 #[async_trait]
 impl MemberRepository for Store {
-    async fn insert(&self, member: &Member) -> Result<(), RepoError> {
+    async fn insert(&self, member: &Member, audit: &AuditOf<'_, Member>) -> Result<(), RepoError> {
         let row = MemberRow::from(member);
+        let org = member.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(members::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(members::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(member))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
@@ -118,12 +129,19 @@ impl MemberRepository for Store {
     /// Read, modify, write in one transaction, whose first statement updates the row to itself:
     /// that takes the row's lock on PostgreSQL, as `SELECT … FOR UPDATE` would (SQLite has no such
     /// clause, and one writer), so a concurrent patch waits and is not overwritten.
-    async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError> {
+    async fn update(
+        &self,
+        org: &OrganizationId,
+        id: &MemberId,
+        patch: &MemberPatch,
+        audit: &AuditOf<'_, Member>,
+    ) -> Result<Person, RepoError> {
         let mut conn = self.pools.write().await?;
         let the_member =
             || members::table.filter(members::organization_id.eq(org.as_str())).filter(members::id.eq(id.as_str()));
         let result: Result<Person, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 // One membership change per organization at a time: the last-owner rule below
                 // counts the other members, and two demotions must not each count the other owner.
                 diesel::update(organizations::table.find(org.as_str()))
@@ -133,6 +151,7 @@ impl MemberRepository for Store {
                 diesel::update(the_member()).set(members::role.eq(members::role)).execute(c).await?;
                 let mut member = Member::try_from(the_member().select(MemberRow::as_select()).first(c).await?)?;
                 let was_owner = member.is_active_owner();
+                let before = member.clone();
                 member.apply(patch);
                 diesel::update(the_member()).set(&MemberRow::from(&member)).execute(c).await?;
                 if was_owner && !member.is_active_owner() {
@@ -146,6 +165,7 @@ impl MemberRepository for Store {
                         return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
                     }
                 }
+                c.append(head, audit(Some(&before), Some(&member))).await?;
                 let user: UserRow =
                     users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
                 Ok(Person { member, user: user.try_into()? })
@@ -158,11 +178,19 @@ impl MemberRepository for Store {
 
 #[async_trait]
 impl CredentialRepository for Store {
-    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError> {
+    async fn insert_api_key(&self, key: &ApiKey, audit: &AuditOf<'_, ApiKey>) -> Result<(), RepoError> {
         let row = ApiKeyRow::from(key);
+        let org = key.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(api_keys::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(api_keys::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(key))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
@@ -220,22 +248,39 @@ impl CredentialRepository for Store {
         row.try_into()
     }
 
-    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError> {
+    /// Revoking twice keeps the first revocation time and writes no second entry.
+    async fn revoke_api_key(
+        &self,
+        id: &ApiKeyId,
+        at: Timestamp,
+        audit: &AuditOf<'_, ApiKey>,
+    ) -> Result<ApiKey, RepoError> {
         let mut conn = self.pools.write().await?;
         let at = at.to_utc_naive();
-        // Revoking twice keeps the first revocation time.
-        let row: ApiKeyRow = db_run!(&mut conn, |c| {
-            async {
-                diesel::update(api_keys::table.find(id.as_str()).filter(api_keys::revoked_at.is_null()))
+        let the_key = || api_keys::table.find(id.as_str());
+        let found: ApiKey = db_run!(&mut conn, |c| the_key().select(ApiKeyRow::as_select()).first(c).await)
+            .map_err(repo_error)?
+            .try_into()?;
+        if found.revoked_at.is_some() {
+            return Ok(found);
+        }
+        let org = found.organization_id.to_string();
+        let result: Result<ApiKey, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                // The head first, as every audited write: the key read after it is the one replaced.
+                let head = c.lock_head(&org).await?;
+                let before: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
+                diesel::update(the_key().filter(api_keys::revoked_at.is_null()))
                     .set(api_keys::revoked_at.eq(at))
                     .execute(c)
                     .await?;
-                api_keys::table.find(id.as_str()).select(ApiKeyRow::as_select()).first(c).await
-            }
+                let after: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(after)
+            })
             .await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError> {
@@ -248,12 +293,32 @@ impl CredentialRepository for Store {
         Ok(())
     }
 
-    async fn insert_session(&self, session: &Session) -> Result<(), RepoError> {
+    async fn insert_session(&self, session: &Session, audit: &AuditEach<'_, Session>) -> Result<(), RepoError> {
         let row = SessionRow::from(session);
+        let user = session.user_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(sessions::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
-        Ok(())
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                diesel::insert_into(sessions::table).values(&row).execute(c).await?;
+                // Each organization the user is an active member of, by id (the order every such
+                // change locks their chain heads in).
+                let orgs: Vec<String> = members::table
+                    .filter(members::user_id.eq(user))
+                    .filter(members::is_active.eq(true))
+                    .select(members::organization_id)
+                    .order(members::organization_id.asc())
+                    .load(c)
+                    .await?;
+                for org in orgs {
+                    let head = c.lock_head(&org).await?;
+                    let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
+                    c.append(head, audit(&org, None, Some(session))).await?;
+                }
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn find_session(&self, token_hash: &str) -> Result<Option<Session>, RepoError> {

@@ -4,12 +4,13 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::policy::{Policy, PolicyPatch, RichText};
 use compliance_domain::{OrganizationId, PolicyId, Timestamp};
-use compliance_ports::{Cursor, Deleted, Page, PageRequest, PolicyRepository, RepoError};
+use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, PolicyRepository, RepoError};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
@@ -50,55 +51,49 @@ impl PolicyRepository for Store {
         row.try_into()
     }
 
-    async fn insert_policy(&self, policy: &Policy) -> Result<(), RepoError> {
+    async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
         let row = PolicyRow::from(policy);
+        let org = policy.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| Prepared(diesel::insert_into(policies::table).values(&row)).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                Prepared(diesel::insert_into(policies::table).values(&row)).execute(c).await?;
+                c.append(head, audit(None, Some(policy))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
     /// Read, modify, write: the patch's effect depends on the policy (publishing stamps
     /// `lastPublishedAt`, archiving `lastArchivedAt`), a rule of the domain's `Policy::apply`.
-    ///
-    /// First the fast path: read the policy, apply the patch, and write it back only if its
-    /// `updated_at` is still what was read (two round trips). If another patch got there first,
-    /// the locking path runs, which always gets through: a transaction whose first statement
-    /// updates the row to itself. That takes the row's lock on PostgreSQL, as `SELECT … FOR
-    /// UPDATE` would (SQLite has no such clause, and one writer), so the read that follows sees
-    /// the other patch and the write cannot lose it.
+    /// The transaction's first statement locks the organization's audit chain head (see
+    /// crate::audit), which every audited write of the organization takes first: so no other
+    /// patch runs between the read and the write, and the entry's "before" is what was replaced.
     async fn update_policy(
         &self,
         org: &OrganizationId,
         id: &PolicyId,
         patch: &PolicyPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
         let mut conn = self.pools.write().await?;
         let the_policy =
             || policies::table.filter(policies::organization_id.eq(org.as_str())).filter(policies::id.eq(id.as_str()));
-        let if_unchanged: Result<Option<Policy>, TxError> = db_run!(&mut conn, |c| {
-            async {
-                let mut policy = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
-                let read = policy.updated_at;
-                // strictly later than what was read, so that the check tells the versions apart
-                let now = if now > read { now } else { read.plus(time::Duration::microseconds(1)) };
-                policy.apply(patch, now);
-                let unchanged = the_policy().filter(policies::updated_at.eq(naive(read)));
-                let written = diesel::update(unchanged).set(&PolicyRow::from(&policy)).execute(c).await?;
-                Ok((written == 1).then_some(policy))
-            }
-            .await
-        });
-        if let Some(policy) = if_unchanged.map_err(RepoError::from)? {
-            return Ok(policy);
-        }
         let locked: Result<Policy, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                diesel::update(the_policy()).set(policies::updated_at.eq(policies::updated_at)).execute(c).await?;
-                let mut policy = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+                let head = c.lock_head(org.as_str()).await?;
+                let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+                let mut policy = before.clone();
+                // strictly later than what was read, so that `updatedAt` moves with every change
+                let now =
+                    if now > before.updated_at { now } else { before.updated_at.plus(time::Duration::microseconds(1)) };
                 policy.apply(patch, now);
                 diesel::update(the_policy()).set(&PolicyRow::from(&policy)).execute(c).await?;
+                c.append(head, audit(Some(&before), Some(&policy))).await?;
                 Ok(policy)
             })
             .await
@@ -106,11 +101,17 @@ impl PolicyRepository for Store {
         locked.map_err(RepoError::from)
     }
 
-    async fn delete_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Deleted<Policy>, RepoError> {
+    async fn delete_policy(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<Deleted<Policy>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Policy.as_str();
-        let result: Result<(PolicyRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+        let result: Result<(Policy, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -119,14 +120,16 @@ impl PolicyRepository for Store {
                 let policy = policies::table
                     .filter(policies::organization_id.eq(org.as_str()))
                     .filter(policies::id.eq(id.as_str()));
-                let row: PolicyRow = diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?;
-                Ok((row, attachments))
+                let deleted: Policy =
+                    diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?.try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok((deleted, attachments))
             })
             .await
         });
-        let (row, attachments) = result.map_err(RepoError::from)?;
+        let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
-        Ok(Deleted { record: row.try_into()?, attachments })
+        Ok(Deleted { record, attachments })
     }
 }
 

@@ -4,12 +4,13 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
-use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, RiskRepository};
+use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, RepoError, RiskRepository};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -50,11 +51,19 @@ impl RiskRepository for Store {
         row.try_into()
     }
 
-    async fn insert_risk(&self, risk: &Risk) -> Result<(), RepoError> {
+    async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError> {
         let row = RiskRow::from(risk);
+        let org = risk.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await?;
+                c.append(head, audit(None, Some(risk))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
@@ -65,22 +74,39 @@ impl RiskRepository for Store {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let row: RiskRow = db_run!(&mut conn, |c| {
-            let risk = risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
-            Prepared(diesel::update(risk).set(&changes).returning(RiskRow::as_returning())).get_result(c).await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        let the_risk =
+            || risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
+        let result: Result<Risk, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
+                let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(after)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
-    async fn delete_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Deleted<Risk>, RepoError> {
+    async fn delete_risk(
+        &self,
+        org: &OrganizationId,
+        id: &RiskId,
+        audit: &AuditOf<'_, Risk>,
+    ) -> Result<Deleted<Risk>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Risk.as_str();
-        let result: Result<(RiskRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+        let result: Result<(Risk, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -88,14 +114,16 @@ impl RiskRepository for Store {
                 diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
                 let risk =
                     risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
-                let row: RiskRow = diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?;
-                Ok((row, attachments))
+                let deleted: Risk =
+                    diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?.try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok((deleted, attachments))
             })
             .await
         });
         let (row, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
-        Ok(Deleted { record: row.try_into()?, attachments })
+        Ok(Deleted { record: row, attachments })
     }
 }
 

@@ -331,3 +331,87 @@ diesel::table! {
         generation -> BigInt,
     }
 }
+
+diesel::table! {
+    audit_chain_heads (organization_id) {
+        organization_id -> Text,
+        seq -> BigInt,
+        hash -> Text,
+    }
+}
+
+diesel::table! {
+    audit_entries (id) {
+        id -> Text,
+        organization_id -> Text,
+        seq -> BigInt,
+        actor_type -> Text,
+        actor_id -> Text,
+        actor_email -> Nullable<Text>,
+        actor_api_key_id -> Nullable<Text>,
+        action -> Text,
+        resource_type -> Text,
+        resource_id -> Text,
+        changes -> Text,
+        data -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        prev_hash -> Text,
+        hash -> Text,
+    }
+}
+
+diesel::table! {
+    audit_checkpoints (organization_id) {
+        organization_id -> Text,
+        through_seq -> BigInt,
+        through_hash -> Text,
+        created_at -> Timestamp,
+        signature -> Text,
+    }
+}
+
+diesel::table! {
+    webhooks (id) {
+        id -> Text,
+        organization_id -> Text,
+        url -> Text,
+        description -> Nullable<Text>,
+        events -> Text,
+        is_enabled -> Bool,
+        disabled_reason -> Nullable<Text>,
+        secret -> Binary,
+        previous_secret -> Nullable<Binary>,
+        previous_secret_expires_at -> Nullable<Timestamp>,
+        event_cursor -> BigInt,
+        next_ordinal -> BigInt,
+        failing_since -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Text,
+        organization_id -> Text,
+        webhook_id -> Text,
+        ordinal -> BigInt,
+        event_type -> Text,
+        event_seq -> Nullable<BigInt>,
+        payload -> Text,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamp,
+        claimed_until -> Nullable<Timestamp>,
+        response_status -> Nullable<Integer>,
+        response_body -> Nullable<Text>,
+        latency_ms -> Nullable<BigInt>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
+diesel::allow_tables_to_appear_in_same_query!(webhooks, webhook_deliveries);

@@ -2,14 +2,15 @@
 
 use async_trait::async_trait;
 use compliance_domain::people::{Member, Session};
-use compliance_domain::{SessionId, Timestamp, UserId};
-use compliance_ports::{Membership, RepoError, SessionRepository};
+use compliance_domain::{OrganizationId, SessionId, Timestamp, UserId};
+use compliance_ports::{AuditEach, Membership, RepoError, SessionRepository};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
-use crate::error::repo_error;
+use crate::error::{TxError, repo_error};
 use crate::rows::{MemberRow, SessionRow, naive};
 use crate::schema::{members, organizations, sessions};
 
@@ -31,16 +32,46 @@ impl SessionRepository for Store {
         rows.into_iter().map(Session::try_from).collect()
     }
 
-    async fn delete_session(&self, user: &UserId, id: &SessionId) -> Result<Session, RepoError> {
+    async fn delete_session(
+        &self,
+        user: &UserId,
+        id: &SessionId,
+        audit: &AuditEach<'_, Session>,
+    ) -> Result<Session, RepoError> {
         let mut conn = self.pools.write().await?;
-        let row: SessionRow = db_run!(&mut conn, |c| {
-            diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
-                .returning(SessionRow::as_returning())
-                .get_result(c)
-                .await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        let result: Result<Session, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                // The chain heads first, as every audited write (the session's delete then moves
+                // the organizations' access generations, which a membership change locks after
+                // its head too): each organization the user is an active member of, by id.
+                let orgs: Vec<String> = members::table
+                    .filter(members::user_id.eq(user.as_str()))
+                    .filter(members::is_active.eq(true))
+                    .select(members::organization_id)
+                    .order(members::organization_id.asc())
+                    .load(c)
+                    .await?;
+                let mut heads = Vec::with_capacity(orgs.len());
+                for org in orgs {
+                    let head = c.lock_head(&org).await?;
+                    let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
+                    heads.push((org, head));
+                }
+                // None deleted: NotFound, and the heads roll back with it.
+                let session: Session =
+                    diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
+                        .returning(SessionRow::as_returning())
+                        .get_result(c)
+                        .await?
+                        .try_into()?;
+                for (org, head) in heads {
+                    c.append(head, audit(&org, Some(&session), None)).await?;
+                }
+                Ok(session)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn memberships(&self, user: &UserId) -> Result<Vec<Membership>, RepoError> {

@@ -4,12 +4,13 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, TaskRepository};
+use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, RepoError, TaskRepository};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -73,37 +74,63 @@ impl TaskRepository for Store {
         row.try_into()
     }
 
-    async fn insert_task(&self, task: &Task) -> Result<(), RepoError> {
+    async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
         let row = TaskRow::from(task);
+        let org = task.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await?;
+                c.append(head, audit(None, Some(task))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds, after
+    /// the chain head's lock (see crate::audit) and a read of the task as it was, for the entry.
     async fn update_task(
         &self,
         org: &OrganizationId,
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let row: TaskRow = db_run!(&mut conn, |c| {
-            let task = tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
-            Prepared(diesel::update(task).set(&changes).returning(TaskRow::as_returning())).get_result(c).await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        let the_task =
+            || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
+        let result: Result<Task, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
+                let after: Task = Prepared(diesel::update(the_task()).set(&changes).returning(TaskRow::as_returning()))
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(after)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
-    async fn delete_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Deleted<Task>, RepoError> {
+    async fn delete_task(
+        &self,
+        org: &OrganizationId,
+        id: &TaskId,
+        audit: &AuditOf<'_, Task>,
+    ) -> Result<Deleted<Task>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Task.as_str();
-        let result: Result<(TaskRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+        let result: Result<(Task, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -111,14 +138,16 @@ impl TaskRepository for Store {
                 diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
                 let task =
                     tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
-                let row: TaskRow = diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?;
-                Ok((row, attachments))
+                let deleted: Task =
+                    diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?.try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok((deleted, attachments))
             })
             .await
         });
-        let (row, attachments) = result.map_err(RepoError::from)?;
+        let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
-        Ok(Deleted { record: row.try_into()?, attachments })
+        Ok(Deleted { record, attachments })
     }
 }
 

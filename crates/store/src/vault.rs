@@ -3,15 +3,16 @@
 use async_trait::async_trait;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    OAuthStateRecord, OAuthStateRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret,
+    AuditOf, OAuthStateRecord, OAuthStateRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret,
 };
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
-use crate::error::{corrupt, repo_error};
+use crate::error::{TxError, corrupt, repo_error};
 use crate::schema::{oauth_states, refresh_leases, vault_secrets};
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -138,6 +139,67 @@ impl SecretRepository for Store {
         })
         .map_err(repo_error)?;
         Ok(deleted > 0)
+    }
+
+    async fn put_audited(&self, secret: &StoredSecret, audit: &AuditOf<'_, StoredSecret>) -> Result<(), RepoError> {
+        let row = SecretRow::from(secret);
+        let org = secret.organization_id.as_str();
+        let the_secret = || vault_secrets::table.find((org, secret.owner_kind.as_str(), secret.owner_id.as_str()));
+        let mut conn = self.pools.write().await?;
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let before: Option<SecretRow> =
+                    the_secret().select(SecretRow::as_select()).first(c).await.optional()?;
+                let before = before.map(StoredSecret::try_from).transpose()?;
+                diesel::insert_into(vault_secrets::table)
+                    .values(&row)
+                    .on_conflict((vault_secrets::organization_id, vault_secrets::owner_kind, vault_secrets::owner_id))
+                    .do_update()
+                    .set((
+                        vault_secrets::key_id.eq(&row.key_id),
+                        vault_secrets::ciphertext.eq(&row.ciphertext),
+                        vault_secrets::updated_at.eq(row.updated_at),
+                    ))
+                    .execute(c)
+                    .await?;
+                c.append(head, audit(before.as_ref(), Some(secret))).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
+    }
+
+    async fn delete_audited(
+        &self,
+        org: &OrganizationId,
+        owner_kind: &str,
+        owner_id: &str,
+        audit: &AuditOf<'_, StoredSecret>,
+    ) -> Result<bool, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result: Result<bool, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let deleted: Option<SecretRow> =
+                    diesel::delete(vault_secrets::table.find((org.as_str(), owner_kind, owner_id)))
+                        .returning(SecretRow::as_returning())
+                        .get_result(c)
+                        .await
+                        .optional()?;
+                // Nothing deleted: roll back (NotFound below), so the head does not move.
+                let Some(deleted) = deleted else { return Err(TxError::Repo(RepoError::NotFound)) };
+                let deleted = StoredSecret::try_from(deleted)?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok(true)
+            })
+            .await
+        });
+        match result.map_err(RepoError::from) {
+            Err(RepoError::NotFound) => Ok(false),
+            other => other,
+        }
     }
 
     async fn count_stale(&self, current_key: &str) -> Result<u64, RepoError> {

@@ -4,12 +4,13 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{OrganizationId, Timestamp, VendorId};
-use compliance_ports::{Cursor, Deleted, Page, PageRequest, RepoError, VendorRepository};
+use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, RepoError, VendorRepository};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -50,38 +51,64 @@ impl VendorRepository for Store {
         row.try_into()
     }
 
-    async fn insert_vendor(&self, vendor: &Vendor) -> Result<(), RepoError> {
+    async fn insert_vendor(&self, vendor: &Vendor, audit: &AuditOf<'_, Vendor>) -> Result<(), RepoError> {
         let row = VendorRow::from(vendor);
+        let org = vendor.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await)
-            .map_err(repo_error)?;
+        db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await?;
+                c.append(head, audit(None, Some(vendor))).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds, after
+    /// the chain head's lock (see crate::audit) and a read of the vendor as it was, for the entry.
     async fn update_vendor(
         &self,
         org: &OrganizationId,
         id: &VendorId,
         patch: &VendorPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let row: VendorRow = db_run!(&mut conn, |c| {
-            let vendor =
-                vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
-            Prepared(diesel::update(vendor).set(&changes).returning(VendorRow::as_returning())).get_result(c).await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        let the_vendor =
+            || vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
+        let result: Result<Vendor, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
+                let after: Vendor =
+                    Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
+                        .get_result(c)
+                        .await?
+                        .try_into()?;
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(after)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
-    async fn delete_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Deleted<Vendor>, RepoError> {
+    async fn delete_vendor(
+        &self,
+        org: &OrganizationId,
+        id: &VendorId,
+        audit: &AuditOf<'_, Vendor>,
+    ) -> Result<Deleted<Vendor>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Vendor.as_str();
-        let result: Result<(VendorRow, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
+        let result: Result<(Vendor, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -90,14 +117,16 @@ impl VendorRepository for Store {
                 let vendor = vendors::table
                     .filter(vendors::organization_id.eq(org.as_str()))
                     .filter(vendors::id.eq(id.as_str()));
-                let row: VendorRow = diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?;
-                Ok((row, attachments))
+                let deleted: Vendor =
+                    diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?.try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok((deleted, attachments))
             })
             .await
         });
-        let (row, attachments) = result.map_err(RepoError::from)?;
+        let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
-        Ok(Deleted { record: row.try_into()?, attachments })
+        Ok(Deleted { record, attachments })
     }
 }
 

@@ -111,7 +111,7 @@ macro_rules! contract {
 
 async fn organization(store: &Store, name: &str) -> Organization {
     let org = Organization::create(name.into(), None, Timestamp::now()).unwrap();
-    OrganizationRepository::insert(store, &org).await.unwrap();
+    OrganizationRepository::insert(store, &org, &unaudited).await.unwrap();
     org
 }
 
@@ -120,7 +120,7 @@ async fn person(store: &Store, org: &Organization, email: &str) -> Person {
     UserRepository::insert(store, &user).await.unwrap();
     let input = NewMember { user_id: Some(user.id.clone()), role: Some("owner".into()), ..NewMember::default() };
     let member = Member::create(org.id.clone(), input, Timestamp::now()).unwrap();
-    MemberRepository::insert(store, &member).await.unwrap();
+    MemberRepository::insert(store, &member, &unaudited).await.unwrap();
     Person { member, user }
 }
 
@@ -147,6 +147,32 @@ trait StoredRecord: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static 
     async fn delete(store: &Store, org: &OrganizationId, id: &Self::Id) -> Result<(Self, usize), RepoError>;
 }
 
+/// [`unaudited`] for a change written in each of a user's organizations.
+fn unaudited_each<T>(
+    _: &compliance_domain::OrganizationId,
+    before: Option<&T>,
+    after: Option<&T>,
+) -> compliance_domain::audit::AuditDraft {
+    unaudited(before, after)
+}
+
+/// An audit entry for writes whose entries these tests do not look at (tests/contract audit
+/// tests and tests/api/audit.rs do).
+fn unaudited<T>(_: Option<&T>, _: Option<&T>) -> compliance_domain::audit::AuditDraft {
+    compliance_domain::audit::AuditDraft {
+        id: compliance_domain::AuditEntryId::generate(),
+        organization_id: compliance_domain::OrganizationId::generate(),
+        actor: compliance_domain::audit::Actor::system("contract-test"),
+        action: "test.changed".into(),
+        resource_type: "test".into(),
+        resource_id: "x".into(),
+        changes: serde_json::json!({}),
+        data: None,
+        request_id: None,
+        created_at: Timestamp::now(),
+    }
+}
+
 macro_rules! stored_record {
     ($record:ty, $id:ty, $patch:ty, $list:ident, $repo:ident, $l:ident, $g:ident, $i:ident, $u:ident, $d:ident, |$deleted:ident| $parts:expr) => {
         #[async_trait::async_trait]
@@ -167,7 +193,7 @@ macro_rules! stored_record {
                 compliance_ports::$repo::$g(store, org, id).await
             }
             async fn insert(store: &Store, record: &Self) -> Result<(), RepoError> {
-                compliance_ports::$repo::$i(store, record).await
+                compliance_ports::$repo::$i(store, record, &unaudited).await
             }
             async fn update(
                 store: &Store,
@@ -176,10 +202,10 @@ macro_rules! stored_record {
                 patch: &$patch,
                 now: Timestamp,
             ) -> Result<Self, RepoError> {
-                compliance_ports::$repo::$u(store, org, id, patch, now).await
+                compliance_ports::$repo::$u(store, org, id, patch, now, &unaudited).await
             }
             async fn delete(store: &Store, org: &OrganizationId, id: &$id) -> Result<(Self, usize), RepoError> {
-                let $deleted = compliance_ports::$repo::$d(store, org, id).await?;
+                let $deleted = compliance_ports::$repo::$d(store, org, id, &unaudited).await?;
                 Ok($parts)
             }
         }
@@ -344,7 +370,7 @@ async fn keyset_pages(db: &TestDb) {
     ];
     let foreign = risk(&theirs.id, early);
     for record in expected.iter().chain([&foreign]) {
-        RiskRepository::insert_risk(store, record).await.unwrap();
+        RiskRepository::insert_risk(store, record, &unaudited).await.unwrap();
     }
     expected.sort_by(|a, b| (b.created_at, b.id.as_str()).cmp(&(a.created_at, a.id.as_str())));
 
@@ -447,14 +473,14 @@ async fn comments(db: &TestDb) {
     // A second owner, so that ada (an owner too) may be deactivated below.
     person(store, &ours, "bob@ours.test").await;
     let task = Task::create(ours.id.clone(), from_json(json!({"title": "T"})), Timestamp::now()).unwrap();
-    TaskRepository::insert_task(store, &task).await.unwrap();
+    TaskRepository::insert_task(store, &task, &unaudited).await.unwrap();
 
     let first = comment_on(&task, &ada, "first");
     let attachments: Vec<_> = first.attachments.iter().map(|d| d.attachment.clone()).collect();
-    CommentRepository::insert(store, &first.comment, &attachments).await.unwrap();
+    CommentRepository::insert(store, &first.comment, &attachments, &unaudited).await.unwrap();
     std::thread::sleep(std::time::Duration::from_millis(2));
     let second = comment_on(&task, &ada, "second");
-    CommentRepository::insert(store, &second.comment, &[]).await.unwrap();
+    CommentRepository::insert(store, &second.comment, &[], &unaudited).await.unwrap();
 
     let listed = CommentRepository::list(store, &ours.id, CommentEntityType::Task, task.id.as_str(), &all())
         .await
@@ -473,20 +499,23 @@ async fn comments(db: &TestDb) {
     assert_eq!(store.attachment(&ours.id, &attachment.id).await.unwrap(), *attachment);
 
     let later = Timestamp::now();
-    let edited = store.update_content(&ours.id, &second.comment.id, "edited", later).await.unwrap();
+    let edited = store.update_content(&ours.id, &second.comment.id, "edited", later, &unaudited).await.unwrap();
     assert_eq!(edited.comment.content, "edited");
-    let missing = store.update_content(&theirs.id, &second.comment.id, "x", later).await;
+    let missing = store.update_content(&theirs.id, &second.comment.id, "x", later, &unaudited).await;
     assert!(matches!(missing, Err(RepoError::NotFound)));
 
     let deactivate = MemberPatch::new(from_json(json!({"isActive": false}))).unwrap();
-    MemberRepository::update(store, &ours.id, &ada.member.id, &deactivate).await.unwrap();
+    MemberRepository::update(store, &ours.id, &ada.member.id, &deactivate, &unaudited).await.unwrap();
     let view = CommentRepository::get(store, &ours.id, &second.comment.id).await.unwrap();
     assert!(!view.author_active, "a deactivated author shows as such");
 
-    assert!(matches!(CommentRepository::delete(store, &theirs.id, &first.comment.id).await, Err(RepoError::NotFound)));
-    assert!(CommentRepository::delete(store, &ours.id, &second.comment.id).await.unwrap().is_empty());
+    assert!(matches!(
+        CommentRepository::delete(store, &theirs.id, &first.comment.id, &unaudited).await,
+        Err(RepoError::NotFound)
+    ));
+    assert!(CommentRepository::delete(store, &ours.id, &second.comment.id, &unaudited).await.unwrap().is_empty());
 
-    let deleted = TaskRepository::delete_task(store, &ours.id, &task.id).await.unwrap();
+    let deleted = TaskRepository::delete_task(store, &ours.id, &task.id, &unaudited).await.unwrap();
     assert_eq!(deleted.attachments, attachments, "the task's comments' attachments go with it");
     assert!(matches!(CommentRepository::get(store, &ours.id, &first.comment.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.attachment(&ours.id, &attachment.id).await, Err(RepoError::NotFound)));
@@ -501,7 +530,7 @@ async fn assignees_must_belong_to_the_record_organization(db: &TestDb) {
     let input = from_json(json!({"title": "T", "description": "D", "category": "other"}));
     let mut risk = Risk::create(ours.id.clone(), input, Timestamp::now()).unwrap();
     risk.assignee_id = Some(stranger.member.id);
-    let refused = RiskRepository::insert_risk(store, &risk).await;
+    let refused = RiskRepository::insert_risk(store, &risk, &unaudited).await;
     assert!(refused.is_err(), "the schema refuses a member of another organization");
 }
 contract!(assignees_must_belong_to_the_record_organization);
@@ -510,12 +539,15 @@ async fn organizations(db: &TestDb) {
     let store = &db.store;
     let acme = organization(store, "Acme").await;
     let duplicate = Organization::create("Acme".into(), None, Timestamp::now()).unwrap();
-    assert!(matches!(OrganizationRepository::insert(store, &duplicate).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(OrganizationRepository::insert(store, &duplicate, &unaudited).await, Err(RepoError::Conflict(_))));
     let other = organization(store, "Other").await;
     let patch = OrganizationPatch::new(from_json(json!({"slug": "acme"}))).unwrap();
-    assert!(matches!(OrganizationRepository::update(store, &other.id, &patch).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(
+        OrganizationRepository::update(store, &other.id, &patch, &unaudited).await,
+        Err(RepoError::Conflict(_))
+    ));
     let patch = OrganizationPatch::new(from_json(json!({"name": "Acme Inc", "primaryColor": "#abc"}))).unwrap();
-    let updated = OrganizationRepository::update(store, &acme.id, &patch).await.unwrap();
+    let updated = OrganizationRepository::update(store, &acme.id, &patch, &unaudited).await.unwrap();
     assert_eq!(updated.name, "Acme Inc");
     assert_eq!(OrganizationRepository::get(store, &acme.id).await.unwrap(), updated);
     let unknown = OrganizationId::generate();
@@ -529,12 +561,12 @@ async fn device_label_holders(db: &TestDb) {
     let other = organization(store, "Other").await;
     assert_eq!(store.device_label_holders(7).await.unwrap(), Vec::<OrganizationId>::new());
     let patch = OrganizationPatch::new(from_json(json!({"deviceManagerLabelId": 7}))).unwrap();
-    OrganizationRepository::update(store, &acme.id, &patch).await.unwrap();
+    OrganizationRepository::update(store, &acme.id, &patch, &unaudited).await.unwrap();
     let ada = person(store, &other, "ada@other.test").await;
     let patch = MemberPatch::new(from_json(json!({"deviceManagerLabelId": 7}))).unwrap();
-    MemberRepository::update(store, &other.id, &ada.member.id, &patch).await.unwrap();
+    MemberRepository::update(store, &other.id, &ada.member.id, &patch, &unaudited).await.unwrap();
     let bob = person(store, &other, "bob@other.test").await;
-    MemberRepository::update(store, &other.id, &bob.member.id, &patch).await.unwrap();
+    MemberRepository::update(store, &other.id, &bob.member.id, &patch, &unaudited).await.unwrap();
     let mut expected = vec![acme.id.clone(), other.id.clone()];
     expected.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     assert_eq!(store.device_label_holders(7).await.unwrap(), expected, "each holder once, by org or by member");
@@ -569,7 +601,7 @@ async fn members(db: &TestDb) {
     )
     .unwrap();
     assert!(
-        matches!(MemberRepository::insert(store, &again).await, Err(RepoError::Conflict(_))),
+        matches!(MemberRepository::insert(store, &again, &unaudited).await, Err(RepoError::Conflict(_))),
         "one membership per user"
     );
 
@@ -577,7 +609,7 @@ async fn members(db: &TestDb) {
     assert_eq!(listed, vec![bob.clone(), ada.clone()]);
 
     let deactivate = MemberPatch::new(from_json(json!({"isActive": false, "role": "auditor"}))).unwrap();
-    let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate).await.unwrap();
+    let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate, &unaudited).await.unwrap();
     assert!(!updated.member.is_active);
     assert_eq!(updated.member.role, "auditor");
     assert_eq!(MemberRepository::list(store, &ours.id, false, &all()).await.unwrap().items, vec![ada.clone()]);
@@ -590,7 +622,7 @@ async fn members(db: &TestDb) {
     assert!(matches!(MemberRepository::get(store, &theirs.id, &ada.member.id).await, Err(RepoError::NotFound)));
 
     let steal = MemberPatch::new(from_json(json!({"userId": ada.user.id}))).unwrap();
-    let clash = MemberRepository::update(store, &ours.id, &bob.member.id, &steal).await;
+    let clash = MemberRepository::update(store, &ours.id, &bob.member.id, &steal, &unaudited).await;
     assert!(matches!(clash, Err(RepoError::Conflict(_))), "moving to a user who is already a member");
 }
 contract!(members);
@@ -607,9 +639,13 @@ async fn people_generations(db: &TestDb) {
     person(store, &ours, "bob@ours.test").await;
     let in_theirs =
         NewMember { user_id: Some(ada.user.id.clone()), role: Some("auditor".into()), ..NewMember::default() };
-    MemberRepository::insert(store, &Member::create(theirs.id.clone(), in_theirs, Timestamp::now()).unwrap())
-        .await
-        .unwrap();
+    MemberRepository::insert(
+        store,
+        &Member::create(theirs.id.clone(), in_theirs, Timestamp::now()).unwrap(),
+        &unaudited,
+    )
+    .await
+    .unwrap();
     let (ours_before, theirs_before, other_before) = (people(&ours).await, people(&theirs).await, people(&other).await);
     assert!(ours_before >= 1 && theirs_before >= 1, "a new member counts");
     assert_eq!(other_before, 0);
@@ -622,11 +658,11 @@ async fn people_generations(db: &TestDb) {
     let (ours_before, theirs_before) = (people(&ours).await, people(&theirs).await);
     let twice = NewMember { user_id: Some(ada.user.id.clone()), role: Some("x".into()), ..NewMember::default() };
     let twice = Member::create(ours.id.clone(), twice, Timestamp::now()).unwrap();
-    assert!(matches!(MemberRepository::insert(store, &twice).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(MemberRepository::insert(store, &twice, &unaudited).await, Err(RepoError::Conflict(_))));
     assert_eq!((people(&ours).await, people(&theirs).await), (ours_before, theirs_before), "a failed write");
 
     let role = MemberPatch::new(from_json(json!({"role": "auditor"}))).unwrap();
-    MemberRepository::update(store, &ours.id, &ada.member.id, &role).await.unwrap();
+    MemberRepository::update(store, &ours.id, &ada.member.id, &role, &unaudited).await.unwrap();
     assert!(people(&ours).await > ours_before, "a member's change");
     assert_eq!(people(&theirs).await, theirs_before);
     assert_eq!(generation(store, &ours.id, ListName::Risks).await, 0, "other lists of the organization");
@@ -650,16 +686,16 @@ async fn credentials(db: &TestDb) {
         last_used_at: None,
         scopes: compliance_domain::access::Scopes::everything(),
     };
-    store.insert_api_key(&key).await.unwrap();
+    store.insert_api_key(&key, &unaudited).await.unwrap();
     assert_eq!(store.find_api_key(&key.key_hash).await.unwrap(), Some(key.clone()));
     assert_eq!(store.find_api_key(&"b".repeat(64)).await.unwrap(), None);
     store.touch_api_key(&key.id, now).await.unwrap();
-    let revoked = store.revoke_api_key(&key.id, now).await.unwrap();
+    let revoked = store.revoke_api_key(&key.id, now, &unaudited).await.unwrap();
     assert_eq!(revoked.revoked_at, Some(now));
     assert_eq!(revoked.last_used_at, Some(now));
-    let again = store.revoke_api_key(&key.id, now.plus(time::Duration::hours(1))).await.unwrap();
+    let again = store.revoke_api_key(&key.id, now.plus(time::Duration::hours(1)), &unaudited).await.unwrap();
     assert_eq!(again.revoked_at, Some(now), "the first revocation time stays");
-    assert!(matches!(store.revoke_api_key(&ApiKeyId::generate(), now).await, Err(RepoError::NotFound)));
+    assert!(matches!(store.revoke_api_key(&ApiKeyId::generate(), now, &unaudited).await, Err(RepoError::NotFound)));
 
     let session = Session {
         id: SessionId::generate(),
@@ -668,7 +704,7 @@ async fn credentials(db: &TestDb) {
         created_at: now,
         expires_at: now.plus(time::Duration::hours(1)),
     };
-    store.insert_session(&session).await.unwrap();
+    store.insert_session(&session, &unaudited_each).await.unwrap();
     assert_eq!(store.find_session(&session.token_hash).await.unwrap(), Some(session));
     assert_eq!(store.find_session(&"d".repeat(64)).await.unwrap(), None);
 }
@@ -952,7 +988,7 @@ contract!(one_live_connection_per_provider);
 
 async fn task_in(store: &Store, org: &Organization, title: &str) -> Task {
     let task = Task::create(org.id.clone(), from_json(json!({"title": title})), Timestamp::now()).unwrap();
-    TaskRepository::insert_task(store, &task).await.unwrap();
+    TaskRepository::insert_task(store, &task, &unaudited).await.unwrap();
     task
 }
 
@@ -969,7 +1005,7 @@ fn automation(task: &Task, scheduled: bool, at: Timestamp) -> BrowserAutomation 
 }
 
 async fn stored(store: &Store, automation: BrowserAutomation) -> BrowserAutomation {
-    AutomationRepository::insert(store, &automation).await.unwrap();
+    AutomationRepository::insert(store, &automation, &unaudited).await.unwrap();
     automation
 }
 
@@ -1014,28 +1050,31 @@ async fn automations(db: &TestDb) {
                                    "targetUrl": "https://example.com/out", "instruction": "Log out"}));
     changed.apply(&AutomationPatch::new(changes).unwrap(), later);
     assert_eq!((changed.schedule.clone(), changed.next_run_at), (None, None));
-    AutomationRepository::update(store, &changed, &full).await.unwrap();
+    AutomationRepository::update(store, &changed, &full, &unaudited).await.unwrap();
     assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), changed);
     let mut rescheduled = changed.clone();
     let changes = from_json(json!({"schedule": "0 9 * * 1-5", "isEnabled": true, "description": "again"}));
     rescheduled.apply(&AutomationPatch::new(changes).unwrap(), later.plus(time::Duration::seconds(1)));
-    AutomationRepository::update(store, &rescheduled, &changed).await.unwrap();
+    AutomationRepository::update(store, &rescheduled, &changed, &unaudited).await.unwrap();
     assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), rescheduled);
     // Optimistic: an update read before another change (a PATCH, a claimed schedule) is refused.
     let mut stale = changed.clone();
     stale.name = "Stale".into();
-    let refused = AutomationRepository::update(store, &stale, &changed).await;
+    let refused = AutomationRepository::update(store, &stale, &changed, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "read before the last update: {refused:?}");
     assert_eq!(AutomationRepository::get(store, &ours.id, &full.id).await.unwrap(), rescheduled, "untouched");
 
     let mut hijack = foreign.clone();
     hijack.organization_id = ours.id.clone();
     hijack.name = "Hijacked".into();
-    assert!(matches!(AutomationRepository::update(store, &hijack, &foreign).await, Err(RepoError::NotFound)));
+    assert!(matches!(
+        AutomationRepository::update(store, &hijack, &foreign, &unaudited).await,
+        Err(RepoError::NotFound)
+    ));
     assert_eq!(AutomationRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
     let mut unknown = bare.clone();
     unknown.id = AutomationId::generate();
-    assert!(matches!(AutomationRepository::update(store, &unknown, &bare).await, Err(RepoError::NotFound)));
+    assert!(matches!(AutomationRepository::update(store, &unknown, &bare, &unaudited).await, Err(RepoError::NotFound)));
 
     // Deleting returns the runs (their screenshots are to be removed) and removes them.
     let mut done = AutomationRun::pending(&full, RunTrigger::Manual, now);
@@ -1047,21 +1086,21 @@ async fn automations(db: &TestDb) {
     let foreign_run = AutomationRun::pending(&foreign, RunTrigger::Manual, now);
     store.insert_run(&foreign_run).await.unwrap();
 
-    let refused = AutomationRepository::delete(store, &ours.id, &foreign.id).await;
+    let refused = AutomationRepository::delete(store, &ours.id, &foreign.id, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "another organization's automation: {refused:?}");
     assert_eq!(runs_of(store, &theirs.id, &foreign.id).await, vec![foreign_run.clone()], "untouched");
-    let deleted = AutomationRepository::delete(store, &ours.id, &full.id).await.unwrap();
+    let deleted = AutomationRepository::delete(store, &ours.id, &full.id, &unaudited).await.unwrap();
     assert_eq!(deleted, vec![pending.clone(), done.clone()], "the deleted runs, newest first");
     assert!(matches!(AutomationRepository::get(store, &ours.id, &full.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.get_run(&ours.id, &done.id).await, Err(RepoError::NotFound)));
     assert!(runs_of(store, &ours.id, &full.id).await.is_empty());
-    let again = AutomationRepository::delete(store, &ours.id, &full.id).await;
+    let again = AutomationRepository::delete(store, &ours.id, &full.id, &unaudited).await;
     assert!(matches!(again, Err(RepoError::NotFound)));
 
     // Deleting a task takes its automations and their runs with it.
     let elsewhere_run = AutomationRun::pending(&elsewhere, RunTrigger::Manual, now);
     store.insert_run(&elsewhere_run).await.unwrap();
-    TaskRepository::delete_task(store, &ours.id, &other_task.id).await.unwrap();
+    TaskRepository::delete_task(store, &ours.id, &other_task.id, &unaudited).await.unwrap();
     assert!(matches!(AutomationRepository::get(store, &ours.id, &elsewhere.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.get_run(&ours.id, &elsewhere_run.id).await, Err(RepoError::NotFound)));
     assert_eq!(store.list_for_task(&ours.id, &task.id).await.unwrap().len(), 2, "the other task's stay");

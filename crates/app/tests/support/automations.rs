@@ -41,7 +41,11 @@ impl MemoryAutomations {
 
 #[async_trait]
 impl AutomationRepository for MemoryAutomations {
-    async fn insert(&self, automation: &BrowserAutomation) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        automation: &BrowserAutomation,
+        _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
+    ) -> Result<(), RepoError> {
         self.automations.lock().unwrap().insert(automation.id.clone(), automation.clone());
         Ok(())
     }
@@ -59,7 +63,12 @@ impl AutomationRepository for MemoryAutomations {
         Ok(found)
     }
 
-    async fn update(&self, automation: &BrowserAutomation, previous: &BrowserAutomation) -> Result<(), RepoError> {
+    async fn update(
+        &self,
+        automation: &BrowserAutomation,
+        previous: &BrowserAutomation,
+        _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
+    ) -> Result<(), RepoError> {
         let mut automations = self.automations.lock().unwrap();
         match automations.get_mut(&automation.id) {
             Some(stored)
@@ -74,7 +83,12 @@ impl AutomationRepository for MemoryAutomations {
         }
     }
 
-    async fn delete(&self, org: &OrganizationId, id: &AutomationId) -> Result<Vec<AutomationRun>, RepoError> {
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &AutomationId,
+        _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
+    ) -> Result<Vec<AutomationRun>, RepoError> {
         let mut automations = self.automations.lock().unwrap();
         if automations.get(id).is_none_or(|a| &a.organization_id != org) {
             return Err(RepoError::NotFound);

@@ -73,7 +73,12 @@ impl MemoryComments {
 
 #[async_trait]
 impl CommentRepository for MemoryComments {
-    async fn insert(&self, comment: &Comment, attachments: &[Attachment]) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        comment: &Comment,
+        attachments: &[Attachment],
+        _: &compliance_ports::AuditOf<'_, Comment>,
+    ) -> Result<(), RepoError> {
         if std::mem::take(&mut *self.fail_next_insert.lock().unwrap()) {
             return Err(RepoError::Unavailable("the fake database went away".into()));
         }
@@ -115,6 +120,7 @@ impl CommentRepository for MemoryComments {
         id: &CommentId,
         content: &str,
         now: Timestamp,
+        _: &compliance_ports::AuditOf<'_, Comment>,
     ) -> Result<CommentView, RepoError> {
         let updated = {
             let mut comments = self.comments.lock().unwrap();
@@ -127,7 +133,12 @@ impl CommentRepository for MemoryComments {
         self.view(updated).await
     }
 
-    async fn delete(&self, org: &OrganizationId, id: &CommentId) -> Result<Vec<Attachment>, RepoError> {
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &CommentId,
+        _: &compliance_ports::AuditOf<'_, Comment>,
+    ) -> Result<Vec<Attachment>, RepoError> {
         let comment = self.find(org, id)?;
         self.comments.lock().unwrap().retain(|c| c.id != comment.id);
         let mut attachments = self.attachments.lock().unwrap();

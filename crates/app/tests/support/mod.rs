@@ -10,15 +10,18 @@ pub mod comments;
 pub mod people;
 pub mod records;
 pub mod vault;
+pub mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use compliance_app::{App, AuthType, AutomationSettings, Credentials, IssuedApiKey, Ports, Principal, Settings};
+use compliance_app::{
+    App, AuthType, AutomationSettings, Credentials, IssuedApiKey, Ports, Principal, Settings, WebhookSettings,
+};
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
-use compliance_ports::{Cursor, NoDeviceDirectory, Page, PageRequest};
+use compliance_ports::{Cursor, NoDeviceDirectory, NoEventFeed, Page, PageRequest};
 use secrecy::SecretString;
 
 pub use automations::MemoryAutomations;
@@ -28,8 +31,9 @@ pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
-pub use records::{MemoryGenerations, MemoryRisks, MemoryTasks, NoRecords, Unchanging};
+pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
 pub use vault::{BindingCipher, MemorySecrets, NoConnections};
+pub use webhooks::{NoWebhooks, RefusingSender};
 
 /// Where the fake clock starts: a Monday at noon, UTC.
 pub fn start() -> Timestamp {
@@ -51,6 +55,9 @@ pub fn settings() -> Settings {
         session_ttl: time::Duration::hours(168),
         self_service_organizations: true,
         invitation_ttl: time::Duration::days(7),
+        audit_retention: None,
+        audit_checkpoint_key: b"a".repeat(32),
+        webhooks: WebhookSettings::default(),
     }
 }
 
@@ -121,6 +128,11 @@ impl World {
             secrets: secrets.clone(),
             cipher: Arc::new(BindingCipher),
             agent_model: None,
+            audit: Arc::new(NoAudit),
+            renderer: Arc::new(IdRenderer),
+            webhooks: Arc::new(NoWebhooks),
+            event_feed: Arc::new(NoEventFeed),
+            webhook_sender: Arc::new(RefusingSender),
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {

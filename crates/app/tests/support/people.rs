@@ -9,8 +9,8 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
-    CredentialRepository, Cursor, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
-    UserRepository,
+    AuditEach, AuditOf, CredentialRepository, Cursor, MemberRepository, OrganizationRepository, Page, PageRequest,
+    RepoError, UserRepository,
 };
 
 use super::newest_first;
@@ -22,7 +22,7 @@ pub struct MemoryOrganizations {
 
 #[async_trait]
 impl OrganizationRepository for MemoryOrganizations {
-    async fn insert(&self, organization: &Organization) -> Result<(), RepoError> {
+    async fn insert(&self, organization: &Organization, _: &AuditOf<'_, Organization>) -> Result<(), RepoError> {
         let mut organizations = self.organizations.lock().unwrap();
         if organizations.values().any(|o| o.slug == organization.slug) {
             return Err(RepoError::Conflict("the slug is taken".into()));
@@ -31,15 +31,25 @@ impl OrganizationRepository for MemoryOrganizations {
         Ok(())
     }
 
-    async fn insert_with_owner(&self, organization: &Organization, _: &Member) -> Result<(), RepoError> {
-        self.insert(organization).await
+    async fn insert_with_owner(
+        &self,
+        organization: &Organization,
+        _: &Member,
+        audit: &AuditOf<'_, Organization>,
+    ) -> Result<(), RepoError> {
+        self.insert(organization, audit).await
     }
 
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError> {
         self.organizations.lock().unwrap().get(org).cloned().ok_or(RepoError::NotFound)
     }
 
-    async fn update(&self, org: &OrganizationId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
+    async fn update(
+        &self,
+        org: &OrganizationId,
+        patch: &OrganizationPatch,
+        _: &AuditOf<'_, Organization>,
+    ) -> Result<Organization, RepoError> {
         let mut organizations = self.organizations.lock().unwrap();
         let mut updated = organizations.get(org).cloned().ok_or(RepoError::NotFound)?;
         updated.apply(patch);
@@ -109,7 +119,7 @@ impl MemoryMembers {
 
 #[async_trait]
 impl MemberRepository for MemoryMembers {
-    async fn insert(&self, member: &Member) -> Result<(), RepoError> {
+    async fn insert(&self, member: &Member, _: &AuditOf<'_, Member>) -> Result<(), RepoError> {
         let mut members = self.members.lock().unwrap();
         if members.iter().any(|m| m.organization_id == member.organization_id && m.user_id == member.user_id) {
             return Err(RepoError::Conflict("already a member".into()));
@@ -144,7 +154,13 @@ impl MemberRepository for MemoryMembers {
         member.map(|m| self.person(m)).transpose()
     }
 
-    async fn update(&self, org: &OrganizationId, id: &MemberId, patch: &MemberPatch) -> Result<Person, RepoError> {
+    async fn update(
+        &self,
+        org: &OrganizationId,
+        id: &MemberId,
+        patch: &MemberPatch,
+        _: &AuditOf<'_, Member>,
+    ) -> Result<Person, RepoError> {
         let updated = {
             let mut members = self.members.lock().unwrap();
             let member =
@@ -172,7 +188,7 @@ impl MemoryCredentials {
 
 #[async_trait]
 impl CredentialRepository for MemoryCredentials {
-    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), RepoError> {
+    async fn insert_api_key(&self, key: &ApiKey, _: &AuditOf<'_, ApiKey>) -> Result<(), RepoError> {
         self.keys.lock().unwrap().push(key.clone());
         Ok(())
     }
@@ -199,7 +215,7 @@ impl CredentialRepository for MemoryCredentials {
         keys.iter().find(|k| &k.organization_id == org && &k.id == id).cloned().ok_or(RepoError::NotFound)
     }
 
-    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<ApiKey, RepoError> {
+    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp, _: &AuditOf<'_, ApiKey>) -> Result<ApiKey, RepoError> {
         let mut keys = self.keys.lock().unwrap();
         let key = keys.iter_mut().find(|k| &k.id == id).ok_or(RepoError::NotFound)?;
         key.revoked_at.get_or_insert(at);
@@ -212,7 +228,7 @@ impl CredentialRepository for MemoryCredentials {
         Ok(())
     }
 
-    async fn insert_session(&self, session: &Session) -> Result<(), RepoError> {
+    async fn insert_session(&self, session: &Session, _: &AuditEach<'_, Session>) -> Result<(), RepoError> {
         self.sessions.lock().unwrap().push(session.clone());
         Ok(())
     }
@@ -234,7 +250,12 @@ impl compliance_ports::SessionRepository for NoIdentity {
     async fn list_sessions(&self, _: &UserId, _: Timestamp) -> Result<Vec<Session>, RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))
     }
-    async fn delete_session(&self, _: &UserId, _: &compliance_domain::SessionId) -> Result<Session, RepoError> {
+    async fn delete_session(
+        &self,
+        _: &UserId,
+        _: &compliance_domain::SessionId,
+        _: &AuditEach<'_, Session>,
+    ) -> Result<Session, RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))
     }
     async fn memberships(&self, _: &UserId) -> Result<Vec<compliance_ports::Membership>, RepoError> {
@@ -266,7 +287,11 @@ impl compliance_ports::SignInRepository for NoIdentity {
 
 #[async_trait]
 impl compliance_ports::InvitationRepository for NoIdentity {
-    async fn insert(&self, _: &compliance_domain::invitation::Invitation) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        _: &compliance_domain::invitation::Invitation,
+        _: &AuditOf<'_, compliance_domain::invitation::Invitation>,
+    ) -> Result<(), RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))
     }
     async fn list(
@@ -283,7 +308,12 @@ impl compliance_ports::InvitationRepository for NoIdentity {
     ) -> Result<compliance_domain::invitation::Invitation, RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))
     }
-    async fn delete(&self, _: &OrganizationId, _: &compliance_domain::InvitationId) -> Result<(), RepoError> {
+    async fn delete(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::InvitationId,
+        _: &AuditOf<'_, compliance_domain::invitation::Invitation>,
+    ) -> Result<(), RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))
     }
     async fn find_by_token(&self, _: &str) -> Result<Option<compliance_domain::invitation::Invitation>, RepoError> {
@@ -294,6 +324,7 @@ impl compliance_ports::InvitationRepository for NoIdentity {
         _: &compliance_domain::invitation::Invitation,
         _: &Member,
         _: Timestamp,
+        _: (&AuditOf<'_, compliance_domain::invitation::Invitation>, &AuditOf<'_, Member>),
     ) -> Result<compliance_ports::Acceptance, RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))
     }

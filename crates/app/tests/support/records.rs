@@ -12,9 +12,12 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
 use compliance_ports::{
-    ContextRepository, Cursor, Deleted, HealthCheck, ListGenerations, ListName, Page, PageRequest, PolicyRepository,
-    RepoError, RiskRepository, TaskRepository, VendorRepository,
+    AuditOf, ContextRepository, Cursor, Deleted, HealthCheck, ListGenerations, ListName, Page, PageRequest,
+    PolicyRepository, RepoError, RiskRepository, TaskRepository, VendorRepository,
 };
+
+use compliance_domain::audit::{AuditDraft, AuditEntry, GENESIS_HASH};
+use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, ResourceRenderer};
 
 use super::{MemoryComments, newest_first};
 
@@ -42,7 +45,8 @@ impl RiskRepository for MemoryRisks {
         risks.iter().find(|r| &r.organization_id == org && &r.id == id).cloned().ok_or(RepoError::NotFound)
     }
 
-    async fn insert_risk(&self, risk: &Risk) -> Result<(), RepoError> {
+    async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError> {
+        audit(None, Some(risk));
         self.risks.lock().unwrap().push(risk.clone());
         Ok(())
     }
@@ -53,19 +57,28 @@ impl RiskRepository for MemoryRisks {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError> {
         let mut risks = self.risks.lock().unwrap();
         let risk = risks.iter_mut().find(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+        let before = risk.clone();
         risk.apply(patch, now);
+        audit(Some(&before), Some(risk));
         Ok(risk.clone())
     }
 
-    async fn delete_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Deleted<Risk>, RepoError> {
+    async fn delete_risk(
+        &self,
+        org: &OrganizationId,
+        id: &RiskId,
+        audit: &AuditOf<'_, Risk>,
+    ) -> Result<Deleted<Risk>, RepoError> {
         let record = {
             let mut risks = self.risks.lock().unwrap();
             let at = risks.iter().position(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
             risks.remove(at)
         };
+        audit(Some(&record), None);
         let attachments = self.comments.delete_on(org, CommentEntityType::Risk, id.as_str());
         Ok(Deleted { record, attachments })
     }
@@ -112,7 +125,8 @@ impl TaskRepository for MemoryTasks {
         tasks.iter().find(|t| &t.organization_id == org && &t.id == id).cloned().ok_or(RepoError::NotFound)
     }
 
-    async fn insert_task(&self, task: &Task) -> Result<(), RepoError> {
+    async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
+        audit(None, Some(task));
         self.tasks.lock().unwrap().push(task.clone());
         Ok(())
     }
@@ -123,19 +137,28 @@ impl TaskRepository for MemoryTasks {
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError> {
         let mut tasks = self.tasks.lock().unwrap();
         let task = tasks.iter_mut().find(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+        let before = task.clone();
         task.apply(patch, now);
+        audit(Some(&before), Some(task));
         Ok(task.clone())
     }
 
-    async fn delete_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Deleted<Task>, RepoError> {
+    async fn delete_task(
+        &self,
+        org: &OrganizationId,
+        id: &TaskId,
+        audit: &AuditOf<'_, Task>,
+    ) -> Result<Deleted<Task>, RepoError> {
         let record = {
             let mut tasks = self.tasks.lock().unwrap();
             let at = tasks.iter().position(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
             tasks.remove(at)
         };
+        audit(Some(&record), None);
         let attachments = self.comments.delete_on(org, CommentEntityType::Task, id.as_str());
         Ok(Deleted { record, attachments })
     }
@@ -161,7 +184,7 @@ impl VendorRepository for NoRecords {
     async fn get_vendor(&self, _: &OrganizationId, _: &VendorId) -> Result<Vendor, RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn insert_vendor(&self, _: &Vendor) -> Result<(), RepoError> {
+    async fn insert_vendor(&self, _: &Vendor, _: &AuditOf<'_, Vendor>) -> Result<(), RepoError> {
         Err(refused())
     }
     async fn update_vendor(
@@ -170,10 +193,16 @@ impl VendorRepository for NoRecords {
         _: &VendorId,
         _: &VendorPatch,
         _: Timestamp,
+        _: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn delete_vendor(&self, _: &OrganizationId, _: &VendorId) -> Result<Deleted<Vendor>, RepoError> {
+    async fn delete_vendor(
+        &self,
+        _: &OrganizationId,
+        _: &VendorId,
+        _: &AuditOf<'_, Vendor>,
+    ) -> Result<Deleted<Vendor>, RepoError> {
         Err(RepoError::NotFound)
     }
 }
@@ -186,7 +215,7 @@ impl PolicyRepository for NoRecords {
     async fn get_policy(&self, _: &OrganizationId, _: &PolicyId) -> Result<Policy, RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn insert_policy(&self, _: &Policy) -> Result<(), RepoError> {
+    async fn insert_policy(&self, _: &Policy, _: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
         Err(refused())
     }
     async fn update_policy(
@@ -195,10 +224,16 @@ impl PolicyRepository for NoRecords {
         _: &PolicyId,
         _: &PolicyPatch,
         _: Timestamp,
+        _: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn delete_policy(&self, _: &OrganizationId, _: &PolicyId) -> Result<Deleted<Policy>, RepoError> {
+    async fn delete_policy(
+        &self,
+        _: &OrganizationId,
+        _: &PolicyId,
+        _: &AuditOf<'_, Policy>,
+    ) -> Result<Deleted<Policy>, RepoError> {
         Err(RepoError::NotFound)
     }
 }
@@ -211,7 +246,7 @@ impl ContextRepository for NoRecords {
     async fn get_context_entry(&self, _: &OrganizationId, _: &ContextEntryId) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn insert_context_entry(&self, _: &ContextEntry) -> Result<(), RepoError> {
+    async fn insert_context_entry(&self, _: &ContextEntry, _: &AuditOf<'_, ContextEntry>) -> Result<(), RepoError> {
         Err(refused())
     }
     async fn update_context_entry(
@@ -220,10 +255,16 @@ impl ContextRepository for NoRecords {
         _: &ContextEntryId,
         _: &ContextEntryPatch,
         _: Timestamp,
+        _: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn delete_context_entry(&self, _: &OrganizationId, _: &ContextEntryId) -> Result<ContextEntry, RepoError> {
+    async fn delete_context_entry(
+        &self,
+        _: &OrganizationId,
+        _: &ContextEntryId,
+        _: &AuditOf<'_, ContextEntry>,
+    ) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
     }
 }
@@ -263,5 +304,67 @@ impl ListGenerations for Unchanging {
 impl HealthCheck for Unchanging {
     async fn ping(&self) -> Result<(), RepoError> {
         Ok(())
+    }
+}
+
+/// The audit trail of these tests: entries are made (the repositories above call the closure) and
+/// dropped; the store's contract tests and tests/api check what is written.
+#[derive(Default)]
+pub struct NoAudit;
+
+#[async_trait]
+impl AuditRepository for NoAudit {
+    async fn append_audit(&self, draft: &AuditDraft) -> Result<AuditEntry, RepoError> {
+        Ok(draft.clone().chained(1, GENESIS_HASH.into()))
+    }
+    async fn list_audit(
+        &self,
+        _: &OrganizationId,
+        _: &AuditFilter,
+        _: &PageRequest,
+    ) -> Result<Page<AuditEntry>, RepoError> {
+        Ok(empty())
+    }
+    async fn entries_after(&self, _: &OrganizationId, _: i64, _: usize) -> Result<Vec<AuditEntry>, RepoError> {
+        Ok(Vec::new())
+    }
+    async fn audit_head(&self, _: &OrganizationId) -> Result<Option<(i64, String)>, RepoError> {
+        Ok(None)
+    }
+    async fn audit_checkpoint(&self, _: &OrganizationId) -> Result<Option<AuditCheckpoint>, RepoError> {
+        Ok(None)
+    }
+    async fn organizations_with_entries_before(&self, _: Timestamp) -> Result<Vec<OrganizationId>, RepoError> {
+        Ok(Vec::new())
+    }
+    async fn prune_audit(
+        &self,
+        _: &OrganizationId,
+        _: Timestamp,
+        _: Timestamp,
+        _: &(dyn for<'c> Fn(&'c AuditCheckpoint) -> String + Send + Sync),
+    ) -> Result<u64, RepoError> {
+        Ok(0)
+    }
+}
+
+/// Records as ids only: enough for entries to be made.
+pub struct IdRenderer;
+
+impl ResourceRenderer for IdRenderer {
+    fn risk(&self, risk: &Risk) -> serde_json::Value {
+        serde_json::json!({"id": risk.id, "title": risk.title})
+    }
+    fn vendor(&self, vendor: &Vendor) -> serde_json::Value {
+        serde_json::json!({"id": vendor.id})
+    }
+    fn task(&self, task: &Task) -> serde_json::Value {
+        serde_json::json!({"id": task.id, "title": task.title})
+    }
+    fn policy(&self, policy: &Policy) -> serde_json::Value {
+        serde_json::json!({"id": policy.id})
+    }
+    fn context_entry(&self, entry: &ContextEntry) -> serde_json::Value {
+        serde_json::json!({"id": entry.id})
     }
 }

@@ -53,6 +53,22 @@ impl SecretRepository for MemorySecrets {
     async fn delete(&self, org: &OrganizationId, kind: &str, id: &str) -> Result<bool, RepoError> {
         Ok(self.rows.lock().unwrap().remove(&key(org, kind, id)).is_some())
     }
+    async fn put_audited(
+        &self,
+        secret: &StoredSecret,
+        _: &compliance_ports::AuditOf<'_, StoredSecret>,
+    ) -> Result<(), RepoError> {
+        self.put(secret).await
+    }
+    async fn delete_audited(
+        &self,
+        org: &OrganizationId,
+        kind: &str,
+        id: &str,
+        _: &compliance_ports::AuditOf<'_, StoredSecret>,
+    ) -> Result<bool, RepoError> {
+        self.delete(org, kind, id).await
+    }
     async fn count_stale(&self, _current: &str) -> Result<u64, RepoError> {
         Ok(0)
     }

@@ -151,6 +151,10 @@ impl Operations {
     }
 }
 
+/// The request's id, for the caller's audit entries (see `auth::Caller`).
+#[derive(Debug, Clone)]
+pub(crate) struct RequestId(pub String);
+
 /// The middleware: gives the request an id (the client's `X-Request-Id` when well-formed), runs it
 /// in a span carrying that id, refuses it when over a limit, and then answers the id in
 /// `X-Request-Id` and in every problem body, counts it in the metrics and writes its access log line.
@@ -163,6 +167,7 @@ pub async fn guard(
     };
     let started = Instant::now();
     let id = request_id(req.headers());
+    actix_web::HttpMessage::extensions_mut(&req).insert(RequestId(id.clone()));
     let method = req.method().clone();
     // The matched pattern (`/v1/risks/{id}`), never the raw path: no ids or secrets, bounded labels.
     let route = operations.routes.of(req.path());

@@ -1,6 +1,7 @@
 //! The route table.
 
 mod api_keys;
+mod audit;
 mod automation_secrets;
 mod automations;
 mod chat;
@@ -20,6 +21,7 @@ mod sessions;
 mod sign_in;
 mod tasks;
 mod vendors;
+mod webhooks;
 
 pub use chat::chat_body_limit;
 pub use comments::comment_body_limit;
@@ -46,6 +48,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     policies::configure(router);
     vendors::configure(router);
     risks::configure(router);
+    audit::configure(router);
     tasks::configure(router);
     comments::configure(router, limits.comments);
     chat::configure(router, limits.chat);
@@ -59,6 +62,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     invitations::configure(router);
     api_keys::configure(router);
     automation_secrets::configure(router);
+    webhooks::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -71,6 +75,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         policies::Api::openapi(),
         vendors::Api::openapi(),
         risks::Api::openapi(),
+        audit::Api::openapi(),
         tasks::Api::openapi(),
         comments::Api::openapi(),
         chat::Api::openapi(),
@@ -85,6 +90,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         invitations::Api::openapi(),
         api_keys::Api::openapi(),
         automation_secrets::Api::openapi(),
+        webhooks::Api::openapi(),
     ]
 }
 

@@ -1,0 +1,387 @@
+//! The audit trail: the entry each change writes with it ([`AuditTrail::change`], one call in each
+//! use case), reading the log, verifying its hash chain, and pruning it under a signed checkpoint.
+
+use std::sync::Arc;
+
+use compliance_domain::access::{Action, Family};
+use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH, Redaction, diff, redact_data};
+use compliance_domain::{AuditEntryId, OrganizationId, Timestamp};
+use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Clock, Page, PageRequest, ResourceRenderer};
+use hmac::{Hmac, Mac};
+use serde_json::Value;
+use sha2::Sha256;
+
+use crate::access::require;
+use crate::{AppError, AuthType, Principal};
+
+/// How entries of one kind of resource are made: its type in entries, its id, its API form and
+/// which of its fields are secret or rich text.
+pub(crate) struct Subject<T> {
+    pub resource_type: &'static str,
+    pub id: fn(&T) -> String,
+    pub render: fn(&dyn ResourceRenderer, &T) -> Value,
+    pub redaction: Redaction,
+}
+
+/// Makes the entries of changes, for the use cases (which hand them to the store with the change).
+pub(crate) struct AuditTrail {
+    renderer: Arc<dyn ResourceRenderer>,
+    clock: Arc<dyn Clock>,
+}
+
+impl AuditTrail {
+    pub(crate) fn new(renderer: Arc<dyn ResourceRenderer>, clock: Arc<dyn Clock>) -> Self {
+        Self { renderer, clock }
+    }
+
+    /// The entry of `caller`'s change `action` (`risk.updated`) to a `subject` record, made by the
+    /// store inside the change's transaction from the record before and after it: `changes` is
+    /// their difference, `data` the record as the API shows it after (before, for a delete).
+    pub(crate) fn change<'a, T>(
+        &'a self,
+        caller: &'a Principal,
+        action: &'static str,
+        subject: &'a Subject<T>,
+    ) -> impl Fn(Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
+        self.change_by(Author::of(caller), move |_, _| action, subject)
+    }
+
+    /// The entry of a change by `author`, whose action `action_of` names from the record before
+    /// and after it (a member's update is `member.deactivated` when it deactivated them).
+    pub(crate) fn change_by<'a, T>(
+        &'a self,
+        author: Author,
+        action_of: impl Fn(Option<&T>, Option<&T>) -> &'static str + Send + Sync + 'a,
+        subject: &'a Subject<T>,
+    ) -> impl Fn(Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
+        move |before: Option<&T>, after: Option<&T>| {
+            let render = |record: &T| (subject.render)(self.renderer.as_ref(), record);
+            let (before_view, after_view) = (before.map(render), after.map(render));
+            let record = after.or(before);
+            let data = after_view.clone().or_else(|| before_view.clone()).map(|v| redact_data(v, &subject.redaction));
+            AuditDraft {
+                id: AuditEntryId::generate(),
+                organization_id: author.organization_id.clone(),
+                actor: author.actor.clone(),
+                action: action_of(before, after).to_owned(),
+                resource_type: subject.resource_type.to_owned(),
+                resource_id: record.map(subject.id).unwrap_or_default(),
+                changes: diff(before_view.as_ref(), after_view.as_ref(), &subject.redaction),
+                data,
+                request_id: author.request_id.clone(),
+                created_at: self.clock.now(),
+            }
+        }
+    }
+
+    /// The entry of `actor`'s change to a record that belongs to a user rather than to one
+    /// organization (a session): the store makes one in each organization the user is an active
+    /// member of, each with its own id.
+    pub(crate) fn change_each<'a, T>(
+        &'a self,
+        actor: Actor,
+        action: &'static str,
+        subject: &'a Subject<T>,
+    ) -> impl Fn(&OrganizationId, Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
+        move |org: &OrganizationId, before: Option<&T>, after: Option<&T>| {
+            let author = Author { actor: actor.clone(), organization_id: org.clone(), request_id: None };
+            self.change_by(author, move |_, _| action, subject)(before, after)
+        }
+    }
+}
+
+/// Who an entry says made a change, in which organization's chain, in answer to which request.
+#[derive(Debug, Clone)]
+pub(crate) struct Author {
+    pub actor: Actor,
+    pub organization_id: OrganizationId,
+    pub request_id: Option<String>,
+}
+
+impl Author {
+    pub(crate) fn of(caller: &Principal) -> Self {
+        Self {
+            actor: actor_of(caller),
+            organization_id: caller.organization_id.clone(),
+            request_id: caller.request_id.clone(),
+        }
+    }
+
+    /// The service itself (`part`: `admin`, `sign-in`, `webhook-worker`…) in `org`.
+    pub(crate) fn system(part: &str, org: &OrganizationId) -> Self {
+        Self { actor: Actor::system(part), organization_id: org.clone(), request_id: None }
+    }
+}
+
+/// A user acting outside an organization's request (signing in or out).
+pub(crate) fn user_actor(user: &compliance_domain::UserId, email: Option<String>) -> Actor {
+    Actor { actor_type: ActorType::User, id: user.to_string(), email, api_key_id: None }
+}
+
+/// The caller as an entry's actor.
+pub(crate) fn actor_of(caller: &Principal) -> Actor {
+    let actor_type = match caller.auth_type {
+        AuthType::ApiKey => ActorType::ApiKey,
+        AuthType::Session => ActorType::User,
+    };
+    Actor {
+        actor_type,
+        id: caller.user_id.to_string(),
+        email: Some(caller.email.clone()),
+        api_key_id: caller.api_key_id.clone(),
+    }
+}
+
+/// What `GET /v1/audit-log/verify` answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    pub valid: bool,
+    /// How many entries were checked.
+    pub checked: u64,
+    /// The first entry that does not follow from its predecessor; `None` when the chain is valid
+    /// or when what is wrong is not an entry (a forged checkpoint, entries missing at the end).
+    pub first_invalid_id: Option<AuditEntryId>,
+}
+
+/// How many entries verification reads at a time.
+const VERIFY_BATCH: usize = 500;
+
+/// Reading, verifying and pruning the log.
+pub struct AuditService {
+    audit: Arc<dyn AuditRepository>,
+    clock: Arc<dyn Clock>,
+    checkpoint_key: Vec<u8>,
+    retention: Option<time::Duration>,
+}
+
+impl AuditService {
+    pub(crate) fn new(
+        audit: Arc<dyn AuditRepository>,
+        clock: Arc<dyn Clock>,
+        checkpoint_key: Vec<u8>,
+        retention: Option<time::Duration>,
+    ) -> Self {
+        Self { audit, clock, checkpoint_key, retention }
+    }
+
+    /// A page of the organization's entries matching `filter`, newest first.
+    pub async fn list(
+        &self,
+        caller: &Principal,
+        filter: &AuditFilter,
+        page: &PageRequest,
+    ) -> Result<Page<AuditEntry>, AppError> {
+        require(caller, Family::Audit, Action::Read)?;
+        Ok(self.audit.list_audit(&caller.organization_id, filter, page).await?)
+    }
+
+    /// The entries of one record, newest first. Reading them needs reading the audit log too.
+    pub async fn history(
+        &self,
+        caller: &Principal,
+        resource_type: &str,
+        resource_id: &str,
+        page: &PageRequest,
+    ) -> Result<Page<AuditEntry>, AppError> {
+        require(caller, Family::Audit, Action::Read)?;
+        let filter = AuditFilter {
+            resource_type: Some(resource_type.to_owned()),
+            resource_id: Some(resource_id.to_owned()),
+            ..AuditFilter::default()
+        };
+        Ok(self.audit.list_audit(&caller.organization_id, &filter, page).await?)
+    }
+
+    /// Walks the organization's chain from its start (or its signed checkpoint) to its head.
+    pub async fn verify(&self, caller: &Principal) -> Result<Verification, AppError> {
+        require(caller, Family::Audit, Action::Read)?;
+        let org = &caller.organization_id;
+        let (mut seq, mut hash) = (0_i64, GENESIS_HASH.to_owned());
+        if let Some(checkpoint) = self.audit.audit_checkpoint(org).await? {
+            if !self.signature_matches(&checkpoint) {
+                return Ok(Verification { valid: false, checked: 0, first_invalid_id: None });
+            }
+            (seq, hash) = (checkpoint.through_seq, checkpoint.through_hash);
+        }
+        let mut checked = 0_u64;
+        loop {
+            let batch = self.audit.entries_after(org, seq, VERIFY_BATCH).await?;
+            let done = batch.len() < VERIFY_BATCH;
+            for entry in batch {
+                checked += 1;
+                if entry.seq != seq + 1 || entry.prev_hash != hash || !entry.hash_matches() {
+                    return Ok(Verification { valid: false, checked, first_invalid_id: Some(entry.draft.id) });
+                }
+                (seq, hash) = (entry.seq, entry.hash);
+            }
+            if done {
+                break;
+            }
+        }
+        // Entries deleted from the end leave the head ahead of the last entry.
+        let head_matches = match self.audit.audit_head(org).await? {
+            Some((head_seq, head_hash)) => head_seq == seq && head_hash == hash,
+            None => seq == 0,
+        };
+        Ok(Verification { valid: head_matches, checked, first_invalid_id: None })
+    }
+
+    /// Deletes entries older than `AUDIT_RETENTION_DAYS` in every organization, each pruned
+    /// prefix replaced by a signed checkpoint; returns how many were deleted. Nothing without a
+    /// retention period.
+    pub async fn prune_expired(&self) -> Result<u64, AppError> {
+        let Some(retention) = self.retention else { return Ok(0) };
+        let now = self.clock.now();
+        let before = Timestamp::from_offset(now.to_offset() - retention);
+        let mut pruned = 0;
+        for org in self.audit.organizations_with_entries_before(before).await? {
+            pruned += self.audit.prune_audit(&org, before, now, &|checkpoint| self.sign(checkpoint)).await?;
+        }
+        Ok(pruned)
+    }
+
+    /// Whether a retention period is set (the server then prunes periodically).
+    pub fn prunes(&self) -> bool {
+        self.retention.is_some()
+    }
+
+    fn mac(&self, checkpoint: &AuditCheckpoint) -> Option<Hmac<Sha256>> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.checkpoint_key).ok()?;
+        mac.update(checkpoint.signed_text().as_bytes());
+        Some(mac)
+    }
+
+    fn sign(&self, checkpoint: &AuditCheckpoint) -> String {
+        self.mac(checkpoint).map(|mac| hex::encode(mac.finalize().into_bytes())).unwrap_or_default()
+    }
+
+    fn signature_matches(&self, checkpoint: &AuditCheckpoint) -> bool {
+        let (Some(mac), Ok(bytes)) = (self.mac(checkpoint), hex::decode(&checkpoint.signature)) else {
+            return false;
+        };
+        mac.verify_slice(&bytes).is_ok()
+    }
+}
+
+/// Memberships in entries (`member.*`); their id is the member's id.
+pub(crate) const MEMBER: Subject<compliance_domain::people::Member> = Subject {
+    resource_type: "member",
+    id: |member| member.id.to_string(),
+    render: |_, m| {
+        serde_json::json!({
+            "id": m.id, "organizationId": m.organization_id, "userId": m.user_id, "role": m.role,
+            "department": m.department, "isActive": m.is_active,
+            "deviceManagerLabelId": m.device_manager_label_id, "createdAt": m.created_at,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+/// The action of a membership's change: what matters most of what it changed.
+pub(crate) fn member_action(
+    before: Option<&compliance_domain::people::Member>,
+    after: Option<&compliance_domain::people::Member>,
+) -> &'static str {
+    match (before, after) {
+        (None, _) => "member.created",
+        (Some(b), Some(a)) if b.is_active && !a.is_active => "member.deactivated",
+        (Some(b), Some(a)) if !b.is_active && a.is_active => "member.reactivated",
+        (Some(b), Some(a)) if b.role != a.role => "member.role_changed",
+        _ => "member.updated",
+    }
+}
+
+/// API keys in entries: never the key, nor its hash (the key is shown once, to its maker).
+pub(crate) const API_KEY: Subject<compliance_domain::people::ApiKey> = Subject {
+    resource_type: "apiKey",
+    id: |key| key.id.to_string(),
+    render: |_, k| {
+        let scopes: Vec<String> = k.scopes.iter().map(|scope| scope.to_string()).collect();
+        serde_json::json!({
+            "id": k.id, "organizationId": k.organization_id, "name": k.name, "createdBy": k.created_by,
+            "createdAt": k.created_at, "expiresAt": k.expires_at, "revokedAt": k.revoked_at, "scopes": scopes,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+/// Sessions in entries: never the token, nor its hash.
+pub(crate) const SESSION: Subject<compliance_domain::people::Session> = Subject {
+    resource_type: "session",
+    id: |session| session.id.to_string(),
+    render: |_, s| serde_json::json!({"id": s.id, "userId": s.user_id, "createdAt": s.created_at, "expiresAt": s.expires_at}),
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+pub(crate) const ORGANIZATION: Subject<compliance_domain::organization::Organization> = Subject {
+    resource_type: "organization",
+    id: |org| org.id.to_string(),
+    render: |_, o| {
+        serde_json::json!({
+            "id": o.id, "name": o.name, "slug": o.slug, "logo": o.logo, "metadata": o.metadata,
+            "website": o.website, "onboardingCompleted": o.onboarding_completed, "hasAccess": o.has_access,
+            "deviceManagerLabelId": o.device_manager_label_id,
+            "isDeviceManagerSetupCompleted": o.is_device_manager_setup_completed,
+            "primaryColor": o.primary_color, "createdAt": o.created_at,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &["metadata"] },
+};
+
+/// Invitations in entries: never the token, nor its hash.
+pub(crate) const INVITATION: Subject<compliance_domain::invitation::Invitation> = Subject {
+    resource_type: "invitation",
+    id: |invitation| invitation.id.to_string(),
+    render: |_, i| {
+        serde_json::json!({
+            "id": i.id, "organizationId": i.organization_id, "email": i.email, "role": i.role,
+            "department": i.department, "invitedBy": i.invited_by, "createdAt": i.created_at,
+            "expiresAt": i.expires_at, "acceptedAt": i.accepted_at, "acceptedBy": i.accepted_by,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+/// Comments in entries: their content is text, shown by length.
+pub(crate) const COMMENT: Subject<compliance_domain::comment::Comment> = Subject {
+    resource_type: "comment",
+    id: |comment| comment.id.to_string(),
+    render: |_, c| {
+        serde_json::json!({
+            "id": c.id, "organizationId": c.organization_id, "entityType": c.entity_type.to_string(),
+            "entityId": c.entity_id, "authorId": c.author_id, "content": c.content,
+            "contextUrl": c.context_url, "createdAt": c.created_at, "updatedAt": c.updated_at,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &["content"] },
+};
+
+/// Automations in entries: their instruction and description are text, shown by length.
+pub(crate) const AUTOMATION: Subject<compliance_domain::automation::BrowserAutomation> = Subject {
+    resource_type: "automation",
+    id: |automation| automation.id.to_string(),
+    render: |_, a| {
+        serde_json::json!({
+            "id": a.id, "organizationId": a.organization_id, "taskId": a.task_id, "name": a.name,
+            "description": a.description, "targetUrl": a.target_url, "instruction": a.instruction,
+            "schedule": a.schedule.as_ref().map(|s| s.as_str()), "isEnabled": a.is_enabled,
+            "nextRunAt": a.next_run_at, "createdAt": a.created_at, "updatedAt": a.updated_at,
+            "connectionId": a.connection_id, "postResultToTask": a.post_result_to_task,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &["instruction", "description"] },
+};
+
+/// An automation's login secret in entries: in the automation's history (`resourceType`
+/// `automation`), by its name and when it was set; never its value or ciphertext.
+pub(crate) const AUTOMATION_SECRET: Subject<compliance_ports::StoredSecret> = Subject {
+    resource_type: "automation",
+    id: |secret| {
+        secret.owner_id.split_once('/').map_or(secret.owner_id.as_str(), |(automation, _)| automation).to_owned()
+    },
+    render: |_, s| {
+        let name = s.owner_id.split_once('/').map_or("", |(_, name)| name);
+        serde_json::json!({"secretName": name, "secretSetAt": s.updated_at})
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};

@@ -1,0 +1,176 @@
+//! Webhook endpoints over HTTP: made with a signing secret shown once, changed, rotated, tested;
+//! their deliveries listed and retried.
+
+use std::sync::Arc;
+
+use compliance_domain::access::{Action, Family};
+use compliance_domain::webhook::{
+    NewWebhook, ROTATION_OVERLAP, TEST_EVENT, Webhook, WebhookChanges, WebhookDelivery, WebhookPatch,
+};
+use compliance_domain::{Timestamp, WebhookDeliveryId, WebhookId};
+use compliance_ports::{
+    Clock, EventFeed, Page, PageRequest, SecretCipher, SecretOwner, WEBHOOK_SECRET_OWNER_KIND, WebhookRepository,
+};
+use secrecy::SecretString;
+use tokio::sync::Notify;
+
+use crate::access::require;
+use crate::webhook_signing::generate_secret;
+use crate::{AppError, Ports, Principal};
+
+/// A webhook and the only copy of its (new) secret.
+pub struct IssuedWebhook {
+    pub webhook: Webhook,
+    pub secret: SecretString,
+}
+
+pub struct WebhookService {
+    webhooks: Arc<dyn WebhookRepository>,
+    feed: Arc<dyn EventFeed>,
+    cipher: Arc<dyn SecretCipher>,
+    clock: Arc<dyn Clock>,
+    allowed_hosts: Vec<String>,
+    /// Wakes this instance's delivery worker when a delivery is queued.
+    work: Arc<Notify>,
+}
+
+impl WebhookService {
+    pub(crate) fn new(ports: &Ports, allowed_hosts: Vec<String>, work: Arc<Notify>) -> Self {
+        Self {
+            webhooks: ports.webhooks.clone(),
+            feed: ports.event_feed.clone(),
+            cipher: ports.cipher.clone(),
+            clock: ports.clock.clone(),
+            allowed_hosts,
+            work,
+        }
+    }
+
+    pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Webhook>, AppError> {
+        require(caller, Family::Webhooks, Action::Read)?;
+        Ok(self.webhooks.list(&caller.organization_id, page).await?)
+    }
+
+    pub async fn get(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, AppError> {
+        require(caller, Family::Webhooks, Action::Read)?;
+        self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)
+    }
+
+    /// A new endpoint receives the events that commit after it is made.
+    pub async fn create(&self, caller: &Principal, input: NewWebhook) -> Result<IssuedWebhook, AppError> {
+        require(caller, Family::Webhooks, Action::Write)?;
+        let org = &caller.organization_id;
+        let cursor = self.feed.last_seq(org).await?;
+        let webhook =
+            Webhook::create(WebhookId::generate(), org.clone(), input, &self.allowed_hosts, cursor, self.clock.now())?;
+        let secret = generate_secret();
+        let sealed = self.seal(&webhook, &secret)?;
+        self.webhooks.insert(&webhook, &sealed).await?;
+        Ok(IssuedWebhook { webhook, secret })
+    }
+
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+        changes: WebhookChanges,
+    ) -> Result<Webhook, AppError> {
+        require(caller, Family::Webhooks, Action::Write)?;
+        let patch = WebhookPatch::new(changes, &self.allowed_hosts)?;
+        let previous = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;
+        let mut webhook = previous.clone();
+        webhook.apply(&patch, self.clock.now());
+        if webhook != previous {
+            self.webhooks.update(&webhook, &previous).await.map_err(|error| match error {
+                compliance_ports::RepoError::NotFound => {
+                    AppError::Conflict("the webhook changed meanwhile; read it again and retry".into())
+                }
+                other => other.into(),
+            })?;
+            self.work.notify_one();
+        }
+        Ok(webhook)
+    }
+
+    /// Deletes the webhook and its delivery records; queued deliveries are not sent.
+    pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, AppError> {
+        require(caller, Family::Webhooks, Action::Write)?;
+        self.webhooks.delete(&caller.organization_id, id).await.map_err(not_found)
+    }
+
+    /// A new secret signs from now on; the one before keeps signing beside it for
+    /// [`ROTATION_OVERLAP`], so receivers can switch without losing a delivery.
+    pub async fn rotate_secret(&self, caller: &Principal, id: &WebhookId) -> Result<IssuedWebhook, AppError> {
+        require(caller, Family::Webhooks, Action::Write)?;
+        let org = &caller.organization_id;
+        let existing = self.webhooks.get(org, id).await.map_err(not_found)?;
+        let secret = generate_secret();
+        let sealed = self.seal(&existing, &secret)?;
+        let now = self.clock.now();
+        let webhook =
+            self.webhooks.rotate_secret(org, id, &sealed, now.plus(ROTATION_OVERLAP), now).await.map_err(not_found)?;
+        Ok(IssuedWebhook { webhook, secret })
+    }
+
+    /// Queues a `webhook.test` event for the endpoint (whatever its `events`), after what is
+    /// already queued.
+    pub async fn test(&self, caller: &Principal, id: &WebhookId) -> Result<WebhookDelivery, AppError> {
+        require(caller, Family::Webhooks, Action::Write)?;
+        let webhook = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;
+        let now = self.clock.now();
+        let data = serde_json::json!({ "webhookId": webhook.id, "url": webhook.url });
+        let delivery = WebhookDelivery::new(&webhook, TEST_EVENT.to_owned(), None, payload(TEST_EVENT, now, data), now);
+        let queued = self.webhooks.enqueue(&delivery).await?;
+        self.work.notify_one();
+        Ok(queued)
+    }
+
+    pub async fn deliveries(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookDelivery>, AppError> {
+        require(caller, Family::Webhooks, Action::Read)?;
+        let org = &caller.organization_id;
+        self.webhooks.get(org, id).await.map_err(not_found)?;
+        Ok(self.webhooks.deliveries(org, id, page).await?)
+    }
+
+    /// Sends a finished (succeeded or failed) delivery again, at once: one more attempt, then the
+    /// usual retries within the retry window of its creation. 409 while it is pending or sending.
+    pub async fn retry(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+        delivery: &WebhookDeliveryId,
+    ) -> Result<WebhookDelivery, AppError> {
+        require(caller, Family::Webhooks, Action::Write)?;
+        let org = &caller.organization_id;
+        let retried = self
+            .webhooks
+            .retry_delivery(org, id, delivery, self.clock.now())
+            .await
+            .map_err(|error| AppError::from_repo(error, "delivery"))?;
+        self.work.notify_one();
+        Ok(retried)
+    }
+
+    fn seal(&self, webhook: &Webhook, secret: &SecretString) -> Result<Vec<u8>, AppError> {
+        let owner = SecretOwner {
+            organization_id: &webhook.organization_id,
+            owner_kind: WEBHOOK_SECRET_OWNER_KIND,
+            owner_id: webhook.id.as_str(),
+        };
+        self.cipher.seal(secret, owner).map_err(|error| AppError::Internal(error.to_string()))
+    }
+}
+
+/// The body of a delivery: `{type, timestamp, data}`.
+pub(crate) fn payload(event: &str, at: Timestamp, data: serde_json::Value) -> String {
+    serde_json::json!({ "type": event, "timestamp": at, "data": data }).to_string()
+}
+
+fn not_found(error: compliance_ports::RepoError) -> AppError {
+    AppError::from_repo(error, "webhook")
+}

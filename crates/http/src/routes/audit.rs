@@ -1,0 +1,295 @@
+//! `/v1/audit-log`: the organization's change record, newest first; `/verify` walks its hash
+//! chain; `/v1/<resource>/{id}/history` is the record of one resource.
+
+use actix_web::{HttpResponse, web};
+use compliance_app::Verification;
+use compliance_domain::audit::AuditEntry;
+use compliance_domain::{AuditEntryId, Timestamp};
+use compliance_ports::{AuditFilter, Page};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use super::{Endpoint, Router};
+use crate::paging::{PageQuery, encode};
+use crate::{ApiError, AppState, Caller};
+
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/audit-log").get(list_audit_log))
+        .add(Endpoint::new("/v1/audit-log/verify").get(verify_audit_log))
+        .add(Endpoint::new("/v1/risks/{id}/history").get(risk_history))
+        .add(Endpoint::new("/v1/vendors/{id}/history").get(vendor_history))
+        .add(Endpoint::new("/v1/tasks/{id}/history").get(task_history))
+        .add(Endpoint::new("/v1/policies/{id}/history").get(policy_history));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_audit_log, verify_audit_log, risk_history, vendor_history, task_history, policy_history))]
+pub(super) struct Api;
+
+/// Who made a change.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ActorDto {
+    /// `user`, `apiKey` or `system`.
+    #[serde(rename = "type")]
+    actor_type: &'static str,
+    /// The user (for an API key, the user who made it), or the part of the service.
+    id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    api_key_id: Option<String>,
+}
+
+/// One entry of the change record.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AuditEntryDto {
+    #[schema(value_type = String)]
+    id: AuditEntryId,
+    organization_id: String,
+    /// 1, 2, 3… per organization, without gaps, in commit order.
+    seq: i64,
+    actor: ActorDto,
+    /// `risk.created`, `risk.updated`, `member.deactivated`…
+    action: String,
+    resource_type: String,
+    resource_id: String,
+    /// `{field: {from, to}}`; secrets `"[redacted]"`, rich text `{"length": n}`.
+    #[schema(value_type = Object)]
+    changes: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_id: Option<String>,
+    created_at: Timestamp,
+    /// SHA-256 (hex) of the previous entry's hash and this entry's canonical JSON.
+    hash: String,
+}
+
+impl From<AuditEntry> for AuditEntryDto {
+    fn from(entry: AuditEntry) -> Self {
+        let d = entry.draft;
+        Self {
+            id: d.id,
+            organization_id: d.organization_id.to_string(),
+            seq: entry.seq,
+            actor: ActorDto {
+                actor_type: d.actor.actor_type.as_str(),
+                id: d.actor.id,
+                email: d.actor.email,
+                api_key_id: d.actor.api_key_id.map(|id| id.to_string()),
+            },
+            action: d.action,
+            resource_type: d.resource_type,
+            resource_id: d.resource_id,
+            changes: d.changes,
+            request_id: d.request_id,
+            created_at: d.created_at,
+            hash: entry.hash,
+        }
+    }
+}
+
+/// `{data, count, nextCursor}` of audit entries, newest first.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AuditList {
+    data: Vec<AuditEntryDto>,
+    count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+}
+
+impl From<Page<AuditEntry>> for AuditList {
+    fn from(page: Page<AuditEntry>) -> Self {
+        Self {
+            data: page.items.into_iter().map(AuditEntryDto::from).collect(),
+            count: page.total,
+            next_cursor: page.next.as_ref().map(encode),
+        }
+    }
+}
+
+/// The filters of the audit log; each narrows it.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct AuditQuery {
+    /// `risk`, `vendor`, `task`, `policy`, `member`, `apiKey`, `session`…
+    resource_type: Option<String>,
+    resource_id: Option<String>,
+    /// The acting user's id (`usr_…`), or a system part's name.
+    actor_id: Option<String>,
+    /// A prefix of the action: `risk.` finds every risk action, `risk.updated` those only.
+    action: Option<String>,
+    /// Only entries created after this instant (RFC 3339).
+    created_after: Option<String>,
+    /// Only entries created before this instant (RFC 3339).
+    created_before: Option<String>,
+}
+
+impl AuditQuery {
+    fn filter(&self) -> Result<AuditFilter, ApiError> {
+        let text = |name: &str, value: &Option<String>| match value.as_deref() {
+            None => Ok(None),
+            Some(v) if v.is_empty() || v.len() > 200 => {
+                Err(ApiError::invalid_field(name, "must be 1 to 200 characters"))
+            }
+            Some(v) => Ok(Some(v.to_owned())),
+        };
+        let instant = |name: &str, value: &Option<String>| match value.as_deref() {
+            None => Ok(None),
+            Some(v) => Timestamp::parse(v)
+                .map(Some)
+                .map_err(|_| ApiError::invalid_field(name, "must be an RFC 3339 date-time, e.g. 2026-11-25T10:00:00Z")),
+        };
+        Ok(AuditFilter {
+            resource_type: text("resourceType", &self.resource_type)?,
+            resource_id: text("resourceId", &self.resource_id)?,
+            actor_id: text("actorId", &self.actor_id)?,
+            action_prefix: text("action", &self.action)?,
+            created_after: instant("createdAfter", &self.created_after)?,
+            created_before: instant("createdBefore", &self.created_before)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/audit-log",
+    tag = "audit",
+    operation_id = "listAuditLog",
+    summary = "List the organization's audit entries, newest first",
+    params(AuditQuery, PageQuery),
+    responses((status = 200, description = "The entries, newest first.", body = AuditList)),
+)]
+async fn list_audit_log(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<AuditQuery>,
+    page: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, filter, page) = (caller.0, query.filter()?, page.request(state.settings())?);
+    let entries = state.run(|app| async move { app.audit.list(&principal, &filter, &page).await }).await?;
+    Ok(HttpResponse::Ok().json(AuditList::from(entries)))
+}
+
+/// What verification found.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct VerificationDto {
+    /// Whether every entry follows from its predecessor (or the signed checkpoint) up to the head.
+    valid: bool,
+    /// How many entries were checked.
+    checked: u64,
+    /// The first entry that does not follow; null when valid, or when what is wrong is not an
+    /// entry (a checkpoint whose signature fails, entries missing at the end of the chain).
+    #[schema(value_type = Option<String>)]
+    first_invalid_id: Option<AuditEntryId>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/audit-log/verify",
+    tag = "audit",
+    operation_id = "verifyAuditLog",
+    summary = "Verify the organization's audit hash chain",
+    responses((status = 200, description = "Whether the chain is intact.", body = VerificationDto)),
+)]
+async fn verify_audit_log(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0;
+    let Verification { valid, checked, first_invalid_id } =
+        state.run(|app| async move { app.audit.verify(&principal).await }).await?;
+    Ok(HttpResponse::Ok().json(VerificationDto { valid, checked, first_invalid_id }))
+}
+
+/// The history of one record: its entries, newest first. The record may have been deleted.
+async fn history(
+    state: web::Data<AppState>,
+    caller: Caller,
+    page: web::Query<PageQuery>,
+    (resource_type, id, prefix): (&'static str, String, &str),
+) -> Result<HttpResponse, ApiError> {
+    // A malformed id names no record: 404, as for the record's own routes.
+    if !id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('_') && id.len() <= 64) {
+        return Err(ApiError::not_found(resource_type));
+    }
+    let (principal, page) = (caller.0, page.request(state.settings())?);
+    let entries =
+        state.run(|app| async move { app.audit.history(&principal, resource_type, &id, &page).await }).await?;
+    Ok(HttpResponse::Ok().json(AuditList::from(entries)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/risks/{id}/history",
+    tag = "audit",
+    operation_id = "getRiskHistory",
+    summary = "The audit entries of one risk, newest first",
+    params(("id" = String, Path), PageQuery),
+    responses((status = 200, description = "The risk's entries.", body = AuditList)),
+)]
+async fn risk_history(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    page: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    history(state, caller, page, ("risk", id.into_inner(), "rsk")).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/vendors/{id}/history",
+    tag = "audit",
+    operation_id = "getVendorHistory",
+    summary = "The audit entries of one vendor, newest first",
+    params(("id" = String, Path), PageQuery),
+    responses((status = 200, description = "The vendor's entries.", body = AuditList)),
+)]
+async fn vendor_history(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    page: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    history(state, caller, page, ("vendor", id.into_inner(), "vnd")).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/tasks/{id}/history",
+    tag = "audit",
+    operation_id = "getTaskHistory",
+    summary = "The audit entries of one task, newest first",
+    params(("id" = String, Path), PageQuery),
+    responses((status = 200, description = "The task's entries.", body = AuditList)),
+)]
+async fn task_history(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    page: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    history(state, caller, page, ("task", id.into_inner(), "tsk")).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}/history",
+    tag = "audit",
+    operation_id = "getPolicyHistory",
+    summary = "The audit entries of one policy, newest first",
+    params(("id" = String, Path), PageQuery),
+    responses((status = 200, description = "The policy's entries.", body = AuditList)),
+)]
+async fn policy_history(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    page: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    history(state, caller, page, ("policy", id.into_inner(), "pol")).await
+}

@@ -1,0 +1,179 @@
+//! Storage of webhook endpoints and their deliveries, the feed of events they are made from, and
+//! the outbound client that sends them.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use compliance_domain::webhook::{AttemptOutcome, Webhook, WebhookDelivery};
+use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
+
+use crate::{Page, PageRequest, RepoError};
+
+/// A webhook's signing secrets as the vault sealed them (bound to the organization and the webhook).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedSecrets {
+    pub current: Vec<u8>,
+    /// The secret before the last rotation and until when it still signs.
+    pub previous: Option<(Vec<u8>, Timestamp)>,
+}
+
+/// Never shows the ciphertexts.
+impl std::fmt::Debug for SealedSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedSecrets").field("previous_until", &self.previous.as_ref().map(|p| p.1)).finish()
+    }
+}
+
+/// The owner kind a webhook's secret is sealed for (its owner id is the webhook's id).
+pub const WEBHOOK_SECRET_OWNER_KIND: &str = "webhook";
+
+#[async_trait]
+pub trait WebhookRepository: Send + Sync {
+    async fn insert(&self, webhook: &Webhook, sealed_secret: &[u8]) -> Result<(), RepoError>;
+    async fn get(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError>;
+    /// Oldest first.
+    async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Webhook>, RepoError>;
+    /// Replaces url, events, description, enabled state, reason and failure streak, if the row is
+    /// still as `previous` (its `updated_at`); `NotFound` otherwise.
+    async fn update(&self, webhook: &Webhook, previous: &Webhook) -> Result<(), RepoError>;
+    /// Deletes the webhook and its deliveries; the webhook as it was.
+    async fn delete(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError>;
+    /// Makes `sealed` the current secret and keeps the current one as the previous until `until`.
+    async fn rotate_secret(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        sealed: &[u8],
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<Webhook, RepoError>;
+    async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError>;
+
+    /// Queues `delivery` at the end of its webhook's queue (the store gives its ordinal).
+    async fn enqueue(&self, delivery: &WebhookDelivery) -> Result<WebhookDelivery, RepoError>;
+    /// Newest first.
+    async fn deliveries(
+        &self,
+        org: &OrganizationId,
+        webhook: &WebhookId,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookDelivery>, RepoError>;
+    /// Makes a succeeded or failed delivery pending again, due `now`; `Conflict` while it is
+    /// pending or sending.
+    async fn retry_delivery(
+        &self,
+        org: &OrganizationId,
+        webhook: &WebhookId,
+        id: &WebhookDeliveryId,
+        now: Timestamp,
+    ) -> Result<WebhookDelivery, RepoError>;
+
+    /// Enabled webhooks of every organization, by id after `after`, at most `limit`.
+    async fn enabled(&self, after: Option<&WebhookId>, limit: usize) -> Result<Vec<Webhook>, RepoError>;
+    /// Moves the webhook's event cursor from `webhook.event_cursor` to `to` and queues
+    /// `deliveries` (in order), in one transaction, only if the cursor has not moved meanwhile:
+    /// of several workers that read the same events, exactly one queues them. Whether it did.
+    async fn advance(&self, webhook: &Webhook, to: i64, deliveries: &[WebhookDelivery]) -> Result<bool, RepoError>;
+    /// Takes the first delivery of an enabled webhook's queue when it is due (pending and due, or
+    /// sending with an expired claim), marking it sending until `claimed_until`; with its webhook.
+    /// A delivery is never claimed while an earlier one of its webhook is unfinished.
+    async fn claim_next(
+        &self,
+        now: Timestamp,
+        claimed_until: Timestamp,
+    ) -> Result<Option<(WebhookDelivery, Webhook)>, RepoError>;
+    /// Records an attempt's outcome if the delivery is still claimed as `claimed` (its
+    /// `claimed_until`); whether it was.
+    async fn finish_attempt(&self, claimed: &WebhookDelivery, outcome: &AttemptOutcome) -> Result<bool, RepoError>;
+    /// Ends the webhook's failure streak (a success) or starts it at `at` if none runs; the
+    /// streak's start afterwards.
+    async fn note_result(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        succeeded: bool,
+        at: Timestamp,
+    ) -> Result<Option<Timestamp>, RepoError>;
+    /// Disables an enabled webhook with `reason`; whether it was enabled.
+    async fn disable(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<bool, RepoError>;
+}
+
+/// One committed change of an organization, as the audit trail records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedEvent {
+    /// The organization's gap-free sequence number of the entry.
+    pub seq: i64,
+    /// The audit action, which is the event name (`risk.updated`).
+    pub action: String,
+    pub created_at: Timestamp,
+    /// The resource as the API returns it after the change (before it, for a delete), as JSON.
+    pub data: String,
+}
+
+/// The organization's changes in commit order, read after a `seq`.
+#[async_trait]
+pub trait EventFeed: Send + Sync {
+    /// Up to `limit` entries with `seq` above `after`, in `seq` order.
+    async fn after(&self, org: &OrganizationId, after: i64, limit: usize) -> Result<Vec<FeedEvent>, RepoError>;
+    /// The organization's last `seq` (0 before its first entry): where a new webhook starts.
+    async fn last_seq(&self, org: &OrganizationId) -> Result<i64, RepoError>;
+}
+
+/// A feed with no events, for a store without an audit trail.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoEventFeed;
+
+#[async_trait]
+impl EventFeed for NoEventFeed {
+    async fn after(&self, _: &OrganizationId, _: i64, _: usize) -> Result<Vec<FeedEvent>, RepoError> {
+        Ok(Vec::new())
+    }
+
+    async fn last_seq(&self, _: &OrganizationId) -> Result<i64, RepoError> {
+        Ok(0)
+    }
+}
+
+/// One POST of a delivery.
+#[derive(Debug, Clone)]
+pub struct OutboundRequest {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: String,
+}
+
+/// What the receiver answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundResponse {
+    pub status: u16,
+    /// The start of the body (the sender reads a bounded amount).
+    pub body: Vec<u8>,
+    /// A `Retry-After` header in seconds or as an HTTP date, as a delay from now.
+    pub retry_after: Option<Duration>,
+}
+
+/// Why no response came; the text names no secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The URL is not allowed (scheme, internal address): retrying will not help until it changes.
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// DNS, connection, TLS or protocol failure.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The outbound HTTP client of webhooks: checks the URL, resolves it once, connects to the
+/// checked address, follows no redirect, bounds time and the body read.
+#[async_trait]
+pub trait WebhookSender: Send + Sync {
+    async fn send(&self, request: &OutboundRequest) -> Result<OutboundResponse, SendError>;
+}

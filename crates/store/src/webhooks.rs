@@ -1,0 +1,689 @@
+//! Webhook endpoints and their deliveries, and the claims that share delivery between server
+//! instances: the event cursor moves by compare-and-swap (one instance queues each event), and a
+//! delivery is sent by whoever moves it from `pending` to `sending` first, only when it heads its
+//! webhook's queue (so each webhook gets its events one at a time, in order).
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery};
+use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
+use compliance_ports::{Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository};
+use diesel::dsl::min;
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::db::db_run;
+use crate::error::{corrupt, repo_error};
+use crate::paging::read_page;
+use crate::rows::{id, instant, json, json_text, optional_instant, optional_naive, value};
+use crate::schema::{audit_chain_heads, audit_entries, webhook_deliveries, webhooks};
+
+const PENDING: &str = DeliveryStatus::Pending.as_str();
+const SENDING: &str = DeliveryStatus::Sending.as_str();
+const SUCCEEDED: &str = DeliveryStatus::Succeeded.as_str();
+const FAILED: &str = DeliveryStatus::Failed.as_str();
+
+/// How many queue heads one `claim_next` tries before it gives up: each one it loses went to
+/// another worker.
+const CLAIM_CANDIDATES: usize = 8;
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = webhooks)]
+struct WebhookRow {
+    id: String,
+    organization_id: String,
+    url: String,
+    description: Option<String>,
+    events: String,
+    is_enabled: bool,
+    disabled_reason: Option<String>,
+    previous_secret_expires_at: Option<PrimitiveDateTime>,
+    event_cursor: i64,
+    failing_since: Option<PrimitiveDateTime>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = webhooks)]
+struct NewWebhookRow<'a> {
+    id: &'a str,
+    organization_id: &'a str,
+    url: &'a str,
+    description: Option<&'a str>,
+    events: String,
+    is_enabled: bool,
+    secret: &'a [u8],
+    event_cursor: i64,
+    next_ordinal: i64,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+/// What `update` replaces; `None` writes NULL.
+#[derive(AsChangeset)]
+#[diesel(table_name = webhooks, treat_none_as_null = true)]
+struct WebhookChangesRow<'a> {
+    url: &'a str,
+    description: Option<&'a str>,
+    events: String,
+    is_enabled: bool,
+    disabled_reason: Option<&'a str>,
+    failing_since: Option<PrimitiveDateTime>,
+    updated_at: PrimitiveDateTime,
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = webhook_deliveries)]
+struct DeliveryRow {
+    id: String,
+    organization_id: String,
+    webhook_id: String,
+    ordinal: i64,
+    event_type: String,
+    event_seq: Option<i64>,
+    payload: String,
+    status: String,
+    attempts: i32,
+    next_attempt_at: PrimitiveDateTime,
+    claimed_until: Option<PrimitiveDateTime>,
+    response_status: Option<i32>,
+    response_body: Option<String>,
+    latency_ms: Option<i64>,
+    last_error: Option<String>,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+/// What `finish_attempt` stores.
+#[derive(AsChangeset)]
+#[diesel(table_name = webhook_deliveries, treat_none_as_null = true)]
+struct OutcomeRow<'a> {
+    status: &'a str,
+    next_attempt_at: PrimitiveDateTime,
+    claimed_until: Option<PrimitiveDateTime>,
+    response_status: Option<i32>,
+    response_body: Option<&'a str>,
+    latency_ms: Option<i64>,
+    last_error: Option<&'a str>,
+    updated_at: PrimitiveDateTime,
+}
+
+impl TryFrom<WebhookRow> for Webhook {
+    type Error = RepoError;
+    fn try_from(r: WebhookRow) -> Result<Self, RepoError> {
+        Ok(Self {
+            id: id("webhooks", r.id)?,
+            organization_id: id("webhooks", r.organization_id)?,
+            url: r.url,
+            description: r.description,
+            events: json("webhooks", &r.events)?,
+            is_enabled: r.is_enabled,
+            disabled_reason: r.disabled_reason,
+            previous_secret_expires_at: optional_instant(r.previous_secret_expires_at),
+            event_cursor: r.event_cursor,
+            failing_since: optional_instant(r.failing_since),
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}
+
+impl DeliveryRow {
+    fn new(d: &WebhookDelivery, ordinal: i64) -> Self {
+        Self {
+            id: d.id.to_string(),
+            organization_id: d.organization_id.to_string(),
+            webhook_id: d.webhook_id.to_string(),
+            ordinal,
+            event_type: d.event_type.clone(),
+            event_seq: d.event_seq,
+            payload: d.payload.clone(),
+            status: d.status.as_str().to_owned(),
+            attempts: i32::try_from(d.attempts).unwrap_or(i32::MAX),
+            next_attempt_at: d.next_attempt_at.to_utc_naive(),
+            claimed_until: optional_naive(d.claimed_until),
+            response_status: d.response_status.map(i32::from),
+            response_body: d.response_body.clone(),
+            latency_ms: d.latency_ms,
+            last_error: d.last_error.clone(),
+            created_at: d.created_at.to_utc_naive(),
+            updated_at: d.updated_at.to_utc_naive(),
+        }
+    }
+}
+
+impl TryFrom<DeliveryRow> for WebhookDelivery {
+    type Error = RepoError;
+    fn try_from(r: DeliveryRow) -> Result<Self, RepoError> {
+        const TABLE: &str = "webhook_deliveries";
+        Ok(Self {
+            id: id(TABLE, r.id)?,
+            organization_id: id(TABLE, r.organization_id)?,
+            webhook_id: id(TABLE, r.webhook_id)?,
+            ordinal: r.ordinal,
+            event_type: r.event_type,
+            event_seq: r.event_seq,
+            payload: r.payload,
+            status: value(TABLE, &r.status)?,
+            attempts: u32::try_from(r.attempts).map_err(|e| corrupt(TABLE, e))?,
+            next_attempt_at: instant(r.next_attempt_at),
+            claimed_until: optional_instant(r.claimed_until),
+            response_status: r.response_status.map(u16::try_from).transpose().map_err(|e| corrupt(TABLE, e))?,
+            response_body: r.response_body,
+            latency_ms: r.latency_ms,
+            last_error: r.last_error,
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}
+
+#[async_trait]
+impl WebhookRepository for Store {
+    async fn insert(&self, webhook: &Webhook, sealed_secret: &[u8]) -> Result<(), RepoError> {
+        let row = NewWebhookRow {
+            id: webhook.id.as_str(),
+            organization_id: webhook.organization_id.as_str(),
+            url: &webhook.url,
+            description: webhook.description.as_deref(),
+            events: json_text(&webhook.events),
+            is_enabled: webhook.is_enabled,
+            secret: sealed_secret,
+            event_cursor: webhook.event_cursor,
+            next_ordinal: 1,
+            created_at: webhook.created_at.to_utc_naive(),
+            updated_at: webhook.updated_at.to_utc_naive(),
+        };
+        let mut conn = self.pools.write().await?;
+        db_run!(&mut conn, |c| diesel::insert_into(webhooks::table).values(&row).execute(c).await)
+            .map_err(repo_error)?;
+        Ok(())
+    }
+
+    async fn get(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: WebhookRow = db_run!(&mut conn, |c| {
+            webhooks::table
+                .filter(webhooks::organization_id.eq(org.as_str()))
+                .filter(webhooks::id.eq(id.as_str()))
+                .select(WebhookRow::as_select())
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Webhook>, RepoError> {
+        let org = org.to_string();
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<WebhookRow>, _) = read_page!(
+            &mut conn,
+            page,
+            webhooks::table.filter(webhooks::organization_id.eq(org.as_str())),
+            WebhookRow::as_select(),
+            webhooks::created_at,
+            webhooks::id
+        )
+        .map_err(repo_error)?;
+        let items = rows.into_iter().map(Webhook::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page, total, |w| Cursor { created_at: w.created_at, id: w.id.to_string() }))
+    }
+
+    async fn update(&self, webhook: &Webhook, previous: &Webhook) -> Result<(), RepoError> {
+        let changes = WebhookChangesRow {
+            url: &webhook.url,
+            description: webhook.description.as_deref(),
+            events: json_text(&webhook.events),
+            is_enabled: webhook.is_enabled,
+            disabled_reason: webhook.disabled_reason.as_deref(),
+            failing_since: optional_naive(webhook.failing_since),
+            updated_at: webhook.updated_at.to_utc_naive(),
+        };
+        let (org, id, seen) =
+            (webhook.organization_id.as_str(), webhook.id.as_str(), previous.updated_at.to_utc_naive());
+        let seen_enabled = previous.is_enabled;
+        let mut conn = self.pools.write().await?;
+        // The worker disabling the webhook meanwhile changes is_enabled without updated_at.
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                webhooks::table
+                    .filter(webhooks::organization_id.eq(org))
+                    .filter(webhooks::id.eq(id))
+                    .filter(webhooks::updated_at.eq(seen))
+                    .filter(webhooks::is_enabled.eq(seen_enabled)),
+            )
+            .set(&changes)
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        if updated == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let row: WebhookRow = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let row: WebhookRow = webhooks::table
+                    .filter(webhooks::organization_id.eq(org.as_str()))
+                    .filter(webhooks::id.eq(id.as_str()))
+                    .select(WebhookRow::as_select())
+                    .first(c)
+                    .await?;
+                diesel::delete(webhook_deliveries::table.filter(webhook_deliveries::webhook_id.eq(id.as_str())))
+                    .execute(c)
+                    .await?;
+                diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
+                Ok::<_, DieselError>(row)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn rotate_secret(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        sealed: &[u8],
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<Webhook, RepoError> {
+        let (until, now) = (until.to_utc_naive(), now.to_utc_naive());
+        let mut conn = self.pools.write().await?;
+        // `previous_secret = secret` reads the value before the update: the current secret moves down.
+        let row: WebhookRow = db_run!(&mut conn, |c| {
+            diesel::update(
+                webhooks::table.filter(webhooks::organization_id.eq(org.as_str())).filter(webhooks::id.eq(id.as_str())),
+            )
+            .set((
+                webhooks::previous_secret.eq(webhooks::secret.nullable()),
+                webhooks::secret.eq(sealed),
+                webhooks::previous_secret_expires_at.eq(Some(until)),
+                webhooks::updated_at.eq(now),
+            ))
+            .returning(WebhookRow::as_returning())
+            .get_result(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        row.try_into()
+    }
+
+    async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let (current, previous, until): (Vec<u8>, Option<Vec<u8>>, Option<PrimitiveDateTime>) =
+            db_run!(&mut conn, |c| {
+                webhooks::table
+                    .filter(webhooks::organization_id.eq(org.as_str()))
+                    .filter(webhooks::id.eq(id.as_str()))
+                    .select((webhooks::secret, webhooks::previous_secret, webhooks::previous_secret_expires_at))
+                    .first(c)
+                    .await
+            })
+            .map_err(repo_error)?;
+        let previous = previous.zip(until).map(|(sealed, until)| (sealed, instant(until)));
+        Ok(SealedSecrets { current, previous })
+    }
+
+    async fn enqueue(&self, delivery: &WebhookDelivery) -> Result<WebhookDelivery, RepoError> {
+        let (org, webhook) = (delivery.organization_id.as_str(), delivery.webhook_id.as_str());
+        let mut conn = self.pools.write().await?;
+        // Taking the ordinal locks the webhook's row until the delivery is in: ordinals of one
+        // webhook are handed out one at a time, as `advance` does.
+        let ordinal: i64 = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let next: i64 = diesel::update(
+                    webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(webhook)),
+                )
+                .set(webhooks::next_ordinal.eq(webhooks::next_ordinal + 1))
+                .returning(webhooks::next_ordinal)
+                .get_result(c)
+                .await?;
+                let ordinal = next - 1;
+                diesel::insert_into(webhook_deliveries::table)
+                    .values(&DeliveryRow::new(delivery, ordinal))
+                    .execute(c)
+                    .await?;
+                Ok::<_, DieselError>(ordinal)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(WebhookDelivery { ordinal, ..delivery.clone() })
+    }
+
+    async fn deliveries(
+        &self,
+        org: &OrganizationId,
+        webhook: &WebhookId,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookDelivery>, RepoError> {
+        let (org, webhook) = (org.to_string(), webhook.to_string());
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<DeliveryRow>, _) = read_page!(
+            &mut conn,
+            page,
+            webhook_deliveries::table
+                .filter(webhook_deliveries::organization_id.eq(org.as_str()))
+                .filter(webhook_deliveries::webhook_id.eq(webhook.as_str())),
+            DeliveryRow::as_select(),
+            webhook_deliveries::created_at,
+            webhook_deliveries::id
+        )
+        .map_err(repo_error)?;
+        let items = rows.into_iter().map(WebhookDelivery::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page, total, |d| Cursor { created_at: d.created_at, id: d.id.to_string() }))
+    }
+
+    async fn retry_delivery(
+        &self,
+        org: &OrganizationId,
+        webhook: &WebhookId,
+        id: &WebhookDeliveryId,
+        now: Timestamp,
+    ) -> Result<WebhookDelivery, RepoError> {
+        let now = now.to_utc_naive();
+        let mut conn = self.pools.write().await?;
+        let row: Option<DeliveryRow> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let mine = webhook_deliveries::table
+                    .filter(webhook_deliveries::organization_id.eq(org.as_str()))
+                    .filter(webhook_deliveries::webhook_id.eq(webhook.as_str()))
+                    .filter(webhook_deliveries::id.eq(id.as_str()));
+                let status: String = mine.select(webhook_deliveries::status).first(c).await?;
+                if status != SUCCEEDED && status != FAILED {
+                    return Ok::<_, DieselError>(None);
+                }
+                let row = diesel::update(mine.filter(webhook_deliveries::status.eq(status)))
+                    .set((
+                        webhook_deliveries::status.eq(PENDING),
+                        webhook_deliveries::attempts.eq(0),
+                        webhook_deliveries::next_attempt_at.eq(now),
+                        webhook_deliveries::updated_at.eq(now),
+                    ))
+                    .returning(DeliveryRow::as_returning())
+                    .get_result(c)
+                    .await
+                    .optional()?;
+                Ok(row)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        match row {
+            Some(row) => row.try_into(),
+            None => Err(RepoError::Conflict("the delivery is still pending or being sent".into())),
+        }
+    }
+
+    async fn enabled(&self, after: Option<&WebhookId>, limit: usize) -> Result<Vec<Webhook>, RepoError> {
+        let after = after.map_or("", |id| id.as_str());
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<WebhookRow> = db_run!(&mut conn, |c| {
+            webhooks::table
+                .filter(webhooks::is_enabled)
+                .filter(webhooks::id.gt(after))
+                .order(webhooks::id.asc())
+                .limit(limit)
+                .select(WebhookRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(Webhook::try_from).collect()
+    }
+
+    async fn advance(&self, webhook: &Webhook, to: i64, deliveries: &[WebhookDelivery]) -> Result<bool, RepoError> {
+        let (org, id, from) = (webhook.organization_id.as_str(), webhook.id.as_str(), webhook.event_cursor);
+        let count = i64::try_from(deliveries.len()).unwrap_or(i64::MAX);
+        let mut conn = self.pools.write().await?;
+        // The conditional update is the claim: of workers that read the same events, the first to
+        // move the cursor queues them; the others update nothing and queue nothing.
+        let advanced = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let next: Option<i64> = diesel::update(
+                    webhooks::table
+                        .filter(webhooks::organization_id.eq(org))
+                        .filter(webhooks::id.eq(id))
+                        .filter(webhooks::event_cursor.eq(from)),
+                )
+                .set((webhooks::event_cursor.eq(to), webhooks::next_ordinal.eq(webhooks::next_ordinal + count)))
+                .returning(webhooks::next_ordinal)
+                .get_result(c)
+                .await
+                .optional()?;
+                let Some(next) = next else { return Ok::<_, DieselError>(false) };
+                let first = next - count;
+                // One statement per row: SQLite's batch insert is not available through diesel-async.
+                for (delivery, ordinal) in deliveries.iter().zip(first..) {
+                    diesel::insert_into(webhook_deliveries::table)
+                        .values(&DeliveryRow::new(delivery, ordinal))
+                        .execute(c)
+                        .await?;
+                }
+                Ok(true)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(advanced)
+    }
+
+    async fn claim_next(
+        &self,
+        now: Timestamp,
+        claimed_until: Timestamp,
+    ) -> Result<Option<(WebhookDelivery, Webhook)>, RepoError> {
+        let (now, until) = (now.to_utc_naive(), claimed_until.to_utc_naive());
+        let mut conn = self.pools.write().await?;
+        let claimed: Option<(DeliveryRow, WebhookRow)> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                // The head of each enabled webhook's queue: its lowest unfinished ordinal.
+                let heads: Vec<(String, Option<i64>)> = webhook_deliveries::table
+                    .filter(webhook_deliveries::status.eq_any([PENDING, SENDING]))
+                    .filter(
+                        webhook_deliveries::webhook_id
+                            .eq_any(webhooks::table.filter(webhooks::is_enabled).select(webhooks::id)),
+                    )
+                    .group_by(webhook_deliveries::webhook_id)
+                    .select((webhook_deliveries::webhook_id, min(webhook_deliveries::ordinal)))
+                    .load(c)
+                    .await?;
+                let heads: HashSet<(String, i64)> =
+                    heads.into_iter().filter_map(|(webhook, ordinal)| Some((webhook, ordinal?))).collect();
+                if heads.is_empty() {
+                    return Ok::<_, DieselError>(None);
+                }
+                let (ids, ordinals): (Vec<&str>, Vec<i64>) = heads.iter().map(|(w, o)| (w.as_str(), *o)).unzip();
+                // Due: pending and its time has come, or sending by a worker whose claim ran out.
+                let due = || {
+                    webhook_deliveries::status
+                        .eq(PENDING)
+                        .and(webhook_deliveries::next_attempt_at.le(now))
+                        .or(webhook_deliveries::status.eq(SENDING).and(webhook_deliveries::claimed_until.lt(now)))
+                };
+                let candidates: Vec<(String, i64)> = webhook_deliveries::table
+                    .filter(webhook_deliveries::webhook_id.eq_any(&ids))
+                    .filter(webhook_deliveries::ordinal.eq_any(&ordinals))
+                    .filter(due())
+                    .order(webhook_deliveries::next_attempt_at.asc())
+                    .select((webhook_deliveries::webhook_id, webhook_deliveries::ordinal))
+                    .load(c)
+                    .await?;
+                let candidates = candidates.into_iter().filter(|pair| heads.contains(pair)).take(CLAIM_CANDIDATES);
+                for (webhook, ordinal) in candidates {
+                    let row: Option<DeliveryRow> = diesel::update(
+                        webhook_deliveries::table
+                            .filter(webhook_deliveries::webhook_id.eq(&webhook))
+                            .filter(webhook_deliveries::ordinal.eq(ordinal))
+                            .filter(due()),
+                    )
+                    .set((
+                        webhook_deliveries::status.eq(SENDING),
+                        webhook_deliveries::claimed_until.eq(Some(until)),
+                        webhook_deliveries::attempts.eq(webhook_deliveries::attempts + 1),
+                        webhook_deliveries::updated_at.eq(now),
+                    ))
+                    .returning(DeliveryRow::as_returning())
+                    .get_result(c)
+                    .await
+                    .optional()?;
+                    if let Some(row) = row {
+                        let hook: WebhookRow = webhooks::table
+                            .filter(webhooks::id.eq(&row.webhook_id))
+                            .select(WebhookRow::as_select())
+                            .first(c)
+                            .await?;
+                        return Ok::<_, DieselError>(Some((row, hook)));
+                    }
+                }
+                Ok(None)
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        claimed.map(|(delivery, webhook)| Ok((delivery.try_into()?, webhook.try_into()?))).transpose()
+    }
+
+    async fn finish_attempt(&self, claimed: &WebhookDelivery, outcome: &AttemptOutcome) -> Result<bool, RepoError> {
+        let Some(claim) = claimed.claimed_until.map(Timestamp::to_utc_naive) else { return Ok(false) };
+        let row = OutcomeRow {
+            status: outcome.status.as_str(),
+            next_attempt_at: outcome.next_attempt_at.to_utc_naive(),
+            claimed_until: None,
+            response_status: outcome.response_status.map(i32::from),
+            response_body: outcome.response_body.as_deref(),
+            latency_ms: outcome.latency_ms,
+            last_error: outcome.last_error.as_deref(),
+            updated_at: outcome.at.to_utc_naive(),
+        };
+        let id = claimed.id.as_str();
+        let mut conn = self.pools.write().await?;
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                webhook_deliveries::table
+                    .filter(webhook_deliveries::id.eq(id))
+                    .filter(webhook_deliveries::status.eq(SENDING))
+                    .filter(webhook_deliveries::claimed_until.eq(claim)),
+            )
+            .set(&row)
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(updated > 0)
+    }
+
+    async fn note_result(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        succeeded: bool,
+        at: Timestamp,
+    ) -> Result<Option<Timestamp>, RepoError> {
+        let at = at.to_utc_naive();
+        let mut conn = self.pools.write().await?;
+        let since: Option<PrimitiveDateTime> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let mine = webhooks::table
+                    .filter(webhooks::organization_id.eq(org.as_str()))
+                    .filter(webhooks::id.eq(id.as_str()));
+                if succeeded {
+                    diesel::update(mine).set(webhooks::failing_since.eq(None::<PrimitiveDateTime>)).execute(c).await?;
+                    return Ok::<_, DieselError>(None);
+                }
+                diesel::update(mine.filter(webhooks::failing_since.is_null()))
+                    .set(webhooks::failing_since.eq(Some(at)))
+                    .execute(c)
+                    .await?;
+                mine.select(webhooks::failing_since).first(c).await
+            })
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(optional_instant(since))
+    }
+
+    async fn disable(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<bool, RepoError> {
+        let at = at.to_utc_naive();
+        let mut conn = self.pools.write().await?;
+        let updated = db_run!(&mut conn, |c| {
+            diesel::update(
+                webhooks::table
+                    .filter(webhooks::organization_id.eq(org.as_str()))
+                    .filter(webhooks::id.eq(id.as_str()))
+                    .filter(webhooks::is_enabled),
+            )
+            .set((
+                webhooks::is_enabled.eq(false),
+                webhooks::disabled_reason.eq(Some(reason)),
+                webhooks::updated_at.eq(at),
+            ))
+            .execute(c)
+            .await
+        })
+        .map_err(repo_error)?;
+        Ok(updated > 0)
+    }
+}
+
+/// The webhook feed is the audit trail: its entries in `seq` order, with the resource as `data`.
+#[async_trait]
+impl EventFeed for Store {
+    async fn after(&self, org: &OrganizationId, after: i64, limit: usize) -> Result<Vec<FeedEvent>, RepoError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<(i64, String, PrimitiveDateTime, Option<String>)> = db_run!(&mut conn, |c| {
+            audit_entries::table
+                .filter(audit_entries::organization_id.eq(org.as_str()))
+                .filter(audit_entries::seq.gt(after))
+                .order(audit_entries::seq.asc())
+                .limit(limit)
+                .select((audit_entries::seq, audit_entries::action, audit_entries::created_at, audit_entries::data))
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, action, created_at, data)| FeedEvent {
+                seq,
+                action,
+                created_at: instant(created_at),
+                data: data.unwrap_or_else(|| "null".to_owned()),
+            })
+            .collect())
+    }
+
+    async fn last_seq(&self, org: &OrganizationId) -> Result<i64, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let seq: Option<i64> = db_run!(&mut conn, |c| {
+            audit_chain_heads::table
+                .filter(audit_chain_heads::organization_id.eq(org.as_str()))
+                .select(audit_chain_heads::seq)
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        Ok(seq.unwrap_or(0))
+    }
+}
