@@ -196,19 +196,25 @@ impl WebhookWorker {
     async fn deliver(&self, delivery: WebhookDelivery, webhook: Webhook) {
         let attempt = self.attempt(&delivery, &webhook).await;
         let Attempt { outcome, succeeded } = attempt;
+        // The failure streak is noted before the outcome: until the outcome is recorded this
+        // delivery heads its webhook's queue, so the claim of the next one (on any instance) reads
+        // the streak as this attempt left it. Noted after, a success of the next delivery could
+        // clear the streak before this failure started it, leaving a stale `failing_since` that
+        // would disable the endpoint at its next failure. A success of an endpoint that was not
+        // failing changes nothing (the webhook was read with the claim).
+        if !(succeeded && webhook.failing_since.is_none())
+            && let Err(error) = self.note_result(&webhook, succeeded, outcome.at).await
+        {
+            tracing::warn!(%error, webhook = %webhook.id, "could not record a webhook's failure streak");
+        }
         match self.webhooks.finish_attempt(&delivery, &outcome).await {
             Ok(true) => {}
             Ok(false) => {
                 tracing::warn!(delivery = %delivery.id, "a webhook delivery's claim ran out before its outcome was recorded");
-                return;
             }
             Err(error) => {
                 tracing::warn!(%error, delivery = %delivery.id, "could not record a webhook delivery's outcome");
-                return;
             }
-        }
-        if let Err(error) = self.note_result(&webhook, succeeded, outcome.at).await {
-            tracing::warn!(%error, webhook = %webhook.id, "could not record a webhook's failure streak");
         }
     }
 

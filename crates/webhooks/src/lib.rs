@@ -8,6 +8,9 @@
 
 mod target;
 
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -32,18 +35,44 @@ impl Default for SenderSettings {
     }
 }
 
+/// Clients kept for reuse, at most this many (then they are all dropped and made again).
+const CLIENTS_KEPT: usize = 256;
+
+/// A client's pinning: the host name (none for an address) and the checked addresses it goes to.
+type Pinning = (Option<String>, Vec<SocketAddr>);
+
 pub struct HttpWebhookSender {
     settings: SenderSettings,
+    /// One client per pinning, so that a burst of deliveries to one endpoint does not build a
+    /// client (and load the TLS roots) per delivery, and may reuse its connections. A client only
+    /// ever connects to the addresses of its key, so reuse never skips a check.
+    clients: Mutex<HashMap<Pinning, reqwest::Client>>,
 }
 
 impl HttpWebhookSender {
     pub fn new(settings: SenderSettings) -> Self {
-        Self { settings }
+        Self { settings, clients: Mutex::new(HashMap::new()) }
+    }
+
+    /// The client for `target`, made once per pinning.
+    fn client(&self, target: &Target) -> Result<reqwest::Client, SendError> {
+        let domain = target.url.domain().map(str::to_owned);
+        let key = (domain.clone(), if domain.is_some() { target.socket_addresses() } else { Vec::new() });
+        let mut clients = self.clients.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        let client = self.build_client(target)?;
+        if clients.len() >= CLIENTS_KEPT {
+            clients.clear();
+        }
+        clients.insert(key, client.clone());
+        Ok(client)
     }
 
     /// A client for one target: its name pinned to the checked addresses, no proxy (a proxy would
     /// resolve the name again), no redirects.
-    fn client(&self, target: &Target) -> Result<reqwest::Client, SendError> {
+    fn build_client(&self, target: &Target) -> Result<reqwest::Client, SendError> {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
