@@ -6,6 +6,7 @@ mod auth;
 mod body;
 mod error;
 mod list_cache;
+pub mod list_query;
 pub mod middleware;
 pub mod openapi;
 mod pages;

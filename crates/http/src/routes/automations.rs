@@ -2,13 +2,16 @@
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use compliance_domain::automation::{AutomationChanges, NewAutomation};
+use compliance_app::Settings;
+use compliance_domain::automation::{AutomationChanges, NewAutomation, RunStatus, RunTrigger};
 use compliance_domain::{AutomationId, AutomationRunId, TaskId};
+use compliance_ports::{RunFilter, RunQuery, RunSort};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};
@@ -166,6 +169,10 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
     get, path = "/v1/browser/automations/{automationId}/runs", operation_id = "listAutomationRuns", tag = "browser-automations",
     params(
         ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        ("status" = Option<Vec<RunStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("trigger" = Option<Vec<RunTrigger>>, Query, description = "Started by any of these triggers."),
+        CreatedParams,
+        SortParam<RunSort>,
         PageQuery,
     ),
     responses((status = 200, description = "The runs (a bare array).", body = Vec<RunDto>, headers(
@@ -177,16 +184,29 @@ async fn list_automation_runs(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id, page) = (caller.0, automation_id(&id)?, query.request(state.settings())?);
-    let runs = state.run(|app| async move { app.automations.runs(&principal, &id, &page).await }).await?;
+    let (query, shape) = run_query(params, state.settings())?;
+    let (principal, id) = (caller.0, automation_id(&id)?);
+    let runs = state.run(|app| async move { app.automations.runs(&principal, &id, &query).await }).await?;
     let mut response = HttpResponse::Ok();
     response.insert_header((TOTAL_COUNT, runs.total));
     if let Some(next) = &runs.next {
-        response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
+        response.insert_header((NEXT_CURSOR, crate::paging::encode(next, &shape.fingerprint())));
     }
     Ok(response.json(runs.items.iter().map(RunDto::from).collect::<Vec<_>>()))
+}
+
+impl SortField for RunSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[("createdAt", Self::CreatedAt), ("status", Self::Status)];
+}
+
+/// The query of an automation's runs: the filters, then what every list shares (runs have no
+/// update time).
+fn run_query(mut params: ListParams, settings: &Settings) -> Result<(RunQuery, QueryShape), ApiError> {
+    let shape = params.shape("runs");
+    let filter = RunFilter { status: params.enums("status")?, trigger: params.enums("trigger")? };
+    Ok((params.finish(filter, false, &shape, settings)?, shape))
 }
 
 /// Start a run of an automation now.

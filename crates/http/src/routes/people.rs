@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
-use compliance_app::App;
+use compliance_app::{App, Settings};
 use compliance_domain::MemberId;
+use compliance_domain::access::Role;
 use compliance_domain::people::{MemberChanges, NewMember};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PersonFilter, PersonQuery, PersonSort};
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -15,6 +16,7 @@ use utoipa::ToSchema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -79,12 +81,30 @@ struct MemberList<'a> {
     authenticated_user: AuthenticatedUser<'a>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ListQuery {
-    include_inactive: Option<String>,
-    #[serde(flatten)]
-    page: PageQuery,
+impl SortField for PersonSort {
+    const FIELDS: &'static [(&'static str, Self)] =
+        &[("createdAt", Self::CreatedAt), ("name", Self::Name), ("email", Self::Email)];
+}
+
+/// The query of `GET /v1/people`: `includeInactive`, the filters, then what every list shares
+/// (members have no update time).
+pub(crate) fn person_query(
+    mut params: ListParams,
+    settings: &Settings,
+) -> Result<(bool, PersonQuery, QueryShape), ApiError> {
+    let shape = params.shape("people");
+    let include_inactive = IncludeInactive::read(params.single("includeInactive")?.as_deref())?;
+    let role = params.texts("role")?;
+    let role = role
+        .iter()
+        .map(|text| {
+            Role::ALL.into_iter().find(|role| role.as_str() == text).ok_or_else(|| {
+                ApiError::invalid_field("role", "must be one of `owner`, `admin`, `auditor`, `employee`")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let filter = PersonFilter { role, is_active: params.flag("isActive")?, department: params.enums("department")? };
+    Ok((include_inactive, params.finish(filter, false, &shape, settings)?, shape))
 }
 
 fn member_id(id: &str) -> Result<MemberId, ApiError> {
@@ -97,18 +117,22 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
 /// Paginated with `limit` and `cursor` (see the API guide).
 #[utoipa::path(
     get, path = "/v1/people", operation_id = "listPeople", tag = "people",
-    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."), PageQuery),
+    params(
+        ("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."),
+        ("role" = Option<Vec<String>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
+        ("isActive" = Option<bool>, Query, description = "`true` for active members only, `false` for deactivated ones only (wins over `includeInactive`)."),
+        ("department" = Option<Vec<compliance_domain::Department>>, Query, description = "Any of these departments."),
+        CreatedParams,
+        SortParam<PersonSort>,
+        PageQuery,
+    ),
     responses((status = 200, description = "The members.", body = MemberList)),
 )]
-async fn list_people(
-    state: web::Data<AppState>,
-    caller: Caller,
-    query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let include_inactive = IncludeInactive::read(query.include_inactive.as_deref())?;
-    let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
-    let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &page).await };
+async fn list_people(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+    let (include_inactive, query, shape) = person_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::People, &shape, &query.page).including_inactive(include_inactive);
+    let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &query).await };
     let people = state.list_page(&caller, key, load, |page| items(page, MemberDto::from)).await?;
     Ok(HttpResponse::Ok().json(MemberList {
         data: people.data(),

@@ -1,9 +1,12 @@
 //! `/v1/policies`: list, create, read, change and delete the organization's policies.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
+use compliance_domain::Department;
 use compliance_domain::policy::{NewPolicy, PolicyChanges};
+use compliance_domain::policy::{PolicyFrequency, PolicyStatus};
 use compliance_domain::{Id, PolicyId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, PolicyFilter, PolicyQuery, PolicySort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -12,6 +15,7 @@ use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -81,18 +85,28 @@ struct DeletedPolicy<'a> {
     tag = "policies",
     operation_id = "listPolicies",
     summary = "List the organization's policies",
-    params(PageQuery),
-    responses((status = 200, description = "The policies, newest first.", body = PolicyList)),
+    params(
+        ("status" = Option<Vec<PolicyStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("frequency" = Option<Vec<PolicyFrequency>>, Query, description = "Any of these review frequencies."),
+        ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
+        ("isArchived" = Option<bool>, Query, description = "`true` for archived policies only, `false` for the others."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<PolicySort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching policies, in the order asked (newest first by default).", body = PolicyList)),
 )]
 async fn list_policies(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Policies, &page);
+    let (query, shape) = policy_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Policies, &shape, &query.page);
     let load =
-        |app: std::sync::Arc<compliance_app::App>| async move { app.policies.list_policies(&principal, &page).await };
+        |app: std::sync::Arc<compliance_app::App>| async move { app.policies.list_policies(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, PolicyDto::from)).await?;
     Ok(HttpResponse::Ok().json(PolicyList {
         data: page.data(),
@@ -100,6 +114,28 @@ async fn list_policies(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+impl SortField for PolicySort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("name", Self::Name),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/policies` (and of its export): its filters, then what every list shares.
+pub(crate) fn policy_query(mut params: ListParams, settings: &Settings) -> Result<(PolicyQuery, QueryShape), ApiError> {
+    let shape = params.shape("policies");
+    let filter = PolicyFilter {
+        status: params.enums("status")?,
+        frequency: params.enums("frequency")?,
+        department: params.enums("department")?,
+        is_archived: params.flag("isArchived")?,
+        assignee: params.assignees("assigneeId")?,
+    };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

@@ -1,9 +1,12 @@
 //! `/v1/risks`: list, create, read, change and delete the organization's risks.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
 use compliance_domain::risk::{NewRisk, RiskChanges};
+use compliance_domain::risk::{RiskCategory, RiskStatus, TreatmentStrategy};
+use compliance_domain::{Department, Impact, Likelihood};
 use compliance_domain::{Id, RiskId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, RiskFilter, RiskQuery, RiskSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -12,6 +15,7 @@ use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -83,17 +87,25 @@ struct DeletedRisk<'a> {
     tag = "risks",
     operation_id = "listRisks",
     summary = "List the organization's risks",
-    params(PageQuery),
-    responses((status = 200, description = "The risks, newest first.", body = RiskList)),
+    params(
+        ("status" = Option<Vec<RiskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("category" = Option<Vec<RiskCategory>>, Query, description = "Any of these categories."),
+        ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("likelihood" = Option<Vec<Likelihood>>, Query, description = "Any of these likelihoods."),
+        ("impact" = Option<Vec<Impact>>, Query, description = "Any of these impacts."),
+        ("treatmentStrategy" = Option<Vec<TreatmentStrategy>>, Query, description = "Any of these treatment strategies."),
+        TimeParams,
+        SortParam<RiskSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching risks, in the order asked (newest first by default).", body = RiskList)),
 )]
-async fn list_risks(
-    state: web::Data<AppState>,
-    caller: Caller,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Risks, &page);
-    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.risks.list_risks(&principal, &page).await };
+async fn list_risks(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+    let (query, shape) = risk_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Risks, &shape, &query.page);
+    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.risks.list_risks(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, |risk| RiskDto::new(risk, false))).await?;
     Ok(HttpResponse::Ok().json(RiskList {
         data: page.data(),
@@ -102,6 +114,30 @@ async fn list_risks(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+impl SortField for RiskSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("title", Self::Title),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/risks` (and of its export): its filters, then what every list shares.
+pub(crate) fn risk_query(mut params: ListParams, settings: &Settings) -> Result<(RiskQuery, QueryShape), ApiError> {
+    let shape = params.shape("risks");
+    let filter = RiskFilter {
+        status: params.enums("status")?,
+        category: params.enums("category")?,
+        department: params.enums("department")?,
+        assignee: params.assignees("assigneeId")?,
+        likelihood: params.enums("likelihood")?,
+        impact: params.enums("impact")?,
+        treatment_strategy: params.enums("treatmentStrategy")?,
+    };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

@@ -1,9 +1,11 @@
 //! `/v1/vendors`: list, create, read, change and delete the organization's vendors.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
 use compliance_domain::vendor::{NewVendor, VendorChanges};
+use compliance_domain::vendor::{VendorCategory, VendorStatus};
 use compliance_domain::{Id, VendorId};
-use compliance_ports::ListName;
+use compliance_ports::{ListName, VendorFilter, VendorQuery, VendorSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -12,6 +14,7 @@ use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -83,18 +86,26 @@ struct DeletedVendor<'a> {
     tag = "vendors",
     operation_id = "listVendors",
     summary = "List the organization's vendors",
-    params(PageQuery),
-    responses((status = 200, description = "The vendors, newest first.", body = VendorList)),
+    params(
+        ("status" = Option<Vec<VendorStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("category" = Option<Vec<VendorCategory>>, Query, description = "Any of these categories."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<VendorSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching vendors, in the order asked (newest first by default).", body = VendorList)),
 )]
 async fn list_vendors(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Vendors, &page);
+    let (query, shape) = vendor_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Vendors, &shape, &query.page);
     let load =
-        |app: std::sync::Arc<compliance_app::App>| async move { app.vendors.list_vendors(&principal, &page).await };
+        |app: std::sync::Arc<compliance_app::App>| async move { app.vendors.list_vendors(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, |vendor| VendorDto::new(vendor, false))).await?;
     Ok(HttpResponse::Ok().json(VendorList {
         data: page.data(),
@@ -103,6 +114,26 @@ async fn list_vendors(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
+}
+
+impl SortField for VendorSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("name", Self::Name),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/vendors` (and of its export): its filters, then what every list shares.
+pub(crate) fn vendor_query(mut params: ListParams, settings: &Settings) -> Result<(VendorQuery, QueryShape), ApiError> {
+    let shape = params.shape("vendors");
+    let filter = VendorFilter {
+        status: params.enums("status")?,
+        category: params.enums("category")?,
+        assignee: params.assignees("assigneeId")?,
+    };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(
