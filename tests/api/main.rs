@@ -89,6 +89,7 @@ mod context;
 mod devices;
 mod docs;
 mod export;
+mod filters;
 mod instances;
 mod integrations;
 mod isolation;
