@@ -57,15 +57,24 @@ async fn every_risk_filter_narrows_the_rows_and_the_count(server: &TestServer) {
     let tenant = server.tenant().await;
     let api = &tenant.api;
     let me = tenant.owner_member_id.as_str();
-    let a = risk(api, json!({"title": "A", "description": "d", "category": "technology", "status": "open",
+    let a = risk(
+        api,
+        json!({"title": "A", "description": "d", "category": "technology", "status": "open",
         "department": "it", "likelihood": "likely", "impact": "major", "treatmentStrategy": "mitigate",
-        "assigneeId": me}))
+        "assigneeId": me}),
+    )
     .await;
-    let b = risk(api, json!({"title": "B", "description": "d", "category": "people", "status": "pending",
-        "department": "hr", "likelihood": "unlikely", "impact": "minor", "treatmentStrategy": "avoid"}))
+    let b = risk(
+        api,
+        json!({"title": "B", "description": "d", "category": "people", "status": "pending",
+        "department": "hr", "likelihood": "unlikely", "impact": "minor", "treatmentStrategy": "avoid"}),
+    )
     .await;
-    let c = risk(api, json!({"title": "C", "description": "d", "category": "technology", "status": "closed",
-        "likelihood": "likely", "impact": "minor", "treatmentStrategy": "accept", "assigneeId": me}))
+    let c = risk(
+        api,
+        json!({"title": "C", "description": "d", "category": "technology", "status": "closed",
+        "likelihood": "likely", "impact": "minor", "treatmentStrategy": "accept", "assigneeId": me}),
+    )
     .await;
     // Another organization's matching risk is never listed.
     let other = server.tenant().await;
@@ -229,7 +238,10 @@ async fn comments_filter_by_author(server: &TestServer) {
     let by = |author: &str| format!("{path}&authorId={author}");
     let listed = tenant.api.get(&by(&tenant.owner.id)).await;
     assert_eq!(listed.header("X-Total-Count").as_deref(), Some("1"));
-    assert_eq!(listed.ok(200).as_array().map(|a| a.iter().map(|c| c["id"].clone()).collect::<Vec<_>>()), Some(vec![mine["id"].clone()]));
+    assert_eq!(
+        listed.ok(200).as_array().map(|a| a.iter().map(|c| c["id"].clone()).collect::<Vec<_>>()),
+        Some(vec![mine["id"].clone()])
+    );
     let stranger = server.user().await;
     let none = tenant.api.get(&by(&stranger.id)).await;
     assert_eq!(none.header("X-Total-Count").as_deref(), Some("0"));
@@ -356,7 +368,9 @@ async fn unknown_parameters_bad_values_and_foreign_cursors_are_400_naming_them(s
     api.get("/v1/risks?assigneeId=someone").await.invalid("assigneeId");
     api.get("/v1/policies?isArchived=yes").await.invalid("isArchived");
     api.get("/v1/risks?status=open&q=").await.invalid("q");
-    api.get("/v1/risks?createdAfter=2026-01-01T00:00:00Z&createdAfter=2026-01-02T00:00:00Z").await.invalid("createdAfter");
+    api.get("/v1/risks?createdAfter=2026-01-01T00:00:00Z&createdAfter=2026-01-02T00:00:00Z")
+        .await
+        .invalid("createdAfter");
 
     // A cursor reaches only the query it was issued for: another sort, filter or list is a 400.
     let first = api.get("/v1/risks?sort=title&limit=1").await.ok(200);
@@ -409,9 +423,9 @@ async fn an_export_holds_the_rows_and_order_of_its_list(server: &TestServer) {
 async fn search_finds_words_case_insensitively_and_the_last_as_a_prefix(server: &TestServer) {
     let tenant = server.tenant().await;
     let api = &tenant.api;
-    let backups =
-        risk(api, json!({"title": "Nightly BACKUPS fail", "description": "Disk full"})).await;
-    let both = risk(api, json!({"title": "Laptop theft", "description": "No backups of laptops", "status": "closed"})).await;
+    let backups = risk(api, json!({"title": "Nightly BACKUPS fail", "description": "Disk full"})).await;
+    let both =
+        risk(api, json!({"title": "Laptop theft", "description": "No backups of laptops", "status": "closed"})).await;
     risk(api, json!({"title": "Phishing", "description": "Mail"})).await;
     assert_eq!(id_set(api, "/v1/risks?q=back").await, set(&[&backups, &both]));
     assert_eq!(id_set(api, "/v1/risks?q=Backups").await, set(&[&backups, &both]));

@@ -50,7 +50,10 @@ impl ExportFormat {
         let format = Self::parse(params.single("format")?.as_deref())?;
         for name in ["limit", "cursor"] {
             if !params.take(name).is_empty() {
-                return Err(ApiError::invalid_field(name, "is not a parameter of an export, which holds every matching row"));
+                return Err(ApiError::invalid_field(
+                    name,
+                    "is not a parameter of an export, which holds every matching row",
+                ));
             }
         }
         Ok(format)

@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
-use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
+use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};

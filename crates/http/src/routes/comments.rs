@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
 use crate::{ApiError, AppState, Caller};

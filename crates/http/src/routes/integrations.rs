@@ -15,9 +15,9 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
-use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
