@@ -111,8 +111,11 @@ impl AutomationRepository for MemoryAutomations {
         let after = |r: &AutomationRun| match &page.after {
             None => true,
             Some(c) => {
-                (Some(compliance_ports::SortValue::Time(r.created_at)), r.id.as_str())
-                    < (c.values.first().cloned(), c.id.as_str())
+                let at = match c.values.first() {
+                    Some(compliance_ports::SortValue::Time(at)) => Some(*at),
+                    _ => None,
+                };
+                (Some(r.created_at), r.id.as_str()) < (at, c.id.as_str())
             }
         };
         let rows: Vec<AutomationRun> = all.into_iter().filter(after).take(page.limit + 1).collect();
