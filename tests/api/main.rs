@@ -90,6 +90,7 @@ mod context;
 mod devices;
 mod docs;
 mod export;
+mod filters;
 mod instances;
 mod integrations;
 mod isolation;

@@ -316,7 +316,7 @@ mod tests {
             &self,
             _: &OrganizationId,
             _: bool,
-            _: &compliance_ports::PageRequest,
+            _: &compliance_ports::PersonQuery,
         ) -> Result<compliance_ports::Page<Person>, RepoError> {
             Ok(compliance_ports::Page { items: vec![self.person.clone()], total: 1, next: None })
         }

@@ -9,7 +9,7 @@ use compliance_domain::automation::{
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId};
 use compliance_ports::{
-    AutomationRepository, BrowserRunner, CaptureError, Clock, ConnectionRepository, Page, PageRequest, RepoError,
+    AutomationRepository, BrowserRunner, CaptureError, Clock, ConnectionRepository, Page, RepoError, RunQuery,
     TaskRepository,
 };
 use tokio::sync::Notify;
@@ -160,12 +160,12 @@ impl AutomationService {
         &self,
         caller: &Principal,
         id: &AutomationId,
-        page: &PageRequest,
+        query: &RunQuery,
     ) -> Result<Page<RunView>, AppError> {
         require(caller, Family::Automations, Action::Read)?;
         let org = &caller.organization_id;
         self.automation(org, id).await?;
-        let runs = self.automations.runs(org, id, page).await?;
+        let runs = self.automations.runs(org, id, query).await?;
         let mut views = Vec::with_capacity(runs.items.len());
         for run in runs.items {
             views.push(self.view(run).await?);

@@ -7,7 +7,7 @@ use compliance_domain::comment::{
     Attachment, CommentDraft, CommentEdit, CommentEntityType, CommentInputError, CommentView, NewComment,
 };
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
-use compliance_ports::{BlobStore, Clock, CommentRepository, MemberRepository, Page, PageRequest, RepoError};
+use compliance_ports::{BlobStore, Clock, CommentQuery, CommentRepository, MemberRepository, Page, RepoError};
 
 use crate::access::{Reach, only_own, require};
 use crate::audit::{AuditTrail, COMMENT};
@@ -45,11 +45,11 @@ impl CommentService {
         caller: &Principal,
         entity_type: CommentEntityType,
         entity_id: &str,
-        page: &PageRequest,
+        query: &CommentQuery,
     ) -> Result<Page<CommentView>, AppError> {
         require(caller, Family::Comments, Action::Read)?;
         self.entities.readable(caller, entity_type, entity_id).await?;
-        Ok(self.comments.list(&caller.organization_id, entity_type, entity_id, page).await?)
+        Ok(self.comments.list(&caller.organization_id, entity_type, entity_id, query).await?)
     }
 
     /// Stores the attachments' bytes, then the comment and its attachment rows in one transaction.

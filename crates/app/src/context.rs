@@ -6,7 +6,7 @@ use compliance_domain::ContextEntryId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
-use compliance_ports::{Clock, ContextRepository, Page, PageRequest};
+use compliance_ports::{Clock, ContextQuery, ContextRepository, Page};
 
 use crate::access::require;
 use crate::audit::{AuditTrail, Subject};
@@ -35,10 +35,10 @@ impl ContextService {
     pub async fn list_context_entries(
         &self,
         caller: &Principal,
-        page: &PageRequest,
+        query: &ContextQuery,
     ) -> Result<Page<ContextEntry>, AppError> {
         require(caller, Family::Context, Action::Read)?;
-        Ok(self.context.list_context_entries(&caller.organization_id, page).await?)
+        Ok(self.context.list_context_entries(&caller.organization_id, query).await?)
     }
 
     pub async fn get_context_entry(&self, caller: &Principal, id: &ContextEntryId) -> Result<ContextEntry, AppError> {

@@ -6,7 +6,7 @@ use compliance_domain::access::Role;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
-use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError, UserRepository};
+use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PersonQuery, RepoError, UserRepository};
 
 use crate::access::{holds, require};
 use crate::audit::{AuditTrail, Author, MEMBER, member_action};
@@ -42,10 +42,10 @@ impl PeopleService {
         &self,
         caller: &Principal,
         include_inactive: bool,
-        page: &PageRequest,
+        query: &PersonQuery,
     ) -> Result<Page<Person>, AppError> {
         require(caller, Family::People, Action::Read)?;
-        Ok(self.members.list(&caller.organization_id, include_inactive, page).await?)
+        Ok(self.members.list(&caller.organization_id, include_inactive, query).await?)
     }
 
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {

@@ -6,7 +6,7 @@ use compliance_domain::PolicyId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::policy::{NewPolicy, Policy, PolicyChanges, PolicyPatch};
-use compliance_ports::{Clock, MemberRepository, Page, PageRequest, PolicyRepository};
+use compliance_ports::{Clock, MemberRepository, Page, PolicyQuery, PolicyRepository};
 
 use crate::access::require;
 use crate::assignees::require_active_members;
@@ -42,9 +42,9 @@ impl PolicyService {
     }
 
     /// A page of the caller's organization's policies, newest first.
-    pub async fn list_policies(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Policy>, AppError> {
+    pub async fn list_policies(&self, caller: &Principal, query: &PolicyQuery) -> Result<Page<Policy>, AppError> {
         require(caller, Family::Policies, Action::Read)?;
-        Ok(self.policies.list_policies(&caller.organization_id, page).await?)
+        Ok(self.policies.list_policies(&caller.organization_id, query).await?)
     }
 
     pub async fn get_policy(&self, caller: &Principal, id: &PolicyId) -> Result<Policy, AppError> {

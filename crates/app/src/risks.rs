@@ -6,7 +6,7 @@ use compliance_domain::RiskId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
-use compliance_ports::{Clock, MemberRepository, Page, PageRequest, RiskRepository};
+use compliance_ports::{Clock, MemberRepository, Page, RiskQuery, RiskRepository};
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
@@ -36,9 +36,9 @@ impl RiskService {
     }
 
     /// A page of the caller's organization's risks, newest first.
-    pub async fn list_risks(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Risk>, AppError> {
+    pub async fn list_risks(&self, caller: &Principal, query: &RiskQuery) -> Result<Page<Risk>, AppError> {
         require(caller, Family::Risks, Action::Read)?;
-        Ok(self.risks.list_risks(&caller.organization_id, page).await?)
+        Ok(self.risks.list_risks(&caller.organization_id, query).await?)
     }
 
     pub async fn get_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {

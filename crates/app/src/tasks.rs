@@ -6,7 +6,7 @@ use compliance_domain::TaskId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
-use compliance_ports::{Clock, MemberRepository, Page, PageRequest, TaskRepository};
+use compliance_ports::{Clock, MemberRepository, Page, TaskQuery, TaskRepository};
 
 use crate::access::{Reach, only_own, require};
 use crate::assignees::{assignee, require_active_members};
@@ -37,10 +37,10 @@ impl TaskService {
 
     /// A page of the caller's organization's tasks, newest first.
     /// Only the caller's own tasks when the caller's role reads only those.
-    pub async fn list_tasks(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Task>, AppError> {
+    pub async fn list_tasks(&self, caller: &Principal, query: &TaskQuery) -> Result<Page<Task>, AppError> {
         match require(caller, Family::Tasks, Action::Read)? {
-            Reach::All => Ok(self.tasks.list_tasks(&caller.organization_id, page).await?),
-            Reach::Own => Ok(self.tasks.list_tasks_assigned(&caller.organization_id, &caller.member_id, page).await?),
+            Reach::All => Ok(self.tasks.list_tasks(&caller.organization_id, query).await?),
+            Reach::Own => Ok(self.tasks.list_tasks_assigned(&caller.organization_id, &caller.member_id, query).await?),
         }
     }
 

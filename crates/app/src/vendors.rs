@@ -6,7 +6,7 @@ use compliance_domain::VendorId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
-use compliance_ports::{Clock, MemberRepository, Page, PageRequest, VendorRepository};
+use compliance_ports::{Clock, MemberRepository, Page, VendorQuery, VendorRepository};
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
@@ -42,9 +42,9 @@ impl VendorService {
     }
 
     /// A page of the caller's organization's vendors, newest first.
-    pub async fn list_vendors(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Vendor>, AppError> {
+    pub async fn list_vendors(&self, caller: &Principal, query: &VendorQuery) -> Result<Page<Vendor>, AppError> {
         require(caller, Family::Vendors, Action::Read)?;
-        Ok(self.vendors.list_vendors(&caller.organization_id, page).await?)
+        Ok(self.vendors.list_vendors(&caller.organization_id, query).await?)
     }
 
     pub async fn get_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {

@@ -34,7 +34,11 @@ fn denied<T: std::fmt::Debug>(answer: Result<T, AppError>) -> String {
     }
 }
 
-fn page() -> PageRequest {
+fn page<F: Default, S>() -> compliance_ports::ListQuery<F, S> {
+    compliance_ports::ListQuery::unfiltered(keys_page())
+}
+
+fn keys_page() -> PageRequest {
     PageRequest::first(50)
 }
 
@@ -138,9 +142,9 @@ async fn members_other_than_owners_and_admins_manage_only_their_own_keys() {
     let owners = world.app.api_keys.create(&tenant.owner, named(&["*"])).await.unwrap().key;
     let employees = world.app.api_keys.create(&employee, named(&["policies:read"])).await.unwrap().key;
 
-    let listed = world.app.api_keys.list(&employee, &page()).await.unwrap();
+    let listed = world.app.api_keys.list(&employee, &keys_page()).await.unwrap();
     assert_eq!(listed.items.iter().map(|k| &k.id).collect::<Vec<_>>(), vec![&employees.id]);
-    assert_eq!(world.app.api_keys.list(&tenant.owner, &page()).await.unwrap().total, 2);
+    assert_eq!(world.app.api_keys.list(&tenant.owner, &keys_page()).await.unwrap().total, 2);
     assert_eq!(
         denied(world.app.api_keys.revoke(&auditor, &owners.id).await),
         "role auditor may write only the API keys they created"

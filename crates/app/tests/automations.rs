@@ -58,7 +58,13 @@ fn runs(world: &World) -> Vec<AutomationRun> {
 
 /// The automation's runs as the service lists them, newest first, on one page.
 async fn all_runs(world: &World, caller: &Principal, automation: &BrowserAutomation) -> Vec<RunView> {
-    world.app.automations.runs(caller, &automation.id, &PageRequest::first(100)).await.unwrap().items
+    world
+        .app
+        .automations
+        .runs(caller, &automation.id, &compliance_ports::ListQuery::unfiltered(PageRequest::first(100)))
+        .await
+        .unwrap()
+        .items
 }
 
 #[tokio::test]
@@ -379,9 +385,15 @@ async fn runs_come_in_pages_newest_first() {
         world.clock.advance(time::Duration::seconds(1));
     }
     let all: Vec<_> = all_runs(&world, &tenant.owner, &automation).await.into_iter().map(|v| v.run.id).collect();
-    let first = world.app.automations.runs(&tenant.owner, &automation.id, &PageRequest::first(2)).await.unwrap();
+    let first = world
+        .app
+        .automations
+        .runs(&tenant.owner, &automation.id, &compliance_ports::ListQuery::unfiltered(PageRequest::first(2)))
+        .await
+        .unwrap();
     assert_eq!((first.total, first.items.len()), (3, 2));
-    let next = PageRequest { after: first.next.clone(), ..PageRequest::first(2) };
+    let next =
+        compliance_ports::ListQuery::unfiltered(PageRequest { after: first.next.clone(), ..PageRequest::first(2) });
     let second = world.app.automations.runs(&tenant.owner, &automation.id, &next).await.unwrap();
     let paged: Vec<_> = first.items.iter().chain(&second.items).map(|v| v.run.id.clone()).collect();
     assert_eq!(paged, all);

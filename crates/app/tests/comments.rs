@@ -44,7 +44,16 @@ fn edit(content: &str) -> CommentEdit {
 }
 
 async fn comments_on(world: &World, caller: &Principal, risk: &RiskId) -> Vec<String> {
-    let page = world.app.comments.list(caller, CommentEntityType::Risk, risk.as_str(), &PageRequest::first(50)).await;
+    let page = world
+        .app
+        .comments
+        .list(
+            caller,
+            CommentEntityType::Risk,
+            risk.as_str(),
+            &compliance_ports::ListQuery::unfiltered(PageRequest::first(50)),
+        )
+        .await;
     page.unwrap().items.into_iter().map(|view| view.comment.content).collect()
 }
 

@@ -58,7 +58,12 @@ async fn changes_through_this_instance_take_effect_at_once() {
     let refused = world.app.auth.authenticate(api_key(&revoked.secret)).await;
     assert!(matches!(refused, Err(AppError::Unauthenticated(_))), "a revoked key, no clock moved: {refused:?}");
 
-    let person = world.app.people.list(&tenant.owner, false, &compliance_ports::PageRequest::first(10)).await.unwrap();
+    let person = world
+        .app
+        .people
+        .list(&tenant.owner, false, &compliance_ports::ListQuery::unfiltered(compliance_ports::PageRequest::first(10)))
+        .await
+        .unwrap();
     let member = person.items.iter().find(|p| p.user.id == auditor.user_id).unwrap().member.id.clone();
     let off = MemberChanges { is_active: Some(false), ..MemberChanges::default() };
     world.app.people.update(&tenant.owner, &member, off).await.unwrap();

@@ -19,6 +19,7 @@ use futures_util::stream;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::list_query::ListParams;
 use crate::{ApiError, AppState};
 
 /// Rows read per batch: large enough that the per-statement cost is spread thin, small enough
@@ -35,6 +36,7 @@ pub enum ExportFormat {
 /// `format` of an export, read as text so that a bad value is a 400 naming it.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
+#[allow(dead_code, reason = "read by ExportFormat::take; this struct documents it")]
 pub struct FormatQuery {
     /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
     #[param(value_type = Option<String>, pattern = "^(csv|json)$")]
@@ -42,6 +44,21 @@ pub struct FormatQuery {
 }
 
 impl ExportFormat {
+    /// Takes `format` from an export's parameters (the rest are its list's: filters, `q`, `sort`)
+    /// and refuses `limit` and `cursor`: an export holds every matching row.
+    pub fn take(params: &mut ListParams) -> Result<Self, ApiError> {
+        let format = Self::parse(params.single("format")?.as_deref())?;
+        for name in ["limit", "cursor"] {
+            if !params.take(name).is_empty() {
+                return Err(ApiError::invalid_field(
+                    name,
+                    "is not a parameter of an export, which holds every matching row",
+                ));
+            }
+        }
+        Ok(format)
+    }
+
     /// The format `text` names; CSV without one.
     pub fn parse(text: Option<&str>) -> Result<Self, ApiError> {
         match text {

@@ -7,6 +7,7 @@ mod body;
 mod error;
 mod export;
 mod list_cache;
+pub mod list_query;
 pub mod middleware;
 pub mod openapi;
 mod pages;

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::ApiError;
+use crate::list_query::QueryShape;
 
 /// Which page of which list: everything the items depend on. The caller's organization comes
 /// first, so one organization's pages are never another's.
@@ -29,16 +30,19 @@ pub struct ListKey {
     /// The member whose own records the page holds, when the caller's role reads only those
     /// (an employee's tasks); `None` when the page holds the whole list.
     own: Option<MemberId>,
+    /// The list's filters, search and sort.
+    shape: QueryShape,
     page: PageRequest,
 }
 
 impl ListKey {
-    pub fn new(caller: &Principal, list: ListName, page: &PageRequest) -> Self {
+    pub fn new(caller: &Principal, list: ListName, shape: &QueryShape, page: &PageRequest) -> Self {
         let own = match compliance_app::access::list_reach(caller, list) {
             Ok(Reach::Own) => Some(caller.member_id.clone()),
             _ => None,
         };
-        Self { org: caller.organization_id.clone(), list, include_inactive: false, own, page: page.clone() }
+        let (org, page, shape) = (caller.organization_id.clone(), page.clone(), shape.clone());
+        Self { org, list, include_inactive: false, own, shape, page }
     }
 
     pub fn including_inactive(self, include_inactive: bool) -> Self {
@@ -51,6 +55,11 @@ impl ListKey {
 
     pub fn list(&self) -> ListName {
         self.list
+    }
+
+    /// The fingerprint the page's `nextCursor` carries.
+    pub fn fingerprint(&self) -> String {
+        self.shape.fingerprint()
     }
 }
 
@@ -69,10 +78,15 @@ impl ListPage {
     pub fn serialize<T>(
         page: &Page<T>,
         data: impl FnOnce(&Page<T>) -> serde_json::Result<Box<RawValue>>,
+        fingerprint: &str,
     ) -> Result<Arc<Self>, ApiError> {
         let data = data(page)
             .map_err(|error| ApiError::from(AppError::Internal(format!("a list page did not serialize: {error}"))))?;
-        Ok(Arc::new(Self { data, count: page.total, next_cursor: page.next.as_ref().map(crate::paging::encode) }))
+        Ok(Arc::new(Self {
+            data,
+            count: page.total,
+            next_cursor: page.next.as_ref().map(|next| crate::paging::encode(next, fingerprint)),
+        }))
     }
 
     /// The items, a JSON array.
@@ -190,6 +204,10 @@ mod tests {
 
     use super::*;
 
+    fn shape(query: &str) -> QueryShape {
+        crate::list_query::ListParams::parse(query).shape("risks")
+    }
+
     fn caller(org: &OrganizationId) -> Principal {
         Principal {
             organization_id: org.clone(),
@@ -207,7 +225,8 @@ mod tests {
     /// Serializes `items` as a page and keeps it under `key` at `generation`.
     fn keep(cache: &ListCache, key: &ListKey, generation: u64, items: Vec<u32>) -> Arc<ListPage> {
         let total = items.len() as u64;
-        let page = ListPage::serialize(&Page { items, total, next: None }, |page| super::items(page, |n| *n)).unwrap();
+        let page =
+            ListPage::serialize(&Page { items, total, next: None }, |page| super::items(page, |n| *n), "f").unwrap();
         cache.keep(key.clone(), generation, page.clone());
         page
     }
@@ -216,21 +235,24 @@ mod tests {
     fn a_loaded_page_is_kept_with_its_generation_per_organization() {
         let (a, b) = (OrganizationId::generate(), OrganizationId::generate());
         let cache = ListCache::new(1 << 20);
-        let key = ListKey::new(&caller(&a), ListName::Risks, &PageRequest::first(10));
+        let key = ListKey::new(&caller(&a), ListName::Risks, &shape(""), &PageRequest::first(10));
         let page = keep(&cache, &key, 7, vec![1, 2, 3]);
         assert_eq!(page.data.get(), "[1,2,3]");
         assert_eq!(cache.current(&key, 7).map(|page| page.data.get().to_owned()).as_deref(), Some("[1,2,3]"));
         assert!(cache.current(&key, 8).is_none(), "a list changed since is loaded again");
         for other in [
-            ListKey::new(&caller(&b), ListName::Risks, &PageRequest::first(10)),
-            ListKey::new(&caller(&a), ListName::Vendors, &PageRequest::first(10)),
-            ListKey::new(&caller(&a), ListName::Risks, &PageRequest::first(11)),
+            ListKey::new(&caller(&b), ListName::Risks, &shape(""), &PageRequest::first(10)),
+            ListKey::new(&caller(&a), ListName::Risks, &shape("status=open"), &PageRequest::first(10)),
+            ListKey::new(&caller(&a), ListName::Risks, &shape("sort=title"), &PageRequest::first(10)),
+            ListKey::new(&caller(&a), ListName::Vendors, &shape(""), &PageRequest::first(10)),
+            ListKey::new(&caller(&a), ListName::Risks, &shape(""), &PageRequest::first(11)),
             key.clone().including_inactive(true),
             ListKey::new(
                 &caller(&a),
                 ListName::Risks,
+                &shape(""),
                 &PageRequest {
-                    after: Some(Cursor { created_at: compliance_domain::Timestamp::now(), id: "x".into() }),
+                    after: Some(Cursor::newest_first(compliance_domain::Timestamp::now(), "x".into())),
                     ..PageRequest::first(10)
                 },
             ),
@@ -242,7 +264,7 @@ mod tests {
     #[test]
     fn the_oldest_pages_go_first_and_a_big_page_is_not_kept() {
         let org = OrganizationId::generate();
-        let key = |limit| ListKey::new(&caller(&org), ListName::Risks, &PageRequest::first(limit));
+        let key = |limit| ListKey::new(&caller(&org), ListName::Risks, &shape(""), &PageRequest::first(limit));
         // "[1,2,…]" of 10 items is 22 bytes: four of them fit in 100.
         let cache = ListCache::new(100);
         for limit in 1..=5 {

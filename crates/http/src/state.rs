@@ -57,7 +57,7 @@ impl AppState {
         if let Some(page) = generation.and_then(|generation| self.lists.current(&key, generation)) {
             return Ok(page);
         }
-        let page = ListPage::serialize(&self.run(load).await?, data)?;
+        let page = ListPage::serialize(&self.run(load).await?, data, &key.fingerprint())?;
         if let Some(generation) = generation {
             self.lists.keep(key, generation, page.clone());
         }

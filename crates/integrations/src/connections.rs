@@ -13,7 +13,7 @@ use compliance_credentials::{
 };
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
 use compliance_domain::{ConnectionId, FieldError, OrganizationId, Timestamp, UserId, ValidationErrors};
-use compliance_ports::RepoError;
+use compliance_ports::{ConnectionQuery, Page, RepoError};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
@@ -168,10 +168,16 @@ impl Integrations {
         Ok(self.connection_view(connection))
     }
 
-    pub async fn list_connections(&self, caller: &Principal) -> Result<Vec<ConnectionView>, AppError> {
+    /// A page of the organization's connections matching `query`.
+    pub async fn list_connections(
+        &self,
+        caller: &Principal,
+        query: &ConnectionQuery,
+    ) -> Result<Page<ConnectionView>, AppError> {
         require(caller, Family::Integrations, Action::Read)?;
-        let connections = self.connections.list(&caller.organization_id).await?;
-        Ok(connections.into_iter().map(|c| self.connection_view(c)).collect())
+        let page = self.connections.list(&caller.organization_id, query).await?;
+        let Page { items, total, next } = page;
+        Ok(Page { items: items.into_iter().map(|c| self.connection_view(c)).collect(), total, next })
     }
 
     pub async fn get_connection(&self, caller: &Principal, id: &str) -> Result<ConnectionView, AppError> {

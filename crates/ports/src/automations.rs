@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation};
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 
-use crate::{AuditOf, Page, PageRequest, RepoError};
+use crate::{AuditOf, Page, RepoError, RunQuery};
 
 #[async_trait]
 pub trait AutomationRepository: Send + Sync {
@@ -42,7 +42,7 @@ pub trait AutomationRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         automation: &AutomationId,
-        page: &PageRequest,
+        query: &RunQuery,
     ) -> Result<Page<AutomationRun>, RepoError>;
     /// Deletes up to `limit` completed or failed runs (of every organization) created before
     /// `created_before`, oldest first; the deleted runs (their screenshots are to be removed).

@@ -4,15 +4,16 @@ use async_trait::async_trait;
 use compliance_domain::integration::Connection;
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 
-use crate::RepoError;
+use crate::{ConnectionQuery, Page, RepoError};
 
 #[async_trait]
 pub trait ConnectionRepository: Send + Sync {
     /// `RepoError::Conflict` when the organization already has a connection to that provider that
     /// is not disconnected.
     async fn insert(&self, connection: &Connection) -> Result<(), RepoError>;
-    /// Newest first, disconnected ones included.
-    async fn list(&self, org: &OrganizationId) -> Result<Vec<Connection>, RepoError>;
+    /// A page of the connections matching the query (disconnected ones included unless filtered
+    /// out), in its order (newest first by default).
+    async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError>;
     /// The organization's connection to `provider` that is not disconnected, if any.
     async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError>;

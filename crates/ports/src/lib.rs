@@ -13,6 +13,7 @@ mod connections;
 mod devices;
 mod error;
 mod invitations;
+mod list_query;
 mod operations;
 mod page;
 mod records;
@@ -35,6 +36,12 @@ pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
 pub use invitations::{Acceptance, InvitationRepository};
+pub use list_query::{
+    Assignee, CommentFilter, CommentQuery, CommentSort, ConnectionFilter, ConnectionQuery, ConnectionSort,
+    ContextFilter, ContextQuery, ContextSort, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,
+    PolicyQuery, PolicySort, RiskFilter, RiskQuery, RiskSort, RunFilter, RunQuery, RunSort, Search, SortKey, SortValue,
+    TaskFilter, TaskQuery, TaskSort, TimeRange, VendorFilter, VendorQuery, VendorSort,
+};
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
 pub use records::{ContextRepository, Deleted, PolicyRepository, RiskRepository, TaskRepository, VendorRepository};

@@ -1,16 +1,24 @@
-//! Keyset pages of the lists that are ordered newest first by (created_at, id).
+//! Keyset pages of the lists, ordered by their sort key (newest first by default) then id.
 
 use async_trait::async_trait;
 use compliance_domain::{OrganizationId, Timestamp};
 
-use crate::RepoError;
+use crate::{RepoError, SortValue};
 
-/// The position after one row of a list: its creation time and id. The next page holds the rows
-/// ordered after it, so rows inserted meanwhile (newer, hence earlier in the order) shift nothing.
+/// The position after one row of a list: the values of its sort key (one per key of the list's
+/// sort, in order) and its id. The next page holds the rows ordered after it, so rows inserted
+/// meanwhile shift nothing: each lands before or after the position, never across it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor {
-    pub created_at: Timestamp,
+    pub values: Vec<SortValue>,
     pub id: String,
+}
+
+impl Cursor {
+    /// The position of a row of a list ordered newest first: its creation time, then its id.
+    pub fn newest_first(created_at: Timestamp, id: String) -> Self {
+        Self { values: vec![SortValue::Time(created_at)], id }
+    }
 }
 
 /// Which page to load.
@@ -105,7 +113,7 @@ mod tests {
     use super::*;
 
     fn cursor(n: &u32) -> Cursor {
-        Cursor { created_at: Timestamp::now(), id: n.to_string() }
+        Cursor::newest_first(Timestamp::now(), n.to_string())
     }
 
     #[test]

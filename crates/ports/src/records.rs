@@ -14,7 +14,7 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
 
-use crate::{AuditOf, Page, PageRequest, RepoError};
+use crate::{AuditOf, ContextQuery, Page, PolicyQuery, RepoError, RiskQuery, TaskQuery, VendorQuery};
 
 /// A deleted record and the attachments deleted with it (of the comments on it), whose bytes are
 /// now to be removed.
@@ -27,7 +27,7 @@ pub struct Deleted<R> {
 #[async_trait]
 pub trait RiskRepository: Send + Sync {
     /// A page of the organization's risks, newest first.
-    async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError>;
+    async fn list_risks(&self, org: &OrganizationId, query: &RiskQuery) -> Result<Page<Risk>, RepoError>;
     async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError>;
     /// Inserts the risk and `audit`'s entry of it, in one transaction.
     async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError>;
@@ -54,7 +54,7 @@ pub trait RiskRepository: Send + Sync {
 #[async_trait]
 pub trait VendorRepository: Send + Sync {
     /// A page of the organization's vendors, newest first.
-    async fn list_vendors(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Vendor>, RepoError>;
+    async fn list_vendors(&self, org: &OrganizationId, query: &VendorQuery) -> Result<Page<Vendor>, RepoError>;
     async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError>;
     /// Inserts the vendor and `audit`'s entry of it, in one transaction.
     async fn insert_vendor(&self, vendor: &Vendor, audit: &AuditOf<'_, Vendor>) -> Result<(), RepoError>;
@@ -79,13 +79,13 @@ pub trait VendorRepository: Send + Sync {
 #[async_trait]
 pub trait TaskRepository: Send + Sync {
     /// A page of the organization's tasks, newest first.
-    async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError>;
+    async fn list_tasks(&self, org: &OrganizationId, query: &TaskQuery) -> Result<Page<Task>, RepoError>;
     /// A page of the tasks assigned to `assignee`, newest first.
     async fn list_tasks_assigned(
         &self,
         org: &OrganizationId,
         assignee: &MemberId,
-        page: &PageRequest,
+        query: &TaskQuery,
     ) -> Result<Page<Task>, RepoError>;
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError>;
     /// Inserts the task and `audit`'s entry of it, in one transaction.
@@ -112,7 +112,7 @@ pub trait TaskRepository: Send + Sync {
 #[async_trait]
 pub trait PolicyRepository: Send + Sync {
     /// A page of the organization's policies, newest first.
-    async fn list_policies(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Policy>, RepoError>;
+    async fn list_policies(&self, org: &OrganizationId, query: &PolicyQuery) -> Result<Page<Policy>, RepoError>;
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError>;
     /// Inserts the policy and `audit`'s entry of it, in one transaction.
     async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError>;
@@ -141,7 +141,7 @@ pub trait ContextRepository: Send + Sync {
     async fn list_context_entries(
         &self,
         org: &OrganizationId,
-        page: &PageRequest,
+        query: &ContextQuery,
     ) -> Result<Page<ContextEntry>, RepoError>;
     async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
     /// Inserts the entry and `audit`'s entry of it, in one transaction.

@@ -4,7 +4,7 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
 
-use crate::{AuditEach, AuditOf, Page, PageRequest, RepoError};
+use crate::{AuditEach, AuditOf, CommentQuery, Page, PageRequest, PersonQuery, RepoError};
 
 #[async_trait]
 pub trait CommentRepository: Send + Sync {
@@ -21,7 +21,7 @@ pub trait CommentRepository: Send + Sync {
         org: &OrganizationId,
         entity_type: CommentEntityType,
         entity_id: &str,
-        page: &PageRequest,
+        query: &CommentQuery,
     ) -> Result<Page<CommentView>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError>;
     async fn update_content(
@@ -85,7 +85,7 @@ pub trait MemberRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         include_inactive: bool,
-        page: &PageRequest,
+        query: &PersonQuery,
     ) -> Result<Page<Person>, RepoError>;
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError>;
     /// The user's membership in the organization, active or not.

@@ -19,7 +19,7 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::{SqliteAsync, db_run};
 use crate::error::{TxError, corrupt, repo_error};
-use crate::paging::read_page;
+use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, naive, optional_id};
 use crate::schema::{audit_chain_heads, audit_checkpoints, audit_entries};
 
@@ -146,15 +146,11 @@ impl AuditRepository for Store {
                 query
             },
             AuditRow::as_select(),
-            audit_entries::created_at,
-            audit_entries::id
+            newest_first(audit_entries::created_at, audit_entries::id)
         )
         .map_err(repo_error)?;
         let entries = rows.into_iter().map(AuditEntry::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(entries, page, total, |e| Cursor {
-            created_at: e.draft.created_at,
-            id: e.draft.id.to_string(),
-        }))
+        Ok(Page::from_rows(entries, page, total, |e| Cursor::newest_first(e.draft.created_at, e.draft.id.to_string())))
     }
 
     async fn entries_after(

@@ -8,7 +8,8 @@ use compliance_domain::automation::{
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
-    AUTOMATION_SECRET_OWNER_KIND, AuditOf, AutomationRepository, Cursor, Page, PageRequest, RepoError,
+    AUTOMATION_SECRET_OWNER_KIND, AuditOf, AutomationRepository, Cursor, Page, RepoError, RunFilter, RunQuery, RunSort,
+    SortValue,
 };
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -19,7 +20,7 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
-use crate::paging::read_page;
+use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_id, optional_instant, optional_naive, value};
 use crate::schema::{automation_runs, browser_automations, vault_secrets};
 use crate::vault::children_pattern;
@@ -290,6 +291,46 @@ fn run_insert_error(error: DieselError) -> RepoError {
     }
 }
 
+/// The automation's runs that match every filter of `query`.
+fn runs_matching<DB: ListBackend>(
+    matching: automation_runs::BoxedQuery<'static, DB>,
+    org: &str,
+    automation: &str,
+    query: &RunQuery,
+) -> automation_runs::BoxedQuery<'static, DB> {
+    let RunFilter { status, trigger } = &query.filter;
+    let conditions = [
+        text_in(automation_runs::status, status),
+        text_in(automation_runs::trigger_kind, trigger),
+        time_range(&query.times, automation_runs::created_at, None::<automation_runs::created_at>),
+        query.search.as_ref().and_then(crate::search::runs_matching_words),
+    ];
+    let mut matching = matching
+        .filter(automation_runs::organization_id.eq(DB::text(org.to_owned())))
+        .filter(automation_runs::automation_id.eq(DB::text(automation.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders runs by, the id last.
+fn run_order<DB: ListBackend>(query: &RunQuery) -> SortColumns<automation_runs::table, DB> {
+    let column = |field| match field {
+        RunSort::CreatedAt => SortColumn::time(automation_runs::created_at),
+        RunSort::Status => SortColumn::text(automation_runs::status),
+    };
+    sort_columns(&query.sort_keys(RunSort::CreatedAt), column, automation_runs::id)
+}
+
+/// A run's value of a sort field, as its cursor holds it.
+fn run_sort_value(run: &AutomationRun, field: RunSort) -> SortValue {
+    match field {
+        RunSort::CreatedAt => SortValue::Time(run.created_at),
+        RunSort::Status => SortValue::Text(run.status.to_string()),
+    }
+}
+
 #[async_trait]
 impl AutomationRepository for Store {
     async fn insert(
@@ -446,23 +487,24 @@ impl AutomationRepository for Store {
         &self,
         org: &OrganizationId,
         automation: &AutomationId,
-        page: &PageRequest,
+        query: &RunQuery,
     ) -> Result<Page<AutomationRun>, RepoError> {
-        let (org, automation) = (org.to_string(), automation.to_string());
+        let (org, automation, matching) = (org.to_string(), automation.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<RunRow>, _) = read_page!(
             &mut conn,
-            page,
-            automation_runs::table
-                .filter(automation_runs::organization_id.eq(org.as_str()))
-                .filter(automation_runs::automation_id.eq(automation.as_str())),
+            &query.page,
+            runs_matching(automation_runs::table.into_boxed(), &org, &automation, &matching),
             RunRow::as_select(),
-            automation_runs::created_at,
-            automation_runs::id
+            run_order(&matching)
         )
         .map_err(repo_error)?;
         let runs = rows.into_iter().map(AutomationRun::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(runs, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+        let keys = query.sort_keys(RunSort::CreatedAt);
+        Ok(Page::from_rows(runs, &query.page, total, |run| Cursor {
+            values: keys.iter().map(|key| run_sort_value(run, key.field)).collect(),
+            id: run.id.to_string(),
+        }))
     }
 
     async fn delete_finished_runs(

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
-use compliance_ports::{AuditOf, CommentRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{
+    AuditOf, CommentFilter, CommentQuery, CommentRepository, CommentSort, Cursor, Page, RepoError, SortValue,
+};
 use diesel::dsl;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -14,7 +16,7 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{Boxed, ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
 use crate::schema::{attachments, comments, members, users};
 
@@ -44,6 +46,57 @@ fn comments_with_authors() -> _ {
         dsl::Eq<members::organization_id, comments::organization_id>,
     > = members::user_id.eq(comments::author_id).and(members::organization_id.eq(comments::organization_id));
     comments::table.inner_join(users::table).left_join(members::table.on(author_membership))
+}
+
+/// The tables of [`comments_with_authors`], as conditions on them name it.
+type CommentsWithAuthors = dsl::LeftJoinQuerySource<
+    dsl::InnerJoinQuerySource<comments::table, users::table>,
+    members::table,
+    dsl::And<
+        dsl::Eq<members::user_id, comments::author_id>,
+        dsl::Eq<members::organization_id, comments::organization_id>,
+    >,
+>;
+
+/// The comments on one entity of the organization that match every filter of `query`.
+fn comments_matching<ST, DB: ListBackend>(
+    matching: Boxed<ST, CommentsWithAuthors, DB>,
+    org: &str,
+    entity_type: CommentEntityType,
+    entity_id: &str,
+    query: &CommentQuery,
+) -> Boxed<ST, CommentsWithAuthors, DB> {
+    let CommentFilter { author } = &query.filter;
+    let conditions = [
+        text_in(comments::author_id, author),
+        time_range(&query.times, comments::created_at, Some(comments::updated_at)),
+        query.search.as_ref().and_then(crate::search::comments_matching_words),
+    ];
+    let mut matching = matching
+        .filter(comments::organization_id.eq(DB::text(org.to_owned())))
+        .filter(comments::entity_type.eq(DB::text(entity_type.as_str().to_owned())))
+        .filter(comments::entity_id.eq(DB::text(entity_id.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders comments by, the id last.
+fn comment_order<DB: ListBackend>(query: &CommentQuery) -> SortColumns<CommentsWithAuthors, DB> {
+    let column = |field| match field {
+        CommentSort::CreatedAt => SortColumn::time(comments::created_at),
+        CommentSort::UpdatedAt => SortColumn::time(comments::updated_at),
+    };
+    sort_columns(&query.sort_keys(CommentSort::CreatedAt), column, comments::id)
+}
+
+/// A comment's value of a sort field, as its cursor holds it.
+fn comment_sort_value(view: &CommentView, field: CommentSort) -> SortValue {
+    match field {
+        CommentSort::CreatedAt => SortValue::Time(view.comment.created_at),
+        CommentSort::UpdatedAt => SortValue::Time(view.comment.updated_at),
+    }
 }
 
 /// What [`comments_with_authors`] selects: a comment, its author and whether the author is still
@@ -114,20 +167,16 @@ impl CommentRepository for Store {
         org: &OrganizationId,
         entity_type: CommentEntityType,
         entity_id: &str,
-        page: &PageRequest,
+        query: &CommentQuery,
     ) -> Result<Page<CommentView>, RepoError> {
-        let (org, entity_type, entity_id) = (org.to_string(), entity_type.as_str(), entity_id.to_owned());
+        let (org, entity_id, matching) = (org.to_string(), entity_id.to_owned(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<CommentWithAuthor>, _) = read_page!(
             &mut conn,
-            page,
-            comments_with_authors()
-                .filter(comments::organization_id.eq(org.as_str()))
-                .filter(comments::entity_type.eq(entity_type))
-                .filter(comments::entity_id.eq(entity_id.as_str())),
+            &query.page,
+            comments_matching(comments_with_authors().into_boxed(), &org, entity_type, &entity_id, &matching),
             comment_with_author(),
-            comments::created_at,
-            comments::id
+            comment_order(&matching)
         )
         .map_err(repo_error)?;
         let attachment_rows: Vec<AttachmentRow> = db_run!(&mut conn, |c| {
@@ -139,8 +188,9 @@ impl CommentRepository for Store {
         })
         .map_err(repo_error)?;
         let views = views(rows, attachment_rows)?;
-        Ok(Page::from_rows(views, page, total, |v| Cursor {
-            created_at: v.comment.created_at,
+        let keys = query.sort_keys(CommentSort::CreatedAt);
+        Ok(Page::from_rows(views, &query.page, total, |v| Cursor {
+            values: keys.iter().map(|key| comment_sort_value(v, key.field)).collect(),
             id: v.comment.id.to_string(),
         }))
     }

@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use compliance_domain::integration::{Connection, ConnectionStatus};
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
-use compliance_ports::{ConnectionRepository, RepoError};
+use compliance_ports::{
+    ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Cursor, Page, RepoError, SortValue,
+};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
@@ -11,6 +13,7 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::db_run;
 use crate::error::repo_error;
+use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_instant, optional_naive, value};
 use crate::schema::connections;
 
@@ -99,6 +102,47 @@ impl TryFrom<ConnectionRow> for Connection {
     }
 }
 
+/// The organization's connections that match every filter of `query`.
+fn connections_matching<DB: ListBackend>(
+    matching: connections::BoxedQuery<'static, DB>,
+    org: &str,
+    query: &ConnectionQuery,
+) -> connections::BoxedQuery<'static, DB> {
+    let ConnectionFilter { status, provider } = &query.filter;
+    let conditions = [
+        text_in(connections::status, status),
+        text_in(connections::provider, provider),
+        time_range(&query.times, connections::created_at, Some(connections::updated_at)),
+        query.search.as_ref().and_then(crate::search::connections_matching_words),
+    ];
+    let mut matching = matching.filter(connections::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders connections by, the id last.
+fn connection_order<DB: ListBackend>(query: &ConnectionQuery) -> SortColumns<connections::table, DB> {
+    let column = |field| match field {
+        ConnectionSort::CreatedAt => SortColumn::time(connections::created_at),
+        ConnectionSort::UpdatedAt => SortColumn::time(connections::updated_at),
+        ConnectionSort::Provider => SortColumn::text(connections::provider),
+        ConnectionSort::Status => SortColumn::text(connections::status),
+    };
+    sort_columns(&query.sort_keys(ConnectionSort::CreatedAt), column, connections::id)
+}
+
+/// A connection's value of a sort field, as its cursor holds it.
+fn connection_sort_value(connection: &Connection, field: ConnectionSort) -> SortValue {
+    match field {
+        ConnectionSort::CreatedAt => SortValue::Time(connection.created_at),
+        ConnectionSort::UpdatedAt => SortValue::Time(connection.updated_at),
+        ConnectionSort::Provider => SortValue::Text(connection.provider.clone()),
+        ConnectionSort::Status => SortValue::Text(connection.status.to_string()),
+    }
+}
+
 #[async_trait]
 impl ConnectionRepository for Store {
     async fn insert(&self, connection: &Connection) -> Result<(), RepoError> {
@@ -111,18 +155,23 @@ impl ConnectionRepository for Store {
         Ok(())
     }
 
-    async fn list(&self, org: &OrganizationId) -> Result<Vec<Connection>, RepoError> {
+    async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError> {
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let rows: Vec<ConnectionRow> = db_run!(&mut conn, |c| {
-            connections::table
-                .filter(connections::organization_id.eq(org.as_str()))
-                .order((connections::created_at.desc(), connections::id.desc()))
-                .select(ConnectionRow::as_select())
-                .load(c)
-                .await
-        })
+        let (rows, total): (Vec<ConnectionRow>, _) = read_page!(
+            &mut conn,
+            &query.page,
+            connections_matching(connections::table.into_boxed(), &org, &matching),
+            ConnectionRow::as_select(),
+            connection_order(&matching)
+        )
         .map_err(repo_error)?;
-        rows.into_iter().map(Connection::try_from).collect()
+        let items = rows.into_iter().map(Connection::try_from).collect::<Result<Vec<_>, _>>()?;
+        let keys = query.sort_keys(ConnectionSort::CreatedAt);
+        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
+            values: keys.iter().map(|key| connection_sort_value(item, key.field)).collect(),
+            id: item.id.to_string(),
+        }))
     }
 
     async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {

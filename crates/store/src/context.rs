@@ -4,7 +4,9 @@
 use async_trait::async_trait;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch};
 use compliance_domain::{ContextEntryId, OrganizationId, Timestamp};
-use compliance_ports::{AuditOf, ContextRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{
+    AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, Cursor, Page, RepoError, SortValue,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -13,7 +15,7 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, read_page, sort_columns, time_range};
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
 use crate::schema::context_entries;
@@ -23,21 +25,24 @@ impl ContextRepository for Store {
     async fn list_context_entries(
         &self,
         org: &OrganizationId,
-        page: &PageRequest,
+        query: &ContextQuery,
     ) -> Result<Page<ContextEntry>, RepoError> {
-        let org = org.to_string();
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<ContextEntryRow>, _) = read_page!(
             &mut conn,
-            page,
-            context_entries::table.filter(context_entries::organization_id.eq(org.as_str())),
+            &query.page,
+            context_matching(context_entries::table.into_boxed(), &org, &matching),
             ContextEntryRow::as_select(),
-            context_entries::created_at,
-            context_entries::id
+            context_order(&matching)
         )
         .map_err(repo_error)?;
-        let entries = rows.into_iter().map(ContextEntry::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(entries, page, total, |e| Cursor { created_at: e.created_at, id: e.id.to_string() }))
+        let items = rows.into_iter().map(ContextEntry::try_from).collect::<Result<Vec<_>, _>>()?;
+        let keys = query.sort_keys(ContextSort::CreatedAt);
+        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
+            values: keys.iter().map(|key| context_sort_value(item, key.field)).collect(),
+            id: item.id.to_string(),
+        }))
     }
 
     async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError> {
@@ -131,6 +136,49 @@ impl ContextRepository for Store {
             .await
         });
         result.map_err(RepoError::from)
+    }
+}
+
+/// The organization's context entries that match every filter of `query`.
+fn context_matching<DB: ListBackend>(
+    matching: context_entries::BoxedQuery<'static, DB>,
+    org: &str,
+    query: &ContextQuery,
+) -> context_entries::BoxedQuery<'static, DB> {
+    let ContextFilter { tag } = &query.filter;
+    // `tags` holds a JSON array of strings: an entry has the tag when the array holds its JSON
+    // text, quotes included (a `LIKE` with the pattern's own wildcards escaped).
+    let tagged = any_of(tag.iter().map(|tag| -> Condition<context_entries::table, DB> {
+        DB::contains(Box::new(context_entries::tags), &json_text(tag))
+    }));
+    let conditions = [
+        tagged,
+        time_range(&query.times, context_entries::created_at, Some(context_entries::updated_at)),
+        query.search.as_ref().and_then(crate::search::context_matching_words),
+    ];
+    let mut matching = matching.filter(context_entries::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders context entries by, the id last.
+fn context_order<DB: ListBackend>(query: &ContextQuery) -> SortColumns<context_entries::table, DB> {
+    let column = |field| match field {
+        ContextSort::CreatedAt => SortColumn::time(context_entries::created_at),
+        ContextSort::UpdatedAt => SortColumn::time(context_entries::updated_at),
+        ContextSort::Question => SortColumn::text(context_entries::question),
+    };
+    sort_columns(&query.sort_keys(ContextSort::CreatedAt), column, context_entries::id)
+}
+
+/// An entry's value of a sort field, as its cursor holds it.
+fn context_sort_value(entry: &ContextEntry, field: ContextSort) -> SortValue {
+    match field {
+        ContextSort::CreatedAt => SortValue::Time(entry.created_at),
+        ContextSort::UpdatedAt => SortValue::Time(entry.updated_at),
+        ContextSort::Question => SortValue::Text(entry.question.clone()),
     }
 }
 

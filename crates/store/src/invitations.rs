@@ -12,7 +12,7 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{newest_first, read_page};
 use crate::rows::{MemberRow, id, instant, naive, optional_id, optional_instant, optional_naive, value};
 use crate::schema::{invitations, members};
 
@@ -94,14 +94,13 @@ impl InvitationRepository for Store {
         let (rows, total): (Vec<InvitationRow>, _) = read_page!(
             &mut conn,
             page,
-            invitations::table.filter(invitations::organization_id.eq(org.as_str())),
+            invitations::table.into_boxed().filter(invitations::organization_id.eq(org.clone())),
             InvitationRow::as_select(),
-            invitations::created_at,
-            invitations::id
+            newest_first(invitations::created_at, invitations::id)
         )
         .map_err(repo_error)?;
         let items = rows.into_iter().map(Invitation::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(items, page, total, |i| Cursor { created_at: i.created_at, id: i.id.to_string() }))
+        Ok(Page::from_rows(items, page, total, |i| Cursor::newest_first(i.created_at, i.id.to_string())))
     }
 
     async fn get(&self, org: &OrganizationId, id: &InvitationId) -> Result<Invitation, RepoError> {

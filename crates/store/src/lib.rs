@@ -20,6 +20,7 @@ mod prepared;
 mod risks;
 mod rows;
 mod schema;
+mod search;
 mod sessions;
 mod sign_in;
 mod tasks;

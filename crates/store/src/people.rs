@@ -5,7 +5,8 @@ use compliance_domain::access::{Role, holds};
 use compliance_domain::people::{ApiKey, LAST_OWNER, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
-    AuditEach, AuditOf, CredentialRepository, Cursor, MemberRepository, Page, PageRequest, RepoError, UserRepository,
+    AuditEach, AuditOf, CredentialRepository, Cursor, MemberRepository, Page, PageRequest, PersonFilter, PersonQuery,
+    PersonSort, RepoError, SortValue, UserRepository,
 };
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
@@ -15,9 +16,67 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{
+    Boxed, Condition, ListBackend, SortColumn, SortColumns, any_of, newest_first, read_page, sort_columns, text_in,
+    time_range,
+};
 use crate::rows::{ApiKeyRow, MemberRow, SessionRow, UserRow, person};
 use crate::schema::{api_keys, members, organizations, sessions, users};
+
+/// The members (with their users) of `people_matching`.
+type People = diesel::dsl::InnerJoinQuerySource<members::table, users::table>;
+
+/// The organization's people that match every filter of `query`: active ones only unless
+/// `include_inactive` (or `isActive`, which wins over it, says otherwise).
+fn people_matching<ST, DB: ListBackend>(
+    matching: Boxed<ST, People, DB>,
+    org: &str,
+    include_inactive: bool,
+    query: &PersonQuery,
+) -> Boxed<ST, People, DB> {
+    let PersonFilter { role, is_active, department } = &query.filter;
+    let active: Option<Condition<People, DB>> = match (is_active, include_inactive) {
+        (Some(active), _) => Some(Box::new(members::is_active.eq(DB::boolean(*active)))),
+        (None, false) => Some(Box::new(members::is_active.eq(DB::boolean(true)))),
+        (None, true) => None,
+    };
+    // A member's role text may name several roles (`compliance_domain::access::roles`): the
+    // word anywhere in it, without case.
+    let roles = any_of(role.iter().map(|role| -> Condition<People, DB> {
+        DB::contains(Box::new(crate::search::lower(members::role)), role.as_str())
+    }));
+    let conditions = [
+        active,
+        roles,
+        text_in(members::department, department),
+        time_range(&query.times, members::created_at, None::<members::created_at>),
+        query.search.as_ref().and_then(crate::search::people_matching_words),
+    ];
+    let mut matching = matching.filter(members::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders people by, the member id last.
+fn person_order<DB: ListBackend>(query: &PersonQuery) -> SortColumns<People, DB> {
+    let column = |field| match field {
+        PersonSort::CreatedAt => SortColumn::time(members::created_at),
+        PersonSort::Name => SortColumn::text(users::name),
+        PersonSort::Email => SortColumn::text(users::email),
+    };
+    sort_columns(&query.sort_keys(PersonSort::CreatedAt), column, members::id)
+}
+
+/// A person's value of a sort field, as its cursor holds it.
+fn person_sort_value(person: &Person, field: PersonSort) -> SortValue {
+    match field {
+        PersonSort::CreatedAt => SortValue::Time(person.member.created_at),
+        PersonSort::Name => SortValue::Text(person.user.name.clone()),
+        PersonSort::Email => SortValue::Text(person.user.email.clone()),
+    }
+}
 
 #[async_trait]
 impl UserRepository for Store {
@@ -69,28 +128,22 @@ impl MemberRepository for Store {
         &self,
         org: &OrganizationId,
         include_inactive: bool,
-        page: &PageRequest,
+        query: &PersonQuery,
     ) -> Result<Page<Person>, RepoError> {
-        // Which `is_active` values to list: a filter that does not depend on a branch, so that the
-        // rows and the count share it.
-        let listed: &'static [bool] = if include_inactive { &[true, false] } else { &[true] };
-        let org = org.to_string();
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<(MemberRow, UserRow)>, _) = read_page!(
             &mut conn,
-            page,
-            members::table
-                .inner_join(users::table)
-                .filter(members::organization_id.eq(org.as_str()))
-                .filter(members::is_active.eq_any(listed)),
+            &query.page,
+            people_matching(members::table.inner_join(users::table).into_boxed(), &org, include_inactive, &matching),
             (MemberRow::as_select(), UserRow::as_select()),
-            members::created_at,
-            members::id
+            person_order(&matching)
         )
         .map_err(repo_error)?;
         let people = rows.into_iter().map(person).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(people, page, total, |p| Cursor {
-            created_at: p.member.created_at,
+        let keys = query.sort_keys(PersonSort::CreatedAt);
+        Ok(Page::from_rows(people, &query.page, total, |p| Cursor {
+            values: keys.iter().map(|key| person_sort_value(p, key.field)).collect(),
             id: p.member.id.to_string(),
         }))
     }
@@ -223,15 +276,15 @@ impl CredentialRepository for Store {
             &mut conn,
             page,
             api_keys::table
-                .filter(api_keys::organization_id.eq(org.as_str()))
-                .filter(everyone.into_sql::<Bool>().or(api_keys::created_by.eq(creator.as_str()))),
+                .into_boxed()
+                .filter(api_keys::organization_id.eq(org.clone()))
+                .filter(everyone.into_sql::<Bool>().or(api_keys::created_by.eq(creator.clone()))),
             ApiKeyRow::as_select(),
-            api_keys::created_at,
-            api_keys::id
+            newest_first(api_keys::created_at, api_keys::id)
         )
         .map_err(repo_error)?;
         let keys = rows.into_iter().map(ApiKey::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(keys, page, total, |k| Cursor { created_at: k.created_at, id: k.id.to_string() }))
+        Ok(Page::from_rows(keys, page, total, |k| Cursor::newest_first(k.created_at, k.id.to_string())))
     }
 
     async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError> {

@@ -4,7 +4,10 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::policy::{Policy, PolicyPatch, RichText};
 use compliance_domain::{OrganizationId, PolicyId, Timestamp};
-use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, PolicyRepository, RepoError};
+use compliance_ports::{
+    AuditOf, Cursor, Deleted, Page, PageRequest, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, RepoError,
+    SortValue,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -14,27 +17,32 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
-use crate::paging::read_page;
+use crate::paging::{
+    Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
+};
 use crate::prepared::Prepared;
 use crate::rows::{AttachmentRow, id, instant, json, json_text, naive, optional_id, value};
 use crate::schema::policies;
 
 #[async_trait]
 impl PolicyRepository for Store {
-    async fn list_policies(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Policy>, RepoError> {
-        let org = org.to_string();
+    async fn list_policies(&self, org: &OrganizationId, query: &PolicyQuery) -> Result<Page<Policy>, RepoError> {
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<PolicyRow>, _) = read_page!(
             &mut conn,
-            page,
-            policies::table.filter(policies::organization_id.eq(org.as_str())),
+            &query.page,
+            policies_matching(policies::table.into_boxed(), &org, &matching),
             PolicyRow::as_select(),
-            policies::created_at,
-            policies::id
+            policy_order(&matching)
         )
         .map_err(repo_error)?;
-        let policies = rows.into_iter().map(Policy::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(policies, page, total, |p| Cursor { created_at: p.created_at, id: p.id.to_string() }))
+        let items = rows.into_iter().map(Policy::try_from).collect::<Result<Vec<_>, _>>()?;
+        let keys = query.sort_keys(PolicySort::CreatedAt);
+        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
+            values: keys.iter().map(|key| policy_sort_value(item, key.field)).collect(),
+            id: item.id.to_string(),
+        }))
     }
 
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError> {
@@ -130,6 +138,52 @@ impl PolicyRepository for Store {
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record, attachments })
+    }
+}
+
+/// The organization's policies that match every filter of `query`.
+fn policies_matching<DB: ListBackend>(
+    matching: policies::BoxedQuery<'static, DB>,
+    org: &str,
+    query: &PolicyQuery,
+) -> policies::BoxedQuery<'static, DB> {
+    let PolicyFilter { status, frequency, department, is_archived, assignee } = &query.filter;
+    let conditions = [
+        text_in(policies::status, status),
+        text_in(policies::frequency, frequency),
+        text_in(policies::department, department),
+        is_archived.map(|archived| -> Condition<policies::table, DB> {
+            Box::new(policies::is_archived.eq(DB::boolean(archived)))
+        }),
+        assigned(policies::assignee_id, assignee),
+        time_range(&query.times, policies::created_at, Some(policies::updated_at)),
+        query.search.as_ref().and_then(crate::search::policies_matching_words),
+    ];
+    let mut matching = matching.filter(policies::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders policies by, the id last.
+fn policy_order<DB: ListBackend>(query: &PolicyQuery) -> SortColumns<policies::table, DB> {
+    let column = |field| match field {
+        PolicySort::CreatedAt => SortColumn::time(policies::created_at),
+        PolicySort::UpdatedAt => SortColumn::time(policies::updated_at),
+        PolicySort::Name => SortColumn::text(policies::name),
+        PolicySort::Status => SortColumn::text(policies::status),
+    };
+    sort_columns(&query.sort_keys(PolicySort::CreatedAt), column, policies::id)
+}
+
+/// A policy's value of a sort field, as its cursor holds it.
+fn policy_sort_value(policy: &Policy, field: PolicySort) -> SortValue {
+    match field {
+        PolicySort::CreatedAt => SortValue::Time(policy.created_at),
+        PolicySort::UpdatedAt => SortValue::Time(policy.updated_at),
+        PolicySort::Name => SortValue::Text(policy.name.clone()),
+        PolicySort::Status => SortValue::Text(policy.status.to_string()),
     }
 }
 

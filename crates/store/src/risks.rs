@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
-use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, RepoError, RiskRepository};
+use compliance_ports::{
+    AuditOf, Cursor, Deleted, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -14,27 +16,32 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{
+    Condition, ListBackend, SortColumn, SortColumns, any_of, assigned, read_page, sort_columns, text_in, time_range,
+};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::risks;
 
 #[async_trait]
 impl RiskRepository for Store {
-    async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError> {
-        let org = org.to_string();
+    async fn list_risks(&self, org: &OrganizationId, query: &RiskQuery) -> Result<Page<Risk>, RepoError> {
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<RiskRow>, _) = read_page!(
             &mut conn,
-            page,
-            risks::table.filter(risks::organization_id.eq(org.as_str())),
+            &query.page,
+            risks_matching(risks::table.into_boxed(), &org, &matching),
             RiskRow::as_select(),
-            risks::created_at,
-            risks::id
+            risk_order(&matching)
         )
         .map_err(repo_error)?;
         let risks = rows.into_iter().map(Risk::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(risks, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+        let keys = query.sort_keys(RiskSort::CreatedAt);
+        Ok(Page::from_rows(risks, &query.page, total, |risk| Cursor {
+            values: keys.iter().map(|key| risk_sort_value(risk, key.field)).collect(),
+            id: risk.id.to_string(),
+        }))
     }
 
     async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError> {
@@ -124,6 +131,58 @@ impl RiskRepository for Store {
         let (row, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record: row, attachments })
+    }
+}
+
+/// The organization's risks that match every filter of `query`.
+fn risks_matching<DB: ListBackend>(
+    matching: risks::BoxedQuery<'static, DB>,
+    org: &str,
+    query: &RiskQuery,
+) -> risks::BoxedQuery<'static, DB> {
+    let RiskFilter { status, category, department, assignee, likelihood, impact, treatment_strategy } = &query.filter;
+    let department: Vec<Condition<risks::table, DB>> = department
+        .iter()
+        .map(|d| -> Condition<risks::table, DB> {
+            Box::new(risks::department.assume_not_null().eq(DB::text(d.to_string())))
+        })
+        .collect();
+    let conditions = [
+        text_in(risks::status, status),
+        text_in(risks::category, category),
+        any_of(department),
+        assigned(risks::assignee_id, assignee),
+        text_in(risks::likelihood, likelihood),
+        text_in(risks::impact, impact),
+        text_in(risks::treatment_strategy, treatment_strategy),
+        time_range(&query.times, risks::created_at, Some(risks::updated_at)),
+        query.search.as_ref().and_then(crate::search::risks_matching_words),
+    ];
+    let mut matching = matching.filter(risks::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders risks by, the id last.
+fn risk_order<DB: ListBackend>(query: &RiskQuery) -> SortColumns<risks::table, DB> {
+    let column = |field| match field {
+        RiskSort::CreatedAt => SortColumn::time(risks::created_at),
+        RiskSort::UpdatedAt => SortColumn::time(risks::updated_at),
+        RiskSort::Title => SortColumn::text(risks::title),
+        RiskSort::Status => SortColumn::text(risks::status),
+    };
+    sort_columns(&query.sort_keys(RiskSort::CreatedAt), column, risks::id)
+}
+
+/// A risk's value of a sort field, as its cursor holds it.
+fn risk_sort_value(risk: &Risk, field: RiskSort) -> SortValue {
+    match field {
+        RiskSort::CreatedAt => SortValue::Time(risk.created_at),
+        RiskSort::UpdatedAt => SortValue::Time(risk.updated_at),
+        RiskSort::Title => SortValue::Text(risk.title.clone()),
+        RiskSort::Status => SortValue::Text(risk.status.to_string()),
     }
 }
 

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, RepoError, TaskRepository};
+use compliance_ports::{
+    AuditOf, Cursor, Deleted, Page, RepoError, SortValue, TaskFilter, TaskQuery, TaskRepository, TaskSort,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -14,50 +16,57 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{
+    Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
+};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::tasks;
 
 #[async_trait]
 impl TaskRepository for Store {
-    async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError> {
-        let org = org.to_string();
+    async fn list_tasks(&self, org: &OrganizationId, query: &TaskQuery) -> Result<Page<Task>, RepoError> {
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<TaskRow>, _) = read_page!(
             &mut conn,
-            page,
-            tasks::table.filter(tasks::organization_id.eq(org.as_str())),
+            &query.page,
+            tasks_matching(tasks::table.into_boxed(), &org, None, &matching),
             TaskRow::as_select(),
-            tasks::created_at,
-            tasks::id
+            task_order(&matching)
         )
         .map_err(repo_error)?;
-        let tasks = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(tasks, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+        let items = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
+        let keys = query.sort_keys(TaskSort::CreatedAt);
+        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
+            values: keys.iter().map(|key| task_sort_value(item, key.field)).collect(),
+            id: item.id.to_string(),
+        }))
     }
 
     async fn list_tasks_assigned(
         &self,
         org: &OrganizationId,
         assignee: &MemberId,
-        page: &PageRequest,
+        query: &TaskQuery,
     ) -> Result<Page<Task>, RepoError> {
-        let (org, assignee) = (org.to_string(), assignee.to_string());
+        let (org, matching) = (org.to_string(), query.clone());
+        let assignee = assignee.to_string();
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<TaskRow>, _) = read_page!(
             &mut conn,
-            page,
-            tasks::table
-                .filter(tasks::organization_id.eq(org.as_str()))
-                .filter(tasks::assignee_id.eq(assignee.as_str())),
+            &query.page,
+            tasks_matching(tasks::table.into_boxed(), &org, Some(&assignee), &matching),
             TaskRow::as_select(),
-            tasks::created_at,
-            tasks::id
+            task_order(&matching)
         )
         .map_err(repo_error)?;
-        let tasks = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(tasks, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+        let items = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
+        let keys = query.sort_keys(TaskSort::CreatedAt);
+        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
+            values: keys.iter().map(|key| task_sort_value(item, key.field)).collect(),
+            id: item.id.to_string(),
+        }))
     }
 
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError> {
@@ -148,6 +157,52 @@ impl TaskRepository for Store {
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record, attachments })
+    }
+}
+
+/// The organization's tasks (only `assignee`'s when given) that match every filter of `query`.
+fn tasks_matching<DB: ListBackend>(
+    matching: tasks::BoxedQuery<'static, DB>,
+    org: &str,
+    assignee: Option<&str>,
+    query: &TaskQuery,
+) -> tasks::BoxedQuery<'static, DB> {
+    let TaskFilter { status, assignee: assignees } = &query.filter;
+    let own = assignee.map(|member| -> Condition<tasks::table, DB> {
+        Box::new(tasks::assignee_id.assume_not_null().eq(DB::text(member.to_owned())))
+    });
+    let conditions = [
+        own,
+        text_in(tasks::status, status),
+        assigned(tasks::assignee_id, assignees),
+        time_range(&query.times, tasks::created_at, Some(tasks::updated_at)),
+        query.search.as_ref().and_then(crate::search::tasks_matching_words),
+    ];
+    let mut matching = matching.filter(tasks::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders tasks by, the id last.
+fn task_order<DB: ListBackend>(query: &TaskQuery) -> SortColumns<tasks::table, DB> {
+    let column = |field| match field {
+        TaskSort::CreatedAt => SortColumn::time(tasks::created_at),
+        TaskSort::UpdatedAt => SortColumn::time(tasks::updated_at),
+        TaskSort::Title => SortColumn::text(tasks::title),
+        TaskSort::Status => SortColumn::text(tasks::status),
+    };
+    sort_columns(&query.sort_keys(TaskSort::CreatedAt), column, tasks::id)
+}
+
+/// A task's value of a sort field, as its cursor holds it.
+fn task_sort_value(task: &Task, field: TaskSort) -> SortValue {
+    match field {
+        TaskSort::CreatedAt => SortValue::Time(task.created_at),
+        TaskSort::UpdatedAt => SortValue::Time(task.updated_at),
+        TaskSort::Title => SortValue::Text(task.title.clone()),
+        TaskSort::Status => SortValue::Text(task.status.to_string()),
     }
 }
 

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{OrganizationId, Timestamp, VendorId};
-use compliance_ports::{AuditOf, Cursor, Deleted, Page, PageRequest, RepoError, VendorRepository};
+use compliance_ports::{
+    AuditOf, Cursor, Deleted, Page, RepoError, SortValue, VendorFilter, VendorQuery, VendorRepository, VendorSort,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -14,27 +16,30 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::paging::read_page;
+use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::vendors;
 
 #[async_trait]
 impl VendorRepository for Store {
-    async fn list_vendors(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Vendor>, RepoError> {
-        let org = org.to_string();
+    async fn list_vendors(&self, org: &OrganizationId, query: &VendorQuery) -> Result<Page<Vendor>, RepoError> {
+        let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<VendorRow>, _) = read_page!(
             &mut conn,
-            page,
-            vendors::table.filter(vendors::organization_id.eq(org.as_str())),
+            &query.page,
+            vendors_matching(vendors::table.into_boxed(), &org, &matching),
             VendorRow::as_select(),
-            vendors::created_at,
-            vendors::id
+            vendor_order(&matching)
         )
         .map_err(repo_error)?;
-        let vendors = rows.into_iter().map(Vendor::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(vendors, page, total, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+        let items = rows.into_iter().map(Vendor::try_from).collect::<Result<Vec<_>, _>>()?;
+        let keys = query.sort_keys(VendorSort::CreatedAt);
+        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
+            values: keys.iter().map(|key| vendor_sort_value(item, key.field)).collect(),
+            id: item.id.to_string(),
+        }))
     }
 
     async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError> {
@@ -127,6 +132,48 @@ impl VendorRepository for Store {
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record, attachments })
+    }
+}
+
+/// The organization's vendors that match every filter of `query`.
+fn vendors_matching<DB: ListBackend>(
+    matching: vendors::BoxedQuery<'static, DB>,
+    org: &str,
+    query: &VendorQuery,
+) -> vendors::BoxedQuery<'static, DB> {
+    let VendorFilter { status, category, assignee } = &query.filter;
+    let conditions = [
+        text_in(vendors::status, status),
+        text_in(vendors::category, category),
+        assigned(vendors::assignee_id, assignee),
+        time_range(&query.times, vendors::created_at, Some(vendors::updated_at)),
+        query.search.as_ref().and_then(crate::search::vendors_matching_words),
+    ];
+    let mut matching = matching.filter(vendors::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+/// The columns `query` orders vendors by, the id last.
+fn vendor_order<DB: ListBackend>(query: &VendorQuery) -> SortColumns<vendors::table, DB> {
+    let column = |field| match field {
+        VendorSort::CreatedAt => SortColumn::time(vendors::created_at),
+        VendorSort::UpdatedAt => SortColumn::time(vendors::updated_at),
+        VendorSort::Name => SortColumn::text(vendors::name),
+        VendorSort::Status => SortColumn::text(vendors::status),
+    };
+    sort_columns(&query.sort_keys(VendorSort::CreatedAt), column, vendors::id)
+}
+
+/// A vendor's value of a sort field, as its cursor holds it.
+fn vendor_sort_value(vendor: &Vendor, field: VendorSort) -> SortValue {
+    match field {
+        VendorSort::CreatedAt => SortValue::Time(vendor.created_at),
+        VendorSort::UpdatedAt => SortValue::Time(vendor.updated_at),
+        VendorSort::Name => SortValue::Text(vendor.name.clone()),
+        VendorSort::Status => SortValue::Text(vendor.status.to_string()),
     }
 }
 

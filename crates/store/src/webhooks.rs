@@ -18,7 +18,7 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::db_run;
 use crate::error::{corrupt, repo_error};
-use crate::paging::read_page;
+use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, optional_instant, optional_naive, value};
 use crate::schema::{audit_chain_heads, audit_entries, webhook_deliveries, webhooks};
 
@@ -225,14 +225,13 @@ impl WebhookRepository for Store {
         let (rows, total): (Vec<WebhookRow>, _) = read_page!(
             &mut conn,
             page,
-            webhooks::table.filter(webhooks::organization_id.eq(org.as_str())),
+            webhooks::table.into_boxed().filter(webhooks::organization_id.eq(org.clone())),
             WebhookRow::as_select(),
-            webhooks::created_at,
-            webhooks::id
+            newest_first(webhooks::created_at, webhooks::id)
         )
         .map_err(repo_error)?;
         let items = rows.into_iter().map(Webhook::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(items, page, total, |w| Cursor { created_at: w.created_at, id: w.id.to_string() }))
+        Ok(Page::from_rows(items, page, total, |w| Cursor::newest_first(w.created_at, w.id.to_string())))
     }
 
     async fn update(&self, webhook: &Webhook, previous: &Webhook) -> Result<(), RepoError> {
@@ -375,15 +374,15 @@ impl WebhookRepository for Store {
             &mut conn,
             page,
             webhook_deliveries::table
-                .filter(webhook_deliveries::organization_id.eq(org.as_str()))
-                .filter(webhook_deliveries::webhook_id.eq(webhook.as_str())),
+                .into_boxed()
+                .filter(webhook_deliveries::organization_id.eq(org.clone()))
+                .filter(webhook_deliveries::webhook_id.eq(webhook.clone())),
             DeliveryRow::as_select(),
-            webhook_deliveries::created_at,
-            webhook_deliveries::id
+            newest_first(webhook_deliveries::created_at, webhook_deliveries::id)
         )
         .map_err(repo_error)?;
         let items = rows.into_iter().map(WebhookDelivery::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(items, page, total, |d| Cursor { created_at: d.created_at, id: d.id.to_string() }))
+        Ok(Page::from_rows(items, page, total, |d| Cursor::newest_first(d.created_at, d.id.to_string())))
     }
 
     async fn retry_delivery(

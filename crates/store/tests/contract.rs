@@ -187,7 +187,7 @@ macro_rules! stored_record {
                 <$record>::apply(self, patch, now)
             }
             async fn list(store: &Store, org: &OrganizationId, page: &PageRequest) -> Result<Page<Self>, RepoError> {
-                compliance_ports::$repo::$l(store, org, page).await
+                compliance_ports::$repo::$l(store, org, &unfiltered(page)).await
             }
             async fn get(store: &Store, org: &OrganizationId, id: &$id) -> Result<Self, RepoError> {
                 compliance_ports::$repo::$g(store, org, id).await
@@ -340,7 +340,7 @@ async fn generation(store: &Store, org: &OrganizationId, list: ListName) -> u64 
 
 /// Every run of an automation, newest first, in one page.
 async fn runs_of(store: &Store, org: &OrganizationId, automation: &AutomationId) -> Vec<AutomationRun> {
-    let page = store.runs(org, automation, &all()).await.unwrap();
+    let page = store.runs(org, automation, &every()).await.unwrap();
     assert_eq!(page.total, page.items.len() as u64);
     page.items
 }
@@ -348,6 +348,16 @@ async fn runs_of(store: &Store, org: &OrganizationId, automation: &AutomationId)
 /// Every row of the small lists these tests make, in one page.
 fn all() -> PageRequest {
     PageRequest::first(100)
+}
+
+/// The query of every row of a small list, in one page.
+fn every<F: Default, S>() -> compliance_ports::ListQuery<F, S> {
+    unfiltered(&all())
+}
+
+/// The query of `page` of a list, unfiltered and newest first.
+fn unfiltered<F: Default, S>(page: &PageRequest) -> compliance_ports::ListQuery<F, S> {
+    compliance_ports::ListQuery::unfiltered(page.clone())
 }
 
 /// Pages of two through five risks, three of them created at the same microsecond: ties are broken
@@ -376,7 +386,7 @@ async fn keyset_pages(db: &TestDb) {
 
     let (mut seen, mut request, mut pages) = (Vec::new(), PageRequest::first(2), 0);
     loop {
-        let page = RiskRepository::list_risks(store, &ours.id, &request).await.unwrap();
+        let page = RiskRepository::list_risks(store, &ours.id, &unfiltered(&request)).await.unwrap();
         assert_eq!(page.total, 5, "page {pages}");
         seen.extend(page.items);
         pages += 1;
@@ -387,13 +397,12 @@ async fn keyset_pages(db: &TestDb) {
     }
     assert_eq!((seen, pages), (expected.clone(), 3));
 
-    let after_ours =
-        PageRequest { after: Some(compliance_ports::Cursor { created_at: tie, id: "rsk_~".into() }), limit: 9 };
-    let page = RiskRepository::list_risks(store, &theirs.id, &after_ours).await.unwrap();
+    let after_ours = PageRequest { after: Some(compliance_ports::Cursor::newest_first(tie, "rsk_~".into())), limit: 9 };
+    let page = RiskRepository::list_risks(store, &theirs.id, &unfiltered(&after_ours)).await.unwrap();
     assert_eq!((page.items, page.total, page.next), (vec![foreign], 1, None), "only their own rows");
 
     let exact = PageRequest::first(5);
-    let page = RiskRepository::list_risks(store, &ours.id, &exact).await.unwrap();
+    let page = RiskRepository::list_risks(store, &ours.id, &unfiltered(&exact)).await.unwrap();
     assert_eq!((page.items.len(), page.total, page.next), (5, 5, None), "a page that fits has no cursor");
 }
 contract!(keyset_pages);
@@ -482,7 +491,7 @@ async fn comments(db: &TestDb) {
     let second = comment_on(&task, &ada, "second");
     CommentRepository::insert(store, &second.comment, &[], &unaudited).await.unwrap();
 
-    let listed = CommentRepository::list(store, &ours.id, CommentEntityType::Task, task.id.as_str(), &all())
+    let listed = CommentRepository::list(store, &ours.id, CommentEntityType::Task, task.id.as_str(), &every())
         .await
         .unwrap()
         .items;
@@ -491,7 +500,7 @@ async fn comments(db: &TestDb) {
     assert!(listed[0].author_active);
     assert_eq!(listed[0].author, ada.user);
 
-    let foreign = CommentRepository::list(store, &theirs.id, CommentEntityType::Task, task.id.as_str(), &all()).await;
+    let foreign = CommentRepository::list(store, &theirs.id, CommentEntityType::Task, task.id.as_str(), &every()).await;
     assert!(foreign.unwrap().items.is_empty(), "another organization sees nothing");
     assert!(matches!(CommentRepository::get(store, &theirs.id, &first.comment.id).await, Err(RepoError::NotFound)));
     let attachment = &attachments[0];
@@ -605,15 +614,15 @@ async fn members(db: &TestDb) {
         "one membership per user"
     );
 
-    let listed = MemberRepository::list(store, &ours.id, false, &all()).await.unwrap().items;
+    let listed = MemberRepository::list(store, &ours.id, false, &every()).await.unwrap().items;
     assert_eq!(listed, vec![bob.clone(), ada.clone()]);
 
     let deactivate = MemberPatch::new(from_json(json!({"isActive": false, "role": "auditor"}))).unwrap();
     let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate, &unaudited).await.unwrap();
     assert!(!updated.member.is_active);
     assert_eq!(updated.member.role, "auditor");
-    assert_eq!(MemberRepository::list(store, &ours.id, false, &all()).await.unwrap().items, vec![ada.clone()]);
-    assert_eq!(MemberRepository::list(store, &ours.id, true, &all()).await.unwrap().total, 2);
+    assert_eq!(MemberRepository::list(store, &ours.id, false, &every()).await.unwrap().items, vec![ada.clone()]);
+    assert_eq!(MemberRepository::list(store, &ours.id, true, &every()).await.unwrap().total, 2);
     assert_eq!(MemberRepository::get(store, &ours.id, &bob.member.id).await.unwrap(), updated, "record remains");
 
     let found = store.find_by_user(&ours.id, &ada.user.id).await.unwrap();
@@ -904,8 +913,12 @@ async fn connections(db: &TestDb) {
     let mut same_time = vec![bare.clone(), tie.clone()];
     same_time.sort_by(|a, b| b.id.as_str().cmp(a.id.as_str()));
     let expected: Vec<_> = same_time.into_iter().chain([full.clone()]).collect();
-    assert_eq!(ConnectionRepository::list(store, &ours.id).await.unwrap(), expected, "newest first, then id desc");
-    assert_eq!(ConnectionRepository::list(store, &theirs.id).await.unwrap(), vec![foreign.clone()]);
+    assert_eq!(
+        ConnectionRepository::list(store, &ours.id, &every()).await.unwrap().items,
+        expected,
+        "newest first, then id desc"
+    );
+    assert_eq!(ConnectionRepository::list(store, &theirs.id, &every()).await.unwrap().items, vec![foreign.clone()]);
 
     let missing = ConnectionRepository::get(store, &ours.id, &foreign.id).await;
     assert!(matches!(missing, Err(RepoError::NotFound)), "another organization's connection reads as missing");
@@ -975,7 +988,11 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     let mut again = connection(&ours, "github", &ada, later);
     again.disconnect(later);
     ConnectionRepository::insert(store, &again).await.unwrap();
-    assert_eq!(ConnectionRepository::list(store, &ours.id).await.unwrap().len(), 4, "disconnected ones pile up");
+    assert_eq!(
+        ConnectionRepository::list(store, &ours.id, &every()).await.unwrap().items.len(),
+        4,
+        "disconnected ones pile up"
+    );
 
     let mut revived = first.clone();
     revived.reconnect(None, later.plus(time::Duration::seconds(1)));
@@ -1367,7 +1384,7 @@ async fn paging_runs(db: &TestDb) {
     let mut seen = Vec::new();
     let mut request = PageRequest::first(2);
     loop {
-        let page = store.runs(&ours.id, &automation.id, &request).await.unwrap();
+        let page = store.runs(&ours.id, &automation.id, &unfiltered(&request)).await.unwrap();
         assert_eq!(page.total, 5);
         seen.extend(page.items);
         match page.next {
@@ -1376,7 +1393,7 @@ async fn paging_runs(db: &TestDb) {
         }
     }
     assert_eq!(seen, runs);
-    assert_eq!(store.runs(&theirs.id, &automation.id, &all()).await.unwrap().total, 0);
+    assert_eq!(store.runs(&theirs.id, &automation.id, &every()).await.unwrap().total, 0);
 }
 contract!(paging_runs);
 

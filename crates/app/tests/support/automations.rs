@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation, RunStatus};
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AutomationRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{AutomationRepository, Cursor, Page, RepoError};
 use tokio::sync::Barrier;
 
 #[derive(Default)]
@@ -114,8 +114,9 @@ impl AutomationRepository for MemoryAutomations {
         &self,
         org: &OrganizationId,
         automation: &AutomationId,
-        page: &PageRequest,
+        query: &compliance_ports::RunQuery,
     ) -> Result<Page<AutomationRun>, RepoError> {
+        let page = &query.page;
         let runs = self.runs.lock().unwrap();
         let mut all: Vec<AutomationRun> =
             runs.iter().filter(|r| &r.organization_id == org && &r.automation_id == automation).cloned().collect();
@@ -123,10 +124,16 @@ impl AutomationRepository for MemoryAutomations {
         let total = all.len() as u64;
         let after = |r: &AutomationRun| match &page.after {
             None => true,
-            Some(c) => (r.created_at, r.id.as_str()) < (c.created_at, c.id.as_str()),
+            Some(c) => {
+                let at = match c.values.first() {
+                    Some(compliance_ports::SortValue::Time(at)) => Some(*at),
+                    _ => None,
+                };
+                (Some(r.created_at), r.id.as_str()) < (at, c.id.as_str())
+            }
         };
         let rows: Vec<AutomationRun> = all.into_iter().filter(after).take(page.limit + 1).collect();
-        let key = |r: &AutomationRun| Cursor { created_at: r.created_at, id: r.id.to_string() };
+        let key = |r: &AutomationRun| Cursor::newest_first(r.created_at, r.id.to_string());
         Ok(Page::from_rows(rows, page, Some(total), key))
     }
 

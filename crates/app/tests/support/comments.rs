@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
-use compliance_ports::{CommentRepository, Cursor, MemberRepository, Page, PageRequest, RepoError, UserRepository};
+use compliance_ports::{CommentRepository, Cursor, MemberRepository, Page, RepoError, UserRepository};
 
 use super::newest_first;
 use super::people::{MemoryMembers, MemoryUsers};
@@ -92,8 +92,9 @@ impl CommentRepository for MemoryComments {
         org: &OrganizationId,
         entity_type: CommentEntityType,
         entity_id: &str,
-        page: &PageRequest,
+        query: &compliance_ports::CommentQuery,
     ) -> Result<Page<CommentView>, RepoError> {
+        let page = &query.page;
         let comments: Vec<Comment> = self
             .comments
             .lock()
@@ -106,7 +107,7 @@ impl CommentRepository for MemoryComments {
         for comment in comments {
             views.push(self.view(comment).await?);
         }
-        Ok(newest_first(views, page, |v| Cursor { created_at: v.comment.created_at, id: v.comment.id.to_string() }))
+        Ok(newest_first(views, page, |v| Cursor::newest_first(v.comment.created_at, v.comment.id.to_string())))
     }
 
     async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError> {

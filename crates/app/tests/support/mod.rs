@@ -194,14 +194,18 @@ pub fn api_key(key: &SecretString) -> Credentials {
 
 /// A page of `rows` in list order (newest first by creation time, then id), as the stores answer.
 pub fn newest_first<T>(mut rows: Vec<T>, page: &PageRequest, key: impl Fn(&T) -> Cursor) -> Page<T> {
+    let created = |cursor: &Cursor| match cursor.values.first() {
+        Some(compliance_ports::SortValue::Time(at)) => Some(*at),
+        _ => None,
+    };
     let order = |row: &T| {
         let cursor = key(row);
-        (cursor.created_at, cursor.id)
+        (created(&cursor), cursor.id)
     };
     rows.sort_by_key(|row| std::cmp::Reverse(order(row)));
     let total = rows.len() as u64;
     if let Some(after) = &page.after {
-        let after = (after.created_at, after.id.clone());
+        let after = (created(after), after.id.clone());
         rows.retain(|row| order(row) < after);
     }
     rows.truncate(page.limit + 1);

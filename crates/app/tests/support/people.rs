@@ -132,15 +132,16 @@ impl MemberRepository for MemoryMembers {
         &self,
         org: &OrganizationId,
         include_inactive: bool,
-        page: &PageRequest,
+        query: &compliance_ports::PersonQuery,
     ) -> Result<Page<Person>, RepoError> {
+        let page = &query.page;
         let members: Vec<Member> = self.members.lock().unwrap().clone();
         let people = members
             .into_iter()
             .filter(|m| &m.organization_id == org && (include_inactive || m.is_active))
             .map(|m| self.person(m))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(newest_first(people, page, |p| Cursor { created_at: p.member.created_at, id: p.member.id.to_string() }))
+        Ok(newest_first(people, page, |p| Cursor::newest_first(p.member.created_at, p.member.id.to_string())))
     }
 
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError> {
@@ -207,7 +208,7 @@ impl CredentialRepository for MemoryCredentials {
         let keys = self.keys.lock().unwrap();
         let mine = |k: &&ApiKey| &k.organization_id == org && created_by.is_none_or(|by| &k.created_by == by);
         let listed: Vec<ApiKey> = keys.iter().filter(mine).cloned().collect();
-        Ok(super::newest_first(listed, page, |k| Cursor { created_at: k.created_at, id: k.id.to_string() }))
+        Ok(super::newest_first(listed, page, |k| Cursor::newest_first(k.created_at, k.id.to_string())))
     }
 
     async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError> {

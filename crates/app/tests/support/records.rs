@@ -34,10 +34,15 @@ impl MemoryRisks {
 
 #[async_trait]
 impl RiskRepository for MemoryRisks {
-    async fn list_risks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Risk>, RepoError> {
+    async fn list_risks(
+        &self,
+        org: &OrganizationId,
+        query: &compliance_ports::RiskQuery,
+    ) -> Result<Page<Risk>, RepoError> {
+        let page = &query.page;
         let risks: Vec<Risk> =
             self.risks.lock().unwrap().iter().filter(|r| &r.organization_id == org).cloned().collect();
-        Ok(newest_first(risks, page, |r| Cursor { created_at: r.created_at, id: r.id.to_string() }))
+        Ok(newest_first(risks, page, |r| Cursor::newest_first(r.created_at, r.id.to_string())))
     }
 
     async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError> {
@@ -97,18 +102,24 @@ impl MemoryTasks {
 
 #[async_trait]
 impl TaskRepository for MemoryTasks {
-    async fn list_tasks(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Task>, RepoError> {
+    async fn list_tasks(
+        &self,
+        org: &OrganizationId,
+        query: &compliance_ports::TaskQuery,
+    ) -> Result<Page<Task>, RepoError> {
+        let page = &query.page;
         let tasks: Vec<Task> =
             self.tasks.lock().unwrap().iter().filter(|t| &t.organization_id == org).cloned().collect();
-        Ok(newest_first(tasks, page, |t| Cursor { created_at: t.created_at, id: t.id.to_string() }))
+        Ok(newest_first(tasks, page, |t| Cursor::newest_first(t.created_at, t.id.to_string())))
     }
 
     async fn list_tasks_assigned(
         &self,
         org: &OrganizationId,
         assignee: &MemberId,
-        page: &PageRequest,
+        query: &compliance_ports::TaskQuery,
     ) -> Result<Page<Task>, RepoError> {
+        let page = &query.page;
         let tasks: Vec<Task> = self
             .tasks
             .lock()
@@ -117,7 +128,7 @@ impl TaskRepository for MemoryTasks {
             .filter(|t| &t.organization_id == org && t.assignee_id.as_ref() == Some(assignee))
             .cloned()
             .collect();
-        Ok(newest_first(tasks, page, |t| Cursor { created_at: t.created_at, id: t.id.to_string() }))
+        Ok(newest_first(tasks, page, |t| Cursor::newest_first(t.created_at, t.id.to_string())))
     }
 
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError> {
@@ -178,7 +189,11 @@ fn empty<T>() -> Page<T> {
 
 #[async_trait]
 impl VendorRepository for NoRecords {
-    async fn list_vendors(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<Vendor>, RepoError> {
+    async fn list_vendors(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_ports::VendorQuery,
+    ) -> Result<Page<Vendor>, RepoError> {
         Ok(empty())
     }
     async fn get_vendor(&self, _: &OrganizationId, _: &VendorId) -> Result<Vendor, RepoError> {
@@ -209,7 +224,11 @@ impl VendorRepository for NoRecords {
 
 #[async_trait]
 impl PolicyRepository for NoRecords {
-    async fn list_policies(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<Policy>, RepoError> {
+    async fn list_policies(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_ports::PolicyQuery,
+    ) -> Result<Page<Policy>, RepoError> {
         Ok(empty())
     }
     async fn get_policy(&self, _: &OrganizationId, _: &PolicyId) -> Result<Policy, RepoError> {
@@ -240,7 +259,11 @@ impl PolicyRepository for NoRecords {
 
 #[async_trait]
 impl ContextRepository for NoRecords {
-    async fn list_context_entries(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<ContextEntry>, RepoError> {
+    async fn list_context_entries(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_ports::ContextQuery,
+    ) -> Result<Page<ContextEntry>, RepoError> {
         Ok(empty())
     }
     async fn get_context_entry(&self, _: &OrganizationId, _: &ContextEntryId) -> Result<ContextEntry, RepoError> {

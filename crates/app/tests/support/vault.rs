@@ -110,8 +110,12 @@ impl ConnectionRepository for NoConnections {
     async fn insert(&self, _connection: &Connection) -> Result<(), RepoError> {
         Err(RepoError::Internal("no connections in these tests".into()))
     }
-    async fn list(&self, _org: &OrganizationId) -> Result<Vec<Connection>, RepoError> {
-        Ok(Vec::new())
+    async fn list(
+        &self,
+        _org: &OrganizationId,
+        _query: &compliance_ports::ConnectionQuery,
+    ) -> Result<compliance_ports::Page<Connection>, RepoError> {
+        Ok(compliance_ports::Page { items: Vec::new(), total: 0, next: None })
     }
     async fn get(&self, _org: &OrganizationId, _id: &ConnectionId) -> Result<Connection, RepoError> {
         Err(RepoError::NotFound)

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::{ApiError, AppState, Caller};
 
@@ -105,12 +106,12 @@ async fn list_api_keys(
     caller: Caller,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0, query.request(state.settings())?);
+    let (principal, page) = (caller.0, query.request(state.settings(), "apiKeys")?);
     let keys = state.run(|app| async move { app.api_keys.list(&principal, &page).await }).await?;
     Ok(HttpResponse::Ok().json(ApiKeyList {
         data: keys.items.iter().map(ApiKeyDto::from).collect(),
         count: keys.total,
-        next_cursor: keys.next.as_ref().map(encode),
+        next_cursor: keys.next.as_ref().map(|next| encode(next, &QueryShape::unfiltered("apiKeys").fingerprint())),
     }))
 }
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{Endpoint, Router};
+use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::{ApiError, AppState, Caller};
 
@@ -102,12 +103,15 @@ struct AuditList {
     next_cursor: Option<String>,
 }
 
+/// The list name audit cursors are bound to: the log and each record's history read entries alike.
+const AUDIT_LIST: &str = "auditLog";
+
 impl From<Page<AuditEntry>> for AuditList {
     fn from(page: Page<AuditEntry>) -> Self {
         Self {
             data: page.items.into_iter().map(AuditEntryDto::from).collect(),
             count: page.total,
-            next_cursor: page.next.as_ref().map(encode),
+            next_cursor: page.next.as_ref().map(|next| encode(next, &QueryShape::unfiltered(AUDIT_LIST).fingerprint())),
         }
     }
 }
@@ -171,7 +175,7 @@ async fn list_audit_log(
     query: web::Query<AuditQuery>,
     page: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, filter, page) = (caller.0, query.filter()?, page.request(state.settings())?);
+    let (principal, filter, page) = (caller.0, query.filter()?, page.request(state.settings(), AUDIT_LIST)?);
     let entries = state.run(|app| async move { app.audit.list(&principal, &filter, &page).await }).await?;
     Ok(HttpResponse::Ok().json(AuditList::from(entries)))
 }
@@ -216,7 +220,7 @@ async fn history(
     if !id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('_') && id.len() <= 64) {
         return Err(ApiError::not_found(resource_type));
     }
-    let (principal, page) = (caller.0, page.request(state.settings())?);
+    let (principal, page) = (caller.0, page.request(state.settings(), AUDIT_LIST)?);
     let entries =
         state.run(|app| async move { app.audit.history(&principal, resource_type, &id, &page).await }).await?;
     Ok(HttpResponse::Ok().json(AuditList::from(entries)))

@@ -2,15 +2,17 @@
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use compliance_domain::automation::{AutomationChanges, NewAutomation};
+use compliance_app::Settings;
+use compliance_domain::automation::{AutomationChanges, NewAutomation, RunStatus, RunTrigger};
 use compliance_domain::{AutomationId, AutomationRunId, TaskId};
-use compliance_ports::PageRequest;
+use compliance_ports::{RunFilter, RunQuery, RunSort};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
+use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};
@@ -170,6 +172,10 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
     get, path = "/v1/browser/automations/{automationId}/runs", operation_id = "listAutomationRuns", tag = "browser-automations",
     params(
         ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        ("status" = Option<Vec<RunStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("trigger" = Option<Vec<RunTrigger>>, Query, description = "Started by any of these triggers."),
+        CreatedParams,
+        SortParam<RunSort>,
         PageQuery,
     ),
     responses((status = 200, description = "The runs (a bare array).", body = Vec<RunDto>, headers(
@@ -181,14 +187,15 @@ async fn list_automation_runs(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id, page) = (caller.0, automation_id(&id)?, query.request(state.settings())?);
-    let runs = state.run(|app| async move { app.automations.runs(&principal, &id, &page).await }).await?;
+    let (principal, id) = (caller.0, automation_id(&id)?);
+    let (query, shape) = run_query(params, &id, state.settings())?;
+    let runs = state.run(|app| async move { app.automations.runs(&principal, &id, &query).await }).await?;
     let mut response = HttpResponse::Ok();
     response.insert_header((TOTAL_COUNT, runs.total));
     if let Some(next) = &runs.next {
-        response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
+        response.insert_header((NEXT_CURSOR, crate::paging::encode(next, &shape.fingerprint())));
     }
     Ok(response.json(runs.items.iter().map(RunDto::from).collect::<Vec<_>>()))
 }
@@ -217,6 +224,10 @@ const RUN_COLUMNS: &[&str] = &[
     get, path = "/v1/browser/automations/{automationId}/runs/export", operation_id = "exportAutomationRuns", tag = "browser-automations",
     params(
         ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
+        ("status" = Option<Vec<RunStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("trigger" = Option<Vec<RunTrigger>>, Query, description = "Started by any of these triggers."),
+        CreatedParams,
+        SortParam<RunSort>,
         FormatQuery,
     ),
     responses((status = 200, description = "The runs, as an attachment.", content(
@@ -228,17 +239,35 @@ async fn export_automation_runs(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
-    let (principal, id, request) = (caller.0, automation_id(&id)?, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (principal, id) = (caller.0, automation_id(&id)?);
+    let (query, _) = run_query(params, &id, state.settings())?;
     let row = |run: &_| serde_json::to_value(RunDto::from(run));
     let export = Export { format, name: "runs", columns: RUN_COLUMNS, row };
     stream_list(state, export, move |app, after| {
-        let (principal, id, request) = (principal.clone(), id.clone(), PageRequest { after, ..request.clone() });
-        async move { app.automations.runs(&principal, &id, &request).await }
+        let (principal, id, query) = (principal.clone(), id.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.automations.runs(&principal, &id, &query).await }
     })
     .await
+}
+
+impl SortField for RunSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[("createdAt", Self::CreatedAt), ("status", Self::Status)];
+}
+
+/// The query of an automation's runs: the filters, then what every list shares (runs have no
+/// update time).
+fn run_query(
+    mut params: ListParams,
+    automation: &AutomationId,
+    settings: &Settings,
+) -> Result<(RunQuery, QueryShape), ApiError> {
+    // The automation is part of the list: a cursor of another automation's runs is refused.
+    let shape = params.shape(&format!("runs/{automation}"));
+    let filter = RunFilter { status: params.enums("status")?, trigger: params.enums("trigger")? };
+    Ok((params.finish(filter, false, &shape, settings)?, shape))
 }
 
 /// Start a run of an automation now.

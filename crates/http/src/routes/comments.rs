@@ -4,14 +4,15 @@ use actix_web::http::header::{self, Charset, ContentDisposition, DispositionPara
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::comment::{CommentEdit, CommentEntityType, NewComment};
-use compliance_domain::{AttachmentId, CommentId};
-use compliance_ports::PageRequest;
+use compliance_domain::{AttachmentId, CommentId, UserId};
+use compliance_ports::{CommentFilter, CommentQuery, CommentSort};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -96,15 +97,6 @@ pub fn comment_body_limit(settings: &Settings) -> BodyLimit {
     BodyLimit(settings.attachments.max_request_bytes.div_ceil(3) * 4 + JSON_OVERHEAD)
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EntityQuery {
-    entity_id: Option<String>,
-    entity_type: Option<String>,
-    #[serde(flatten)]
-    page: PageQuery,
-}
-
 /// The total number of an entity's comments, on every page: the list is a bare array.
 const TOTAL_COUNT: &str = "X-Total-Count";
 /// Where the next page of comments starts (pass it as `cursor`); absent on the last page.
@@ -119,6 +111,9 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
     params(
         ("entityId" = String, Query, description = "The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404."),
         ("entityType" = CommentEntityType, Query, description = "The kind of record commented on."),
+        ("authorId" = Option<Vec<UserId>>, Query, description = "Written by any of these users (repeat the parameter)."),
+        TimeParams,
+        SortParam<CommentSort>,
         PageQuery,
     ),
     responses(
@@ -132,38 +127,18 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
 async fn list_comments(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<EntityQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let query = query.into_inner();
-    let (entity_type, entity_id) = entity(query.entity_type, query.entity_id)?;
-    let (principal, page) = (caller.0, query.page.request(state.settings())?);
+    let (entity_type, entity_id, query, shape) = comment_query(params, state.settings())?;
+    let principal = caller.0;
     let page =
-        state.run(|app| async move { app.comments.list(&principal, entity_type, &entity_id, &page).await }).await?;
+        state.run(|app| async move { app.comments.list(&principal, entity_type, &entity_id, &query).await }).await?;
     let mut response = HttpResponse::Ok();
     response.insert_header((TOTAL_COUNT, page.total));
     if let Some(next) = &page.next {
-        response.insert_header((NEXT_CURSOR, crate::paging::encode(next)));
+        response.insert_header((NEXT_CURSOR, crate::paging::encode(next, &shape.fingerprint())));
     }
     Ok(response.json(page.items.iter().map(CommentDto::from).collect::<Vec<_>>()))
-}
-
-/// The record commented on, from `entityType` and `entityId`; a 400 naming the one missing or bad.
-fn entity(entity_type: Option<String>, entity_id: Option<String>) -> Result<(CommentEntityType, String), ApiError> {
-    let entity_id = entity_id.ok_or_else(|| ApiError::invalid_field("entityId", "is required"))?;
-    let entity_type = entity_type.ok_or_else(|| ApiError::invalid_field("entityType", "is required"))?;
-    let entity_type = entity_type
-        .parse()
-        .map_err(|error: compliance_domain::UnknownValue| ApiError::invalid_field("entityType", error.to_string()))?;
-    Ok((entity_type, entity_id))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ExportQuery {
-    entity_id: Option<String>,
-    entity_type: Option<String>,
-    #[serde(flatten)]
-    format: FormatQuery,
 }
 
 /// The columns of a comments export: every field of a comment as the list shows it (`author`
@@ -179,6 +154,9 @@ const COMMENT_COLUMNS: &[&str] = &["id", "content", "author", "attachments", "cr
     params(
         ("entityId" = String, Query, description = "The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404."),
         ("entityType" = CommentEntityType, Query, description = "The kind of record commented on."),
+        ("authorId" = Option<Vec<UserId>>, Query, description = "Written by any of these users (repeat the parameter)."),
+        TimeParams,
+        SortParam<CommentSort>,
         FormatQuery,
     ),
     responses(
@@ -192,20 +170,40 @@ const COMMENT_COLUMNS: &[&str] = &["id", "content", "author", "attachments", "cr
 async fn export_comments(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<ExportQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let query = query.into_inner();
-    let (entity_type, entity_id) = entity(query.entity_type, query.entity_id)?;
-    let format = ExportFormat::parse(query.format.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (entity_type, entity_id, query, _) = comment_query(params, state.settings())?;
+    let principal = caller.0;
     let row = |comment: &_| serde_json::to_value(CommentDto::from(comment));
     let export = Export { format, name: "comments", columns: COMMENT_COLUMNS, row };
     stream_list(state, export, move |app, after| {
         let (principal, entity_id) = (principal.clone(), entity_id.clone());
-        let request = PageRequest { after, ..request.clone() };
-        async move { app.comments.list(&principal, entity_type, &entity_id, &request).await }
+        let query = query.batch(BATCH_ROWS, after);
+        async move { app.comments.list(&principal, entity_type, &entity_id, &query).await }
     })
     .await
+}
+
+impl SortField for CommentSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[("createdAt", Self::CreatedAt), ("updatedAt", Self::UpdatedAt)];
+}
+
+/// The query of `GET /v1/comments`: the record commented on, the filters, then what every list
+/// shares.
+fn comment_query(
+    mut params: ListParams,
+    settings: &Settings,
+) -> Result<(CommentEntityType, String, CommentQuery, QueryShape), ApiError> {
+    let shape = params.shape("comments");
+    let entity_id = params.single("entityId")?.ok_or_else(|| ApiError::invalid_field("entityId", "is required"))?;
+    let entity_type =
+        params.single("entityType")?.ok_or_else(|| ApiError::invalid_field("entityType", "is required"))?;
+    let entity_type: CommentEntityType = entity_type
+        .parse()
+        .map_err(|error: compliance_domain::UnknownValue| ApiError::invalid_field("entityType", error.to_string()))?;
+    let filter = CommentFilter { author: params.ids("authorId")? };
+    Ok((entity_type, entity_id, params.finish(filter, true, &shape, settings)?, shape))
 }
 
 /// Comment on a record

@@ -3,9 +3,10 @@
 //! name the user, as the specification has them.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
 use compliance_domain::context::{ContextEntryChanges, NewContextEntry};
 use compliance_domain::{ContextEntryId, Id};
-use compliance_ports::{ListName, PageRequest};
+use compliance_ports::{ContextFilter, ContextQuery, ContextSort, ListName};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -14,6 +15,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, ContextEntryDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -91,18 +93,24 @@ struct DeletedContextEntry<'a> {
     tag = "context",
     operation_id = "listContext",
     summary = "List the organization's context entries",
-    params(PageQuery),
-    responses((status = 200, description = "The context entries, newest first.", body = ContextEntryList)),
+    params(
+        ("tag" = Option<Vec<String>>, Query, description = "Entries with any of these tags (repeat the parameter)."),
+        TimeParams,
+        SortParam<ContextSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching context entries, in the order asked (newest first by default).", body = ContextEntryList)),
 )]
 async fn list_context_entries(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Context, &page);
+    let (query, shape) = context_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Context, &shape, &query.page);
     let load = |app: std::sync::Arc<compliance_app::App>| async move {
-        app.context.list_context_entries(&principal, &page).await
+        app.context.list_context_entries(&principal, &query).await
     };
     let page = state.list_page(&caller, key, load, |page| items(page, ContextEntryDto::from)).await?;
     Ok(HttpResponse::Ok().json(ContextEntryList {
@@ -123,7 +131,12 @@ const CONTEXT_COLUMNS: &[&str] = &["id", "organizationId", "question", "answer",
     operation_id = "exportContext",
     summary = "Export the organization's context entries as CSV or JSON Lines",
     description = "Every record the list would show with the same parameters, streamed as one file.",
-    params(FormatQuery),
+    params(
+        ("tag" = Option<Vec<String>>, Query, description = "Entries with any of these tags (repeat the parameter)."),
+        TimeParams,
+        SortParam<ContextSort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The context entries, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -132,17 +145,33 @@ const CONTEXT_COLUMNS: &[&str] = &["id", "organizationId", "question", "answer",
 async fn export_context(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (query, _) = context_query(params, state.settings())?;
+    let principal = caller.0;
     let row = |entry: &_| serde_json::to_value(ContextEntryDto::from(entry));
     let export = Export { format, name: "context", columns: CONTEXT_COLUMNS, row };
     stream_list(state, export, move |app, after| {
-        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
-        async move { app.context.list_context_entries(&principal, &request).await }
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.context.list_context_entries(&principal, &query).await }
     })
     .await
+}
+
+impl SortField for ContextSort {
+    const FIELDS: &'static [(&'static str, Self)] =
+        &[("createdAt", Self::CreatedAt), ("updatedAt", Self::UpdatedAt), ("question", Self::Question)];
+}
+
+/// The query of `GET /v1/context` (and of its export): its filters, then what every list shares.
+pub(crate) fn context_query(
+    mut params: ListParams,
+    settings: &Settings,
+) -> Result<(ContextQuery, QueryShape), ApiError> {
+    let shape = params.shape("context");
+    let filter = ContextFilter { tag: params.texts("tag")? };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

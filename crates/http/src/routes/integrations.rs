@@ -2,10 +2,12 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use compliance_app::Credentials;
+use compliance_app::{Credentials, Settings};
 use compliance_domain::ConnectionId;
+use compliance_domain::integration::ConnectionStatus;
 use compliance_integrations::{CheckReport, ConnectionView, OAuthAppView, ProviderView};
 use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
+use compliance_ports::{ConnectionFilter, ConnectionQuery, ConnectionSort};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -13,7 +15,9 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
-use crate::export::{Export, ExportFormat, FormatQuery};
+use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
@@ -80,7 +84,12 @@ struct ProviderList<'a> {
 #[serde(rename_all = "camelCase")]
 struct ConnectionList<'a> {
     data: Vec<ConnectionView>,
-    count: usize,
+    /// The total number of matching connections (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<String>,
     #[schema(schema_with = super::people::auth_type_schema)]
     auth_type: &'static str,
     authenticated_user: AuthenticatedUser<'a>,
@@ -286,17 +295,30 @@ async fn oauth_callback(
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, redirect.0)).finish())
 }
 
-/// List the organization's connections, newest first (disconnected ones included).
+/// List the organization's connections, newest first by default (disconnected ones included).
 #[utoipa::path(
     get, path = "/v1/integrations/connections", operation_id = "listConnections", tag = "integrations",
-    responses((status = 200, description = "Every connection of the organization.", body = ConnectionList)),
+    params(
+        ("status" = Option<Vec<ConnectionStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("provider" = Option<Vec<String>>, Query, description = "Any of these provider slugs."),
+        TimeParams,
+        SortParam<ConnectionSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching connections of the organization.", body = ConnectionList)),
 )]
-async fn list_connections(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn list_connections(
+    state: web::Data<AppState>,
+    caller: Caller,
+    params: ListParams,
+) -> Result<HttpResponse, ApiError> {
+    let (query, shape) = connection_query(params, state.settings())?;
     let principal = caller.0.clone();
-    let connections = state.integrations(|i| async move { i.list_connections(&principal).await }).await?;
+    let page = state.integrations(|i| async move { i.list_connections(&principal, &query).await }).await?;
     Ok(HttpResponse::Ok().json(ConnectionList {
-        count: connections.len(),
-        data: connections,
+        count: page.total,
+        next_cursor: page.next.as_ref().map(|next| crate::paging::encode(next, &shape.fingerprint())),
+        data: page.items,
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
@@ -319,10 +341,17 @@ const CONNECTION_COLUMNS: &[&str] = &[
     "lastError",
 ];
 
-/// Export the organization's connections as CSV or JSON Lines (every connection the list shows).
+/// Export the organization's connections as CSV or JSON Lines (every connection the list would
+/// show with the same parameters).
 #[utoipa::path(
     get, path = "/v1/integrations/connections/export", operation_id = "exportConnections", tag = "integrations",
-    params(FormatQuery),
+    params(
+        ("status" = Option<Vec<ConnectionStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("provider" = Option<Vec<String>>, Query, description = "Any of these provider slugs."),
+        TimeParams,
+        SortParam<ConnectionSort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The connections, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -331,25 +360,42 @@ const CONNECTION_COLUMNS: &[&str] = &[
 async fn export_connections(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
+    let format = ExportFormat::take(&mut params)?;
+    let (query, _) = connection_query(params, state.settings())?;
     let principal = caller.0;
-    // An organization has a connection per provider at most: one batch holds them all.
-    let items = state.integrations(|i| async move { i.list_connections(&principal).await }).await?;
-    let first = compliance_ports::Page { total: items.len() as u64, items, next: None };
+    let load = move |state: web::Data<AppState>, after| {
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { state.integrations(|i| async move { i.list_connections(&principal, &query).await }).await }
+    };
+    let first = load(state.clone(), None).await?;
     let export = Export {
         format,
         name: "connections",
         columns: CONNECTION_COLUMNS,
         row: |connection: &ConnectionView| serde_json::to_value(connection),
     };
-    let no_more = |_| {
-        std::future::ready(Err(ApiError::from(compliance_app::AppError::Internal(
-            "no batch after the only one".into(),
-        ))))
-    };
-    Ok(crate::export::respond(export, first, no_more))
+    Ok(crate::export::respond(export, first, move |after| load(state.clone(), Some(after))))
+}
+
+impl SortField for ConnectionSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("provider", Self::Provider),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/integrations/connections`: the filters, then what every list shares.
+pub(crate) fn connection_query(
+    mut params: ListParams,
+    settings: &Settings,
+) -> Result<(ConnectionQuery, QueryShape), ApiError> {
+    let shape = params.shape("connections");
+    let filter = ConnectionFilter { status: params.enums("status")?, provider: params.texts("provider")? };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 /// Connect an `api_key`, `basic` or `custom` provider with its credential values.

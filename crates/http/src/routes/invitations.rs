@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::wire::MemberDto;
 use crate::{ApiError, AppState, Caller, SignedInCaller};
@@ -139,14 +140,17 @@ async fn list_invitations(
     caller: Caller,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0, query.request(state.settings())?);
+    let (principal, page) = (caller.0, query.request(state.settings(), "invitations")?);
     let (invitations, now) = state
         .run(|app| async move { Ok((app.invitations.list(&principal, &page).await?, app.invitations.now())) })
         .await?;
     Ok(HttpResponse::Ok().json(InvitationList {
         data: invitations.items.iter().map(|i| InvitationDto::new(i, now)).collect(),
         count: invitations.total,
-        next_cursor: invitations.next.as_ref().map(encode),
+        next_cursor: invitations
+            .next
+            .as_ref()
+            .map(|next| encode(next, &QueryShape::unfiltered("invitations").fingerprint())),
     }))
 }
 

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
-use compliance_app::App;
+use compliance_app::{App, Settings};
 use compliance_domain::MemberId;
+use compliance_domain::access::Role;
 use compliance_domain::people::{MemberChanges, NewMember};
-use compliance_ports::{ListName, PageRequest};
+use compliance_ports::{ListName, PersonFilter, PersonQuery, PersonSort};
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -16,6 +17,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -84,12 +86,30 @@ struct MemberList<'a> {
     authenticated_user: AuthenticatedUser<'a>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ListQuery {
-    include_inactive: Option<String>,
-    #[serde(flatten)]
-    page: PageQuery,
+impl SortField for PersonSort {
+    const FIELDS: &'static [(&'static str, Self)] =
+        &[("createdAt", Self::CreatedAt), ("name", Self::Name), ("email", Self::Email)];
+}
+
+/// The query of `GET /v1/people`: `includeInactive`, the filters, then what every list shares
+/// (members have no update time).
+pub(crate) fn person_query(
+    mut params: ListParams,
+    settings: &Settings,
+) -> Result<(bool, PersonQuery, QueryShape), ApiError> {
+    let shape = params.shape("people");
+    let include_inactive = IncludeInactive::read(params.single("includeInactive")?.as_deref())?;
+    let role = params.texts("role")?;
+    let role = role
+        .iter()
+        .map(|text| {
+            Role::ALL.into_iter().find(|role| role.as_str() == text).ok_or_else(|| {
+                ApiError::invalid_field("role", "must be one of `owner`, `admin`, `auditor`, `employee`")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let filter = PersonFilter { role, is_active: params.flag("isActive")?, department: params.enums("department")? };
+    Ok((include_inactive, params.finish(filter, false, &shape, settings)?, shape))
 }
 
 fn member_id(id: &str) -> Result<MemberId, ApiError> {
@@ -102,18 +122,22 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
 /// Paginated with `limit` and `cursor` (see the API guide).
 #[utoipa::path(
     get, path = "/v1/people", operation_id = "listPeople", tag = "people",
-    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."), PageQuery),
+    params(
+        ("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."),
+        ("role" = Option<Vec<String>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
+        ("isActive" = Option<bool>, Query, description = "`true` for active members only, `false` for deactivated ones only (wins over `includeInactive`)."),
+        ("department" = Option<Vec<compliance_domain::Department>>, Query, description = "Any of these departments."),
+        CreatedParams,
+        SortParam<PersonSort>,
+        PageQuery,
+    ),
     responses((status = 200, description = "The members.", body = MemberList)),
 )]
-async fn list_people(
-    state: web::Data<AppState>,
-    caller: Caller,
-    query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let include_inactive = IncludeInactive::read(query.include_inactive.as_deref())?;
-    let (principal, page) = (caller.0.clone(), query.page.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::People, &page).including_inactive(include_inactive);
-    let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &page).await };
+async fn list_people(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+    let (include_inactive, query, shape) = person_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::People, &shape, &query.page).including_inactive(include_inactive);
+    let load = |app: Arc<App>| async move { app.people.list(&principal, include_inactive, &query).await };
     let people = state.list_page(&caller, key, load, |page| items(page, MemberDto::from)).await?;
     Ok(HttpResponse::Ok().json(MemberList {
         data: people.data(),
@@ -122,14 +146,6 @@ async fn list_people(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::of(&caller),
     }))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ExportQuery {
-    include_inactive: Option<String>,
-    #[serde(flatten)]
-    format: FormatQuery,
 }
 
 /// The columns of a people export: every field of a member as the list shows it (`user` as its
@@ -142,7 +158,15 @@ const PERSON_COLUMNS: &[&str] =
 /// Every member the list would show with the same parameters, streamed as one CSV or JSON Lines file.
 #[utoipa::path(
     get, path = "/v1/people/export", operation_id = "exportPeople", tag = "people",
-    params(("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."), FormatQuery),
+    params(
+        ("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."),
+        ("role" = Option<Vec<String>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
+        ("isActive" = Option<bool>, Query, description = "`true` for active members only, `false` for deactivated ones only (wins over `includeInactive`)."),
+        ("department" = Option<Vec<compliance_domain::Department>>, Query, description = "Any of these departments."),
+        CreatedParams,
+        SortParam<PersonSort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The members, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -151,16 +175,16 @@ const PERSON_COLUMNS: &[&str] =
 async fn export_people(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<ExportQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let include_inactive = IncludeInactive::read(query.include_inactive.as_deref())?;
-    let format = ExportFormat::parse(query.format.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (include_inactive, query, _) = person_query(params, state.settings())?;
+    let principal = caller.0;
     let row = |person: &_| serde_json::to_value(MemberDto::from(person));
     let export = Export { format, name: "people", columns: PERSON_COLUMNS, row };
     stream_list(state, export, move |app, after| {
-        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
-        async move { app.people.list(&principal, include_inactive, &request).await }
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.people.list(&principal, include_inactive, &query).await }
     })
     .await
 }

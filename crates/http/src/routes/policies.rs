@@ -1,9 +1,12 @@
 //! `/v1/policies`: list, create, read, change and delete the organization's policies.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
+use compliance_domain::Department;
 use compliance_domain::policy::{NewPolicy, PolicyChanges};
+use compliance_domain::policy::{PolicyFrequency, PolicyStatus};
 use compliance_domain::{Id, PolicyId};
-use compliance_ports::{ListName, PageRequest};
+use compliance_ports::{ListName, PolicyFilter, PolicyQuery, PolicySort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -13,6 +16,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -83,18 +87,28 @@ struct DeletedPolicy<'a> {
     tag = "policies",
     operation_id = "listPolicies",
     summary = "List the organization's policies",
-    params(PageQuery),
-    responses((status = 200, description = "The policies, newest first.", body = PolicyList)),
+    params(
+        ("status" = Option<Vec<PolicyStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("frequency" = Option<Vec<PolicyFrequency>>, Query, description = "Any of these review frequencies."),
+        ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
+        ("isArchived" = Option<bool>, Query, description = "`true` for archived policies only, `false` for the others."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<PolicySort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching policies, in the order asked (newest first by default).", body = PolicyList)),
 )]
 async fn list_policies(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Policies, &page);
+    let (query, shape) = policy_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Policies, &shape, &query.page);
     let load =
-        |app: std::sync::Arc<compliance_app::App>| async move { app.policies.list_policies(&principal, &page).await };
+        |app: std::sync::Arc<compliance_app::App>| async move { app.policies.list_policies(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, PolicyDto::from)).await?;
     Ok(HttpResponse::Ok().json(PolicyList {
         data: page.data(),
@@ -134,7 +148,16 @@ const POLICY_COLUMNS: &[&str] = &[
     operation_id = "exportPolicies",
     summary = "Export the organization's policies as CSV or JSON Lines",
     description = "Every record the list would show with the same parameters, streamed as one file.",
-    params(FormatQuery),
+    params(
+        ("status" = Option<Vec<PolicyStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("frequency" = Option<Vec<PolicyFrequency>>, Query, description = "Any of these review frequencies."),
+        ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
+        ("isArchived" = Option<bool>, Query, description = "`true` for archived policies only, `false` for the others."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<PolicySort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The policies, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -143,17 +166,40 @@ const POLICY_COLUMNS: &[&str] = &[
 async fn export_policies(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (query, _) = policy_query(params, state.settings())?;
+    let principal = caller.0;
     let row = |policy: &_| serde_json::to_value(PolicyDto::from(policy));
     let export = Export { format, name: "policies", columns: POLICY_COLUMNS, row };
     stream_list(state, export, move |app, after| {
-        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
-        async move { app.policies.list_policies(&principal, &request).await }
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.policies.list_policies(&principal, &query).await }
     })
     .await
+}
+
+impl SortField for PolicySort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("name", Self::Name),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/policies` (and of its export): its filters, then what every list shares.
+pub(crate) fn policy_query(mut params: ListParams, settings: &Settings) -> Result<(PolicyQuery, QueryShape), ApiError> {
+    let shape = params.shape("policies");
+    let filter = PolicyFilter {
+        status: params.enums("status")?,
+        frequency: params.enums("frequency")?,
+        department: params.enums("department")?,
+        is_archived: params.flag("isArchived")?,
+        assignee: params.assignees("assigneeId")?,
+    };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

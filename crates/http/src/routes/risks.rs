@@ -1,9 +1,12 @@
 //! `/v1/risks`: list, create, read, change and delete the organization's risks.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
 use compliance_domain::risk::{NewRisk, RiskChanges};
+use compliance_domain::risk::{RiskCategory, RiskStatus, TreatmentStrategy};
+use compliance_domain::{Department, Impact, Likelihood};
 use compliance_domain::{Id, RiskId};
-use compliance_ports::{ListName, PageRequest};
+use compliance_ports::{ListName, RiskFilter, RiskQuery, RiskSort};
 use serde::Serialize;
 use serde_json::to_value;
 use serde_json::value::RawValue;
@@ -14,6 +17,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -86,17 +90,25 @@ struct DeletedRisk<'a> {
     tag = "risks",
     operation_id = "listRisks",
     summary = "List the organization's risks",
-    params(PageQuery),
-    responses((status = 200, description = "The risks, newest first.", body = RiskList)),
+    params(
+        ("status" = Option<Vec<RiskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("category" = Option<Vec<RiskCategory>>, Query, description = "Any of these categories."),
+        ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("likelihood" = Option<Vec<Likelihood>>, Query, description = "Any of these likelihoods."),
+        ("impact" = Option<Vec<Impact>>, Query, description = "Any of these impacts."),
+        ("treatmentStrategy" = Option<Vec<TreatmentStrategy>>, Query, description = "Any of these treatment strategies."),
+        TimeParams,
+        SortParam<RiskSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching risks, in the order asked (newest first by default).", body = RiskList)),
 )]
-async fn list_risks(
-    state: web::Data<AppState>,
-    caller: Caller,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Risks, &page);
-    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.risks.list_risks(&principal, &page).await };
+async fn list_risks(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+    let (query, shape) = risk_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Risks, &shape, &query.page);
+    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.risks.list_risks(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, |risk| RiskDto::new(risk, false))).await?;
     Ok(HttpResponse::Ok().json(RiskList {
         data: page.data(),
@@ -134,7 +146,18 @@ const RISK_COLUMNS: &[&str] = &[
     operation_id = "exportRisks",
     summary = "Export the organization's risks as CSV or JSON Lines",
     description = "Every risk the list would show with the same parameters, streamed as one file.",
-    params(FormatQuery),
+    params(
+        ("status" = Option<Vec<RiskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("category" = Option<Vec<RiskCategory>>, Query, description = "Any of these categories."),
+        ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("likelihood" = Option<Vec<Likelihood>>, Query, description = "Any of these likelihoods."),
+        ("impact" = Option<Vec<Impact>>, Query, description = "Any of these impacts."),
+        ("treatmentStrategy" = Option<Vec<TreatmentStrategy>>, Query, description = "Any of these treatment strategies."),
+        TimeParams,
+        SortParam<RiskSort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The risks, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -143,17 +166,42 @@ const RISK_COLUMNS: &[&str] = &[
 async fn export_risks(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (query, _) = risk_query(params, state.settings())?;
+    let principal = caller.0;
     let export =
         Export { format, name: "risks", columns: RISK_COLUMNS, row: |risk| to_value(RiskDto::new(risk, true)) };
     stream_list(state, export, move |app, after| {
-        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
-        async move { app.risks.list_risks(&principal, &request).await }
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.risks.list_risks(&principal, &query).await }
     })
     .await
+}
+
+impl SortField for RiskSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("title", Self::Title),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/risks` (and of its export): its filters, then what every list shares.
+pub(crate) fn risk_query(mut params: ListParams, settings: &Settings) -> Result<(RiskQuery, QueryShape), ApiError> {
+    let shape = params.shape("risks");
+    let filter = RiskFilter {
+        status: params.enums("status")?,
+        category: params.enums("category")?,
+        department: params.enums("department")?,
+        assignee: params.assignees("assigneeId")?,
+        likelihood: params.enums("likelihood")?,
+        impact: params.enums("impact")?,
+        treatment_strategy: params.enums("treatmentStrategy")?,
+    };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

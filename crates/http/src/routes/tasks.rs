@@ -1,9 +1,11 @@
 //! `/v1/tasks`: list, create, read, change and delete the organization's tasks.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
+use compliance_domain::task::TaskStatus;
 use compliance_domain::task::{NewTask, TaskChanges};
 use compliance_domain::{Id, TaskId};
-use compliance_ports::{ListName, PageRequest};
+use compliance_ports::{ListName, TaskFilter, TaskQuery, TaskSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -13,6 +15,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, TaskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -85,17 +88,20 @@ struct DeletedTask<'a> {
     tag = "tasks",
     operation_id = "listTasks",
     summary = "List the organization's tasks",
-    params(PageQuery),
-    responses((status = 200, description = "The tasks, newest first.", body = TaskList)),
+    params(
+        ("status" = Option<Vec<TaskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<TaskSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching tasks, in the order asked (newest first by default).", body = TaskList)),
 )]
-async fn list_tasks(
-    state: web::Data<AppState>,
-    caller: Caller,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Tasks, &page);
-    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.tasks.list_tasks(&principal, &page).await };
+async fn list_tasks(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+    let (query, shape) = task_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Tasks, &shape, &query.page);
+    let load = |app: std::sync::Arc<compliance_app::App>| async move { app.tasks.list_tasks(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, TaskDto::from)).await?;
     Ok(HttpResponse::Ok().json(TaskList {
         data: page.data(),
@@ -117,7 +123,13 @@ const TASK_COLUMNS: &[&str] =
     operation_id = "exportTasks",
     summary = "Export the organization's tasks as CSV or JSON Lines",
     description = "Every record the list would show with the same parameters, streamed as one file.",
-    params(FormatQuery),
+    params(
+        ("status" = Option<Vec<TaskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<TaskSort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The tasks, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -126,17 +138,34 @@ const TASK_COLUMNS: &[&str] =
 async fn export_tasks(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (query, _) = task_query(params, state.settings())?;
+    let principal = caller.0;
     let row = |task: &_| serde_json::to_value(TaskDto::from(task));
     let export = Export { format, name: "tasks", columns: TASK_COLUMNS, row };
     stream_list(state, export, move |app, after| {
-        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
-        async move { app.tasks.list_tasks(&principal, &request).await }
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.tasks.list_tasks(&principal, &query).await }
     })
     .await
+}
+
+impl SortField for TaskSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("title", Self::Title),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/tasks` (and of its export): its filters, then what every list shares.
+pub(crate) fn task_query(mut params: ListParams, settings: &Settings) -> Result<(TaskQuery, QueryShape), ApiError> {
+    let shape = params.shape("tasks");
+    let filter = TaskFilter { status: params.enums("status")?, assignee: params.assignees("assigneeId")? };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

@@ -1,9 +1,11 @@
 //! `/v1/vendors`: list, create, read, change and delete the organization's vendors.
 
 use actix_web::{HttpResponse, web};
+use compliance_app::Settings;
 use compliance_domain::vendor::{NewVendor, VendorChanges};
+use compliance_domain::vendor::{VendorCategory, VendorStatus};
 use compliance_domain::{Id, VendorId};
-use compliance_ports::{ListName, PageRequest};
+use compliance_ports::{ListName, VendorFilter, VendorQuery, VendorSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -13,6 +15,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -85,18 +88,26 @@ struct DeletedVendor<'a> {
     tag = "vendors",
     operation_id = "listVendors",
     summary = "List the organization's vendors",
-    params(PageQuery),
-    responses((status = 200, description = "The vendors, newest first.", body = VendorList)),
+    params(
+        ("status" = Option<Vec<VendorStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("category" = Option<Vec<VendorCategory>>, Query, description = "Any of these categories."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<VendorSort>,
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching vendors, in the order asked (newest first by default).", body = VendorList)),
 )]
 async fn list_vendors(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<PageQuery>,
+    params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0.clone(), query.request(state.settings())?);
-    let key = ListKey::new(&principal, ListName::Vendors, &page);
+    let (query, shape) = vendor_query(params, state.settings())?;
+    let principal = caller.0.clone();
+    let key = ListKey::new(&principal, ListName::Vendors, &shape, &query.page);
     let load =
-        |app: std::sync::Arc<compliance_app::App>| async move { app.vendors.list_vendors(&principal, &page).await };
+        |app: std::sync::Arc<compliance_app::App>| async move { app.vendors.list_vendors(&principal, &query).await };
     let page = state.list_page(&caller, key, load, |page| items(page, |vendor| VendorDto::new(vendor, false))).await?;
     Ok(HttpResponse::Ok().json(VendorList {
         data: page.data(),
@@ -132,7 +143,14 @@ const VENDOR_COLUMNS: &[&str] = &[
     operation_id = "exportVendors",
     summary = "Export the organization's vendors as CSV or JSON Lines",
     description = "Every record the list would show with the same parameters, streamed as one file.",
-    params(FormatQuery),
+    params(
+        ("status" = Option<Vec<VendorStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
+        ("category" = Option<Vec<VendorCategory>>, Query, description = "Any of these categories."),
+        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        TimeParams,
+        SortParam<VendorSort>,
+        FormatQuery,
+    ),
     responses((status = 200, description = "The vendors, as an attachment.", content(
         (String = "text/csv"),
         (String = "application/x-ndjson"),
@@ -141,17 +159,38 @@ const VENDOR_COLUMNS: &[&str] = &[
 async fn export_vendors(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<FormatQuery>,
+    mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
-    let format = ExportFormat::parse(query.format.as_deref())?;
-    let (principal, request) = (caller.0, PageRequest::first(BATCH_ROWS));
+    let format = ExportFormat::take(&mut params)?;
+    let (query, _) = vendor_query(params, state.settings())?;
+    let principal = caller.0;
     let row = |vendor: &_| serde_json::to_value(VendorDto::new(vendor, true));
     let export = Export { format, name: "vendors", columns: VENDOR_COLUMNS, row };
     stream_list(state, export, move |app, after| {
-        let (principal, request) = (principal.clone(), PageRequest { after, ..request.clone() });
-        async move { app.vendors.list_vendors(&principal, &request).await }
+        let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
+        async move { app.vendors.list_vendors(&principal, &query).await }
     })
     .await
+}
+
+impl SortField for VendorSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("createdAt", Self::CreatedAt),
+        ("updatedAt", Self::UpdatedAt),
+        ("name", Self::Name),
+        ("status", Self::Status),
+    ];
+}
+
+/// The query of `GET /v1/vendors` (and of its export): its filters, then what every list shares.
+pub(crate) fn vendor_query(mut params: ListParams, settings: &Settings) -> Result<(VendorQuery, QueryShape), ApiError> {
+    let shape = params.shape("vendors");
+    let filter = VendorFilter {
+        status: params.enums("status")?,
+        category: params.enums("category")?,
+        assignee: params.assignees("assigneeId")?,
+    };
+    Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
 #[utoipa::path(

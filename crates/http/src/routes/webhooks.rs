@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::{ApiError, AppState, Caller};
 
@@ -188,12 +189,12 @@ async fn list_webhooks(
     caller: Caller,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, page) = (caller.0, query.request(state.settings())?);
+    let (principal, page) = (caller.0, query.request(state.settings(), "webhooks")?);
     let webhooks = state.run(|app| async move { app.webhooks.list(&principal, &page).await }).await?;
     Ok(HttpResponse::Ok().json(WebhookList {
         data: webhooks.items.iter().map(WebhookDto::from).collect(),
         count: webhooks.total,
-        next_cursor: webhooks.next.as_ref().map(encode),
+        next_cursor: webhooks.next.as_ref().map(|next| encode(next, &QueryShape::unfiltered("webhooks").fingerprint())),
     }))
 }
 
@@ -326,12 +327,15 @@ async fn list_webhook_deliveries(
     id: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id, page) = (caller.0, webhook_id(&id)?, query.request(state.settings())?);
+    let (principal, id, page) = (caller.0, webhook_id(&id)?, query.request(state.settings(), "webhookDeliveries")?);
     let deliveries = state.run(|app| async move { app.webhooks.deliveries(&principal, &id, &page).await }).await?;
     Ok(HttpResponse::Ok().json(DeliveryList {
         data: deliveries.items.iter().map(DeliveryDto::from).collect(),
         count: deliveries.total,
-        next_cursor: deliveries.next.as_ref().map(encode),
+        next_cursor: deliveries
+            .next
+            .as_ref()
+            .map(|next| encode(next, &QueryShape::unfiltered("webhookDeliveries").fingerprint())),
     }))
 }
 
