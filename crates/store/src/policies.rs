@@ -5,8 +5,7 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::policy::{Policy, PolicyPatch, RichText};
 use compliance_domain::{OrganizationId, PolicyId, Timestamp};
 use compliance_ports::{
-    AuditOf, Cursor, Deleted, Page, PageRequest, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, RepoError,
-    SortValue,
+    AuditOf, Cursor, Deleted, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
