@@ -391,6 +391,29 @@ async fn unknown_parameters_bad_values_and_foreign_cursors_are_400_naming_them(s
     let cursor = str_of(&filtered, "nextCursor").to_owned();
     api.get(&format!("/v1/tasks?status=todo&limit=1&cursor={cursor}")).await.ok(200);
     api.get(&format!("/v1/tasks?status=done&limit=1&cursor={cursor}")).await.invalid("cursor");
+
+    // A cursor made by hand keeps the list's fingerprint but carries a number where the title
+    // goes, or a NUL byte in it: a 400 as well, never a failure of the database.
+    let first = api.get("/v1/risks?sort=title&limit=1").await.ok(200);
+    for forged_key in [json!({"i": 5}), json!({"s": "R\u{0}"})] {
+        let forged = forge(str_of(&first, "nextCursor"), forged_key);
+        api.get(&format!("/v1/risks?sort=title&limit=1&cursor={forged}")).await.invalid("cursor");
+    }
+    // The filters of the audit log refuse what PostgreSQL's text cannot hold.
+    api.get("/v1/audit-log?resourceId=rsk_%00").await.invalid("resourceId");
+    api.get("/v1/audit-log?acton=risk.").await.invalid("acton");
+    api.get("/v1/risks?status=open&q=%00").await.invalid("q");
+}
+
+/// `cursor` (URL-safe base64 of `v2:` and JSON) with its first sort value replaced by `key`.
+fn forge(cursor: &str, key: Value) -> String {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let mut json: Value = serde_json::from_str(text.strip_prefix("v2:").unwrap()).unwrap();
+    json["k"][0] = key;
+    URL_SAFE_NO_PAD.encode(format!("v2:{json}"))
 }
 
 async fn an_export_holds_the_rows_and_order_of_its_list(server: &TestServer) {

@@ -66,6 +66,10 @@ impl From<RepoError> for AppError {
             RepoError::NotFound => Self::NotFound("record"),
             RepoError::Conflict(what) => Self::Conflict(what),
             RepoError::Unavailable(why) => Self::Unavailable(why),
+            RepoError::BadCursor => Self::Validation(ValidationErrors::field(
+                "cursor",
+                "must be a `nextCursor` this list returned for the same filters, search and sort, unchanged",
+            )),
             RepoError::Internal(why) => Self::Internal(why),
         }
     }

@@ -168,8 +168,8 @@ impl ListParams {
     /// Every value of `name`, as given (non-empty, at most 200 characters each).
     pub fn texts(&mut self, name: &str) -> Result<Vec<String>, ApiError> {
         let values = self.values(name)?;
-        match values.iter().any(|v| v.is_empty() || v.chars().count() > 200) {
-            true => Err(ApiError::invalid_field(name, "must be 1 to 200 characters")),
+        match values.iter().any(|v| v.is_empty() || v.chars().count() > 200 || v.contains('\0')) {
+            true => Err(ApiError::invalid_field(name, "must be 1 to 200 characters, without NUL")),
             false => Ok(values),
         }
     }

@@ -10,6 +10,10 @@ pub enum RepoError {
     /// The store cannot be reached or has no free connection; worth retrying.
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// A list's `cursor` does not fit the list's sort (a cursor made by hand: the ones the
+    /// service issues always fit the query they were issued for).
+    #[error("a cursor that does not fit the list's sort")]
+    BadCursor,
     /// Anything else. The text is for logs only: it may hold details callers must not see.
     #[error("store failure: {0}")]
     Internal(String),

@@ -138,7 +138,7 @@ impl AuditRepository for Store {
                     query = query.filter(audit_entries::action.like(like_prefix(&prefix)).escape('\\'));
                 }
                 if let Some(after) = filter.created_after {
-                    query = query.filter(audit_entries::created_at.gt(naive(after)));
+                    query = query.filter(audit_entries::created_at.ge(naive(after)));
                 }
                 if let Some(before) = filter.created_before {
                     query = query.filter(audit_entries::created_at.lt(naive(before)));

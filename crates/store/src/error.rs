@@ -48,6 +48,7 @@ pub fn repo_error(error: DieselError) -> RepoError {
         DieselError::DatabaseError(_, info) if is_busy(info.message()) => {
             RepoError::Unavailable(info.message().to_owned())
         }
+        DieselError::QueryBuilderError(why) if why.to_string() == crate::paging::CURSOR_MISFIT => RepoError::BadCursor,
         DieselError::BrokenTransactionManager => RepoError::Unavailable("broken transaction".into()),
         // A COMMIT that failed (and whose ROLLBACK failed too) says why in the commit error: a
         // connection lost mid-transaction is an outage. If it was lost after COMMIT was sent, the

@@ -319,6 +319,10 @@ where
     condition
 }
 
+/// What [`read_page!`] fails with when a cursor's values do not fit the list's sort keys; the
+/// store's error mapping turns it into [`compliance_ports::RepoError::BadCursor`] (a 400).
+pub(crate) const CURSOR_MISFIT: &str = "a cursor of another sort";
+
 /// Loads one page of a list: at most `limit + 1` rows after the cursor (the extra row tells
 /// whether another page follows), then `count(*)` of the same filter only when those rows leave
 /// the total unknown (see `PageRequest::needs_count`). A first page that fits is one statement.
@@ -326,7 +330,8 @@ where
 /// `$filtered` is the boxed query with every filter (the organization's first), without selection
 /// or order; `$columns` the list's [`SortColumns`], the id last. Both are written out once per
 /// use, so the rows and the count see the same filter. A cursor that does not fit the columns is
-/// a `QueryBuilderError`; the HTTP layer refuses such cursors before (their fingerprint differs).
+/// a `QueryBuilderError` of [`CURSOR_MISFIT`], a 400 naming `cursor` (a cursor made by hand can
+/// carry the right fingerprint with values of other types).
 ///
 /// On PostgreSQL the statements run on the async connection. On SQLite the whole page is read
 /// inside one call to the connection (which runs in place, see `db::InPlace`), the rows built
@@ -343,7 +348,7 @@ macro_rules! read_page {
         let request: compliance_ports::PageRequest = ($request).clone();
         let rows_to_load = request.rows_to_load();
         let total = |count: i64| Some(u64::try_from(count).unwrap_or_default());
-        let misfit = || diesel::result::Error::QueryBuilderError("a cursor of another sort".into());
+        let misfit = || diesel::result::Error::QueryBuilderError($crate::paging::CURSOR_MISFIT.into());
         match $conn {
             $crate::db::DbConn::Pg(pooled) => {
                 let c: &mut diesel_async::AsyncPgConnection = &mut *pooled;

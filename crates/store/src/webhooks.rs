@@ -73,7 +73,6 @@ struct WebhookChangesRow<'a> {
     events: String,
     is_enabled: bool,
     disabled_reason: Option<&'a str>,
-    failing_since: Option<PrimitiveDateTime>,
     updated_at: PrimitiveDateTime,
 }
 
@@ -241,24 +240,30 @@ impl WebhookRepository for Store {
             events: json_text(&webhook.events),
             is_enabled: webhook.is_enabled,
             disabled_reason: webhook.disabled_reason.as_deref(),
-            failing_since: optional_naive(webhook.failing_since),
             updated_at: webhook.updated_at.to_utc_naive(),
         };
+        // The failure streak is the worker's: a PATCH read it before the worker may have moved
+        // it, so only a re-enable (which starts a new streak) writes it.
+        let reenabled = (webhook.is_enabled && !previous.is_enabled).then(|| optional_naive(webhook.failing_since));
         let (org, id, seen) =
             (webhook.organization_id.as_str(), webhook.id.as_str(), previous.updated_at.to_utc_naive());
         let seen_enabled = previous.is_enabled;
         let mut conn = self.pools.write().await?;
         // The worker disabling the webhook meanwhile changes is_enabled without updated_at.
         let updated = db_run!(&mut conn, |c| {
-            diesel::update(
-                webhooks::table
-                    .filter(webhooks::organization_id.eq(org))
-                    .filter(webhooks::id.eq(id))
-                    .filter(webhooks::updated_at.eq(seen))
-                    .filter(webhooks::is_enabled.eq(seen_enabled)),
-            )
-            .set(&changes)
-            .execute(c)
+            c.transaction(async |c| {
+                let mine = webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(id));
+                let updated = diesel::update(
+                    mine.filter(webhooks::updated_at.eq(seen)).filter(webhooks::is_enabled.eq(seen_enabled)),
+                )
+                .set(&changes)
+                .execute(c)
+                .await?;
+                if let (1, Some(failing_since)) = (updated, reenabled) {
+                    diesel::update(mine).set(webhooks::failing_since.eq(failing_since)).execute(c).await?;
+                }
+                Ok::<_, DieselError>(updated)
+            })
             .await
         })
         .map_err(repo_error)?;

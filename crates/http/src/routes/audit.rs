@@ -1,7 +1,7 @@
 //! `/v1/audit-log`: the organization's change record, newest first; `/verify` walks its hash
 //! chain; `/v1/<resource>/{id}/history` is the record of one resource.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::Verification;
 use compliance_domain::audit::AuditEntry;
 use compliance_domain::{AuditEntryId, Timestamp};
@@ -11,7 +11,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{Endpoint, Router};
-use crate::list_query::QueryShape;
+use crate::list_query::{ListParams, QueryShape};
 use crate::paging::{PageQuery, encode};
 use crate::{ApiError, AppState, Caller};
 
@@ -103,6 +103,10 @@ struct AuditList {
     next_cursor: Option<String>,
 }
 
+/// The query parameters of `GET /v1/audit-log`.
+const AUDIT_PARAMETERS: [&str; 8] =
+    ["resourceType", "resourceId", "actorId", "action", "createdAfter", "createdBefore", "limit", "cursor"];
+
 /// The list name audit cursors are bound to: the log and each record's history read entries alike.
 const AUDIT_LIST: &str = "auditLog";
 
@@ -128,7 +132,7 @@ struct AuditQuery {
     actor_id: Option<String>,
     /// A prefix of the action: `risk.` finds every risk action, `risk.updated` those only.
     action: Option<String>,
-    /// Only entries created after this instant (RFC 3339).
+    /// Only entries created at or after this instant (RFC 3339).
     created_after: Option<String>,
     /// Only entries created before this instant (RFC 3339).
     created_before: Option<String>,
@@ -138,8 +142,8 @@ impl AuditQuery {
     fn filter(&self) -> Result<AuditFilter, ApiError> {
         let text = |name: &str, value: &Option<String>| match value.as_deref() {
             None => Ok(None),
-            Some(v) if v.is_empty() || v.len() > 200 => {
-                Err(ApiError::invalid_field(name, "must be 1 to 200 characters"))
+            Some(v) if v.is_empty() || v.len() > 200 || v.contains('\0') => {
+                Err(ApiError::invalid_field(name, "must be 1 to 200 characters, without NUL"))
             }
             Some(v) => Ok(Some(v.to_owned())),
         };
@@ -172,9 +176,16 @@ impl AuditQuery {
 async fn list_audit_log(
     state: web::Data<AppState>,
     caller: Caller,
+    request: HttpRequest,
     query: web::Query<AuditQuery>,
     page: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    // The two extractors each ignore the other's names: a misspelt filter must not widen the log.
+    let mut params = ListParams::parse(request.query_string());
+    for name in AUDIT_PARAMETERS {
+        params.take(name);
+    }
+    params.refuse_the_rest()?;
     let (principal, filter, page) = (caller.0, query.filter()?, page.request(state.settings(), AUDIT_LIST)?);
     let entries = state.run(|app| async move { app.audit.list(&principal, &filter, &page).await }).await?;
     Ok(HttpResponse::Ok().json(AuditList::from(entries)))
@@ -217,7 +228,8 @@ async fn history(
     (resource_type, id, prefix): (&'static str, String, &str),
 ) -> Result<HttpResponse, ApiError> {
     // A malformed id names no record: 404, as for the record's own routes.
-    if !id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('_') && id.len() <= 64) {
+    let plausible = id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !plausible || !id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('_')) {
         return Err(ApiError::not_found(resource_type));
     }
     let (principal, page) = (caller.0, page.request(state.settings(), AUDIT_LIST)?);
