@@ -266,7 +266,6 @@ fn webhooks() -> anyhow::Result<WebhookSettings> {
         disable_after: time::Duration::seconds(i64::try_from(disable_after).unwrap_or(i64::MAX)),
         concurrency: number("WEBHOOK_CONCURRENCY", defaults.concurrency)?,
         claim_lease: Duration::from_secs(number("WEBHOOK_CLAIM_LEASE_SECONDS", defaults.claim_lease.as_secs())?),
-        ..defaults
     })
 }
 
