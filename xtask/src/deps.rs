@@ -23,6 +23,7 @@ const ADAPTERS: &[&str] = &[
     "compliance-ratelimit",
     "compliance-oidc",
     "compliance-llm",
+    "compliance-webhooks",
 ];
 
 /// (package, dependencies it must not have, not even through another crate). Besides these, every
@@ -44,6 +45,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-ratelimit", &["diesel", "actix-web"]),
     ("compliance-oidc", &["diesel", "actix-web"]),
     ("compliance-llm", &["diesel", "actix-web"]),
+    ("compliance-webhooks", &["diesel", "actix-web"]),
     // the adapters' shared Redis connection is a leaf below them
     ("compliance-redis", &["diesel", "actix-web"]),
     ("compliance-redis", ADAPTERS),
@@ -64,6 +66,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "compliance-redis",
             "compliance-oidc",
             "compliance-llm",
+            "compliance-webhooks",
         ],
     ),
 ];
