@@ -39,7 +39,7 @@ impl Browser {
             assert!(
                 std::path::Path::new(binary).exists(),
                 "{binary} is missing: install Debian's chromium and chromium-driver (`apt-get install -y chromium \
-                 chromium-driver`, as .ci/run does)"
+                 chromium-driver`, as `cargo xtask tools` does)"
             );
         }
         let port = {

@@ -95,7 +95,7 @@ impl Receiver {
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .expect("python3 runs tests/webhook_receiver.py (python3 -m pip install standardwebhooks==1.1.0)");
+            .expect("python3 runs tests/webhook_receiver.py (`cargo xtask tools` installs standardwebhooks 1.1.0 in target/tools/venv; put its bin first on PATH)");
         let stdout = child.stdout.take().unwrap();
         let mut line = String::new();
         tokio::time::timeout(PATIENCE, BufReader::new(stdout).read_line(&mut line))

@@ -1,25 +1,27 @@
 //! `cargo xtask ci`: the whole CI run, in order, stopping at the first failure.
 
+use std::process::Command;
+
 use anyhow::{Context, Result};
 
 use crate::cmd::{self, capture, cargo};
+use crate::provision::{self, Tools};
 use crate::{deps, openapi, postgres, schemathesis};
 
 const STEPS: usize = 8;
 
 pub fn run() -> Result<()> {
-    step(1, "formatting", check_formatting)?;
-    step(2, "clippy", run_clippy)?;
-    step(3, "dependency direction", deps::check_dependency_direction)?;
-    step(4, "OpenAPI document", openapi::check)?;
-    step(5, "test fixtures (npm oidc-provider, PyPI standardwebhooks)", || {
-        install_oidc_fixture()?;
-        install_webhook_receiver()
-    })?;
+    // Before anything is built: a machine that lacks a tool learns it at once, and all of them.
+    let tools = step(1, "tools the tests need (Debian, PyPI, npm)", provision::ensure)?;
+    step(2, "formatting", check_formatting)?;
+    step(3, "clippy", run_clippy)?;
+    step(4, "dependency direction", deps::check_dependency_direction)?;
+    step(5, "OpenAPI document", openapi::check)?;
     let database = step(6, "PostgreSQL", postgres::provide)?;
-    let tests = step(7, "tests", || run_tests(&database.admin_url()));
+    let tests = step(7, "tests", || run_tests(&database.admin_url(), &tools));
     // after the tests, which built target/debug/compliance-server
-    let contract = tests.and_then(|()| step(8, "schemathesis (contract tests)", || schemathesis::run(&database)));
+    let contract =
+        tests.and_then(|()| step(8, "schemathesis (contract tests)", || schemathesis::run(&database, &tools)));
     drop(database); // stops and removes a throwaway cluster, also when a step failed
     contract?;
     println!("\nxtask ci: all {STEPS} steps passed");
@@ -40,49 +42,25 @@ fn run_clippy() -> Result<()> {
     cmd::run(cargo()?.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))
 }
 
-/// The sign-in tests run the npm package `oidc-provider` (pinned in tests/oidc/package-lock.json)
-/// as a real OpenID provider: `npm ci` installs it when tests/oidc/node_modules is missing.
-fn install_oidc_fixture() -> Result<()> {
-    let dir = crate::cmd::workspace_root()?.join("tests/oidc");
-    if dir.join("node_modules/oidc-provider").is_dir() {
-        println!("tests/oidc/node_modules is installed");
-        return Ok(());
-    }
-    let mut npm = std::process::Command::new("npm");
-    npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
-    cmd::run(&mut npm).context("`npm ci` in tests/oidc failed (Node.js 20 and npm are needed for the sign-in tests)")
-}
-
-/// The version of the Standard Webhooks reference library the webhook tests verify signatures with
-/// (tests/webhook_receiver.py); `.ci/run` installs the same one.
-const STANDARDWEBHOOKS_VERSION: &str = "1.1.0";
-
-/// The webhook tests' receiver verifies every delivery with the PyPI package `standardwebhooks`:
-/// `python3 -m pip install standardwebhooks==1.1.0` when it is missing or another version.
-fn install_webhook_receiver() -> Result<()> {
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import importlib.metadata as m; print(m.version('standardwebhooks'))"])
-        .output();
-    if let Ok(output) = &probe
-        && String::from_utf8_lossy(&output.stdout).trim() == STANDARDWEBHOOKS_VERSION
-    {
-        println!("standardwebhooks {STANDARDWEBHOOKS_VERSION} is installed");
-        return Ok(());
-    }
-    let mut pip = std::process::Command::new("python3");
-    pip.args(["-m", "pip", "install", "--quiet", &format!("standardwebhooks=={STANDARDWEBHOOKS_VERSION}")]);
-    cmd::run(&mut pip).context("installing standardwebhooks from PyPI failed (the webhook tests need it)")
-}
-
 /// Doctests first, so that the last lines a CI log shows are the main runner's summary.
-fn run_tests(database_url: &str) -> Result<()> {
-    cmd::run(cargo()?.args(["test", "--workspace", "--doc", "--locked"]).env("DATABASE_URL", database_url))?;
+/// The tests find the tools' `python3` and `moto_server` first on their `PATH`.
+fn run_tests(database_url: &str, tools: &Tools) -> Result<()> {
+    let with_env = |command: &mut Command| {
+        command.env("DATABASE_URL", database_url).env("PATH", tools.path());
+    };
+    let mut doctests = cargo()?;
+    doctests.args(["test", "--workspace", "--doc", "--locked"]);
+    with_env(&mut doctests);
+    cmd::run(&mut doctests)?;
+    let mut tests = cargo()?;
     if nextest_available()? {
-        cmd::run(cargo()?.args(["nextest", "run", "--workspace", "--locked"]).env("DATABASE_URL", database_url))
+        tests.args(["nextest", "run", "--workspace", "--locked"]);
     } else {
         println!("cargo-nextest not installed: using cargo test (`cargo install cargo-nextest --locked` is faster)");
-        cmd::run(cargo()?.args(["test", "--workspace", "--all-targets", "--locked"]).env("DATABASE_URL", database_url))
+        tests.args(["test", "--workspace", "--all-targets", "--locked"]);
     }
+    with_env(&mut tests);
+    cmd::run(&mut tests)
 }
 
 fn nextest_available() -> Result<bool> {

@@ -9,6 +9,7 @@ mod cmd;
 mod deps;
 mod openapi;
 mod postgres;
+mod provision;
 mod schemathesis;
 mod service;
 
@@ -20,8 +21,10 @@ const HELP: &str = "\
 Usage: cargo xtask <COMMAND>
 
 Commands:
-  ci      the whole CI run: fmt check, clippy, dependency-direction checks,
-          PostgreSQL (DATABASE_URL or a throwaway cluster), then every test
+  ci      the whole CI run: the tools the tests need, fmt check, clippy,
+          dependency-direction checks, PostgreSQL (DATABASE_URL or a throwaway
+          cluster), every test, then the contract tests
+  tools   install what the tests need besides Rust (as `ci` does first)
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
@@ -34,20 +37,25 @@ const CI_HELP: &str = "\
 Usage: cargo xtask ci
 
 Runs, in order, stopping at the first failure:
-  1. cargo fmt --all -- --check
-  2. cargo clippy --workspace --all-targets --locked -- -D warnings
-  3. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
+  1. the tools the tests need (`cargo xtask tools`): Debian's chromium, chromium-driver,
+     poppler-utils and redis-server (apt-get, as root), Redis answering on
+     127.0.0.1:6379, the pinned PyPI packages (schemathesis, standardwebhooks, moto) in
+     target/tools/venv, `npm ci` in tests/oidc; what cannot be installed is listed in
+     one message before anything is built
+  2. cargo fmt --all -- --check
+  3. cargo clippy --workspace --all-targets --locked -- -D warnings
+  4. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
      and app reach neither diesel nor actix-web, app and http reach no adapter crate
      (http names credentials not even directly: it uses them through integrations),
      no adapter reaches another; with positive controls
-  4. docs/openapi.json is the document the code generates (`cargo xtask openapi`)
-  5. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
+  5. docs/openapi.json is the document the code generates (`cargo xtask openapi`)
+  6. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
      throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
      at the end); otherwise an error
-  6. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
+  7. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
      (or cargo test --workspace --locked without nextest), with DATABASE_URL set to
-     the PostgreSQL admin URL
-  7. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
+     the PostgreSQL admin URL and target/tools/venv/bin first on PATH
+  8. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
      fresh database on each backend; schemathesis runs every check in positive and
      negative mode with a fixed seed (settings in schemathesis.toml, see docs/testing.md)";
 
@@ -59,7 +67,7 @@ does, then for SQLite and for PostgreSQL: a fresh database with one organization
 owner and an API key (admin CLI), `compliance-server serve` on a free port, and
 `schemathesis run …/openapi.json --checks all --mode all --seed 42` against it.
 Reports (JUnit, NDJSON) and the server's log go to target/schemathesis/<backend>/.
-Needs schemathesis 4.32.5 (python3 -m pip install schemathesis==4.32.5).";
+Installs the tools first, as `ci` does (schemathesis 4.32.5 in target/tools/venv).";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -81,6 +89,7 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["bench", options @ ..] => bench::run(options),
         ["ci"] => ci::run(),
         ["ci", "-h" | "--help"] | ["help", "ci"] => print_help(CI_HELP),
+        ["tools"] => provision::ensure().map(|_| ()),
         ["openapi"] => openapi::write(),
         ["openapi", "--check"] => openapi::check(),
         ["schemathesis"] => schemathesis::run_standalone(),

@@ -167,7 +167,7 @@ impl Moto {
         let child = match spawned {
             Ok(child) => child,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-                "moto_server is not on PATH; the S3 tests need a real local S3 server: pip install 'moto[server]'"
+                "moto_server is not on PATH; the S3 tests need a real local S3 server: `cargo xtask tools` installs it in target/tools/venv/bin"
             ),
             Err(e) => panic!("could not start moto_server: {e}"),
         };
