@@ -150,7 +150,7 @@ pub struct NewPolicy {
     #[cfg_attr(feature = "openapi", schema(value_type = PolicyStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<Vec<Value>>,
     #[cfg_attr(feature = "openapi", schema(value_type = PolicyFrequency))]

@@ -300,7 +300,7 @@ impl ListParams {
         Ok(Some(Search { words }))
     }
 
-    /// `sort`: comma-separated fields, each with `-` for descending; a field at most once.
+    /// `sort`: comma-separated fields, each with `-` for descending; a repeated field is ignored.
     fn sort<Field: SortField>(&mut self) -> Result<Vec<SortKey<Field>>, ApiError> {
         let Some(text) = self.single("sort")? else { return Ok(Vec::new()) };
         let names: Vec<&str> = Field::FIELDS.iter().map(|(name, _)| *name).collect();
@@ -320,15 +320,59 @@ impl ListParams {
                     ),
                 ));
             };
-            if seen.contains(name) {
-                return Err(ApiError::invalid_field("sort", format!("`{name}` is given twice")));
+            // A field given again changes nothing: its first mention already decides the order.
+            if !seen.contains(name) {
+                seen.push(name);
+                keys.push(SortKey { field: *field, descending });
             }
-            seen.push(name);
-            keys.push(SortKey { field: *field, descending });
         }
         Ok(keys)
     }
 }
+
+/// A value of a text filter (`tag`, `role`, `provider`) as the OpenAPI document shows it: what
+/// [`ListParams::texts`] accepts.
+pub struct TextFilter;
+
+impl utoipa::PartialSchema for TextFilter {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(200))
+            .pattern(Some(compliance_domain::openapi::NO_NUL))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for TextFilter {}
+
+/// A value of the people's `role` filter as the OpenAPI document shows it: one of the roles.
+pub struct RoleFilter;
+
+impl utoipa::PartialSchema for RoleFilter {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        compliance_domain::openapi::string_enum_schema(&compliance_domain::access::Role::ALL.map(|role| role.as_str()))
+    }
+}
+
+impl utoipa::ToSchema for RoleFilter {}
+
+/// A value of an `assigneeId` filter as the OpenAPI document shows it: a member id, or `none`
+/// (what [`ListParams::assignees`] accepts).
+pub struct AssigneeFilter;
+
+impl utoipa::PartialSchema for AssigneeFilter {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^(?:mem_[0-9a-hjkmnp-tv-z]{32}|none)$"))
+            .examples(["none"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for AssigneeFilter {}
 
 #[cfg(test)]
 mod tests {

@@ -23,7 +23,13 @@ pub const ORGANIZATION: &str = "organization";
                        RFC 9457 problem details (`application/problem+json`).",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    components(schemas(Problem)),
+    // Schemas only query parameters name (utoipa collects those of bodies and responses itself).
+    components(schemas(
+        Problem,
+        crate::list_query::AssigneeFilter,
+        crate::list_query::TextFilter,
+        crate::list_query::RoleFilter
+    )),
     modifiers(&SecuritySchemes),
     security(("apiKey" = []), ("session" = [], "organization" = [])),
 )]
@@ -81,6 +87,7 @@ const STANDARD: &[(&str, &str, &str, bool)] = &[
     ("403", "Forbidden", "The caller may not do this in this organization.", false),
     ("404", "NotFound", "No such resource in the caller's organization.", false),
     ("413", "PayloadTooLarge", "The body is larger than this operation accepts.", false),
+    ("414", "UriTooLong", "The path and query are longer than 8,192 bytes.", false),
     ("415", "UnsupportedMediaType", "The body is not `application/json`.", false),
     ("429", "TooManyRequests", "The caller's request rate is over its limit; retry after `Retry-After` seconds.", true),
     (
@@ -130,7 +137,7 @@ fn standard_statuses(operation: &Operation) -> Vec<&'static str> {
     for parameter in parameters {
         match parameter.parameter_in {
             ParameterIn::Path => statuses.push("404"),
-            ParameterIn::Query => statuses.push("400"),
+            ParameterIn::Query => statuses.extend(["400", "414"]),
             _ => {}
         }
     }

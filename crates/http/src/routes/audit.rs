@@ -126,15 +126,21 @@ impl From<Page<AuditEntry>> for AuditList {
 #[serde(rename_all = "camelCase")]
 struct AuditQuery {
     /// `risk`, `vendor`, `task`, `policy`, `member`, `apiKey`, `session`…
+    #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     resource_type: Option<String>,
+    #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     resource_id: Option<String>,
     /// The acting user's id (`usr_…`), or a system part's name.
+    #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     actor_id: Option<String>,
     /// A prefix of the action: `risk.` finds every risk action, `risk.updated` those only.
+    #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     action: Option<String>,
     /// Only entries created at or after this instant (RFC 3339).
+    #[param(value_type = Option<Timestamp>)]
     created_after: Option<String>,
     /// Only entries created before this instant (RFC 3339).
+    #[param(value_type = Option<Timestamp>)]
     created_before: Option<String>,
 }
 
@@ -142,7 +148,7 @@ impl AuditQuery {
     fn filter(&self) -> Result<AuditFilter, ApiError> {
         let text = |name: &str, value: &Option<String>| match value.as_deref() {
             None => Ok(None),
-            Some(v) if v.is_empty() || v.len() > 200 || v.contains('\0') => {
+            Some(v) if v.is_empty() || v.chars().count() > 200 || v.contains('\0') => {
                 Err(ApiError::invalid_field(name, "must be 1 to 200 characters, without NUL"))
             }
             Some(v) => Ok(Some(v.to_owned())),

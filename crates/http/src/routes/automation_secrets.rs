@@ -39,7 +39,7 @@ fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
     tag = "browser-automations",
     params(
         ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
-        ("name" = String, Path, description = "The secret's name: `[A-Za-z][A-Za-z0-9_]{0,63}` (a 400 naming `name` otherwise)."),
+        ("name" = String, Path, pattern = "^[A-Za-z][A-Za-z0-9_]{0,63}$", description = "The secret's name: a letter, then up to 63 letters, digits or `_` (a 400 naming `name` otherwise)."),
     ),
     request_body = SecretInput,
     responses(

@@ -15,7 +15,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, ContextEntryDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -94,7 +94,7 @@ struct DeletedContextEntry<'a> {
     operation_id = "listContext",
     summary = "List the organization's context entries",
     params(
-        ("tag" = Option<Vec<String>>, Query, description = "Entries with any of these tags (repeat the parameter)."),
+        ("tag" = Option<Vec<TextFilter>>, Query, description = "Entries with any of these tags (repeat the parameter)."),
         TimeParams,
         SortParam<ContextSort>,
         PageQuery,
@@ -132,7 +132,7 @@ const CONTEXT_COLUMNS: &[&str] = &["id", "organizationId", "question", "answer",
     summary = "Export the organization's context entries as CSV or JSON Lines",
     description = "Every record the list would show with the same parameters, streamed as one file.",
     params(
-        ("tag" = Option<Vec<String>>, Query, description = "Entries with any of these tags (repeat the parameter)."),
+        ("tag" = Option<Vec<TextFilter>>, Query, description = "Entries with any of these tags (repeat the parameter)."),
         TimeParams,
         SortParam<ContextSort>,
         FormatQuery,

@@ -16,7 +16,7 @@ use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -300,7 +300,7 @@ async fn oauth_callback(
     get, path = "/v1/integrations/connections", operation_id = "listConnections", tag = "integrations",
     params(
         ("status" = Option<Vec<ConnectionStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
-        ("provider" = Option<Vec<String>>, Query, description = "Any of these provider slugs."),
+        ("provider" = Option<Vec<TextFilter>>, Query, description = "Any of these provider slugs."),
         TimeParams,
         SortParam<ConnectionSort>,
         PageQuery,
@@ -347,7 +347,7 @@ const CONNECTION_COLUMNS: &[&str] = &[
     get, path = "/v1/integrations/connections/export", operation_id = "exportConnections", tag = "integrations",
     params(
         ("status" = Option<Vec<ConnectionStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
-        ("provider" = Option<Vec<String>>, Query, description = "Any of these provider slugs."),
+        ("provider" = Option<Vec<TextFilter>>, Query, description = "Any of these provider slugs."),
         TimeParams,
         SortParam<ConnectionSort>,
         FormatQuery,

@@ -17,7 +17,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
+use crate::list_query::{CreatedParams, ListParams, QueryShape, RoleFilter, SortField, SortParam};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -124,7 +124,7 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
     get, path = "/v1/people", operation_id = "listPeople", tag = "people",
     params(
         ("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."),
-        ("role" = Option<Vec<String>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
+        ("role" = Option<Vec<RoleFilter>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
         ("isActive" = Option<bool>, Query, description = "`true` for active members only, `false` for deactivated ones only (wins over `includeInactive`)."),
         ("department" = Option<Vec<compliance_domain::Department>>, Query, description = "Any of these departments."),
         CreatedParams,
@@ -160,7 +160,7 @@ const PERSON_COLUMNS: &[&str] =
     get, path = "/v1/people/export", operation_id = "exportPeople", tag = "people",
     params(
         ("includeInactive" = Option<IncludeInactive>, Query, description = "`true` adds deactivated members (default `false`)."),
-        ("role" = Option<Vec<String>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
+        ("role" = Option<Vec<RoleFilter>>, Query, description = "Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter)."),
         ("isActive" = Option<bool>, Query, description = "`true` for active members only, `false` for deactivated ones only (wins over `includeInactive`)."),
         ("department" = Option<Vec<compliance_domain::Department>>, Query, description = "Any of these departments."),
         CreatedParams,

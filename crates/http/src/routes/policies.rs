@@ -16,7 +16,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -92,7 +92,7 @@ struct DeletedPolicy<'a> {
         ("frequency" = Option<Vec<PolicyFrequency>>, Query, description = "Any of these review frequencies."),
         ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
         ("isArchived" = Option<bool>, Query, description = "`true` for archived policies only, `false` for the others."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         TimeParams,
         SortParam<PolicySort>,
         PageQuery,
@@ -153,7 +153,7 @@ const POLICY_COLUMNS: &[&str] = &[
         ("frequency" = Option<Vec<PolicyFrequency>>, Query, description = "Any of these review frequencies."),
         ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
         ("isArchived" = Option<bool>, Query, description = "`true` for archived policies only, `false` for the others."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         TimeParams,
         SortParam<PolicySort>,
         FormatQuery,

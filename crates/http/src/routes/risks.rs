@@ -17,7 +17,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -94,7 +94,7 @@ struct DeletedRisk<'a> {
         ("status" = Option<Vec<RiskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("category" = Option<Vec<RiskCategory>>, Query, description = "Any of these categories."),
         ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         ("likelihood" = Option<Vec<Likelihood>>, Query, description = "Any of these likelihoods."),
         ("impact" = Option<Vec<Impact>>, Query, description = "Any of these impacts."),
         ("treatmentStrategy" = Option<Vec<TreatmentStrategy>>, Query, description = "Any of these treatment strategies."),
@@ -150,7 +150,7 @@ const RISK_COLUMNS: &[&str] = &[
         ("status" = Option<Vec<RiskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("category" = Option<Vec<RiskCategory>>, Query, description = "Any of these categories."),
         ("department" = Option<Vec<Department>>, Query, description = "Any of these departments."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         ("likelihood" = Option<Vec<Likelihood>>, Query, description = "Any of these likelihoods."),
         ("impact" = Option<Vec<Impact>>, Query, description = "Any of these impacts."),
         ("treatmentStrategy" = Option<Vec<TreatmentStrategy>>, Query, description = "Any of these treatment strategies."),

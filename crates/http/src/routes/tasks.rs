@@ -15,7 +15,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, TaskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -90,7 +90,7 @@ struct DeletedTask<'a> {
     summary = "List the organization's tasks",
     params(
         ("status" = Option<Vec<TaskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         TimeParams,
         SortParam<TaskSort>,
         PageQuery,
@@ -125,7 +125,7 @@ const TASK_COLUMNS: &[&str] =
     description = "Every record the list would show with the same parameters, streamed as one file.",
     params(
         ("status" = Option<Vec<TaskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         TimeParams,
         SortParam<TaskSort>,
         FormatQuery,

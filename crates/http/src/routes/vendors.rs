@@ -15,7 +15,7 @@ use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
 use crate::{ApiError, AppState, Caller};
@@ -91,7 +91,7 @@ struct DeletedVendor<'a> {
     params(
         ("status" = Option<Vec<VendorStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("category" = Option<Vec<VendorCategory>>, Query, description = "Any of these categories."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         TimeParams,
         SortParam<VendorSort>,
         PageQuery,
@@ -146,7 +146,7 @@ const VENDOR_COLUMNS: &[&str] = &[
     params(
         ("status" = Option<Vec<VendorStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("category" = Option<Vec<VendorCategory>>, Query, description = "Any of these categories."),
-        ("assigneeId" = Option<Vec<String>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
         TimeParams,
         SortParam<VendorSort>,
         FormatQuery,

@@ -349,7 +349,10 @@ async fn list_webhook_deliveries(
         ("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404."),
         ("deliveryId" = WebhookDeliveryId, Path, description = "The delivery; one of another webhook is a 404."),
     ),
-    responses((status = 202, description = "The delivery, pending again.", body = DeliveryDto)),
+    responses(
+        (status = 202, description = "The delivery, pending again.", body = DeliveryDto),
+        (status = 409, description = "The delivery is still pending or being sent.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn retry_webhook_delivery(
     state: web::Data<AppState>,
