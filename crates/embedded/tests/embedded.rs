@@ -1,4 +1,4 @@
-//! Runs the embedding example (crates/server/examples/embedded.rs) as part of the test suite, on a
+//! Runs the embedding example (crates/embedded/examples/embedded.rs) as part of the test suite, on a
 //! fresh SQLite database, twice: the second run finds the organization the first made.
 
 // Panicking is how a test fails.
