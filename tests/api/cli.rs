@@ -72,3 +72,168 @@ impl Admin {
         self.run(&["create-session", "--user", user_id]).await
     }
 }
+
+api_tests!(
+    bootstrap_makes_an_organization_owner_and_working_key_then_reuses_them,
+    bootstrap_reuses_an_existing_user_and_refuses_bad_input,
+    list_orgs_and_list_api_keys_never_show_a_key,
+    the_first_start_says_how_to_bootstrap with &[("RUST_LOG", "info")],
+);
+
+use serde_json::json;
+
+use crate::client::Auth;
+use crate::harness::TestServer;
+
+fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value.pointer(pointer).and_then(Value::as_str).unwrap_or_else(|| panic!("no string at {pointer} in {value}"))
+}
+
+async fn bootstrap(server: &TestServer, org: &str, email: &str, name: &str) -> Value {
+    server.admin().run(&["bootstrap", "--org", org, "--email", email, "--name", name]).await
+}
+
+async fn bootstrap_makes_an_organization_owner_and_working_key_then_reuses_them(server: &TestServer) {
+    let first = bootstrap(server, "Acme Corp", "Ada@Acme.test", "Ada").await;
+    assert_eq!(first["created"], json!({"organization": true, "user": true, "member": true, "apiKey": true}));
+    assert!(text(&first, "/organization/id").starts_with("org_"), "{first}");
+    assert_eq!(first["organization"]["slug"], "acme-corp");
+    assert_eq!(first["user"]["email"], "ada@acme.test", "the address is normalised: {first}");
+    assert_eq!(first["member"]["role"], "owner");
+    assert_eq!(first["member"]["userId"], first["user"]["id"]);
+    assert_eq!(first["member"]["organizationId"], first["organization"]["id"]);
+    assert_eq!(first["apiKey"]["organizationId"], first["organization"]["id"]);
+    assert_eq!(first["apiKey"]["createdBy"], first["user"]["id"]);
+    assert_eq!(first["apiKey"]["name"], "bootstrap");
+
+    // The printed key works at once, as the organization's owner.
+    let org_id = text(&first, "/organization/id");
+    let api = server.client(Auth::ApiKey(text(&first, "/apiKey/key").to_owned()), Some(org_id));
+    let risks = api.get("/v1/risks").await.ok(200);
+    assert_eq!(risks["data"], json!([]));
+    api.post("/v1/risks", json!({"title": "t", "description": "d", "category": "other"})).await.ok(201);
+
+    // Each record it made wrote its entry, by the operator.
+    let log = api.get("/v1/audit-log").await.ok(200);
+    let mut actions: Vec<&str> =
+        log["data"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    actions.reverse();
+    assert_eq!(actions, ["organization.created", "member.created", "apiKey.created", "risk.created"], "{log}");
+    assert_eq!(log["data"][3]["actor"], json!({"type": "system", "id": "admin"}));
+
+    // Again: the same organization, user and membership, and a second, different key.
+    let second = bootstrap(server, "Acme Corp", "ada@acme.test", "Someone Else").await;
+    assert_eq!(second["created"], json!({"organization": false, "user": false, "member": false, "apiKey": true}));
+    for record in ["organization", "user", "member"] {
+        assert_eq!(second[record]["id"], first[record]["id"], "{record}: {second}");
+    }
+    assert_eq!(second["user"]["name"], "Ada", "an existing user is kept as it is");
+    assert_ne!(second["apiKey"]["id"], first["apiKey"]["id"]);
+    assert_ne!(second["apiKey"]["key"], first["apiKey"]["key"]);
+    let again = server.client(Auth::ApiKey(text(&second, "/apiKey/key").to_owned()), Some(org_id));
+    assert_eq!(again.get("/v1/risks").await.ok(200)["data"].as_array().unwrap().len(), 1);
+    let listed = server.admin().run(&["list-orgs"]).await;
+    assert_eq!(listed["organizations"].as_array().unwrap().len(), 1, "no second organization: {listed}");
+    let people = api.get("/v1/people").await.ok(200);
+    assert_eq!(people["data"].as_array().unwrap().len(), 1, "no second membership: {people}");
+}
+
+async fn bootstrap_reuses_an_existing_user_and_refuses_bad_input(server: &TestServer) {
+    let user = server.admin().create_user("grace@acme.test", "Grace").await;
+    let made = server
+        .admin()
+        .run(&[
+            "bootstrap",
+            "--org",
+            "Hopper",
+            "--slug",
+            "hop",
+            "--email",
+            "grace@acme.test",
+            "--name",
+            "G",
+            "--key-name",
+            "ci",
+        ])
+        .await;
+    assert_eq!(made["created"], json!({"organization": true, "user": false, "member": true, "apiKey": true}));
+    assert_eq!(made["user"]["id"], user["id"]);
+    assert_eq!(made["organization"]["slug"], "hop");
+    assert_eq!(made["apiKey"]["name"], "ci");
+    // The slug finds the organization whatever name is given.
+    let other = bootstrap(server, "Renamed", "linus@acme.test", "Linus").await;
+    assert_ne!(other["organization"]["id"], made["organization"]["id"]);
+    let same = server
+        .admin()
+        .run(&["bootstrap", "--org", "Anything", "--slug", "hop", "--email", "linus@acme.test", "--name", "L"])
+        .await;
+    assert_eq!(same["organization"]["id"], made["organization"]["id"]);
+    assert_eq!(same["created"], json!({"organization": false, "user": false, "member": true, "apiKey": true}));
+
+    let refused: [(&[&str], &str); 4] = [
+        (&["--org", "Acme", "--email", "not-an-address", "--name", "A"], "email"),
+        (&["--org", "", "--email", "a@acme.test", "--name", "A"], "name"),
+        (&["--org", "Acme", "--email", "b@acme.test", "--name", ""], "name"),
+        (&["--org", "Acme", "--email", "c@acme.test", "--name", "C", "--key-name", ""], "key-name"),
+    ];
+    for (args, names) in refused {
+        let mut all = vec!["bootstrap"];
+        all.extend(args);
+        let err = server.admin().try_run(&all).await.expect_err("bad input must fail");
+        assert!(err.contains(names), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line on stderr: {err}");
+    }
+    let listed = server.admin().run(&["list-orgs"]).await;
+    assert_eq!(listed["organizations"].as_array().unwrap().len(), 2, "a refused run makes nothing: {listed}");
+}
+
+async fn list_orgs_and_list_api_keys_never_show_a_key(server: &TestServer) {
+    let empty = server.admin().run(&["list-orgs"]).await;
+    assert_eq!(empty, json!({"organizations": []}));
+    let first = bootstrap(server, "First", "one@acme.test", "One").await;
+    let second = bootstrap(server, "Second", "two@acme.test", "Two").await;
+    let listed = server.admin().run(&["list-orgs"]).await;
+    let ids: Vec<&Value> = listed["organizations"].as_array().unwrap().iter().map(|o| &o["id"]).collect();
+    assert_eq!(ids, [&first["organization"]["id"], &second["organization"]["id"]], "oldest first: {listed}");
+    assert_eq!(listed["organizations"][0]["slug"], "first");
+
+    let org = text(&first, "/organization/id");
+    let user = text(&first, "/user/id");
+    let extra = server.admin().create_api_key(org, user).await;
+    server.admin().revoke_api_key(text(&extra, "/id")).await;
+    let keys = server.admin().run(&["list-api-keys", "--org", org]).await;
+    let listed = keys["apiKeys"].as_array().unwrap();
+    let ids: Vec<&Value> = listed.iter().map(|k| &k["id"]).collect();
+    assert_eq!(ids, [&extra["id"], &first["apiKey"]["id"]], "newest first, the revoked one too: {keys}");
+    assert!(listed[0]["revokedAt"].is_string(), "{keys}");
+    assert!(listed[1]["revokedAt"].is_null(), "{keys}");
+    assert_eq!(listed[1]["createdBy"], user);
+    assert!(listed[1]["scopes"].as_array().is_some_and(|s| !s.is_empty()), "{keys}");
+    let printed = keys.to_string();
+    for secret in [text(&first, "/apiKey/key"), text(&extra, "/key")] {
+        assert!(!printed.contains(secret), "a key's text is never listed: {printed}");
+    }
+    assert!(!printed.contains("keyHash") && !printed.contains("\"key\""), "{printed}");
+    // The other organization's keys are not in this list.
+    assert!(!printed.contains(text(&second, "/apiKey/id")), "{printed}");
+
+    let err = server.admin().try_run(&["list-api-keys", "--org", "org_00000000000000000000000000000000"]).await;
+    assert!(err.expect_err("an unknown organization").contains("not found"));
+    let err = server.admin().try_run(&["list-api-keys", "--org", "nope"]).await;
+    assert!(err.expect_err("a malformed id").contains("--org"));
+}
+
+async fn the_first_start_says_how_to_bootstrap(server: &TestServer) {
+    server.stderr_containing("listening on").await;
+    assert!(server.stderr().contains("admin bootstrap --org"), "{}", server.stderr());
+    bootstrap(server, "Acme", "ada@acme.test", "Ada").await;
+    // A start with an organization says nothing of it.
+    let sibling = server.start_sibling(&[("RUST_LOG".to_owned(), "info".to_owned())]).await;
+    let said = crate::harness::poll_until(crate::harness::PATIENCE, || async {
+        let stderr = sibling.stderr();
+        stderr.contains("listening on").then_some(stderr)
+    })
+    .await
+    .expect("the second server logs `listening on`");
+    assert!(!said.contains("admin bootstrap"), "{said}");
+}

@@ -143,6 +143,8 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("ready", anonymous.get("/ready").await);
     c.check("metrics", anonymous.get("/metrics").await);
     c.check("docs", anonymous.get("/docs").await);
+    c.check("explorer", anonymous.get("/explorer").await);
+    c.check("explorerFile", anonymous.get("/explorer/swagger-ui.css").await);
 
     let tenant = server.tenant().await;
     let api = &tenant.api;

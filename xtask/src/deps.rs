@@ -49,6 +49,11 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     // the adapters' shared Redis connection is a leaf below them
     ("compliance-redis", &["diesel", "actix-web"]),
     ("compliance-redis", ADAPTERS),
+    // the wire types and the embedding facade carry no HTTP library: an embedder's graph has no
+    // actix-web (docs/embedding.md)
+    ("compliance-wire", &["diesel", "actix-web", "compliance-redis"]),
+    ("compliance-wire", ADAPTERS),
+    ("compliance-embedded", &["actix-web", "compliance-http", "compliance-integrations"]),
     // integration use cases reach storage through the ports only
     ("compliance-integrations", &["diesel", "actix-web", "compliance-store", "compliance-redis"]),
     // delivery reaches every adapter through the ports; credentials, which it does reach through
@@ -85,6 +90,8 @@ const REQUIRED: &[(&str, &str)] = &[
     ("compliance-http", "compliance-credentials"),
     ("compliance-chat", "compliance-redis"),
     ("compliance-ratelimit", "compliance-redis"),
+    // the facade wires the store: proof that its actix-web check looks at a real graph
+    ("compliance-embedded", "compliance-store"),
 ];
 
 /// (package, dependency it must name itself): the proof that the direct check can fail.

@@ -8,18 +8,40 @@ use compliance_domain::organization::Organization;
 use compliance_domain::people::{ApiKey, NewMember, Person, User};
 use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
 use compliance_ports::{
-    Clock, CredentialRepository, MemberRepository, OrganizationRepository, RepoError, UserRepository,
+    Clock, CredentialRepository, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
+    SignInRepository, UserRepository,
 };
 use secrecy::SecretString;
 use time::Duration;
 
 use crate::audit::{API_KEY, AuditTrail, Author, ORGANIZATION, SESSION};
-use crate::organization::with_free_slug;
+use crate::organization::{OWNER_ROLE, with_free_slug};
 use crate::sessions::{IssuedSession, issue_session};
 use crate::{AppError, PeopleService, Ports, PrincipalCache};
 
 /// The operator in audit entries: `{type: "system", id: "admin"}`.
 const ADMIN: &str = "admin";
+
+/// Keys per page when the operator lists an organization's keys.
+const KEYS_PER_PAGE: usize = 500;
+
+/// What `bootstrap` made or found: an organization, a user, the user's membership in it and a new
+/// API key acting as that member.
+#[derive(Debug)]
+pub struct Bootstrapped {
+    pub organization: Ensured<Organization>,
+    pub user: Ensured<User>,
+    pub member: Ensured<Person>,
+    /// Always new: a key's text is shown once, so a second run is how an operator gets another.
+    pub api_key: IssuedApiKey,
+}
+
+/// A record `bootstrap` needed, and whether it made it (`created`) or reused an existing one.
+#[derive(Debug)]
+pub struct Ensured<T> {
+    pub record: T,
+    pub created: bool,
+}
 
 /// A new API key and the only copy of its text.
 #[derive(Debug)]
@@ -33,6 +55,8 @@ pub struct AdminService {
     users: Arc<dyn UserRepository>,
     credentials: Arc<dyn CredentialRepository>,
     members: Arc<dyn MemberRepository>,
+    /// Users by e-mail address, for `bootstrap`.
+    sign_in: Arc<dyn SignInRepository>,
     people: PeopleService,
     clock: Arc<dyn Clock>,
     principals: Arc<PrincipalCache>,
@@ -47,6 +71,7 @@ impl AdminService {
             users: ports.users.clone(),
             credentials: ports.credentials.clone(),
             members: ports.members.clone(),
+            sign_in: ports.sign_in.clone(),
             people: PeopleService::new(ports, principals.clone()),
             clock: ports.clock.clone(),
             principals,
@@ -68,6 +93,103 @@ impl AdminService {
             }
         })
         .await
+    }
+
+    /// The first steps in one: the organization (found by the slug given or derived from its
+    /// name), the user (found by e-mail address), the user's membership as `owner` (an existing
+    /// active membership is kept with its role) and a new API key acting as that member. Each
+    /// record it makes writes its audit entry as the single commands do; run again, it finds what
+    /// an earlier run made, so an interrupted run is finished by running it again.
+    pub async fn bootstrap(
+        &self,
+        organization: (String, Option<String>),
+        user: (String, String),
+        key_name: Option<String>,
+    ) -> Result<Bootstrapped, AppError> {
+        let (org_name, slug) = organization;
+        let (email, user_name) = user;
+        // Every input is checked before anything is made: a refused run leaves nothing behind.
+        let now = self.clock.now();
+        let wanted_org = Organization::create(org_name.clone(), slug, now)?;
+        let wanted_user = User::create(email.clone(), user_name.clone(), now)?;
+        let key_name =
+            compliance_domain::validation::text("key-name", key_name.unwrap_or_else(|| "bootstrap".into()), 1, 100)?;
+        let organization = self.find_or_create_organization(org_name, &wanted_org.slug).await?;
+        let user = self.find_or_create_user((email, user_name), &wanted_user.email).await?;
+        let member = self.find_or_add_owner(&organization.record.id, &user.record).await?;
+        let api_key =
+            self.create_api_key(organization.record.id.clone(), user.record.id.clone(), Some(key_name), None).await?;
+        Ok(Bootstrapped { organization, user, member, api_key })
+    }
+
+    /// `slug` is the one `name` was checked with (given or derived).
+    async fn find_or_create_organization(&self, name: String, slug: &str) -> Result<Ensured<Organization>, AppError> {
+        if let Some(record) = self.organizations.find_by_slug(slug).await? {
+            return Ok(Ensured { record, created: false });
+        }
+        match self.create_organization(name, Some(slug.to_owned())).await {
+            Ok(record) => Ok(Ensured { record, created: true }),
+            // Another run made it meanwhile.
+            Err(AppError::Conflict(why)) => match self.organizations.find_by_slug(slug).await? {
+                Some(record) => Ok(Ensured { record, created: false }),
+                None => Err(AppError::Conflict(why)),
+            },
+            Err(other) => Err(other),
+        }
+    }
+
+    /// `normalised` is the e-mail address as `User::create` keeps it, so that `Ada@Acme.test`
+    /// finds `ada@acme.test`.
+    async fn find_or_create_user(
+        &self,
+        (email, name): (String, String),
+        normalised: &str,
+    ) -> Result<Ensured<User>, AppError> {
+        if let Some(record) = self.sign_in.find_by_email(normalised).await? {
+            return Ok(Ensured { record, created: false });
+        }
+        match self.create_user(email, name).await {
+            Ok(record) => Ok(Ensured { record, created: true }),
+            Err(AppError::Conflict(why)) => match self.sign_in.find_by_email(normalised).await? {
+                Some(record) => Ok(Ensured { record, created: false }),
+                None => Err(AppError::Conflict(why)),
+            },
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn find_or_add_owner(&self, org: &OrganizationId, user: &User) -> Result<Ensured<Person>, AppError> {
+        match self.members.find_by_user(org, &user.id).await? {
+            Some(person) if person.member.is_active => Ok(Ensured { record: person, created: false }),
+            Some(person) => Err(AppError::Conflict(format!(
+                "{} is a deactivated member ({}) of this organization: reactivate the membership first",
+                user.email, person.member.id
+            ))),
+            None => {
+                let record = self.add_member(org.clone(), user.id.clone(), OWNER_ROLE.into(), None).await?;
+                Ok(Ensured { record, created: true })
+            }
+        }
+    }
+
+    /// The first `limit` organizations, oldest first.
+    pub async fn list_organizations(&self, limit: usize) -> Result<Vec<Organization>, AppError> {
+        Ok(self.organizations.list(limit).await?)
+    }
+
+    /// Every key of the organization, revoked and expired ones too, newest first.
+    pub async fn list_api_keys(&self, org: &OrganizationId) -> Result<Vec<ApiKey>, AppError> {
+        self.organizations.get(org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
+        let mut keys = Vec::new();
+        let mut page = PageRequest::first(KEYS_PER_PAGE);
+        loop {
+            let Page { items, next, .. } = self.credentials.list_api_keys(org, None, &page).await?;
+            keys.extend(items);
+            match next {
+                Some(cursor) => page = PageRequest { limit: KEYS_PER_PAGE, after: Some(cursor) },
+                None => return Ok(keys),
+            }
+        }
     }
 
     pub async fn create_user(&self, email: String, name: String) -> Result<User, AppError> {

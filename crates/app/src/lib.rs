@@ -51,7 +51,7 @@ use compliance_ports::{
     SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
-pub use admin::{AdminService, IssuedApiKey};
+pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
 pub use api_keys::ApiKeyService;
 pub use audit::{AuditService, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};

@@ -12,17 +12,16 @@ pub mod middleware;
 pub mod openapi;
 mod pages;
 mod paging;
-mod renderer;
 mod routes;
 mod state;
-pub mod wire;
 
 use actix_web::http::Method;
 use actix_web::web;
 pub use auth::{Caller, SignedInCaller};
+pub use compliance_wire as wire;
+pub use compliance_wire::WireRenderer;
 pub use error::ApiError;
 pub use list_cache::ListCache;
-pub use renderer::WireRenderer;
 pub use state::AppState;
 
 /// Largest JSON body accepted, in bytes.

@@ -55,6 +55,10 @@ pub trait OrganizationRepository: Send + Sync {
         audit: &AuditOf<'_, Organization>,
     ) -> Result<(), RepoError>;
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
+    /// The organization whose slug is `slug`, through its unique index.
+    async fn find_by_slug(&self, slug: &str) -> Result<Option<Organization>, RepoError>;
+    /// The first `limit` organizations, oldest first: the operator's list, and whether any exists.
+    async fn list(&self, limit: usize) -> Result<Vec<Organization>, RepoError>;
     /// Conflict when the patch sets a slug another organization holds.
     async fn update(
         &self,

@@ -1,8 +1,9 @@
 //! The `admin` subcommands: each prints one JSON object on stdout.
 
 use anyhow::Context;
-use compliance_app::App;
+use compliance_app::{App, IssuedApiKey};
 use compliance_credentials::{add_current_key, reencrypt_all};
+use compliance_domain::people::ApiKey;
 use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
 use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
 use compliance_store::Store;
@@ -25,6 +26,27 @@ pub async fn run(config: &Config, command: AdminCommand) -> anyhow::Result<()> {
 async fn execute(app: &App, store: &Store, config: &Config, command: AdminCommand) -> anyhow::Result<Value> {
     let admin = &app.admin;
     Ok(match command {
+        AdminCommand::Bootstrap { org, slug, email, name, key_name } => {
+            let made = admin.bootstrap((org, slug), (email, name), Some(key_name)).await?;
+            json!({
+                "organization": OrganizationDto::from(&made.organization.record),
+                "user": UserDto::from(&made.user.record),
+                "member": MemberDto::from(&made.member.record),
+                "apiKey": issued_key(&made.api_key),
+                "created": {
+                    "organization": made.organization.created, "user": made.user.created,
+                    "member": made.member.created, "apiKey": true,
+                },
+            })
+        }
+        AdminCommand::ListOrgs { limit } => {
+            let organizations = admin.list_organizations(limit).await?;
+            json!({"organizations": organizations.iter().map(OrganizationDto::from).collect::<Vec<_>>()})
+        }
+        AdminCommand::ListApiKeys { org } => {
+            let keys = admin.list_api_keys(&parse_org(&org)?).await?;
+            json!({"apiKeys": keys.iter().map(key_without_text).collect::<Vec<_>>()})
+        }
         AdminCommand::CreateOrg { name, slug } => {
             json!(OrganizationDto::from(&admin.create_organization(name, slug).await?))
         }
@@ -37,12 +59,7 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
         AdminCommand::CreateApiKey { org, created_by, name, expires_in_days } => {
             let created_by = parse_user(&created_by, "--created-by")?;
             let issued = admin.create_api_key(parse_org(&org)?, created_by, name, expires_in_days).await?;
-            let key = &issued.key;
-            json!({
-                "id": key.id, "key": issued.secret.expose_secret(), "name": key.name,
-                "organizationId": key.organization_id, "createdBy": key.created_by,
-                "createdAt": key.created_at, "expiresAt": key.expires_at,
-            })
+            issued_key(&issued)
         }
         AdminCommand::RevokeApiKey { id } => {
             let id = ApiKeyId::parse(&id).context("--id")?;
@@ -72,6 +89,26 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
                 "userId": issued.session.user_id,
             })
         }
+    })
+}
+
+/// A new key with its text, which is shown this once.
+fn issued_key(issued: &IssuedApiKey) -> Value {
+    let key = &issued.key;
+    json!({
+        "id": key.id, "key": issued.secret.expose_secret(), "name": key.name,
+        "organizationId": key.organization_id, "createdBy": key.created_by,
+        "createdAt": key.created_at, "expiresAt": key.expires_at,
+    })
+}
+
+/// A stored key as `list-api-keys` shows it: neither its text nor its hash.
+fn key_without_text(key: &ApiKey) -> Value {
+    json!({
+        "id": key.id, "name": key.name, "organizationId": key.organization_id, "createdBy": key.created_by,
+        "scopes": key.scopes.iter().map(|scope| scope.to_string()).collect::<Vec<_>>(),
+        "createdAt": key.created_at, "expiresAt": key.expires_at, "revokedAt": key.revoked_at,
+        "lastUsedAt": key.last_used_at,
     })
 }
 

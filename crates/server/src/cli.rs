@@ -25,6 +25,34 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum AdminCommand {
+    /// First steps in one: the organization, the user, the user's owner membership and an API key
+    /// (shown only this once). Run again, it reuses the organization (by slug) and the user (by
+    /// e-mail address) and makes a new key; `created` says what this run made.
+    Bootstrap {
+        /// The organization's name; its slug is derived from it unless --slug is given.
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        slug: Option<String>,
+        #[arg(long)]
+        email: String,
+        /// The user's name (kept as it is when the user exists).
+        #[arg(long)]
+        name: String,
+        /// The API key's name.
+        #[arg(long, default_value = "bootstrap")]
+        key_name: String,
+    },
+    /// List the organizations, oldest first.
+    ListOrgs {
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+    },
+    /// List an organization's API keys, newest first, revoked ones too; never their text.
+    ListApiKeys {
+        #[arg(long)]
+        org: String,
+    },
     /// Create an organization (the slug is derived from the name when omitted).
     CreateOrg {
         #[arg(long)]

@@ -7,7 +7,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{App as ActixApp, HttpServer, web};
 use compliance_http::middleware::Operations;
 use compliance_http::{AppState, ListCache};
-use compliance_ports::RateLimiter;
+use compliance_ports::{OrganizationRepository, RateLimiter};
 use compliance_ratelimit::{MemoryRateLimiter, RedisRateLimiter};
 use compliance_store::Store;
 use secrecy::ExposeSecret;
@@ -60,12 +60,16 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     .worker_max_blocking_threads(config.blocking_threads())
     .bind(config.listen)
     .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", config.listen))?;
+    // Said before `listening on`, so a reader (or a test) that saw that line has seen this one.
+    let organizations = store.clone();
+    if runtime.spawn(async move { organizations.list(1).await }).await??.is_empty() {
+        tracing::info!(
+            "no organization yet: create the first one, its owner and an API key with `compliance-server admin \
+             bootstrap --org NAME --email EMAIL --name NAME` (see README)"
+        );
+    }
     let addresses: Vec<String> = server.addrs().iter().map(|a| format!("http://{a}")).collect();
     tracing::info!(database = ?config.database, "listening on {}", addresses.join(", "));
-    tracing::info!(
-        "first steps: `compliance-server admin create-org --name NAME`, then create-user, add-member and \
-         create-api-key (see README)"
-    );
     // Resolves once the requests in flight at the stop signal have been answered, or the shutdown
     // timeout dropped them. An answered request's use case has run to its end; a dropped one's
     // task is cancelled with its worker thread, and its open transaction rolled back.

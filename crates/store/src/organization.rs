@@ -65,6 +65,35 @@ impl OrganizationRepository for Store {
         row.try_into()
     }
 
+    async fn find_by_slug(&self, slug: &str) -> Result<Option<Organization>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<OrganizationRow> = db_run!(&mut conn, |c| {
+            organizations::table
+                .filter(organizations::slug.eq(slug))
+                .select(OrganizationRow::as_select())
+                .first(c)
+                .await
+                .optional()
+        })
+        .map_err(repo_error)?;
+        row.map(Organization::try_from).transpose()
+    }
+
+    async fn list(&self, limit: usize) -> Result<Vec<Organization>, RepoError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<OrganizationRow> = db_run!(&mut conn, |c| {
+            organizations::table
+                .order((organizations::created_at.asc(), organizations::id.asc()))
+                .limit(limit)
+                .select(OrganizationRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(Organization::try_from).collect()
+    }
+
     async fn device_label_holders(&self, label: i64) -> Result<Vec<OrganizationId>, RepoError> {
         let mut conn = self.pools.read().await?;
         let mut ids: Vec<String> = db_run!(&mut conn, |c| {

@@ -44,6 +44,17 @@ impl OrganizationRepository for MemoryOrganizations {
         self.organizations.lock().unwrap().get(org).cloned().ok_or(RepoError::NotFound)
     }
 
+    async fn find_by_slug(&self, slug: &str) -> Result<Option<Organization>, RepoError> {
+        Ok(self.organizations.lock().unwrap().values().find(|o| o.slug == slug).cloned())
+    }
+
+    async fn list(&self, limit: usize) -> Result<Vec<Organization>, RepoError> {
+        let mut organizations: Vec<Organization> = self.organizations.lock().unwrap().values().cloned().collect();
+        organizations.sort_by(|a, b| (a.created_at, a.id.as_str()).cmp(&(b.created_at, b.id.as_str())));
+        organizations.truncate(limit);
+        Ok(organizations)
+    }
+
     async fn update(
         &self,
         org: &OrganizationId,

@@ -10,6 +10,7 @@ mod connect_page;
 mod context;
 mod devices;
 mod docs;
+mod explorer;
 mod health;
 mod integrations;
 mod invitations;
@@ -43,6 +44,7 @@ pub struct RouteLimits {
 pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     health::configure(router);
     docs::configure(router);
+    explorer::configure(router);
     connect_page::configure(router);
     context::configure(router);
     policies::configure(router);
@@ -71,6 +73,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
     vec![
         health::Api::openapi(),
         docs::Api::openapi(),
+        explorer::Api::openapi(),
         context::Api::openapi(),
         policies::Api::openapi(),
         vendors::Api::openapi(),

@@ -10,7 +10,7 @@ use compliance_ports::ResourceRenderer;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::wire::{ContextEntryDto, PolicyDto, RiskDto, TaskDto, VendorDto};
+use crate::{ContextEntryDto, PolicyDto, RiskDto, TaskDto, VendorDto};
 
 /// The [`ResourceRenderer`] over the wire types.
 #[derive(Debug, Clone, Copy, Default)]

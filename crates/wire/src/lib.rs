@@ -1,4 +1,11 @@
-//! The JSON shapes of responses, with the spec's field names.
+//! The JSON shapes of responses, with the spec's field names, and [`WireRenderer`], which renders
+//! records in them for the audit trail. A crate of its own, with no HTTP library, so that a program
+//! that embeds the use cases (docs/embedding.md) writes the same audit entries as the API without
+//! depending on actix-web; `compliance-http` re-exports it as `compliance_http::wire`.
+
+mod renderer;
+
+pub use renderer::WireRenderer;
 
 use compliance_app::{AuthType, Principal};
 use compliance_domain::comment::CommentView;
