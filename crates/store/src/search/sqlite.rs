@@ -94,6 +94,7 @@ fn fts_string(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::{COMMENTS, CONTEXT, PEOPLE, RISKS, TASKS};
 
     fn words(text: &str) -> Vec<String> {
         text.split(' ').map(str::to_owned).collect()
