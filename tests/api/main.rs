@@ -103,6 +103,7 @@ mod pagination;
 mod people;
 mod policies;
 mod risks;
+mod search;
 mod shutdown;
 mod sign_in;
 mod tasks;

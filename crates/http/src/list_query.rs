@@ -72,8 +72,10 @@ pub struct TimeParams {
     /// Last changed before this time (RFC 3339).
     #[param(rename = "updatedBefore")]
     updated_before: Option<Timestamp>,
-    /// Words to search for in the list's text fields, case-insensitively; the last word matches as
-    /// a prefix. Without `sort`, the results come by relevance where the database ranks them.
+    /// Words to search for in the list's text fields (1 to 16 letters-and-digits words), whatever
+    /// their case and accents: each whole, the last as a prefix (`back` finds "backups"); a `q`
+    /// without a letter or digit is a 400. Without `sort`, the results come by relevance (a title
+    /// holding every word first), then newest first.
     #[param(min_length = 1, max_length = 200)]
     q: Option<String>,
 }
@@ -89,8 +91,10 @@ pub struct CreatedParams {
     /// Created before this time (RFC 3339).
     #[param(rename = "createdBefore")]
     created_before: Option<Timestamp>,
-    /// Words to search for in the list's text fields, case-insensitively; the last word matches as
-    /// a prefix.
+    /// Words to search for in the list's text fields (1 to 16 letters-and-digits words), whatever
+    /// their case and accents: each whole, the last as a prefix (`back` finds "backups"); a `q`
+    /// without a letter or digit is a 400. Without `sort`, the results come by relevance (a title
+    /// holding every word first), then newest first.
     #[param(min_length = 1, max_length = 200)]
     q: Option<String>,
 }

@@ -69,6 +69,12 @@ impl<T> Page<T> {
         let total = total.unwrap_or(items.len() as u64);
         Self { items, total, next }
     }
+
+    /// The same page with each item turned into another (e.g. a row without the values its
+    /// cursor was made of).
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page { items: self.items.into_iter().map(f).collect(), total: self.total, next: self.next }
+    }
 }
 
 /// The lists whose changes the database counts per organization (`ListGenerations`). The names

@@ -8,7 +8,7 @@ use compliance_domain::automation::{
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
-    AUTOMATION_SECRET_OWNER_KIND, AuditOf, AutomationRepository, Cursor, Page, RepoError, RunFilter, RunQuery, RunSort,
+    AUTOMATION_SECRET_OWNER_KIND, AuditOf, AutomationRepository, Page, RepoError, RunFilter, RunQuery, RunSort,
     SortValue,
 };
 use diesel::prelude::*;
@@ -23,6 +23,7 @@ use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_id, optional_instant, optional_naive, value};
 use crate::schema::{automation_runs, browser_automations, vault_secrets};
+use crate::search;
 use crate::vault::children_pattern;
 
 const PENDING: &str = RunStatus::Pending.as_str();
@@ -303,7 +304,7 @@ fn runs_matching<DB: ListBackend>(
         text_in(automation_runs::status, status),
         text_in(automation_runs::trigger_kind, trigger),
         time_range(&query.times, automation_runs::created_at, None::<automation_runs::created_at>),
-        query.search.as_ref().and_then(crate::search::runs_matching_words),
+        search::filter(&search::RUNS, org, query.search.as_ref()),
     ];
     let mut matching = matching
         .filter(automation_runs::organization_id.eq(DB::text(org.to_owned())))
@@ -491,20 +492,24 @@ impl AutomationRepository for Store {
     ) -> Result<Page<AutomationRun>, RepoError> {
         let (org, automation, matching) = (org.to_string(), automation.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<RunRow>, _) = read_page!(
+        let (rows, total): (Vec<(RunRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             runs_matching(automation_runs::table.into_boxed(), &org, &automation, &matching),
-            RunRow::as_select(),
-            run_order(&matching)
+            (RunRow::as_select(), search::relevance(&search::RUNS, &org, &matching)),
+            search::order(&search::RUNS, &org, &matching, run_order(&matching))
         )
         .map_err(repo_error)?;
-        let runs = rows.into_iter().map(AutomationRun::try_from).collect::<Result<Vec<_>, _>>()?;
+        let runs = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((AutomationRun::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(RunSort::CreatedAt);
-        Ok(Page::from_rows(runs, &query.page, total, |run| Cursor {
-            values: keys.iter().map(|key| run_sort_value(run, key.field)).collect(),
-            id: run.id.to_string(),
-        }))
+        let page = Page::from_rows(runs, &query.page, total, |(run, relevance)| {
+            let values = keys.iter().map(|key| run_sort_value(run, key.field)).collect();
+            search::cursor(query, *relevance, values, run.id.to_string())
+        });
+        Ok(page.map(|(run, _)| run))
     }
 
     async fn delete_finished_runs(

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
 use compliance_ports::{
-    AuditOf, CommentFilter, CommentQuery, CommentRepository, CommentSort, Cursor, Page, RepoError, SortValue,
+    AuditOf, CommentFilter, CommentQuery, CommentRepository, CommentSort, Page, RepoError, SortValue,
 };
 use diesel::dsl;
 use diesel::prelude::*;
@@ -19,6 +19,7 @@ use crate::error::{TxError, repo_error};
 use crate::paging::{Boxed, ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
 use crate::schema::{attachments, comments, members, users};
+use crate::search;
 
 /// The comments on one entity of the organization. Deleting a record deletes them, in the
 /// record's transaction, after their attachments' rows ([`attachments_on`]).
@@ -70,7 +71,7 @@ fn comments_matching<ST, DB: ListBackend>(
     let conditions = [
         text_in(comments::author_id, author),
         time_range(&query.times, comments::created_at, Some(comments::updated_at)),
-        query.search.as_ref().and_then(crate::search::comments_matching_words),
+        search::filter(&search::COMMENTS, org, query.search.as_ref()),
     ];
     let mut matching = matching
         .filter(comments::organization_id.eq(DB::text(org.to_owned())))
@@ -171,14 +172,21 @@ impl CommentRepository for Store {
     ) -> Result<Page<CommentView>, RepoError> {
         let (org, entity_id, matching) = (org.to_string(), entity_id.to_owned(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<CommentWithAuthor>, _) = read_page!(
+        let (rows, total): (Vec<(CommentRow, UserRow, Option<bool>, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             comments_matching(comments_with_authors().into_boxed(), &org, entity_type, &entity_id, &matching),
-            comment_with_author(),
-            comment_order(&matching)
+            (
+                CommentRow::as_select(),
+                UserRow::as_select(),
+                members::is_active.nullable(),
+                search::relevance(&search::COMMENTS, &org, &matching)
+            ),
+            search::order(&search::COMMENTS, &org, &matching, comment_order(&matching))
         )
         .map_err(repo_error)?;
+        let (rows, relevances): (Vec<CommentWithAuthor>, Vec<i64>) =
+            rows.into_iter().map(|(comment, author, active, relevance)| ((comment, author, active), relevance)).unzip();
         let attachment_rows: Vec<AttachmentRow> = db_run!(&mut conn, |c| {
             attachments::table
                 .filter(attachments::comment_id.eq_any(comment_ids(&rows)))
@@ -187,12 +195,13 @@ impl CommentRepository for Store {
                 .await
         })
         .map_err(repo_error)?;
-        let views = views(rows, attachment_rows)?;
+        let views = views(rows, attachment_rows)?.into_iter().zip(relevances).collect();
         let keys = query.sort_keys(CommentSort::CreatedAt);
-        Ok(Page::from_rows(views, &query.page, total, |v| Cursor {
-            values: keys.iter().map(|key| comment_sort_value(v, key.field)).collect(),
-            id: v.comment.id.to_string(),
-        }))
+        let page = Page::from_rows(views, &query.page, total, |(v, relevance): &(CommentView, i64)| {
+            let values = keys.iter().map(|key| comment_sort_value(v, key.field)).collect();
+            search::cursor(query, *relevance, values, v.comment.id.to_string())
+        });
+        Ok(page.map(|(v, _)| v))
     }
 
     async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError> {

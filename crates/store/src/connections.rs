@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use compliance_domain::integration::{Connection, ConnectionStatus};
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 use compliance_ports::{
-    ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Cursor, Page, RepoError, SortValue,
+    ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Page, RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -16,6 +16,7 @@ use crate::error::repo_error;
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_instant, optional_naive, value};
 use crate::schema::connections;
+use crate::search;
 
 const DISCONNECTED: &str = ConnectionStatus::Disconnected.as_str();
 
@@ -113,7 +114,7 @@ fn connections_matching<DB: ListBackend>(
         text_in(connections::status, status),
         text_in(connections::provider, provider),
         time_range(&query.times, connections::created_at, Some(connections::updated_at)),
-        query.search.as_ref().and_then(crate::search::connections_matching_words),
+        search::filter(&search::CONNECTIONS, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(connections::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {
@@ -158,20 +159,24 @@ impl ConnectionRepository for Store {
     async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<ConnectionRow>, _) = read_page!(
+        let (rows, total): (Vec<(ConnectionRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             connections_matching(connections::table.into_boxed(), &org, &matching),
-            ConnectionRow::as_select(),
-            connection_order(&matching)
+            (ConnectionRow::as_select(), search::relevance(&search::CONNECTIONS, &org, &matching)),
+            search::order(&search::CONNECTIONS, &org, &matching, connection_order(&matching))
         )
         .map_err(repo_error)?;
-        let items = rows.into_iter().map(Connection::try_from).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((Connection::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(ConnectionSort::CreatedAt);
-        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
-            values: keys.iter().map(|key| connection_sort_value(item, key.field)).collect(),
-            id: item.id.to_string(),
-        }))
+        let page = Page::from_rows(items, &query.page, total, |(item, relevance)| {
+            let values = keys.iter().map(|key| connection_sort_value(item, key.field)).collect();
+            search::cursor(query, *relevance, values, item.id.to_string())
+        });
+        Ok(page.map(|(item, _)| item))
     }
 
     async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {

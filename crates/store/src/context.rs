@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch};
 use compliance_domain::{ContextEntryId, OrganizationId, Timestamp};
 use compliance_ports::{
-    AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, Cursor, Page, RepoError, SortValue,
+    AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, Page, RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -19,6 +19,7 @@ use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, rea
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
 use crate::schema::context_entries;
+use crate::search;
 
 #[async_trait]
 impl ContextRepository for Store {
@@ -29,20 +30,24 @@ impl ContextRepository for Store {
     ) -> Result<Page<ContextEntry>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<ContextEntryRow>, _) = read_page!(
+        let (rows, total): (Vec<(ContextEntryRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             context_matching(context_entries::table.into_boxed(), &org, &matching),
-            ContextEntryRow::as_select(),
-            context_order(&matching)
+            (ContextEntryRow::as_select(), search::relevance(&search::CONTEXT, &org, &matching)),
+            search::order(&search::CONTEXT, &org, &matching, context_order(&matching))
         )
         .map_err(repo_error)?;
-        let items = rows.into_iter().map(ContextEntry::try_from).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((ContextEntry::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(ContextSort::CreatedAt);
-        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
-            values: keys.iter().map(|key| context_sort_value(item, key.field)).collect(),
-            id: item.id.to_string(),
-        }))
+        let page = Page::from_rows(items, &query.page, total, |(item, relevance)| {
+            let values = keys.iter().map(|key| context_sort_value(item, key.field)).collect();
+            search::cursor(query, *relevance, values, item.id.to_string())
+        });
+        Ok(page.map(|(item, _)| item))
     }
 
     async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError> {
@@ -154,7 +159,7 @@ fn context_matching<DB: ListBackend>(
     let conditions = [
         tagged,
         time_range(&query.times, context_entries::created_at, Some(context_entries::updated_at)),
-        query.search.as_ref().and_then(crate::search::context_matching_words),
+        search::filter(&search::CONTEXT, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(context_entries::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {

@@ -15,6 +15,13 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamp};
 use diesel::sqlite::Sqlite;
 use time::PrimitiveDateTime;
 
+use crate::search::SearchSql;
+
+diesel::define_sql_function! {
+    /// `lower(text)`, on both backends.
+    fn lower(x: Text) -> Text;
+}
+
 /// A boxed `SELECT` of `ST` from `QS` (a table, or tables joined), for backend `DB`.
 pub(crate) type Boxed<ST, QS, DB> =
     diesel::internal::table_macro::BoxedSelectStatement<'static, ST, diesel::internal::table_macro::FromClause<QS>, DB>;
@@ -26,7 +33,7 @@ pub(crate) type Condition<QS, DB> = Box<dyn BoxableExpression<QS, DB, SqlType = 
 pub(crate) enum SortColumn<QS, DB> {
     Text(Box<dyn BoxableExpression<QS, DB, SqlType = Text>>),
     Time(Box<dyn BoxableExpression<QS, DB, SqlType = Timestamp>>),
-    #[allow(dead_code, reason = "for a search's relevance rank, which no list sorts by yet")]
+    /// A search's relevance (`crate::search`).
     Integer(Box<dyn BoxableExpression<QS, DB, SqlType = BigInt>>),
 }
 
@@ -49,7 +56,7 @@ pub(crate) type SortColumns<QS, DB> = Vec<(SortColumn<QS, DB>, bool)>;
 /// diesel writes a column for any backend that opts into `DieselReserveSpecialization`, which it
 /// exports only in its hidden `internal` module: both of ours do, and naming it here once lets
 /// every list's filters and sort be one function for both (the version is pinned in Cargo.lock).
-pub(crate) trait ListBackend: Backend + DieselReserveSpecialization + Sized + 'static {
+pub(crate) trait ListBackend: Backend + DieselReserveSpecialization + SearchSql + Sized + 'static {
     fn text<QS: 'static>(value: String) -> Box<dyn BoxableExpression<QS, Self, SqlType = Text>>;
     fn time<QS: 'static>(value: PrimitiveDateTime) -> Box<dyn BoxableExpression<QS, Self, SqlType = Timestamp>>;
     fn integer<QS: 'static>(value: i64) -> Box<dyn BoxableExpression<QS, Self, SqlType = BigInt>>;

@@ -22,6 +22,7 @@ use crate::paging::{
 };
 use crate::rows::{ApiKeyRow, MemberRow, SessionRow, UserRow, person};
 use crate::schema::{api_keys, members, organizations, sessions, users};
+use crate::search;
 
 /// The members (with their users) of `people_matching`.
 type People = diesel::dsl::InnerJoinQuerySource<members::table, users::table>;
@@ -43,14 +44,14 @@ fn people_matching<ST, DB: ListBackend>(
     // A member's role text may name several roles (`compliance_domain::access::roles`): the
     // word anywhere in it, without case.
     let roles = any_of(role.iter().map(|role| -> Condition<People, DB> {
-        DB::contains(Box::new(crate::search::lower(members::role)), role.as_str())
+        DB::contains(Box::new(crate::paging::lower(members::role)), role.as_str())
     }));
     let conditions = [
         active,
         roles,
         text_in(members::department, department),
         time_range(&query.times, members::created_at, None::<members::created_at>),
-        query.search.as_ref().and_then(crate::search::people_matching_words),
+        search::filter(&search::PEOPLE, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(members::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {
@@ -132,20 +133,24 @@ impl MemberRepository for Store {
     ) -> Result<Page<Person>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<(MemberRow, UserRow)>, _) = read_page!(
+        let (rows, total): (Vec<(MemberRow, UserRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             people_matching(members::table.inner_join(users::table).into_boxed(), &org, include_inactive, &matching),
-            (MemberRow::as_select(), UserRow::as_select()),
-            person_order(&matching)
+            (MemberRow::as_select(), UserRow::as_select(), search::relevance(&search::PEOPLE, &org, &matching)),
+            search::order(&search::PEOPLE, &org, &matching, person_order(&matching))
         )
         .map_err(repo_error)?;
-        let people = rows.into_iter().map(person).collect::<Result<Vec<_>, _>>()?;
+        let people = rows
+            .into_iter()
+            .map(|(member, user, relevance)| Ok((person((member, user))?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(PersonSort::CreatedAt);
-        Ok(Page::from_rows(people, &query.page, total, |p| Cursor {
-            values: keys.iter().map(|key| person_sort_value(p, key.field)).collect(),
-            id: p.member.id.to_string(),
-        }))
+        let page = Page::from_rows(people, &query.page, total, |(p, relevance)| {
+            let values = keys.iter().map(|key| person_sort_value(p, key.field)).collect();
+            search::cursor(query, *relevance, values, p.member.id.to_string())
+        });
+        Ok(page.map(|(p, _)| p))
     }
 
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError> {

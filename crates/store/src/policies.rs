@@ -5,7 +5,7 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::policy::{Policy, PolicyPatch, RichText};
 use compliance_domain::{OrganizationId, PolicyId, Timestamp};
 use compliance_ports::{
-    AuditOf, Cursor, Deleted, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, RepoError, SortValue,
+    AuditOf, Deleted, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -22,26 +22,31 @@ use crate::paging::{
 use crate::prepared::Prepared;
 use crate::rows::{AttachmentRow, id, instant, json, json_text, naive, optional_id, value};
 use crate::schema::policies;
+use crate::search;
 
 #[async_trait]
 impl PolicyRepository for Store {
     async fn list_policies(&self, org: &OrganizationId, query: &PolicyQuery) -> Result<Page<Policy>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<PolicyRow>, _) = read_page!(
+        let (rows, total): (Vec<(PolicyRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             policies_matching(policies::table.into_boxed(), &org, &matching),
-            PolicyRow::as_select(),
-            policy_order(&matching)
+            (PolicyRow::as_select(), search::relevance(&search::POLICIES, &org, &matching)),
+            search::order(&search::POLICIES, &org, &matching, policy_order(&matching))
         )
         .map_err(repo_error)?;
-        let items = rows.into_iter().map(Policy::try_from).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((Policy::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(PolicySort::CreatedAt);
-        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
-            values: keys.iter().map(|key| policy_sort_value(item, key.field)).collect(),
-            id: item.id.to_string(),
-        }))
+        let page = Page::from_rows(items, &query.page, total, |(item, relevance)| {
+            let values = keys.iter().map(|key| policy_sort_value(item, key.field)).collect();
+            search::cursor(query, *relevance, values, item.id.to_string())
+        });
+        Ok(page.map(|(item, _)| item))
     }
 
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError> {
@@ -156,7 +161,7 @@ fn policies_matching<DB: ListBackend>(
         }),
         assigned(policies::assignee_id, assignee),
         time_range(&query.times, policies::created_at, Some(policies::updated_at)),
-        query.search.as_ref().and_then(crate::search::policies_matching_words),
+        search::filter(&search::POLICIES, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(policies::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {

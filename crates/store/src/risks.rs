@@ -4,9 +4,7 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
-use compliance_ports::{
-    AuditOf, Cursor, Deleted, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue,
-};
+use compliance_ports::{AuditOf, Deleted, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -22,26 +20,31 @@ use crate::paging::{
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::risks;
+use crate::search;
 
 #[async_trait]
 impl RiskRepository for Store {
     async fn list_risks(&self, org: &OrganizationId, query: &RiskQuery) -> Result<Page<Risk>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<RiskRow>, _) = read_page!(
+        let (rows, total): (Vec<(RiskRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             risks_matching(risks::table.into_boxed(), &org, &matching),
-            RiskRow::as_select(),
-            risk_order(&matching)
+            (RiskRow::as_select(), search::relevance(&search::RISKS, &org, &matching)),
+            search::order(&search::RISKS, &org, &matching, risk_order(&matching))
         )
         .map_err(repo_error)?;
-        let risks = rows.into_iter().map(Risk::try_from).collect::<Result<Vec<_>, _>>()?;
+        let risks = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((Risk::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(RiskSort::CreatedAt);
-        Ok(Page::from_rows(risks, &query.page, total, |risk| Cursor {
-            values: keys.iter().map(|key| risk_sort_value(risk, key.field)).collect(),
-            id: risk.id.to_string(),
-        }))
+        let page = Page::from_rows(risks, &query.page, total, |(risk, relevance)| {
+            let values = keys.iter().map(|key| risk_sort_value(risk, key.field)).collect();
+            search::cursor(query, *relevance, values, risk.id.to_string())
+        });
+        Ok(page.map(|(risk, _)| risk))
     }
 
     async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError> {
@@ -156,7 +159,7 @@ fn risks_matching<DB: ListBackend>(
         text_in(risks::impact, impact),
         text_in(risks::treatment_strategy, treatment_strategy),
         time_range(&query.times, risks::created_at, Some(risks::updated_at)),
-        query.search.as_ref().and_then(crate::search::risks_matching_words),
+        search::filter(&search::RISKS, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(risks::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {

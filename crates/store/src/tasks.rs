@@ -4,9 +4,7 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{
-    AuditOf, Cursor, Deleted, Page, RepoError, SortValue, TaskFilter, TaskQuery, TaskRepository, TaskSort,
-};
+use compliance_ports::{AuditOf, Deleted, Page, RepoError, SortValue, TaskFilter, TaskQuery, TaskRepository, TaskSort};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -22,26 +20,31 @@ use crate::paging::{
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::tasks;
+use crate::search;
 
 #[async_trait]
 impl TaskRepository for Store {
     async fn list_tasks(&self, org: &OrganizationId, query: &TaskQuery) -> Result<Page<Task>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<TaskRow>, _) = read_page!(
+        let (rows, total): (Vec<(TaskRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             tasks_matching(tasks::table.into_boxed(), &org, None, &matching),
-            TaskRow::as_select(),
-            task_order(&matching)
+            (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
+            search::order(&search::TASKS, &org, &matching, task_order(&matching))
         )
         .map_err(repo_error)?;
-        let items = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((Task::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(TaskSort::CreatedAt);
-        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
-            values: keys.iter().map(|key| task_sort_value(item, key.field)).collect(),
-            id: item.id.to_string(),
-        }))
+        let page = Page::from_rows(items, &query.page, total, |(item, relevance)| {
+            let values = keys.iter().map(|key| task_sort_value(item, key.field)).collect();
+            search::cursor(query, *relevance, values, item.id.to_string())
+        });
+        Ok(page.map(|(item, _)| item))
     }
 
     async fn list_tasks_assigned(
@@ -53,20 +56,24 @@ impl TaskRepository for Store {
         let (org, matching) = (org.to_string(), query.clone());
         let assignee = assignee.to_string();
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<TaskRow>, _) = read_page!(
+        let (rows, total): (Vec<(TaskRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             tasks_matching(tasks::table.into_boxed(), &org, Some(&assignee), &matching),
-            TaskRow::as_select(),
-            task_order(&matching)
+            (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
+            search::order(&search::TASKS, &org, &matching, task_order(&matching))
         )
         .map_err(repo_error)?;
-        let items = rows.into_iter().map(Task::try_from).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((Task::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(TaskSort::CreatedAt);
-        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
-            values: keys.iter().map(|key| task_sort_value(item, key.field)).collect(),
-            id: item.id.to_string(),
-        }))
+        let page = Page::from_rows(items, &query.page, total, |(item, relevance)| {
+            let values = keys.iter().map(|key| task_sort_value(item, key.field)).collect();
+            search::cursor(query, *relevance, values, item.id.to_string())
+        });
+        Ok(page.map(|(item, _)| item))
     }
 
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError> {
@@ -176,7 +183,7 @@ fn tasks_matching<DB: ListBackend>(
         text_in(tasks::status, status),
         assigned(tasks::assignee_id, assignees),
         time_range(&query.times, tasks::created_at, Some(tasks::updated_at)),
-        query.search.as_ref().and_then(crate::search::tasks_matching_words),
+        search::filter(&search::TASKS, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(tasks::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {

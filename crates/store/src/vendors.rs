@@ -5,7 +5,7 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{OrganizationId, Timestamp, VendorId};
 use compliance_ports::{
-    AuditOf, Cursor, Deleted, Page, RepoError, SortValue, VendorFilter, VendorQuery, VendorRepository, VendorSort,
+    AuditOf, Deleted, Page, RepoError, SortValue, VendorFilter, VendorQuery, VendorRepository, VendorSort,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -20,26 +20,31 @@ use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, s
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::vendors;
+use crate::search;
 
 #[async_trait]
 impl VendorRepository for Store {
     async fn list_vendors(&self, org: &OrganizationId, query: &VendorQuery) -> Result<Page<Vendor>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
         let mut conn = self.pools.read().await?;
-        let (rows, total): (Vec<VendorRow>, _) = read_page!(
+        let (rows, total): (Vec<(VendorRow, i64)>, _) = read_page!(
             &mut conn,
             &query.page,
             vendors_matching(vendors::table.into_boxed(), &org, &matching),
-            VendorRow::as_select(),
-            vendor_order(&matching)
+            (VendorRow::as_select(), search::relevance(&search::VENDORS, &org, &matching)),
+            search::order(&search::VENDORS, &org, &matching, vendor_order(&matching))
         )
         .map_err(repo_error)?;
-        let items = rows.into_iter().map(Vendor::try_from).collect::<Result<Vec<_>, _>>()?;
+        let items = rows
+            .into_iter()
+            .map(|(row, relevance)| Ok((Vendor::try_from(row)?, relevance)))
+            .collect::<Result<Vec<_>, RepoError>>()?;
         let keys = query.sort_keys(VendorSort::CreatedAt);
-        Ok(Page::from_rows(items, &query.page, total, |item| Cursor {
-            values: keys.iter().map(|key| vendor_sort_value(item, key.field)).collect(),
-            id: item.id.to_string(),
-        }))
+        let page = Page::from_rows(items, &query.page, total, |(item, relevance)| {
+            let values = keys.iter().map(|key| vendor_sort_value(item, key.field)).collect();
+            search::cursor(query, *relevance, values, item.id.to_string())
+        });
+        Ok(page.map(|(item, _)| item))
     }
 
     async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError> {
@@ -147,7 +152,7 @@ fn vendors_matching<DB: ListBackend>(
         text_in(vendors::category, category),
         assigned(vendors::assignee_id, assignee),
         time_range(&query.times, vendors::created_at, Some(vendors::updated_at)),
-        query.search.as_ref().and_then(crate::search::vendors_matching_words),
+        search::filter(&search::VENDORS, org, query.search.as_ref()),
     ];
     let mut matching = matching.filter(vendors::organization_id.eq(DB::text(org.to_owned())));
     for condition in conditions.into_iter().flatten() {
