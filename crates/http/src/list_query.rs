@@ -21,8 +21,7 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 use crate::ApiError;
 use crate::paging::{MAX_LIMIT, decode};
 
-/// The most words `q` may hold, and the longest it may be.
-const MAX_SEARCH_WORDS: usize = 16;
+/// The longest `q` may be (so at most 100 words).
 const MAX_SEARCH_CHARS: usize = 200;
 /// The most values one filter may list.
 const MAX_VALUES: usize = 50;
@@ -74,9 +73,9 @@ pub struct TimeParams {
     updated_before: Option<Timestamp>,
     /// Words to search for in the list's text fields (1 to 16 letters-and-digits words), whatever
     /// their case and accents: each whole, the last as a prefix (`back` finds "backups"); a `q`
-    /// without a letter or digit is a 400. Without `sort`, the results come by relevance (a title
-    /// holding every word first), then newest first.
-    #[param(min_length = 1, max_length = 200)]
+    /// without a letter or digit matches nothing. Without `sort`, the results come by relevance (a
+    /// title holding every word first), then newest first.
+    #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     q: Option<String>,
 }
 
@@ -93,9 +92,9 @@ pub struct CreatedParams {
     created_before: Option<Timestamp>,
     /// Words to search for in the list's text fields (1 to 16 letters-and-digits words), whatever
     /// their case and accents: each whole, the last as a prefix (`back` finds "backups"); a `q`
-    /// without a letter or digit is a 400. Without `sort`, the results come by relevance (a title
-    /// holding every word first), then newest first.
-    #[param(min_length = 1, max_length = 200)]
+    /// without a letter or digit matches nothing. Without `sort`, the results come by relevance (a
+    /// title holding every word first), then newest first.
+    #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     q: Option<String>,
 }
 
@@ -290,17 +289,18 @@ impl ListParams {
             .transpose()
     }
 
-    /// `q`: its words, lowercased; blank is a 400.
+    /// `q`: its words, lowercased. Empty, longer than 200 characters or with NUL is a 400; a `q`
+    /// of punctuation only holds no word and matches nothing.
     fn search(&mut self) -> Result<Option<Search>, ApiError> {
         let Some(text) = self.single("q")? else { return Ok(None) };
-        let words: Vec<String> =
-            text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).map(str::to_lowercase).collect();
-        if words.is_empty() || text.chars().count() > MAX_SEARCH_CHARS || words.len() > MAX_SEARCH_WORDS {
+        if text.is_empty() || text.chars().count() > MAX_SEARCH_CHARS || text.contains('\0') {
             return Err(ApiError::invalid_field(
                 "q",
-                format!("must hold 1 to {MAX_SEARCH_WORDS} words, at most {MAX_SEARCH_CHARS} characters"),
+                format!("must be 1 to {MAX_SEARCH_CHARS} characters, without NUL"),
             ));
         }
+        let words: Vec<String> =
+            text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).map(str::to_lowercase).collect();
         Ok(Some(Search { words }))
     }
 
@@ -394,12 +394,14 @@ mod tests {
     }
 
     #[test]
-    fn search_words_are_lowercase_and_blank_is_refused() {
+    fn search_words_are_lowercase_and_empty_is_refused() {
         let mut params = ListParams::parse("q=Back-ups%20%C3%89t%C3%A9");
         assert_eq!(
             params.search().ok().flatten().map(|s| s.words),
             Some(vec!["back".into(), "ups".into(), "été".into()])
         );
-        assert!(ListParams::parse("q=%20-%20").search().is_err());
+        assert_eq!(ListParams::parse("q=%20-%20").search().ok().flatten().map(|s| s.words), Some(vec![]));
+        assert!(ListParams::parse("q=").search().is_err());
+        assert!(ListParams::parse(&format!("q={}", "a".repeat(201))).search().is_err());
     }
 }

@@ -19,7 +19,7 @@ use diesel::backend::Backend;
 use diesel::expression::BoxableExpression;
 use diesel::sql_types::BigInt;
 
-use crate::paging::{Condition, SortColumn, SortColumns};
+use crate::paging::{Condition, ListBackend, SortColumn, SortColumns};
 
 /// A searched list: its table and the text columns its search reads.
 #[derive(Debug, Clone, Copy)]
@@ -56,8 +56,8 @@ pub(crate) const CONNECTIONS: Searched =
 /// A row's relevance: higher first.
 pub(crate) type Relevance<QS, DB> = Box<dyn BoxableExpression<QS, DB, SqlType = BigInt>>;
 
-/// The SQL of a search on one backend. `words` is never empty (the HTTP layer refuses a `q`
-/// without words); every word reaches the statement as a bound value.
+/// The SQL of a search on one backend. `words` is never empty (a `q` without words matches
+/// nothing and never reaches these); every word reaches the statement as a bound value.
 pub(crate) trait SearchSql: Backend + Sized {
     /// Keeps the rows of `list` in `org` that hold every word, the last as a prefix.
     fn matches<QS: 'static>(list: &Searched, org: &str, words: &[String]) -> Condition<QS, Self>;
@@ -67,19 +67,23 @@ pub(crate) trait SearchSql: Backend + Sized {
     fn no_relevance<QS: 'static>() -> Relevance<QS, Self>;
 }
 
-/// Whether a list's rows come by relevance: a search without `sort`.
+/// Whether a list's rows come by relevance: a search for some words without `sort`.
 fn by_relevance<F, S>(query: &ListQuery<F, S>) -> Option<&Search> {
-    query.search.as_ref().filter(|_| query.sort.is_empty())
+    query.search.as_ref().filter(|search| query.sort.is_empty() && !search.words.is_empty())
 }
 
 /// The filter of `query`'s search on `list`, in `org`; `None` without `q`. The list's query
 /// still filters on the organization itself: this narrows it.
-pub(crate) fn filter<QS: 'static, DB: SearchSql>(
+pub(crate) fn filter<QS: 'static, DB: ListBackend>(
     list: &Searched,
     org: &str,
     search: Option<&Search>,
 ) -> Option<Condition<QS, DB>> {
-    search.map(|search| DB::matches(list, org, &search.words))
+    search.map(|search| match search.words.is_empty() {
+        // A `q` of punctuation only (`?q=--`) names no word, so no row holds its words.
+        true => DB::boolean(false),
+        false => DB::matches(list, org, &search.words),
+    })
 }
 
 /// What a list selects beside each row: its relevance when the rows come by relevance, else 0
