@@ -903,7 +903,7 @@ async fn connections(db: &TestDb) {
     tie.status = ConnectionStatus::NeedsReauth;
     let foreign = connection(&theirs, "github", &bob, later);
     for c in [&full, &bare, &tie, &foreign] {
-        ConnectionRepository::insert(store, c).await.unwrap();
+        ConnectionRepository::insert(store, c, &unaudited).await.unwrap();
     }
 
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), full, "round trip is exact");
@@ -933,24 +933,24 @@ async fn connections(db: &TestDb) {
     let mut checked = full.clone();
     checked.record_check(CheckOutcome::Passed, later);
     checked.token_expires_at = None;
-    ConnectionRepository::update(store, &checked, full.updated_at).await.unwrap();
+    ConnectionRepository::update(store, &checked, full.updated_at, &unaudited).await.unwrap();
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked);
     assert_eq!(checked.last_error, None);
 
     // Optimistic: an update read before another one landed is refused and changes nothing.
     let mut stale = full.clone();
     stale.record_check(CheckOutcome::Failed("HTTP 500".into()), later.plus(time::Duration::seconds(1)));
-    let refused = ConnectionRepository::update(store, &stale, full.updated_at).await;
+    let refused = ConnectionRepository::update(store, &stale, full.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "read before the last update: {refused:?}");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
 
     let mut unknown = checked.clone();
     unknown.id = ConnectionId::generate();
-    assert!(matches!(ConnectionRepository::update(store, &unknown, later).await, Err(RepoError::NotFound)));
+    assert!(matches!(ConnectionRepository::update(store, &unknown, later, &unaudited).await, Err(RepoError::NotFound)));
     let mut hijack = foreign.clone();
     hijack.organization_id = ours.id.clone();
     hijack.disconnect(later);
-    let refused = ConnectionRepository::update(store, &hijack, foreign.updated_at).await;
+    let refused = ConnectionRepository::update(store, &hijack, foreign.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)));
     assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
@@ -967,27 +967,27 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     let later = now.plus(time::Duration::seconds(1));
 
     let mut first = connection(&ours, "github", &ada, now);
-    ConnectionRepository::insert(store, &first).await.unwrap();
+    ConnectionRepository::insert(store, &first, &unaudited).await.unwrap();
     let mut broken = connection(&ours, "github", &ada, later);
     broken.status = ConnectionStatus::Error;
-    let refused = ConnectionRepository::insert(store, &broken).await;
+    let refused = ConnectionRepository::insert(store, &broken, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "a second live one, even in error: {refused:?}");
     assert!(matches!(ConnectionRepository::get(store, &ours.id, &broken.id).await, Err(RepoError::NotFound)));
-    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now)).await.unwrap();
-    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now)).await.unwrap();
+    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now), &unaudited).await.unwrap();
+    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now), &unaudited).await.unwrap();
 
     let read_at = first.updated_at;
     first.disconnect(later);
-    ConnectionRepository::update(store, &first, read_at).await.unwrap();
+    ConnectionRepository::update(store, &first, read_at, &unaudited).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), None, "disconnected is not live");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "kept for the record");
 
     let second = connection(&ours, "github", &ada, later);
-    ConnectionRepository::insert(store, &second).await.unwrap();
+    ConnectionRepository::insert(store, &second, &unaudited).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second.clone()));
     let mut again = connection(&ours, "github", &ada, later);
     again.disconnect(later);
-    ConnectionRepository::insert(store, &again).await.unwrap();
+    ConnectionRepository::insert(store, &again, &unaudited).await.unwrap();
     assert_eq!(
         ConnectionRepository::list(store, &ours.id, &every()).await.unwrap().items.len(),
         4,
@@ -996,7 +996,7 @@ async fn one_live_connection_per_provider(db: &TestDb) {
 
     let mut revived = first.clone();
     revived.reconnect(None, later.plus(time::Duration::seconds(1)));
-    let refused = ConnectionRepository::update(store, &revived, first.updated_at).await;
+    let refused = ConnectionRepository::update(store, &revived, first.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "a disconnected connection is final: {refused:?}");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "unchanged");
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second));
