@@ -401,3 +401,29 @@ pub(crate) const WEBHOOK: Subject<compliance_domain::webhook::Webhook> = Subject
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
 };
+
+/// An automation's runs in entries: in the automation's history (`resourceType` `automation`),
+/// by the run's id, trigger and outcome.
+pub(crate) const AUTOMATION_RUN: Subject<compliance_domain::automation::AutomationRun> = Subject {
+    resource_type: "automation",
+    id: |run| run.automation_id.to_string(),
+    render: |_, r| {
+        serde_json::json!({
+            "runId": r.id, "trigger": r.trigger, "status": r.status, "startedAt": r.started_at,
+            "completedAt": r.completed_at, "error": r.error,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+/// A scheduled claim: `automation.run_started` when it queued the run, `automation.run_skipped`
+/// when one was still pending or running.
+pub(crate) fn scheduled_run_action(
+    _: Option<&compliance_domain::automation::AutomationRun>,
+    after: Option<&compliance_domain::automation::AutomationRun>,
+) -> &'static str {
+    match after {
+        Some(_) => "automation.run_started",
+        None => "automation.run_skipped",
+    }
+}
