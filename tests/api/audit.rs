@@ -20,6 +20,7 @@ api_tests!(
     people_changes_write_member_entries_with_a_history,
     api_keys_sessions_invitations_organization_and_comments_write_entries_without_secrets,
     automations_and_their_secrets_write_entries_without_the_value,
+    webhooks_write_entries_without_the_secret,
 );
 
 /// The entries `server.tenant()` leaves, all by the operator (`admin` CLI): `organization.created`,
@@ -405,5 +406,42 @@ async fn automations_and_their_secrets_write_entries_without_the_value(server: &
     let text = serde_json::to_string(&log).unwrap();
     assert!(!text.contains(VALUE) && !text.contains("another-value-1"), "a secret's value is in the log: {text}");
     assert!(!text.contains("ciphertext"), "{text}");
+    assert_eq!(tenant.api.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
+}
+
+async fn webhooks_write_entries_without_the_secret(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let body = json!({"url": "https://hooks.example.com/a", "events": ["risk.*"], "description": "ops"});
+    let created = tenant.api.post("/v1/webhooks", body).await.ok(201);
+    let (id, first) = (created["id"].as_str().unwrap(), created["secret"].as_str().unwrap().to_owned());
+    let path = format!("/v1/webhooks/{id}");
+    tenant.session.patch(&path, json!({"events": ["*"], "isEnabled": false})).await.ok(200);
+    let rotated = tenant.api.post(&format!("{path}/rotate-secret"), json!({})).await.ok(200);
+    let second = rotated["secret"].as_str().unwrap().to_owned();
+    // a test send changes no resource: no entry
+    tenant.api.post(&format!("{path}/test"), json!({})).await.ok(202);
+    assert_eq!(tenant.api.delete(&path).await.status, 204);
+
+    let log = entries(&tenant.api, &format!("?resourceType=webhook&resourceId={id}")).await;
+    assert_eq!(actions(&log), ["webhook.deleted", "webhook.secret_rotated", "webhook.updated", "webhook.created"]);
+    let (deleted, rotation, updated, made) = (&log[0], &log[1], &log[2], &log[3]);
+    assert_eq!(made["actor"]["type"], "apiKey");
+    assert_eq!(made["actor"]["apiKeyId"], tenant.api_key_id.as_str());
+    assert_eq!(made["changes"]["url"], json!({"from": null, "to": "https://hooks.example.com/a"}));
+    assert_eq!(made["changes"]["events"], json!({"from": null, "to": ["risk.*"]}));
+    assert_eq!(updated["actor"]["type"], "user");
+    assert_eq!(
+        updated["changes"],
+        json!({"events": {"from": ["risk.*"], "to": ["*"]}, "isEnabled": {"from": true, "to": false}}),
+        "{updated}"
+    );
+    assert_eq!(rotation["changes"]["previousSecretExpiresAt"]["from"], Value::Null, "{rotation}");
+    assert!(rotation["changes"]["previousSecretExpiresAt"]["to"].is_string(), "{rotation}");
+    assert_eq!(deleted["changes"]["url"], json!({"from": "https://hooks.example.com/a", "to": null}));
+    assert!(entries(&tenant.api, "?action=webhook.test").await.is_empty());
+
+    let all = tenant.api.get("/v1/audit-log?limit=100").await.ok(200).to_string();
+    assert!(!all.contains(&first) && !all.contains(&second), "a webhook secret is in the log");
+    assert!(!all.contains("whsec_"), "{all}");
     assert_eq!(tenant.api.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
 }

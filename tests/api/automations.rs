@@ -440,6 +440,15 @@ async fn a_manual_run_completes_with_a_signed_png_screenshot(server: &TestServer
     assert_run(&done, id);
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["trigger"], "manual", "{done}");
+    // The caller started it, the worker finished it: both in the automation's history.
+    let log = tenant.api.get(&format!("/v1/audit-log?resourceId={id}&action=automation.run_")).await.ok(200);
+    let entries: Vec<&Value> = log["data"].as_array().unwrap().iter().collect();
+    let actions: Vec<&str> = entries.iter().map(|e| str_of(e, "action")).collect();
+    assert_eq!(actions, ["automation.run_finished", "automation.run_started"], "{log}");
+    assert_eq!(entries[1]["actor"]["type"], "apiKey", "{log}");
+    assert_eq!(entries[1]["changes"]["runId"]["to"], run["id"], "{log}");
+    assert_eq!(entries[0]["actor"], json!({"type": "system", "id": "automation-worker"}), "{log}");
+    assert_eq!(entries[0]["changes"]["status"], json!({"from": "running", "to": "completed"}), "{log}");
     assert_eq!(done["error"], Value::Null, "{done}");
     assert_eq!(done["createdAt"], run["createdAt"], "{done}");
     assert_timestamp(&done["startedAt"]);
@@ -582,6 +591,12 @@ async fn a_schedule_fires_runs(server: &TestServer) {
     })
     .await;
     assert!(started.elapsed() < Duration::from_secs(15), "the first scheduled run took {:?}", started.elapsed());
+    let by_worker = format!("/v1/audit-log?resourceId={id}&action=automation.run_started&actorId=automation-worker");
+    let started_entries = tenant.api.get(&by_worker).await.ok(200);
+    let entry = started_entries["data"].as_array().unwrap().iter().find(|e| e["changes"]["runId"]["to"] == done["id"]);
+    let entry =
+        entry.unwrap_or_else(|| panic!("the worker's start of {} is in the log: {started_entries}", done["id"]));
+    assert_eq!(entry["changes"]["trigger"]["to"], "schedule", "{entry}");
     assert_run(&done, id);
     assert!(done["screenshotUrl"].is_string(), "{done}");
     let later = tenant.api.get(&automation_path(id)).await.ok(200);

@@ -44,6 +44,7 @@ provider_tests!(
     no_secret_reaches_a_response_or_the_log,
     a_check_after_the_app_was_removed_reports_it,
     a_failed_revocation_still_destroys_the_credentials,
+    connections_and_oauth_apps_write_audit_entries_without_secrets,
 );
 
 // Start-up does not depend on the database backend; SQLite is enough.
@@ -1250,4 +1251,45 @@ async fn an_invalid_manifest_stops_start_up_naming_file_and_field() {
     assert!(stderr.contains("slug"), "a duplicate slug: {stderr}");
     let stderr = start_up_fails(&[("my-github.json", valid("github"))]).await;
     assert!(stderr.contains("my-github.json") && stderr.contains("slug"), "a shipped slug reused: {stderr}");
+}
+
+async fn connections_and_oauth_apps_write_audit_entries_without_secrets(server: &TestServer, fake: &FakeProvider) {
+    let tenant = server.tenant().await;
+    let (client_id, _) = configure_app(fake, &tenant, OAUTH).await;
+    put(fake, &tenant.session, &app_path(OAUTH), json!({"clientId": client_id})).await.ok(200);
+    delete(fake, &tenant.api, &app_path(OAUTH)).await;
+    let password = fake.secret("password");
+    fake.accept(&basic_header("alice@example.test", &password));
+    let credentials = json!({"login": "alice@example.test", "secret": password});
+    let connection = connect(fake, &tenant.api, BASIC, credentials).await;
+    let id = str_of(&connection, "id");
+    check(fake, &tenant.api, id).await;
+    delete(fake, &tenant.session, &connection_path(id)).await.ok(200);
+
+    let log = |query: String| {
+        let api = tenant.api.clone();
+        async move { data(&api.get(&format!("/v1/audit-log?{query}")).await.ok(200)).clone() }
+    };
+    let actions = |entries: &[Value]| entries.iter().map(|e| str_of(e, "action").to_owned()).collect::<Vec<_>>();
+    let apps = log(format!("resourceType=oauthApp&resourceId={OAUTH}")).await;
+    assert_eq!(actions(&apps), ["oauthApp.deleted", "oauthApp.updated", "oauthApp.created"]);
+    assert_eq!(apps[0]["actor"]["type"], "apiKey");
+    assert_eq!(apps[1]["actor"]["type"], "user");
+    assert_eq!(apps[2]["changes"]["providerSlug"], json!({"from": null, "to": OAUTH}));
+    let connections = log(format!("resourceType=connection&resourceId={id}")).await;
+    assert_eq!(actions(&connections), ["connection.disconnected", "connection.checked", "connection.created"]);
+    let (disconnected, checked, created) = (&connections[0], &connections[1], &connections[2]);
+    assert_eq!(created["actor"]["type"], "apiKey");
+    assert_eq!(created["actor"]["id"], tenant.owner.id.as_str());
+    assert_eq!(created["changes"]["providerSlug"], json!({"from": null, "to": BASIC}));
+    assert_eq!(created["changes"]["status"]["to"], "active");
+    assert!(checked["changes"]["lastCheckedAt"]["to"].is_string(), "{checked}");
+    assert_eq!(disconnected["actor"]["type"], "user");
+    assert_eq!(disconnected["changes"]["status"], json!({"from": "active", "to": "disconnected"}));
+
+    let all = tenant.api.get("/v1/audit-log?limit=100").await.ok(200).to_string();
+    for secret in fake.secrets() {
+        assert!(!all.contains(&secret), "a credential or client secret is in the log: {all}");
+    }
+    assert_eq!(tenant.api.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
 }

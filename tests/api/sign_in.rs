@@ -313,6 +313,19 @@ async fn signed_in_users_create_organizations(server: &TestServer, _: &OidcProvi
     );
     let own = ada.with_org(Some(org_id)).get("/v1/organization").await.ok(200);
     assert_eq!(own["id"], org_id);
+    // the organization and its owner's membership, each with an entry by Ada
+    let log = ada.with_org(Some(org_id)).get("/v1/audit-log").await.ok(200);
+    let mut entries = log["data"].as_array().unwrap().clone();
+    entries.sort_by_key(|e| e["seq"].as_i64());
+    let actions: Vec<&str> = entries.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["organization.created", "member.created"], "in chain order: {log}");
+    for entry in &entries {
+        assert_eq!(entry["actor"]["type"], "user", "{entry}");
+        assert_eq!(entry["organizationId"], org_id);
+    }
+    assert_eq!(entries[0]["resourceId"], org_id);
+    assert_eq!(entries[1]["actor"]["id"], entries[1]["changes"]["userId"]["to"], "the owner made it: {log}");
+    assert_eq!(entries[1]["changes"]["role"], json!({"from": null, "to": "owner"}));
     // an API key is not a person signing up
     let tenant = server.tenant().await;
     tenant.api.post("/v1/organizations", json!({"name": "By key"})).await.problem(403);

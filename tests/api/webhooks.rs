@@ -227,7 +227,7 @@ async fn changes_arrive_in_order_after_a_failing_receiver_recovers(server: &Test
         risks.push(risk["id"].as_str().unwrap().to_owned());
     }
     // A vendor is not a `risk.*` event.
-    tenant.api.post("/v1/vendors", json!({"name": "v"})).await;
+    tenant.api.post("/v1/vendors", json!({"name": "v", "description": "d"})).await.ok(201);
 
     let received = receiver.wait_for(7).await;
     let statuses: Vec<i64> = received.iter().map(|r| r["status"].as_i64().unwrap()).collect();
@@ -245,8 +245,18 @@ async fn changes_arrive_in_order_after_a_failing_receiver_recovers(server: &Test
         })
         .collect();
     assert_eq!(delivered, risks, "in commit order");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(receiver.received().await.len(), 7, "nothing more (the vendor is no risk.* event)");
+    // Nothing was sent for the vendor: a risk made after it arrives next. (Events are queued in
+    // commit order, so once the witness arrived the vendor's event was passed over. A witness
+    // must be a `risk.created`, made after the assertions above read the first seven.)
+    let witness = tenant
+        .api
+        .post("/v1/risks", json!({"title": "witness", "description": "d", "category": "other"}))
+        .await
+        .ok(201);
+    let all = receiver.wait_for(8).await;
+    assert_eq!(all.len(), 8, "the vendor is no risk.* event: {all:?}");
+    let last: Value = serde_json::from_str(all[7]["body"].as_str().unwrap()).unwrap();
+    assert_eq!((&last["type"], &last["data"]["id"]), (&json!("risk.created"), &witness["id"]), "{last}");
 
     let list = tenant.api.get(&format!("/v1/webhooks/{}/deliveries", created["id"].as_str().unwrap())).await.ok(200);
     let first = list["data"].as_array().unwrap().iter().find(|d| d["id"] == received[0]["id"]).unwrap();
@@ -549,6 +559,14 @@ async fn an_endpoint_failing_past_the_window_is_disabled_with_a_reason(server: &
     let failures = receiver.received().await;
     assert!(failures.len() >= 2, "retried before it was disabled: {failures:?}");
     assert!(failures.iter().all(|r| r["status"] == 503 && r["id"] == queued["id"]), "{failures:?}");
+    // The worker wrote why, as the system, in the same transaction.
+    let log = tenant.api.get(&format!("/v1/audit-log?action=webhook.disabled&resourceId={webhook}")).await.ok(200);
+    assert_eq!(log["data"].as_array().map(Vec::len), Some(1), "{log}");
+    let entry = &log["data"][0];
+    assert_eq!(entry["actor"], json!({"type": "system", "id": "webhook-worker"}), "{entry}");
+    assert_eq!(entry["resourceType"], "webhook");
+    assert_eq!(entry["changes"]["isEnabled"], json!({"from": true, "to": false}), "{entry}");
+    assert_eq!(entry["changes"]["disabledReason"], json!({"from": null, "to": reason}), "{entry}");
     let records = tenant.api.get(&format!("{path}/deliveries")).await.ok(200);
     assert_eq!(records["data"][0]["status"], "pending", "the delivery waits for the endpoint: {records}");
     assert_eq!(records["data"][0]["responseStatus"], 503);

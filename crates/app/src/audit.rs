@@ -16,7 +16,7 @@ use crate::{AppError, AuthType, Principal};
 
 /// How entries of one kind of resource are made: its type in entries, its id, its API form and
 /// which of its fields are secret or rich text.
-pub(crate) struct Subject<T> {
+pub struct Subject<T> {
     pub resource_type: &'static str,
     pub id: fn(&T) -> String,
     pub render: fn(&dyn ResourceRenderer, &T) -> Value,
@@ -24,20 +24,20 @@ pub(crate) struct Subject<T> {
 }
 
 /// Makes the entries of changes, for the use cases (which hand them to the store with the change).
-pub(crate) struct AuditTrail {
+pub struct AuditTrail {
     renderer: Arc<dyn ResourceRenderer>,
     clock: Arc<dyn Clock>,
 }
 
 impl AuditTrail {
-    pub(crate) fn new(renderer: Arc<dyn ResourceRenderer>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(renderer: Arc<dyn ResourceRenderer>, clock: Arc<dyn Clock>) -> Self {
         Self { renderer, clock }
     }
 
     /// The entry of `caller`'s change `action` (`risk.updated`) to a `subject` record, made by the
     /// store inside the change's transaction from the record before and after it: `changes` is
     /// their difference, `data` the record as the API shows it after (before, for a delete).
-    pub(crate) fn change<'a, T>(
+    pub fn change<'a, T>(
         &'a self,
         caller: &'a Principal,
         action: &'static str,
@@ -48,7 +48,7 @@ impl AuditTrail {
 
     /// The entry of a change by `author`, whose action `action_of` names from the record before
     /// and after it (a member's update is `member.deactivated` when it deactivated them).
-    pub(crate) fn change_by<'a, T>(
+    pub fn change_by<'a, T>(
         &'a self,
         author: Author,
         action_of: impl Fn(Option<&T>, Option<&T>) -> &'static str + Send + Sync + 'a,
@@ -92,14 +92,14 @@ impl AuditTrail {
 
 /// Who an entry says made a change, in which organization's chain, in answer to which request.
 #[derive(Debug, Clone)]
-pub(crate) struct Author {
+pub struct Author {
     pub actor: Actor,
     pub organization_id: OrganizationId,
     pub request_id: Option<String>,
 }
 
 impl Author {
-    pub(crate) fn of(caller: &Principal) -> Self {
+    pub fn of(caller: &Principal) -> Self {
         Self {
             actor: actor_of(caller),
             organization_id: caller.organization_id.clone(),
@@ -108,7 +108,7 @@ impl Author {
     }
 
     /// The service itself (`part`: `admin`, `sign-in`, `webhook-worker`…) in `org`.
-    pub(crate) fn system(part: &str, org: &OrganizationId) -> Self {
+    pub fn system(part: &str, org: &OrganizationId) -> Self {
         Self { actor: Actor::system(part), organization_id: org.clone(), request_id: None }
     }
 }
@@ -385,3 +385,45 @@ pub(crate) const AUTOMATION_SECRET: Subject<compliance_ports::StoredSecret> = Su
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
 };
+
+/// Webhook endpoints in entries: the row holds no secret in the clear, and none is rendered (a
+/// rotation shows as a new `previousSecretExpiresAt`).
+pub(crate) const WEBHOOK: Subject<compliance_domain::webhook::Webhook> = Subject {
+    resource_type: "webhook",
+    id: |webhook| webhook.id.to_string(),
+    render: |_, w| {
+        serde_json::json!({
+            "id": w.id, "url": w.url, "description": w.description, "events": w.events,
+            "isEnabled": w.is_enabled, "disabledReason": w.disabled_reason,
+            "previousSecretExpiresAt": w.previous_secret_expires_at, "createdAt": w.created_at,
+            "updatedAt": w.updated_at,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+/// An automation's runs in entries: in the automation's history (`resourceType` `automation`),
+/// by the run's id, trigger and outcome.
+pub(crate) const AUTOMATION_RUN: Subject<compliance_domain::automation::AutomationRun> = Subject {
+    resource_type: "automation",
+    id: |run| run.automation_id.to_string(),
+    render: |_, r| {
+        serde_json::json!({
+            "runId": r.id, "trigger": r.trigger, "status": r.status, "startedAt": r.started_at,
+            "completedAt": r.completed_at, "error": r.error,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+};
+
+/// A scheduled claim: `automation.run_started` when it queued the run, `automation.run_skipped`
+/// when one was still pending or running.
+pub(crate) fn scheduled_run_action(
+    _: Option<&compliance_domain::automation::AutomationRun>,
+    after: Option<&compliance_domain::automation::AutomationRun>,
+) -> &'static str {
+    match after {
+        Some(_) => "automation.run_started",
+        None => "automation.run_skipped",
+    }
+}

@@ -11,6 +11,7 @@ use compliance_ports::{AutomationRepository, BlobStore, BrowserPage, BrowserRunn
 use tokio::sync::Notify;
 
 use crate::Ports;
+use crate::audit::{AUTOMATION_RUN, AuditTrail, Author, scheduled_run_action};
 use crate::automation_agent::{AgentExecutor, AgentRun, AgentSettings};
 use crate::automation_recorder::RunRecorder;
 use crate::automation_report::TaskReporter;
@@ -81,6 +82,8 @@ pub struct AutomationWorker {
     secrets: AutomationSecrets,
     agent: AgentExecutor,
     reporter: TaskReporter,
+    /// Runs it starts on schedule and finishes are the system's (`automation-worker`).
+    audit: AuditTrail,
     settings: AutomationSettings,
     work: Arc<Notify>,
     /// When the retention sweep last ran.
@@ -97,6 +100,7 @@ impl AutomationWorker {
             secrets: AutomationSecrets::new(ports),
             agent: AgentExecutor::new(ports, &settings),
             reporter: TaskReporter::new(ports),
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
             settings,
             work,
             last_sweep: std::sync::Mutex::new(None),
@@ -207,7 +211,9 @@ impl AutomationWorker {
             let Some(previous) = automation.next_run_at else { continue };
             let next = automation.schedule.as_ref().and_then(|s| s.next_after(now));
             let run = AutomationRun::pending(&automation, RunTrigger::Schedule, now);
-            self.automations.claim_due(&automation.id, previous, next, &run).await?;
+            let author = Author::system("automation-worker", &automation.organization_id);
+            let audit = self.audit.change_by(author, scheduled_run_action, &AUTOMATION_RUN);
+            self.automations.claim_due(&automation.id, previous, next, &run, &audit).await?;
         }
         Ok(())
     }
@@ -226,7 +232,9 @@ impl AutomationWorker {
         };
         run.steps = recorder.into_steps();
         run.finish(outcome, screenshot, self.clock.now());
-        match self.automations.finish_run(&run).await {
+        let author = Author::system("automation-worker", &automation.organization_id);
+        let audit = self.audit.change_by(author, |_, _| "automation.run_finished", &AUTOMATION_RUN);
+        match self.automations.finish_run(&run, &audit).await {
             Ok(()) => self.reporter.report(automation, &run).await,
             Err(error) => {
                 // Deleted or failed as stale meanwhile: the screenshots have no run left to show them.

@@ -15,7 +15,7 @@ use compliance_ports::{
 use tokio::sync::Notify;
 
 use crate::access::require;
-use crate::audit::{AUTOMATION, AuditTrail};
+use crate::audit::{AUTOMATION, AUTOMATION_RUN, AuditTrail};
 use crate::blob_links::{BlobLinks, LinkTarget};
 use crate::{AppError, Ports, Principal, Settings};
 
@@ -178,7 +178,8 @@ impl AutomationService {
         require(caller, Family::Automations, Action::Write)?;
         let automation = self.automation(&caller.organization_id, id).await?;
         let run = AutomationRun::pending(&automation, RunTrigger::Manual, self.clock.now());
-        self.automations.insert_run(&run).await.map_err(|e| match e {
+        let audit = self.audit.change(caller, "automation.run_started", &AUTOMATION_RUN);
+        self.automations.insert_run(&run, &audit).await.map_err(|e| match e {
             RepoError::Conflict(_) => {
                 AppError::Conflict("a run of this automation is already pending or running".into())
             }

@@ -53,7 +53,7 @@ use compliance_ports::{
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
 pub use api_keys::ApiKeyService;
-pub use audit::{AuditService, Verification};
+pub use audit::{AuditService, AuditTrail, Author, Subject, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};

@@ -10,7 +10,7 @@ use compliance_ports::{Clock, OrganizationRepository, RepoError};
 use rand::Rng;
 
 use crate::access::require;
-use crate::audit::{AuditTrail, Author, ORGANIZATION, user_actor};
+use crate::audit::{AuditTrail, Author, MEMBER, ORGANIZATION, member_action, user_actor};
 use crate::{AppError, Ports, Principal, Settings, SignedInUser};
 
 /// The role of whoever creates an organization.
@@ -53,11 +53,12 @@ impl OrganizationService {
             async move {
                 let author =
                     Author { actor: user_actor(&owner, None), organization_id: candidate.id.clone(), request_id: None };
+                let audit_member = trail.change_by(author.clone(), member_action, &MEMBER);
                 let audit = trail.change_by(author, |_, _| "organization.created", &ORGANIZATION);
                 let input = NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };
                 let member = Member::create(candidate.id.clone(), input, now)
                     .map_err(|_| RepoError::Internal("the owner's membership does not validate".into()))?;
-                organizations.insert_with_owner(&candidate, &member, &audit).await.map(|()| candidate)
+                organizations.insert_with_owner(&candidate, &member, (&audit, &audit_member)).await.map(|()| candidate)
             }
         })
         .await

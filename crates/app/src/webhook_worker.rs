@@ -23,6 +23,7 @@ use secrecy::SecretString;
 use tokio::sync::{Notify, watch};
 
 use crate::Ports;
+use crate::audit::{AuditTrail, Author, WEBHOOK};
 use crate::webhook_signing::sign;
 use crate::webhooks::payload;
 
@@ -75,6 +76,7 @@ pub struct WebhookWorker {
     clock: Arc<dyn Clock>,
     settings: WebhookSettings,
     work: Arc<Notify>,
+    audit: AuditTrail,
 }
 
 /// What one attempt came to, before it is recorded.
@@ -94,6 +96,7 @@ impl WebhookWorker {
             clock: ports.clock.clone(),
             settings,
             work,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -344,7 +347,9 @@ impl WebhookWorker {
             return Ok(());
         }
         let reason = format!("every delivery failed since {since}");
-        if self.webhooks.disable(&webhook.organization_id, &webhook.id, &reason, at).await? {
+        let author = Author::system("webhook-worker", &webhook.organization_id);
+        let audit = self.audit.change_by(author, |_, _| "webhook.disabled", &WEBHOOK);
+        if self.webhooks.disable(&webhook.organization_id, &webhook.id, &reason, at, &audit).await? {
             tracing::warn!(webhook = %webhook.id, organization = %webhook.organization_id, "disabled a failing webhook");
         }
         Ok(())

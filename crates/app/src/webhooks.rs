@@ -15,6 +15,7 @@ use secrecy::SecretString;
 use tokio::sync::Notify;
 
 use crate::access::require;
+use crate::audit::{AuditTrail, WEBHOOK};
 use crate::webhook_signing::generate_secret;
 use crate::{AppError, Ports, Principal};
 
@@ -32,6 +33,7 @@ pub struct WebhookService {
     allowed_hosts: Vec<String>,
     /// Wakes this instance's delivery worker when a delivery is queued.
     work: Arc<Notify>,
+    audit: AuditTrail,
 }
 
 impl WebhookService {
@@ -43,6 +45,7 @@ impl WebhookService {
             clock: ports.clock.clone(),
             allowed_hosts,
             work,
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
     }
 
@@ -65,7 +68,7 @@ impl WebhookService {
             Webhook::create(WebhookId::generate(), org.clone(), input, &self.allowed_hosts, cursor, self.clock.now())?;
         let secret = generate_secret();
         let sealed = self.seal(&webhook, &secret)?;
-        self.webhooks.insert(&webhook, &sealed).await?;
+        self.webhooks.insert(&webhook, &sealed, &self.audit.change(caller, "webhook.created", &WEBHOOK)).await?;
         Ok(IssuedWebhook { webhook, secret })
     }
 
@@ -81,7 +84,8 @@ impl WebhookService {
         let mut webhook = previous.clone();
         webhook.apply(&patch, self.clock.now());
         if webhook != previous {
-            self.webhooks.update(&webhook, &previous).await.map_err(|error| match error {
+            let audit = self.audit.change(caller, "webhook.updated", &WEBHOOK);
+            self.webhooks.update(&webhook, &previous, &audit).await.map_err(|error| match error {
                 compliance_ports::RepoError::NotFound => {
                     AppError::Conflict("the webhook changed meanwhile; read it again and retry".into())
                 }
@@ -95,7 +99,8 @@ impl WebhookService {
     /// Deletes the webhook and its delivery records; queued deliveries are not sent.
     pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, AppError> {
         require(caller, Family::Webhooks, Action::Write)?;
-        self.webhooks.delete(&caller.organization_id, id).await.map_err(not_found)
+        let audit = self.audit.change(caller, "webhook.deleted", &WEBHOOK);
+        self.webhooks.delete(&caller.organization_id, id, &audit).await.map_err(not_found)
     }
 
     /// A new secret signs from now on; the one before keeps signing beside it for
@@ -107,13 +112,15 @@ impl WebhookService {
         let secret = generate_secret();
         let sealed = self.seal(&existing, &secret)?;
         let now = self.clock.now();
-        let webhook =
-            self.webhooks.rotate_secret(org, id, &sealed, now.plus(ROTATION_OVERLAP), now).await.map_err(not_found)?;
+        let audit = self.audit.change(caller, "webhook.secret_rotated", &WEBHOOK);
+        let until = now.plus(ROTATION_OVERLAP);
+        let webhook = self.webhooks.rotate_secret(org, id, &sealed, until, now, &audit).await.map_err(not_found)?;
         Ok(IssuedWebhook { webhook, secret })
     }
 
     /// Queues a `webhook.test` event for the endpoint (whatever its `events`), after what is
-    /// already queued.
+    /// already queued. No audit entry: a test changes no resource (only the delivery log, which
+    /// is not audited, like a retry).
     pub async fn test(&self, caller: &Principal, id: &WebhookId) -> Result<WebhookDelivery, AppError> {
         require(caller, Family::Webhooks, Action::Write)?;
         let webhook = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;

@@ -17,6 +17,7 @@ use compliance_ports::{ConnectionQuery, Page, RepoError};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
+use crate::audit::CONNECTION;
 use crate::oauth_apps::OAuthApp;
 use crate::sealed::CONNECTION_CREDENTIALS;
 use crate::{Integrations, Provider};
@@ -155,7 +156,8 @@ impl Integrations {
         let exposed: BTreeMap<&str, &str> =
             values.ids().filter_map(|id| Some((id, values.get(id)?.expose_secret()))).collect();
         self.sealed.put(org, CONNECTION_CREDENTIALS, connection.id.as_str(), &exposed).await?;
-        if let Err(error) = self.connections.insert(&connection).await {
+        let audit = self.audit.change(caller, "connection.created", &CONNECTION);
+        if let Err(error) = self.connections.insert(&connection, &audit).await {
             // Nothing may point at the credentials now: destroy them rather than leave them behind.
             if let Err(cleanup) = self.sealed.destroy_connection_secrets(org, &connection.id).await {
                 tracing::warn!(error = %cleanup, "could not destroy the credentials of a connection not created");
@@ -202,7 +204,8 @@ impl Integrations {
             let revocable = self.revocable_token(&connection).await;
             let read_at = connection.updated_at;
             connection.disconnect(self.clock.now());
-            match self.connections.update(&connection, read_at).await {
+            let audit = self.audit.change(caller, "connection.disconnected", &CONNECTION);
+            match self.connections.update(&connection, read_at, &audit).await {
                 Ok(()) => {
                     self.sealed.destroy_connection_secrets(org, &connection.id).await?;
                     let revocation = self.revoke(revocable).await;
@@ -243,7 +246,8 @@ impl Integrations {
             connection.token_expires_at = self.stored_token_expiry(&connection).await;
         }
         connection.record_check(outcome.clone(), self.clock.now());
-        if let Err(error) = self.connections.update(&connection, read_at).await {
+        let audit = self.audit.change(caller, "connection.checked", &CONNECTION);
+        if let Err(error) = self.connections.update(&connection, read_at, &audit).await {
             return Err(self.check_lost_race(org, &connection, error).await);
         }
         let message = match outcome {

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::Integrations;
+use crate::audit::CONNECTION;
 use crate::sealed::OAUTH_STATE;
 
 /// How often the callback re-reads the live connection when a concurrent callback or disconnect
@@ -213,8 +214,14 @@ impl Integrations {
                 .await
                 .map_err(|e| AppError::Unavailable(e.to_string()))?;
             let stored = match read_at {
-                Some(read_at) => self.connections.update(&connection, read_at).await,
-                None => self.connections.insert(&connection).await,
+                Some(read_at) => {
+                    let audit = self.audit.change(caller, "connection.reconnected", &CONNECTION);
+                    self.connections.update(&connection, read_at, &audit).await
+                }
+                None => {
+                    let audit = self.audit.change(caller, "connection.created", &CONNECTION);
+                    self.connections.insert(&connection, &audit).await
+                }
             };
             match stored {
                 Ok(()) => return Ok(Some(connection)),

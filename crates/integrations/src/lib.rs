@@ -3,6 +3,7 @@
 //! Built on `compliance-credentials` (strategies, OAuth, vault) and the ports; called by the HTTP
 //! layer. The contract and the choices made where the spec is silent are in `docs/integrations.md`.
 
+mod audit;
 pub mod catalog;
 mod connections;
 mod flow;
@@ -16,11 +17,13 @@ mod shipped;
 
 use std::sync::Arc;
 
-use compliance_app::AppError;
+use compliance_app::{AppError, AuditTrail};
 use compliance_credentials::{
     HttpSettings, Keyring, OAuth2Config, TokenClient, TokenRefresher, VaultTokenStore, build_http_client,
 };
-use compliance_ports::{Clock, ConnectionRepository, OAuthStateRepository, RefreshLeases, SecretRepository};
+use compliance_ports::{
+    Clock, ConnectionRepository, OAuthStateRepository, RefreshLeases, ResourceRenderer, SecretRepository,
+};
 
 pub use catalog::{ManifestError, Provider, ProviderCatalog, VerifyRequest};
 /// The credential form's fields, which the connect page renders, and the encoding of the values it
@@ -41,6 +44,8 @@ pub struct IntegrationPorts {
     pub oauth_states: Arc<dyn OAuthStateRepository>,
     pub refresh_leases: Arc<dyn RefreshLeases>,
     pub clock: Arc<dyn Clock>,
+    /// For the audit entries of connections and OAuth apps.
+    pub renderer: Arc<dyn ResourceRenderer>,
 }
 
 /// Configuration of the integration use cases.
@@ -68,6 +73,8 @@ pub struct Integrations {
     /// For checks: no redirects, timeouts.
     http: reqwest::Client,
     settings: IntegrationSettings,
+    /// Every change to a connection or an OAuth app writes an entry with it.
+    audit: AuditTrail,
 }
 
 impl Integrations {
@@ -87,13 +94,14 @@ impl Integrations {
             catalog: Arc::new(catalog),
             connections: ports.connections,
             oauth_states: ports.oauth_states,
-            clock: ports.clock,
+            clock: ports.clock.clone(),
             sealed: Sealed::new(ports.secrets, keyring),
             token_store,
             tokens,
             refresher: Arc::new(refresher),
             http,
             settings,
+            audit: AuditTrail::new(ports.renderer, ports.clock.clone()),
         })
     }
 

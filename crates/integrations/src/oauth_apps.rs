@@ -11,6 +11,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
 use crate::Integrations;
+use crate::audit::{OAUTH_APP as OAUTH_APP_ENTRY, oauth_app_action};
 use crate::sealed::OAUTH_APP;
 
 pub(crate) const CLIENT_ID_MAX: usize = 512;
@@ -101,14 +102,16 @@ impl Integrations {
             custom_settings: input.custom_settings.unwrap_or_default(),
         };
         validate(&app, config)?;
-        let updated_at = self.sealed.put(org, OAUTH_APP, slug, &app).await?;
+        let audit = self.audit.change_by(compliance_app::Author::of(caller), oauth_app_action, &OAUTH_APP_ENTRY);
+        let updated_at = self.sealed.put_audited(org, (OAUTH_APP, slug), &app, &audit).await?;
         Ok(view(slug, app, updated_at))
     }
 
     pub async fn delete_oauth_app(&self, caller: &Principal, slug: &str) -> Result<(), AppError> {
         require(caller, Family::Integrations, Action::Write)?;
         self.oauth_provider(slug)?;
-        match self.sealed.delete(&caller.organization_id, OAUTH_APP, slug).await? {
+        let audit = self.audit.change(caller, "oauthApp.deleted", &OAUTH_APP_ENTRY);
+        match self.sealed.delete_audited(&caller.organization_id, (OAUTH_APP, slug), &audit).await? {
             true => Ok(()),
             false => Err(AppError::NotFound("OAuth app")),
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use compliance_app::AppError;
 use compliance_credentials::{Binding, Keyring, TOKENS_OWNER_KIND};
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
-use compliance_ports::{SecretRepository, StoredSecret};
+use compliance_ports::{AuditOf, SecretRepository, StoredSecret};
 use secrecy::zeroize::Zeroizing;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -72,6 +72,36 @@ impl Sealed {
         Ok(secret.updated_at)
     }
 
+    /// [`put`](Self::put) with `audit`'s entry, in one transaction (for documents the API sets).
+    pub(crate) async fn put_audited<T: Serialize>(
+        &self,
+        org: &OrganizationId,
+        (kind, owner): (&str, &str),
+        document: &T,
+        audit: &AuditOf<'_, StoredSecret>,
+    ) -> Result<Timestamp, AppError> {
+        let secret = StoredSecret {
+            organization_id: org.clone(),
+            owner_kind: kind.to_owned(),
+            owner_id: owner.to_owned(),
+            key_id: self.keyring.current_key_id(),
+            ciphertext: self.seal(org, kind, owner, document)?,
+            updated_at: Timestamp::now(),
+        };
+        self.secrets.put_audited(&secret, audit).await?;
+        Ok(secret.updated_at)
+    }
+
+    /// Deletes the owner's document with `audit`'s entry of it, in one transaction; whether there was one.
+    pub(crate) async fn delete_audited(
+        &self,
+        org: &OrganizationId,
+        (kind, owner): (&str, &str),
+        audit: &AuditOf<'_, StoredSecret>,
+    ) -> Result<bool, AppError> {
+        Ok(self.secrets.delete_audited(org, kind, owner, audit).await?)
+    }
+
     /// The document and when it was stored.
     pub(crate) async fn get<T: DeserializeOwned>(
         &self,
@@ -81,11 +111,6 @@ impl Sealed {
     ) -> Result<Option<(T, Timestamp)>, AppError> {
         let Some(stored) = self.secrets.get(org, kind, owner).await? else { return Ok(None) };
         Ok(Some((self.open(org, kind, owner, &stored.ciphertext)?, stored.updated_at)))
-    }
-
-    /// Whether there was one.
-    pub(crate) async fn delete(&self, org: &OrganizationId, kind: &str, owner: &str) -> Result<bool, AppError> {
-        Ok(self.secrets.delete(org, kind, owner).await?)
     }
 
     /// Destroys a connection's credential values and OAuth tokens.

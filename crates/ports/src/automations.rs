@@ -36,7 +36,7 @@ pub trait AutomationRepository: Send + Sync {
 
     /// `RepoError::Conflict` when the automation already has a pending or running run: one run
     /// at a time per automation.
-    async fn insert_run(&self, run: &AutomationRun) -> Result<(), RepoError>;
+    async fn insert_run(&self, run: &AutomationRun, audit: &AuditOf<'_, AutomationRun>) -> Result<(), RepoError>;
     /// A page of the automation's runs, newest first (by `created_at`, then id).
     async fn runs(
         &self,
@@ -61,19 +61,23 @@ pub trait AutomationRepository: Send + Sync {
     /// due, exactly one claims it. When the automation already has a pending or running run, the
     /// claim still advances the schedule but adds no run. Whether `run` was added: `false` when
     /// another caller claimed it first, or when this one advanced the schedule but skipped the run.
+    /// A claim writes `audit`'s entry: `audit(None, Some(run))` when it added the run,
+    /// `audit(Some(run), None)` when it skipped it.
     async fn claim_due(
         &self,
         automation: &AutomationId,
         previous: Timestamp,
         next: Option<Timestamp>,
         run: &AutomationRun,
+        audit: &AuditOf<'_, AutomationRun>,
     ) -> Result<bool, RepoError>;
     /// Takes the oldest pending run (of any organization) and marks it running from `now`, if
     /// no other worker took it first; with its automation.
     async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError>;
     /// Stores a run's outcome (status, completion, duration, screenshot, error) if the run is
     /// still running; `RepoError::NotFound` otherwise (deleted, or failed as stale meanwhile).
-    async fn finish_run(&self, run: &AutomationRun) -> Result<(), RepoError>;
+    /// With `audit`'s entry, made from the run as it was and as it finished.
+    async fn finish_run(&self, run: &AutomationRun, audit: &AuditOf<'_, AutomationRun>) -> Result<(), RepoError>;
     /// Fails runs that have been running since before `started_before` (their instance stopped
     /// or crashed) with `error`; how many.
     async fn fail_stale_runs(&self, started_before: Timestamp, error: &str) -> Result<u64, RepoError>;

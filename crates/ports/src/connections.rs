@@ -4,13 +4,13 @@ use async_trait::async_trait;
 use compliance_domain::integration::Connection;
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 
-use crate::{ConnectionQuery, Page, RepoError};
+use crate::{AuditOf, ConnectionQuery, Page, RepoError};
 
 #[async_trait]
 pub trait ConnectionRepository: Send + Sync {
     /// `RepoError::Conflict` when the organization already has a connection to that provider that
     /// is not disconnected.
-    async fn insert(&self, connection: &Connection) -> Result<(), RepoError>;
+    async fn insert(&self, connection: &Connection, audit: &AuditOf<'_, Connection>) -> Result<(), RepoError>;
     /// A page of the connections matching the query (disconnected ones included unless filtered
     /// out), in its order (newest first by default).
     async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError>;
@@ -22,5 +22,10 @@ pub trait ConnectionRepository: Send + Sync {
     /// value it was read with): a change made meanwhile is never overwritten by an older view.
     /// A disconnected connection is final: it is never updated again. `RepoError::NotFound` when
     /// there is no such live connection, or it changed since `read_at`.
-    async fn update(&self, connection: &Connection, read_at: Timestamp) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        connection: &Connection,
+        read_at: Timestamp,
+        audit: &AuditOf<'_, Connection>,
+    ) -> Result<(), RepoError>;
 }

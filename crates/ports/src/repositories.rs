@@ -46,13 +46,13 @@ pub trait CommentRepository: Send + Sync {
 pub trait OrganizationRepository: Send + Sync {
     /// Conflict when the slug is taken.
     async fn insert(&self, organization: &Organization, audit: &AuditOf<'_, Organization>) -> Result<(), RepoError>;
-    /// Inserts the organization and its first member in one transaction. Conflict when the slug
-    /// is taken.
+    /// Inserts the organization and its first member in one transaction, with an entry of each.
+    /// Conflict when the slug is taken.
     async fn insert_with_owner(
         &self,
         organization: &Organization,
         owner: &Member,
-        audit: &AuditOf<'_, Organization>,
+        audit: (&AuditOf<'_, Organization>, &AuditOf<'_, Member>),
     ) -> Result<(), RepoError>;
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
     /// The organization whose slug is `slug`, through its unique index.

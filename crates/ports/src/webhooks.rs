@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use compliance_domain::webhook::{AttemptOutcome, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 
-use crate::{Page, PageRequest, RepoError};
+use crate::{AuditOf, Page, PageRequest, RepoError};
 
 /// A webhook's signing secrets as the vault sealed them (bound to the organization and the webhook).
 #[derive(Clone, PartialEq, Eq)]
@@ -29,15 +29,32 @@ pub const WEBHOOK_SECRET_OWNER_KIND: &str = "webhook";
 
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
-    async fn insert(&self, webhook: &Webhook, sealed_secret: &[u8]) -> Result<(), RepoError>;
+    /// Inserts the webhook with `audit`'s entry; its event cursor starts at that entry, so it
+    /// receives the events that commit after it.
+    async fn insert(
+        &self,
+        webhook: &Webhook,
+        sealed_secret: &[u8],
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<(), RepoError>;
     async fn get(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError>;
     /// Oldest first.
     async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Webhook>, RepoError>;
     /// Replaces url, events, description, enabled state, reason and failure streak, if the row is
     /// still as `previous` (its `updated_at`); `NotFound` otherwise.
-    async fn update(&self, webhook: &Webhook, previous: &Webhook) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        webhook: &Webhook,
+        previous: &Webhook,
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<(), RepoError>;
     /// Deletes the webhook and its deliveries; the webhook as it was.
-    async fn delete(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError>;
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<Webhook, RepoError>;
     /// Makes `sealed` the current secret and keeps the current one as the previous until `until`.
     async fn rotate_secret(
         &self,
@@ -46,6 +63,7 @@ pub trait WebhookRepository: Send + Sync {
         sealed: &[u8],
         until: Timestamp,
         now: Timestamp,
+        audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError>;
     async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError>;
 
@@ -94,13 +112,15 @@ pub trait WebhookRepository: Send + Sync {
         succeeded: bool,
         at: Timestamp,
     ) -> Result<Option<Timestamp>, RepoError>;
-    /// Disables an enabled webhook with `reason`; whether it was enabled.
+    /// Disables an enabled webhook with `reason` and `audit`'s entry; whether it was enabled (no
+    /// entry when it was not).
     async fn disable(
         &self,
         org: &OrganizationId,
         id: &WebhookId,
         reason: &str,
         at: Timestamp,
+        audit: &AuditOf<'_, Webhook>,
     ) -> Result<bool, RepoError>;
 }
 

@@ -135,6 +135,7 @@ pub fn integrations(
         oauth_states: store.clone(),
         refresh_leases: store.clone(),
         clock: Arc::new(SystemClock),
+        renderer: Arc::new(compliance_http::WireRenderer),
     };
     let settings = IntegrationSettings {
         public_url: config.settings.public_url.clone(),

@@ -29,6 +29,13 @@ pub(crate) struct Head {
     prev_hash: String,
 }
 
+impl Head {
+    /// The `seq` the entry appended at this place gets.
+    pub(crate) fn seq(&self) -> i64 {
+        self.seq
+    }
+}
+
 /// The two steps of an audited write, on either backend's connection, inside its transaction:
 /// [`lock_head`](AuditChain::lock_head) first, then the change, then
 /// [`append`](AuditChain::append) with the entry made from what the change read and wrote.

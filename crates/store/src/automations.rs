@@ -476,12 +476,20 @@ impl AutomationRepository for Store {
         result.map_err(RepoError::from)?.into_iter().map(AutomationRun::try_from).collect()
     }
 
-    async fn insert_run(&self, run: &AutomationRun) -> Result<(), RepoError> {
+    async fn insert_run(&self, run: &AutomationRun, audit: &AuditOf<'_, AutomationRun>) -> Result<(), RepoError> {
         let row = RunRow::from(run);
+        let org = run.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(automation_runs::table).values(&row).execute(c).await)
-            .map_err(run_insert_error)?;
-        Ok(())
+        let result: Result<(), DieselError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(automation_runs::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(run))).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(run_insert_error)
     }
 
     async fn runs(
@@ -587,16 +595,20 @@ impl AutomationRepository for Store {
         previous: Timestamp,
         next: Option<Timestamp>,
         run: &AutomationRun,
+        audit: &AuditOf<'_, AutomationRun>,
     ) -> Result<bool, RepoError> {
         let (previous, next) = (previous.to_utc_naive(), optional_naive(next));
         let row = RunRow::from(run);
+        let org = run.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         // The conditional update is the claim: of racing instances, the first to update the row
-        // wins and the others, re-reading it, find next_run_at moved. The run is inserted with
-        // ON CONFLICT DO NOTHING, so an active run (automation_runs_one_active) skips it without
-        // undoing the advance, even when a manual run is inserted between a check and the insert.
-        let added = db_run!(&mut conn, |c| {
+        // wins and the others, re-reading it, find next_run_at moved (and roll back, with their
+        // chain head). The run is inserted with ON CONFLICT DO NOTHING, so an active run
+        // (automation_runs_one_active) skips it without undoing the advance, even when a manual
+        // run is inserted between a check and the insert; the entry says which.
+        let result: Result<bool, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
                 let claimed = diesel::update(
                     browser_automations::table
                         .filter(browser_automations::id.eq(automation.as_str()))
@@ -606,19 +618,26 @@ impl AutomationRepository for Store {
                 .execute(c)
                 .await?;
                 if claimed == 0 {
-                    return Ok::<_, DieselError>(false);
+                    return Err(TxError::Repo(RepoError::NotFound));
                 }
                 let inserted = diesel::insert_into(automation_runs::table)
                     .values(&row)
                     .on_conflict_do_nothing()
                     .execute(c)
                     .await?;
+                let entry = match inserted {
+                    0 => audit(Some(run), None),
+                    _ => audit(None, Some(run)),
+                };
+                c.append(head, entry).await?;
                 Ok(inserted > 0)
             })
             .await
-        })
-        .map_err(repo_error)?;
-        Ok(added)
+        });
+        match result.map_err(RepoError::from) {
+            Err(RepoError::NotFound) => Ok(false),
+            other => other,
+        }
     }
 
     async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError> {
@@ -664,27 +683,29 @@ impl AutomationRepository for Store {
         claimed.map(|(run, automation)| Ok((run.try_into()?, automation.try_into()?))).transpose()
     }
 
-    async fn finish_run(&self, run: &AutomationRun) -> Result<(), RepoError> {
+    async fn finish_run(&self, run: &AutomationRun, audit: &AuditOf<'_, AutomationRun>) -> Result<(), RepoError> {
         let outcome = RunOutcome::from(run);
         let (org, id) = (run.organization_id.as_str(), run.id.as_str());
         let mut conn = self.pools.write().await?;
-        // Only a running run finishes: one failed as stale (or deleted) meanwhile stays as it is.
-        let updated = db_run!(&mut conn, |c| {
-            diesel::update(
-                automation_runs::table
+        // Only a running run finishes: one failed as stale (or deleted) meanwhile stays as it is,
+        // and the transaction rolls back with its chain head.
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let running = automation_runs::table
                     .filter(automation_runs::organization_id.eq(org))
                     .filter(automation_runs::id.eq(id))
-                    .filter(automation_runs::status.eq(RUNNING)),
-            )
-            .set(&outcome)
-            .execute(c)
+                    .filter(automation_runs::status.eq(RUNNING));
+                let before: Option<RunRow> = running.select(RunRow::as_select()).first(c).await.optional()?;
+                let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+                diesel::update(running).set(&outcome).execute(c).await?;
+                let before = AutomationRun::try_from(before)?;
+                c.append(head, audit(Some(&before), Some(run))).await?;
+                Ok(())
+            })
             .await
-        })
-        .map_err(repo_error)?;
-        if updated == 0 {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        });
+        result.map_err(RepoError::from)
     }
 
     /// A stale run's `completed_at` is `started_before`: the caller's clock rather than the

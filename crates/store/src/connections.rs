@@ -4,15 +4,16 @@ use async_trait::async_trait;
 use compliance_domain::integration::{Connection, ConnectionStatus};
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 use compliance_ports::{
-    ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Page, RepoError, SortValue,
+    AuditOf, ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Page, RepoError, SortValue,
 };
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
-use crate::error::repo_error;
+use crate::error::{TxError, repo_error};
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_instant, optional_naive, value};
 use crate::schema::connections;
@@ -146,14 +147,22 @@ fn connection_sort_value(connection: &Connection, field: ConnectionSort) -> Sort
 
 #[async_trait]
 impl ConnectionRepository for Store {
-    async fn insert(&self, connection: &Connection) -> Result<(), RepoError> {
+    async fn insert(&self, connection: &Connection, audit: &AuditOf<'_, Connection>) -> Result<(), RepoError> {
         let row = ConnectionRow::from(connection);
+        let org = connection.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         // A second live connection to the same provider violates connections_one_live_per_provider,
         // which repo_error turns into a conflict.
-        db_run!(&mut conn, |c| diesel::insert_into(connections::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
-        Ok(())
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(connections::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(connection))).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError> {
@@ -209,29 +218,37 @@ impl ConnectionRepository for Store {
         row.map(Connection::try_from).transpose()
     }
 
-    async fn update(&self, connection: &Connection, read_at: Timestamp) -> Result<(), RepoError> {
+    async fn update(
+        &self,
+        connection: &Connection,
+        read_at: Timestamp,
+        audit: &AuditOf<'_, Connection>,
+    ) -> Result<(), RepoError> {
         let read_at = read_at.to_utc_naive();
         let changes = ConnectionChanges::from(connection);
         let (org, id) = (connection.organization_id.as_str(), connection.id.as_str());
         let mut conn = self.pools.write().await?;
         // A disconnected connection is final, and a row changed since it was read is not
-        // overwritten: a slow check must not undo a disconnect or a re-authorisation.
-        let updated = db_run!(&mut conn, |c| {
-            diesel::update(
-                connections::table
+        // overwritten: a slow check must not undo a disconnect or a re-authorisation. Finding
+        // nothing rolls back (with the chain head): no entry.
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let target = connections::table
                     .filter(connections::organization_id.eq(org))
                     .filter(connections::id.eq(id))
                     .filter(connections::status.ne(DISCONNECTED))
-                    .filter(connections::updated_at.eq(read_at)),
-            )
-            .set(&changes)
-            .execute(c)
+                    .filter(connections::updated_at.eq(read_at));
+                let before: Option<ConnectionRow> =
+                    target.select(ConnectionRow::as_select()).first(c).await.optional()?;
+                let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+                diesel::update(target).set(&changes).execute(c).await?;
+                let before = Connection::try_from(before)?;
+                c.append(head, audit(Some(&before), Some(connection))).await?;
+                Ok(())
+            })
             .await
-        })
-        .map_err(repo_error)?;
-        if updated == 0 {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        });
+        result.map_err(RepoError::from)
     }
 }

@@ -38,17 +38,19 @@ impl OrganizationRepository for Store {
         &self,
         organization: &Organization,
         owner: &Member,
-        audit: &AuditOf<'_, Organization>,
+        (audit_organization, audit_member): (&AuditOf<'_, Organization>, &AuditOf<'_, Member>),
     ) -> Result<(), RepoError> {
-        let (row, owner) = (OrganizationRow::from(organization), MemberRow::from(owner));
+        let (row, owner_row) = (OrganizationRow::from(organization), MemberRow::from(owner));
         let org = organization.id.as_str();
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org).await?;
                 diesel::insert_into(organizations::table).values(&row).execute(c).await?;
-                diesel::insert_into(members::table).values(&owner).execute(c).await?;
-                c.append(head, audit(None, Some(organization))).await?;
+                diesel::insert_into(members::table).values(&owner_row).execute(c).await?;
+                c.append(head, audit_organization(None, Some(organization))).await?;
+                let head = c.lock_head(org).await?;
+                c.append(head, audit_member(None, Some(owner))).await?;
                 Ok(())
             })
             .await

@@ -8,7 +8,9 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
-use compliance_ports::{Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository};
+use compliance_ports::{
+    AuditOf, Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository,
+};
 use diesel::dsl::min;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -16,8 +18,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit::AuditChain;
 use crate::db::db_run;
-use crate::error::{corrupt, repo_error};
+use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, optional_instant, optional_naive, value};
 use crate::schema::{audit_chain_heads, audit_entries, webhook_deliveries, webhooks};
@@ -184,24 +187,39 @@ impl TryFrom<DeliveryRow> for WebhookDelivery {
 
 #[async_trait]
 impl WebhookRepository for Store {
-    async fn insert(&self, webhook: &Webhook, sealed_secret: &[u8]) -> Result<(), RepoError> {
-        let row = NewWebhookRow {
-            id: webhook.id.as_str(),
-            organization_id: webhook.organization_id.as_str(),
-            url: &webhook.url,
-            description: webhook.description.as_deref(),
-            events: json_text(&webhook.events),
-            is_enabled: webhook.is_enabled,
-            secret: sealed_secret,
-            event_cursor: webhook.event_cursor,
-            next_ordinal: 1,
-            created_at: webhook.created_at.to_utc_naive(),
-            updated_at: webhook.updated_at.to_utc_naive(),
-        };
+    /// The endpoint's cursor starts at its own `webhook.created` entry: it receives what commits
+    /// after it, not its own making.
+    async fn insert(
+        &self,
+        webhook: &Webhook,
+        sealed_secret: &[u8],
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<(), RepoError> {
+        let org = webhook.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| diesel::insert_into(webhooks::table).values(&row).execute(c).await)
-            .map_err(repo_error)?;
-        Ok(())
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let row = NewWebhookRow {
+                    id: webhook.id.as_str(),
+                    organization_id: org,
+                    url: &webhook.url,
+                    description: webhook.description.as_deref(),
+                    events: json_text(&webhook.events),
+                    is_enabled: webhook.is_enabled,
+                    secret: sealed_secret,
+                    event_cursor: head.seq(),
+                    next_ordinal: 1,
+                    created_at: webhook.created_at.to_utc_naive(),
+                    updated_at: webhook.updated_at.to_utc_naive(),
+                };
+                diesel::insert_into(webhooks::table).values(&row).execute(c).await?;
+                c.append(head, audit(None, Some(webhook))).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn get(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError> {
@@ -233,7 +251,12 @@ impl WebhookRepository for Store {
         Ok(Page::from_rows(items, page, total, |w| Cursor::newest_first(w.created_at, w.id.to_string())))
     }
 
-    async fn update(&self, webhook: &Webhook, previous: &Webhook) -> Result<(), RepoError> {
+    async fn update(
+        &self,
+        webhook: &Webhook,
+        previous: &Webhook,
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<(), RepoError> {
         let changes = WebhookChangesRow {
             url: &webhook.url,
             description: webhook.description.as_deref(),
@@ -249,9 +272,11 @@ impl WebhookRepository for Store {
             (webhook.organization_id.as_str(), webhook.id.as_str(), previous.updated_at.to_utc_naive());
         let seen_enabled = previous.is_enabled;
         let mut conn = self.pools.write().await?;
-        // The worker disabling the webhook meanwhile changes is_enabled without updated_at.
-        let updated = db_run!(&mut conn, |c| {
+        // The worker disabling the webhook meanwhile changes is_enabled without updated_at. A
+        // swap that finds the row changed rolls back (with its chain head) and writes no entry.
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
                 let mine = webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(id));
                 let updated = diesel::update(
                     mine.filter(webhooks::updated_at.eq(seen)).filter(webhooks::is_enabled.eq(seen_enabled)),
@@ -259,24 +284,30 @@ impl WebhookRepository for Store {
                 .set(&changes)
                 .execute(c)
                 .await?;
-                if let (1, Some(failing_since)) = (updated, reenabled) {
+                if updated == 0 {
+                    return Err(TxError::Repo(RepoError::NotFound));
+                }
+                if let Some(failing_since) = reenabled {
                     diesel::update(mine).set(webhooks::failing_since.eq(failing_since)).execute(c).await?;
                 }
-                Ok::<_, DieselError>(updated)
+                c.append(head, audit(Some(previous), Some(webhook))).await?;
+                Ok(())
             })
             .await
-        })
-        .map_err(repo_error)?;
-        if updated == 0 {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        });
+        result.map_err(RepoError::from)
     }
 
-    async fn delete(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError> {
+    async fn delete(
+        &self,
+        org: &OrganizationId,
+        id: &WebhookId,
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<Webhook, RepoError> {
         let mut conn = self.pools.write().await?;
-        let row: WebhookRow = db_run!(&mut conn, |c| {
+        let result: Result<Webhook, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
                 let row: WebhookRow = webhooks::table
                     .filter(webhooks::organization_id.eq(org.as_str()))
                     .filter(webhooks::id.eq(id.as_str()))
@@ -287,12 +318,13 @@ impl WebhookRepository for Store {
                     .execute(c)
                     .await?;
                 diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
-                Ok::<_, DieselError>(row)
+                let deleted = Webhook::try_from(row)?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok(deleted)
             })
             .await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn rotate_secret(
@@ -302,26 +334,35 @@ impl WebhookRepository for Store {
         sealed: &[u8],
         until: Timestamp,
         now: Timestamp,
+        audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError> {
         let (until, now) = (until.to_utc_naive(), now.to_utc_naive());
         let mut conn = self.pools.write().await?;
-        // `previous_secret = secret` reads the value before the update: the current secret moves down.
-        let row: WebhookRow = db_run!(&mut conn, |c| {
-            diesel::update(
-                webhooks::table.filter(webhooks::organization_id.eq(org.as_str())).filter(webhooks::id.eq(id.as_str())),
-            )
-            .set((
-                webhooks::previous_secret.eq(webhooks::secret.nullable()),
-                webhooks::secret.eq(sealed),
-                webhooks::previous_secret_expires_at.eq(Some(until)),
-                webhooks::updated_at.eq(now),
-            ))
-            .returning(WebhookRow::as_returning())
-            .get_result(c)
+        let result: Result<Webhook, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let mine = webhooks::table
+                    .filter(webhooks::organization_id.eq(org.as_str()))
+                    .filter(webhooks::id.eq(id.as_str()));
+                let before: WebhookRow = mine.select(WebhookRow::as_select()).first(c).await?;
+                // `previous_secret = secret` reads the value before the update: the current secret moves down.
+                let after: WebhookRow = diesel::update(mine)
+                    .set((
+                        webhooks::previous_secret.eq(webhooks::secret.nullable()),
+                        webhooks::secret.eq(sealed),
+                        webhooks::previous_secret_expires_at.eq(Some(until)),
+                        webhooks::updated_at.eq(now),
+                    ))
+                    .returning(WebhookRow::as_returning())
+                    .get_result(c)
+                    .await?;
+                let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(after)
+            })
             .await
-        })
-        .map_err(repo_error)?;
-        row.try_into()
+        });
+        result.map_err(RepoError::from)
     }
 
     async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError> {
@@ -620,32 +661,46 @@ impl WebhookRepository for Store {
         Ok(optional_instant(since))
     }
 
+    /// Nothing found enabled rolls back (with the chain head): no entry.
     async fn disable(
         &self,
         org: &OrganizationId,
         id: &WebhookId,
         reason: &str,
         at: Timestamp,
+        audit: &AuditOf<'_, Webhook>,
     ) -> Result<bool, RepoError> {
         let at = at.to_utc_naive();
         let mut conn = self.pools.write().await?;
-        let updated = db_run!(&mut conn, |c| {
-            diesel::update(
-                webhooks::table
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let enabled = webhooks::table
                     .filter(webhooks::organization_id.eq(org.as_str()))
                     .filter(webhooks::id.eq(id.as_str()))
-                    .filter(webhooks::is_enabled),
-            )
-            .set((
-                webhooks::is_enabled.eq(false),
-                webhooks::disabled_reason.eq(Some(reason)),
-                webhooks::updated_at.eq(at),
-            ))
-            .execute(c)
+                    .filter(webhooks::is_enabled);
+                let before: Option<WebhookRow> = enabled.select(WebhookRow::as_select()).first(c).await.optional()?;
+                let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+                let after: WebhookRow = diesel::update(enabled)
+                    .set((
+                        webhooks::is_enabled.eq(false),
+                        webhooks::disabled_reason.eq(Some(reason)),
+                        webhooks::updated_at.eq(at),
+                    ))
+                    .returning(WebhookRow::as_returning())
+                    .get_result(c)
+                    .await?;
+                let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
+                c.append(head, audit(Some(&before), Some(&after))).await?;
+                Ok(())
+            })
             .await
-        })
-        .map_err(repo_error)?;
-        Ok(updated > 0)
+        });
+        match result.map_err(RepoError::from) {
+            Ok(()) => Ok(true),
+            Err(RepoError::NotFound) => Ok(false),
+            Err(other) => Err(other),
+        }
     }
 }
 

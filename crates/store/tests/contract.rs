@@ -903,7 +903,7 @@ async fn connections(db: &TestDb) {
     tie.status = ConnectionStatus::NeedsReauth;
     let foreign = connection(&theirs, "github", &bob, later);
     for c in [&full, &bare, &tie, &foreign] {
-        ConnectionRepository::insert(store, c).await.unwrap();
+        ConnectionRepository::insert(store, c, &unaudited).await.unwrap();
     }
 
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), full, "round trip is exact");
@@ -933,24 +933,24 @@ async fn connections(db: &TestDb) {
     let mut checked = full.clone();
     checked.record_check(CheckOutcome::Passed, later);
     checked.token_expires_at = None;
-    ConnectionRepository::update(store, &checked, full.updated_at).await.unwrap();
+    ConnectionRepository::update(store, &checked, full.updated_at, &unaudited).await.unwrap();
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked);
     assert_eq!(checked.last_error, None);
 
     // Optimistic: an update read before another one landed is refused and changes nothing.
     let mut stale = full.clone();
     stale.record_check(CheckOutcome::Failed("HTTP 500".into()), later.plus(time::Duration::seconds(1)));
-    let refused = ConnectionRepository::update(store, &stale, full.updated_at).await;
+    let refused = ConnectionRepository::update(store, &stale, full.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "read before the last update: {refused:?}");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
 
     let mut unknown = checked.clone();
     unknown.id = ConnectionId::generate();
-    assert!(matches!(ConnectionRepository::update(store, &unknown, later).await, Err(RepoError::NotFound)));
+    assert!(matches!(ConnectionRepository::update(store, &unknown, later, &unaudited).await, Err(RepoError::NotFound)));
     let mut hijack = foreign.clone();
     hijack.organization_id = ours.id.clone();
     hijack.disconnect(later);
-    let refused = ConnectionRepository::update(store, &hijack, foreign.updated_at).await;
+    let refused = ConnectionRepository::update(store, &hijack, foreign.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)));
     assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
@@ -967,27 +967,27 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     let later = now.plus(time::Duration::seconds(1));
 
     let mut first = connection(&ours, "github", &ada, now);
-    ConnectionRepository::insert(store, &first).await.unwrap();
+    ConnectionRepository::insert(store, &first, &unaudited).await.unwrap();
     let mut broken = connection(&ours, "github", &ada, later);
     broken.status = ConnectionStatus::Error;
-    let refused = ConnectionRepository::insert(store, &broken).await;
+    let refused = ConnectionRepository::insert(store, &broken, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "a second live one, even in error: {refused:?}");
     assert!(matches!(ConnectionRepository::get(store, &ours.id, &broken.id).await, Err(RepoError::NotFound)));
-    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now)).await.unwrap();
-    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now)).await.unwrap();
+    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now), &unaudited).await.unwrap();
+    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now), &unaudited).await.unwrap();
 
     let read_at = first.updated_at;
     first.disconnect(later);
-    ConnectionRepository::update(store, &first, read_at).await.unwrap();
+    ConnectionRepository::update(store, &first, read_at, &unaudited).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), None, "disconnected is not live");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "kept for the record");
 
     let second = connection(&ours, "github", &ada, later);
-    ConnectionRepository::insert(store, &second).await.unwrap();
+    ConnectionRepository::insert(store, &second, &unaudited).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second.clone()));
     let mut again = connection(&ours, "github", &ada, later);
     again.disconnect(later);
-    ConnectionRepository::insert(store, &again).await.unwrap();
+    ConnectionRepository::insert(store, &again, &unaudited).await.unwrap();
     assert_eq!(
         ConnectionRepository::list(store, &ours.id, &every()).await.unwrap().items.len(),
         4,
@@ -996,7 +996,7 @@ async fn one_live_connection_per_provider(db: &TestDb) {
 
     let mut revived = first.clone();
     revived.reconnect(None, later.plus(time::Duration::seconds(1)));
-    let refused = ConnectionRepository::update(store, &revived, first.updated_at).await;
+    let refused = ConnectionRepository::update(store, &revived, first.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "a disconnected connection is final: {refused:?}");
     assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "unchanged");
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second));
@@ -1097,11 +1097,11 @@ async fn automations(db: &TestDb) {
     let mut done = AutomationRun::pending(&full, RunTrigger::Manual, now);
     done.start(now);
     done.finish(Ok(Verdict::passed("held")), Some("screenshots/1.png".into()), later);
-    store.insert_run(&done).await.unwrap();
+    store.insert_run(&done, &unaudited).await.unwrap();
     let pending = AutomationRun::pending(&full, RunTrigger::Schedule, later);
-    store.insert_run(&pending).await.unwrap();
+    store.insert_run(&pending, &unaudited).await.unwrap();
     let foreign_run = AutomationRun::pending(&foreign, RunTrigger::Manual, now);
-    store.insert_run(&foreign_run).await.unwrap();
+    store.insert_run(&foreign_run, &unaudited).await.unwrap();
 
     let refused = AutomationRepository::delete(store, &ours.id, &foreign.id, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "another organization's automation: {refused:?}");
@@ -1116,7 +1116,7 @@ async fn automations(db: &TestDb) {
 
     // Deleting a task takes its automations and their runs with it.
     let elsewhere_run = AutomationRun::pending(&elsewhere, RunTrigger::Manual, now);
-    store.insert_run(&elsewhere_run).await.unwrap();
+    store.insert_run(&elsewhere_run, &unaudited).await.unwrap();
     TaskRepository::delete_task(store, &ours.id, &other_task.id, &unaudited).await.unwrap();
     assert!(matches!(AutomationRepository::get(store, &ours.id, &elsewhere.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.get_run(&ours.id, &elsewhere_run.id).await, Err(RepoError::NotFound)));
@@ -1135,21 +1135,24 @@ async fn automation_runs(db: &TestDb) {
     let later = now.plus(time::Duration::seconds(2));
 
     let mut first = AutomationRun::pending(&login, RunTrigger::Manual, now);
-    store.insert_run(&first).await.unwrap();
+    store.insert_run(&first, &unaudited).await.unwrap();
     assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "round trip, nulls stay null");
     let second = AutomationRun::pending(&login, RunTrigger::Schedule, later);
-    let refused = store.insert_run(&second).await;
+    let refused = store.insert_run(&second, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "one pending run at a time: {refused:?}");
 
     // Only a running run finishes: a pending one is not touched.
     let mut early = first.clone();
     early.finish(Err("too early".into()), None, now);
-    assert!(matches!(store.finish_run(&early).await, Err(RepoError::NotFound)), "a pending run cannot finish");
+    assert!(
+        matches!(store.finish_run(&early, &unaudited).await, Err(RepoError::NotFound)),
+        "a pending run cannot finish"
+    );
     first.start(now.plus(time::Duration::milliseconds(10)));
     let (claimed, _) = store.claim_pending(now.plus(time::Duration::milliseconds(10))).await.unwrap().unwrap();
     assert_eq!(claimed, first, "claimed and running");
     assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "running");
-    let refused = store.insert_run(&second).await;
+    let refused = store.insert_run(&second, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "nor beside a running one: {refused:?}");
 
     first.steps = vec![RunStep {
@@ -1166,14 +1169,14 @@ async fn automation_runs(db: &TestDb) {
         Some("screenshots/first.png".into()),
         now.plus(time::Duration::milliseconds(1510)),
     );
-    store.finish_run(&first).await.unwrap();
+    store.finish_run(&first, &unaudited).await.unwrap();
     assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "every field of the outcome, steps too");
     assert_eq!(first.duration_ms, Some(1500));
-    store.insert_run(&second).await.unwrap();
+    store.insert_run(&second, &unaudited).await.unwrap();
     let (mut second, _) = store.claim_pending(later).await.unwrap().unwrap();
     second.finish(Err("the page answered HTTP 404".into()), None, later.plus(time::Duration::seconds(1)));
-    store.finish_run(&second).await.unwrap();
-    let finished_again = store.finish_run(&first).await;
+    store.finish_run(&second, &unaudited).await.unwrap();
+    let finished_again = store.finish_run(&first, &unaudited).await;
     assert!(matches!(finished_again, Err(RepoError::NotFound)), "a finished run is final: {finished_again:?}");
     assert_eq!(store.get_run(&ours.id, &second.id).await.unwrap(), second);
 
@@ -1184,16 +1187,16 @@ async fn automation_runs(db: &TestDb) {
     let mut hijack = first.clone();
     hijack.organization_id = theirs.id.clone();
     hijack.error = Some("hijacked".into());
-    assert!(matches!(store.finish_run(&hijack).await, Err(RepoError::NotFound)));
+    assert!(matches!(store.finish_run(&hijack, &unaudited).await, Err(RepoError::NotFound)));
     let mut unknown = first.clone();
     unknown.id = AutomationRunId::generate();
-    assert!(matches!(store.finish_run(&unknown).await, Err(RepoError::NotFound)));
+    assert!(matches!(store.finish_run(&unknown, &unaudited).await, Err(RepoError::NotFound)));
     assert_eq!(store.get_run(&ours.id, &first.id).await.unwrap(), first, "untouched");
 
     let mut misfiled = AutomationRun::pending(&foreign, RunTrigger::Manual, now);
     misfiled.organization_id = ours.id.clone();
     assert!(
-        store.insert_run(&misfiled).await.is_err(),
+        store.insert_run(&misfiled, &unaudited).await.is_err(),
         "the schema refuses a run of another organization's automation"
     );
 }
@@ -1209,32 +1212,35 @@ async fn claiming_due_automations(db: &TestDb) {
     let now = Timestamp::now();
 
     let runs: Vec<_> = (0..8).map(|_| AutomationRun::pending(&scheduled, RunTrigger::Schedule, now)).collect();
-    let claims = runs.iter().map(|run| store.claim_due(&scheduled.id, previous, Some(next), run));
+    let claims = runs.iter().map(|run| store.claim_due(&scheduled.id, previous, Some(next), run, &unaudited));
     let won: Vec<bool> = join_all(claims).await.into_iter().map(Result::unwrap).collect();
     assert_eq!(won.iter().filter(|w| **w).count(), 1, "exactly one instance claims a due schedule");
     let winner = runs[won.iter().position(|w| *w).unwrap()].clone();
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(next));
     assert_eq!(runs_of(store, &org.id, &scheduled.id).await, vec![winner.clone()], "one run added");
     let late = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now);
-    assert!(!store.claim_due(&scheduled.id, previous, Some(next), &late).await.unwrap(), "already claimed");
+    assert!(!store.claim_due(&scheduled.id, previous, Some(next), &late, &unaudited).await.unwrap(), "already claimed");
 
     // The winner's run is still pending: the schedule advances, but no second run is added.
     let after = next.plus(time::Duration::minutes(5));
     let skipped = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now);
-    assert!(!store.claim_due(&scheduled.id, next, Some(after), &skipped).await.unwrap(), "no run added");
+    assert!(!store.claim_due(&scheduled.id, next, Some(after), &skipped, &unaudited).await.unwrap(), "no run added");
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, Some(after));
     assert_eq!(runs_of(store, &org.id, &scheduled.id).await, vec![winner.clone()]);
 
     let (mut finished, _) = store.claim_pending(now).await.unwrap().unwrap();
     assert_eq!(finished.id, winner.id);
     finished.finish(Ok(Verdict::passed("held")), Some("screenshots/1.png".into()), now);
-    store.finish_run(&finished).await.unwrap();
+    store.finish_run(&finished, &unaudited).await.unwrap();
     let last = AutomationRun::pending(&scheduled, RunTrigger::Schedule, now.plus(time::Duration::seconds(1)));
-    assert!(store.claim_due(&scheduled.id, after, None, &last).await.unwrap(), "claimed, and the schedule ends");
+    assert!(
+        store.claim_due(&scheduled.id, after, None, &last, &unaudited).await.unwrap(),
+        "claimed, and the schedule ends"
+    );
     assert_eq!(AutomationRepository::get(store, &org.id, &scheduled.id).await.unwrap().next_run_at, None);
     assert_eq!(runs_of(store, &org.id, &scheduled.id).await, vec![last, finished]);
     let unknown = AutomationId::generate();
-    assert!(!store.claim_due(&unknown, after, None, &skipped).await.unwrap(), "nothing to claim");
+    assert!(!store.claim_due(&unknown, after, None, &skipped, &unaudited).await.unwrap(), "nothing to claim");
 }
 contract!(claiming_due_automations);
 
@@ -1245,7 +1251,7 @@ async fn claiming_pending_runs(db: &TestDb) {
     let login = stored(store, automation(&task_in(store, &ours, "Login").await, false, Timestamp::now())).await;
     let now = Timestamp::now();
     let run = AutomationRun::pending(&login, RunTrigger::Manual, now);
-    store.insert_run(&run).await.unwrap();
+    store.insert_run(&run, &unaudited).await.unwrap();
 
     let start = now.plus(time::Duration::seconds(1));
     let claims = (0..8).map(|_| store.claim_pending(start));
@@ -1267,8 +1273,8 @@ async fn claiming_pending_runs(db: &TestDb) {
     let foreign = stored(store, automation(&task_in(store, &theirs, "Theirs").await, false, now)).await;
     let newer = AutomationRun::pending(&logout, RunTrigger::Manual, now.plus(time::Duration::seconds(2)));
     let older = AutomationRun::pending(&foreign, RunTrigger::Schedule, now.plus(time::Duration::seconds(1)));
-    store.insert_run(&newer).await.unwrap();
-    store.insert_run(&older).await.unwrap();
+    store.insert_run(&newer, &unaudited).await.unwrap();
+    store.insert_run(&older, &unaudited).await.unwrap();
     let (first, first_automation) = store.claim_pending(start).await.unwrap().unwrap();
     assert_eq!((first.id, first_automation), (older.id, foreign));
     let (second, _) = store.claim_pending(start).await.unwrap().unwrap();
@@ -1299,7 +1305,7 @@ async fn failing_stale_runs(db: &TestDb) {
                 hour_ago.plus(time::Duration::seconds(5)),
             );
         }
-        store.insert_run(&run).await.unwrap();
+        store.insert_run(&run, &unaudited).await.unwrap();
         runs.push(run);
     }
 
@@ -1342,18 +1348,18 @@ async fn removing_expired_runs(db: &TestDb) {
             screenshot_key: Some(run.step_screenshot_blob_key(0)),
         }];
         run.finish(Ok(Verdict::passed("held")), Some(run.screenshot_blob_key()), created);
-        store.insert_run(&run).await.unwrap();
+        store.insert_run(&run, &unaudited).await.unwrap();
         expired.push(run);
     }
     let task = task_in(store, &ours, "Kept").await;
     let running = stored(store, automation(&task, false, old)).await;
     let mut still_running = AutomationRun::pending(&running, RunTrigger::Manual, old);
     still_running.start(old);
-    store.insert_run(&still_running).await.unwrap();
+    store.insert_run(&still_running, &unaudited).await.unwrap();
     let recent = stored(store, automation(&task, false, now)).await;
     let mut fresh = AutomationRun::pending(&recent, RunTrigger::Manual, cutoff.plus(time::Duration::seconds(1)));
     fresh.finish(Err("the page answered HTTP 500".into()), None, now);
-    store.insert_run(&fresh).await.unwrap();
+    store.insert_run(&fresh, &unaudited).await.unwrap();
 
     assert_eq!(store.delete_finished_runs(cutoff, 2).await.unwrap(), expired[..2], "oldest first, at most 2");
     assert_eq!(store.delete_finished_runs(cutoff, 2).await.unwrap(), expired[2..]);
@@ -1378,7 +1384,7 @@ async fn paging_runs(db: &TestDb) {
         let at = now.plus(time::Duration::minutes(minutes));
         let mut run = AutomationRun::pending(&automation, RunTrigger::Manual, at);
         run.finish(Ok(Verdict::passed("held")), None, at);
-        store.insert_run(&run).await.unwrap();
+        store.insert_run(&run, &unaudited).await.unwrap();
         runs.insert(0, run);
     }
     let mut seen = Vec::new();

@@ -11,7 +11,7 @@ mod target;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use compliance_ports::{OutboundRequest, OutboundResponse, SendError, WebhookSender};
@@ -111,12 +111,22 @@ impl WebhookSender for HttpWebhookSender {
             .headers()
             .get("retry-after")
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .and_then(|value| retry_after(value, SystemTime::now()));
         // A body cut short by the timeout still tells what the status said.
         let body = self.read_body(&mut response).await.unwrap_or_default();
         Ok(OutboundResponse { status, body, retry_after })
     }
+}
+
+/// A `Retry-After` value (RFC 9110 §10.2.3) as a delay from `now`: delay-seconds, or an
+/// HTTP-date in any of its three forms (a date already past is no delay). `None` for anything else.
+fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 fn send_error(error: reqwest::Error) -> SendError {
@@ -132,4 +142,40 @@ fn send_error(error: reqwest::Error) -> SendError {
         source = cause.source();
     }
     SendError::Failed(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
+
+    use super::*;
+
+    /// Wed, 21 Oct 2015 07:28:00 GMT.
+    fn at_0728() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480)
+    }
+
+    #[test]
+    fn retry_after_takes_delay_seconds() {
+        assert_eq!(retry_after("120", at_0728()), Some(Duration::from_secs(120)));
+        assert_eq!(retry_after(" 0 ", at_0728()), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn retry_after_takes_an_http_date_in_each_form() {
+        let now = at_0728() - Duration::from_secs(90);
+        let ninety = Some(Duration::from_secs(90));
+        assert_eq!(retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now), ninety, "IMF-fixdate");
+        assert_eq!(retry_after("Wednesday, 21-Oct-15 07:28:00 GMT", now), ninety, "obsolete RFC 850");
+        assert_eq!(retry_after("Wed Oct 21 07:28:00 2015", now), ninety, "obsolete asctime");
+        let later = at_0728() + Duration::from_secs(5);
+        assert_eq!(retry_after("Wed, 21 Oct 2015 07:28:00 GMT", later), Some(Duration::ZERO), "a past date");
+    }
+
+    #[test]
+    fn retry_after_ignores_anything_else() {
+        for value in ["", "soon", "-5", "1.5", "Wed, 32 Oct 2015 07:28:00 GMT"] {
+            assert_eq!(retry_after(value, at_0728()), None, "{value:?}");
+        }
+    }
 }

@@ -101,7 +101,11 @@ impl AutomationRepository for MemoryAutomations {
         Ok(gone)
     }
 
-    async fn insert_run(&self, run: &AutomationRun) -> Result<(), RepoError> {
+    async fn insert_run(
+        &self,
+        run: &AutomationRun,
+        _: &compliance_ports::AuditOf<'_, AutomationRun>,
+    ) -> Result<(), RepoError> {
         let mut runs = self.runs.lock().unwrap();
         if Self::busy(&runs, &run.automation_id) {
             return Err(RepoError::Conflict("a run is pending or running".into()));
@@ -186,6 +190,7 @@ impl AutomationRepository for MemoryAutomations {
         previous: Timestamp,
         next: Option<Timestamp>,
         run: &AutomationRun,
+        _: &compliance_ports::AuditOf<'_, AutomationRun>,
     ) -> Result<bool, RepoError> {
         let mut automations = self.automations.lock().unwrap();
         let Some(stored) = automations.get_mut(automation) else { return Ok(false) };
@@ -212,7 +217,11 @@ impl AutomationRepository for MemoryAutomations {
         Ok(Some((run.clone(), automation)))
     }
 
-    async fn finish_run(&self, run: &AutomationRun) -> Result<(), RepoError> {
+    async fn finish_run(
+        &self,
+        run: &AutomationRun,
+        _: &compliance_ports::AuditOf<'_, AutomationRun>,
+    ) -> Result<(), RepoError> {
         let mut runs = self.runs.lock().unwrap();
         match runs.iter_mut().find(|r| r.id == run.id && r.status == RunStatus::Running) {
             Some(stored) => {

@@ -35,7 +35,7 @@ impl OrganizationRepository for MemoryOrganizations {
         &self,
         organization: &Organization,
         _: &Member,
-        audit: &AuditOf<'_, Organization>,
+        (audit, _): (&AuditOf<'_, Organization>, &AuditOf<'_, Member>),
     ) -> Result<(), RepoError> {
         self.insert(organization, audit).await
     }

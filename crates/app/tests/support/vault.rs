@@ -107,7 +107,11 @@ pub struct NoConnections;
 
 #[async_trait]
 impl ConnectionRepository for NoConnections {
-    async fn insert(&self, _connection: &Connection) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        _connection: &Connection,
+        _: &compliance_ports::AuditOf<'_, Connection>,
+    ) -> Result<(), RepoError> {
         Err(RepoError::Internal("no connections in these tests".into()))
     }
     async fn list(
@@ -123,7 +127,12 @@ impl ConnectionRepository for NoConnections {
     async fn find_live(&self, _org: &OrganizationId, _provider: &str) -> Result<Option<Connection>, RepoError> {
         Ok(None)
     }
-    async fn update(&self, _connection: &Connection, _read_at: Timestamp) -> Result<(), RepoError> {
+    async fn update(
+        &self,
+        _connection: &Connection,
+        _read_at: Timestamp,
+        _: &compliance_ports::AuditOf<'_, Connection>,
+    ) -> Result<(), RepoError> {
         Err(RepoError::NotFound)
     }
 }

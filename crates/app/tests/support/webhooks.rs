@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use compliance_domain::webhook::{AttemptOutcome, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 use compliance_ports::{
-    OutboundRequest, OutboundResponse, Page, PageRequest, RepoError, SealedSecrets, SendError, WebhookRepository,
-    WebhookSender,
+    AuditOf, OutboundRequest, OutboundResponse, Page, PageRequest, RepoError, SealedSecrets, SendError,
+    WebhookRepository, WebhookSender,
 };
 
 /// No webhook is ever stored: writes answer `NotFound`, reads nothing.
@@ -13,7 +13,7 @@ pub struct NoWebhooks;
 
 #[async_trait]
 impl WebhookRepository for NoWebhooks {
-    async fn insert(&self, _: &Webhook, _: &[u8]) -> Result<(), RepoError> {
+    async fn insert(&self, _: &Webhook, _: &[u8], _: &AuditOf<'_, Webhook>) -> Result<(), RepoError> {
         Err(RepoError::NotFound)
     }
     async fn get(&self, _: &OrganizationId, _: &WebhookId) -> Result<Webhook, RepoError> {
@@ -22,10 +22,10 @@ impl WebhookRepository for NoWebhooks {
     async fn list(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<Webhook>, RepoError> {
         Ok(Page { items: Vec::new(), total: 0, next: None })
     }
-    async fn update(&self, _: &Webhook, _: &Webhook) -> Result<(), RepoError> {
+    async fn update(&self, _: &Webhook, _: &Webhook, _: &AuditOf<'_, Webhook>) -> Result<(), RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn delete(&self, _: &OrganizationId, _: &WebhookId) -> Result<Webhook, RepoError> {
+    async fn delete(&self, _: &OrganizationId, _: &WebhookId, _: &AuditOf<'_, Webhook>) -> Result<Webhook, RepoError> {
         Err(RepoError::NotFound)
     }
     async fn rotate_secret(
@@ -35,6 +35,7 @@ impl WebhookRepository for NoWebhooks {
         _: &[u8],
         _: Timestamp,
         _: Timestamp,
+        _: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError> {
         Err(RepoError::NotFound)
     }
@@ -82,7 +83,14 @@ impl WebhookRepository for NoWebhooks {
     ) -> Result<Option<Timestamp>, RepoError> {
         Ok(None)
     }
-    async fn disable(&self, _: &OrganizationId, _: &WebhookId, _: &str, _: Timestamp) -> Result<bool, RepoError> {
+    async fn disable(
+        &self,
+        _: &OrganizationId,
+        _: &WebhookId,
+        _: &str,
+        _: Timestamp,
+        _: &AuditOf<'_, Webhook>,
+    ) -> Result<bool, RepoError> {
         Ok(false)
     }
 }
