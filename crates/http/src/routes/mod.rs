@@ -16,6 +16,7 @@ mod invitations;
 mod organization;
 mod people;
 mod policies;
+mod policy_versions;
 mod risks;
 mod sessions;
 mod sign_in;
@@ -46,6 +47,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     connect_page::configure(router);
     context::configure(router);
     policies::configure(router);
+    policy_versions::configure(router);
     vendors::configure(router);
     risks::configure(router);
     audit::configure(router);
@@ -73,6 +75,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         docs::Api::openapi(),
         context::Api::openapi(),
         policies::Api::openapi(),
+        policy_versions::Api::openapi(),
         vendors::Api::openapi(),
         risks::Api::openapi(),
         audit::Api::openapi(),
