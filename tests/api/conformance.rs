@@ -182,6 +182,23 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("updateOrganization", api.patch("/v1/organization", label).await);
     c.check("listDevices", api.get("/v1/devices").await);
 
+    // A policy's life, with the new member as its approver: submitted, rejected, submitted again,
+    // approved (version 1), signed; its versions and signatures.
+    let approver = server.session(&user.id, Some(&tenant.org_id)).await;
+    let body = json!({"name": "Approved policy", "content": [{"type": "paragraph"}], "approverId": member["id"]});
+    let policy = api.post("/v1/policies", body).await.ok(201);
+    let policy_path = format!("/v1/policies/{}", str_of(&policy, "id"));
+    let submit = format!("{policy_path}/submit");
+    c.check("submitPolicy", api.post(&submit, json!({"changeNote": "First version."})).await);
+    c.check("rejectPolicy", approver.post(&format!("{policy_path}/reject"), json!({"reason": "Too short."})).await);
+    api.post(&submit, json!({})).await.ok(200);
+    c.check("approvePolicy", approver.post(&format!("{policy_path}/approve"), json!({})).await);
+    c.check("signPolicy", api.post(&format!("{policy_path}/sign"), json!({})).await);
+    c.check("getPolicySignatures", api.get(&format!("{policy_path}/signatures")).await);
+    c.check("listPolicyVersions", api.get(&format!("{policy_path}/versions")).await);
+    c.check("getPolicyVersion", api.get(&format!("{policy_path}/versions/1")).await);
+    c.check("listPersonPolicies", api.get(&format!("/v1/people/{}/policies", tenant.owner_member_id)).await);
+
     // A comment with an attachment on the task, and the attachment's signed download.
     let comment = json!({"content": "See attached.", "entityId": task_id, "entityType": "task",
                          "userId": tenant.owner.id, "attachments": [file("evidence.pdf", "application/pdf", b"%PDF-1.4")]});

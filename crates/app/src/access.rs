@@ -99,6 +99,18 @@ pub fn require(caller: &Principal, family: Family, action: Action) -> Result<Rea
     Ok(reach)
 }
 
+/// The key-scope half of [`require`] alone, for actions whose role rule is decided from the record
+/// (a policy's assignee submits it, its approver approves it, any member signs it): an API key
+/// must hold a scope that covers `action` on `family`.
+pub fn require_scope(caller: &Principal, family: Family, action: Action) -> Result<(), AppError> {
+    match &caller.scopes {
+        Some(scopes) if !scopes.covers(family, action) => {
+            Err(AppError::Denied(format!("the API key lacks scope {}:{}", family.as_str(), action.as_str())))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The check before a list page is answered, kept or loaded: reading the list's family.
 pub fn list_reach(caller: &Principal, list: ListName) -> Result<Reach, AppError> {
     let family = match list {

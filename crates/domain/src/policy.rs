@@ -8,7 +8,12 @@ use crate::validation::{FieldError, ValidationErrors, map_nullable, map_present,
 use crate::{Department, MemberId, OrganizationId, PolicyId, Timestamp, UserId, nullable, required_non_null};
 
 crate::string_enum! {
-    PolicyStatus { Draft = "draft", Published = "published", NeedsReview = "needs_review" }
+    PolicyStatus {
+        Draft = "draft",
+        Published = "published",
+        NeedsReview = "needs_review",
+        PendingApproval = "pending_approval",
+    }
 }
 
 crate::string_enum! {
@@ -46,6 +51,13 @@ pub struct Policy {
     pub policy_template_id: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The number of the published version readers and signers see; 0 before the first publish.
+    pub current_version: i32,
+    /// While `pending_approval`: the user who submitted it and the note they gave.
+    pub submitted_by: Option<UserId>,
+    pub change_note: Option<String>,
+    /// Why the approver returned the last submission to draft.
+    pub rejection_reason: Option<String>,
 }
 
 /// Rich-text content: an array of nodes, each an object with a string `type`, optional `attrs`
@@ -89,6 +101,11 @@ impl RichText {
     pub fn json(&self) -> &RawValue {
         &self.0
     }
+}
+
+/// `pending_approval` is reached through `POST /v1/policies/{id}/submit` only.
+fn not_by_status() -> FieldError {
+    FieldError::new("status", "cannot be set to pending_approval: submit the policy (POST /v1/policies/{id}/submit)")
 }
 
 fn check_node(node: &Value, path: &str, depth: usize) -> Result<(), FieldError> {
@@ -214,6 +231,26 @@ pub struct PolicyChanges {
     pub policy_template_id: Option<Option<String>>,
 }
 
+/// The body of `POST /v1/policies/{id}/submit`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicySubmission {
+    /// What changed, for the approver and the version's record (at most 2,000 characters).
+    pub change_note: Option<String>,
+}
+
+/// The body of `POST /v1/policies/{id}/reject`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyRejection {
+    /// Why, for the submitter (1 to 2,000 characters).
+    #[cfg_attr(feature = "openapi", schema(value_type = String, required = true))]
+    #[serde(default, deserialize_with = "required_non_null")]
+    pub reason: Option<String>,
+}
+
 /// Validated changes to a policy.
 #[derive(Debug, Clone)]
 pub struct PolicyPatch {
@@ -225,6 +262,9 @@ pub struct PolicyPatch {
 
 impl PolicyPatch {
     pub fn new(changes: PolicyChanges) -> Result<Self, ValidationErrors> {
+        if changes.status == Some(PolicyStatus::PendingApproval) {
+            return Err(not_by_status().into());
+        }
         let content = map_present(changes.content, RichText::parse)?;
         let changes = PolicyChanges {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
@@ -242,6 +282,11 @@ impl PolicyPatch {
         self.changes == PolicyChanges::default() && self.content.is_none()
     }
 
+    /// Whether the patch sets the content (to anything).
+    pub fn sets_content(&self) -> bool {
+        self.content.is_some()
+    }
+
     /// The members the patch names as assignee or approver.
     pub fn named_members(&self) -> impl Iterator<Item = (&'static str, &MemberId)> {
         let assignee = self.changes.assignee_id.as_ref().and_then(Option::as_ref).map(|m| ("assigneeId", m));
@@ -252,6 +297,9 @@ impl PolicyPatch {
 
 impl Policy {
     pub fn create(organization_id: OrganizationId, input: NewPolicy, now: Timestamp) -> Result<Self, ValidationErrors> {
+        if input.status == Some(PolicyStatus::PendingApproval) {
+            return Err(not_by_status().into());
+        }
         let mut policy = Self {
             id: PolicyId::generate(),
             organization_id,
@@ -275,8 +323,16 @@ impl Policy {
                 .transpose()?,
             created_at: now,
             updated_at: now,
+            current_version: 0,
+            submitted_by: None,
+            change_note: None,
+            rejection_reason: None,
         };
-        policy.set_status(input.status.unwrap_or(PolicyStatus::Draft), now);
+        // Publishing snapshots a version, which the use case does (`Policy::publish`) after
+        // checking who may publish: a policy is created as a draft or as needing review.
+        if input.status == Some(PolicyStatus::NeedsReview) {
+            policy.status = PolicyStatus::NeedsReview;
+        }
         policy.set_archived(input.is_archived.unwrap_or(false), now);
         Ok(policy)
     }
@@ -288,14 +344,19 @@ impl Policy {
     }
 
     /// Applies a validated patch; an empty patch changes nothing, not even `updated_at`.
-    pub fn apply(&mut self, patch: &PolicyPatch, now: Timestamp) {
+    /// Answers whether the patch asks to publish (`status` → `published` from another status):
+    /// the use case then checks who may and calls [`Policy::publish`]. Changing the content of a
+    /// published policy moves it to `needs_review`, unless the patch names a status itself.
+    pub fn apply(&mut self, patch: &PolicyPatch, now: Timestamp) -> bool {
         if patch.is_empty() {
-            return;
+            return false;
         }
         let c = &patch.changes;
         set(&mut self.name, &c.name);
         set(&mut self.description, &c.description);
+        let mut content_changed = false;
         if let Some(content) = &patch.content {
+            content_changed = *content != self.content;
             self.content = content.clone();
         }
         set(&mut self.frequency, &c.frequency);
@@ -305,23 +366,105 @@ impl Policy {
         set(&mut self.assignee_id, &c.assignee_id);
         set(&mut self.approver_id, &c.approver_id);
         set(&mut self.policy_template_id, &c.policy_template_id);
-        if let Some(status) = c.status {
-            self.set_status(status, now);
+        let publishes = match c.status {
+            Some(PolicyStatus::Published) => self.status != PolicyStatus::Published || content_changed,
+            Some(status) => {
+                self.status = status;
+                false
+            }
+            None => {
+                if content_changed && self.status == PolicyStatus::Published {
+                    self.status = PolicyStatus::NeedsReview;
+                }
+                false
+            }
+        };
+        if self.status != PolicyStatus::PendingApproval {
+            self.submitted_by = None;
+            self.change_note = None;
         }
         if let Some(archived) = c.is_archived {
             self.set_archived(archived, now);
         }
         self.updated_at = now;
+        publishes
     }
 
-    /// Publishing (moving to `published` from another status) stamps `last_published_at`.
-    fn set_status(&mut self, status: PolicyStatus, now: Timestamp) {
-        if status == PolicyStatus::Published
-            && (self.status != PolicyStatus::Published || self.last_published_at.is_none())
-        {
-            self.last_published_at = Some(now);
+    /// Publishes the content as the next version, by `by` (a user), approved by `approved_by`
+    /// when it went through approval: the status becomes `published`, `lastPublishedAt` is
+    /// stamped, a new round of signatures starts, and a republish moves `reviewDate` to one
+    /// review period (`frequency`) after now. Answers the version to store.
+    pub fn publish(&mut self, by: &UserId, approved_by: Option<&UserId>, now: Timestamp) -> PolicyVersion {
+        let republish = self.current_version > 0;
+        self.current_version += 1;
+        self.status = PolicyStatus::Published;
+        self.last_published_at = Some(now);
+        self.signed_by.clear();
+        if republish {
+            self.review_date = plus_months(now, self.frequency.months());
         }
-        self.status = status;
+        let change_note = self.change_note.take();
+        self.submitted_by = None;
+        self.rejection_reason = None;
+        self.updated_at = now;
+        PolicyVersion {
+            organization_id: self.organization_id.clone(),
+            policy_id: self.id.clone(),
+            number: self.current_version,
+            name: self.name.clone(),
+            content: self.content.clone(),
+            change_note,
+            published_at: now,
+            published_by: Some(by.clone()),
+            approved_by: approved_by.cloned(),
+            approved_at: approved_by.map(|_| now),
+        }
+    }
+
+    /// Submits the draft (or the changes under review) for approval by the approver.
+    pub fn submit(&mut self, by: &UserId, change_note: Option<String>, now: Timestamp) -> Result<(), String> {
+        match self.status {
+            PolicyStatus::Draft | PolicyStatus::NeedsReview => {}
+            PolicyStatus::PendingApproval => return Err("the policy is already pending approval".into()),
+            PolicyStatus::Published => {
+                return Err("the policy is published and unchanged since: there is nothing to approve".into());
+            }
+        }
+        self.status = PolicyStatus::PendingApproval;
+        self.submitted_by = Some(by.clone());
+        self.change_note = change_note;
+        self.rejection_reason = None;
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// Returns a pending submission to draft with the approver's reason.
+    pub fn reject(&mut self, reason: String, now: Timestamp) -> Result<(), String> {
+        if self.status != PolicyStatus::PendingApproval {
+            return Err(format!("the policy is {}, not pending approval", self.status));
+        }
+        self.status = PolicyStatus::Draft;
+        self.submitted_by = None;
+        self.change_note = None;
+        self.rejection_reason = Some(reason);
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// Records that `user` acknowledged the current version; `false` when they already had.
+    pub fn sign(&mut self, user: &UserId, now: Timestamp) -> Result<bool, String> {
+        if self.current_version == 0 {
+            return Err(format!(
+                "the policy is {} and has never been published: there is nothing to sign",
+                self.status
+            ));
+        }
+        if self.signed_by.contains(user) {
+            return Ok(false);
+        }
+        self.signed_by.push(user.clone());
+        self.updated_at = now;
+        Ok(true)
     }
 
     /// Archiving (moving `is_archived` to true) stamps `last_archived_at`.
@@ -331,6 +474,87 @@ impl Policy {
         }
         self.is_archived = archived;
     }
+}
+
+impl PolicyFrequency {
+    /// The review period, in months.
+    pub fn months(self) -> u8 {
+        match self {
+            PolicyFrequency::Monthly => 1,
+            PolicyFrequency::Quarterly => 3,
+            PolicyFrequency::Yearly => 12,
+        }
+    }
+}
+
+/// `months` calendar months after `at`, on the same day or the month's last when it is shorter.
+fn plus_months(at: Timestamp, months: u8) -> Timestamp {
+    let instant = at.to_offset();
+    let index = instant.year() * 12 + i32::from(u8::from(instant.month())) - 1 + i32::from(months);
+    let (year, month_number) = (index.div_euclid(12), index.rem_euclid(12) + 1);
+    let Ok(month) = u8::try_from(month_number).map_err(|_| ()).and_then(|m| time::Month::try_from(m).map_err(|_| ()))
+    else {
+        return at;
+    };
+    let day = instant.day().min(month.length(year));
+    let moved = instant.replace_day(1).and_then(|i| i.replace_year(year)).and_then(|i| i.replace_month(month));
+    moved.and_then(|i| i.replace_day(day)).map_or(at, Timestamp::from_offset)
+}
+
+/// A published version of a policy: immutable once written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyVersion {
+    pub organization_id: OrganizationId,
+    pub policy_id: PolicyId,
+    pub number: i32,
+    pub name: String,
+    pub content: RichText,
+    pub change_note: Option<String>,
+    pub published_at: Timestamp,
+    /// The user who published it; unknown for versions made of policies published before
+    /// versions existed.
+    pub published_by: Option<UserId>,
+    pub approved_by: Option<UserId>,
+    pub approved_at: Option<Timestamp>,
+}
+
+/// A version as a list shows it: without its content, with how many signed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyVersionSummary {
+    pub number: i32,
+    pub name: String,
+    pub change_note: Option<String>,
+    pub published_at: Timestamp,
+    pub published_by: Option<UserId>,
+    pub approved_by: Option<UserId>,
+    pub approved_at: Option<Timestamp>,
+    pub signature_count: i64,
+}
+
+/// One acknowledgement of one version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySignature {
+    pub organization_id: OrganizationId,
+    pub policy_id: PolicyId,
+    pub version: i32,
+    pub user_id: UserId,
+    pub signed_at: Timestamp,
+}
+
+/// A member as the signature lists show them; `signed_at` for those who signed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signer {
+    pub user_id: UserId,
+    pub name: String,
+    pub email: String,
+    pub signed_at: Option<Timestamp>,
+}
+
+/// Who signed a version, and the active members who have not.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VersionSigners {
+    pub signed: Vec<Signer>,
+    pub unsigned: Vec<Signer>,
 }
 
 #[cfg(test)]
@@ -389,12 +613,41 @@ mod tests {
         let later = Timestamp::now().plus(time::Duration::seconds(1));
         let changes: PolicyChanges =
             serde_json::from_value(json!({"status": "published", "isArchived": true})).unwrap();
-        policy.apply(&PolicyPatch::new(changes).unwrap(), later);
+        assert!(policy.apply(&PolicyPatch::new(changes).unwrap(), later), "asks to publish");
+        let version = policy.publish(&UserId::generate(), None, later);
+        assert_eq!((version.number, policy.current_version), (1, 1));
         assert_eq!(policy.last_published_at, Some(later));
         assert_eq!(policy.last_archived_at, Some(later));
         let again = later.plus(time::Duration::seconds(1));
         let same: PolicyChanges = serde_json::from_value(json!({"status": "published"})).unwrap();
-        policy.apply(&PolicyPatch::new(same).unwrap(), again);
-        assert_eq!(policy.last_published_at, Some(later), "already published: no new stamp");
+        assert!(!policy.apply(&PolicyPatch::new(same).unwrap(), again), "already published: nothing to publish");
+        assert_eq!(policy.last_published_at, Some(later));
+    }
+
+    #[test]
+    fn editing_published_content_needs_review_and_republishing_moves_the_review_date() {
+        let mut policy = policy();
+        let start = Timestamp::parse("2026-01-31T10:00:00Z").unwrap();
+        policy.frequency = PolicyFrequency::Monthly;
+        policy.publish(&UserId::generate(), None, start);
+        let changes: PolicyChanges = serde_json::from_value(json!({"content": [{"type": "paragraph"}]})).unwrap();
+        assert!(!policy.apply(&PolicyPatch::new(changes).unwrap(), start));
+        assert_eq!(policy.status, PolicyStatus::NeedsReview);
+        policy.publish(&UserId::generate(), None, start);
+        assert_eq!(policy.current_version, 2);
+        assert_eq!(policy.review_date, Timestamp::parse("2026-02-28T10:00:00Z").unwrap());
+    }
+
+    #[test]
+    fn pending_approval_is_reached_only_by_submitting() {
+        let changes: PolicyChanges = serde_json::from_value(json!({"status": "pending_approval"})).unwrap();
+        assert!(PolicyPatch::new(changes).is_err());
+        let mut policy = policy();
+        let user = UserId::generate();
+        policy.submit(&user, Some("first".into()), Timestamp::now()).unwrap();
+        assert!(policy.submit(&user, None, Timestamp::now()).is_err(), "twice");
+        policy.reject("too vague".into(), Timestamp::now()).unwrap();
+        assert_eq!((policy.status, policy.rejection_reason.as_deref()), (PolicyStatus::Draft, Some("too vague")));
+        assert!(policy.sign(&user, Timestamp::now()).is_err(), "never published");
     }
 }

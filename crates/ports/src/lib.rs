@@ -44,7 +44,10 @@ pub use list_query::{
 };
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
-pub use records::{ContextRepository, Deleted, PolicyRepository, RiskRepository, TaskRepository, VendorRepository};
+pub use records::{
+    ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TaskRepository,
+    VendorRepository,
+};
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,
     UserRepository,

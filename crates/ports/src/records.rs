@@ -8,11 +8,15 @@
 use async_trait::async_trait;
 use compliance_domain::comment::Attachment;
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
-use compliance_domain::policy::{Policy, PolicyPatch};
+use compliance_domain::policy::{
+    Policy, PolicyPatch, PolicySignature, PolicyVersion, PolicyVersionSummary, VersionSigners,
+};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
-use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
+use compliance_domain::{
+    ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, UserId, VendorId,
+};
 
 use crate::{AuditOf, ContextQuery, Page, PolicyQuery, RepoError, RiskQuery, TaskQuery, VendorQuery};
 
@@ -116,8 +120,13 @@ pub trait PolicyRepository: Send + Sync {
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError>;
     /// Inserts the policy and `audit`'s entry of it, in one transaction.
     async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError>;
-    /// Applies the patch to the stored policy (`Policy::apply`: publishing and archiving stamp
-    /// their dates) atomically, and returns the policy as it now is.
+    /// Applies the patch to the stored policy (`Policy::apply`: archiving stamps its date, a
+    /// content change of a published policy makes it need review) atomically, and returns the
+    /// policy as it now is. A patch that would publish (which only [`save_policy`] does, with
+    /// the version) is refused with [`POLICY_CHANGED`]: the policy changed since the use case
+    /// read it.
+    ///
+    /// [`save_policy`]: PolicyRepository::save_policy
     async fn update_policy(
         &self,
         org: &OrganizationId,
@@ -133,7 +142,53 @@ pub trait PolicyRepository: Send + Sync {
         id: &PolicyId,
         audit: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError>;
+    /// Writes `after` over the stored policy if it is still `before` (same `updatedAt`), with
+    /// the version it publishes and the signature it records, and `audit`'s entry, in one
+    /// transaction. A policy changed meanwhile is a `Conflict` of [`POLICY_CHANGED`].
+    async fn save_policy(
+        &self,
+        before: &Policy,
+        after: &PolicyWrite<'_>,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<(), RepoError>;
+    /// The policy's versions, oldest first, with their signature counts.
+    async fn list_policy_versions(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+    ) -> Result<Vec<PolicyVersionSummary>, RepoError>;
+    async fn get_policy_version(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        number: i32,
+    ) -> Result<PolicyVersion, RepoError>;
+    /// Who signed version `number`, and the organization's active members who have not.
+    async fn policy_signers(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        number: i32,
+    ) -> Result<VersionSigners, RepoError>;
+    /// The organization's policies with a published version, each with when `user` signed that
+    /// version (`None`: not signed), oldest first.
+    async fn policies_of_user(
+        &self,
+        org: &OrganizationId,
+        user: &UserId,
+    ) -> Result<Vec<(Policy, Option<Timestamp>)>, RepoError>;
 }
+
+/// What [`PolicyRepository::save_policy`] writes: the policy, and what the change adds.
+pub struct PolicyWrite<'a> {
+    pub policy: &'a Policy,
+    pub version: Option<&'a PolicyVersion>,
+    pub signature: Option<&'a PolicySignature>,
+}
+
+/// The conflict of a policy written by another request between a use case's read and its write;
+/// the use case reads again and retries.
+pub const POLICY_CHANGED: &str = "the policy changed while this request ran; retry";
 
 #[async_trait]
 pub trait ContextRepository: Send + Sync {

@@ -2,10 +2,11 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
-use compliance_domain::policy::{Policy, PolicyPatch, RichText};
-use compliance_domain::{OrganizationId, PolicyId, Timestamp};
+use compliance_domain::policy::{Policy, PolicyPatch, PolicyVersion, PolicyVersionSummary, RichText, VersionSigners};
+use compliance_domain::{OrganizationId, PolicyId, Timestamp, UserId};
 use compliance_ports::{
-    AuditOf, Deleted, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, RepoError, SortValue,
+    AuditOf, Deleted, POLICY_CHANGED, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, PolicyWrite,
+    RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -19,9 +20,10 @@ use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
+use crate::policy_versions::{PolicySignatureRow, PolicyVersionRow};
 use crate::prepared::Prepared;
 use crate::rows::{AttachmentRow, id, instant, json, json_text, naive, optional_id, value};
-use crate::schema::policies;
+use crate::schema::{policies, policy_signatures, policy_versions};
 use crate::search;
 
 #[async_trait]
@@ -103,7 +105,11 @@ impl PolicyRepository for Store {
                 // strictly later than what was read, so that `updatedAt` moves with every change
                 let now =
                     if now > before.updated_at { now } else { before.updated_at.plus(time::Duration::microseconds(1)) };
-                policy.apply(patch, now);
+                if policy.apply(patch, now) {
+                    // publishing goes through `save_policy` with its version: the policy was
+                    // published or withdrawn since the use case read it
+                    return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
+                }
                 diesel::update(the_policy()).set(&PolicyRow::from(&policy)).execute(c).await?;
                 c.append(head, audit(Some(&before), Some(&policy))).await?;
                 Ok(policy)
@@ -142,6 +148,96 @@ impl PolicyRepository for Store {
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record, attachments })
+    }
+
+    /// The transaction's first statement locks the organization's audit chain head, which every
+    /// audited write of the organization takes first: so the `updated_at` read next cannot move
+    /// before the commit.
+    async fn save_policy(
+        &self,
+        before: &Policy,
+        after: &PolicyWrite<'_>,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<(), RepoError> {
+        let (org, id) = (before.organization_id.as_str(), before.id.as_str());
+        let row = PolicyRow::from(after.policy);
+        let version = after.version.map(PolicyVersionRow::from);
+        let signature = after.signature.map(PolicySignatureRow::from);
+        let mut conn = self.pools.write().await?;
+        let the_policy = || policies::table.filter(policies::organization_id.eq(org)).filter(policies::id.eq(id));
+        let saved: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let stored: PrimitiveDateTime = the_policy().select(policies::updated_at).first(c).await?;
+                if stored != naive(before.updated_at) {
+                    return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
+                }
+                diesel::update(the_policy()).set(&row).execute(c).await?;
+                if let Some(version) = &version {
+                    diesel::insert_into(policy_versions::table).values(version).execute(c).await?;
+                }
+                if let Some(signature) = &signature {
+                    diesel::insert_into(policy_signatures::table).values(signature).execute(c).await?;
+                }
+                c.append(head, audit(Some(before), Some(after.policy))).await?;
+                Ok(())
+            })
+            .await
+        });
+        saved.map_err(RepoError::from)
+    }
+
+    async fn list_policy_versions(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+    ) -> Result<Vec<PolicyVersionSummary>, RepoError> {
+        crate::policy_versions::list_versions(&self.pools, org, id).await
+    }
+
+    async fn get_policy_version(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        number: i32,
+    ) -> Result<PolicyVersion, RepoError> {
+        crate::policy_versions::get_version(&self.pools, org, id, number).await
+    }
+
+    async fn policy_signers(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        number: i32,
+    ) -> Result<VersionSigners, RepoError> {
+        crate::policy_versions::signers(&self.pools, org, id, number).await
+    }
+
+    async fn policies_of_user(
+        &self,
+        org: &OrganizationId,
+        user: &UserId,
+    ) -> Result<Vec<(Policy, Option<Timestamp>)>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<PolicyRow> = db_run!(&mut conn, |c| {
+            policies::table
+                .filter(policies::organization_id.eq(org.as_str()))
+                .filter(policies::current_version.gt(0))
+                .filter(policies::is_archived.eq(false))
+                .order((policies::created_at.asc(), policies::id.asc()))
+                .select(PolicyRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        let signed = crate::policy_versions::signatures_of_user(&self.pools, org, user).await?;
+        rows.into_iter()
+            .map(|row| {
+                let policy = Policy::try_from(row)?;
+                let at = signed.get(&(policy.id.to_string(), policy.current_version)).copied();
+                Ok((policy, at))
+            })
+            .collect()
     }
 }
 
@@ -213,6 +309,10 @@ pub struct PolicyRow {
     policy_template_id: Option<String>,
     created_at: PrimitiveDateTime,
     updated_at: PrimitiveDateTime,
+    current_version: i32,
+    submitted_by: Option<String>,
+    change_note: Option<String>,
+    rejection_reason: Option<String>,
 }
 
 impl From<&Policy> for PolicyRow {
@@ -237,6 +337,10 @@ impl From<&Policy> for PolicyRow {
             policy_template_id: p.policy_template_id.clone(),
             created_at: naive(p.created_at),
             updated_at: naive(p.updated_at),
+            current_version: p.current_version,
+            submitted_by: p.submitted_by.as_ref().map(ToString::to_string),
+            change_note: p.change_note.clone(),
+            rejection_reason: p.rejection_reason.clone(),
         }
     }
 }
@@ -265,6 +369,10 @@ impl TryFrom<PolicyRow> for Policy {
             policy_template_id: r.policy_template_id,
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
+            current_version: r.current_version,
+            submitted_by: optional_id(T, r.submitted_by)?,
+            change_note: r.change_note,
+            rejection_reason: r.rejection_reason,
         })
     }
 }

@@ -101,6 +101,35 @@ diesel::table! {
         policy_template_id -> Nullable<Text>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        current_version -> Integer,
+        submitted_by -> Nullable<Text>,
+        change_note -> Nullable<Text>,
+        rejection_reason -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    policy_versions (organization_id, policy_id, number) {
+        organization_id -> Text,
+        policy_id -> Text,
+        number -> Integer,
+        name -> Text,
+        content -> Text,
+        change_note -> Nullable<Text>,
+        published_at -> Timestamp,
+        published_by -> Nullable<Text>,
+        approved_by -> Nullable<Text>,
+        approved_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    policy_signatures (organization_id, policy_id, version, user_id) {
+        organization_id -> Text,
+        policy_id -> Text,
+        version -> Integer,
+        user_id -> Text,
+        signed_at -> Timestamp,
     }
 }
 
@@ -321,6 +350,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     comments,
     attachments,
     user_identities,
+    policies,
+    policy_versions,
+    policy_signatures,
 );
 
 diesel::table! {

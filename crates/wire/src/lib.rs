@@ -107,6 +107,18 @@ pub struct PolicyDto<'a> {
     pub assignee_id: Option<&'a MemberId>,
     pub approver_id: Option<&'a MemberId>,
     pub policy_template_id: Option<&'a str>,
+    /// The number of the published version readers and signers see; `null` before the first
+    /// publish (see `GET /v1/policies/{id}/versions/{n}`).
+    #[schema(required = true)]
+    pub current_version: Option<i32>,
+    /// While `pending_approval`: the user who submitted it, and their note.
+    #[schema(value_type = Option<UserId>, required = true)]
+    pub submitted_by: Option<&'a UserId>,
+    #[schema(required = true)]
+    pub change_note: Option<&'a str>,
+    /// Why the approver returned the last submission to draft; `null` once submitted again.
+    #[schema(required = true)]
+    pub rejection_reason: Option<&'a str>,
 }
 
 impl<'a> From<&'a Policy> for PolicyDto<'a> {
@@ -131,6 +143,10 @@ impl<'a> From<&'a Policy> for PolicyDto<'a> {
             assignee_id: p.assignee_id.as_ref(),
             approver_id: p.approver_id.as_ref(),
             policy_template_id: p.policy_template_id.as_deref(),
+            current_version: (p.current_version > 0).then_some(p.current_version),
+            submitted_by: p.submitted_by.as_ref(),
+            change_note: p.change_note.as_deref(),
+            rejection_reason: p.rejection_reason.as_deref(),
         }
     }
 }

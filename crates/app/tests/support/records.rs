@@ -255,6 +255,44 @@ impl PolicyRepository for NoRecords {
     ) -> Result<Deleted<Policy>, RepoError> {
         Err(RepoError::NotFound)
     }
+    async fn save_policy(
+        &self,
+        _: &Policy,
+        _: &compliance_ports::PolicyWrite<'_>,
+        _: &AuditOf<'_, Policy>,
+    ) -> Result<(), RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn list_policy_versions(
+        &self,
+        _: &OrganizationId,
+        _: &PolicyId,
+    ) -> Result<Vec<compliance_domain::policy::PolicyVersionSummary>, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn get_policy_version(
+        &self,
+        _: &OrganizationId,
+        _: &PolicyId,
+        _: i32,
+    ) -> Result<compliance_domain::policy::PolicyVersion, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn policy_signers(
+        &self,
+        _: &OrganizationId,
+        _: &PolicyId,
+        _: i32,
+    ) -> Result<compliance_domain::policy::VersionSigners, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn policies_of_user(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::UserId,
+    ) -> Result<Vec<(Policy, Option<Timestamp>)>, RepoError> {
+        Ok(Vec::new())
+    }
 }
 
 #[async_trait]

@@ -17,6 +17,7 @@ mod invitations;
 mod organization;
 mod people;
 mod policies;
+mod policy_versions;
 mod risks;
 mod sessions;
 mod sign_in;
@@ -48,6 +49,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     connect_page::configure(router);
     context::configure(router);
     policies::configure(router);
+    policy_versions::configure(router);
     vendors::configure(router);
     risks::configure(router);
     audit::configure(router);
@@ -76,6 +78,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         explorer::Api::openapi(),
         context::Api::openapi(),
         policies::Api::openapi(),
+        policy_versions::Api::openapi(),
         vendors::Api::openapi(),
         risks::Api::openapi(),
         audit::Api::openapi(),

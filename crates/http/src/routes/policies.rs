@@ -51,14 +51,24 @@ struct PolicyList<'a> {
 /// A policy with how the request authenticated; `authenticatedUser` for sessions only.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct PolicyWithAuth<'a> {
+pub(super) struct PolicyWithAuth<'a> {
     #[serde(flatten)]
-    policy: PolicyDto<'a>,
+    pub(super) policy: PolicyDto<'a>,
     #[schema(schema_with = auth_type_schema)]
-    auth_type: &'static str,
+    pub(super) auth_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = AuthenticatedUser, required = false)]
-    authenticated_user: Option<AuthenticatedUser<'a>>,
+    pub(super) authenticated_user: Option<AuthenticatedUser<'a>>,
+}
+
+impl<'a> PolicyWithAuth<'a> {
+    pub(super) fn of(policy: &'a compliance_domain::policy::Policy, caller: &'a Caller) -> Self {
+        Self {
+            policy: PolicyDto::from(policy),
+            auth_type: auth_type(caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(caller),
+        }
+    }
 }
 
 /// What a delete answers: the message and what the policy was.
@@ -139,6 +149,10 @@ const POLICY_COLUMNS: &[&str] = &[
     "assigneeId",
     "approverId",
     "policyTemplateId",
+    "currentVersion",
+    "submittedBy",
+    "changeNote",
+    "rejectionReason",
 ];
 
 #[utoipa::path(
@@ -294,6 +308,6 @@ async fn delete_policy(
 }
 
 /// A malformed id names no policy: 404, as a missing one.
-fn policy_id(id: &str) -> Result<PolicyId, ApiError> {
+pub(super) fn policy_id(id: &str) -> Result<PolicyId, ApiError> {
     Id::parse(id).map_err(|_| ApiError::not_found("policy"))
 }
