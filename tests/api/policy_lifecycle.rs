@@ -267,6 +267,9 @@ async fn signature_rounds_follow_versions_and_members(server: &TestServer) {
     );
     assert!(mine["signedAt"].is_string());
     assert_eq!(user_ids(&round["pending"]), sorted(&[&second.id]));
+    // an employee may not read people: the round shows them only themselves
+    let own = first_session.get(&format!("{path}/signatures")).await.ok(200);
+    assert_eq!((user_ids(&own["signed"]), user_ids(&own["pending"])), (sorted(&[&first.id]), Vec::new()));
 
     // members joining and leaving change who is pending
     let (third, _, _) = member(server, &tenant, "auditor").await;

@@ -154,15 +154,21 @@ impl PolicyService {
             .map_err(|error| AppError::from_repo(error, "policy version"))
     }
 
-    /// The current version's round: who signed it, and who must and has not.
+    /// The current version's round: who signed it, and who must and has not. The lists name
+    /// members (names, emails), so a caller who may not read people sees only their own entry.
     pub async fn policy_signatures(&self, caller: &Principal, id: &PolicyId) -> Result<Signatures, AppError> {
         let policy = self.get_policy(caller, id).await?;
         if policy.current_version == 0 {
             return Ok(Signatures { version: 0, signed: Vec::new(), pending: Vec::new() });
         }
         let signers = self.policies.policy_signers(&caller.organization_id, id, policy.current_version).await?;
-        let pending = if policy.is_required_to_sign { signers.unsigned } else { Vec::new() };
-        Ok(Signatures { version: policy.current_version, signed: signers.signed, pending })
+        let mut pending = if policy.is_required_to_sign { signers.unsigned } else { Vec::new() };
+        let mut signed = signers.signed;
+        if require(caller, Family::People, Action::Read).is_err() {
+            signed.retain(|signer| signer.user_id == caller.user_id);
+            pending.retain(|signer| signer.user_id == caller.user_id);
+        }
+        Ok(Signatures { version: policy.current_version, signed, pending })
     }
 
     /// Each published policy, with whether the member signed its current version. A member may
