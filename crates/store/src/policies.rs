@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
-use compliance_domain::policy::{Policy, PolicyPatch, PolicyVersion, PolicyVersionSummary, RichText, VersionSigners};
+use compliance_domain::policy::{
+    Policy, PolicyPatch, PolicyStatus, PolicyVersion, PolicyVersionSummary, RichText, VersionSigners,
+};
 use compliance_domain::{OrganizationId, PolicyId, Timestamp, UserId};
 use compliance_ports::{
     AuditOf, Deleted, POLICY_CHANGED, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, PolicyWrite,
@@ -101,6 +103,11 @@ impl PolicyRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+                // submitted since the use case read it: the content under approval stays as
+                // submitted (the use case reads again and refuses the edit)
+                if before.status == PolicyStatus::PendingApproval && patch.sets_content() {
+                    return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
+                }
                 let mut policy = before.clone();
                 // strictly later than what was read, so that `updatedAt` moves with every change
                 let now =
