@@ -183,8 +183,19 @@ async fn bootstrap_reuses_an_existing_user_and_refuses_bad_input(server: &TestSe
         assert!(err.contains(names), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "one line on stderr: {err}");
     }
+    // A namesake organization is not joined by accident: its derived slug is taken, and the
+    // user is not its member, so only an explicit --slug may make them its owner.
+    let namesake = server
+        .admin()
+        .try_run(&["bootstrap", "--org", "Renamed", "--email", "eve@acme.test", "--name", "Eve"])
+        .await
+        .expect_err("another customer of the same name must not join the first");
+    assert!(namesake.contains("--slug renamed"), "{namesake}");
     let listed = server.admin().run(&["list-orgs"]).await;
     assert_eq!(listed["organizations"].as_array().unwrap().len(), 2, "a refused run makes nothing: {listed}");
+    let users =
+        server.admin().try_run(&["bootstrap", "--org", "Eve's", "--email", "eve@acme.test", "--name", "Eve"]).await;
+    assert_eq!(users.expect("a new organization")["created"]["user"], true, "the refused run made no user");
 }
 
 async fn list_orgs_and_list_api_keys_never_show_a_key(server: &TestServer) {

@@ -107,6 +107,7 @@ impl AdminService {
         key_name: Option<String>,
     ) -> Result<Bootstrapped, AppError> {
         let (org_name, slug) = organization;
+        let slug_given = slug.is_some();
         let (email, user_name) = user;
         // Every input is checked before anything is made: a refused run leaves nothing behind.
         let now = self.clock.now();
@@ -114,12 +115,34 @@ impl AdminService {
         let wanted_user = User::create(email.clone(), user_name.clone(), now)?;
         let key_name =
             compliance_domain::validation::text("key-name", key_name.unwrap_or_else(|| "bootstrap".into()), 1, 100)?;
+        if !slug_given {
+            self.refuse_a_namesake(&wanted_org.slug, &wanted_user.email).await?;
+        }
         let organization = self.find_or_create_organization(org_name, &wanted_org.slug).await?;
         let user = self.find_or_create_user((email, user_name), &wanted_user.email).await?;
         let member = self.find_or_add_owner(&organization.record.id, &user.record).await?;
         let api_key =
             self.create_api_key(organization.record.id.clone(), user.record.id.clone(), Some(key_name), None).await?;
         Ok(Bootstrapped { organization, user, member, api_key })
+    }
+
+    /// A slug derived from a name that another organization already holds is that organization
+    /// only when the user is already its member: a second customer called "Acme" must not become
+    /// an owner of the first. An explicit `--slug` says which one is meant.
+    async fn refuse_a_namesake(&self, slug: &str, email: &str) -> Result<(), AppError> {
+        let Some(existing) = self.organizations.find_by_slug(slug).await? else { return Ok(()) };
+        let member = match self.sign_in.find_by_email(email).await? {
+            Some(user) => self.members.find_by_user(&existing.id, &user.id).await?,
+            None => None,
+        };
+        match member {
+            Some(_) => Ok(()),
+            None => Err(AppError::Conflict(format!(
+                "an organization with the slug `{slug}` ({}) exists and {email} is not its member: pass \
+                 `--slug {slug}` to make them its owner, or another `--slug` for a new organization",
+                existing.id
+            ))),
+        }
     }
 
     /// `slug` is the one `name` was checked with (given or derived).
