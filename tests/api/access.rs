@@ -63,6 +63,8 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("metrics", "/metrics", "", Public),
     ("openapi", "/openapi.json", "", Public),
     ("docs", "/docs", "", Public),
+    ("explorer", "/explorer", "", Public),
+    ("explorerFile", "/explorer/swagger-ui.css", "", Public),
     ("listContext", "/v1/context", "", Needs('r', "context")),
     ("exportContext", "/v1/context/export", "", Needs('r', "context")),
     ("createContext", "/v1/context", "{}", Needs('w', "context")),
