@@ -1,8 +1,8 @@
 //! What the tests need besides Rust and PostgreSQL (`postgres::provide`), set up by `cargo xtask ci` before it builds
 //! anything, so that the README's one command works on a fresh machine:
 //! - Debian packages (Chromium and chromedriver for the browser tests, poppler-utils' `pdftotext`
-//!   for the policy documents, Redis), installed with apt-get when xtask runs as root, and Redis
-//!   started on its standard port when nothing answers there;
+//!   to read the text of PDFs the service prints, Redis), installed with apt-get when xtask runs
+//!   as root, and Redis started on its standard port when nothing answers there;
 //! - pinned PyPI packages (schemathesis, standardwebhooks, moto) in a virtual environment of their
 //!   own under `target/tools/venv`, whatever the machine's Python already holds;
 //! - the npm package `oidc-provider` in tests/oidc (`npm ci`, pinned by its lock file).
@@ -32,7 +32,7 @@ struct DebianPackage {
 const DEBIAN: &[DebianPackage] = &[
     DebianPackage { package: "chromium", file: "/usr/bin/chromium", needed_by: "the browser tests" },
     DebianPackage { package: "chromium-driver", file: "/usr/bin/chromedriver", needed_by: "the browser tests" },
-    DebianPackage { package: "poppler-utils", file: "/usr/bin/pdftotext", needed_by: "the policy document tests" },
+    DebianPackage { package: "poppler-utils", file: "/usr/bin/pdftotext", needed_by: "reading PDFs' text (pdftotext)" },
     DebianPackage {
         package: "redis-server",
         file: "/usr/bin/redis-server",

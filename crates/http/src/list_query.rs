@@ -71,10 +71,10 @@ pub struct TimeParams {
     /// Last changed before this time (RFC 3339).
     #[param(rename = "updatedBefore")]
     updated_before: Option<Timestamp>,
-    /// Words to search for in the list's text fields (1 to 16 letters-and-digits words), whatever
-    /// their case and accents: each whole, the last as a prefix (`back` finds "backups"); a `q`
-    /// without a letter or digit matches nothing. Without `sort`, the results come by relevance (a
-    /// title holding every word first), then newest first.
+    /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+    /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+    /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+    /// `sort`, the results come by relevance (a title holding every word first), then newest first.
     #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     q: Option<String>,
 }
@@ -90,10 +90,10 @@ pub struct CreatedParams {
     /// Created before this time (RFC 3339).
     #[param(rename = "createdBefore")]
     created_before: Option<Timestamp>,
-    /// Words to search for in the list's text fields (1 to 16 letters-and-digits words), whatever
-    /// their case and accents: each whole, the last as a prefix (`back` finds "backups"); a `q`
-    /// without a letter or digit matches nothing. Without `sort`, the results come by relevance (a
-    /// title holding every word first), then newest first.
+    /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+    /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+    /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+    /// `sort`, the results come by relevance (a title holding every word first), then newest first.
     #[param(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     q: Option<String>,
 }
