@@ -25,6 +25,7 @@ Commands:
           dependency-direction checks, PostgreSQL (DATABASE_URL or a throwaway
           cluster), every test, then the contract tests
   tools   install what the tests need besides Rust (as `ci` does first)
+  deps    the dependency-direction checks alone (step 4 of `ci`)
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
@@ -90,6 +91,7 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["ci"] => ci::run(),
         ["ci", "-h" | "--help"] | ["help", "ci"] => print_help(CI_HELP),
         ["tools"] => provision::ensure().map(|_| ()),
+        ["deps"] => deps::check_dependency_direction(),
         ["openapi"] => openapi::write(),
         ["openapi", "--check"] => openapi::check(),
         ["schemathesis"] => schemathesis::run_standalone(),
