@@ -36,7 +36,7 @@ pub struct PolicyToSign {
 }
 
 /// The longest change note and rejection reason.
-pub const NOTE_MAX: usize = 2_000;
+pub const NOTE_MAX: usize = compliance_domain::policy::NOTE_MAX;
 
 impl PolicyService {
     /// Submits the policy for its approver: by an owner or admin, or by its assignee.

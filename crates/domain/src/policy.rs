@@ -23,6 +23,8 @@ crate::string_enum! {
 pub const NAME_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 10_000;
 pub const TEMPLATE_ID_MAX: usize = 255;
+/// The longest a submission's change note or a rejection's reason may be.
+pub const NOTE_MAX: usize = 2_000;
 /// How deep rich-text nodes may nest (each level is two JSON levels; the parser allows 128).
 pub const CONTENT_DEPTH_MAX: usize = 32;
 /// The most bytes the serialised content may take.
@@ -237,6 +239,7 @@ pub struct PolicyChanges {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicySubmission {
     /// What changed, for the approver and the version's record (at most 2,000 characters).
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_change_note))]
     pub change_note: Option<String>,
 }
 
@@ -246,7 +249,7 @@ pub struct PolicySubmission {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicyRejection {
     /// Why, for the submitter (1 to 2,000 characters).
-    #[cfg_attr(feature = "openapi", schema(value_type = String, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_rejection_reason, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub reason: Option<String>,
 }

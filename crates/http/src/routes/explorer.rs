@@ -84,7 +84,7 @@ async fn explorer() -> HttpResponse {
 /// One of the explorer's files (Swagger UI's scripts, stylesheets and icons).
 #[utoipa::path(
     get, path = "/explorer/{file}", operation_id = "explorerFile", tag = "documentation", security(()),
-    params(("file" = String, Path, description = "A file name, such as `swagger-ui-bundle.js`.")),
+    params(("file" = String, Path, pattern = "^[A-Za-z0-9._-]{1,64}$", description = "A file name, such as `swagger-ui-bundle.js`; another is a 404.")),
     responses((status = 200, description = "The file.", content(
         (String = "text/javascript"),
         (String = "text/css"),

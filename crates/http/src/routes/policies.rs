@@ -223,7 +223,10 @@ pub(crate) fn policy_query(mut params: ListParams, settings: &Settings) -> Resul
     operation_id = "createPolicy",
     summary = "Create a policy",
     request_body = NewPolicy,
-    responses((status = 201, description = "The new policy.", body = PolicyWithAuth)),
+    responses(
+        (status = 201, description = "The new policy.", body = PolicyWithAuth),
+        (status = 409, description = "`status: published` for a policy with an approver: it must be submitted for approval.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn create_policy(
     state: web::Data<AppState>,
@@ -266,7 +269,10 @@ async fn get_policy(
     summary = "Change a policy: only the fields sent change",
     params(("id" = PolicyId, Path)),
     request_body = PolicyChanges,
-    responses((status = 200, description = "The changed policy.", body = PolicyWithAuth)),
+    responses(
+        (status = 200, description = "The changed policy.", body = PolicyWithAuth),
+        (status = 409, description = "`status: published` for a policy with an approver, content changed while it is pending approval, or the policy kept changing meanwhile.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn update_policy(
     state: web::Data<AppState>,
