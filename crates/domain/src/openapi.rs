@@ -55,6 +55,14 @@ pub fn string_enum_schema(values: &[&str]) -> RefOr<Schema> {
     ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied())).into()
 }
 
+/// The statuses a client may set on a policy: every one but `pending_approval`, which only
+/// `POST /v1/policies/{id}/submit` reaches.
+pub fn settable_policy_status() -> Object {
+    use crate::policy::PolicyStatus;
+    let settable = [PolicyStatus::Draft, PolicyStatus::Published, PolicyStatus::NeedsReview];
+    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(PolicyStatus::as_str))).build()
+}
+
 /// A string `validation::text` accepts between `min` and `max` characters.
 pub fn text(min: usize, max: usize) -> ObjectBuilder {
     let pattern = if min > 0 { NON_BLANK } else { NO_NUL };

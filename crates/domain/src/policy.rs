@@ -166,7 +166,7 @@ pub struct NewPolicy {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(value_type = PolicyStatus))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_policy_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content, required = true))]
@@ -203,7 +203,7 @@ pub struct PolicyChanges {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(value_type = PolicyStatus))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_policy_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content))]

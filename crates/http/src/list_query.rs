@@ -47,7 +47,7 @@ impl<F: SortField> IntoParams for SortParam<F> {
             .style(Some(ParameterStyle::Form))
             .explode(Some(false))
             .description(Some("Sort keys, comma-separated, each with `-` for descending; default `-createdAt`."))
-            .schema(Some(ArrayBuilder::new().items(name)))
+            .schema(Some(ArrayBuilder::new().items(name).min_items(Some(1))))
             .build();
         vec![sort]
     }
