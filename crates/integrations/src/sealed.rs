@@ -60,14 +60,7 @@ impl Sealed {
         owner: &str,
         document: &T,
     ) -> Result<Timestamp, AppError> {
-        let secret = StoredSecret {
-            organization_id: org.clone(),
-            owner_kind: kind.to_owned(),
-            owner_id: owner.to_owned(),
-            key_id: self.keyring.current_key_id(),
-            ciphertext: self.seal(org, kind, owner, document)?,
-            updated_at: Timestamp::now(),
-        };
+        let secret = self.sealed(org, (kind, owner), document)?;
         self.secrets.put(&secret).await?;
         Ok(secret.updated_at)
     }
@@ -80,16 +73,26 @@ impl Sealed {
         document: &T,
         audit: &AuditOf<'_, StoredSecret>,
     ) -> Result<Timestamp, AppError> {
-        let secret = StoredSecret {
+        let secret = self.sealed(org, (kind, owner), document)?;
+        self.secrets.put_audited(&secret, audit).await?;
+        Ok(secret.updated_at)
+    }
+
+    /// The owner's document sealed under the current key, as the vault stores it.
+    fn sealed<T: Serialize>(
+        &self,
+        org: &OrganizationId,
+        (kind, owner): (&str, &str),
+        document: &T,
+    ) -> Result<StoredSecret, AppError> {
+        Ok(StoredSecret {
             organization_id: org.clone(),
             owner_kind: kind.to_owned(),
             owner_id: owner.to_owned(),
             key_id: self.keyring.current_key_id(),
             ciphertext: self.seal(org, kind, owner, document)?,
             updated_at: Timestamp::now(),
-        };
-        self.secrets.put_audited(&secret, audit).await?;
-        Ok(secret.updated_at)
+        })
     }
 
     /// Deletes the owner's document with `audit`'s entry of it, in one transaction; whether there was one.
