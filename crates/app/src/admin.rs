@@ -209,7 +209,7 @@ impl AdminService {
             let Page { items, next, .. } = self.credentials.list_api_keys(org, None, &page).await?;
             keys.extend(items);
             match next {
-                Some(cursor) => page = PageRequest { limit: KEYS_PER_PAGE, after: Some(cursor) },
+                Some(cursor) => page = PageRequest { after: Some(cursor), ..PageRequest::first(KEYS_PER_PAGE) },
                 None => return Ok(keys),
             }
         }

@@ -37,9 +37,11 @@ impl<Filter: Default, Field> ListQuery<Filter, Field> {
 }
 
 impl<Filter: Clone, Field: Clone> ListQuery<Filter, Field> {
-    /// The same filters, search and sort, for `limit` rows after `after` (an export's batches).
+    /// The same filters, search and sort, for `limit` rows after `after` (an export's batches),
+    /// uncounted: an export never shows the total, and counting each batch would read every
+    /// matching row once per batch.
     pub fn batch(&self, limit: usize, after: Option<crate::Cursor>) -> Self {
-        Self { page: PageRequest { after, ..PageRequest::first(limit) }, ..self.clone() }
+        Self { page: PageRequest { after, ..PageRequest::first(limit) }.uncounted(), ..self.clone() }
     }
 }
 

@@ -28,12 +28,21 @@ pub struct PageRequest {
     pub limit: usize,
     /// Start after this row; `None` for the first page.
     pub after: Option<Cursor>,
+    /// Whether the page's `total` must be right. An export's batches never show it, and counting
+    /// every matching row again for each batch made a large export quadratic; they set it off.
+    pub counted: bool,
 }
 
 impl PageRequest {
     /// The first `limit` rows.
     pub fn first(limit: usize) -> Self {
-        Self { limit: limit.max(1), after: None }
+        Self { limit: limit.max(1), after: None, counted: true }
+    }
+
+    /// The same rows without their total: [`Page::total`] is then only a lower bound (the rows
+    /// loaded), and no statement counts the matching rows.
+    pub fn uncounted(self) -> Self {
+        Self { counted: false, ..self }
     }
 
     /// The rows to load: one more than fit, to tell whether another page follows.
@@ -42,9 +51,10 @@ impl PageRequest {
     }
 
     /// Whether `loaded` rows leave the total unknown, so that it must be counted: on a later page,
-    /// or when more rows match than fit. A first page that is also the last counts itself.
+    /// or when more rows match than fit. A first page that is also the last counts itself. Never
+    /// when the request is [`PageRequest::uncounted`].
     pub fn needs_count(&self, loaded: usize) -> bool {
-        self.after.is_some() || loaded > self.limit
+        self.counted && (self.after.is_some() || loaded > self.limit)
     }
 }
 
@@ -52,7 +62,8 @@ impl PageRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page<T> {
     pub items: Vec<T>,
-    /// How many rows match in all, across every page.
+    /// How many rows match in all, across every page (of an [`PageRequest::uncounted`] request:
+    /// the rows of this page and before, a lower bound).
     pub total: u64,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<Cursor>,
@@ -140,7 +151,17 @@ mod tests {
 
     #[test]
     fn a_later_page_is_always_counted() {
-        let request = PageRequest { limit: 5, after: Some(cursor(&9)) };
+        let request = PageRequest { after: Some(cursor(&9)), ..PageRequest::first(5) };
         assert!(request.needs_count(1));
+    }
+
+    #[test]
+    fn an_uncounted_request_never_counts() {
+        let first = PageRequest::first(2).uncounted();
+        assert!(!first.needs_count(3));
+        let later = PageRequest { after: Some(cursor(&9)), ..first };
+        assert!(!later.needs_count(3));
+        let page = Page::from_rows(vec![3, 2, 1], &later, None, cursor);
+        assert_eq!((page.items, page.next.map(|c| c.id)), (vec![3, 2], Some("2".to_owned())));
     }
 }

@@ -399,7 +399,10 @@ async fn keyset_pages(db: &TestDb) {
     }
     assert_eq!((seen, pages), (expected.clone(), 3));
 
-    let after_ours = PageRequest { after: Some(compliance_ports::Cursor::newest_first(tie, "rsk_~".into())), limit: 9 };
+    let after_ours = PageRequest {
+        after: Some(compliance_ports::Cursor::newest_first(tie, "rsk_~".into())),
+        ..PageRequest::first(9)
+    };
     let page = RiskRepository::list_risks(store, &theirs.id, &unfiltered(&after_ours)).await.unwrap();
     assert_eq!((page.items, page.total, page.next), (vec![foreign], 1, None), "only their own rows");
 
