@@ -6,6 +6,7 @@
 //! functions read their lexemes (`plainto_tsquery`): no text of the user's is ever parsed as query
 //! syntax, and words without lexemes match nothing instead of failing.
 
+use diesel::IntoSql;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::sql_types::{BigInt, Bool, Text};
@@ -46,7 +47,9 @@ impl SearchSql for Pg {
     }
 
     fn no_relevance<QS: 'static>() -> Relevance<QS, Self> {
-        Box::new(sql::<BigInt>("0::bigint"))
+        // A bound value, not `sql("0")`: diesel never keeps the prepared statement of a query
+        // holding literal SQL, so every plain list would be prepared again on each call.
+        Box::new(0_i64.into_sql::<BigInt>())
     }
 }
 

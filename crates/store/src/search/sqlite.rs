@@ -5,6 +5,7 @@
 //! Each value bound is an FTS5 query that [`fts_query`] writes with every word quoted: no text of
 //! the user's is ever read as FTS5 syntax.
 
+use diesel::IntoSql;
 use diesel::dsl::sql;
 use diesel::sql_types::{BigInt, Bool, Text};
 use diesel::sqlite::Sqlite;
@@ -35,7 +36,9 @@ impl SearchSql for Sqlite {
     }
 
     fn no_relevance<QS: 'static>() -> Relevance<QS, Self> {
-        Box::new(sql::<BigInt>("0"))
+        // A bound value, not `sql("0")`: diesel never keeps the prepared statement of a query
+        // holding literal SQL, so every plain list would be prepared again on each call.
+        Box::new(0_i64.into_sql::<BigInt>())
     }
 }
 
