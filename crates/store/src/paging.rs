@@ -23,6 +23,12 @@ diesel::define_sql_function! {
 }
 
 /// A boxed `SELECT` of `ST` from `QS` (a table, or tables joined), for backend `DB`.
+///
+/// diesel 2.3 exports `BoxedSelectStatement` and `FromClause` only in its hidden `internal`
+/// module (the `table!` macro's expansion names them). Its public `helper_types::IntoBoxed` names
+/// a boxed query of one source with that source's default selection only, while the people and
+/// comments lists build their joined filter once for any selection `ST` (rows and count): so this
+/// one alias names them, and the version is pinned in Cargo.lock.
 pub(crate) type Boxed<ST, QS, DB> =
     diesel::internal::table_macro::BoxedSelectStatement<'static, ST, diesel::internal::table_macro::FromClause<QS>, DB>;
 
