@@ -26,7 +26,9 @@ mod invitations;
 mod organization;
 mod people;
 mod policies;
+mod policy_diff;
 mod policy_lifecycle;
+mod policy_review_worker;
 mod principal_cache;
 mod risks;
 mod secret;
@@ -70,7 +72,9 @@ pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
+pub use policy_diff::{DiffTarget, PolicyDiff};
 pub use policy_lifecycle::{NOTE_MAX, PolicyToSign, Signatures};
+pub use policy_review_worker::{PolicyReviewSettings, PolicyReviewWorker};
 pub use principal_cache::PrincipalCache;
 pub use risks::RiskService;
 pub use sessions::{IssuedSession, Me, SessionService, SessionView, SignedInUser};
@@ -153,6 +157,7 @@ pub struct Settings {
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
     pub webhooks: WebhookSettings,
+    pub policy_reviews: PolicyReviewSettings,
     /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
     pub audit_retention: Option<time::Duration>,
     /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
@@ -194,6 +199,8 @@ pub struct App {
     worker: Option<AutomationWorker>,
     /// Taken by the server, which runs it in the background.
     webhook_worker: Option<WebhookWorker>,
+    /// Taken by the server, which runs it in the background.
+    policy_review_worker: Option<PolicyReviewWorker>,
     health: Arc<dyn HealthCheck>,
     generations: Arc<dyn ListGenerations>,
 }
@@ -219,6 +226,7 @@ impl App {
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),
             worker: Some(AutomationWorker::new(&ports, settings.automations.clone(), work)),
+            policy_review_worker: Some(PolicyReviewWorker::new(&ports, settings.policy_reviews.clone())),
             auth: AuthService::new(
                 ports.credentials.clone(),
                 ports.members.clone(),
@@ -254,6 +262,11 @@ impl App {
     /// The webhook delivery worker, for the server to run in the background (once).
     pub fn take_webhook_worker(&mut self) -> Option<WebhookWorker> {
         self.webhook_worker.take()
+    }
+
+    /// The worker that moves policies due for review, for the server to run in the background (once).
+    pub fn take_policy_review_worker(&mut self) -> Option<PolicyReviewWorker> {
+        self.policy_review_worker.take()
     }
 
     /// How many changes of the organization's `list` have committed (`ListGenerations`): a page

@@ -13,4 +13,5 @@ mod automations;
 mod chat;
 mod comments;
 mod download_links;
+mod policy_reviews;
 mod principal_cache;

@@ -39,7 +39,8 @@ pub async fn open(database: &DatabaseUrl, dir: &Path) -> anyhow::Result<(App, Ar
 
 /// Every port: the store for the repositories; no browser is started (the automation worker
 /// runs only when [`App::take_worker`]'s worker is run), no webhook is sent (likewise
-/// [`App::take_webhook_worker`]), no Redis, no device manager, no sign-in provider, no model.
+/// [`App::take_webhook_worker`]; no policy moves to `needs_review` unless
+/// [`App::take_policy_review_worker`]'s worker runs), no Redis, no device manager, no sign-in provider, no model.
 fn ports(store: &Arc<Store>, keyring: compliance_credentials::Keyring, dir: &Path) -> Ports {
     Ports {
         organizations: store.clone(),
@@ -97,6 +98,7 @@ pub fn default_settings() -> Settings {
         self_service_organizations: false,
         invitation_ttl: time::Duration::days(7),
         webhooks: compliance_app::WebhookSettings::default(),
+        policy_reviews: compliance_app::PolicyReviewSettings::default(),
         audit_retention: None,
         audit_checkpoint_key: Vec::new(),
     }

@@ -177,6 +177,24 @@ pub trait PolicyRepository: Send + Sync {
         org: &OrganizationId,
         user: &UserId,
     ) -> Result<Vec<(Policy, Option<Timestamp>)>, RepoError>;
+    /// Up to `limit` organizations, by id, with a published, unarchived policy whose review
+    /// date is at or before `now`.
+    async fn organizations_with_reviews_due(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<OrganizationId>, RepoError>;
+    /// Moves up to `limit` of the organization's published, unarchived policies whose review
+    /// date is at or before `now` to `needs_review` (`updatedAt` `now`), each with `audit`'s
+    /// entry, in one transaction, and answers them. The conditional update is the claim: of
+    /// instances racing for the same policies, one moves them and the others find none.
+    async fn flag_policies_for_review(
+        &self,
+        org: &OrganizationId,
+        now: Timestamp,
+        limit: usize,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<Vec<Policy>, RepoError>;
 }
 
 /// What [`PolicyRepository::save_policy`] writes: the policy, and what the change adds.

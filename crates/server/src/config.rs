@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use compliance_app::{AgentSettings, AutomationSettings, Settings, WebhookSettings};
+use compliance_app::{AgentSettings, AutomationSettings, PolicyReviewSettings, Settings, WebhookSettings};
 use compliance_blobs::S3Config;
 use compliance_browser::BrowserSettings;
 use compliance_credentials::KeySource;
@@ -120,6 +120,9 @@ impl Config {
             self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
             invitation_ttl: time::Duration::seconds(number("INVITATION_TTL_SECONDS", 7 * 24 * 60 * 60)?),
             webhooks: webhooks()?,
+            policy_reviews: PolicyReviewSettings {
+                poll_interval: Duration::from_millis(number("POLICY_REVIEW_POLL_MILLIS", 60_000)?),
+            },
             audit_retention: audit_retention()?,
             audit_checkpoint_key: checkpoint_key(audit_retention()?.is_some())?,
         };

@@ -35,6 +35,8 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // So do webhook deliveries; on stop, the ones in flight finish first (nothing is sent twice).
     let (stop_deliveries, deliveries_stopped) = tokio::sync::watch::channel(false);
     let webhook_worker = app.take_webhook_worker().map(|worker| runtime.spawn(worker.run(deliveries_stopped)));
+    // And moving policies whose review date passed; the store's conditional update shares them.
+    let policy_review_worker = app.take_policy_review_worker().map(|worker| runtime.spawn(worker.run()));
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
@@ -78,6 +80,10 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     // The worker's loop ends here. A run it executes right now stays `running` and is failed as
     // stale later by any instance ("its server stopped; run it again").
     if let Some(worker) = worker {
+        worker.abort();
+        let _ = worker.await;
+    }
+    if let Some(worker) = policy_review_worker {
         worker.abort();
         let _ = worker.await;
     }

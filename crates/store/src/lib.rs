@@ -16,6 +16,7 @@ mod organization;
 mod paging;
 mod people;
 mod policies;
+mod policy_reviews;
 mod policy_versions;
 mod prepared;
 mod risks;

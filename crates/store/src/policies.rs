@@ -246,6 +246,24 @@ impl PolicyRepository for Store {
             })
             .collect()
     }
+
+    async fn organizations_with_reviews_due(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<OrganizationId>, RepoError> {
+        crate::policy_reviews::organizations_due(&self.pools, now, limit).await
+    }
+
+    async fn flag_policies_for_review(
+        &self,
+        org: &OrganizationId,
+        now: Timestamp,
+        limit: usize,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<Vec<Policy>, RepoError> {
+        crate::policy_reviews::flag_due(&self.pools, org, now, limit, audit).await
+    }
 }
 
 /// The organization's policies that match every filter of `query`.
@@ -320,6 +338,12 @@ pub struct PolicyRow {
     submitted_by: Option<String>,
     change_note: Option<String>,
     rejection_reason: Option<String>,
+}
+
+impl PolicyRow {
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 impl From<&Policy> for PolicyRow {

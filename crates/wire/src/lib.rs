@@ -3,8 +3,12 @@
 //! that embeds the use cases (docs/embedding.md) writes the same audit entries as the API without
 //! depending on actix-web; `compliance-http` re-exports it as `compliance_http::wire`.
 
+mod policy_diff;
 mod renderer;
 
+pub use policy_diff::{
+    PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto, PolicyWordOp,
+};
 pub use renderer::WireRenderer;
 
 use compliance_app::{AuthType, Principal};

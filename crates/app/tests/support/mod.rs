@@ -8,6 +8,7 @@ pub mod chat;
 pub mod clock;
 pub mod comments;
 pub mod people;
+pub mod policies;
 pub mod records;
 pub mod vault;
 pub mod webhooks;
@@ -16,7 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use compliance_app::{
-    App, AuthType, AutomationSettings, Credentials, IssuedApiKey, Ports, Principal, Settings, WebhookSettings,
+    App, AuthType, AutomationSettings, Credentials, IssuedApiKey, Ports, PolicyReviewSettings, Principal, Settings,
+    WebhookSettings,
 };
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
@@ -31,6 +33,7 @@ pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
+pub use policies::MemoryPolicies;
 pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
 pub use vault::{BindingCipher, MemorySecrets, NoConnections};
 pub use webhooks::{NoWebhooks, RefusingSender};
@@ -58,6 +61,7 @@ pub fn settings() -> Settings {
         audit_retention: None,
         audit_checkpoint_key: b"a".repeat(32),
         webhooks: WebhookSettings::default(),
+        policy_reviews: PolicyReviewSettings::default(),
     }
 }
 
@@ -74,6 +78,7 @@ pub struct World {
     pub browser: Arc<FakeBrowser>,
     pub chat: Arc<MemoryChat>,
     pub generations: Arc<MemoryGenerations>,
+    pub policies: Arc<MemoryPolicies>,
     ports: Ports,
     settings: Settings,
 }
@@ -101,6 +106,7 @@ impl World {
         let chat = Arc::new(MemoryChat::new(clock.clone()));
         let secrets = Arc::new(MemorySecrets::default());
         let generations = Arc::new(MemoryGenerations::default());
+        let policies = Arc::new(MemoryPolicies::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -111,7 +117,7 @@ impl World {
             invitations: Arc::new(people::NoIdentity),
             identity: None,
             context: Arc::new(NoRecords),
-            policies: Arc::new(NoRecords),
+            policies: policies.clone(),
             vendors: Arc::new(NoRecords),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
@@ -147,6 +153,7 @@ impl World {
             browser,
             chat,
             generations,
+            policies,
             ports,
             settings,
         }

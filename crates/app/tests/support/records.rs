@@ -293,6 +293,18 @@ impl PolicyRepository for NoRecords {
     ) -> Result<Vec<(Policy, Option<Timestamp>)>, RepoError> {
         Ok(Vec::new())
     }
+    async fn organizations_with_reviews_due(&self, _: Timestamp, _: usize) -> Result<Vec<OrganizationId>, RepoError> {
+        Ok(Vec::new())
+    }
+    async fn flag_policies_for_review(
+        &self,
+        _: &OrganizationId,
+        _: Timestamp,
+        _: usize,
+        _: &AuditOf<'_, Policy>,
+    ) -> Result<Vec<Policy>, RepoError> {
+        Ok(Vec::new())
+    }
 }
 
 #[async_trait]

@@ -1,0 +1,1 @@
+DROP INDEX policies_review_due;
