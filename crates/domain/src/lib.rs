@@ -32,6 +32,7 @@ pub mod openapi;
 pub mod organization;
 pub mod people;
 pub mod policy;
+pub mod policy_document;
 pub mod risk;
 pub mod schedule;
 mod serde_fields;
