@@ -52,7 +52,8 @@ pub struct DocumentHeader<'a> {
 
 /// The Content-Security-Policy the document is served with: no script, no fetch of any kind,
 /// only its own inline styles. It is also in the document's `<meta>`, for saved copies.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+pub const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
 /// The schemes a link may keep; any other link is rendered as its text.
 const LINK_SCHEMES: [&str; 3] = ["http", "https", "mailto"];
@@ -117,14 +118,7 @@ fn render_header(html: &mut String, header: &DocumentHeader<'_>) {
 /// A date and time in UTC to the minute, as readers of a printed page want it.
 fn date(at: Timestamp) -> String {
     let t = at.to_offset();
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute()
-    )
+    format!("{:04}-{:02}-{:02} {:02}:{:02} UTC", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute())
 }
 
 fn render_node(html: &mut String, node: &Value) {
@@ -175,7 +169,12 @@ fn render_node(html: &mut String, node: &Value) {
         // An image would be an external asset: the document shows its description instead.
         "image" => {
             let alt = attr("alt").or_else(|| attr("title")).and_then(Value::as_str).unwrap_or("");
-            let _ = write!(html, "<span class=\"image\">[image{}{}]</span>", if alt.is_empty() { "" } else { ": " }, escape(alt));
+            let _ = write!(
+                html,
+                "<span class=\"image\">[image{}{}]</span>",
+                if alt.is_empty() { "" } else { ": " },
+                escape(alt)
+            );
         }
         _ => {
             if let Some(text) = object.get("text").and_then(Value::as_str) {
@@ -236,9 +235,7 @@ fn render_text(html: &mut String, object: &Map<String, Value>) {
             "subscript" => ("<sub>".to_owned(), "</sub>"),
             "superscript" => ("<sup>".to_owned(), "</sup>"),
             "link" => match safe_href(mark.get("attrs").and_then(|a| a.get("href"))) {
-                Some(href) => {
-                    (format!("<a href=\"{}\" rel=\"noopener noreferrer\">", escape(&href)), "</a>")
-                }
+                Some(href) => (format!("<a href=\"{}\" rel=\"noopener noreferrer\">", escape(&href)), "</a>"),
                 // An unsafe or missing target: the text stays, the link does not.
                 None => continue,
             },
@@ -425,7 +422,8 @@ mod tests {
 
     #[test]
     fn hostile_content_stays_text() {
-        let link = |href: &str| json!({"type": "text", "text": "click", "marks": [{"type": "link", "attrs": {"href": href}}]});
+        let link =
+            |href: &str| json!({"type": "text", "text": "click", "marks": [{"type": "link", "attrs": {"href": href}}]});
         let out = body(json!([
             {"type": "paragraph", "content": [text("<script>alert(1)</script>")]},
             {"type": "script", "text": "alert(2)", "content": [text("<img src=x onerror=alert(3)>")]},
