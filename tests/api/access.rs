@@ -85,6 +85,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("getPolicySignatures", "/v1/policies/{pol}/signatures", "", Needs('r', "policies")),
     ("listPolicyVersions", "/v1/policies/{pol}/versions", "", Needs('r', "policies")),
     ("getPolicyVersion", "/v1/policies/{pol}/versions/1", "", Needs('r', "policies")),
+    ("getPolicyVersionDocument", "/v1/policies/{pol}/versions/1/document", "", Needs('r', "policies")),
     ("listPersonPolicies", "/v1/people/{mem}/policies", "", NotOwn('r', "policies", "may not read people")),
     ("listVendors", "/v1/vendors", "", Needs('r', "vendors")),
     ("exportVendors", "/v1/vendors/export", "", Needs('r', "vendors")),

@@ -102,6 +102,7 @@ mod outage;
 mod pagination;
 mod people;
 mod policies;
+mod policy_document;
 mod policy_lifecycle;
 mod risks;
 mod search;

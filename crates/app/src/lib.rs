@@ -26,6 +26,7 @@ mod invitations;
 mod organization;
 mod people;
 mod policies;
+mod policy_document;
 mod policy_lifecycle;
 mod principal_cache;
 mod risks;
@@ -46,10 +47,11 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, EventFeed, HealthCheck,
-    IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
-    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
+    HealthCheck, IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository,
+    OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
@@ -70,6 +72,7 @@ pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
+pub use policy_document::{DocumentFormat, PolicyDocument, PolicyDocumentService};
 pub use policy_lifecycle::{NOTE_MAX, PolicyToSign, Signatures};
 pub use principal_cache::PrincipalCache;
 pub use risks::RiskService;
@@ -107,6 +110,8 @@ pub struct Ports {
     pub blobs: Arc<dyn BlobStore>,
     pub devices: Arc<dyn DeviceDirectory>,
     pub browser: Arc<dyn BrowserRunner>,
+    /// Prints policy documents to PDF; [`compliance_ports::NoPrinter`] where there is no browser.
+    pub printer: Arc<dyn DocumentPrinter>,
     pub chat: Arc<dyn ChatStore>,
     pub health: Arc<dyn HealthCheck>,
     pub clock: Arc<dyn Clock>,
@@ -172,6 +177,7 @@ pub struct App {
     pub auth: AuthService,
     pub context: ContextService,
     pub policies: PolicyService,
+    pub policy_documents: PolicyDocumentService,
     pub vendors: VendorService,
     pub risks: RiskService,
     pub tasks: TaskService,
@@ -228,6 +234,7 @@ impl App {
             ),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
+            policy_documents: PolicyDocumentService::new(&ports),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),
             tasks: TaskService::new(&ports, comments.clone(), trail.clone()),

@@ -22,3 +22,14 @@ pub trait DocumentPrinter: Send + Sync {
     /// disabled and every network request refused: nothing it names is fetched.
     async fn print_pdf(&self, html: &str) -> Result<Vec<u8>, PrintError>;
 }
+
+/// A deployment without a printer: every print is [`PrintError::Unavailable`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoPrinter;
+
+#[async_trait]
+impl DocumentPrinter for NoPrinter {
+    async fn print_pdf(&self, _html: &str) -> Result<Vec<u8>, PrintError> {
+        Err(PrintError::Unavailable("no printer is configured".into()))
+    }
+}

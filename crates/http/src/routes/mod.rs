@@ -17,6 +17,7 @@ mod invitations;
 mod organization;
 mod people;
 mod policies;
+mod policy_document;
 mod policy_versions;
 mod risks;
 mod sessions;
@@ -50,6 +51,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     context::configure(router);
     policies::configure(router);
     policy_versions::configure(router);
+    policy_document::configure(router);
     vendors::configure(router);
     risks::configure(router);
     audit::configure(router);
@@ -79,6 +81,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         context::Api::openapi(),
         policies::Api::openapi(),
         policy_versions::Api::openapi(),
+        policy_document::Api::openapi(),
         vendors::Api::openapi(),
         risks::Api::openapi(),
         audit::Api::openapi(),
