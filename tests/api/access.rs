@@ -86,6 +86,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("listPolicyVersions", "/v1/policies/{pol}/versions", "", Needs('r', "policies")),
     ("getPolicyVersion", "/v1/policies/{pol}/versions/1", "", Needs('r', "policies")),
     ("diffPolicyVersions", "/v1/policies/{pol}/versions/1/diff/2", "", Needs('r', "policies")),
+    ("getPolicyVersionDocument", "/v1/policies/{pol}/versions/1/document", "", Needs('r', "policies")),
     ("listPersonPolicies", "/v1/people/{mem}/policies", "", NotOwn('r', "policies", "may not read people")),
     ("listVendors", "/v1/vendors", "", Needs('r', "vendors")),
     ("exportVendors", "/v1/vendors/export", "", Needs('r', "vendors")),

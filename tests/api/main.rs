@@ -103,6 +103,7 @@ mod pagination;
 mod people;
 mod policies;
 mod policy_diff;
+mod policy_document;
 mod policy_lifecycle;
 mod policy_reviews;
 mod risks;

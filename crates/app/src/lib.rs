@@ -27,6 +27,7 @@ mod organization;
 mod people;
 mod policies;
 mod policy_diff;
+mod policy_document;
 mod policy_lifecycle;
 mod policy_review_worker;
 mod principal_cache;
@@ -48,10 +49,11 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, EventFeed, HealthCheck,
-    IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
-    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
+    HealthCheck, IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository,
+    OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
@@ -73,6 +75,7 @@ pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
 pub use policy_diff::{DiffTarget, PolicyDiff};
+pub use policy_document::{DocumentFormat, PolicyDocument, PolicyDocumentService};
 pub use policy_lifecycle::{NOTE_MAX, PolicyToSign, Signatures};
 pub use policy_review_worker::{PolicyReviewSettings, PolicyReviewWorker};
 pub use principal_cache::PrincipalCache;
@@ -111,6 +114,8 @@ pub struct Ports {
     pub blobs: Arc<dyn BlobStore>,
     pub devices: Arc<dyn DeviceDirectory>,
     pub browser: Arc<dyn BrowserRunner>,
+    /// Prints policy documents to PDF; [`compliance_ports::NoPrinter`] where there is no browser.
+    pub printer: Arc<dyn DocumentPrinter>,
     pub chat: Arc<dyn ChatStore>,
     pub health: Arc<dyn HealthCheck>,
     pub clock: Arc<dyn Clock>,
@@ -177,6 +182,7 @@ pub struct App {
     pub auth: AuthService,
     pub context: ContextService,
     pub policies: PolicyService,
+    pub policy_documents: PolicyDocumentService,
     pub vendors: VendorService,
     pub risks: RiskService,
     pub tasks: TaskService,
@@ -236,6 +242,7 @@ impl App {
             ),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
+            policy_documents: PolicyDocumentService::new(&ports),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),
             tasks: TaskService::new(&ports, comments.clone(), trail.clone()),

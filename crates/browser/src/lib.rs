@@ -42,6 +42,13 @@
 //!   browser's slot, proxy and process group live as long as the page, which ends them on `close`
 //!   or when dropped.
 //!
+//! - **Printing** ([`DocumentPrinter::print_pdf`], the `print` module): a browser per document as
+//!   for a capture, in a slot of the same semaphore, but with no network at all: the HTML is
+//!   written into a blank page (`Page.setDocumentContent`), scripts are disabled, every request is
+//!   failed and the proxy is a local black hole; then `Page.printToPDF` on A4. A browser that
+//!   cannot start is [`PrintError::Unavailable`]; the print takes at most
+//!   [`BrowserSettings::default_timeout`] after the start ([`PrintError::Timeout`]).
+//!
 //! # Outbound rules
 //!
 //! An automation's URL is chosen by a tenant, and the browser runs inside our network, so the
@@ -81,6 +88,7 @@ mod cdp;
 mod chromium;
 mod outbound;
 mod page;
+mod print;
 mod proxy;
 mod session;
 
@@ -90,6 +98,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use compliance_ports::{BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, PageError};
+#[cfg(doc)]
+use compliance_ports::{DocumentPrinter, PrintError};
 use serde_json::json;
 use tokio::sync::Semaphore;
 

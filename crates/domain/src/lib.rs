@@ -33,6 +33,7 @@ pub mod organization;
 pub mod people;
 pub mod policy;
 pub mod policy_diff;
+pub mod policy_document;
 pub mod risk;
 pub mod schedule;
 mod serde_fields;

@@ -38,10 +38,12 @@ pub async fn open(database: &DatabaseUrl, dir: &Path) -> anyhow::Result<(App, Ar
 }
 
 /// Every port: the store for the repositories; no browser is started (the automation worker
-/// runs only when [`App::take_worker`]'s worker is run), no webhook is sent (likewise
-/// [`App::take_webhook_worker`]; no policy moves to `needs_review` unless
-/// [`App::take_policy_review_worker`]'s worker runs), no Redis, no device manager, no sign-in provider, no model.
+/// runs only when [`App::take_worker`]'s worker is run; a PDF policy document starts one to
+/// print), no webhook is sent (likewise [`App::take_webhook_worker`]; no policy moves to
+/// `needs_review` unless [`App::take_policy_review_worker`]'s worker runs), no Redis, no device
+/// manager, no sign-in provider, no model.
 fn ports(store: &Arc<Store>, keyring: compliance_credentials::Keyring, dir: &Path) -> Ports {
+    let browser = Arc::new(ChromiumRunner::new(BrowserSettings::default()));
     Ports {
         organizations: store.clone(),
         users: store.clone(),
@@ -61,7 +63,8 @@ fn ports(store: &Arc<Store>, keyring: compliance_credentials::Keyring, dir: &Pat
         automations: store.clone(),
         blobs: Arc::new(FsBlobStore::new(dir.join("attachments"))),
         devices: Arc::new(NoDeviceDirectory),
-        browser: Arc::new(ChromiumRunner::new(BrowserSettings::default())),
+        browser: browser.clone(),
+        printer: browser,
         chat: Arc::new(MemoryChatStore::new()),
         health: store.clone(),
         clock: Arc::new(SystemClock),

@@ -16,6 +16,7 @@ mod invitations;
 mod list_query;
 mod operations;
 mod page;
+mod printer;
 mod records;
 mod repositories;
 mod sessions;
@@ -44,6 +45,7 @@ pub use list_query::{
 };
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
+pub use printer::{DocumentPrinter, NoPrinter, PrintError};
 pub use records::{
     ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TaskRepository,
     VendorRepository,

@@ -67,6 +67,8 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
         ) as Arc<dyn AgentModel>),
         None => None,
     };
+    // One runner for automations and printing: the same bound on browsers running at once.
+    let browser = Arc::new(ChromiumRunner::new(config.browser.clone()));
     let ports = Ports {
         organizations: store.clone(),
         users: store.clone(),
@@ -86,7 +88,8 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
         automations: store.clone(),
         blobs,
         devices,
-        browser: Arc::new(ChromiumRunner::new(config.browser.clone())),
+        browser: browser.clone(),
+        printer: browser,
         chat,
         health: store.clone(),
         clock: Arc::new(SystemClock),

@@ -127,6 +127,7 @@ impl World {
             blobs: blobs.clone(),
             devices: Arc::new(NoDeviceDirectory),
             browser: browser.clone(),
+            printer: Arc::new(compliance_ports::NoPrinter),
             chat: chat.clone(),
             health: Arc::new(Unchanging),
             clock: clock.clone(),

@@ -18,6 +18,7 @@ mod organization;
 mod people;
 mod policies;
 mod policy_diff;
+mod policy_document;
 mod policy_versions;
 mod risks;
 mod sessions;
@@ -52,6 +53,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     policies::configure(router);
     policy_versions::configure(router);
     policy_diff::configure(router);
+    policy_document::configure(router);
     vendors::configure(router);
     risks::configure(router);
     audit::configure(router);
@@ -82,6 +84,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         policies::Api::openapi(),
         policy_versions::Api::openapi(),
         policy_diff::Api::openapi(),
+        policy_document::Api::openapi(),
         vendors::Api::openapi(),
         risks::Api::openapi(),
         audit::Api::openapi(),

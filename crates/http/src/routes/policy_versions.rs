@@ -365,6 +365,6 @@ async fn list_person_policies(
 }
 
 /// A version number is a positive integer; anything else names no version (404).
-fn version_number(text: &str) -> Result<i32, ApiError> {
+pub(super) fn version_number(text: &str) -> Result<i32, ApiError> {
     text.parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| ApiError::not_found("policy version"))
 }
