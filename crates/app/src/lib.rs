@@ -38,6 +38,7 @@ mod vendors;
 mod webhook_signing;
 mod webhook_worker;
 mod webhooks;
+mod wiring;
 
 use std::sync::Arc;
 
@@ -80,6 +81,7 @@ pub use tasks::TaskService;
 pub use vendors::VendorService;
 pub use webhook_worker::{WebhookSettings, WebhookWorker};
 pub use webhooks::{IssuedWebhook, WebhookService};
+pub use wiring::Adapters;
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
@@ -157,6 +159,41 @@ pub struct Settings {
     pub audit_retention: Option<time::Duration>,
     /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
     pub audit_checkpoint_key: Vec<u8>,
+}
+
+/// The server's defaults (docs/operations.md lists the variable of each): the server's
+/// configuration starts from these and an embedder takes them as they are, so the two cannot
+/// drift. `public_url` is the server's default address; the signing keys are fresh random
+/// 32-byte keys, so links and audit checkpoints signed with them stop verifying once this value
+/// is dropped (give a fixed key to keep them across restarts or share them between instances).
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            attachments: AttachmentLimits::default(),
+            list_max_rows: 10_000,
+            download_ttl: std::time::Duration::from_secs(15 * 60),
+            public_url: "http://127.0.0.1:8080".into(),
+            url_signing_key: random_key(),
+            chat_limits: ChatLimits::default(),
+            chat_ttl: std::time::Duration::from_secs(7 * 24 * 60 * 60),
+            automations: AutomationSettings::default(),
+            auth_cache_ttl: std::time::Duration::from_secs(5),
+            session_ttl: time::Duration::days(7),
+            self_service_organizations: true,
+            invitation_ttl: time::Duration::days(7),
+            webhooks: WebhookSettings::default(),
+            audit_retention: None,
+            audit_checkpoint_key: random_key(),
+        }
+    }
+}
+
+/// The length of a generated signing key, and the shortest the server accepts, in bytes: 256
+/// bits, the output size of HMAC-SHA-256, which signs links and audit checkpoints.
+pub const SIGNING_KEY_BYTES: usize = 32;
+
+fn random_key() -> Vec<u8> {
+    rand::random::<[u8; SIGNING_KEY_BYTES]>().to_vec()
 }
 
 impl Settings {
