@@ -3,6 +3,8 @@
 //! Tenant scoping, authentication and cross-record checks (an assignee must be an active member of
 //! the same organization) live here; storage and delivery do not.
 
+#![warn(missing_docs)]
+
 pub mod access;
 mod admin;
 mod api_keys;
@@ -86,36 +88,55 @@ pub use wiring::Adapters;
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
 pub struct Ports {
+    /// Organizations and their settings.
     pub organizations: Arc<dyn OrganizationRepository>,
+    /// Users, across organizations.
     pub users: Arc<dyn UserRepository>,
+    /// Memberships: a user's role in an organization.
     pub members: Arc<dyn MemberRepository>,
+    /// API keys.
     pub credentials: Arc<dyn CredentialRepository>,
     /// A user's own sessions and memberships.
     pub sessions: Arc<dyn SessionRepository>,
     /// Sign-in attempts and the users' linked provider accounts.
     pub sign_in: Arc<dyn SignInRepository>,
+    /// Invitations and their acceptance.
     pub invitations: Arc<dyn InvitationRepository>,
     /// The OpenID provider users sign in with; `None` when sign-in is not configured.
     pub identity: Option<Arc<dyn IdentityProvider>>,
+    /// Context entries.
     pub context: Arc<dyn ContextRepository>,
+    /// Policies, their versions and signatures.
     pub policies: Arc<dyn PolicyRepository>,
+    /// Vendors.
     pub vendors: Arc<dyn VendorRepository>,
+    /// Risks.
     pub risks: Arc<dyn RiskRepository>,
+    /// Tasks.
     pub tasks: Arc<dyn TaskRepository>,
     /// How many changes each organization's lists have seen, for pages kept by callers.
     pub list_generations: Arc<dyn ListGenerations>,
+    /// Comments and their attachments' metadata.
     pub comments: Arc<dyn CommentRepository>,
+    /// Browser automations, schedules and runs.
     pub automations: Arc<dyn AutomationRepository>,
+    /// Attachment and screenshot bytes.
     pub blobs: Arc<dyn BlobStore>,
+    /// The device management system.
     pub devices: Arc<dyn DeviceDirectory>,
+    /// Runs an automation in a browser.
     pub browser: Arc<dyn BrowserRunner>,
+    /// The assistant's chat histories.
     pub chat: Arc<dyn ChatStore>,
+    /// Whether the database answers (`GET /ready`).
     pub health: Arc<dyn HealthCheck>,
+    /// The time every use case reads.
     pub clock: Arc<dyn Clock>,
     /// Integration connections, whose credentials an automation may type (`connectionId`).
     pub connections: Arc<dyn ConnectionRepository>,
     /// The vault's ciphertexts and its cipher, for an automation's login secrets.
     pub secrets: Arc<dyn SecretRepository>,
+    /// Seals and opens the vault's secrets.
     pub cipher: Arc<dyn SecretCipher>,
     /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
     pub agent_model: Option<Arc<dyn AgentModel>>,
@@ -123,15 +144,19 @@ pub struct Ports {
     pub audit: Arc<dyn AuditRepository>,
     /// Records as the API shows them, for audit entries' `data` and `changes`.
     pub renderer: Arc<dyn ResourceRenderer>,
+    /// Webhook endpoints and their deliveries.
     pub webhooks: Arc<dyn WebhookRepository>,
     /// The organizations' committed changes (the audit trail), which webhooks deliver.
     pub event_feed: Arc<dyn EventFeed>,
+    /// Sends one delivery to an endpoint.
     pub webhook_sender: Arc<dyn WebhookSender>,
 }
 
 /// Tunables of the use cases, from configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The largest attachment and the most attachment bytes of one request, in decoded bytes
+    /// (`ATTACHMENT_MAX_FILE_BYTES`, `ATTACHMENT_MAX_REQUEST_BYTES`).
     pub attachments: AttachmentLimits,
     /// The most rows one list response holds (`LIST_MAX_ROWS`): a list asked for without `limit`
     /// answers its first page of this size, and no `limit` goes beyond it.
@@ -142,9 +167,11 @@ pub struct Settings {
     pub public_url: String,
     /// The HMAC key of those links.
     pub url_signing_key: Vec<u8>,
+    /// How many messages a chat history keeps, and the longest message, in characters.
     pub chat_limits: ChatLimits,
     /// How long a chat history lives after its last replacement.
     pub chat_ttl: std::time::Duration,
+    /// The automation worker's timeouts, intervals and bounds (`AUTOMATION_*`).
     pub automations: AutomationSettings,
     /// How long an authenticated credential is remembered in process (zero: not at all).
     pub auth_cache_ttl: std::time::Duration,
@@ -154,6 +181,7 @@ pub struct Settings {
     pub self_service_organizations: bool,
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
+    /// The webhook worker's tunables and the hosts webhooks may reach (`WEBHOOK_*`).
     pub webhooks: WebhookSettings,
     /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
     pub audit_retention: Option<time::Duration>,
@@ -206,26 +234,47 @@ impl Settings {
 
 /// The application: every use case, ready to be called by a delivery layer.
 pub struct App {
+    /// Authentication: credentials to a [`Principal`].
     pub auth: AuthService,
+    /// Context entries.
     pub context: ContextService,
+    /// Policies, their versions, approval and signatures.
     pub policies: PolicyService,
+    /// Vendors.
     pub vendors: VendorService,
+    /// Risks.
     pub risks: RiskService,
+    /// Tasks.
     pub tasks: TaskService,
+    /// Comments on any commentable record.
     pub comments: Arc<CommentService>,
+    /// The assistant's chat history.
     pub chat: ChatService,
+    /// The settings the application was built with.
     pub settings: Arc<Settings>,
+    /// Members of the organization.
     pub people: PeopleService,
+    /// The caller's organization itself.
     pub organization: OrganizationService,
+    /// The operator's use cases, outside any organization's permissions.
     pub admin: AdminService,
+    /// Sign-in with the OpenID provider.
     pub sign_in: SignInService,
+    /// The signed-in user's sessions and memberships.
     pub sessions: SessionService,
+    /// Invitations.
     pub invitations: InvitationService,
+    /// API keys.
     pub api_keys: ApiKeyService,
+    /// Devices from the device management system.
     pub devices: DeviceService,
+    /// Browser automations and their runs.
     pub automations: AutomationService,
+    /// Automations' login secrets.
     pub automation_secrets: AutomationSecrets,
+    /// Webhooks and their deliveries.
     pub webhooks: WebhookService,
+    /// The audit trail: listing and verifying it.
     pub audit: AuditService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
@@ -236,6 +285,8 @@ pub struct App {
 }
 
 impl App {
+    /// Every use case over `ports`, with `settings`. Starts nothing: the automation and webhook
+    /// workers wait in [`App::take_worker`] and [`App::take_webhook_worker`].
     pub fn new(ports: Ports, settings: Settings) -> Self {
         let settings = Arc::new(settings);
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));

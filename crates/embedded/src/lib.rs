@@ -4,6 +4,8 @@
 //! it writes render records with [`compliance_wire::WireRenderer`], as the API does. See
 //! docs/embedding.md and `examples/embedded.rs`.
 
+#![warn(missing_docs)]
+
 use std::path::Path;
 use std::sync::Arc;
 
