@@ -70,7 +70,8 @@ impl Default for WebhookSettings {
 }
 
 /// Delivers the organizations' committed changes to their webhooks, in order, at least once;
-/// [`App::take_webhook_worker`] hands it to the process that runs it.
+/// [`App::take_webhook_worker`](crate::App::take_webhook_worker) hands it to the process that runs
+/// it.
 pub struct WebhookWorker {
     webhooks: Arc<dyn WebhookRepository>,
     feed: Arc<dyn EventFeed>,

@@ -2,7 +2,7 @@
 //! or deleted in the database is detected.
 //!
 //! An entry's `hash` is SHA-256 over the previous entry's hash (hex) followed by the entry's
-//! canonical JSON ([`AuditEntry::canonical_json`]: the fields the API shows plus `seq` and the
+//! canonical JSON ([`canonical_json`]: the fields the API shows plus `seq` and the
 //! event `data`, keys sorted, no white space). The first entry of an organization follows
 //! [`GENESIS_HASH`]; after pruning, the first remaining entry follows the signed checkpoint's hash.
 
