@@ -6,9 +6,9 @@ use anyhow::{Context, Result};
 
 use crate::cmd::{self, capture, cargo};
 use crate::provision::{self, Tools};
-use crate::{deps, openapi, postgres, schemathesis};
+use crate::{deps, docs, openapi, postgres, schemathesis};
 
-const STEPS: usize = 8;
+const STEPS: usize = 9;
 
 pub fn run() -> Result<()> {
     // Before anything is built: a machine that lacks a tool learns it at once, and all of them.
@@ -17,11 +17,12 @@ pub fn run() -> Result<()> {
     step(3, "clippy", run_clippy)?;
     step(4, "dependency direction", deps::check_dependency_direction)?;
     step(5, "OpenAPI document", openapi::check)?;
-    let database = step(6, "PostgreSQL", postgres::provide)?;
-    let tests = step(7, "tests", || run_tests(&database.admin_url(), &tools));
+    step(6, "API documentation (rustdoc)", docs::check)?;
+    let database = step(7, "PostgreSQL", postgres::provide)?;
+    let tests = step(8, "tests", || run_tests(&database.admin_url(), &tools));
     // after the tests, which built target/debug/compliance-server
     let contract =
-        tests.and_then(|()| step(8, "schemathesis (contract tests)", || schemathesis::run(&database, &tools)));
+        tests.and_then(|()| step(9, "schemathesis (contract tests)", || schemathesis::run(&database, &tools)));
     drop(database); // stops and removes a throwaway cluster, also when a step failed
     contract?;
     println!("\nxtask ci: all {STEPS} steps passed");

@@ -7,6 +7,7 @@ mod bench;
 mod ci;
 mod cmd;
 mod deps;
+mod docs;
 mod openapi;
 mod postgres;
 mod provision;
@@ -22,10 +23,11 @@ Usage: cargo xtask <COMMAND>
 
 Commands:
   ci      the whole CI run: the tools the tests need, fmt check, clippy,
-          dependency-direction checks, PostgreSQL (DATABASE_URL or a throwaway
-          cluster), every test, then the contract tests
+          dependency-direction checks, the OpenAPI document, rustdoc, PostgreSQL
+          (DATABASE_URL or a throwaway cluster), every test, then the contract tests
   tools   install what the tests need besides Rust (as `ci` does first)
   deps    the dependency-direction checks alone (step 4 of `ci`)
+  docs    the workspace's rustdoc with warnings as errors, alone (step 6 of `ci`)
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
@@ -50,13 +52,16 @@ Runs, in order, stopping at the first failure:
      (http names credentials not even directly: it uses them through integrations),
      no adapter reaches another; with positive controls
   5. docs/openapi.json is the document the code generates (`cargo xtask openapi`)
-  6. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
+  6. cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS='-D warnings
+     -D rustdoc::broken_intra_doc_links -D rustdoc::private_intra_doc_links'
+     (`cargo xtask docs`): no rustdoc warning, no broken intra-doc link
+  7. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
      throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
      at the end); otherwise an error
-  7. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
+  8. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
      (or cargo test --workspace --locked without nextest), with DATABASE_URL set to
      the PostgreSQL admin URL and target/tools/venv/bin first on PATH
-  8. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
+  9. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
      fresh database on each backend; schemathesis runs every check in positive and
      negative mode with a fixed seed (settings in schemathesis.toml, see docs/testing.md)";
 
@@ -92,6 +97,7 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["ci", "-h" | "--help"] | ["help", "ci"] => print_help(CI_HELP),
         ["tools"] => provision::ensure().map(|_| ()),
         ["deps"] => deps::check_dependency_direction(),
+        ["docs"] => docs::check(),
         ["openapi"] => openapi::write(),
         ["openapi", "--check"] => openapi::check(),
         ["schemathesis"] => schemathesis::run_standalone(),

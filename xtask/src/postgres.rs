@@ -176,7 +176,7 @@ fn newest_debian_bin_dir() -> Option<PathBuf> {
     found.pop().map(|(_, bin)| bin)
 }
 
-/// "15" → [15], "9.6" → [9, 6]; anything else is not a version directory.
+/// `"15"` → `[15]`, `"9.6"` → `[9, 6]`; anything else is not a version directory.
 fn parse_version(name: &str) -> Option<Vec<u32>> {
     name.split('.').map(|part| part.parse().ok()).collect()
 }

@@ -16,17 +16,21 @@ use crate::{AppError, Principal};
 /// What a role may do with a family of resources for one action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Grant {
+    /// Nothing: the call is refused.
     None,
     /// Only the caller's own records: tasks assigned to them, their own devices, their own
     /// comments (as author), their own API keys.
     Own,
+    /// Every record of the organization.
     All,
 }
 
 /// How far an allowed caller reaches: a service whose family has an `Own` grant restricts itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
+    /// The whole family: no restriction.
     All,
+    /// Only the caller's own records (see [`Grant::Own`]).
     Own,
 }
 

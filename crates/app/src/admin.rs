@@ -29,8 +29,11 @@ const KEYS_PER_PAGE: usize = 500;
 /// API key acting as that member.
 #[derive(Debug)]
 pub struct Bootstrapped {
+    /// The organization, found by its slug or made.
     pub organization: Ensured<Organization>,
+    /// The user, found by e-mail address or made.
     pub user: Ensured<User>,
+    /// The user's membership in the organization: an existing active one keeps its role, a new one is `owner`.
     pub member: Ensured<Person>,
     /// Always new: a key's text is shown once, so a second run is how an operator gets another.
     pub api_key: IssuedApiKey,
@@ -39,17 +42,23 @@ pub struct Bootstrapped {
 /// A record `bootstrap` needed, and whether it made it (`created`) or reused an existing one.
 #[derive(Debug)]
 pub struct Ensured<T> {
+    /// The record as stored.
     pub record: T,
+    /// `true` when this call made it, `false` when it already existed.
     pub created: bool,
 }
 
 /// A new API key and the only copy of its text.
 #[derive(Debug)]
 pub struct IssuedApiKey {
+    /// The stored key (its hash and prefix, never its text).
     pub key: ApiKey,
+    /// The key's text (`cpk_…`): shown once, not stored.
     pub secret: SecretString,
 }
 
+/// The operator's use cases (the `admin` CLI): they act as the service itself, outside any
+/// member's permissions, and write audit entries as `system`.
 pub struct AdminService {
     organizations: Arc<dyn OrganizationRepository>,
     users: Arc<dyn UserRepository>,
@@ -215,6 +224,7 @@ impl AdminService {
         }
     }
 
+    /// A new user with no membership; a taken e-mail address is [`AppError::Conflict`].
     pub async fn create_user(&self, email: String, name: String) -> Result<User, AppError> {
         let user = User::create(email, name, self.clock.now())?;
         self.users.insert(&user).await.map_err(|error| match error {
@@ -224,6 +234,8 @@ impl AdminService {
         Ok(user)
     }
 
+    /// Makes an existing user a member of `org` with `role`; an unknown organization is
+    /// [`AppError::NotFound`], a bad role or department [`AppError::Validation`].
     pub async fn add_member(
         &self,
         org: OrganizationId,
@@ -256,6 +268,8 @@ impl AdminService {
         Ok(issued)
     }
 
+    /// Revokes the key `id`, in whichever organization it belongs to; it stops authenticating at
+    /// the next request on every instance.
     pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {
         // The key's organization is known once the store has read it.
         let audit = |before: Option<&ApiKey>, after: Option<&ApiKey>| {

@@ -13,6 +13,7 @@ use crate::audit::{API_KEY, AuditTrail};
 use crate::secret::{self, API_KEY_PREFIX};
 use crate::{AppError, IssuedApiKey, Ports, Principal, PrincipalCache};
 
+/// An organization's API keys: issue, list, revoke, as the permission matrix allows.
 pub struct ApiKeyService {
     credentials: Arc<dyn CredentialRepository>,
     clock: Arc<dyn Clock>,

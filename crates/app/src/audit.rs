@@ -17,9 +17,13 @@ use crate::{AppError, AuthType, Principal};
 /// How entries of one kind of resource are made: its type in entries, its id, its API form and
 /// which of its fields are secret or rich text.
 pub struct Subject<T> {
+    /// The resource's type in entries (`risk`, `policy`, …).
     pub resource_type: &'static str,
+    /// The record's id as entries show it.
     pub id: fn(&T) -> String,
+    /// The record as the API shows it.
     pub render: fn(&dyn ResourceRenderer, &T) -> Value,
+    /// Which fields never reach an entry (secrets) or reach it shortened (rich text).
     pub redaction: Redaction,
 }
 
@@ -30,6 +34,7 @@ pub struct AuditTrail {
 }
 
 impl AuditTrail {
+    /// Entries rendered by `renderer` and dated by `clock`.
     pub fn new(renderer: Arc<dyn ResourceRenderer>, clock: Arc<dyn Clock>) -> Self {
         Self { renderer, clock }
     }
@@ -93,12 +98,16 @@ impl AuditTrail {
 /// Who an entry says made a change, in which organization's chain, in answer to which request.
 #[derive(Debug, Clone)]
 pub struct Author {
+    /// The user, API key or part of the service that made the change.
     pub actor: Actor,
+    /// The organization whose chain the entry joins.
     pub organization_id: OrganizationId,
+    /// The request's `X-Request-Id`, to find the entry from a log line; `None` outside requests.
     pub request_id: Option<String>,
 }
 
 impl Author {
+    /// The caller of a request, as an entry's author.
     pub fn of(caller: &Principal) -> Self {
         Self {
             actor: actor_of(caller),
@@ -135,6 +144,7 @@ pub(crate) fn actor_of(caller: &Principal) -> Actor {
 /// What `GET /v1/audit-log/verify` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
+    /// Whether every checked entry's hash and link to its predecessor hold.
     pub valid: bool,
     /// How many entries were checked.
     pub checked: u64,

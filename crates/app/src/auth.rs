@@ -18,17 +18,25 @@ use crate::secret::{digest, digests_match};
 const LAST_USED_WRITE_INTERVAL: Duration = Duration::minutes(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a caller authenticated, which decides what an entry names as actor and what only a
+/// signed-in user may do.
 pub enum AuthType {
+    /// An `X-API-Key` header: the key acts as the member who created it.
     ApiKey,
+    /// A session from sign-in (cookie or bearer token).
     Session,
 }
 
 /// The authenticated caller: a user acting for one organization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
+    /// The organization every call of this caller is scoped to.
     pub organization_id: OrganizationId,
+    /// The member's user.
     pub user_id: UserId,
+    /// The user's e-mail address, for audit entries.
     pub email: String,
+    /// API key or session.
     pub auth_type: AuthType,
     /// The caller's membership in the organization.
     pub member_id: MemberId,
@@ -54,10 +62,23 @@ impl Principal {
 /// What a request presented. `organization` is the raw `X-Organization-Id` header.
 #[derive(Debug)]
 pub enum Credentials {
-    ApiKey { key: SecretString, organization: Option<String> },
-    Session { token: SecretString, organization: Option<String> },
+    /// An `X-API-Key` header.
+    ApiKey {
+        /// The key's text (`cpk_…`).
+        key: SecretString,
+        /// The organization asked for, if any: a key acts only in its own.
+        organization: Option<String>,
+    },
+    /// A session cookie or bearer token.
+    Session {
+        /// The session's token.
+        token: SecretString,
+        /// The organization to act in (`X-Organization-Id`): required, a 400 without it.
+        organization: Option<String>,
+    },
 }
 
+/// Turns credentials into a [`Principal`], through the in-process [`PrincipalCache`].
 pub struct AuthService {
     credentials: Arc<dyn CredentialRepository>,
     members: Arc<dyn MemberRepository>,

@@ -22,18 +22,22 @@ use crate::{AppError, Ports, Principal};
 /// A stored secret as callers see it: its name and when it was set, never its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretView {
+    /// The name steps refer to it by (`{{secret:NAME}}`).
     pub name: SecretName,
+    /// When the value was last set.
     pub updated_at: Timestamp,
 }
 
 /// What a `PUT` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretWritten {
+    /// The secret as stored.
     pub secret: SecretView,
     /// `false` when it replaced a value set before.
     pub created: bool,
 }
 
+/// An automation's login secrets: sealed in the vault, readable only by its runs.
 pub struct AutomationSecrets {
     automations: Arc<dyn AutomationRepository>,
     secrets: Arc<dyn SecretRepository>,

@@ -74,6 +74,9 @@ impl AutomationSettings {
     }
 }
 
+/// Runs due schedules and pending runs in the browser;
+/// [`App::take_worker`](crate::App::take_worker) hands it to the process that runs it in the
+/// background.
 pub struct AutomationWorker {
     automations: Arc<dyn AutomationRepository>,
     browser: Arc<dyn BrowserRunner>,

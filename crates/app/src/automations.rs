@@ -27,12 +27,15 @@ const INTERVAL_SAMPLES: usize = 16;
 /// A run as callers see it: its screenshots as links that work for a limited time.
 #[derive(Debug, Clone)]
 pub struct RunView {
+    /// The run as stored.
     pub run: AutomationRun,
+    /// A signed link to the final screenshot, if the run took one.
     pub screenshot_url: Option<String>,
     /// The link to each step's screenshot, in the order of `run.steps`.
     pub step_screenshot_urls: Vec<Option<String>>,
 }
 
+/// Browser automations of a task, their schedules and their runs.
 pub struct AutomationService {
     automations: Arc<dyn AutomationRepository>,
     tasks: Arc<dyn TaskRepository>,
@@ -61,6 +64,7 @@ impl AutomationService {
         }
     }
 
+    /// A new automation on one of the organization's tasks.
     pub async fn create(&self, caller: &Principal, input: NewAutomation) -> Result<BrowserAutomation, AppError> {
         require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
@@ -78,6 +82,7 @@ impl AutomationService {
         Ok(automation)
     }
 
+    /// One automation of the caller's organization; another organization's is [`AppError::NotFound`].
     pub async fn get(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
         require(caller, Family::Automations, Action::Read)?;
         self.automation(&caller.organization_id, id).await
@@ -91,6 +96,7 @@ impl AutomationService {
         Ok(self.automations.list_for_task(org, task).await?)
     }
 
+    /// Applies `changes` (only the fields given); a schedule change recomputes the next run.
     pub async fn update(
         &self,
         caller: &Principal,

@@ -13,7 +13,9 @@ use crate::{AppError, Settings, UrlSigner};
 /// A link and how many seconds it stays valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DownloadLink {
+    /// The signed URL, absolute, under `Settings::public_url`.
     pub url: String,
+    /// Seconds until the link stops working.
     pub expires_in: u64,
 }
 

@@ -7,6 +7,7 @@ use compliance_ports::ChatStore;
 
 use crate::{AppError, AuthType, Ports, Principal, Settings};
 
+/// The assistant's chat history of the calling user in their organization (sessions only).
 pub struct ChatService {
     store: Arc<dyn ChatStore>,
     settings: Arc<Settings>,
@@ -17,6 +18,7 @@ impl ChatService {
         Self { store: ports.chat.clone(), settings }
     }
 
+    /// The caller's history, oldest message first; empty when none is kept.
     pub async fn history(&self, caller: &Principal) -> Result<Vec<ChatMessage>, AppError> {
         session_only(caller)?;
         Ok(self.store.get(&caller.organization_id, &caller.user_id).await?)
@@ -33,6 +35,7 @@ impl ChatService {
         Ok(self.store.replace(&caller.organization_id, &caller.user_id, &messages, ttl).await?)
     }
 
+    /// Forgets the caller's history.
     pub async fn clear(&self, caller: &Principal) -> Result<(), AppError> {
         session_only(caller)?;
         Ok(self.store.clear(&caller.organization_id, &caller.user_id).await?)

@@ -14,6 +14,7 @@ use crate::audit::{AuditTrail, COMMENT};
 use crate::blob_links::{BlobLinks, DownloadLink, LinkTarget};
 use crate::{AppError, AuthType, Ports, Principal, Settings};
 
+/// Comments on risks, vendors, policies and tasks, with their attachments.
 pub struct CommentService {
     comments: Arc<dyn CommentRepository>,
     members: Arc<dyn MemberRepository>,

@@ -12,6 +12,7 @@ use crate::access::require;
 use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, Ports, Principal};
 
+/// Context entries: questions and answers about the organization.
 pub struct ContextService {
     context: Arc<dyn ContextRepository>,
     clock: Arc<dyn Clock>,
@@ -41,11 +42,13 @@ impl ContextService {
         Ok(self.context.list_context_entries(&caller.organization_id, query).await?)
     }
 
+    /// One context entry of the caller's organization.
     pub async fn get_context_entry(&self, caller: &Principal, id: &ContextEntryId) -> Result<ContextEntry, AppError> {
         require(caller, Family::Context, Action::Read)?;
         self.context.get_context_entry(&caller.organization_id, id).await.map_err(not_found)
     }
 
+    /// A new context entry; a bad field is [`AppError::Validation`].
     pub async fn create_context_entry(
         &self,
         caller: &Principal,

@@ -9,6 +9,7 @@ use compliance_ports::{DeviceDirectory, DeviceError, DeviceRecord, MemberReposit
 use crate::access::{Reach, only_own, require};
 use crate::{AppError, Ports, Principal};
 
+/// Devices from the device management system, as the caller may see them.
 pub struct DeviceService {
     directory: Arc<dyn DeviceDirectory>,
     organizations: Arc<dyn OrganizationRepository>,

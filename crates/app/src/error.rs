@@ -5,15 +5,21 @@ use compliance_ports::RepoError;
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error("invalid request: {0}")]
+    /// A bad input (400): each field and why, the first wrong field of each input.
     Validation(ValidationErrors),
     #[error("authentication required: {0}")]
+    /// No valid credentials (401); the text says what was missing or wrong.
     Unauthenticated(&'static str),
     #[error("forbidden: {0}")]
+    /// Valid credentials that cannot be used for this (403): an API key where only a signed-in
+    /// user may act, or an organization the caller is not an active member of.
     Forbidden(&'static str),
     /// The permission matrix or a key's scopes refuse the call (403); the text names the rule.
     #[error("forbidden: {0}")]
     Denied(String),
     #[error("{0} not found")]
+    /// No such record in the caller's organization (404), which is also how another organization's
+    /// record answers; the text names the kind of record.
     NotFound(&'static str),
     /// A feature this deployment does not have (404), e.g. sign-in without OpenID Connect settings.
     #[error("{0}")]
@@ -22,13 +28,21 @@ pub enum AppError {
     #[error("{0}")]
     Gone(&'static str),
     #[error("{0}")]
+    /// The change contradicts the stored state (409), e.g. a taken slug or a changed record.
     Conflict(String),
     /// More bytes or items than the limits allow (413).
     #[error("{0}")]
     TooLarge(String),
     /// Something an administrator must set up first (412), with where to read how.
     #[error("{detail}")]
-    SetupRequired { detail: String, setup_instructions: Option<String>, create_app_url: Option<String> },
+    SetupRequired {
+        /// What is missing.
+        detail: String,
+        /// Where the administrator reads how to set it up.
+        setup_instructions: Option<String>,
+        /// Where the administrator registers the application with the provider, if it has such a page.
+        create_app_url: Option<String>,
+    },
     /// The OAuth callback's state is unknown, expired, used or someone else's (400): the spec's
     /// `Invalid state`.
     #[error("invalid OAuth state: {0}")]
@@ -38,8 +52,14 @@ pub enum AppError {
     NotConfigured(String),
     /// An outside system answered badly (502) or not in time (504); the detail is fit to show.
     #[error("{detail}")]
-    Upstream { timeout: bool, detail: String },
+    Upstream {
+        /// `true` when it did not answer in time (504), `false` when it answered badly (502).
+        timeout: bool,
+        /// What went wrong, without secrets.
+        detail: String,
+    },
     #[error("service unavailable")]
+    /// The database or another dependency is down for now (503); the detail is for the log.
     Unavailable(String),
     /// Details are for the log only.
     #[error("internal error")]
@@ -47,6 +67,7 @@ pub enum AppError {
 }
 
 impl AppError {
+    /// A [`AppError::Validation`] of one field.
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {
         Self::Validation(ValidationErrors::field(field, message))
     }

@@ -24,10 +24,13 @@ const OWNERS_ONLY: &str = "only an owner may invite someone as an owner";
 /// A new invitation and the only copy of its token.
 #[derive(Debug)]
 pub struct IssuedInvitation {
+    /// The invitation as stored (its token's hash only).
     pub invitation: Invitation,
+    /// The token the invitee accepts with: shown once, not stored.
     pub token: SecretString,
 }
 
+/// Invitations to join an organization by e-mail address, and their acceptance.
 pub struct InvitationService {
     invitations: Arc<dyn InvitationRepository>,
     members: Arc<dyn MemberRepository>,
@@ -51,6 +54,7 @@ impl InvitationService {
         }
     }
 
+    /// The service's clock, for callers that date what they show.
     pub fn now(&self) -> Timestamp {
         self.clock.now()
     }
@@ -74,11 +78,13 @@ impl InvitationService {
         Ok(IssuedInvitation { invitation, token })
     }
 
+    /// The organization's invitations, a page at a time.
     pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Invitation>, AppError> {
         require(caller, Family::People, Action::Read)?;
         Ok(self.invitations.list(&caller.organization_id, page).await?)
     }
 
+    /// One invitation of the caller's organization.
     pub async fn get(&self, caller: &Principal, id: &InvitationId) -> Result<Invitation, AppError> {
         require(caller, Family::People, Action::Read)?;
         self.invitations.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))

@@ -3,6 +3,8 @@
 //! Tenant scoping, authentication and cross-record checks (an assignee must be an active member of
 //! the same organization) live here; storage and delivery do not.
 
+#![warn(missing_docs)]
+
 pub mod access;
 mod admin;
 mod api_keys;
@@ -41,6 +43,7 @@ mod vendors;
 mod webhook_signing;
 mod webhook_worker;
 mod webhooks;
+mod wiring;
 
 use std::sync::Arc;
 
@@ -87,42 +90,62 @@ pub use tasks::TaskService;
 pub use vendors::VendorService;
 pub use webhook_worker::{WebhookSettings, WebhookWorker};
 pub use webhooks::{IssuedWebhook, WebhookService};
+pub use wiring::Adapters;
 
 /// Everything the use cases need from the outside world.
 #[derive(Clone)]
 pub struct Ports {
+    /// Organizations and their settings.
     pub organizations: Arc<dyn OrganizationRepository>,
+    /// Users, across organizations.
     pub users: Arc<dyn UserRepository>,
+    /// Memberships: a user's role in an organization.
     pub members: Arc<dyn MemberRepository>,
+    /// API keys.
     pub credentials: Arc<dyn CredentialRepository>,
     /// A user's own sessions and memberships.
     pub sessions: Arc<dyn SessionRepository>,
     /// Sign-in attempts and the users' linked provider accounts.
     pub sign_in: Arc<dyn SignInRepository>,
+    /// Invitations and their acceptance.
     pub invitations: Arc<dyn InvitationRepository>,
     /// The OpenID provider users sign in with; `None` when sign-in is not configured.
     pub identity: Option<Arc<dyn IdentityProvider>>,
+    /// Context entries.
     pub context: Arc<dyn ContextRepository>,
+    /// Policies, their versions and signatures.
     pub policies: Arc<dyn PolicyRepository>,
+    /// Vendors.
     pub vendors: Arc<dyn VendorRepository>,
+    /// Risks.
     pub risks: Arc<dyn RiskRepository>,
+    /// Tasks.
     pub tasks: Arc<dyn TaskRepository>,
     /// How many changes each organization's lists have seen, for pages kept by callers.
     pub list_generations: Arc<dyn ListGenerations>,
+    /// Comments and their attachments' metadata.
     pub comments: Arc<dyn CommentRepository>,
+    /// Browser automations, schedules and runs.
     pub automations: Arc<dyn AutomationRepository>,
+    /// Attachment and screenshot bytes.
     pub blobs: Arc<dyn BlobStore>,
+    /// The device management system.
     pub devices: Arc<dyn DeviceDirectory>,
+    /// Runs an automation in a browser.
     pub browser: Arc<dyn BrowserRunner>,
     /// Prints policy documents to PDF; [`compliance_ports::NoPrinter`] where there is no browser.
     pub printer: Arc<dyn DocumentPrinter>,
+    /// The assistant's chat histories.
     pub chat: Arc<dyn ChatStore>,
+    /// Whether the database answers (`GET /ready`).
     pub health: Arc<dyn HealthCheck>,
+    /// The time every use case reads.
     pub clock: Arc<dyn Clock>,
     /// Integration connections, whose credentials an automation may type (`connectionId`).
     pub connections: Arc<dyn ConnectionRepository>,
     /// The vault's ciphertexts and its cipher, for an automation's login secrets.
     pub secrets: Arc<dyn SecretRepository>,
+    /// Seals and opens the vault's secrets.
     pub cipher: Arc<dyn SecretCipher>,
     /// The model behind free-text instructions; `None` when `AUTOMATION_LLM_URL` is not set.
     pub agent_model: Option<Arc<dyn AgentModel>>,
@@ -130,15 +153,19 @@ pub struct Ports {
     pub audit: Arc<dyn AuditRepository>,
     /// Records as the API shows them, for audit entries' `data` and `changes`.
     pub renderer: Arc<dyn ResourceRenderer>,
+    /// Webhook endpoints and their deliveries.
     pub webhooks: Arc<dyn WebhookRepository>,
     /// The organizations' committed changes (the audit trail), which webhooks deliver.
     pub event_feed: Arc<dyn EventFeed>,
+    /// Sends one delivery to an endpoint.
     pub webhook_sender: Arc<dyn WebhookSender>,
 }
 
 /// Tunables of the use cases, from configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The largest attachment and the most attachment bytes of one request, in decoded bytes
+    /// (`ATTACHMENT_MAX_FILE_BYTES`, `ATTACHMENT_MAX_REQUEST_BYTES`).
     pub attachments: AttachmentLimits,
     /// The most rows one list response holds (`LIST_MAX_ROWS`): a list asked for without `limit`
     /// answers its first page of this size, and no `limit` goes beyond it.
@@ -149,9 +176,11 @@ pub struct Settings {
     pub public_url: String,
     /// The HMAC key of those links.
     pub url_signing_key: Vec<u8>,
+    /// How many messages a chat history keeps, and the longest message, in characters.
     pub chat_limits: ChatLimits,
     /// How long a chat history lives after its last replacement.
     pub chat_ttl: std::time::Duration,
+    /// The automation worker's timeouts, intervals and bounds (`AUTOMATION_*`).
     pub automations: AutomationSettings,
     /// How long an authenticated credential is remembered in process (zero: not at all).
     pub auth_cache_ttl: std::time::Duration,
@@ -161,12 +190,50 @@ pub struct Settings {
     pub self_service_organizations: bool,
     /// How long an invitation can be accepted (`INVITATION_TTL_SECONDS`, default seven days).
     pub invitation_ttl: time::Duration,
+    /// The webhook worker's tunables and the hosts webhooks may reach (`WEBHOOK_*`).
     pub webhooks: WebhookSettings,
+    /// The review-date worker's poll interval (`POLICY_REVIEW_POLL_MILLIS`).
     pub policy_reviews: PolicyReviewSettings,
     /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
     pub audit_retention: Option<time::Duration>,
     /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
     pub audit_checkpoint_key: Vec<u8>,
+}
+
+/// The server's defaults (docs/operations.md lists the variable of each): the server's
+/// configuration starts from these and an embedder takes them as they are, so the two cannot
+/// drift. `public_url` is the server's default address; the signing keys are fresh random
+/// 32-byte keys, so links and audit checkpoints signed with them stop verifying once this value
+/// is dropped (give a fixed key to keep them across restarts or share them between instances).
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            attachments: AttachmentLimits::default(),
+            list_max_rows: 10_000,
+            download_ttl: std::time::Duration::from_secs(15 * 60),
+            public_url: "http://127.0.0.1:8080".into(),
+            url_signing_key: random_key(),
+            chat_limits: ChatLimits::default(),
+            chat_ttl: std::time::Duration::from_secs(7 * 24 * 60 * 60),
+            automations: AutomationSettings::default(),
+            auth_cache_ttl: std::time::Duration::from_secs(5),
+            session_ttl: time::Duration::days(7),
+            self_service_organizations: true,
+            invitation_ttl: time::Duration::days(7),
+            webhooks: WebhookSettings::default(),
+            policy_reviews: PolicyReviewSettings::default(),
+            audit_retention: None,
+            audit_checkpoint_key: random_key(),
+        }
+    }
+}
+
+/// The length of a generated signing key, and the shortest the server accepts, in bytes: 256
+/// bits, the output size of HMAC-SHA-256, which signs links and audit checkpoints.
+pub const SIGNING_KEY_BYTES: usize = 32;
+
+fn random_key() -> Vec<u8> {
+    rand::random::<[u8; SIGNING_KEY_BYTES]>().to_vec()
 }
 
 impl Settings {
@@ -179,27 +246,49 @@ impl Settings {
 
 /// The application: every use case, ready to be called by a delivery layer.
 pub struct App {
+    /// Authentication: credentials to a [`Principal`].
     pub auth: AuthService,
+    /// Context entries.
     pub context: ContextService,
+    /// Policies, their versions, approval and signatures.
     pub policies: PolicyService,
+    /// Published policy versions rendered as HTML or PDF documents.
     pub policy_documents: PolicyDocumentService,
+    /// Vendors.
     pub vendors: VendorService,
+    /// Risks.
     pub risks: RiskService,
+    /// Tasks.
     pub tasks: TaskService,
+    /// Comments on any commentable record.
     pub comments: Arc<CommentService>,
+    /// The assistant's chat history.
     pub chat: ChatService,
+    /// The settings the application was built with.
     pub settings: Arc<Settings>,
+    /// Members of the organization.
     pub people: PeopleService,
+    /// The caller's organization itself.
     pub organization: OrganizationService,
+    /// The operator's use cases, outside any organization's permissions.
     pub admin: AdminService,
+    /// Sign-in with the OpenID provider.
     pub sign_in: SignInService,
+    /// The signed-in user's sessions and memberships.
     pub sessions: SessionService,
+    /// Invitations.
     pub invitations: InvitationService,
+    /// API keys.
     pub api_keys: ApiKeyService,
+    /// Devices from the device management system.
     pub devices: DeviceService,
+    /// Browser automations and their runs.
     pub automations: AutomationService,
+    /// Automations' login secrets.
     pub automation_secrets: AutomationSecrets,
+    /// Webhooks and their deliveries.
     pub webhooks: WebhookService,
+    /// The audit trail: listing and verifying it.
     pub audit: AuditService,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
@@ -212,6 +301,8 @@ pub struct App {
 }
 
 impl App {
+    /// Every use case over `ports`, with `settings`. Starts nothing: the automation and webhook
+    /// workers wait in [`App::take_worker`] and [`App::take_webhook_worker`].
     pub fn new(ports: Ports, settings: Settings) -> Self {
         let settings = Arc::new(settings);
         let comments = Arc::new(CommentService::new(&ports, settings.clone()));

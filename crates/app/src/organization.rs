@@ -16,6 +16,7 @@ use crate::{AppError, Ports, Principal, Settings, SignedInUser};
 /// The role of whoever creates an organization.
 pub const OWNER_ROLE: &str = "owner";
 
+/// The caller's organization, and creating organizations.
 pub struct OrganizationService {
     organizations: Arc<dyn OrganizationRepository>,
     clock: Arc<dyn Clock>,
@@ -64,6 +65,7 @@ impl OrganizationService {
         .await
     }
 
+    /// The caller's organization.
     pub async fn get(&self, caller: &Principal) -> Result<Organization, AppError> {
         require(caller, Family::Organization, Action::Read)?;
         self.organizations.get(&caller.organization_id).await.map_err(|e| AppError::from_repo(e, "organization"))

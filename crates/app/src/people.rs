@@ -15,6 +15,7 @@ use crate::{AppError, Ports, Principal, PrincipalCache};
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
 const OWNERS_ONLY: &str = "only an owner may make someone an owner or change an owner's membership";
 
+/// Members of the organization: their roles, departments and devices.
 pub struct PeopleService {
     members: Arc<dyn MemberRepository>,
     users: Arc<dyn UserRepository>,
@@ -48,6 +49,7 @@ impl PeopleService {
         Ok(self.members.list(&caller.organization_id, include_inactive, query).await?)
     }
 
+    /// One member of the caller's organization.
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {
         require(caller, Family::People, Action::Read)?;
         self.members.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "person"))

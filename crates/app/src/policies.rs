@@ -13,6 +13,7 @@ use crate::assignees::require_active_members;
 use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
+/// Policies: their content, status, versions, approval and signatures.
 pub struct PolicyService {
     pub(crate) policies: Arc<dyn PolicyRepository>,
     pub(crate) members: Arc<dyn MemberRepository>,
@@ -47,6 +48,7 @@ impl PolicyService {
         Ok(self.policies.list_policies(&caller.organization_id, query).await?)
     }
 
+    /// One policy of the caller's organization.
     pub async fn get_policy(&self, caller: &Principal, id: &PolicyId) -> Result<Policy, AppError> {
         require(caller, Family::Policies, Action::Read)?;
         self.policies.get_policy(&caller.organization_id, id).await.map_err(not_found)

@@ -23,6 +23,7 @@ use crate::{AppError, PolicyService, Principal};
 pub struct Signatures {
     /// The version the round is about (the current published one).
     pub version: i32,
+    /// Who signed that version, and when.
     pub signed: Vec<Signer>,
     /// Active members who have not signed; empty when the policy need not be signed.
     pub pending: Vec<Signer>,
@@ -31,7 +32,9 @@ pub struct Signatures {
 /// A published policy as one member's portal shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyToSign {
+    /// The policy, at its published version.
     pub policy: Policy,
+    /// When the member signed that version; `None` while they have not.
     pub signed_at: Option<Timestamp>,
 }
 
@@ -132,6 +135,7 @@ impl PolicyService {
         Err(AppError::Conflict(POLICY_CHANGED.into()))
     }
 
+    /// The policy's published versions, newest first.
     pub async fn list_policy_versions(
         &self,
         caller: &Principal,
@@ -141,6 +145,7 @@ impl PolicyService {
         Ok(self.policies.list_policy_versions(&caller.organization_id, id).await?)
     }
 
+    /// One published version of the policy.
     pub async fn get_policy_version(
         &self,
         caller: &Principal,

@@ -39,12 +39,15 @@ pub(crate) struct Cached {
     pub generation: u64,
 }
 
+/// Authenticated callers remembered in process for a short time, forgotten at once when this
+/// instance changes what they may do (see `AUTH_CACHE_SECONDS`).
 pub struct PrincipalCache {
     ttl: Duration,
     entries: Mutex<HashMap<CacheKey, Cached>>,
 }
 
 impl PrincipalCache {
+    /// Remembers each caller for `ttl` (zero: not at all).
     pub fn new(ttl: std::time::Duration) -> Self {
         let ttl = Duration::try_from(ttl).unwrap_or(Duration::ZERO);
         Self { ttl, entries: Mutex::new(HashMap::new()) }

@@ -13,6 +13,7 @@ use crate::assignees::{assignee, require_active_members};
 use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
+/// Risks: their assessment, treatment and owner.
 pub struct RiskService {
     risks: Arc<dyn RiskRepository>,
     members: Arc<dyn MemberRepository>,
@@ -41,11 +42,13 @@ impl RiskService {
         Ok(self.risks.list_risks(&caller.organization_id, query).await?)
     }
 
+    /// One risk of the caller's organization; another organization's is [`AppError::NotFound`].
     pub async fn get_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
         require(caller, Family::Risks, Action::Read)?;
         self.risks.get_risk(&caller.organization_id, id).await.map_err(not_found)
     }
 
+    /// A new risk; a bad field is [`AppError::Validation`] naming it.
     pub async fn create_risk(&self, caller: &Principal, input: NewRisk) -> Result<Risk, AppError> {
         require(caller, Family::Risks, Action::Write)?;
         let created = Risk::create(caller.organization_id.clone(), input, self.clock.now())?;

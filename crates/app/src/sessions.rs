@@ -17,7 +17,9 @@ use crate::{AppError, AuthType, Ports, Principal, PrincipalCache};
 /// A new session and the only copy of its token.
 #[derive(Debug)]
 pub struct IssuedSession {
+    /// The session as stored (its token's hash only).
     pub session: Session,
+    /// The token (cookie value or bearer token): shown once, not stored.
     pub token: SecretString,
 }
 
@@ -25,7 +27,9 @@ pub struct IssuedSession {
 /// (which belongs to one organization).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedInUser {
+    /// The user.
     pub user_id: UserId,
+    /// How they authenticated.
     pub auth_type: AuthType,
     /// The session the request came with.
     pub session_id: Option<SessionId>,
@@ -53,18 +57,22 @@ impl SignedInUser {
 /// The caller's user and memberships.
 #[derive(Debug, Clone)]
 pub struct Me {
+    /// The signed-in user.
     pub user: User,
+    /// Their active memberships, one per organization.
     pub memberships: Vec<Membership>,
 }
 
 /// One of the caller's sessions.
 #[derive(Debug, Clone)]
 pub struct SessionView {
+    /// The session.
     pub session: Session,
     /// The session the request came with.
     pub current: bool,
 }
 
+/// The signed-in user: who they are, their memberships and their sessions (list, end).
 pub struct SessionService {
     sessions: Arc<dyn SessionRepository>,
     credentials: Arc<dyn CredentialRepository>,

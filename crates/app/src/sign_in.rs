@@ -34,27 +34,35 @@ const PROVIDER: &str = "OpenID Connect";
 /// Where to send the browser, and the value of the cookie that binds the attempt to it.
 #[derive(Debug)]
 pub struct SignInStart {
+    /// The provider's authorization URL.
     pub authorization_url: String,
+    /// The binding cookie's value: the callback must come from the browser that started.
     pub browser_binding: SecretString,
 }
 
 /// What the provider sent back, and the browser's binding cookie.
 #[derive(Debug, Default)]
 pub struct Callback {
+    /// The provider's `code` parameter.
     pub code: Option<SecretString>,
+    /// The provider's `state` parameter.
     pub state: Option<SecretString>,
     /// The provider's `error` parameter.
     pub error: Option<String>,
+    /// The binding cookie the attempt was started with.
     pub browser_binding: Option<SecretString>,
 }
 
 /// A finished sign-in: the new session and where to go.
 #[derive(Debug)]
 pub struct SignedIn {
+    /// The new session.
     pub session: IssuedSession,
+    /// A path on this service to send the browser to.
     pub redirect: String,
 }
 
+/// Sign-in with an OpenID Connect provider.
 pub struct SignInService {
     provider: Option<Arc<dyn IdentityProvider>>,
     sign_in: Arc<dyn SignInRepository>,

@@ -9,6 +9,7 @@ pub struct UrlSigner {
 }
 
 impl UrlSigner {
+    /// Signs with `key` (HMAC-SHA256; at least 32 bytes in practice).
     pub fn new(key: Vec<u8>) -> Self {
         Self { key }
     }
@@ -19,6 +20,7 @@ impl UrlSigner {
         Some(mac)
     }
 
+    /// The hex signature of `attachment` in `org`, valid until `expires` (Unix seconds).
     pub fn sign(&self, org: &str, attachment: &str, expires: i64) -> String {
         self.mac(org, attachment, expires).map(|mac| hex::encode(mac.finalize().into_bytes())).unwrap_or_default()
     }
@@ -29,6 +31,7 @@ impl UrlSigner {
         self.sign(org, &format!("form\n{form}\n{session_token}"), 0)
     }
 
+    /// Whether `token` is [`UrlSigner::form_token`]'s for this session, organization and form.
     pub fn verify_form_token(&self, session_token: &str, org: &str, form: &str, token: &str) -> bool {
         self.verify(org, &format!("form\n{form}\n{session_token}"), 0, token)
     }

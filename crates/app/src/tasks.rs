@@ -13,6 +13,7 @@ use crate::assignees::{assignee, require_active_members};
 use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
+/// Tasks: their assignees, status and due dates.
 pub struct TaskService {
     tasks: Arc<dyn TaskRepository>,
     members: Arc<dyn MemberRepository>,
@@ -44,6 +45,7 @@ impl TaskService {
         }
     }
 
+    /// One task of the caller's organization.
     pub async fn get_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
         let reach = require(caller, Family::Tasks, Action::Read)?;
         let task = self.tasks.get_task(&caller.organization_id, id).await.map_err(not_found)?;
@@ -53,6 +55,7 @@ impl TaskService {
         Ok(task)
     }
 
+    /// A new task; its assignee must be an active member of the organization.
     pub async fn create_task(&self, caller: &Principal, input: NewTask) -> Result<Task, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
         let created = Task::create(caller.organization_id.clone(), input, self.clock.now())?;

@@ -13,6 +13,7 @@ use crate::assignees::{assignee, require_active_members};
 use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, CommentService, Ports, Principal};
 
+/// Vendors: their assessment and review dates.
 pub struct VendorService {
     vendors: Arc<dyn VendorRepository>,
     members: Arc<dyn MemberRepository>,
@@ -47,11 +48,13 @@ impl VendorService {
         Ok(self.vendors.list_vendors(&caller.organization_id, query).await?)
     }
 
+    /// One vendor of the caller's organization.
     pub async fn get_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
         require(caller, Family::Vendors, Action::Read)?;
         self.vendors.get_vendor(&caller.organization_id, id).await.map_err(not_found)
     }
 
+    /// A new vendor; a bad field is [`AppError::Validation`] naming it.
     pub async fn create_vendor(&self, caller: &Principal, input: NewVendor) -> Result<Vendor, AppError> {
         require(caller, Family::Vendors, Action::Write)?;
         let created = Vendor::create(caller.organization_id.clone(), input, self.clock.now())?;

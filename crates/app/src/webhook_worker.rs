@@ -41,6 +41,7 @@ pub struct WebhookSettings {
     pub poll_interval: Duration,
     /// The first retry's delay; each further one doubles, up to `retry_max`, then ±25 % jitter.
     pub retry_base: Duration,
+    /// The longest delay between two retries, before jitter.
     pub retry_max: Duration,
     /// How long a delivery is retried after it was made.
     pub retry_window: time::Duration,
@@ -68,6 +69,9 @@ impl Default for WebhookSettings {
     }
 }
 
+/// Delivers the organizations' committed changes to their webhooks, in order, at least once;
+/// [`App::take_webhook_worker`](crate::App::take_webhook_worker) hands it to the process that runs
+/// it.
 pub struct WebhookWorker {
     webhooks: Arc<dyn WebhookRepository>,
     feed: Arc<dyn EventFeed>,

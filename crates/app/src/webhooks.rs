@@ -21,10 +21,13 @@ use crate::{AppError, Ports, Principal};
 
 /// A webhook and the only copy of its (new) secret.
 pub struct IssuedWebhook {
+    /// The webhook as stored.
     pub webhook: Webhook,
+    /// Its signing secret (`whsec_…`): shown once.
     pub secret: SecretString,
 }
 
+/// Webhooks: their endpoints, secrets and deliveries.
 pub struct WebhookService {
     webhooks: Arc<dyn WebhookRepository>,
     feed: Arc<dyn EventFeed>,
@@ -49,11 +52,13 @@ impl WebhookService {
         }
     }
 
+    /// The organization's webhooks, a page at a time.
     pub async fn list(&self, caller: &Principal, page: &PageRequest) -> Result<Page<Webhook>, AppError> {
         require(caller, Family::Webhooks, Action::Read)?;
         Ok(self.webhooks.list(&caller.organization_id, page).await?)
     }
 
+    /// One webhook of the caller's organization.
     pub async fn get(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, AppError> {
         require(caller, Family::Webhooks, Action::Read)?;
         self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)
@@ -72,6 +77,8 @@ impl WebhookService {
         Ok(IssuedWebhook { webhook, secret })
     }
 
+    /// Applies `changes` (only the fields given); a URL must be https to a public address unless
+    /// its host is in `WEBHOOK_ALLOWED_HOSTS`.
     pub async fn update(
         &self,
         caller: &Principal,
@@ -132,6 +139,7 @@ impl WebhookService {
         Ok(queued)
     }
 
+    /// The webhook's deliveries, newest first, a page at a time.
     pub async fn deliveries(
         &self,
         caller: &Principal,

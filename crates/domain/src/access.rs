@@ -10,15 +10,21 @@ use crate::validation::FieldError;
 /// A role a member can hold. A member's role text may name several (see [`roles`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
+    /// `owner`: everything; only an owner may make or change an owner.
     Owner,
+    /// `admin`: everything but making or changing an owner.
     Admin,
+    /// `auditor`: reads everything, writes nothing but their own API keys.
     Auditor,
+    /// `employee`: reads policies, their own tasks and devices; comments on what they can read.
     Employee,
 }
 
 impl Role {
+    /// Every role, from most to least powerful: the matrix's column order.
     pub const ALL: [Role; 4] = [Role::Owner, Role::Admin, Role::Auditor, Role::Employee];
 
+    /// The role's wire name (`owner`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Owner => "owner",
@@ -49,23 +55,38 @@ pub fn holds(text: &str, role: Role) -> bool {
 /// A family of resources that permissions and scopes speak about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
+    /// Risks.
     Risks,
+    /// Vendors.
     Vendors,
+    /// Members.
     People,
+    /// Policies, their versions and signatures.
     Policies,
+    /// Context entries.
     Context,
+    /// Tasks.
     Tasks,
+    /// Comments and attachments.
     Comments,
+    /// Devices.
     Devices,
+    /// Browser automations and runs.
     Automations,
+    /// Integration connections.
     Integrations,
+    /// The organization itself.
     Organization,
+    /// API keys.
     ApiKeys,
+    /// The audit trail.
     Audit,
+    /// Webhooks.
     Webhooks,
 }
 
 impl Family {
+    /// Every family, in the matrix's row order.
     pub const ALL: [Family; 14] = [
         Family::Risks,
         Family::Vendors,
@@ -83,6 +104,7 @@ impl Family {
         Family::Webhooks,
     ];
 
+    /// The family's name in scopes (`risks`, `apiKeys`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Family::Risks => "risks",
@@ -110,13 +132,17 @@ impl Family {
 /// Reading, or changing (create, update, delete, and actions such as starting a run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Action {
+    /// Reading (GET).
     Read,
+    /// Changing (POST, PATCH, PUT, DELETE).
     Write,
 }
 
 impl Action {
+    /// Both actions.
     pub const ALL: [Action; 2] = [Action::Read, Action::Write];
 
+    /// `read` or `write`.
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Read => "read",
@@ -162,6 +188,7 @@ impl Scope {
         )
     }
 
+    /// A scope's text (`*`, `*:read`, `risks:write`, …); `None` for anything else.
     pub fn parse(text: &str) -> Option<Scope> {
         match text {
             "*" => Some(Scope::All),
@@ -230,10 +257,12 @@ impl Scopes {
         Self(scopes)
     }
 
+    /// Whether any of the scopes allows `action` on `family`.
     pub fn covers(&self, family: Family, action: Action) -> bool {
         self.0.iter().any(|scope| scope.covers(family, action))
     }
 
+    /// The scopes, sorted, without repeats.
     pub fn iter(&self) -> impl Iterator<Item = Scope> + '_ {
         self.0.iter().copied()
     }

@@ -2,7 +2,7 @@
 //! or deleted in the database is detected.
 //!
 //! An entry's `hash` is SHA-256 over the previous entry's hash (hex) followed by the entry's
-//! canonical JSON ([`AuditEntry::canonical_json`]: the fields the API shows plus `seq` and the
+//! canonical JSON ([`canonical_json`]: the fields the API shows plus `seq` and the
 //! event `data`, keys sorted, no white space). The first entry of an organization follows
 //! [`GENESIS_HASH`]; after pruning, the first remaining entry follows the signed checkpoint's hash.
 
@@ -19,13 +19,16 @@ pub const GENESIS_HASH: &str = "000000000000000000000000000000000000000000000000
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ActorType {
+    /// A signed-in user.
     User,
+    /// An API key, acting as the member who made it.
     ApiKey,
     /// The service itself: workers, retention, the admin CLI.
     System,
 }
 
 impl ActorType {
+    /// The wire name (`user`, `apiKey`, `system`).
     pub fn as_str(self) -> &'static str {
         match self {
             ActorType::User => "user",
@@ -34,6 +37,7 @@ impl ActorType {
         }
     }
 
+    /// The actor type of a wire name; `None` for anything else.
     pub fn parse(text: &str) -> Option<Self> {
         [ActorType::User, ActorType::ApiKey, ActorType::System].into_iter().find(|t| t.as_str() == text)
     }
@@ -44,16 +48,21 @@ impl ActorType {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Actor {
+    /// A user, an API key or the service itself.
     #[serde(rename = "type")]
     pub actor_type: ActorType,
+    /// The user (for an API key, the user who made it) or the part of the service.
     pub id: String,
+    /// The user's e-mail address at the time, if a user.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// The API key, when one made the change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key_id: Option<ApiKeyId>,
 }
 
 impl Actor {
+    /// The service itself; `part` names which (`retention`, `webhook-worker`, …).
     pub fn system(part: &str) -> Self {
         Self { actor_type: ActorType::System, id: part.to_owned(), email: None, api_key_id: None }
     }
@@ -63,30 +72,39 @@ impl Actor {
 /// change it describes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditDraft {
+    /// The entry's id.
     pub id: AuditEntryId,
+    /// The organization whose chain it joins.
     pub organization_id: OrganizationId,
+    /// Who made the change.
     pub actor: Actor,
     /// `risk.updated`, `member.deactivated`, `session.created`…
     pub action: String,
     /// `risk`, `member`, `apiKey`… (singular, as in the action).
     pub resource_type: String,
+    /// The changed record's id.
     pub resource_id: String,
     /// `{field: {from, to}}`, already redacted (see [`diff`]).
     pub changes: Value,
     /// The resource as the API returns it after the change (as it was, for a delete); what
     /// webhooks deliver. `None` when there is no such resource.
     pub data: Option<Value>,
+    /// The request's `X-Request-Id`, if the change came from a request.
     pub request_id: Option<String>,
+    /// When the change committed.
     pub created_at: Timestamp,
 }
 
 /// An entry in its organization's chain.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditEntry {
+    /// What the entry says.
     pub draft: AuditDraft,
     /// 1, 2, 3… per organization, without gaps, in commit order.
     pub seq: i64,
+    /// The previous entry's hash (hex), or the genesis hash for the first.
     pub prev_hash: String,
+    /// SHA-256 (hex) of the previous hash and this entry's canonical text: the chain link.
     pub hash: String,
 }
 
@@ -146,6 +164,7 @@ const ALWAYS_SECRET: [&str; 7] = ["secret", "token", "password", "key", "clientS
 /// Fields that are no change of their own.
 const NOT_CHANGES: [&str; 4] = ["id", "organizationId", "createdAt", "updatedAt"];
 
+/// What stands in an entry for a secret field's value.
 pub const REDACTED: &str = "[redacted]";
 
 /// `{field: {from, to}}` for each top-level field whose value differs between `before` and

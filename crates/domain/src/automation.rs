@@ -18,8 +18,11 @@ use crate::{
     AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId, Timestamp, UserId, nullable, required_non_null,
 };
 
+/// The longest name, in characters.
 pub const NAME_MAX: usize = 255;
+/// The longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 2_000;
+/// The longest instruction, in characters.
 pub const INSTRUCTION_MAX: usize = 10_000;
 
 crate::string_enum! {
@@ -32,20 +35,32 @@ crate::string_enum! {
     RunTrigger { Manual = "manual", Schedule = "schedule" }
 }
 
+/// A browser automation of a task: what to open, what to do there, and when to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrowserAutomation {
+    /// The automation's id.
     pub id: AutomationId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The task whose evidence it gathers.
     pub task_id: TaskId,
+    /// 1 to [`NAME_MAX`] characters.
     pub name: String,
+    /// Up to [`DESCRIPTION_MAX`] characters, if any.
     pub description: Option<String>,
+    /// The http(s) URL a run opens first.
     pub target_url: String,
+    /// What a run does there: a step list or free text for the model.
     pub instruction: String,
+    /// When it runs by itself (cron, UTC); `None`: only when started by hand.
     pub schedule: Option<Schedule>,
+    /// Whether its schedule fires; a disabled automation can still be run by hand.
     pub is_enabled: bool,
     /// When the schedule next fires; `None` without a schedule or while disabled.
     pub next_run_at: Option<Timestamp>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
     /// Who created it: the author of the comments its runs post on the task. `None` for
     /// automations created before creators were recorded (their runs post no comment).
@@ -65,18 +80,23 @@ pub struct NewAutomation {
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = crate::TaskId, required = true))]
     pub task_id: Option<String>,
+    /// Required: 1 to 255 characters.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name, required = true))]
     pub name: Option<String>,
+    /// Required: an http(s) URL the browser may open.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::target_url, required = true))]
     pub target_url: Option<String>,
+    /// Required: a step list or free text.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::instruction, required = true))]
     pub instruction: Option<String>,
+    /// Up to 2,000 characters.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<String>,
+    /// A cron expression (5 or 6 fields, UTC); omitted: runs only when started.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::new_schedule))]
     pub schedule: Option<String>,
@@ -96,21 +116,27 @@ pub struct NewAutomation {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AutomationChanges {
+    /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     pub name: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::target_url))]
     pub target_url: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::instruction))]
     pub instruction: Option<String>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<Option<String>>,
+    /// A cron expression; `null` stops scheduled runs.
     #[serde(default, deserialize_with = "nullable")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::changed_schedule))]
     pub schedule: Option<Option<String>>,
+    /// Whether the schedule fires.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub is_enabled: Option<bool>,
@@ -118,6 +144,7 @@ pub struct AutomationChanges {
     #[serde(default, deserialize_with = "nullable")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::ConnectionId>))]
     pub connection_id: Option<Option<String>>,
+    /// Whether a completed run posts its verdict and screenshot as a comment on the task.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub post_result_to_task: Option<bool>,
@@ -137,6 +164,7 @@ pub struct AutomationPatch {
 }
 
 impl AutomationPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: AutomationChanges) -> Result<Self, ValidationErrors> {
         Ok(Self {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
@@ -150,6 +178,7 @@ impl AutomationPatch {
         })
     }
 
+    /// Whether no field is to change.
     pub fn is_empty(&self) -> bool {
         self == &Self::default()
     }
@@ -264,16 +293,26 @@ impl BrowserAutomation {
     }
 }
 
+/// One run of an automation, from `pending` to its outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AutomationRun {
+    /// The run's id.
     pub id: AutomationRunId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The automation it ran.
     pub automation_id: AutomationId,
+    /// `pending`, `running`, then `completed` or `failed`.
     pub status: RunStatus,
+    /// What started it: `manual` or `schedule`.
     pub trigger: RunTrigger,
+    /// When it was queued.
     pub created_at: Timestamp,
+    /// When a worker started it.
     pub started_at: Option<Timestamp>,
+    /// When it finished.
     pub completed_at: Option<Timestamp>,
+    /// From start to finish, in milliseconds.
     pub duration_ms: Option<i64>,
     /// Where the screenshot is in the blob store.
     pub screenshot_key: Option<String>,
@@ -286,6 +325,7 @@ pub struct AutomationRun {
 }
 
 impl AutomationRun {
+    /// A new run of `automation`, waiting for a worker.
     pub fn pending(automation: &BrowserAutomation, trigger: RunTrigger, now: Timestamp) -> Self {
         Self {
             id: AutomationRunId::generate(),
@@ -323,6 +363,7 @@ impl AutomationRun {
             .map(String::as_str)
     }
 
+    /// Marks the run `running` from `now`.
     pub fn start(&mut self, now: Timestamp) {
         self.status = RunStatus::Running;
         self.started_at = Some(now);

@@ -34,6 +34,7 @@ impl SecretName {
         Ok(Self(raw.to_owned()))
     }
 
+    /// The name as written.
     pub fn as_str(&self) -> &str {
         &self.0
     }

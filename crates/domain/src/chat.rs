@@ -5,9 +5,11 @@ use serde::{Deserialize, Serialize};
 use crate::validation::{FieldError, text};
 
 crate::string_enum! {
+    /// Who wrote a chat message.
     ChatRole { User = "user", Assistant = "assistant" }
 }
 
+/// The longest message id, in characters.
 pub const MESSAGE_ID_MAX: usize = 255;
 
 /// One message, stored and returned as the client sent it.
@@ -15,8 +17,10 @@ pub const MESSAGE_ID_MAX: usize = 255;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChatMessage {
+    /// The client's id of the message, 1 to 255 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::id))]
     pub id: String,
+    /// Who wrote it.
     pub role: ChatRole,
     /// At most `CHAT_MAX_MESSAGE_CHARS` characters (default 32,000); longer is a 413.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::text))]
@@ -45,7 +49,9 @@ mod schemas {
 /// How much history one user may keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChatLimits {
+    /// The most messages a history keeps.
     pub max_messages: usize,
+    /// The longest message, in characters.
     pub max_message_chars: usize,
 }
 
@@ -58,7 +64,9 @@ impl Default for ChatLimits {
 /// Why a history is refused: a bad field (400) or too much of it (413).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChatHistoryError {
+    /// A field is wrong (400).
     Invalid(FieldError),
+    /// More messages or characters than the limits allow (413).
     TooLarge(String),
 }
 

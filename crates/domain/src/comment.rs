@@ -11,8 +11,11 @@ crate::string_enum! {
     CommentEntityType { Task = "task", Vendor = "vendor", Risk = "risk", Policy = "policy" }
 }
 
+/// The longest comment, in characters.
 pub const CONTENT_MAX: usize = 2_000;
+/// The longest attachment file name, in characters.
 pub const FILE_NAME_MAX: usize = 255;
+/// The longest attachment description, in characters.
 pub const DESCRIPTION_MAX: usize = 500;
 
 /// Extensions and media types of programs and scripts, which are never accepted as attachments.
@@ -37,29 +40,47 @@ const BLOCKED_MEDIA_TYPES: &[&str] = &[
     "application/x-msi",
 ];
 
+/// A comment on a risk, vendor, policy or task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {
+    /// The comment's id.
     pub id: CommentId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The kind of record it is on.
     pub entity_type: CommentEntityType,
+    /// The id of the record it is on.
     pub entity_id: String,
+    /// The user who wrote it; only they may edit or delete it.
     pub author_id: UserId,
+    /// The text, 1 to [`CONTENT_MAX`] characters.
     pub content: String,
+    /// A link to where it was written, if given.
     pub context_url: Option<String>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
 /// An attachment's metadata; its bytes live in the blob store under [`Attachment::blob_key`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attachment {
+    /// The attachment's id.
     pub id: AttachmentId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The comment it belongs to.
     pub comment_id: CommentId,
+    /// The file name, 1 to [`FILE_NAME_MAX`] characters.
     pub name: String,
+    /// Its media type (`image/png`, …).
     pub media_type: String,
+    /// Its size, in bytes.
     pub size: i64,
+    /// Up to [`DESCRIPTION_MAX`] characters, if any.
     pub description: Option<String>,
+    /// When it was uploaded.
     pub created_at: Timestamp,
 }
 
@@ -73,10 +94,13 @@ impl Attachment {
 /// A comment with what the API shows beside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommentView {
+    /// The comment.
     pub comment: Comment,
+    /// Its author.
     pub author: crate::people::User,
     /// False once the author's membership is deactivated (or gone).
     pub author_active: bool,
+    /// Its attachments, in upload order.
     pub attachments: Vec<Attachment>,
 }
 
@@ -85,6 +109,7 @@ pub struct CommentView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewComment {
+    /// Required: 1 to 2,000 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::content, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<String>,
@@ -93,6 +118,7 @@ pub struct NewComment {
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::entity_id, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub entity_id: Option<String>,
+    /// Required: the kind of record commented on.
     #[cfg_attr(feature = "openapi", schema(value_type = CommentEntityType, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub entity_type: Option<CommentEntityType>,
@@ -126,6 +152,7 @@ pub struct NewAttachment {
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::file_data, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub file_data: Option<String>,
+    /// Up to 500 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<String>,
     /// Accepted for compatibility and ignored: the comment's author owns its attachments.
@@ -138,6 +165,7 @@ pub struct NewAttachment {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommentEdit {
+    /// Required: the new text, 1 to 2,000 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::content, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<String>,
@@ -215,6 +243,7 @@ mod schemas {
 }
 
 impl CommentEdit {
+    /// The new text, checked as a new comment's.
     pub fn content(self) -> Result<String, ValidationErrors> {
         Ok(content(required("content", self.content)?)?)
     }
@@ -223,7 +252,9 @@ impl CommentEdit {
 /// Size limits of attachments, in decoded bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttachmentLimits {
+    /// The largest attachment, in decoded bytes.
     pub max_file_bytes: usize,
+    /// The most attachment bytes of one request, decoded.
     pub max_request_bytes: usize,
 }
 
@@ -236,7 +267,9 @@ impl Default for AttachmentLimits {
 /// Why a new comment is refused: a bad field (400) or too many bytes (413).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommentInputError {
+    /// A field is wrong (400).
     Invalid(ValidationErrors),
+    /// More bytes than the attachment limits allow (413).
     TooLarge(String),
 }
 
@@ -255,14 +288,18 @@ impl From<ValidationErrors> for CommentInputError {
 /// A validated attachment with its decoded bytes, not yet stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedAttachment {
+    /// Its metadata.
     pub attachment: Attachment,
+    /// Its decoded bytes.
     pub bytes: Vec<u8>,
 }
 
 /// A validated comment and its attachments, ready to be stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommentDraft {
+    /// The comment.
     pub comment: Comment,
+    /// Its attachments with their bytes.
     pub attachments: Vec<DecodedAttachment>,
 }
 

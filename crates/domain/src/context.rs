@@ -5,47 +5,67 @@ use serde::Deserialize;
 use crate::validation::{FieldError, ValidationErrors, map_present, required, set, text};
 use crate::{ContextEntryId, OrganizationId, Timestamp, required_non_null};
 
+/// The longest question, in characters.
 pub const QUESTION_MAX: usize = 2_000;
+/// The longest answer, in characters.
 pub const ANSWER_MAX: usize = 20_000;
+/// The most tags of one entry.
 pub const TAGS_MAX: usize = 50;
+/// The longest tag, in characters.
 pub const TAG_MAX: usize = 64;
 
+/// A question about the organization and its answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextEntry {
+    /// The entry's id.
     pub id: ContextEntryId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// 1 to [`QUESTION_MAX`] characters.
     pub question: String,
+    /// 1 to [`ANSWER_MAX`] characters.
     pub answer: String,
+    /// Up to [`TAGS_MAX`] tags, each up to [`TAG_MAX`] characters.
     pub tags: Vec<String>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
+/// The body of a create.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewContextEntry {
+    /// Required: 1 to 2,000 characters.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_question, required = true))]
     pub question: Option<String>,
+    /// Required: 1 to 20,000 characters.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_answer, required = true))]
     pub answer: Option<String>,
+    /// Up to 50 tags of up to 64 characters; none when omitted.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_tags))]
     pub tags: Option<Vec<String>>,
 }
 
+/// The body of a PATCH: only present fields change.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContextEntryChanges {
+    /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_question))]
     pub question: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_answer))]
     pub answer: Option<String>,
+    /// Replaces every tag. Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_tags))]
     pub tags: Option<Vec<String>>,
@@ -70,6 +90,7 @@ fn tags(tags: Vec<String>) -> Result<Vec<String>, FieldError> {
 }
 
 impl ContextEntryPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: ContextEntryChanges) -> Result<Self, ValidationErrors> {
         Ok(Self(ContextEntryChanges {
             question: map_present(changes.question, |q| text("question", q, 1, QUESTION_MAX))?,
@@ -83,12 +104,14 @@ impl ContextEntryPatch {
         &self.0
     }
 
+    /// Whether no field is to change.
     pub fn is_empty(&self) -> bool {
         self.0 == ContextEntryChanges::default()
     }
 }
 
 impl ContextEntry {
+    /// A new entry of the organization, validated.
     pub fn create(
         organization_id: OrganizationId,
         input: NewContextEntry,

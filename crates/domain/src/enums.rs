@@ -6,7 +6,9 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown value `{value}`, expected one of {expected}")]
 pub struct UnknownValue {
+    /// The text given.
     pub value: String,
+    /// The accepted values, comma-separated.
     pub expected: String,
 }
 
@@ -16,11 +18,13 @@ macro_rules! string_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $($variant),+ }
+        pub enum $name { $(#[doc = concat!("`", $text, "`")] $variant),+ }
 
         impl $name {
+            /// Every value, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
+            /// The value's wire name.
             pub const fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
@@ -97,6 +101,7 @@ string_enum! {
 }
 
 string_enum! {
+    /// The part of the organization a record or member belongs to; `none` for none.
     Department {
         None = "none",
         Admin = "admin",

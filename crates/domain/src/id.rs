@@ -74,10 +74,12 @@ impl<K: IdKind> Id<K> {
         Self { text, kind: PhantomData }
     }
 
+    /// The id's text, prefix included.
     pub fn as_str(&self) -> &str {
         &self.text
     }
 
+    /// The id's text, prefix included.
     pub fn into_string(self) -> String {
         self.text
     }
@@ -143,6 +145,7 @@ impl<'de, K: IdKind> Deserialize<'de> for Id<K> {
 
 macro_rules! id_kinds {
     ($($(#[$doc:meta])* $alias:ident = $kind:ident($prefix:literal);)*) => {$(
+        #[doc = concat!("The kind of [`", stringify!($alias), "`]: ids `", $prefix, "_…`.")]
         #[derive(Debug)]
         pub enum $kind {}
         impl IdKind for $kind {

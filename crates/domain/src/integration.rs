@@ -21,19 +21,27 @@ crate::string_enum! {
 /// provider is not `disconnected`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connection {
+    /// The connection's id.
     pub id: ConnectionId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
     /// The provider manifest's slug, e.g. `github`.
     pub provider: String,
+    /// Whether its credentials work (`active`), need a new authorization, failed, or were disconnected.
     pub status: ConnectionStatus,
+    /// The user who connected it.
     pub created_by: UserId,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
     /// When credentials were last stored (created, or authorised again).
     pub connected_at: Option<Timestamp>,
+    /// When it was disconnected, if it was.
     pub disconnected_at: Option<Timestamp>,
     /// When the OAuth access token expires, if the provider said.
     pub token_expires_at: Option<Timestamp>,
+    /// When its credentials were last checked.
     pub last_checked_at: Option<Timestamp>,
     /// What the last check said when it did not pass: a short message with no secret in it.
     pub last_error: Option<String>,
@@ -86,6 +94,7 @@ impl Connection {
         self.updated_at = now;
     }
 
+    /// Marks the connection disconnected at `now` and forgets when its token expires.
     pub fn disconnect(&mut self, now: Timestamp) {
         self.status = ConnectionStatus::Disconnected;
         self.disconnected_at = Some(now);
@@ -93,6 +102,7 @@ impl Connection {
         self.updated_at = now;
     }
 
+    /// Whether it was disconnected.
     pub fn is_disconnected(&self) -> bool {
         self.status == ConnectionStatus::Disconnected
     }
@@ -101,6 +111,7 @@ impl Connection {
 /// What a check of a connection found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckOutcome {
+    /// The provider accepted the credentials.
     Passed,
     /// The provider refused the credentials (401/403, or a refresh token it no longer accepts).
     Refused(String),

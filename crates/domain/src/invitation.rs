@@ -9,30 +9,43 @@ use crate::{Department, InvitationId, OrganizationId, Timestamp, UserId, require
 /// An invitation. Only the SHA-256 of its token is kept; `Debug` leaves it out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Invitation {
+    /// The invitation's id.
     pub id: InvitationId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
     /// Lowercase, as [`email`] normalises it.
     pub email: String,
+    /// The role the invitee gets.
     pub role: String,
+    /// The department the invitee gets.
     pub department: Department,
     /// Hex SHA-256 of the token text.
     pub token_hash: String,
+    /// The user who invited.
     pub invited_by: UserId,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it can no longer be accepted.
     pub expires_at: Timestamp,
+    /// When it was accepted, if it was.
     pub accepted_at: Option<Timestamp>,
+    /// The user who accepted it, if one did.
     pub accepted_by: Option<UserId>,
 }
 
 /// Where an invitation stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InvitationStatus {
+    /// Not yet accepted, not yet expired.
     Pending,
+    /// Accepted: the invitee is a member.
     Accepted,
+    /// Past its expiry, never accepted.
     Expired,
 }
 
 impl InvitationStatus {
+    /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -43,6 +56,7 @@ impl InvitationStatus {
 }
 
 impl Invitation {
+    /// A new invitation, valid for `ttl` from `now`; only the token's hash is kept.
     pub fn create(
         organization_id: OrganizationId,
         input: NewInvitation,
@@ -66,6 +80,7 @@ impl Invitation {
         })
     }
 
+    /// Where the invitation stands at `now`.
     pub fn status_at(&self, now: Timestamp) -> InvitationStatus {
         match (self.accepted_at, self.expires_at <= now) {
             (Some(_), _) => InvitationStatus::Accepted,

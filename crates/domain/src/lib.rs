@@ -15,6 +15,8 @@
 //! assert!(risk.id.as_str().starts_with("rsk_"));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod access;
 pub mod audit;
 pub mod automation;

@@ -26,6 +26,8 @@ pub fn host_name(host: &Host) -> String {
     }
 }
 
+/// Whether `name` (a host name or IP literal) is one of `allowed_hosts`: names compare
+/// case-insensitively, addresses as addresses.
 pub fn is_allowed(name: &str, allowed_hosts: &[String]) -> bool {
     allowed_hosts.iter().any(|allowed| {
         let allowed = allowed.trim().trim_start_matches('[').trim_end_matches(']').trim_end_matches('.');
@@ -36,6 +38,7 @@ pub fn is_allowed(name: &str, allowed_hosts: &[String]) -> bool {
     })
 }
 
+/// Why a domain name is internal (a loopback or cloud metadata name), or `None`.
 pub fn internal_name(domain: &str) -> Option<&'static str> {
     let name = domain.trim_end_matches('.').to_ascii_lowercase();
     if name == "localhost" || name.ends_with(".localhost") {

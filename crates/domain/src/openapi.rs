@@ -73,6 +73,7 @@ pub fn text(min: usize, max: usize) -> ObjectBuilder {
 macro_rules! text_fields {
     ($($(#[$doc:meta])* $name:ident = text($min:expr, $max:expr) $(, $nullable:ident)?;)*) => {$(
         $(#[$doc])*
+        #[doc = concat!("The schema of `", stringify!($name), "`: a string whose length `validation::text` bounds.")]
         pub fn $name() -> Object {
             let schema = text($min, $max);
             $(let schema = schema.schema_type(nullable!($nullable));)?

@@ -5,23 +5,39 @@ use serde::Deserialize;
 use crate::validation::{FieldError, ValidationErrors, device_label, http_url, map_nullable, map_present, set, text};
 use crate::{OrganizationId, Timestamp, nullable, required_non_null};
 
+/// The longest name, in characters.
 pub const NAME_MAX: usize = 255;
+/// The longest slug, in characters.
 pub const SLUG_MAX: usize = 64;
+/// The most characters of `metadata`'s JSON text.
 pub const METADATA_MAX: usize = 10_000;
 
+/// An organization: the tenant every other record belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Organization {
+    /// The organization's id.
     pub id: OrganizationId,
+    /// 1 to [`NAME_MAX`] characters.
     pub name: String,
+    /// Unique: lowercase letters, digits and inner hyphens, up to [`SLUG_MAX`] characters.
     pub slug: String,
+    /// An http(s) URL of its logo, if any.
     pub logo: Option<String>,
+    /// Free JSON text kept for clients, up to [`METADATA_MAX`] characters.
     pub metadata: Option<String>,
+    /// Its website, an http(s) URL, if any.
     pub website: Option<String>,
+    /// Whether the client finished its onboarding.
     pub onboarding_completed: bool,
+    /// Whether the organization may use the product.
     pub has_access: bool,
+    /// The device management system's label of its devices, if set.
     pub device_manager_label_id: Option<i64>,
+    /// Whether the device management set-up is done.
     pub is_device_manager_setup_completed: bool,
+    /// `#rgb` or `#rrggbb`, if set.
     pub primary_color: Option<String>,
+    /// When it was created.
     pub created_at: Timestamp,
 }
 
@@ -116,6 +132,7 @@ impl Organization {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrganizationChanges {
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
@@ -123,6 +140,7 @@ pub struct OrganizationChanges {
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::slug))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub slug: Option<String>,
+    /// Absent: unchanged; `null`: cleared.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::nullable_http_url))]
     #[serde(default, deserialize_with = "nullable")]
     pub logo: Option<Option<String>>,
@@ -130,12 +148,15 @@ pub struct OrganizationChanges {
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::metadata))]
     #[serde(default, deserialize_with = "nullable")]
     pub metadata: Option<Option<String>>,
+    /// Absent: unchanged; `null`: cleared.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::nullable_http_url))]
     #[serde(default, deserialize_with = "nullable")]
     pub website: Option<Option<String>>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub onboarding_completed: Option<bool>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub has_access: Option<bool>,
@@ -143,9 +164,11 @@ pub struct OrganizationChanges {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::people::schemas::device_label))]
     #[serde(default, deserialize_with = "nullable")]
     pub device_manager_label_id: Option<Option<i64>>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_device_manager_setup_completed: Option<bool>,
+    /// Absent: unchanged; `null`: cleared.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::color))]
     #[serde(default, deserialize_with = "nullable")]
     pub primary_color: Option<Option<String>>,
@@ -170,14 +193,17 @@ pub mod schemas {
             .pattern(Some(HTTP_URL))
     }
 
+    /// An http(s) URL or `null`.
     pub fn nullable_http_url() -> utoipa::openapi::Object {
         http_url().schema_type(SchemaType::from_iter([Type::String, Type::Null])).build()
     }
 
+    /// 1 to [`NAME_MAX`](super::NAME_MAX) characters.
     pub fn name() -> utoipa::openapi::Object {
         crate::openapi::text(1, super::NAME_MAX).build()
     }
 
+    /// Lowercase letters, digits and inner hyphens.
     pub fn slug() -> utoipa::openapi::Object {
         ObjectBuilder::new()
             .schema_type(Type::String)
@@ -187,6 +213,7 @@ pub mod schemas {
             .build()
     }
 
+    /// `#rgb`, `#rrggbb` or `null`.
     pub fn color() -> utoipa::openapi::Object {
         ObjectBuilder::new()
             .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
@@ -219,6 +246,7 @@ pub mod schemas {
 pub struct OrganizationPatch(OrganizationChanges);
 
 impl OrganizationPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: OrganizationChanges) -> Result<Self, ValidationErrors> {
         Ok(Self(OrganizationChanges {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
@@ -269,6 +297,7 @@ mod tests {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewOrganization {
+    /// 1 to 255 characters.
     pub name: String,
     /// Derived from the name when absent (with a random suffix when taken); one given must be free.
     #[serde(default)]

@@ -10,22 +10,35 @@ use crate::{
     optional_whole_number, required_non_null,
 };
 
+/// The longest name, in characters.
 pub const NAME_MAX: usize = 255;
+/// The longest e-mail address, in characters (RFC 5321).
 pub const EMAIL_MAX: usize = 254;
+/// The longest role, in characters.
 pub const ROLE_MAX: usize = 100;
+/// The longest API key name, in characters.
 pub const KEY_NAME_MAX: usize = 100;
 /// Why a membership change that would leave the organization without an active owner is refused.
 pub const LAST_OWNER: &str = "the last owner of the organization cannot be deactivated or demoted";
 
+/// A person who can sign in, across organizations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
+    /// The user's id.
     pub id: UserId,
+    /// 1 to [`NAME_MAX`] characters.
     pub name: String,
+    /// Unique, stored lowercase.
     pub email: String,
+    /// Whether a provider vouched for the address.
     pub email_verified: bool,
+    /// A picture URL, if the provider gave one.
     pub image: Option<String>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
+    /// When the user last signed in.
     pub last_login: Option<Timestamp>,
 }
 
@@ -42,6 +55,7 @@ pub fn email(value: String) -> Result<String, FieldError> {
 }
 
 impl User {
+    /// A new user; a bad e-mail address or name is a validation error.
     pub fn create(email_text: String, name: String, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {
             id: UserId::generate(),
@@ -76,20 +90,30 @@ impl User {
 /// A person: a user's membership in an organization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
+    /// The membership's id.
     pub id: MemberId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The user.
     pub user_id: UserId,
+    /// Free text whose words (split on commas and spaces) name its roles: `owner`, `admin`, `auditor`, `employee`.
     pub role: String,
+    /// Their department.
     pub department: Department,
+    /// Whether the membership counts: an inactive member cannot act.
     pub is_active: bool,
+    /// The device management system's label of their devices, if set.
     pub device_manager_label_id: Option<i64>,
+    /// When they joined.
     pub created_at: Timestamp,
 }
 
 /// A member together with the user behind it, as the API shows people.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
+    /// The membership.
     pub member: Member,
+    /// Its user.
     pub user: User,
 }
 
@@ -125,9 +149,11 @@ pub struct MemberChanges {
     #[cfg_attr(feature = "openapi", schema(value_type = UserId))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub user_id: Option<UserId>,
+    /// Comma-separated roles. Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::role))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub role: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
@@ -177,6 +203,7 @@ pub(crate) mod schemas {
 pub struct MemberPatch(MemberChanges);
 
 impl MemberPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: MemberChanges) -> Result<Self, ValidationErrors> {
         Ok(Self(MemberChanges {
             role: map_present(changes.role, |r| text("role", r, 1, ROLE_MAX))?,
@@ -204,6 +231,7 @@ impl MemberPatch {
 }
 
 impl Member {
+    /// A new member of the organization, validated.
     pub fn create(organization_id: OrganizationId, input: NewMember, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {
             id: MemberId::generate(),
@@ -239,15 +267,23 @@ impl Member {
 /// An organization's API key. Only the SHA-256 of the key is kept; `Debug` leaves it out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey {
+    /// The key's id (not its secret).
     pub id: ApiKeyId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// What the key is for, 1 to [`KEY_NAME_MAX`] characters.
     pub name: String,
     /// Hex SHA-256 of the key text.
     pub key_hash: String,
+    /// The user it acts as.
     pub created_by: UserId,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it stops authenticating, if it expires.
     pub expires_at: Option<Timestamp>,
+    /// When it was revoked, if it was.
     pub revoked_at: Option<Timestamp>,
+    /// When it last authenticated (noted at most once a minute).
     pub last_used_at: Option<Timestamp>,
     /// What the key may be used for, within what its creator's role allows.
     pub scopes: Scopes,
@@ -275,12 +311,16 @@ pub struct NewApiKey {
 /// What a valid [`NewApiKey`] asks for.
 #[derive(Debug, Clone)]
 pub struct ApiKeyRequest {
+    /// 1 to 100 characters.
     pub name: String,
+    /// When it stops authenticating; never when `None`.
     pub expires_at: Option<Timestamp>,
+    /// What it may do, within its creator's role.
     pub scopes: Scopes,
 }
 
 impl ApiKeyRequest {
+    /// Validates a new key's name, expiry and scopes.
     pub fn new(input: NewApiKey, now: Timestamp) -> Result<Self, ValidationErrors> {
         let name = text("name", required("name", input.name)?, 1, KEY_NAME_MAX)?;
         let scopes = Scopes::parse("scopes", &required("scopes", input.scopes)?)?;
@@ -292,6 +332,7 @@ impl ApiKeyRequest {
 }
 
 impl ApiKey {
+    /// Whether the key authenticates at `now`: not revoked, not expired.
     pub fn is_usable_at(&self, now: Timestamp) -> bool {
         self.revoked_at.is_none() && self.expires_at.is_none_or(|expiry| now < expiry)
     }
@@ -300,11 +341,15 @@ impl ApiKey {
 /// A signed-in user's session. Only the SHA-256 of the token is kept; `Debug` leaves it out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Session {
+    /// The session's id (not its token).
     pub id: SessionId,
+    /// The user.
     pub user_id: UserId,
     /// Hex SHA-256 of the token text.
     pub token_hash: String,
+    /// When the user signed in.
     pub created_at: Timestamp,
+    /// When it stops authenticating.
     pub expires_at: Timestamp,
 }
 

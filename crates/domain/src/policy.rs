@@ -8,6 +8,7 @@ use crate::validation::{FieldError, ValidationErrors, map_nullable, map_present,
 use crate::{Department, MemberId, OrganizationId, PolicyId, Timestamp, UserId, nullable, required_non_null};
 
 crate::string_enum! {
+    /// Where the policy stands in its review, approval and publication.
     PolicyStatus {
         Draft = "draft",
         Published = "published",
@@ -17,11 +18,15 @@ crate::string_enum! {
 }
 
 crate::string_enum! {
+    /// How often the policy is reviewed.
     PolicyFrequency { Monthly = "monthly", Quarterly = "quarterly", Yearly = "yearly" }
 }
 
+/// The longest name, in characters.
 pub const NAME_MAX: usize = 255;
+/// The longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 10_000;
+/// The longest template id, in characters.
 pub const TEMPLATE_ID_MAX: usize = 255;
 /// The longest a submission's change note or a rejection's reason may be.
 pub const NOTE_MAX: usize = 2_000;
@@ -32,31 +37,52 @@ pub const CONTENT_BYTES_MAX: usize = 1024 * 1024;
 /// A policy is reviewed a year after it is created unless told otherwise.
 const DEFAULT_REVIEW_AFTER: time::Duration = time::Duration::days(365);
 
+/// A policy: its content, review cycle, approval and who signed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
+    /// The policy's id.
     pub id: PolicyId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// 1 to [`NAME_MAX`] characters.
     pub name: String,
+    /// Up to [`DESCRIPTION_MAX`] characters.
     pub description: String,
+    /// `draft`, `needs_review`, `pending_approval` or `published`.
     pub status: PolicyStatus,
+    /// The working copy of its rich text (validated JSON nodes).
     pub content: RichText,
+    /// How often it is reviewed.
     pub frequency: PolicyFrequency,
+    /// The department it concerns.
     pub department: Department,
+    /// Whether members must sign its published version.
     pub is_required_to_sign: bool,
+    /// The users who signed its current version.
     pub signed_by: Vec<UserId>,
+    /// When it is next due for review.
     pub review_date: Timestamp,
+    /// Whether it is archived.
     pub is_archived: bool,
+    /// When it was last archived.
     pub last_archived_at: Option<Timestamp>,
+    /// When a version was last published.
     pub last_published_at: Option<Timestamp>,
+    /// The member responsible for it, if any.
     pub assignee_id: Option<MemberId>,
+    /// The member who approves its submissions, if any.
     pub approver_id: Option<MemberId>,
+    /// The template it was made from, if any.
     pub policy_template_id: Option<String>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
     /// The number of the published version readers and signers see; 0 before the first publish.
     pub current_version: i32,
     /// While `pending_approval`: the user who submitted it and the note they gave.
     pub submitted_by: Option<UserId>,
+    /// While `pending_approval`: the submitter's note.
     pub change_note: Option<String>,
     /// Why the approver returned the last submission to draft.
     pub rejection_reason: Option<String>,
@@ -78,6 +104,7 @@ impl PartialEq for RichText {
 }
 
 impl RichText {
+    /// Checks the nodes of a rich-text document.
     pub fn parse(nodes: Vec<Value>) -> Result<Self, FieldError> {
         for (index, node) in nodes.iter().enumerate() {
             check_node(node, &format!("content[{index}]"), 1)?;
@@ -156,78 +183,104 @@ fn holds_nul(value: &Value) -> bool {
     }
 }
 
+/// The body of a create. Omitted enumerations take the specification's defaults.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewPolicy {
+    /// Required: 1 to 255 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    /// Up to 10,000 characters; empty when omitted.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// `draft` (the default) or `needs_review`; publishing and approval are separate steps.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_policy_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
+    /// Required: the document's nodes.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<Vec<Value>>,
+    /// `yearly` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = PolicyFrequency))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub frequency: Option<PolicyFrequency>,
+    /// `none` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
+    /// `true` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_required_to_sign: Option<bool>,
+    /// A year from now when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Timestamp))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub review_date: Option<Timestamp>,
+    /// `false` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_archived: Option<bool>,
+    /// The member responsible for it: an active member of the organization.
     pub assignee_id: Option<MemberId>,
+    /// The member who approves its submissions: an active member of the organization.
     pub approver_id: Option<MemberId>,
+    /// The template it is made from.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_template_id))]
     pub policy_template_id: Option<String>,
 }
 
+/// The body of a PATCH: only present fields change; `null` clears a nullable field.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicyChanges {
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_policy_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_content))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub content: Option<Vec<Value>>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = PolicyFrequency))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub frequency: Option<PolicyFrequency>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_required_to_sign: Option<bool>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Timestamp))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub review_date: Option<Timestamp>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_archived: Option<bool>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     pub assignee_id: Option<Option<MemberId>>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     pub approver_id: Option<Option<MemberId>>,
+    /// Absent: unchanged; `null`: cleared.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_template_id))]
     #[serde(default, deserialize_with = "nullable")]
     pub policy_template_id: Option<Option<String>>,
@@ -264,6 +317,7 @@ pub struct PolicyPatch {
 }
 
 impl PolicyPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: PolicyChanges) -> Result<Self, ValidationErrors> {
         if changes.status == Some(PolicyStatus::PendingApproval) {
             return Err(not_by_status().into());
@@ -281,6 +335,7 @@ impl PolicyPatch {
         Ok(Self { changes, content })
     }
 
+    /// Whether no field is to change.
     pub fn is_empty(&self) -> bool {
         self.changes == PolicyChanges::default() && self.content.is_none()
     }
@@ -299,6 +354,7 @@ impl PolicyPatch {
 }
 
 impl Policy {
+    /// A new policy of the organization, validated, with the defaults filled in.
     pub fn create(organization_id: OrganizationId, input: NewPolicy, now: Timestamp) -> Result<Self, ValidationErrors> {
         if input.status == Some(PolicyStatus::PendingApproval) {
             return Err(not_by_status().into());
@@ -507,56 +563,84 @@ fn plus_months(at: Timestamp, months: u8) -> Timestamp {
 /// A published version of a policy: immutable once written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyVersion {
+    /// The organization.
     pub organization_id: OrganizationId,
+    /// The policy.
     pub policy_id: PolicyId,
+    /// The version number, from 1.
     pub number: i32,
+    /// The policy's name when published.
     pub name: String,
+    /// The text as published.
     pub content: RichText,
+    /// What changed, as the submitter wrote it.
     pub change_note: Option<String>,
+    /// When it was published.
     pub published_at: Timestamp,
     /// The user who published it; unknown for versions made of policies published before
     /// versions existed.
     pub published_by: Option<UserId>,
+    /// The approver, if it went through approval.
     pub approved_by: Option<UserId>,
+    /// When it was approved, if it was.
     pub approved_at: Option<Timestamp>,
 }
 
 /// A version as a list shows it: without its content, with how many signed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyVersionSummary {
+    /// The version number, from 1.
     pub number: i32,
+    /// The policy's name when published.
     pub name: String,
+    /// What changed.
     pub change_note: Option<String>,
+    /// When it was published.
     pub published_at: Timestamp,
+    /// Who published it, if known.
     pub published_by: Option<UserId>,
+    /// The approver, if any.
     pub approved_by: Option<UserId>,
+    /// When it was approved, if it was.
     pub approved_at: Option<Timestamp>,
+    /// How many members signed it.
     pub signature_count: i64,
 }
 
 /// One acknowledgement of one version.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicySignature {
+    /// The organization.
     pub organization_id: OrganizationId,
+    /// The policy.
     pub policy_id: PolicyId,
+    /// The version signed.
     pub version: i32,
+    /// The user who signed.
     pub user_id: UserId,
+    /// When.
     pub signed_at: Timestamp,
 }
 
 /// A member as the signature lists show them; `signed_at` for those who signed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Signer {
+    /// The user.
     pub user_id: UserId,
+    /// Their name.
     pub name: String,
+    /// Their e-mail address.
     pub email: String,
+    /// When they signed; `None` while they have not.
     pub signed_at: Option<Timestamp>,
 }
 
 /// Who signed a version, and the active members who have not.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct VersionSigners {
+    /// Members who signed the version.
     pub signed: Vec<Signer>,
+    /// Members who have not signed it yet.
     pub unsigned: Vec<Signer>,
 }
 

@@ -6,6 +6,7 @@ use crate::validation::{ValidationErrors, map_nullable, map_present, required, s
 use crate::{Department, Impact, Likelihood, MemberId, OrganizationId, RiskId, Timestamp, nullable, required_non_null};
 
 crate::string_enum! {
+    /// What kind of risk it is.
     RiskCategory {
         Customer = "customer",
         Governance = "governance",
@@ -21,33 +22,54 @@ crate::string_enum! {
 }
 
 crate::string_enum! {
+    /// Where the risk stands.
     RiskStatus { Open = "open", Pending = "pending", Closed = "closed", Archived = "archived" }
 }
 
 crate::string_enum! {
+    /// How the organization treats the risk.
     TreatmentStrategy { Accept = "accept", Avoid = "avoid", Mitigate = "mitigate", Transfer = "transfer" }
 }
 
+/// The longest title, in characters.
 pub const TITLE_MAX: usize = 255;
+/// The longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 10_000;
 
+/// A risk: what could go wrong, how likely and bad it is before and after treatment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Risk {
+    /// The risk's id.
     pub id: RiskId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// 1 to [`TITLE_MAX`] characters.
     pub title: String,
+    /// 1 to [`DESCRIPTION_MAX`] characters.
     pub description: String,
+    /// What kind of risk.
     pub category: RiskCategory,
+    /// The department it concerns, if any.
     pub department: Option<Department>,
+    /// Where it stands.
     pub status: RiskStatus,
+    /// How likely it is before treatment.
     pub likelihood: Likelihood,
+    /// How bad it would be before treatment.
     pub impact: Impact,
+    /// How likely it is after treatment.
     pub residual_likelihood: Likelihood,
+    /// How bad it would be after treatment.
     pub residual_impact: Impact,
+    /// How the treatment is carried out, if written down.
     pub treatment_strategy_description: Option<String>,
+    /// How the risk is treated.
     pub treatment_strategy: TreatmentStrategy,
+    /// The member responsible for it, if any.
     pub assignee_id: Option<MemberId>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
@@ -56,36 +78,48 @@ pub struct Risk {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewRisk {
+    /// Required: 1 to 255 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_title, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    /// Required: 1 to 10,000 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_description, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// Required.
     #[cfg_attr(feature = "openapi", schema(value_type = RiskCategory, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<RiskCategory>,
+    /// The department it concerns.
     pub department: Option<Department>,
+    /// `open` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = RiskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<RiskStatus>,
+    /// Before treatment; `very_unlikely` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub likelihood: Option<Likelihood>,
+    /// Before treatment; `insignificant` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub impact: Option<Impact>,
+    /// After treatment; `very_unlikely` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_likelihood: Option<Likelihood>,
+    /// After treatment; `insignificant` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    /// How the treatment is carried out.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_treatment_description))]
     pub treatment_strategy_description: Option<String>,
+    /// `accept` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = TreatmentStrategy))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub treatment_strategy: Option<TreatmentStrategy>,
+    /// The member responsible for it: an active member of the organization.
     pub assignee_id: Option<MemberId>,
 }
 
@@ -94,38 +128,50 @@ pub struct NewRisk {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RiskChanges {
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_title))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = RiskCategory))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<RiskCategory>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     pub department: Option<Option<Department>>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = RiskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<RiskStatus>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub likelihood: Option<Likelihood>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub impact: Option<Impact>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_likelihood: Option<Likelihood>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    /// Absent: unchanged; `null`: cleared.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_treatment_description))]
     #[serde(default, deserialize_with = "nullable")]
     pub treatment_strategy_description: Option<Option<String>>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = TreatmentStrategy))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub treatment_strategy: Option<TreatmentStrategy>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     pub assignee_id: Option<Option<MemberId>>,
 }
@@ -135,6 +181,7 @@ pub struct RiskChanges {
 pub struct RiskPatch(RiskChanges);
 
 impl RiskPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: RiskChanges) -> Result<Self, ValidationErrors> {
         Ok(Self(RiskChanges {
             title: map_present(changes.title, |t| text("title", t, 1, TITLE_MAX))?,
@@ -151,6 +198,7 @@ impl RiskPatch {
         &self.0
     }
 
+    /// Whether no field is to change.
     pub fn is_empty(&self) -> bool {
         self.0 == RiskChanges::default()
     }
@@ -162,6 +210,7 @@ impl RiskPatch {
 }
 
 impl Risk {
+    /// A new risk of the organization, validated, with the defaults filled in.
     pub fn create(organization_id: OrganizationId, input: NewRisk, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {
             id: RiskId::generate(),

@@ -76,11 +76,17 @@ pub struct Schedule {
 /// One of the six fields of a cron expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CronField {
+    /// Seconds (only in a six-field expression).
     Second,
+    /// Minutes.
     Minute,
+    /// Hours.
     Hour,
+    /// Days of the month.
     DayOfMonth,
+    /// Months.
     Month,
+    /// Days of the week.
     DayOfWeek,
 }
 
@@ -137,36 +143,69 @@ impl fmt::Display for CronField {
 /// What is wrong with one field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FieldProblem {
+    /// An empty item in a list (`1,,2`).
     #[error("a list item is empty")]
     EmptyItem,
+    /// A value outside the field's range.
     #[error("{value} is out of range {min}-{max}")]
-    OutOfRange { value: String, min: u32, max: u32 },
+    OutOfRange {
+        /// The value as written.
+        value: String,
+        /// The field's smallest value.
+        min: u32,
+        /// The field's largest value.
+        max: u32,
+    },
+    /// Text that is no number or name of the field.
     #[error("`{0}` is not a valid value")]
     NotAValue(String),
+    /// A step of zero (`*/0`).
     #[error("a step of 0 is not allowed")]
     ZeroStep,
+    /// A step larger than the field's range.
     #[error("the step {value} is out of range 1-{max}")]
-    StepOutOfRange { value: String, max: u32 },
+    StepOutOfRange {
+        /// The step as written.
+        value: String,
+        /// The largest step.
+        max: u32,
+    },
+    /// A range whose start is after its end (`5-1`).
     #[error("the range {start}-{end} starts after it ends")]
-    ReversedRange { start: u32, end: u32 },
+    ReversedRange {
+        /// The range's start.
+        start: u32,
+        /// The range's end.
+        end: u32,
+    },
 }
 
 /// Why an expression is not an accepted cron expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
+    /// Nothing but spaces.
     #[error("the cron expression is empty")]
     Empty,
+    /// Longer than the limit.
     #[error("the cron expression is longer than {MAX_LENGTH} characters")]
     TooLong,
     #[error(
         "a cron expression has 5 fields (minute hour day-of-month month day-of-week) or 6 (a leading second), \
          not {0}"
     )]
+    /// Neither 5 nor 6 fields.
     FieldCount(usize),
+    /// An `@` macro that is not supported.
     #[error("`{0}` is not a supported macro (@hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually)")]
     UnknownMacro(String),
+    /// One field is wrong.
     #[error("the {field} field: {problem}")]
-    Field { field: CronField, problem: FieldProblem },
+    Field {
+        /// Which field.
+        field: CronField,
+        /// What is wrong with it.
+        problem: FieldProblem,
+    },
     /// The evaluator refused what our checks passed: a mismatch between the two grammars.
     #[error("the cron expression could not be evaluated: {0}")]
     Unevaluable(String),

@@ -65,17 +65,18 @@ impl serde::de::Visitor<'_> for WholeNumberVisitor {
     }
 }
 
-/// A required integer field, see [`WholeNumber`].
+/// A required integer field; a zero fraction (`1700000000000.0`) is accepted, as JSON Schema's
+/// `integer` allows it.
 pub fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     WholeNumber::deserialize(deserializer).map(|number| number.0)
 }
 
-/// An optional integer field (absent or `null` → `None`), see [`WholeNumber`].
+/// An optional integer field (absent or `null` → `None`), taken as [`whole_number`] takes it.
 pub fn optional_whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
     Option::<WholeNumber>::deserialize(deserializer).map(|number| number.map(|n| n.0))
 }
 
-/// A nullable integer field of a patch, as [`nullable`], see [`WholeNumber`].
+/// A nullable integer field of a patch, as [`nullable`], taken as [`whole_number`] takes it.
 pub fn nullable_whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<i64>>, D::Error> {
     Option::<WholeNumber>::deserialize(deserializer).map(|number| Some(number.map(|n| n.0)))
 }

@@ -6,53 +6,75 @@ use crate::validation::{ValidationErrors, map_present, required, set, text};
 use crate::{MemberId, OrganizationId, TaskId, Timestamp, nullable, required_non_null};
 
 crate::string_enum! {
+    /// Where the task stands.
     TaskStatus { Todo = "todo", InProgress = "in_progress", Done = "done", NotRelevant = "not_relevant" }
 }
 
+/// The longest title, in characters.
 pub const TITLE_MAX: usize = 255;
+/// The longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 10_000;
 
+/// A task: work assigned to a member, with a status and a due date.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
+    /// The task's id.
     pub id: TaskId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// 1 to [`TITLE_MAX`] characters.
     pub title: String,
+    /// Up to [`DESCRIPTION_MAX`] characters.
     pub description: String,
+    /// Where it stands.
     pub status: TaskStatus,
+    /// The member responsible for it, if any.
     pub assignee_id: Option<MemberId>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
+/// The body of a create.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTask {
+    /// Required: 1 to 255 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_title, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    /// Up to 10,000 characters; empty when omitted.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// `todo` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = TaskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<TaskStatus>,
+    /// The member responsible for it: an active member of the organization.
     pub assignee_id: Option<MemberId>,
 }
 
+/// The body of a PATCH: only present fields change; `null` clears a nullable field.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskChanges {
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_title))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = TaskStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<TaskStatus>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     pub assignee_id: Option<Option<MemberId>>,
 }
@@ -62,6 +84,7 @@ pub struct TaskChanges {
 pub struct TaskPatch(TaskChanges);
 
 impl TaskPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: TaskChanges) -> Result<Self, ValidationErrors> {
         Ok(Self(TaskChanges {
             title: map_present(changes.title, |t| text("title", t, 1, TITLE_MAX))?,
@@ -75,6 +98,7 @@ impl TaskPatch {
         &self.0
     }
 
+    /// Whether no field is to change.
     pub fn is_empty(&self) -> bool {
         self.0 == TaskChanges::default()
     }
@@ -86,6 +110,7 @@ impl TaskPatch {
 }
 
 impl Task {
+    /// A new task of the organization, validated.
     pub fn create(organization_id: OrganizationId, input: NewTask, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {
             id: TaskId::generate(),

@@ -10,6 +10,7 @@ use time::{Duration, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 pub struct Timestamp(OffsetDateTime);
 
 impl Timestamp {
+    /// The current instant, at microsecond precision.
     pub fn now() -> Self {
         Self::from_offset(OffsetDateTime::now_utc())
     }
@@ -26,6 +27,7 @@ impl Timestamp {
         Self::from_offset(naive.assume_utc())
     }
 
+    /// The instant in UTC without an offset, as both databases store it.
     pub fn to_utc_naive(self) -> PrimitiveDateTime {
         PrimitiveDateTime::new(self.0.date(), self.0.time())
     }
@@ -35,6 +37,7 @@ impl Timestamp {
         self.0
     }
 
+    /// Whole seconds since the Unix epoch.
     pub fn as_unix_seconds(self) -> i64 {
         self.0.unix_timestamp()
     }
@@ -55,6 +58,7 @@ impl Timestamp {
         Ok(Self(instant))
     }
 
+    /// The instant `duration` later (earlier when negative), saturating at the representable range.
     #[must_use]
     pub fn plus(self, duration: Duration) -> Self {
         Self::from_offset(self.0.saturating_add(duration))

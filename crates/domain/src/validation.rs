@@ -8,11 +8,14 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
+    /// The field, by its wire name (`title`, `assigneeId`, …).
     pub field: String,
+    /// What is wrong with it, fit to show.
     pub message: String,
 }
 
 impl FieldError {
+    /// The error of `field` (its wire name), saying why.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self { field: field.into(), message: message.into() }
     }
@@ -23,6 +26,7 @@ impl FieldError {
 pub struct ValidationErrors(pub Vec<FieldError>);
 
 impl ValidationErrors {
+    /// The errors of one field.
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self(vec![FieldError::new(field, message)])
     }
@@ -58,6 +62,7 @@ impl From<FieldError> for ValidationErrors {
     }
 }
 
+/// A checked value, or the one field error that refused it.
 pub type Checked<T> = Result<T, FieldError>;
 
 /// A value the caller must provide.
@@ -80,6 +85,7 @@ pub fn text(field: &str, value: String, min: usize, max: usize) -> Checked<Strin
     Ok(value)
 }
 
+/// The longest URL, in characters.
 pub const URL_MAX: usize = 2048;
 
 /// An absolute `http` or `https` URL of at most 2048 characters.

@@ -6,6 +6,7 @@ use crate::validation::{ValidationErrors, http_url, map_nullable, map_present, r
 use crate::{Impact, Likelihood, MemberId, OrganizationId, Timestamp, VendorId, nullable, required_non_null};
 
 crate::string_enum! {
+    /// What a vendor provides.
     VendorCategory {
         Cloud = "cloud",
         Infrastructure = "infrastructure",
@@ -19,27 +20,45 @@ crate::string_enum! {
 }
 
 crate::string_enum! {
+    /// How far the vendor's assessment is.
     VendorStatus { NotAssessed = "not_assessed", InProgress = "in_progress", Assessed = "assessed" }
 }
 
+/// The longest name, in characters.
 pub const NAME_MAX: usize = 255;
+/// The longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 10_000;
 
+/// A vendor: a supplier the organization depends on, and its risk before and after controls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vendor {
+    /// The vendor's id.
     pub id: VendorId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// 1 to [`NAME_MAX`] characters.
     pub name: String,
+    /// 1 to [`DESCRIPTION_MAX`] characters.
     pub description: String,
+    /// What it provides.
     pub category: VendorCategory,
+    /// How far its assessment is.
     pub status: VendorStatus,
+    /// How likely a problem with the vendor is before controls.
     pub inherent_probability: Likelihood,
+    /// How bad a problem with the vendor would be before controls.
     pub inherent_impact: Impact,
+    /// How likely a problem with the vendor is after controls.
     pub residual_probability: Likelihood,
+    /// How bad a problem with the vendor would be after controls.
     pub residual_impact: Impact,
+    /// Its website, an http(s) URL, if any.
     pub website: Option<String>,
+    /// The member responsible for it, if any.
     pub assignee_id: Option<MemberId>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
@@ -48,32 +67,42 @@ pub struct Vendor {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewVendor {
+    /// Required: 1 to 255 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    /// Required: 1 to 10,000 characters.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_description, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// `other` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = VendorCategory))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<VendorCategory>,
+    /// `not_assessed` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = VendorStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<VendorStatus>,
+    /// Before controls; `very_unlikely` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_probability: Option<Likelihood>,
+    /// Before controls; `insignificant` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_impact: Option<Impact>,
+    /// After controls; `very_unlikely` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_probability: Option<Likelihood>,
+    /// After treatment; `insignificant` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    /// An http(s) URL.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::nullable_http_url))]
     pub website: Option<String>,
+    /// The member responsible for it: an active member of the organization.
     pub assignee_id: Option<MemberId>,
 }
 
@@ -82,33 +111,43 @@ pub struct NewVendor {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VendorChanges {
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = VendorCategory))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub category: Option<VendorCategory>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = VendorStatus))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<VendorStatus>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_probability: Option<Likelihood>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub inherent_impact: Option<Impact>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Likelihood))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_probability: Option<Likelihood>,
+    /// Absent: unchanged; `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = Impact))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
+    /// Absent: unchanged; `null`: cleared.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::nullable_http_url))]
     #[serde(default, deserialize_with = "nullable")]
     pub website: Option<Option<String>>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     pub assignee_id: Option<Option<MemberId>>,
 }
@@ -118,6 +157,7 @@ pub struct VendorChanges {
 pub struct VendorPatch(VendorChanges);
 
 impl VendorPatch {
+    /// Validates `changes`; the first wrong field is the error.
     pub fn new(changes: VendorChanges) -> Result<Self, ValidationErrors> {
         Ok(Self(VendorChanges {
             name: map_present(changes.name, |n| text("name", n, 1, NAME_MAX))?,
@@ -132,6 +172,7 @@ impl VendorPatch {
         &self.0
     }
 
+    /// Whether no field is to change.
     pub fn is_empty(&self) -> bool {
         self.0 == VendorChanges::default()
     }
@@ -143,6 +184,7 @@ impl VendorPatch {
 }
 
 impl Vendor {
+    /// A new vendor of the organization, validated, with the defaults filled in.
     pub fn create(organization_id: OrganizationId, input: NewVendor, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {
             id: VendorId::generate(),

@@ -12,9 +12,11 @@ use crate::validation::{
 };
 use crate::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId, nullable, required_non_null};
 
+/// The longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 500;
 /// Event names and wildcards one endpoint may list.
 pub const EVENTS_MAX: usize = 50;
+/// The longest event name, in characters.
 pub const EVENT_NAME_MAX: usize = 100;
 /// The event `POST /v1/webhooks/{id}/test` sends, whatever the endpoint's `events`.
 pub const TEST_EVENT: &str = "webhook.test";
@@ -35,12 +37,17 @@ crate::string_enum! {
 /// A webhook endpoint. Its signing secret is kept sealed beside it, never in this struct.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Webhook {
+    /// The webhook's id.
     pub id: WebhookId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The endpoint deliveries are POSTed to: https to a public address unless allowed.
     pub url: String,
+    /// Up to [`DESCRIPTION_MAX`] characters, if any.
     pub description: Option<String>,
     /// Exact event names and wildcards (`risk.*`, `*`), as given.
     pub events: Vec<String>,
+    /// Whether deliveries are sent.
     pub is_enabled: bool,
     /// Why the delivery worker disabled the endpoint; `None` while enabled or disabled by a user.
     pub disabled_reason: Option<String>,
@@ -50,7 +57,9 @@ pub struct Webhook {
     pub event_cursor: i64,
     /// When the current run of failed attempts began; `None` after a success.
     pub failing_since: Option<Timestamp>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
@@ -84,6 +93,7 @@ pub struct NewWebhook {
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::events, required = true))]
     pub events: Option<Vec<String>>,
+    /// Up to 500 characters.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<String>,
@@ -94,12 +104,15 @@ pub struct NewWebhook {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookChanges {
+    /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::url))]
     pub url: Option<String>,
+    /// Replaces the event names. Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::events))]
     pub events: Option<Vec<String>>,
+    /// Absent: unchanged; `null`: cleared.
     #[serde(default, deserialize_with = "nullable")]
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     pub description: Option<Option<String>>,
@@ -131,6 +144,7 @@ impl WebhookPatch {
 }
 
 impl Webhook {
+    /// A new webhook of the organization, validated; its URL is checked against `allowed_hosts`.
     pub fn create(
         id: WebhookId,
         organization_id: OrganizationId,
@@ -269,27 +283,39 @@ fn is_event_pattern(value: &str) -> bool {
 /// sends it again under the same id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookDelivery {
+    /// The delivery's id: the `webhook-id` the receiver sees, the same on every attempt.
     pub id: WebhookDeliveryId,
+    /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
+    /// The webhook.
     pub webhook_id: WebhookId,
     /// The place in the endpoint's queue: deliveries are sent in this order.
     pub ordinal: i64,
+    /// The event name (`risk.updated`).
     pub event_type: String,
     /// The audit entry's `seq`; `None` for [`TEST_EVENT`].
     pub event_seq: Option<i64>,
     /// The JSON body `{type, timestamp, data}`.
     pub payload: String,
+    /// `pending`, `sending`, `succeeded`, or `failed` for good.
     pub status: DeliveryStatus,
+    /// How many times it was sent.
     pub attempts: u32,
+    /// When it is sent next, while pending.
     pub next_attempt_at: Timestamp,
     /// While sending: until when the claiming worker owns the delivery.
     pub claimed_until: Option<Timestamp>,
+    /// The last attempt's HTTP status, if one came.
     pub response_status: Option<u16>,
     /// The first [`RESPONSE_EXCERPT_BYTES`] of the last response's body.
     pub response_body: Option<String>,
+    /// The last attempt's time to the response, in milliseconds.
     pub latency_ms: Option<i64>,
+    /// Why the last attempt failed, if it did.
     pub last_error: Option<String>,
+    /// When the event was queued for this webhook.
     pub created_at: Timestamp,
+    /// When it was last attempted or changed.
     pub updated_at: Timestamp,
 }
 
@@ -323,11 +349,17 @@ impl WebhookDelivery {
 pub struct AttemptOutcome {
     /// `Succeeded`, `Pending` (retried at `next_attempt_at`) or `Failed`.
     pub status: DeliveryStatus,
+    /// When to try again, if it is to be retried.
     pub next_attempt_at: Timestamp,
+    /// The HTTP status, if a response came.
     pub response_status: Option<u16>,
+    /// The start of the response body, if any.
     pub response_body: Option<String>,
+    /// Time to the response, in milliseconds.
     pub latency_ms: Option<i64>,
+    /// Why it failed, if it did.
     pub last_error: Option<String>,
+    /// When the attempt was made.
     pub at: Timestamp,
 }
 

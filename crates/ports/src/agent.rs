@@ -10,8 +10,11 @@ use serde_json::Value;
 /// Who said a message of the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChatRole {
+    /// The instructions that frame the conversation.
     System,
+    /// The task, as the service states it.
     User,
+    /// The model's own turns.
     Assistant,
     /// The result of a tool call, answering the call with the same id.
     Tool,
@@ -20,7 +23,9 @@ pub enum ChatRole {
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatMessage {
+    /// Who says it.
     pub role: ChatRole,
+    /// The text (for a tool message, the tool's result).
     pub content: String,
     /// The tool calls of an assistant message (empty otherwise).
     pub tool_calls: Vec<ToolCall>,
@@ -29,10 +34,12 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
+    /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         Self { role: ChatRole::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }
 
+    /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self { role: ChatRole::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }
@@ -47,6 +54,7 @@ impl ChatMessage {
         }
     }
 
+    /// The result of the tool call `call_id`.
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
         Self {
             role: ChatRole::Tool,
@@ -60,8 +68,11 @@ impl ChatMessage {
 /// A function the model may call: its name, what it does, and a JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
+    /// The name the model calls it by.
     pub name: &'static str,
+    /// What it does, for the model.
     pub description: &'static str,
+    /// A JSON Schema of its arguments object.
     pub parameters: Value,
 }
 
@@ -69,19 +80,25 @@ pub struct ToolSpec {
 /// that are not a JSON object as a malformed answer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
+    /// The call's id, which its tool message answers.
     pub id: String,
+    /// The tool's name.
     pub name: String,
+    /// The arguments, a JSON object.
     pub arguments: Value,
 }
 
 /// Tokens one request used, as the server counted them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenUsage {
+    /// Tokens of the request's messages.
     pub prompt_tokens: u64,
+    /// Tokens of the answer.
     pub completion_tokens: u64,
 }
 
 impl TokenUsage {
+    /// Both, saturating.
     pub fn total(&self) -> u64 {
         self.prompt_tokens.saturating_add(self.completion_tokens)
     }
@@ -92,6 +109,7 @@ impl TokenUsage {
 pub struct ModelReply {
     /// Text the model wrote besides (or instead of) calling tools.
     pub content: Option<String>,
+    /// The tools it called, in order (empty when it only wrote text).
     pub tool_calls: Vec<ToolCall>,
     /// `None` when the server did not report it.
     pub usage: Option<TokenUsage>,
@@ -112,6 +130,7 @@ pub enum ModelError {
     Malformed(String),
 }
 
+/// A chat-completions model that can call tools: what carries out free-text automations.
 #[async_trait]
 pub trait AgentModel: Send + Sync {
     /// One turn: the conversation so far and the tools the model may call.

@@ -24,11 +24,17 @@ pub type AuditEach<'a, T> = dyn Fn(&OrganizationId, Option<&T>, Option<&T>) -> A
 /// action (`risk.` finds every risk action).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuditFilter {
+    /// Only entries about this resource type (`risk`, `policy`, …).
     pub resource_type: Option<String>,
+    /// Only entries about this record id.
     pub resource_id: Option<String>,
+    /// Only entries by this actor (a user id or a system part).
     pub actor_id: Option<String>,
+    /// Only actions starting with this.
     pub action_prefix: Option<String>,
+    /// Only entries created at or after this instant.
     pub created_after: Option<Timestamp>,
+    /// Only entries created before this instant.
     pub created_before: Option<Timestamp>,
 }
 
@@ -36,9 +42,13 @@ pub struct AuditFilter {
 /// are gone, the last of them had hash `through_hash`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditCheckpoint {
+    /// The organization whose chain was pruned.
     pub organization_id: OrganizationId,
+    /// The last pruned entry's sequence number.
     pub through_seq: i64,
+    /// The last pruned entry's hash, hex: the next entry links to it.
     pub through_hash: String,
+    /// When the prefix was pruned.
     pub created_at: Timestamp,
     /// HMAC-SHA256 of [`AuditCheckpoint::signed_text`] with the server's checkpoint key, hex.
     pub signature: String,
@@ -51,6 +61,8 @@ impl AuditCheckpoint {
     }
 }
 
+/// The organizations' hash-chained audit trails: appended in the transaction of each change
+/// (through the `AuditOf` arguments of the other repositories), listed, verified and pruned.
 #[async_trait]
 pub trait AuditRepository: Send + Sync {
     /// Appends an entry that goes with no other change (a sign-in, a webhook endpoint disabled by
@@ -100,9 +112,14 @@ pub trait AuditRepository: Send + Sync {
 /// deliver) and the diff of `changes`. Implemented by the HTTP layer from its wire types, so the
 /// use cases never see them.
 pub trait ResourceRenderer: Send + Sync {
+    /// A risk as the API shows it.
     fn risk(&self, risk: &compliance_domain::risk::Risk) -> Value;
+    /// A vendor as the API shows it.
     fn vendor(&self, vendor: &compliance_domain::vendor::Vendor) -> Value;
+    /// A task as the API shows it.
     fn task(&self, task: &compliance_domain::task::Task) -> Value;
+    /// A policy as the API shows it.
     fn policy(&self, policy: &compliance_domain::policy::Policy) -> Value;
+    /// A context entry as the API shows it.
     fn context_entry(&self, entry: &compliance_domain::context::ContextEntry) -> Value;
 }

@@ -7,13 +7,16 @@ use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, T
 
 use crate::{AuditOf, Page, RepoError, RunQuery};
 
+/// Browser automations, their schedules and runs; every method is scoped to an organization.
 #[async_trait]
 pub trait AutomationRepository: Send + Sync {
+    /// Inserts the automation and `audit`'s entry of it, in one transaction.
     async fn insert(
         &self,
         automation: &BrowserAutomation,
         audit: &AuditOf<'_, BrowserAutomation>,
     ) -> Result<(), RepoError>;
+    /// One automation; `RepoError::NotFound` when it is not the organization's.
     async fn get(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, RepoError>;
     /// Oldest first.
     async fn list_for_task(&self, org: &OrganizationId, task: &TaskId) -> Result<Vec<BrowserAutomation>, RepoError>;
@@ -51,6 +54,7 @@ pub trait AutomationRepository: Send + Sync {
         created_before: Timestamp,
         limit: usize,
     ) -> Result<Vec<AutomationRun>, RepoError>;
+    /// One run; `RepoError::NotFound` when it is not the organization's.
     async fn get_run(&self, org: &OrganizationId, id: &AutomationRunId) -> Result<AutomationRun, RepoError>;
 
     /// Enabled automations (of every organization) whose `next_run_at` is at or before `now`,

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use secrecy::SecretString;
 
+/// What a one-shot capture opens, and how long it may take.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureRequest {
     /// An absolute http(s) URL.
@@ -16,6 +17,7 @@ pub struct CaptureRequest {
     pub timeout: Duration,
 }
 
+/// What a capture took.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Capture {
     /// A PNG image of the loaded page.
@@ -37,10 +39,13 @@ pub enum CaptureError {
     /// metadata address that the allow-list does not name.
     #[error("the target is not allowed: {0}")]
     Refused(String),
+    /// DNS, connection or TLS failed.
     #[error("the host could not be reached: {0}")]
     Unreachable(String),
+    /// The page did not load within this many seconds.
     #[error("the page did not load within {0} seconds")]
     Timeout(u64),
+    /// The main document answered this HTTP error status.
     #[error("the page answered HTTP {0}")]
     HttpStatus(u16),
     /// The browser itself failed (could not start, crashed, protocol error).
@@ -48,6 +53,7 @@ pub enum CaptureError {
     Browser(String),
 }
 
+/// A headless browser, checked against internal addresses: one-shot captures and page sessions.
 #[async_trait]
 pub trait BrowserRunner: Send + Sync {
     /// Whether `url` may be opened at all (scheme, and where its host resolves), before a run is
@@ -83,9 +89,12 @@ pub enum Field<'a> {
     Reference(&'a str),
 }
 
+/// Which way to scroll the page, by most of a viewport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScrollDirection {
+    /// Towards the top.
     Up,
+    /// Towards the bottom.
     Down,
 }
 
@@ -103,7 +112,9 @@ pub struct SnapshotElement {
 /// A compact view of a page, capped in size ([`PageSnapshot::TEXT_MAX`], [`PageSnapshot::ELEMENTS_MAX`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSnapshot {
+    /// The page's URL now (after redirects).
     pub url: String,
+    /// The document's title.
     pub title: String,
     /// The visible text, cut at [`PageSnapshot::TEXT_MAX`] characters.
     pub text: String,
@@ -112,7 +123,9 @@ pub struct PageSnapshot {
 }
 
 impl PageSnapshot {
+    /// The most characters of visible text a snapshot holds.
     pub const TEXT_MAX: usize = 8_000;
+    /// The most elements a snapshot lists.
     pub const ELEMENTS_MAX: usize = 150;
 }
 
@@ -125,8 +138,10 @@ pub enum PageError {
     /// A navigation (the target, `go to`, a redirect, a link) to a host the target check refuses.
     #[error("the target is not allowed: {0}")]
     Refused(String),
+    /// DNS, connection or TLS failed.
     #[error("the host could not be reached: {0}")]
     Unreachable(String),
+    /// The page answered this HTTP error status.
     #[error("the page answered HTTP {0}")]
     HttpStatus(u16),
     /// What did not happen in time, e.g. "the page did not load within 30 seconds".
@@ -172,13 +187,16 @@ pub trait BrowserPage: Send {
     /// Presses a key (a name of `compliance_domain::automation::PRESSABLE_KEYS` or one character)
     /// on the focused element, then waits for a navigation it started to load.
     async fn press(&mut self, key: &str) -> Result<(), PageError>;
+    /// Scrolls by most of a viewport.
     async fn scroll(&mut self, direction: ScrollDirection) -> Result<(), PageError>;
     /// Waits until the page's visible text contains `text` (case-sensitive), polling;
     /// [`PageError::Timeout`] at `deadline`.
     async fn wait_for_text(&mut self, text: &str, deadline: Instant) -> Result<(), PageError>;
     /// Whether the page's visible text contains `text` (case-sensitive) now.
     async fn contains_text(&mut self, text: &str) -> Result<bool, PageError>;
+    /// The page's URL now.
     async fn current_url(&mut self) -> Result<String, PageError>;
+    /// A compact view of the page for the model ([`PageSnapshot`]).
     async fn snapshot(&mut self) -> Result<PageSnapshot, PageError>;
     /// A PNG of the viewport.
     async fn screenshot(&mut self) -> Result<Vec<u8>, PageError>;

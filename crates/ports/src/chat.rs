@@ -19,5 +19,6 @@ pub trait ChatStore: Send + Sync {
     ) -> Result<(), RepoError>;
     /// The history, or an empty one when there is none or it expired.
     async fn get(&self, org: &OrganizationId, user: &UserId) -> Result<Vec<ChatMessage>, RepoError>;
+    /// Forgets the user's history in the organization.
     async fn clear(&self, org: &OrganizationId, user: &UserId) -> Result<(), RepoError>;
 }

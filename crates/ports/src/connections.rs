@@ -6,6 +6,7 @@ use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 
 use crate::{AuditOf, ConnectionQuery, Page, RepoError};
 
+/// The organizations' integration connections (their secrets are in the vault).
 #[async_trait]
 pub trait ConnectionRepository: Send + Sync {
     /// `RepoError::Conflict` when the organization already has a connection to that provider that
@@ -14,6 +15,7 @@ pub trait ConnectionRepository: Send + Sync {
     /// A page of the connections matching the query (disconnected ones included unless filtered
     /// out), in its order (newest first by default).
     async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError>;
+    /// One connection; `RepoError::NotFound` when it is not the organization's.
     async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError>;
     /// The organization's connection to `provider` that is not disconnected, if any.
     async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError>;

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 /// One host, passed through as the device management system returns it (a JSON object).
 pub type DeviceRecord = serde_json::Map<String, serde_json::Value>;
 
+/// The device management system: the hosts of a label.
 #[async_trait]
 pub trait DeviceDirectory: Send + Sync {
     /// Whether a device management system is configured at all.
@@ -18,14 +19,22 @@ pub trait DeviceDirectory: Send + Sync {
 /// Why hosts could not be listed. Messages never carry the system's token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
+    /// No system is configured: a 503 naming the variables.
     #[error("no device management system is configured (set FLEET_URL and FLEET_TOKEN)")]
     NotConfigured,
+    /// It answered with this error status.
     #[error("the device management system answered HTTP {status}")]
-    Upstream { status: u16 },
+    Upstream {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// It did not answer in time.
     #[error("the device management system did not answer in time")]
     Timeout,
+    /// It could not be reached (DNS, connection, TLS).
     #[error("the device management system could not be reached")]
     Unreachable,
+    /// Its answer was not the JSON expected; the text says what was wrong.
     #[error("the device management system's answer was not understood: {0}")]
     InvalidResponse(String),
 }

@@ -16,12 +16,16 @@ pub enum Acceptance {
     NoLongerPending,
 }
 
+/// Invitations to an organization; every method is scoped to one.
 #[async_trait]
 pub trait InvitationRepository: Send + Sync {
+    /// Inserts the invitation and `audit`'s entry of it, in one transaction.
     async fn insert(&self, invitation: &Invitation, audit: &AuditOf<'_, Invitation>) -> Result<(), RepoError>;
     /// A page of the organization's invitations, newest first.
     async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Invitation>, RepoError>;
+    /// One invitation; `RepoError::NotFound` when it is not the organization's.
     async fn get(&self, org: &OrganizationId, id: &InvitationId) -> Result<Invitation, RepoError>;
+    /// Withdraws the invitation, with `audit`'s entry, in one transaction.
     async fn delete(
         &self,
         org: &OrganizationId,

@@ -3,6 +3,8 @@
 //! Every repository method that reads or writes tenant data takes the organization id, and every
 //! adapter filters on it: a record of another organization is indistinguishable from a missing one.
 
+#![warn(missing_docs)]
+
 mod agent;
 mod audit;
 mod automations;

@@ -10,16 +10,20 @@ use crate::RepoError;
 /// A token bucket: `burst` requests at once, refilled at `per_second` requests a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimit {
+    /// Tokens added a second.
     pub per_second: u32,
+    /// The bucket's size: the most requests at once.
     pub burst: u32,
 }
 
 /// Whether a request may go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateDecision {
+    /// A token was taken.
     Allowed,
     /// The bucket is empty; it holds a token again after `retry_after`.
     Limited {
+        /// How long until the next token.
         retry_after: Duration,
     },
 }
@@ -48,5 +52,6 @@ pub struct PoolStatus {
 
 /// Reports the connection pools, for metrics; cheap and without I/O.
 pub trait PoolMetrics: Send + Sync {
+    /// Every pool's state now.
     fn pool_status(&self) -> Vec<PoolStatus>;
 }

@@ -10,7 +10,9 @@ use crate::{RepoError, SortValue};
 /// meanwhile shift nothing: each lands before or after the position, never across it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor {
+    /// The row's sort key values, one per sort key.
     pub values: Vec<SortValue>,
+    /// The row's id, which breaks ties.
     pub id: String,
 }
 
@@ -61,6 +63,7 @@ impl PageRequest {
 /// One page of a list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page<T> {
+    /// The rows, in the list's order.
     pub items: Vec<T>,
     /// How many rows match in all, across every page (of an [`PageRequest::uncounted`] request:
     /// the rows of this page and before, a lower bound).
@@ -92,11 +95,17 @@ impl<T> Page<T> {
 /// are those its triggers write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListName {
+    /// Context entries.
     Context,
+    /// Policies.
     Policies,
+    /// Vendors.
     Vendors,
+    /// Risks.
     Risks,
+    /// Tasks.
     Tasks,
+    /// Members.
     People,
     /// Not a list: the organization's access (members' roles and activity, API keys, sessions),
     /// counted the same way so that every instance's principal cache sees a revocation at once.
@@ -104,6 +113,7 @@ pub enum ListName {
 }
 
 impl ListName {
+    /// The name the database's triggers count it under.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Context => "context",
@@ -122,6 +132,7 @@ impl ListName {
 /// transaction), so a write by another instance or another program counts too.
 #[async_trait]
 pub trait ListGenerations: Send + Sync {
+    /// The count of committed changes of `org`'s `list` (0 before the first).
     async fn generation(&self, org: &OrganizationId, list: ListName) -> Result<u64, RepoError>;
 }
 

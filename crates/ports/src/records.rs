@@ -24,14 +24,18 @@ use crate::{AuditOf, ContextQuery, Page, PolicyQuery, RepoError, RiskQuery, Task
 /// now to be removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deleted<R> {
+    /// The deleted record.
     pub record: R,
+    /// Its comments' attachments, deleted with it.
     pub attachments: Vec<Attachment>,
 }
 
+/// Risks; every method is scoped to an organization.
 #[async_trait]
 pub trait RiskRepository: Send + Sync {
     /// A page of the organization's risks, newest first.
     async fn list_risks(&self, org: &OrganizationId, query: &RiskQuery) -> Result<Page<Risk>, RepoError>;
+    /// One risk; `RepoError::NotFound` when it is not the organization's.
     async fn get_risk(&self, org: &OrganizationId, id: &RiskId) -> Result<Risk, RepoError>;
     /// Inserts the risk and `audit`'s entry of it, in one transaction.
     async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError>;
@@ -55,10 +59,12 @@ pub trait RiskRepository: Send + Sync {
     ) -> Result<Deleted<Risk>, RepoError>;
 }
 
+/// Vendors; every method is scoped to an organization.
 #[async_trait]
 pub trait VendorRepository: Send + Sync {
     /// A page of the organization's vendors, newest first.
     async fn list_vendors(&self, org: &OrganizationId, query: &VendorQuery) -> Result<Page<Vendor>, RepoError>;
+    /// One vendor; `RepoError::NotFound` when it is not the organization's.
     async fn get_vendor(&self, org: &OrganizationId, id: &VendorId) -> Result<Vendor, RepoError>;
     /// Inserts the vendor and `audit`'s entry of it, in one transaction.
     async fn insert_vendor(&self, vendor: &Vendor, audit: &AuditOf<'_, Vendor>) -> Result<(), RepoError>;
@@ -80,6 +86,7 @@ pub trait VendorRepository: Send + Sync {
     ) -> Result<Deleted<Vendor>, RepoError>;
 }
 
+/// Tasks; every method is scoped to an organization.
 #[async_trait]
 pub trait TaskRepository: Send + Sync {
     /// A page of the organization's tasks, newest first.
@@ -91,6 +98,7 @@ pub trait TaskRepository: Send + Sync {
         assignee: &MemberId,
         query: &TaskQuery,
     ) -> Result<Page<Task>, RepoError>;
+    /// One task; `RepoError::NotFound` when it is not the organization's.
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError>;
     /// Inserts the task and `audit`'s entry of it, in one transaction.
     async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError>;
@@ -113,10 +121,12 @@ pub trait TaskRepository: Send + Sync {
     ) -> Result<Deleted<Task>, RepoError>;
 }
 
+/// Policies, their versions and signatures; every method is scoped to an organization.
 #[async_trait]
 pub trait PolicyRepository: Send + Sync {
     /// A page of the organization's policies, newest first.
     async fn list_policies(&self, org: &OrganizationId, query: &PolicyQuery) -> Result<Page<Policy>, RepoError>;
+    /// One policy; `RepoError::NotFound` when it is not the organization's.
     async fn get_policy(&self, org: &OrganizationId, id: &PolicyId) -> Result<Policy, RepoError>;
     /// Inserts the policy and `audit`'s entry of it, in one transaction.
     async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError>;
@@ -157,6 +167,7 @@ pub trait PolicyRepository: Send + Sync {
         org: &OrganizationId,
         id: &PolicyId,
     ) -> Result<Vec<PolicyVersionSummary>, RepoError>;
+    /// Version `number` of the policy.
     async fn get_policy_version(
         &self,
         org: &OrganizationId,
@@ -199,8 +210,11 @@ pub trait PolicyRepository: Send + Sync {
 
 /// What [`PolicyRepository::save_policy`] writes: the policy, and what the change adds.
 pub struct PolicyWrite<'a> {
+    /// The policy after the change.
     pub policy: &'a Policy,
+    /// A version the change publishes, if it does.
     pub version: Option<&'a PolicyVersion>,
+    /// A signature the change records, if it does.
     pub signature: Option<&'a PolicySignature>,
 }
 
@@ -208,6 +222,7 @@ pub struct PolicyWrite<'a> {
 /// the use case reads again and retries.
 pub const POLICY_CHANGED: &str = "the policy changed while this request ran; retry";
 
+/// Context entries; every method is scoped to an organization.
 #[async_trait]
 pub trait ContextRepository: Send + Sync {
     /// A page of the organization's context entries, newest first.
@@ -216,6 +231,7 @@ pub trait ContextRepository: Send + Sync {
         org: &OrganizationId,
         query: &ContextQuery,
     ) -> Result<Page<ContextEntry>, RepoError>;
+    /// One entry; `RepoError::NotFound` when it is not the organization's.
     async fn get_context_entry(&self, org: &OrganizationId, id: &ContextEntryId) -> Result<ContextEntry, RepoError>;
     /// Inserts the entry and `audit`'s entry of it, in one transaction.
     async fn insert_context_entry(

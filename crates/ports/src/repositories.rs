@@ -6,6 +6,7 @@ use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, Organizatio
 
 use crate::{AuditEach, AuditOf, CommentQuery, Page, PageRequest, PersonQuery, RepoError};
 
+/// Comments and their attachments' metadata; every method is scoped to an organization.
 #[async_trait]
 pub trait CommentRepository: Send + Sync {
     /// Inserts the comment and its attachments' rows in one transaction.
@@ -23,7 +24,9 @@ pub trait CommentRepository: Send + Sync {
         entity_id: &str,
         query: &CommentQuery,
     ) -> Result<Page<CommentView>, RepoError>;
+    /// One comment with its attachments.
     async fn get(&self, org: &OrganizationId, id: &CommentId) -> Result<CommentView, RepoError>;
+    /// Replaces a comment's text, with `audit`'s entry, in one transaction.
     async fn update_content(
         &self,
         org: &OrganizationId,
@@ -39,9 +42,11 @@ pub trait CommentRepository: Send + Sync {
         id: &CommentId,
         audit: &AuditOf<'_, Comment>,
     ) -> Result<Vec<Attachment>, RepoError>;
+    /// One attachment's metadata (its bytes are in the [`BlobStore`](crate::BlobStore)).
     async fn attachment(&self, org: &OrganizationId, id: &AttachmentId) -> Result<Attachment, RepoError>;
 }
 
+/// Organizations.
 #[async_trait]
 pub trait OrganizationRepository: Send + Sync {
     /// Conflict when the slug is taken.
@@ -54,6 +59,7 @@ pub trait OrganizationRepository: Send + Sync {
         owner: &Member,
         audit: (&AuditOf<'_, Organization>, &AuditOf<'_, Member>),
     ) -> Result<(), RepoError>;
+    /// The organization; `RepoError::NotFound` when there is none.
     async fn get(&self, org: &OrganizationId) -> Result<Organization, RepoError>;
     /// The organization whose slug is `slug`, through its unique index.
     async fn find_by_slug(&self, slug: &str) -> Result<Option<Organization>, RepoError>;
@@ -72,14 +78,18 @@ pub trait OrganizationRepository: Send + Sync {
     async fn device_label_holders(&self, label: i64) -> Result<Vec<OrganizationId>, RepoError>;
 }
 
+/// Users, who exist across organizations.
 #[async_trait]
 pub trait UserRepository: Send + Sync {
     /// Conflict when the e-mail address is taken.
     async fn insert(&self, user: &User) -> Result<(), RepoError>;
+    /// The user; `RepoError::NotFound` when there is none.
     async fn get(&self, id: &UserId) -> Result<User, RepoError>;
+    /// Notes a sign-in at `at`.
     async fn record_login(&self, id: &UserId, at: Timestamp) -> Result<(), RepoError>;
 }
 
+/// Members: users' roles in organizations.
 #[async_trait]
 pub trait MemberRepository: Send + Sync {
     /// Conflict when the user is already a member of the organization.
@@ -91,6 +101,7 @@ pub trait MemberRepository: Send + Sync {
         include_inactive: bool,
         query: &PersonQuery,
     ) -> Result<Page<Person>, RepoError>;
+    /// One member with their user; `RepoError::NotFound` when not the organization's.
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError>;
     /// The user's membership in the organization, active or not.
     async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError>;
@@ -104,8 +115,10 @@ pub trait MemberRepository: Send + Sync {
     ) -> Result<Person, RepoError>;
 }
 
+/// API keys and sessions, found by the hash of their secret.
 #[async_trait]
 pub trait CredentialRepository: Send + Sync {
+    /// Inserts the key and `audit`'s entry of it, in one transaction.
     async fn insert_api_key(&self, key: &ApiKey, audit: &AuditOf<'_, ApiKey>) -> Result<(), RepoError>;
     /// The key whose SHA-256 (hex) is `key_hash`, through an index.
     async fn find_api_key(&self, key_hash: &str) -> Result<Option<ApiKey>, RepoError>;
@@ -116,13 +129,16 @@ pub trait CredentialRepository: Send + Sync {
         created_by: Option<&UserId>,
         page: &PageRequest,
     ) -> Result<Page<ApiKey>, RepoError>;
+    /// One key; `RepoError::NotFound` when it is not the organization's.
     async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError>;
+    /// Marks the key revoked at `at`, with `audit`'s entry; revoking twice keeps the first time.
     async fn revoke_api_key(
         &self,
         id: &ApiKeyId,
         at: Timestamp,
         audit: &AuditOf<'_, ApiKey>,
     ) -> Result<ApiKey, RepoError>;
+    /// Notes that the key was used at `at` (`lastUsedAt`).
     async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError>;
     /// Inserts the session with `audit`'s entry in each organization the user is an active
     /// member of.
@@ -134,10 +150,12 @@ pub trait CredentialRepository: Send + Sync {
 /// Whether the store answers.
 #[async_trait]
 pub trait HealthCheck: Send + Sync {
+    /// `Ok` when the database answers a trivial query.
     async fn ping(&self) -> Result<(), RepoError>;
 }
 
 /// The time, so that tests can fix it.
 pub trait Clock: Send + Sync {
+    /// The current instant.
     fn now(&self) -> Timestamp;
 }

@@ -9,10 +9,13 @@ use crate::{AuditEach, RepoError};
 /// A membership with the name of its organization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Membership {
+    /// The membership.
     pub member: Member,
+    /// Its organization's name.
     pub organization_name: String,
 }
 
+/// A user's own sessions and memberships, across organizations.
 #[async_trait]
 pub trait SessionRepository: Send + Sync {
     /// The user's sessions that have not expired at `now`, newest first.

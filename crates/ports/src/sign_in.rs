@@ -10,7 +10,9 @@ use crate::RepoError;
 /// What one sign-in sends the provider: values the use case generated, each used once.
 #[derive(Debug)]
 pub struct AuthorizationParams<'a> {
+    /// The `state` parameter, returned by the provider to the callback.
     pub state: &'a SecretString,
+    /// The `nonce` the ID token must carry.
     pub nonce: &'a SecretString,
     /// The PKCE verifier; the provider gets its S256 challenge.
     pub pkce_verifier: &'a SecretString,
@@ -20,12 +22,17 @@ pub struct AuthorizationParams<'a> {
 /// for claims the token left out).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedIdentity {
+    /// The provider's issuer URL.
     pub issuer: String,
+    /// The account's id at the provider (`sub`).
     pub subject: String,
+    /// The account's e-mail address, if the provider gave one.
     pub email: Option<String>,
     /// The provider's `email_verified` claim; absent counts as not verified.
     pub email_verified: bool,
+    /// The display name, if given.
     pub name: Option<String>,
+    /// A picture URL, if given.
     pub picture: Option<String>,
 }
 
@@ -63,13 +70,17 @@ pub trait IdentityProvider: Send + Sync {
 /// A sign-in under way, keyed by the SHA-256 of its state.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SignInAttempt {
+    /// SHA-256 of the state, hex.
     pub state_hash: String,
+    /// The nonce the ID token must carry.
     pub nonce: String,
     /// SHA-256 of the PKCE verifier the browser holds in its cookie.
     pub verifier_hash: String,
     /// The relative path to return to.
     pub redirect: String,
+    /// When the attempt started.
     pub created_at: Timestamp,
+    /// When the attempt stops being accepted.
     pub expires_at: Timestamp,
 }
 
@@ -79,6 +90,7 @@ impl std::fmt::Debug for SignInAttempt {
     }
 }
 
+/// Sign-in attempts, and the links between users and their provider accounts.
 #[async_trait]
 pub trait SignInRepository: Send + Sync {
     /// Stores the attempt, and drops attempts that expired before `now`.

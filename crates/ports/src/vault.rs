@@ -13,13 +13,17 @@ use crate::{AuditOf, RepoError};
 /// the organization and the owner, so a row copied elsewhere does not decrypt.
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoredSecret {
+    /// The organization the secret belongs to.
     pub organization_id: OrganizationId,
     /// What kind of record owns the secret: `connection`, `oauth_app`, `oauth_state`, …
     pub owner_kind: String,
+    /// The owning record's id.
     pub owner_id: String,
     /// The vault key the ciphertext was made with.
     pub key_id: String,
+    /// The sealed bytes.
     pub ciphertext: Vec<u8>,
+    /// When it was last written.
     pub updated_at: Timestamp,
 }
 
@@ -45,8 +49,11 @@ pub const AUTOMATION_SECRET_OWNER_KIND: &str = "automation_secret";
 /// Who a sealed secret belongs to: a ciphertext opens only for the owner it was sealed for.
 #[derive(Debug, Clone, Copy)]
 pub struct SecretOwner<'a> {
+    /// The organization.
     pub organization_id: &'a OrganizationId,
+    /// The kind of the owning record (`connection`, `automation_secret`, …).
     pub owner_kind: &'a str,
+    /// The owning record's id.
     pub owner_id: &'a str,
 }
 
@@ -63,7 +70,9 @@ impl SecretOwner<'_> {
 pub trait SecretCipher: Send + Sync {
     /// The key new ciphertexts are made with (for `StoredSecret::key_id`).
     fn current_key_id(&self) -> String;
+    /// Encrypts `plaintext` for `owner` under the current key.
     fn seal(&self, plaintext: &SecretString, owner: SecretOwner<'_>) -> Result<Vec<u8>, CipherError>;
+    /// Decrypts a ciphertext sealed for `owner`, under whichever known key made it.
     fn open(&self, ciphertext: &[u8], owner: SecretOwner<'_>) -> Result<SecretString, CipherError>;
 }
 
@@ -72,10 +81,12 @@ pub trait SecretCipher: Send + Sync {
 #[error("the vault could not {0}")]
 pub struct CipherError(pub &'static str);
 
+/// The vault's ciphertexts, per organization and owner.
 #[async_trait]
 pub trait SecretRepository: Send + Sync {
     /// Stores or replaces the owner's secret.
     async fn put(&self, secret: &StoredSecret) -> Result<(), RepoError>;
+    /// The owner's secret, if it has one.
     async fn get(
         &self,
         org: &OrganizationId,
@@ -118,12 +129,19 @@ pub trait SecretRepository: Send + Sync {
 /// A pending OAuth authorization. Only the SHA-256 of the state value is kept.
 #[derive(Clone, PartialEq, Eq)]
 pub struct OAuthStateRecord {
+    /// SHA-256 of the state, hex.
     pub state_hash: String,
+    /// The organization connecting.
     pub organization_id: OrganizationId,
+    /// The user who started it.
     pub user_id: UserId,
+    /// The provider's slug.
     pub provider: String,
+    /// Where to send the browser afterwards, if the caller asked.
     pub redirect_url: Option<String>,
+    /// When the authorization started.
     pub created_at: Timestamp,
+    /// When the state stops being accepted.
     pub expires_at: Timestamp,
     /// The PKCE verifier, encrypted by the vault; taken and purged with the state.
     pub sealed_pkce_verifier: Option<Vec<u8>>,
@@ -143,8 +161,10 @@ impl std::fmt::Debug for OAuthStateRecord {
     }
 }
 
+/// Pending OAuth authorizations of integration connections.
 #[async_trait]
 pub trait OAuthStateRepository: Send + Sync {
+    /// Stores a new state.
     async fn insert(&self, state: &OAuthStateRecord) -> Result<(), RepoError>;
     /// Removes and returns the state: a state can be taken once, however many callers race.
     async fn take(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError>;

@@ -12,6 +12,7 @@ use crate::{AuditOf, Page, PageRequest, RepoError};
 /// A webhook's signing secrets as the vault sealed them (bound to the organization and the webhook).
 #[derive(Clone, PartialEq, Eq)]
 pub struct SealedSecrets {
+    /// The current secret.
     pub current: Vec<u8>,
     /// The secret before the last rotation and until when it still signs.
     pub previous: Option<(Vec<u8>, Timestamp)>,
@@ -27,6 +28,8 @@ impl std::fmt::Debug for SealedSecrets {
 /// The owner kind a webhook's secret is sealed for (its owner id is the webhook's id).
 pub const WEBHOOK_SECRET_OWNER_KIND: &str = "webhook";
 
+/// Webhooks, their delivery cursors and deliveries; every method is scoped to an organization
+/// or claims work across them.
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
     /// Inserts the webhook with `audit`'s entry; its event cursor starts at that entry, so it
@@ -37,6 +40,7 @@ pub trait WebhookRepository: Send + Sync {
         sealed_secret: &[u8],
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<(), RepoError>;
+    /// One webhook; `RepoError::NotFound` when it is not the organization's.
     async fn get(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError>;
     /// Oldest first.
     async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Webhook>, RepoError>;
@@ -65,6 +69,7 @@ pub trait WebhookRepository: Send + Sync {
         now: Timestamp,
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError>;
+    /// The webhook's sealed signing secrets.
     async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError>;
 
     /// Queues `delivery` at the end of its webhook's queue (the store gives its ordinal).
@@ -131,6 +136,7 @@ pub struct FeedEvent {
     pub seq: i64,
     /// The audit action, which is the event name (`risk.updated`).
     pub action: String,
+    /// When the change committed.
     pub created_at: Timestamp,
     /// The resource as the API returns it after the change (before it, for a delete), as JSON.
     pub data: String,
@@ -163,14 +169,18 @@ impl EventFeed for NoEventFeed {
 /// One POST of a delivery.
 #[derive(Debug, Clone)]
 pub struct OutboundRequest {
+    /// The endpoint.
     pub url: String,
+    /// Headers to send: the content type and the Standard Webhooks signature headers.
     pub headers: Vec<(&'static str, String)>,
+    /// The JSON body.
     pub body: String,
 }
 
 /// What the receiver answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboundResponse {
+    /// The HTTP status.
     pub status: u16,
     /// The start of the body (the sender reads a bounded amount).
     pub body: Vec<u8>,
@@ -184,6 +194,7 @@ pub enum SendError {
     /// The URL is not allowed (scheme, internal address): retrying will not help until it changes.
     #[error("refused: {0}")]
     Refused(String),
+    /// No answer in time.
     #[error("timed out: {0}")]
     Timeout(String),
     /// DNS, connection, TLS or protocol failure.
@@ -195,5 +206,6 @@ pub enum SendError {
 /// checked address, follows no redirect, bounds time and the body read.
 #[async_trait]
 pub trait WebhookSender: Send + Sync {
+    /// POSTs `request` once; no retry (the worker schedules those).
     async fn send(&self, request: &OutboundRequest) -> Result<OutboundResponse, SendError>;
 }

@@ -6,7 +6,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use compliance_app::{AgentSettings, AutomationSettings, PolicyReviewSettings, Settings, WebhookSettings};
+use compliance_app::{
+    AgentSettings, AutomationSettings, PolicyReviewSettings, SIGNING_KEY_BYTES, Settings, WebhookSettings,
+};
 use compliance_blobs::S3Config;
 use compliance_browser::BrowserSettings;
 use compliance_credentials::KeySource;
@@ -18,13 +20,10 @@ use compliance_llm::LlmSettings;
 use compliance_oidc::OidcSettings;
 use compliance_ports::RateLimit;
 use compliance_store::{DatabaseUrl, PoolOptions};
-use rand::RngCore;
 use secrecy::SecretString;
 
 /// The SQLite file used when `DATABASE_URL` is not set.
 const DEFAULT_DB_FILE: &str = "compliance.db";
-/// The shortest URL signing key we accept, in bytes.
-const SIGNING_KEY_MIN: usize = 32;
 
 #[derive(Debug)]
 pub struct Config {
@@ -87,45 +86,7 @@ impl Config {
             Some("json") => true,
             Some(other) => bail!("LOG_FORMAT `{other}` is neither pretty nor json"),
         };
-        let settings = Settings {
-            attachments: AttachmentLimits {
-                max_file_bytes: number("ATTACHMENT_MAX_FILE_BYTES", 10 * 1024 * 1024)?,
-                max_request_bytes: number("ATTACHMENT_MAX_REQUEST_BYTES", 25 * 1024 * 1024)?,
-            },
-            list_max_rows: list_max_rows()?,
-            download_ttl: Duration::from_secs(number("DOWNLOAD_URL_TTL_SECONDS", 15 * 60)?),
-            public_url: var("PUBLIC_URL")?.unwrap_or_else(|| format!("http://{listen}")),
-            url_signing_key: signing_key()?,
-            chat_limits: ChatLimits {
-                max_messages: number("CHAT_MAX_MESSAGES", 500)?,
-                max_message_chars: number("CHAT_MAX_MESSAGE_CHARS", 32_000)?,
-            },
-            chat_ttl: Duration::from_secs(number("CHAT_HISTORY_TTL_SECONDS", 7 * 24 * 60 * 60)?),
-            automations: AutomationSettings {
-                run_timeout: Duration::from_secs(number("AUTOMATION_RUN_TIMEOUT_SECONDS", 30)?),
-                poll_interval: Duration::from_millis(number("AUTOMATION_POLL_MILLIS", 1000)?),
-                min_interval: Duration::from_secs(number("AUTOMATION_MIN_INTERVAL_SECONDS", 60)?),
-                concurrency: max_browsers()?,
-                run_retention: Duration::from_secs(
-                    number::<u64>("AUTOMATION_RUN_RETENTION_DAYS", 90)?.saturating_mul(DAY),
-                ),
-                agent: AgentSettings {
-                    max_steps: number("AUTOMATION_AGENT_MAX_STEPS", AgentSettings::default().max_steps)?,
-                    max_tokens: number("AUTOMATION_AGENT_MAX_TOKENS", AgentSettings::default().max_tokens)?,
-                },
-                ..AutomationSettings::default()
-            },
-            auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", 5)?),
-            session_ttl: time::Duration::hours(number("SESSION_TTL_HOURS", 24 * 7)?),
-            self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", true)?,
-            invitation_ttl: time::Duration::seconds(number("INVITATION_TTL_SECONDS", 7 * 24 * 60 * 60)?),
-            webhooks: webhooks()?,
-            policy_reviews: PolicyReviewSettings {
-                poll_interval: Duration::from_millis(number("POLICY_REVIEW_POLL_MILLIS", 60_000)?),
-            },
-            audit_retention: audit_retention()?,
-            audit_checkpoint_key: checkpoint_key(audit_retention()?.is_some())?,
-        };
+        let settings = settings(&listen)?;
         let oidc = oidc(&settings.public_url)?;
         let pool = PoolOptions {
             max_size: number("DATABASE_POOL_SIZE", default_pool_size(&database))?,
@@ -152,6 +113,57 @@ impl Config {
             oidc,
         })
     }
+}
+
+/// The use cases' settings: each variable overrides its field of [`Settings::default()`], the one
+/// place the defaults are written (docs/operations.md lists them), which an embedder gets too.
+fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
+    let defaults = Settings::default();
+    let automations = defaults.automations.clone();
+    let retention_days = automations.run_retention.as_secs() / DAY;
+    let audit_retention = audit_retention()?;
+    Ok(Settings {
+        attachments: AttachmentLimits {
+            max_file_bytes: number("ATTACHMENT_MAX_FILE_BYTES", defaults.attachments.max_file_bytes)?,
+            max_request_bytes: number("ATTACHMENT_MAX_REQUEST_BYTES", defaults.attachments.max_request_bytes)?,
+        },
+        list_max_rows: list_max_rows(defaults.list_max_rows)?,
+        download_ttl: seconds("DOWNLOAD_URL_TTL_SECONDS", defaults.download_ttl)?,
+        public_url: var("PUBLIC_URL")?.unwrap_or_else(|| format!("http://{listen}")),
+        url_signing_key: signing_key(defaults.url_signing_key)?,
+        chat_limits: ChatLimits {
+            max_messages: number("CHAT_MAX_MESSAGES", defaults.chat_limits.max_messages)?,
+            max_message_chars: number("CHAT_MAX_MESSAGE_CHARS", defaults.chat_limits.max_message_chars)?,
+        },
+        chat_ttl: seconds("CHAT_HISTORY_TTL_SECONDS", defaults.chat_ttl)?,
+        automations: AutomationSettings {
+            run_timeout: seconds("AUTOMATION_RUN_TIMEOUT_SECONDS", automations.run_timeout)?,
+            poll_interval: millis("AUTOMATION_POLL_MILLIS", automations.poll_interval)?,
+            min_interval: seconds("AUTOMATION_MIN_INTERVAL_SECONDS", automations.min_interval)?,
+            concurrency: max_browsers()?,
+            run_retention: Duration::from_secs(
+                number("AUTOMATION_RUN_RETENTION_DAYS", retention_days)?.saturating_mul(DAY),
+            ),
+            agent: AgentSettings {
+                max_steps: number("AUTOMATION_AGENT_MAX_STEPS", automations.agent.max_steps)?,
+                max_tokens: number("AUTOMATION_AGENT_MAX_TOKENS", automations.agent.max_tokens)?,
+            },
+            ..automations
+        },
+        auth_cache_ttl: Duration::from_secs(whole_number("AUTH_CACHE_SECONDS", defaults.auth_cache_ttl.as_secs())?),
+        session_ttl: time::Duration::hours(number("SESSION_TTL_HOURS", defaults.session_ttl.whole_hours())?),
+        self_service_organizations: boolean("SELF_SERVICE_ORGANIZATIONS", defaults.self_service_organizations)?,
+        invitation_ttl: time::Duration::seconds(number(
+            "INVITATION_TTL_SECONDS",
+            defaults.invitation_ttl.whole_seconds(),
+        )?),
+        webhooks: webhooks(defaults.webhooks)?,
+        policy_reviews: PolicyReviewSettings {
+            poll_interval: millis("POLICY_REVIEW_POLL_MILLIS", defaults.policy_reviews.poll_interval)?,
+        },
+        audit_checkpoint_key: checkpoint_key(defaults.audit_checkpoint_key, audit_retention.is_some())?,
+        audit_retention,
+    })
 }
 
 fn blob_config(data_dir: &std::path::Path) -> anyhow::Result<BlobConfig> {
@@ -255,20 +267,19 @@ fn llm() -> anyhow::Result<Option<LlmSettings>> {
 
 /// `WEBHOOK_ALLOWED_HOSTS` (comma-separated hosts that may be reached over http and at internal
 /// addresses) and the delivery worker's `WEBHOOK_*` tunables.
-fn webhooks() -> anyhow::Result<WebhookSettings> {
-    let defaults = WebhookSettings::default();
-    let seconds = |d: time::Duration| u64::try_from(d.whole_seconds()).unwrap_or(0);
-    let retry_window = number("WEBHOOK_RETRY_WINDOW_SECONDS", seconds(defaults.retry_window))?;
-    let disable_after = number("WEBHOOK_DISABLE_AFTER_SECONDS", seconds(defaults.disable_after))?;
+fn webhooks(defaults: WebhookSettings) -> anyhow::Result<WebhookSettings> {
+    let whole_seconds = |d: time::Duration| u64::try_from(d.whole_seconds()).unwrap_or(0);
+    let retry_window = number("WEBHOOK_RETRY_WINDOW_SECONDS", whole_seconds(defaults.retry_window))?;
+    let disable_after = number("WEBHOOK_DISABLE_AFTER_SECONDS", whole_seconds(defaults.disable_after))?;
     Ok(WebhookSettings {
         allowed_hosts: list("WEBHOOK_ALLOWED_HOSTS")?,
-        poll_interval: Duration::from_millis(number("WEBHOOK_POLL_MILLIS", 1000)?),
-        retry_base: Duration::from_millis(number("WEBHOOK_RETRY_BASE_MILLIS", 5000)?),
-        retry_max: Duration::from_secs(number("WEBHOOK_RETRY_MAX_SECONDS", 3600)?),
+        poll_interval: millis("WEBHOOK_POLL_MILLIS", defaults.poll_interval)?,
+        retry_base: millis("WEBHOOK_RETRY_BASE_MILLIS", defaults.retry_base)?,
+        retry_max: seconds("WEBHOOK_RETRY_MAX_SECONDS", defaults.retry_max)?,
         retry_window: time::Duration::seconds(i64::try_from(retry_window).unwrap_or(i64::MAX)),
         disable_after: time::Duration::seconds(i64::try_from(disable_after).unwrap_or(i64::MAX)),
         concurrency: number("WEBHOOK_CONCURRENCY", defaults.concurrency)?,
-        claim_lease: Duration::from_secs(number("WEBHOOK_CLAIM_LEASE_SECONDS", defaults.claim_lease.as_secs())?),
+        claim_lease: seconds("WEBHOOK_CLAIM_LEASE_SECONDS", defaults.claim_lease)?,
     })
 }
 
@@ -302,17 +313,14 @@ fn redirect_origins() -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-/// `URL_SIGNING_KEY` (at least 32 bytes), or a random key that lives as long as the process: links
-/// then stop working on restart, and several instances need the variable set to share links.
-fn signing_key() -> anyhow::Result<Vec<u8>> {
+/// `URL_SIGNING_KEY` (at least 32 bytes), or `default`, the random key of [`Settings::default()`],
+/// which lives as long as the process: links then stop working on restart, and several instances
+/// need the variable set to share links.
+fn signing_key(default: Vec<u8>) -> anyhow::Result<Vec<u8>> {
     match var("URL_SIGNING_KEY")? {
-        Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
-        Some(_) => bail!("URL_SIGNING_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
-        None => {
-            let mut key = vec![0u8; SIGNING_KEY_MIN];
-            rand::rng().fill_bytes(&mut key);
-            Ok(key)
-        }
+        Some(key) if key.len() >= SIGNING_KEY_BYTES => Ok(key.into_bytes()),
+        Some(_) => bail!("URL_SIGNING_KEY must be at least {SIGNING_KEY_BYTES} bytes long"),
+        None => Ok(default),
     }
 }
 
@@ -326,19 +334,15 @@ fn audit_retention() -> anyhow::Result<Option<time::Duration>> {
 
 /// `AUDIT_CHECKPOINT_KEY` (at least 32 bytes): signs the checkpoint that stands for a pruned
 /// prefix of an audit chain. Required with `AUDIT_RETENTION_DAYS`, since a checkpoint signed with a
-/// key that dies with the process could not be verified after a restart.
-fn checkpoint_key(retention: bool) -> anyhow::Result<Vec<u8>> {
+/// key that dies with the process (`default`, a random one) could not be verified after a restart.
+fn checkpoint_key(default: Vec<u8>, retention: bool) -> anyhow::Result<Vec<u8>> {
     match var("AUDIT_CHECKPOINT_KEY")? {
-        Some(key) if key.len() >= SIGNING_KEY_MIN => Ok(key.into_bytes()),
-        Some(_) => bail!("AUDIT_CHECKPOINT_KEY must be at least {SIGNING_KEY_MIN} bytes long"),
+        Some(key) if key.len() >= SIGNING_KEY_BYTES => Ok(key.into_bytes()),
+        Some(_) => bail!("AUDIT_CHECKPOINT_KEY must be at least {SIGNING_KEY_BYTES} bytes long"),
         None if retention => {
-            bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_MIN} bytes)")
+            bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_BYTES} bytes)")
         }
-        None => {
-            let mut key = vec![0u8; SIGNING_KEY_MIN];
-            rand::rng().fill_bytes(&mut key);
-            Ok(key)
-        }
+        None => Ok(default),
     }
 }
 
@@ -428,10 +432,10 @@ fn list_cache_bytes() -> anyhow::Result<usize> {
     Ok(mib << 20)
 }
 
-/// `LIST_MAX_ROWS`: the most rows of one list response, 1 to 1,000,000 (default 10,000).
-fn list_max_rows() -> anyhow::Result<usize> {
+/// `LIST_MAX_ROWS`: the most rows of one list response, 1 to 1,000,000, or `default`.
+fn list_max_rows(default: usize) -> anyhow::Result<usize> {
     const MOST: usize = 1_000_000;
-    let rows = number("LIST_MAX_ROWS", 10_000)?;
+    let rows = number("LIST_MAX_ROWS", default)?;
     if rows > MOST {
         bail!("LIST_MAX_ROWS `{rows}` is over {MOST}");
     }
@@ -450,10 +454,10 @@ fn list(name: &str) -> anyhow::Result<Vec<String>> {
         .unwrap_or_default())
 }
 
-/// A positive whole number from the environment, or `default`.
 /// Seconds in a day.
 const DAY: u64 = 24 * 60 * 60;
 
+/// A positive whole number from the environment, or `default`.
 fn number<T: FromStr + Default + PartialEq>(name: &str, default: T) -> anyhow::Result<T> {
     match var(name)? {
         None => Ok(default),
@@ -462,6 +466,17 @@ fn number<T: FromStr + Default + PartialEq>(name: &str, default: T) -> anyhow::R
             _ => bail!("{name} `{text}` is not a positive whole number"),
         },
     }
+}
+
+/// A positive number of seconds from the environment, or `default` (whole seconds).
+fn seconds(name: &str, default: Duration) -> anyhow::Result<Duration> {
+    Ok(Duration::from_secs(number(name, default.as_secs())?))
+}
+
+/// A positive number of milliseconds from the environment, or `default`.
+fn millis(name: &str, default: Duration) -> anyhow::Result<Duration> {
+    let default = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
+    Ok(Duration::from_millis(number(name, default)?))
 }
 
 /// `NAME` from the environment, or the contents of the file named by `NAME_FILE` (for secrets).

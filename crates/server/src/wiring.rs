@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use compliance_app::{App, Ports, SystemClock};
+use compliance_app::{Adapters, App, Ports, SystemClock};
 use compliance_blobs::{FsBlobStore, S3BlobStore};
 use compliance_browser::ChromiumRunner;
 use compliance_chat::{MemoryChatStore, RedisChatStore};
@@ -69,43 +69,23 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
     };
     // One runner for automations and printing: the same bound on browsers running at once.
     let browser = Arc::new(ChromiumRunner::new(config.browser.clone()));
-    let ports = Ports {
-        organizations: store.clone(),
-        users: store.clone(),
-        members: store.clone(),
-        credentials: store.clone(),
-        sessions: store.clone(),
-        sign_in: store.clone(),
-        invitations: store.clone(),
+    let adapters = Adapters {
         identity: identity_provider(config)?,
-        context: store.clone(),
-        policies: store.clone(),
-        vendors: store.clone(),
-        risks: store.clone(),
-        tasks: store.clone(),
-        list_generations: store.clone(),
-        comments: store.clone(),
-        automations: store.clone(),
         blobs,
         devices,
         browser: browser.clone(),
         printer: browser,
         chat,
-        health: store.clone(),
         clock: Arc::new(SystemClock),
-        connections: store.clone(),
-        secrets: store.clone(),
         cipher: keyring,
         agent_model,
-        audit: store.clone(),
         renderer: Arc::new(compliance_http::WireRenderer),
-        webhooks: store.clone(),
-        event_feed: store.clone(),
         webhook_sender: Arc::new(HttpWebhookSender::new(SenderSettings {
             allowed_hosts: config.settings.webhooks.allowed_hosts.clone(),
             ..SenderSettings::default()
         })),
     };
+    let ports = Ports::from_store(&store, adapters);
     Ok((App::new(ports, config.settings.clone()), store))
 }
 

@@ -84,7 +84,7 @@ impl ContextRepository for Store {
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds, after
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
     /// the chain head's lock (see crate::audit) and a read of the entry as it was.
     async fn update_context_entry(
         &self,

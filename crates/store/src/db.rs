@@ -73,7 +73,7 @@ pub(crate) use db_run;
 /// Pool sizes and timeouts.
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
-    /// Connections of each thread's PostgreSQL pool (see [`ThreadPools`]), or SQLite readers.
+    /// Connections of each thread's PostgreSQL pool (one pool per thread), or SQLite readers.
     pub max_size: usize,
     /// How long a request waits for a free connection before it is answered 503.
     pub wait_timeout: Duration,

@@ -8,10 +8,13 @@ use diesel_async::pooled_connection::deadpool::PoolError;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{0}")]
+    /// `DATABASE_URL` or the pool options are wrong; the text says which.
     Config(String),
     #[error("cannot connect to the database: {0}")]
+    /// The database cannot be reached at start-up; the text names where, never the password.
     Connect(String),
     #[error("migrations failed: {0}")]
+    /// A migration failed to apply.
     Migration(String),
 }
 

@@ -1,6 +1,8 @@
 //! Diesel adapters for every repository port, on PostgreSQL (production) and SQLite (the embedded
 //! default), chosen by the database URL's scheme.
 
+#![warn(missing_docs)]
+
 mod audit;
 mod automations;
 mod comments;
@@ -50,6 +52,8 @@ pub enum DatabaseUrl {
 }
 
 impl DatabaseUrl {
+    /// Reads `DATABASE_URL`: `postgres://…`, `postgresql://…` or `sqlite://PATH`; anything else is
+    /// [`StoreError::Config`].
     pub fn parse(text: &str) -> Result<Self, StoreError> {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
             Ok(Self::Postgres(text.to_owned()))

@@ -77,7 +77,7 @@ impl RiskRepository for Store {
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds.
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds.
     async fn update_risk(
         &self,
         org: &OrganizationId,

@@ -106,7 +106,7 @@ impl TaskRepository for Store {
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds, after
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
     /// the chain head's lock (see crate::audit) and a read of the task as it was, for the entry.
     async fn update_task(
         &self,

@@ -77,7 +77,7 @@ impl VendorRepository for Store {
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list [`changed_columns`] builds, after
+    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
     /// the chain head's lock (see crate::audit) and a read of the vendor as it was, for the entry.
     async fn update_vendor(
         &self,

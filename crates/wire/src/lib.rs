@@ -3,11 +3,14 @@
 //! that embeds the use cases (docs/embedding.md) writes the same audit entries as the API without
 //! depending on actix-web; `compliance-http` re-exports it as `compliance_http::wire`.
 
+#![warn(missing_docs)]
+
 mod policy_diff;
 mod renderer;
 
 pub use policy_diff::{
-    PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto, PolicyWordOp,
+    PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto,
+    PolicyWordOp,
 };
 pub use renderer::WireRenderer;
 
@@ -30,10 +33,13 @@ use utoipa::ToSchema;
 /// How `authType` is spelled: everywhere `api-key`, on the context endpoints `apikey`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthTypeStyle {
+    /// Every endpoint but the context ones: an API key is `api-key`.
     Standard,
+    /// The context endpoints: an API key is `apikey`.
     Context,
 }
 
+/// The caller's `authType` in `style`: `session`, or the API key's spelling.
 pub fn auth_type(caller: &Principal, style: AuthTypeStyle) -> &'static str {
     match (caller.auth_type, style) {
         (AuthType::Session, _) => "session",
@@ -45,11 +51,14 @@ pub fn auth_type(caller: &Principal, style: AuthTypeStyle) -> &'static str {
 /// The user the request acts as: the session's user, or the member who created the API key.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AuthenticatedUser<'a> {
+    /// The user's id.
     pub id: &'a UserId,
+    /// The user's e-mail address.
     pub email: &'a str,
 }
 
 impl<'a> AuthenticatedUser<'a> {
+    /// The user `caller` acts as.
     pub fn of(caller: &'a Principal) -> Self {
         Self { id: &caller.user_id, email: &caller.email }
     }
@@ -60,16 +69,24 @@ impl<'a> AuthenticatedUser<'a> {
     }
 }
 
+/// A context entry: a question about the organization and its answer.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextEntryDto<'a> {
+    /// The entry's id.
     #[schema(value_type = compliance_domain::ContextEntryId)]
     pub id: &'a str,
+    /// The organization it belongs to.
     pub organization_id: &'a OrganizationId,
+    /// The question.
     pub question: &'a str,
+    /// The answer.
     pub answer: &'a str,
+    /// Its tags, in the order given.
     pub tags: &'a [String],
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
@@ -87,29 +104,49 @@ impl<'a> From<&'a ContextEntry> for ContextEntryDto<'a> {
     }
 }
 
+/// A policy.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyDto<'a> {
+    /// The policy's id.
     #[schema(value_type = compliance_domain::PolicyId)]
     pub id: &'a str,
+    /// Its name.
     pub name: &'a str,
+    /// Its description; empty when none.
     pub description: &'a str,
+    /// `draft`, `needs_review`, `pending_approval` or `published`.
     pub status: PolicyStatus,
+    /// The working copy of its rich text.
     #[schema(value_type = Vec<compliance_domain::openapi::RichTextNode>)]
     pub content: &'a RawValue,
+    /// How often it is reviewed.
     pub frequency: PolicyFrequency,
+    /// The department it concerns.
     pub department: Department,
+    /// Whether members must sign its published version.
     pub is_required_to_sign: bool,
+    /// The users who signed its current version.
     pub signed_by: &'a [UserId],
+    /// When it is next due for review.
     pub review_date: Timestamp,
+    /// Whether it is archived.
     pub is_archived: bool,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
+    /// When it was last archived, or `null`.
     pub last_archived_at: Option<Timestamp>,
+    /// When a version was last published, or `null`.
     pub last_published_at: Option<Timestamp>,
+    /// The organization it belongs to.
     pub organization_id: &'a OrganizationId,
+    /// The member responsible for it, or `null`.
     pub assignee_id: Option<&'a MemberId>,
+    /// The member who approves its submissions, or `null`.
     pub approver_id: Option<&'a MemberId>,
+    /// The template it was made from, or `null`.
     pub policy_template_id: Option<&'a str>,
     /// The number of the published version readers and signers see; `null` before the first
     /// publish (see `GET /v1/policies/{id}/versions/{n}`).
@@ -118,6 +155,7 @@ pub struct PolicyDto<'a> {
     /// While `pending_approval`: the user who submitted it, and their note.
     #[schema(value_type = Option<UserId>, required = true)]
     pub submitted_by: Option<&'a UserId>,
+    /// The submitter's note while `pending_approval`, else `null`.
     #[schema(required = true)]
     pub change_note: Option<&'a str>,
     /// Why the approver returned the last submission to draft; `null` once submitted again.
@@ -160,15 +198,22 @@ impl<'a> From<&'a Policy> for PolicyDto<'a> {
 #[schema(as = User)]
 #[serde(rename_all = "camelCase")]
 pub struct UserDto<'a> {
+    /// The user's id.
     pub id: &'a UserId,
+    /// Their name.
     pub name: &'a str,
+    /// Their e-mail address, lowercase.
     pub email: &'a str,
+    /// Whether a sign-in provider vouched for the address.
     pub email_verified: bool,
     /// A URL, or `null`.
     #[schema(required = true)]
     pub image: Option<&'a str>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
+    /// When they last signed in, or `null`.
     #[schema(required = true)]
     pub last_login: Option<Timestamp>,
 }
@@ -193,15 +238,24 @@ impl<'a> From<&'a User> for UserDto<'a> {
 #[schema(as = Member)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberDto<'a> {
+    /// The membership's id.
     pub id: &'a MemberId,
+    /// The organization it belongs to.
     pub organization_id: &'a OrganizationId,
+    /// The user.
     pub user_id: &'a UserId,
+    /// Its roles, as written (`owner`, `admin`, `auditor`, `employee`, comma-separated).
     pub role: &'a str,
+    /// When they joined.
     pub created_at: Timestamp,
+    /// Their department.
     pub department: Department,
+    /// Whether the membership counts; an inactive member cannot act.
     pub is_active: bool,
+    /// The device management system's label of their devices, or `null`.
     #[schema(required = true)]
     pub device_manager_label_id: Option<i64>,
+    /// The user.
     pub user: UserDto<'a>,
 }
 
@@ -226,25 +280,40 @@ impl<'a> From<&'a Person> for MemberDto<'a> {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VendorDto<'a> {
+    /// The vendor's id.
     #[schema(value_type = compliance_domain::VendorId)]
     pub id: &'a str,
+    /// Its name.
     pub name: &'a str,
+    /// What the vendor does for the organization.
     pub description: &'a str,
+    /// What it provides.
     pub category: VendorCategory,
+    /// How far its assessment is.
     pub status: VendorStatus,
+    /// How likely a problem is before controls.
     pub inherent_probability: Likelihood,
+    /// How bad a problem would be before controls.
     pub inherent_impact: Impact,
+    /// How likely a problem is after controls.
     pub residual_probability: Likelihood,
+    /// How bad a problem would be after controls.
     pub residual_impact: Impact,
+    /// An http(s) URL, or `null`.
     pub website: Option<&'a str>,
+    /// The organization it belongs to (absent from list items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<&'a OrganizationId>,
+    /// The member responsible for it, or `null`.
     pub assignee_id: Option<&'a MemberId>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
 impl<'a> VendorDto<'a> {
+    /// The vendor as the API shows it; `detail` for a single vendor, else as a list item.
     pub fn new(v: &'a Vendor, detail: bool) -> Self {
         Self {
             id: v.id.as_str(),
@@ -270,31 +339,48 @@ impl<'a> VendorDto<'a> {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RiskDto<'a> {
+    /// The risk's id.
     #[schema(value_type = compliance_domain::RiskId)]
     pub id: &'a str,
+    /// Its title.
     pub title: &'a str,
+    /// What could happen.
     pub description: &'a str,
+    /// What kind of risk.
     pub category: RiskCategory,
+    /// The department it concerns, or `null` (absent from list items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub department: Option<Option<Department>>,
+    /// Where it stands.
     pub status: RiskStatus,
+    /// How likely it is before treatment.
     pub likelihood: Likelihood,
+    /// How bad it would be before treatment.
     pub impact: Impact,
+    /// How likely it is after treatment (absent from list items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub residual_likelihood: Option<Likelihood>,
+    /// How bad it would be after treatment (absent from list items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub residual_impact: Option<Impact>,
+    /// How the treatment is carried out, or `null` (absent from list items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub treatment_strategy_description: Option<Option<&'a str>>,
+    /// How the risk is treated.
     pub treatment_strategy: TreatmentStrategy,
+    /// The organization it belongs to (absent from list items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<&'a OrganizationId>,
+    /// The member responsible for it, or `null`.
     pub assignee_id: Option<&'a MemberId>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
 impl<'a> RiskDto<'a> {
+    /// The risk as the API shows it; `detail` for a single risk, else as a list item.
     pub fn new(r: &'a Risk, detail: bool) -> Self {
         Self {
             id: r.id.as_str(),
@@ -317,17 +403,26 @@ impl<'a> RiskDto<'a> {
     }
 }
 
+/// A task.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskDto<'a> {
+    /// The task's id.
     #[schema(value_type = compliance_domain::TaskId)]
     pub id: &'a str,
+    /// The organization it belongs to.
     pub organization_id: &'a OrganizationId,
+    /// Its title.
     pub title: &'a str,
+    /// Its description; empty when none.
     pub description: &'a str,
+    /// Where it stands.
     pub status: TaskStatus,
+    /// The member responsible for it, or `null`.
     pub assignee_id: Option<&'a MemberId>,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
 }
 
@@ -351,10 +446,15 @@ impl<'a> From<&'a Task> for TaskDto<'a> {
 #[schema(as = Comment)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentDto<'a> {
+    /// The comment's id.
     pub id: &'a CommentId,
+    /// Its text.
     pub content: &'a str,
+    /// Who wrote it.
     pub author: AuthorDto<'a>,
+    /// Its attachments, in upload order.
     pub attachments: Vec<AttachmentDto<'a>>,
+    /// When it was created.
     pub created_at: Timestamp,
 }
 
@@ -362,11 +462,16 @@ pub struct CommentDto<'a> {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = CommentAuthor)]
 pub struct AuthorDto<'a> {
+    /// The author's user id.
     pub id: &'a UserId,
+    /// Their name.
     pub name: &'a str,
+    /// Their e-mail address.
     pub email: &'a str,
+    /// A picture URL, or `null`.
     #[schema(required = true)]
     pub image: Option<&'a str>,
+    /// Whether their membership is inactive.
     pub deactivated: bool,
 }
 
@@ -375,10 +480,14 @@ pub struct AuthorDto<'a> {
 #[schema(as = Attachment)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentDto<'a> {
+    /// The attachment's id.
     pub id: &'a AttachmentId,
+    /// Its file name.
     pub name: &'a str,
+    /// Its media type (`image/png`, …).
     #[serde(rename = "type")]
     pub media_type: &'a str,
+    /// When it was uploaded.
     pub created_at: Timestamp,
 }
 
@@ -415,8 +524,11 @@ impl<'a> From<&'a CommentView> for CommentDto<'a> {
 #[schema(as = Organization)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationDto<'a> {
+    /// The organization's id.
     pub id: &'a OrganizationId,
+    /// Its name.
     pub name: &'a str,
+    /// Its unique slug.
     pub slug: &'a str,
     /// A URL, or `null`.
     #[schema(required = true)]
@@ -427,14 +539,19 @@ pub struct OrganizationDto<'a> {
     /// A URL, or `null`.
     #[schema(required = true)]
     pub website: Option<&'a str>,
+    /// Whether the client finished its onboarding.
     pub onboarding_completed: bool,
+    /// Whether the organization may use the product.
     pub has_access: bool,
+    /// The device management system's label of its devices, or `null`.
     #[schema(required = true)]
     pub device_manager_label_id: Option<i64>,
+    /// Whether the device management set-up is done.
     pub is_device_manager_setup_completed: bool,
     /// `#rgb` or `#rrggbb`, or `null`.
     #[schema(required = true)]
     pub primary_color: Option<&'a str>,
+    /// When it was created.
     pub created_at: Timestamp,
 }
 
@@ -463,17 +580,24 @@ impl<'a> From<&'a Organization> for OrganizationDto<'a> {
 #[schema(as = Automation)]
 #[serde(rename_all = "camelCase")]
 pub struct AutomationDto<'a> {
+    /// The automation's id.
     #[schema(value_type = compliance_domain::AutomationId)]
     pub id: &'a compliance_domain::AutomationId,
+    /// Its name.
     #[schema(value_type = String)]
     pub name: &'a str,
+    /// The task whose evidence it gathers.
     #[schema(value_type = compliance_domain::TaskId)]
     pub task_id: &'a compliance_domain::TaskId,
+    /// The URL a run opens first.
     #[schema(value_type = String)]
     pub target_url: &'a str,
+    /// What a run does there: a step list or free text.
     #[schema(value_type = String)]
     pub instruction: &'a str,
+    /// Whether its schedule fires.
     pub is_enabled: bool,
+    /// Its description, or `null`.
     #[schema(value_type = Option<String>, required = true)]
     pub description: Option<&'a str>,
     /// The cron expression as given; `null` without a schedule.
@@ -486,7 +610,9 @@ pub struct AutomationDto<'a> {
     /// line starts with a step keyword and holds a quoted text, or is `screenshot`), `agent` for
     /// free text.
     pub executor: compliance_domain::automation::Executor,
+    /// When it was created.
     pub created_at: Timestamp,
+    /// When it last changed.
     pub updated_at: Timestamp,
     /// The integration connection whose credential fields `type secret` may read; `null` for none.
     #[schema(value_type = Option<compliance_domain::ConnectionId>, required = true)]
@@ -531,10 +657,12 @@ pub struct RunStepDto<'a> {
     /// What the step acted on (a URL, a text, a selector, a field, a key); never a typed value.
     #[schema(value_type = Option<String>, required = true)]
     pub target: Option<&'a str>,
+    /// How the step went.
     pub outcome: compliance_domain::automation::StepOutcome,
     /// What happened, fit to show; never a secret.
     #[schema(value_type = String)]
     pub detail: &'a str,
+    /// How long it took, in milliseconds.
     pub duration_ms: i64,
     /// A signed link to the PNG taken after the step, valid for a limited time; `null` for steps
     /// that did not change the page (waits and expectations) or failed.
@@ -547,8 +675,10 @@ pub struct RunStepDto<'a> {
 #[schema(as = AutomationSecret)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretDto<'a> {
+    /// The name steps refer to it by; its value is never shown.
     #[schema(value_type = String, pattern = "^[A-Za-z][A-Za-z0-9_]{0,63}$")]
     pub name: &'a str,
+    /// When its value was last set.
     pub updated_at: Timestamp,
 }
 
@@ -563,17 +693,25 @@ impl<'a> From<&'a compliance_app::SecretView> for SecretDto<'a> {
 #[schema(as = Run)]
 #[serde(rename_all = "camelCase")]
 pub struct RunDto<'a> {
+    /// The run's id.
     #[schema(value_type = compliance_domain::AutomationRunId)]
     pub id: &'a compliance_domain::AutomationRunId,
+    /// The automation it ran.
     #[schema(value_type = compliance_domain::AutomationId)]
     pub automation_id: &'a compliance_domain::AutomationId,
+    /// `pending`, `running`, `completed` or `failed`.
     pub status: compliance_domain::automation::RunStatus,
+    /// What started it: `manual` or `schedule`.
     pub trigger: compliance_domain::automation::RunTrigger,
+    /// When it was queued.
     pub created_at: Timestamp,
+    /// When a worker started it, or `null`.
     #[schema(value_type = Option<Timestamp>, required = true)]
     pub started_at: Option<Timestamp>,
+    /// When it finished, or `null`.
     #[schema(value_type = Option<Timestamp>, required = true)]
     pub completed_at: Option<Timestamp>,
+    /// From start to finish in milliseconds, or `null`.
     #[schema(value_type = Option<i64>, required = true)]
     pub duration_ms: Option<i64>,
     /// A signed link to the PNG, valid for a limited time; `null` until there is a screenshot.

@@ -17,15 +17,19 @@ crate::string_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Verdict {
+    /// Passed or failed.
     pub outcome: VerdictOutcome,
+    /// Why, in a sentence fit to show.
     pub reason: String,
 }
 
 impl Verdict {
+    /// A verdict that the check passed, for `reason`.
     pub fn passed(reason: impl Into<String>) -> Self {
         Self { outcome: VerdictOutcome::Passed, reason: reason.into() }
     }
 
+    /// A verdict that the check failed, for `reason`.
     pub fn failed(reason: impl Into<String>) -> Self {
         Self { outcome: VerdictOutcome::Failed, reason: reason.into() }
     }
@@ -40,9 +44,11 @@ pub struct RunStep {
     pub action: String,
     /// What it acted on: a URL, a text, a selector, a field. Never a typed value.
     pub target: Option<String>,
+    /// How the step went.
     pub outcome: StepOutcome,
     /// What happened, fit to show the user; never a secret.
     pub detail: String,
+    /// How long it took, in milliseconds.
     pub duration_ms: i64,
     /// Where the screenshot taken after the step is in the blob store, when it changed the page.
     pub screenshot_key: Option<String>,

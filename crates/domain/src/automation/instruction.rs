@@ -25,6 +25,7 @@ crate::string_enum! {
 }
 
 impl Instruction {
+    /// Which executor carries the instruction out.
     pub fn executor(&self) -> Executor {
         match self {
             Instruction::Steps(_) => Executor::Steps,
@@ -36,42 +37,61 @@ impl Instruction {
 /// One line of a step list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
+    /// `go to URL`: opens the URL.
     GoTo {
+        /// An absolute http(s) URL.
         url: String,
     },
     /// A button, link or label showing this text.
     ClickText {
+        /// The text shown.
         text: String,
     },
+    /// `click css SELECTOR`: the first element the CSS selector matches.
     ClickCss {
+        /// A CSS selector.
         selector: String,
     },
     /// `field` is a label's text, a placeholder or a `name`.
     Type {
+        /// The text typed.
         value: String,
+        /// Which field.
         field: String,
     },
     /// Types the automation's secret `name`; the value is looked up when the run executes.
     TypeSecret {
+        /// The secret's name.
         name: String,
+        /// Which field (as for [`Step::Type`]).
         field: String,
     },
+    /// `press KEY`: a key on the focused element.
     Press {
+        /// A name of [`PRESSABLE_KEYS`](crate::automation::PRESSABLE_KEYS) or one character.
         key: String,
     },
     /// Waits, at most until the run's deadline, until the page shows the text.
     WaitFor {
+        /// The text awaited (case-sensitive).
         text: String,
     },
+    /// `expect text`: the step fails unless the page shows the text now.
     ExpectText {
+        /// The text expected (case-sensitive).
         text: String,
     },
+    /// `expect no text`: the step fails if the page shows the text now.
     ExpectNoText {
+        /// The text that must be absent (case-sensitive).
         text: String,
     },
+    /// `expect url contains`: the step fails unless the page's URL contains the text.
     ExpectUrlContains {
+        /// The part of the URL expected.
         text: String,
     },
+    /// `screenshot`: a screenshot of the page now.
     Screenshot,
 }
 
@@ -122,7 +142,9 @@ impl Step {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {expected}")]
 pub struct StepError {
+    /// The line of the step list, from 1.
     pub line: usize,
+    /// What the line should look like.
     pub expected: String,
 }
 
