@@ -5,6 +5,7 @@
 
 mod bench;
 mod ci;
+mod client;
 mod cmd;
 mod deps;
 mod openapi;
@@ -27,6 +28,8 @@ Commands:
   tools   install what the tests need besides Rust (as `ci` does first)
   deps    the dependency-direction checks alone (step 4 of `ci`)
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
+  client  write crates/client/src/generated.rs from docs/openapi.json (`--check`: fail
+          when it is stale)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
   bench   the release server under load beside pgbench, on PostgreSQL and SQLite
@@ -48,8 +51,10 @@ Runs, in order, stopping at the first failure:
   4. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
      and app reach neither diesel nor actix-web, app and http reach no adapter crate
      (http names credentials not even directly: it uses them through integrations),
-     no adapter reaches another; with positive controls
-  5. docs/openapi.json is the document the code generates (`cargo xtask openapi`)
+     no adapter reaches another, the typed client (compliance-client) reaches no
+     server crate; with positive controls
+  5. docs/openapi.json is the document the code generates (`cargo xtask openapi`), and
+     crates/client/src/generated.rs is what that document generates (`cargo xtask client`)
   6. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
      throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
      at the end); otherwise an error
@@ -94,6 +99,8 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["deps"] => deps::check_dependency_direction(),
         ["openapi"] => openapi::write(),
         ["openapi", "--check"] => openapi::check(),
+        ["client"] => client::write(),
+        ["client", "--check"] => client::check(),
         ["schemathesis"] => schemathesis::run_standalone(),
         ["schemathesis", "-h" | "--help"] | ["help", "schemathesis"] => print_help(SCHEMATHESIS_HELP),
         ["ci", unexpected, ..] => bail!("unexpected argument `{unexpected}` for `ci`\n\n{CI_HELP}"),
