@@ -108,6 +108,7 @@ mod search;
 mod shutdown;
 mod sign_in;
 mod tasks;
+mod typed_client;
 mod vendors;
 mod webhooks;
 mod wire;

@@ -4100,8 +4100,11 @@ pub mod types {
     /// The query parameters of [`Client::finish_sign_in`](crate::Client::finish_sign_in) (`finishSignIn`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FinishSignInQuery {
+        /// The authorization code.
         pub code: Option<String>,
+        /// The `state` of the sign-in.
         pub state: Option<String>,
+        /// The provider's error code, when it did not sign the user in.
         pub error: Option<String>,
     }
 
@@ -4126,6 +4129,8 @@ pub mod types {
     /// The query parameters of [`Client::start_sign_in`](crate::Client::start_sign_in) (`startSignIn`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct StartSignInQuery {
+        /// Where to return after signing in: a path on this service such as `/settings` (default `/`).
+        /// Anything else (another host, `//host`, `/\host`) is a 400.
         pub redirect: Option<String>,
     }
 
@@ -4144,9 +4149,14 @@ pub mod types {
     /// The query parameters of [`Client::show_connect_page`](crate::Client::show_connect_page) (`showConnectPage`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct ShowConnectPageQuery {
+        /// The organization to connect (`org_…`); the session's user must be a member. Without it the
+        /// page answers 400.
         pub organization_id: OrganizationId,
+        /// Set by the OAuth callback: `connected` or `error`; other values are ignored.
         pub status: Option<String>,
+        /// Set by the OAuth callback with `status=connected`; shown only when it is a connection of the organization.
         pub connection_id: Option<String>,
+        /// Set by the OAuth callback with `status=error`; shown only when it is a short lowercase code.
         pub error: Option<String>,
     }
 
@@ -4173,6 +4183,7 @@ pub mod types {
     /// The query parameters of [`Client::submit_connect_form`](crate::Client::submit_connect_form) (`submitConnectForm`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct SubmitConnectFormQuery {
+        /// The organization to connect (`org_…`), as in the page's form action; without it the page answers 400.
         pub organization_id: OrganizationId,
     }
 
@@ -4189,6 +4200,7 @@ pub mod types {
     /// The query parameters of [`Client::submit_connect_oauth`](crate::Client::submit_connect_oauth) (`submitConnectOAuth`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct SubmitConnectOAuthQuery {
+        /// The organization to connect (`org_…`), as in the page's form action; without it the page answers 400.
         pub organization_id: OrganizationId,
     }
 
@@ -4205,7 +4217,11 @@ pub mod types {
     /// The query parameters of [`Client::list_api_keys`](crate::Client::list_api_keys) (`listApiKeys`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListApiKeysQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4240,8 +4256,11 @@ pub mod types {
     /// The query parameters of [`Client::download_attachment`](crate::Client::download_attachment) (`downloadAttachment`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct DownloadAttachmentQuery {
+        /// The attachment's organization, as signed.
         pub org: String,
+        /// When the link expires, in Unix seconds.
         pub expires: i64,
+        /// The link's signature (hex HMAC-SHA256).
         pub signature: String,
     }
 
@@ -4260,13 +4279,22 @@ pub mod types {
     /// The query parameters of [`Client::list_audit_log`](crate::Client::list_audit_log) (`listAuditLog`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListAuditLogQuery {
+        /// `risk`, `vendor`, `task`, `policy`, `member`, `apiKey`, `session`…
         pub resource_type: Option<String>,
         pub resource_id: Option<String>,
+        /// The acting user's id (`usr_…`), or a system part's name.
         pub actor_id: Option<String>,
+        /// A prefix of the action: `risk.` finds every risk action, `risk.updated` those only.
         pub action: Option<String>,
+        /// Only entries created at or after this instant (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Only entries created before this instant (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4319,13 +4347,26 @@ pub mod types {
     /// The query parameters of [`Client::list_automation_runs`](crate::Client::list_automation_runs) (`listAutomationRuns`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListAutomationRunsQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<RunStatus>>,
+        /// Started by any of these triggers.
         pub trigger: Option<Vec<RunTrigger>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<Sort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4369,12 +4410,22 @@ pub mod types {
     /// The query parameters of [`Client::export_automation_runs`](crate::Client::export_automation_runs) (`exportAutomationRuns`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportAutomationRunsQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<RunStatus>>,
+        /// Started by any of these triggers.
         pub trigger: Option<Vec<RunTrigger>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<Sort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -4415,9 +4466,13 @@ pub mod types {
     /// The query parameters of [`Client::get_run_screenshot`](crate::Client::get_run_screenshot) (`getRunScreenshot`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct GetRunScreenshotQuery {
+        /// The step whose screenshot this is (a step's `screenshotUrl`); absent for the run's final screenshot. Part of what is signed.
         pub step: Option<u32>,
+        /// The run's organization, as signed.
         pub org: String,
+        /// When the link expires, in seconds since the Unix epoch, as signed.
         pub expires: i64,
+        /// The link's signature. A link that is tampered with, expired, or misses a part is a 403.
         pub signature: String,
     }
 
@@ -4438,16 +4493,32 @@ pub mod types {
     /// The query parameters of [`Client::list_comments`](crate::Client::list_comments) (`listComments`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct ListCommentsQuery {
+        /// The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404.
         pub entity_id: String,
+        /// The kind of record commented on.
         pub entity_type: CommentEntityType,
+        /// Written by any of these users (repeat the parameter).
         pub author_id: Option<Vec<UserId>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListCommentsSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4495,15 +4566,28 @@ pub mod types {
     /// The query parameters of [`Client::export_comments`](crate::Client::export_comments) (`exportComments`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExportCommentsQuery {
+        /// The id of the record commented on. An id of another kind than `entityType`, or of no record in the caller's organization, is a 404.
         pub entity_id: String,
+        /// The kind of record commented on.
         pub entity_type: CommentEntityType,
+        /// Written by any of these users (repeat the parameter).
         pub author_id: Option<Vec<UserId>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListCommentsSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -4548,14 +4632,28 @@ pub mod types {
     /// The query parameters of [`Client::list_context`](crate::Client::list_context) (`listContext`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListContextQuery {
+        /// Entries with any of these tags (repeat the parameter).
         pub tag: Option<Vec<TextFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListContextSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4613,13 +4711,24 @@ pub mod types {
     /// The query parameters of [`Client::export_context`](crate::Client::export_context) (`exportContext`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportContextQuery {
+        /// Entries with any of these tags (repeat the parameter).
         pub tag: Option<Vec<TextFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListContextSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -4661,15 +4770,30 @@ pub mod types {
     /// The query parameters of [`Client::list_connections`](crate::Client::list_connections) (`listConnections`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListConnectionsQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<ConnectionStatus>>,
+        /// Any of these provider slugs.
         pub provider: Option<Vec<TextFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListConnectionsSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4732,14 +4856,26 @@ pub mod types {
     /// The query parameters of [`Client::export_connections`](crate::Client::export_connections) (`exportConnections`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportConnectionsQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<ConnectionStatus>>,
+        /// Any of these provider slugs.
         pub provider: Option<Vec<TextFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListConnectionsSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -4786,8 +4922,12 @@ pub mod types {
     /// The query parameters of [`Client::oauth_callback`](crate::Client::oauth_callback) (`oauthCallback`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OauthCallbackQuery {
+        /// The provider's authorization code.
         pub code: Option<String>,
+        /// The state `startOAuth` put into the authorization URL; missing, unknown, expired, used or
+        /// another user's is a 400 on field `state`.
         pub state: Option<String>,
+        /// The provider's error code, e.g. `access_denied`.
         pub error: Option<String>,
     }
 
@@ -4812,7 +4952,11 @@ pub mod types {
     /// The query parameters of [`Client::list_invitations`](crate::Client::list_invitations) (`listInvitations`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListInvitationsQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4847,15 +4991,30 @@ pub mod types {
     /// The query parameters of [`Client::list_people`](crate::Client::list_people) (`listPeople`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListPeopleQuery {
+        /// `true` adds deactivated members (default `false`).
         pub include_inactive: Option<IncludeInactive>,
+        /// Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter).
         pub role: Option<Vec<RoleFilter>>,
+        /// `true` for active members only, `false` for deactivated ones only (wins over `includeInactive`).
         pub is_active: Option<bool>,
+        /// Any of these departments.
         pub department: Option<Vec<Department>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListPeopleSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -4918,14 +5077,26 @@ pub mod types {
     /// The query parameters of [`Client::export_people`](crate::Client::export_people) (`exportPeople`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportPeopleQuery {
+        /// `true` adds deactivated members (default `false`).
         pub include_inactive: Option<IncludeInactive>,
+        /// Holding any of these roles: `owner`, `admin`, `auditor`, `employee` (repeat the parameter).
         pub role: Option<Vec<RoleFilter>>,
+        /// `true` for active members only, `false` for deactivated ones only (wins over `includeInactive`).
         pub is_active: Option<bool>,
+        /// Any of these departments.
         pub department: Option<Vec<Department>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListPeopleSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -4972,18 +5143,36 @@ pub mod types {
     /// The query parameters of [`Client::list_policies`](crate::Client::list_policies) (`listPolicies`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListPoliciesQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<PolicyStatus>>,
+        /// Any of these review frequencies.
         pub frequency: Option<Vec<PolicyFrequency>>,
+        /// Any of these departments.
         pub department: Option<Vec<Department>>,
+        /// `true` for archived policies only, `false` for the others.
         pub is_archived: Option<bool>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListPoliciesSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5059,17 +5248,32 @@ pub mod types {
     /// The query parameters of [`Client::export_policies`](crate::Client::export_policies) (`exportPolicies`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportPoliciesQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<PolicyStatus>>,
+        /// Any of these review frequencies.
         pub frequency: Option<Vec<PolicyFrequency>>,
+        /// Any of these departments.
         pub department: Option<Vec<Department>>,
+        /// `true` for archived policies only, `false` for the others.
         pub is_archived: Option<bool>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListPoliciesSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -5129,7 +5333,11 @@ pub mod types {
     /// The query parameters of [`Client::get_policy_history`](crate::Client::get_policy_history) (`getPolicyHistory`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetPolicyHistoryQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5157,20 +5365,40 @@ pub mod types {
     /// The query parameters of [`Client::list_risks`](crate::Client::list_risks) (`listRisks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListRisksQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<RiskStatus>>,
+        /// Any of these categories.
         pub category: Option<Vec<RiskCategory>>,
+        /// Any of these departments.
         pub department: Option<Vec<Department>>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Any of these likelihoods.
         pub likelihood: Option<Vec<Likelihood>>,
+        /// Any of these impacts.
         pub impact: Option<Vec<Impact>>,
+        /// Any of these treatment strategies.
         pub treatment_strategy: Option<Vec<TreatmentStrategy>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListRisksSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5258,19 +5486,36 @@ pub mod types {
     /// The query parameters of [`Client::export_risks`](crate::Client::export_risks) (`exportRisks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportRisksQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<RiskStatus>>,
+        /// Any of these categories.
         pub category: Option<Vec<RiskCategory>>,
+        /// Any of these departments.
         pub department: Option<Vec<Department>>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Any of these likelihoods.
         pub likelihood: Option<Vec<Likelihood>>,
+        /// Any of these impacts.
         pub impact: Option<Vec<Impact>>,
+        /// Any of these treatment strategies.
         pub treatment_strategy: Option<Vec<TreatmentStrategy>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListRisksSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -5342,7 +5587,11 @@ pub mod types {
     /// The query parameters of [`Client::get_risk_history`](crate::Client::get_risk_history) (`getRiskHistory`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetRiskHistoryQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5370,15 +5619,30 @@ pub mod types {
     /// The query parameters of [`Client::list_tasks`](crate::Client::list_tasks) (`listTasks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListTasksQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<TaskStatus>>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListRisksSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5441,14 +5705,26 @@ pub mod types {
     /// The query parameters of [`Client::export_tasks`](crate::Client::export_tasks) (`exportTasks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportTasksQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<TaskStatus>>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListRisksSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -5495,7 +5771,11 @@ pub mod types {
     /// The query parameters of [`Client::get_task_history`](crate::Client::get_task_history) (`getTaskHistory`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetTaskHistoryQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5523,16 +5803,32 @@ pub mod types {
     /// The query parameters of [`Client::list_vendors`](crate::Client::list_vendors) (`listVendors`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListVendorsQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<VendorStatus>>,
+        /// Any of these categories.
         pub category: Option<Vec<VendorCategory>>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListPoliciesSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5600,15 +5896,28 @@ pub mod types {
     /// The query parameters of [`Client::export_vendors`](crate::Client::export_vendors) (`exportVendors`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportVendorsQuery {
+        /// Any of these statuses (repeat the parameter).
         pub status: Option<Vec<VendorStatus>>,
+        /// Any of these categories.
         pub category: Option<Vec<VendorCategory>>,
+        /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
         pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
         pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
         pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
         pub sort: Option<Vec<ListPoliciesSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
 
@@ -5660,7 +5969,11 @@ pub mod types {
     /// The query parameters of [`Client::get_vendor_history`](crate::Client::get_vendor_history) (`getVendorHistory`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetVendorHistoryQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5688,7 +6001,11 @@ pub mod types {
     /// The query parameters of [`Client::list_webhooks`](crate::Client::list_webhooks) (`listWebhooks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListWebhooksQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 
@@ -5723,7 +6040,11 @@ pub mod types {
     /// The query parameters of [`Client::list_webhook_deliveries`](crate::Client::list_webhook_deliveries) (`listWebhookDeliveries`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListWebhookDeliveriesQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
         pub cursor: Option<String>,
     }
 

@@ -22,8 +22,7 @@
 //! use futures_util::TryStreamExt;
 //!
 //! # async fn example() -> Result<(), compliance_client::Error> {
-//! let client = Client::new("https://compliance.example.com", Auth::api_key("cpk_…"))?;
-//! // NewRisk::new takes the members that must have a value: category, description, title.
+//! let client = Client::new("http://localhost:8080", Auth::api_key("cpk_…"))?;
 //! let new = NewRisk::new(RiskCategory::Technology, "No restore drill.".into(), "Backups untested".into());
 //! let risk = client.create_risk(&new).await?;
 //! let all: Vec<_> = client.list_risks_stream(ListRisksQuery::default()).try_collect().await?;

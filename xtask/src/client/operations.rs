@@ -25,6 +25,7 @@ struct Parameter<'a> {
     wire: String,
     rust: String,
     schema: &'a Value,
+    description: Option<&'a str>,
     required: bool,
     /// An array sent as one comma-separated value (`style: form, explode: false`).
     comma_separated: bool,
@@ -83,7 +84,15 @@ fn operation_code(
             Some("query") => {
                 let comma_separated = parameter.get("explode").and_then(Value::as_bool) == Some(false);
                 let required = parameter.get("required").and_then(Value::as_bool) == Some(true);
-                query.push(Parameter { wire: wire.to_owned(), rust: snake(wire), schema, required, comma_separated });
+                let description = parameter.get("description").and_then(Value::as_str);
+                query.push(Parameter {
+                    wire: wire.to_owned(),
+                    rust: snake(wire),
+                    schema,
+                    description,
+                    required,
+                    comma_separated,
+                });
             }
             other => bail!("parameters in {other:?} are not supported"),
         }
@@ -199,7 +208,7 @@ fn query_struct(
     let mut all_optional = true;
     for parameter in parameters {
         let field = types.field_type(parameter.schema, type_prefix, &parameter.wire)?;
-        if let Some(description) = parameter.schema.get("description").and_then(Value::as_str) {
+        if let Some(description) = parameter.description {
             doc(description, &mut fields);
         }
         let (rust, wire) = (&parameter.rust, &parameter.wire);
