@@ -145,7 +145,7 @@ impl<'a> Types<'a> {
                     format!("Option<Option<{}>>", field.rust)
                 }
             };
-            if !(required && !field_nullable) {
+            if !required || field_nullable {
                 other_fields.push(rust_name.clone());
             }
             fields.push_str(&format!("pub {rust_name}: {rust},\n"));
