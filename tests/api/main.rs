@@ -111,6 +111,7 @@ mod search;
 mod shutdown;
 mod sign_in;
 mod tasks;
+mod typed_client;
 mod vendors;
 mod webhooks;
 mod wire;

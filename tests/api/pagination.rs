@@ -2,6 +2,9 @@
 //! last, `count` as the total, the `LIST_MAX_ROWS` cap, bad parameters, tenant isolation, and rows
 //! created at the same instant.
 
+use compliance_client::ListRisksQuery;
+use compliance_client::types::{NewRisk, RiskCategory, RiskDto};
+use futures_util::TryStreamExt;
 use serde_json::Value;
 
 use crate::checks::{data, ids, str_of};
@@ -90,31 +93,51 @@ async fn limit_pages_through_every_row_once_in_order(server: &TestServer) {
     }
 }
 
+/// `count` risks made through the typed client, `Risk 0` first.
+async fn make_typed_risks(client: &compliance_client::Client, count: usize) {
+    for n in 0..count {
+        let new = NewRisk::new(RiskCategory::Other, "A risk.".into(), format!("Risk {n}"));
+        client.create_risk(&new).await.unwrap();
+    }
+}
+
+fn typed_ids(risks: &[RiskDto]) -> Vec<String> {
+    risks.iter().map(|risk| risk.id.clone()).collect()
+}
+
 async fn pages_do_not_shift_when_newer_rows_arrive(server: &TestServer) {
     let tenant = server.tenant().await;
-    make_risks(&tenant.api, 5).await;
-    let before = ids(&tenant.api.get("/v1/risks").await.ok(200));
-    let first = tenant.api.get("/v1/risks?limit=2").await.ok(200);
-    risks::create(&tenant.api, "Newer").await;
-    let cursor = next_cursor(&first).unwrap_or_else(|| panic!("{first}"));
-    let second = tenant.api.get(&format!("/v1/risks?limit=2&cursor={cursor}")).await.ok(200);
-    assert_eq!(ids(&second), before[2..4], "the next page starts after the last row seen");
-    assert_eq!(second["count"], 6, "the total counts the newer row");
+    let client = server.typed_api(&tenant).await;
+    make_typed_risks(&client, 5).await;
+    let before = typed_ids(&client.list_risks(&ListRisksQuery::default()).await.unwrap().data);
+    let first = client.list_risks(&ListRisksQuery { limit: Some(2), ..Default::default() }).await.unwrap();
+    client.create_risk(&NewRisk::new(RiskCategory::Other, "A risk.".into(), "Newer".into())).await.unwrap();
+    let cursor = first.next_cursor.unwrap_or_else(|| panic!("a first page of 2 out of 5 has a cursor"));
+    let second = ListRisksQuery { limit: Some(2), cursor: Some(cursor), ..Default::default() };
+    let second = client.list_risks(&second).await.unwrap();
+    assert_eq!(typed_ids(&second.data), before[2..4], "the next page starts after the last row seen");
+    assert_eq!(second.count, 6, "the total counts the newer row");
 }
 
 async fn without_limit_the_cap_answers_the_first_page_and_a_cursor(server: &TestServer) {
     let tenant = server.tenant().await;
-    make_risks(&tenant.api, 5).await;
-    let first = tenant.api.get("/v1/risks").await.ok(200);
-    assert_eq!((data(&first).len(), first["count"].as_u64()), (3, Some(5)), "{first}");
-    let cursor = next_cursor(&first).unwrap_or_else(|| panic!("over the cap there is a cursor: {first}"));
-    let rest = tenant.api.get(&format!("/v1/risks?cursor={cursor}")).await.ok(200);
-    assert_eq!((data(&rest).len(), rest["count"].as_u64(), rest.get("nextCursor")), (2, Some(5), None), "{rest}");
-    assert_eq!(ids(&first).into_iter().chain(ids(&rest)).count(), 5);
+    let client = server.typed_api(&tenant).await;
+    make_typed_risks(&client, 5).await;
+    let first = client.list_risks(&ListRisksQuery::default()).await.unwrap();
+    assert_eq!((first.data.len(), first.count), (3, 5));
+    let cursor = first.next_cursor.clone().unwrap_or_else(|| panic!("over the cap there is a cursor"));
+    let rest = client.list_risks(&ListRisksQuery { cursor: Some(cursor), ..Default::default() }).await.unwrap();
+    assert_eq!((rest.data.len(), rest.count, rest.next_cursor), (2, 5, None));
+    let streamed: Vec<RiskDto> = client.list_risks_stream(ListRisksQuery::default()).try_collect().await.unwrap();
+    assert_eq!(
+        typed_ids(&streamed),
+        [typed_ids(&first.data), typed_ids(&rest.data)].concat(),
+        "the stream follows the cap's cursor"
+    );
 
-    let asked_for_more = tenant.api.get("/v1/risks?limit=10").await.ok(200);
-    assert_eq!(data(&asked_for_more).len(), 3, "no page is larger than the cap: {asked_for_more}");
-    assert!(next_cursor(&asked_for_more).is_some());
+    let asked_for_more = client.list_risks(&ListRisksQuery { limit: Some(10), ..Default::default() }).await.unwrap();
+    assert_eq!(asked_for_more.data.len(), 3, "no page is larger than the cap");
+    assert!(asked_for_more.next_cursor.is_some());
 }
 
 async fn bad_limits_and_cursors_are_400_naming_the_parameter(server: &TestServer) {

@@ -1,6 +1,9 @@
 //! `/v1/risks`: defaults, fields absent from list items, partial updates, nulls, validation and the
 //! permanent delete.
 
+use compliance_client::types::{
+    Department, Impact, Likelihood, NewRisk, RiskCategory, RiskChanges, RiskStatus, TreatmentStrategy,
+};
 use serde_json::{Value, json};
 
 use crate::checks::{
@@ -247,30 +250,45 @@ async fn text_that_the_database_cannot_hold_is_400(server: &TestServer) {
 /// read before (PostgreSQL retries a write whose record changed since it was read).
 async fn concurrent_patches_of_different_fields_all_apply(server: &TestServer) {
     let tenant = server.tenant().await;
-    let risk = create(&tenant.api, "Contended").await;
-    let path = format!("/v1/risks/{}", str_of(&risk, "id"));
+    let client = server.typed_api(&tenant).await;
+    let risk = client.create_risk(&NewRisk::new(RiskCategory::Other, "d".into(), "Contended".into())).await.unwrap();
     let changes = [
-        json!({"title": "Changed title"}),
-        json!({"description": "Changed description"}),
-        json!({"status": "closed"}),
-        json!({"likelihood": "very_likely"}),
-        json!({"impact": "severe"}),
-        json!({"department": "hr"}),
-        json!({"treatmentStrategy": "avoid"}),
-        json!({"treatmentStrategyDescription": "Changed treatment"}),
+        RiskChanges { title: Some("Changed title".into()), ..Default::default() },
+        RiskChanges { description: Some("Changed description".into()), ..Default::default() },
+        RiskChanges { status: Some(RiskStatus::Closed), ..Default::default() },
+        RiskChanges { likelihood: Some(Likelihood::VeryLikely), ..Default::default() },
+        RiskChanges { impact: Some(Impact::Severe), ..Default::default() },
+        RiskChanges { department: Some(Some(Department::Hr)), ..Default::default() },
+        RiskChanges { treatment_strategy: Some(TreatmentStrategy::Avoid), ..Default::default() },
+        RiskChanges { treatment_strategy_description: Some(Some("Changed treatment".into())), ..Default::default() },
     ];
-    let patches = changes.iter().map(|change| {
-        let (api, path) = (tenant.api.clone(), path.clone());
-        let change = change.clone();
-        tokio::spawn(async move { api.patch(&path, change).await.ok(200) })
+    let patches = changes.iter().cloned().map(|change| {
+        let (client, id) = (client.clone(), risk.id.clone());
+        tokio::spawn(async move { client.update_risk(&id, &change).await.unwrap() })
     });
     for patch in patches.collect::<Vec<_>>() {
         patch.await.unwrap_or_else(|error| panic!("a patch task failed: {error}"));
     }
-    let stored = tenant.api.get(&path).await.ok(200);
-    for change in &changes {
-        for (field, value) in change.as_object().into_iter().flatten() {
-            assert_eq!(&stored[field], value, "{field} was lost: {stored}");
-        }
-    }
+    let stored = client.get_risk(&risk.id).await.unwrap();
+    let expected = (
+        "Changed title",
+        "Changed description",
+        RiskStatus::Closed,
+        Likelihood::VeryLikely,
+        Impact::Severe,
+        Some(Some(Department::Hr)),
+        TreatmentStrategy::Avoid,
+        Some(Some("Changed treatment".to_owned())),
+    );
+    let actual = (
+        stored.title.as_str(),
+        stored.description.as_str(),
+        stored.status,
+        stored.likelihood,
+        stored.impact,
+        stored.department,
+        stored.treatment_strategy,
+        stored.treatment_strategy_description,
+    );
+    assert_eq!(actual, expected, "no change was lost");
 }

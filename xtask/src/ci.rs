@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use crate::cmd::{self, capture, cargo};
 use crate::provision::{self, Tools};
-use crate::{deps, docs, openapi, postgres, schemathesis};
+use crate::{client, deps, docs, openapi, postgres, schemathesis};
 
 const STEPS: usize = 9;
 
@@ -16,7 +16,7 @@ pub fn run() -> Result<()> {
     step(2, "formatting", check_formatting)?;
     step(3, "clippy", run_clippy)?;
     step(4, "dependency direction", deps::check_dependency_direction)?;
-    step(5, "OpenAPI document", openapi::check)?;
+    step(5, "OpenAPI document and the client generated from it", || openapi::check().and_then(|()| client::check()))?;
     step(6, "API documentation (rustdoc)", docs::check)?;
     let database = step(7, "PostgreSQL", postgres::provide)?;
     let tests = step(8, "tests", || run_tests(&database.admin_url(), &tools));

@@ -1,4 +1,5 @@
-//! Dependency direction: `domain ← ports ← app ← adapters ← integrations ← http ← server`.
+//! Dependency direction: `domain ← ports ← app ← adapters ← integrations ← http ← server`; the
+//! typed client (`compliance-client`) depends on none of them.
 //!
 //! The inner crates must not reach diesel or actix-web, not even through another crate; adapters
 //! must not reach each other; delivery (`http`) reaches no adapter. `cargo tree -p PACKAGE -i
@@ -54,6 +55,23 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-wire", &["diesel", "actix-web", "compliance-redis"]),
     ("compliance-wire", ADAPTERS),
     ("compliance-embedded", &["actix-web", "compliance-http", "compliance-integrations"]),
+    // the typed client is for API consumers: HTTP and serde, no server crate (it is generated
+    // from docs/openapi.json, not built on the server's types)
+    (
+        "compliance-client",
+        &[
+            "diesel",
+            "actix-web",
+            "compliance-ports",
+            "compliance-app",
+            "compliance-http",
+            "compliance-server",
+            "compliance-embedded",
+            "compliance-integrations",
+            "compliance-redis",
+        ],
+    ),
+    ("compliance-client", ADAPTERS),
     // integration use cases reach storage through the ports only
     ("compliance-integrations", &["diesel", "actix-web", "compliance-store", "compliance-redis"]),
     // delivery reaches every adapter through the ports; credentials, which it does reach through
@@ -92,6 +110,8 @@ const REQUIRED: &[(&str, &str)] = &[
     ("compliance-ratelimit", "compliance-redis"),
     // the facade wires the store: proof that its actix-web check looks at a real graph
     ("compliance-embedded", "compliance-store"),
+    // the client's graph is a real one: its HTTP library is found
+    ("compliance-client", "reqwest"),
 ];
 
 /// (package, dependency it must name itself): the proof that the direct check can fail.

@@ -5,6 +5,7 @@
 
 mod bench;
 mod ci;
+mod client;
 mod cmd;
 mod deps;
 mod docs;
@@ -29,6 +30,8 @@ Commands:
   deps    the dependency-direction checks alone (step 4 of `ci`)
   docs    the workspace's rustdoc with warnings as errors, alone (step 6 of `ci`)
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
+  client  write crates/client/src/generated.rs from docs/openapi.json (`--check`: fail
+          when it is stale)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
   bench   the release server under load beside pgbench, on PostgreSQL and SQLite
@@ -50,8 +53,10 @@ Runs, in order, stopping at the first failure:
   4. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
      and app reach neither diesel nor actix-web, app and http reach no adapter crate
      (http names credentials not even directly: it uses them through integrations),
-     no adapter reaches another; with positive controls
-  5. docs/openapi.json is the document the code generates (`cargo xtask openapi`)
+     no adapter reaches another, the typed client (compliance-client) reaches no
+     server crate; with positive controls
+  5. docs/openapi.json is the document the code generates (`cargo xtask openapi`), and
+     crates/client/src/generated.rs is what that document generates (`cargo xtask client`)
   6. cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS='-D warnings
      -D rustdoc::broken_intra_doc_links -D rustdoc::private_intra_doc_links'
      (`cargo xtask docs`): no rustdoc warning, no broken intra-doc link
@@ -100,6 +105,8 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["docs"] => docs::check(),
         ["openapi"] => openapi::write(),
         ["openapi", "--check"] => openapi::check(),
+        ["client"] => client::write(),
+        ["client", "--check"] => client::check(),
         ["schemathesis"] => schemathesis::run_standalone(),
         ["schemathesis", "-h" | "--help"] | ["help", "schemathesis"] => print_help(SCHEMATHESIS_HELP),
         ["ci", unexpected, ..] => bail!("unexpected argument `{unexpected}` for `ci`\n\n{CI_HELP}"),
