@@ -62,7 +62,7 @@ const STYLE: &str = "\
 body{font-family:'DejaVu Sans','Liberation Sans',Arial,sans-serif;font-size:11pt;line-height:1.5;color:#1a1a1a;\
 max-width:46em;margin:2em auto;padding:0 1em}\
 header{border-bottom:2px solid #333;margin-bottom:1.5em;padding-bottom:.5em}\
-header .organization{font-size:10pt;text-transform:uppercase;letter-spacing:.05em;color:#555;margin:0}\
+header .organization{font-size:10pt;letter-spacing:.05em;color:#555;margin:0}\
 header h1{margin:.2em 0}\
 header dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:9.5pt;margin:.5em 0}\
 header dt{font-weight:bold}header dd{margin:0}\
