@@ -27,13 +27,22 @@ fn bullets(items: &[&str]) -> Value {
 }
 
 fn version_one() -> Value {
-    json!([heading(1, "Access control"), paragraph("Staff may share keys."), bullets(&["Laptops", "Phones"]),
-           paragraph("Reviewed yearly.")])
+    json!([
+        heading(1, "Access control"),
+        paragraph("Staff may share keys."),
+        bullets(&["Laptops", "Phones"]),
+        paragraph("Reviewed yearly.")
+    ])
 }
 
 fn version_two() -> Value {
-    json!([heading(1, "Access control"), paragraph("Staff must never share keys."), bullets(&["Laptops"]),
-           heading(2, "Exceptions"), paragraph("Reviewed yearly.")])
+    json!([
+        heading(1, "Access control"),
+        paragraph("Staff must never share keys."),
+        bullets(&["Laptops"]),
+        heading(2, "Exceptions"),
+        paragraph("Reviewed yearly.")
+    ])
 }
 
 /// A policy published twice (versions 1 and 2) by the tenant's owner; its path.
@@ -55,7 +64,12 @@ fn summary(diff: &Value) -> Vec<(String, String, Value, Value)> {
         .iter()
         .map(|c| {
             let side = if c["after"].is_null() { &c["before"] } else { &c["after"] };
-            (str_of(c, "op").to_owned(), str_of(side, "kind").to_owned(), c["before"]["text"].clone(), c["after"]["text"].clone())
+            (
+                str_of(c, "op").to_owned(),
+                str_of(side, "kind").to_owned(),
+                c["before"]["text"].clone(),
+                c["after"]["text"].clone(),
+            )
         })
         .collect()
 }
@@ -132,7 +146,10 @@ async fn a_version_against_the_draft(server: &TestServer) {
     assert_eq!(diff["to"], "draft");
     assert_eq!(summary(&diff), [row("changed", "paragraph", Some("Reviewed yearly."), Some("Reviewed quarterly."))]);
     // the published versions stay what they were
-    assert_eq!(tenant.api.get(&format!("{path}/versions/1/diff/2")).await.ok(200)["changes"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        tenant.api.get(&format!("{path}/versions/1/diff/2")).await.ok(200)["changes"].as_array().unwrap().len(),
+        3
+    );
 }
 
 async fn bad_version_numbers_are_400_naming_the_parameter(server: &TestServer) {

@@ -73,7 +73,8 @@ async fn a_passed_review_date_needs_review(server: &TestServer) {
 
 /// `at` (RFC 3339, UTC) a calendar month later, on the same day (the month's last when shorter).
 fn one_month_after(at: &str) -> String {
-    let (year, month, day): (i32, u32, u32) = (at[0..4].parse().unwrap(), at[5..7].parse().unwrap(), at[8..10].parse().unwrap());
+    let (year, month, day): (i32, u32, u32) =
+        (at[0..4].parse().unwrap(), at[5..7].parse().unwrap(), at[8..10].parse().unwrap());
     let (year, month) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let length = match month {

@@ -265,7 +265,9 @@ fn canonical(value: &Value) -> String {
             Value::Object(map) => {
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                 entries.sort_by_key(|(key, _)| *key);
-                Value::Object(entries.into_iter().map(|(key, value)| (key.clone(), sorted(value))).collect::<Map<_, _>>())
+                Value::Object(
+                    entries.into_iter().map(|(key, value)| (key.clone(), sorted(value))).collect::<Map<_, _>>(),
+                )
             }
             Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
             other => other.clone(),
@@ -337,7 +339,8 @@ mod tests {
 
     #[test]
     fn added_removed_and_changed_blocks_in_reading_order() {
-        let old = vec![heading(1, "Access"), paragraph("Keep it."), paragraph("Rotate keys yearly."), paragraph("End.")];
+        let old =
+            vec![heading(1, "Access"), paragraph("Keep it."), paragraph("Rotate keys yearly."), paragraph("End.")];
         let new = vec![
             heading(1, "Access"),
             paragraph("Rotate keys monthly."),
@@ -383,7 +386,8 @@ mod tests {
 
     #[test]
     fn a_heading_level_or_a_mark_alone_is_a_change_with_the_same_text() {
-        let bold = json!({"type": "paragraph", "content": [{"type": "text", "text": "Now.", "marks": [{"type": "bold"}]}]});
+        let bold =
+            json!({"type": "paragraph", "content": [{"type": "text", "text": "Now.", "marks": [{"type": "bold"}]}]});
         let changes = run(vec![heading(2, "Scope"), paragraph("Now.")], vec![heading(3, "Scope"), bold]);
         assert_eq!(
             summary(&changes),
@@ -409,7 +413,12 @@ mod tests {
             old_blocks.iter().map(|b| (b.kind.as_str(), b.text.as_str(), b.within.len())).collect();
         assert_eq!(
             texts,
-            [("listItem", "Phones", 1), ("listItem", "Laptops", 1), ("listItem", "encrypted", 2), ("listItem", "locked", 2)]
+            [
+                ("listItem", "Phones", 1),
+                ("listItem", "Laptops", 1),
+                ("listItem", "encrypted", 2),
+                ("listItem", "locked", 2)
+            ]
         );
         assert_eq!(new_blocks[3].within, ["bulletList", "bulletList"]);
         assert_eq!(

@@ -7,7 +7,8 @@ mod policy_diff;
 mod renderer;
 
 pub use policy_diff::{
-    PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto, PolicyWordOp,
+    PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto,
+    PolicyWordOp,
 };
 pub use renderer::WireRenderer;
 

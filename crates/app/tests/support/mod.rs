@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use compliance_app::{
-    App, AuthType, AutomationSettings, Credentials, IssuedApiKey, Ports, PolicyReviewSettings, Principal, Settings,
+    App, AuthType, AutomationSettings, Credentials, IssuedApiKey, PolicyReviewSettings, Ports, Principal, Settings,
     WebhookSettings,
 };
 use compliance_domain::chat::ChatLimits;

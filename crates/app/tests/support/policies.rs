@@ -6,7 +6,9 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use compliance_domain::audit::AuditDraft;
-use compliance_domain::policy::{Policy, PolicyPatch, PolicyStatus, PolicyVersion, PolicyVersionSummary, VersionSigners};
+use compliance_domain::policy::{
+    Policy, PolicyPatch, PolicyStatus, PolicyVersion, PolicyVersionSummary, VersionSigners,
+};
 use compliance_domain::{OrganizationId, PolicyId, Timestamp, UserId};
 use compliance_ports::{AuditOf, Deleted, Page, PolicyQuery, PolicyRepository, PolicyWrite, RepoError};
 
