@@ -87,7 +87,7 @@ fn one_month_after(at: &str) -> String {
 }
 
 async fn two_instances_write_one_entry_per_policy(server: &TestServer) {
-    let sibling = server.start_sibling(&[(POLL.0.to_owned(), POLL.1.to_owned())]).await;
+    let mut sibling = server.start_sibling(&[(POLL.0.to_owned(), POLL.1.to_owned())]).await;
     let tenant = server.tenant().await;
     let mut ids = Vec::new();
     for _ in 0..12 {
