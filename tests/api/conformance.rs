@@ -199,6 +199,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("getPolicyVersion", api.get(&format!("{policy_path}/versions/1")).await);
     c.check("getPolicyVersionDocument", api.get(&format!("{policy_path}/versions/1/document")).await);
     c.check("getPolicyVersionDocument", api.get(&format!("{policy_path}/versions/1/document?format=pdf")).await);
+    c.check("diffPolicyVersions", api.get(&format!("{policy_path}/versions/1/diff/draft")).await);
     c.check("listPersonPolicies", api.get(&format!("/v1/people/{}/policies", tenant.owner_member_id)).await);
 
     // A comment with an attachment on the task, and the attachment's signed download.

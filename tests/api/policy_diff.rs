@@ -112,14 +112,14 @@ async fn versions_differ_block_by_block(server: &TestServer) {
     assert_eq!(added["after"]["level"], 2);
     assert_eq!(added["after"]["within"], json!([]));
 
-    // the other way round, the same blocks swap sides
+    // the other way round, the same blocks swap sides (a run's removed blocks come first)
     let back = tenant.api.get(&format!("{path}/versions/2/diff/1")).await.ok(200);
     assert_eq!(
         summary(&back),
         [
             row("changed", "paragraph", Some("Staff must never share keys."), Some("Staff may share keys.")),
-            row("added", "listItem", None, Some("Phones")),
             row("removed", "heading", Some("Exceptions"), None),
+            row("added", "listItem", None, Some("Phones")),
         ]
     );
 
