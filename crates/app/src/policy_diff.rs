@@ -17,6 +17,7 @@ const DIFF_BUDGET: Duration = Duration::from_secs(1);
 /// What a diff compares a version with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffTarget {
+    /// A published version, by its number.
     Version(i32),
     /// The policy's content as it is now: what its next publish would make a version.
     Draft,
@@ -25,8 +26,11 @@ pub enum DiffTarget {
 /// The changes from version `from` to `to`, in reading order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyDiff {
+    /// The earlier version's number.
     pub from: i32,
+    /// The later side.
     pub to: DiffTarget,
+    /// The differences in reading order; empty when both sides read the same.
     pub changes: Vec<BlockChange>,
 }
 

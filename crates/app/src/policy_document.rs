@@ -18,19 +18,25 @@ use crate::{AppError, Ports, Principal};
 /// The formats a version's document comes in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocumentFormat {
+    /// One self-contained HTML5 page (`text/html`).
     Html,
+    /// The same page printed on A4 by the headless browser (`application/pdf`).
     Pdf,
 }
 
 /// A rendered document and the file name it is offered under (without extension).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyDocument {
+    /// Which of the formats `bytes` holds.
     pub format: DocumentFormat,
+    /// The document itself: UTF-8 HTML or a PDF file.
     pub bytes: Vec<u8>,
     /// `<policy-name-slug>-v<n>`.
     pub file_stem: String,
 }
 
+/// Renders a published policy version as a document people can read (HTML or PDF), with the
+/// same permission as reading the version.
 pub struct PolicyDocumentService {
     policies: Arc<dyn PolicyRepository>,
     organizations: Arc<dyn OrganizationRepository>,

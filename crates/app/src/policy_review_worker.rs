@@ -34,6 +34,8 @@ impl Default for PolicyReviewSettings {
     }
 }
 
+/// Moves published policies whose `reviewDate` has passed to `needs_review`, with an audit
+/// entry each. Every instance runs one; the store's conditional update makes each move happen once.
 pub struct PolicyReviewWorker {
     policies: Arc<dyn PolicyRepository>,
     clock: Arc<dyn Clock>,

@@ -196,10 +196,14 @@ pub mod types {
     /// An attachment's metadata; its bytes are fetched through a signed download link.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Attachment {
+        /// When it was uploaded.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// The attachment's id.
         pub id: AttachmentId,
+        /// Its file name.
         pub name: String,
+        /// Its media type (`image/png`, …).
         pub r#type: String,
     }
 
@@ -286,7 +290,9 @@ pub mod types {
     /// The user the request acts as: the session's user, or the member who created the API key.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct AuthenticatedUser {
+        /// The user's e-mail address.
         pub email: String,
+        /// The user's id.
         pub id: UserId,
     }
 
@@ -317,17 +323,23 @@ pub mod types {
     pub struct Automation {
         #[serde(rename = "connectionId")]
         pub connection_id: Option<ConnectionId>,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// Its description, or `null`.
         pub description: Option<String>,
         /// How a run carries out `instruction`: `steps` when it is a step list (its first non-empty
         /// line starts with a step keyword and holds a quoted text, or is `screenshot`), `agent` for
         /// free text.
         pub executor: Executor,
+        /// The automation's id.
         pub id: AutomationId,
+        /// What a run does there: a step list or free text.
         pub instruction: String,
+        /// Whether its schedule fires.
         #[serde(rename = "isEnabled")]
         pub is_enabled: bool,
+        /// Its name.
         pub name: String,
         #[serde(rename = "nextRunAt")]
         pub next_run_at: Option<Timestamp>,
@@ -336,10 +348,13 @@ pub mod types {
         pub post_result_to_task: bool,
         /// The cron expression as given; `null` without a schedule.
         pub schedule: Option<String>,
+        /// The URL a run opens first.
         #[serde(rename = "targetUrl")]
         pub target_url: String,
+        /// The task whose evidence it gathers.
         #[serde(rename = "taskId")]
         pub task_id: TaskId,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -357,11 +372,13 @@ pub mod types {
         /// A step list or free text. It is a step list when its first non-empty line (after an optional `1.` or `-`) starts with a step keyword (`go`, `click`, `type`, `press`, `wait`, `expect`, `screenshot`, any case) and holds a `"`, or is `screenshot` alone; then every non-empty line must be a step (`go to "URL"`, `click "text"`, `click css "selector"`, `type "value" into "field"`, `type secret "NAME" into "field"`, `press "Enter"`, `wait for "text"`, `expect text "…"`, `expect no text "…"`, `expect url contains "…"`, `screenshot`), else the answer is a 400 naming `instruction`, the line and what was expected there. Anything else is free text for the agent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub instruction: Option<String>,
+        /// Whether the schedule fires.
         #[serde(rename = "isEnabled")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_enabled: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
+        /// Whether a completed run posts its verdict and screenshot as a comment on the task.
         #[serde(rename = "postResultToTask")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub post_result_to_task: Option<bool>,
@@ -397,7 +414,9 @@ pub mod types {
     /// A secret of an automation: its name and when it was set. The value is write-only.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct AutomationSecret {
+        /// The name steps refer to it by; its value is never shown.
         pub name: String,
+        /// When its value was last set.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -430,6 +449,7 @@ pub mod types {
         #[serde(rename = "createdAt")]
         pub created_at: u64,
         pub id: String,
+        /// Who wrote it.
         pub role: ChatRole,
         pub text: String,
     }
@@ -493,11 +513,16 @@ pub mod types {
     /// A comment as the spec shows it: attachments carry metadata only.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Comment {
+        /// Its attachments, in upload order.
         pub attachments: Vec<Attachment>,
+        /// Who wrote it.
         pub author: CommentAuthor,
+        /// Its text.
         pub content: String,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// The comment's id.
         pub id: CommentId,
     }
 
@@ -517,10 +542,15 @@ pub mod types {
     /// The author of a comment: `id` is the user id; `deactivated` once their membership is inactive.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct CommentAuthor {
+        /// Whether their membership is inactive.
         pub deactivated: bool,
+        /// Their e-mail address.
         pub email: String,
+        /// The author's user id.
         pub id: UserId,
+        /// A picture URL, or `null`.
         pub image: Option<String>,
+        /// Their name.
         pub name: String,
     }
 
@@ -754,6 +784,7 @@ pub mod types {
         }
     }
 
+    /// The body of a PATCH: only present fields change.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct ContextEntryChanges {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -805,16 +836,24 @@ pub mod types {
         }
     }
 
+    /// A context entry: a question about the organization and its answer.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct ContextEntryDto {
+        /// The answer.
         pub answer: String,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// The entry's id.
         pub id: ContextEntryId,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// The question.
         pub question: String,
+        /// Its tags, in the order given.
         pub tags: Vec<String>,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -861,17 +900,24 @@ pub mod types {
     /// A context entry with how the request authenticated.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct ContextEntryWithAuth {
+        /// The answer.
         pub answer: String,
         /// `apikey` or `session`: how the request authenticated.
         #[serde(rename = "authType")]
         pub auth_type: ContextEntryDeletedAuthType,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// The entry's id.
         pub id: ContextEntryId,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// The question.
         pub question: String,
+        /// Its tags, in the order given.
         pub tags: Vec<String>,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -1334,7 +1380,9 @@ pub mod types {
     /// One invalid field, named as it is on the wire.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct FieldError {
+        /// The field, by its wire name (`title`, `assigneeId`, …).
         pub field: String,
+        /// What is wrong with it, fit to show.
         pub message: String,
     }
 
@@ -1478,18 +1526,27 @@ pub mod types {
     /// A person: a user's membership in the organization. `isActive: false` means deactivated.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Member {
+        /// When they joined.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// Their department.
         pub department: Department,
+        /// The device management system's label of their devices, or `null`.
         #[serde(rename = "deviceManagerLabelId")]
         pub device_manager_label_id: Option<i64>,
+        /// The membership's id.
         pub id: MemberId,
+        /// Whether the membership counts; an inactive member cannot act.
         #[serde(rename = "isActive")]
         pub is_active: bool,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Its roles, as written (`owner`, `admin`, `auditor`, `employee`, comma-separated).
         pub role: String,
+        /// The user.
         pub user: User,
+        /// The user.
         #[serde(rename = "userId")]
         pub user_id: UserId,
     }
@@ -1497,6 +1554,7 @@ pub mod types {
     /// The body of `PATCH /v1/people/{id}`: only present fields change.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct MemberChanges {
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub department: Option<Department>,
         #[serde(rename = "deviceManagerLabelId")]
@@ -1654,6 +1712,7 @@ pub mod types {
         pub context_url: Option<Option<String>>,
         #[serde(rename = "entityId")]
         pub entity_id: String,
+        /// Required: the kind of record commented on.
         #[serde(rename = "entityType")]
         pub entity_type: CommentEntityType,
         #[serde(rename = "userId")]
@@ -1685,6 +1744,7 @@ pub mod types {
         }
     }
 
+    /// The body of a create.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewContextEntry {
         pub answer: String,
@@ -1743,6 +1803,7 @@ pub mod types {
     /// The body of `POST /v1/organizations`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewOrganization {
+        /// 1 to 255 characters.
         pub name: String,
         /// Derived from the name when absent (with a random suffix when taken); one given must be free.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -1777,6 +1838,7 @@ pub mod types {
         }
     }
 
+    /// The body of a create. Omitted enumerations take the specification's defaults.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewPolicy {
         #[serde(rename = "approverId")]
@@ -1786,15 +1848,19 @@ pub mod types {
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         pub content: Vec<RichTextNode>,
+        /// `none` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub department: Option<Department>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
+        /// `yearly` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub frequency: Option<PolicyFrequency>,
+        /// `false` when omitted.
         #[serde(rename = "isArchived")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_archived: Option<bool>,
+        /// `true` when omitted.
         #[serde(rename = "isRequiredToSign")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_required_to_sign: Option<bool>,
@@ -1802,6 +1868,7 @@ pub mod types {
         #[serde(rename = "policyTemplateId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub policy_template_id: Option<Option<String>>,
+        /// A year from now when omitted.
         #[serde(rename = "reviewDate")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub review_date: Option<Timestamp>,
@@ -1835,23 +1902,30 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// Required.
         pub category: RiskCategory,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub department: Option<Option<Department>>,
         pub description: String,
+        /// Before treatment; `insignificant` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub impact: Option<Impact>,
+        /// Before treatment; `very_unlikely` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub likelihood: Option<Likelihood>,
+        /// After treatment; `insignificant` when omitted.
         #[serde(rename = "residualImpact")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_impact: Option<Impact>,
+        /// After treatment; `very_unlikely` when omitted.
         #[serde(rename = "residualLikelihood")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_likelihood: Option<Likelihood>,
+        /// `open` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<RiskStatus>,
         pub title: String,
+        /// `accept` when omitted.
         #[serde(rename = "treatmentStrategy")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub treatment_strategy: Option<TreatmentStrategy>,
@@ -1880,6 +1954,7 @@ pub mod types {
         }
     }
 
+    /// The body of a create.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewTask {
         #[serde(rename = "assigneeId")]
@@ -1887,6 +1962,7 @@ pub mod types {
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
+        /// `todo` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TaskStatus>,
         pub title: String,
@@ -1905,22 +1981,28 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// `other` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub category: Option<VendorCategory>,
         pub description: String,
+        /// Before controls; `insignificant` when omitted.
         #[serde(rename = "inherentImpact")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inherent_impact: Option<Impact>,
+        /// Before controls; `very_unlikely` when omitted.
         #[serde(rename = "inherentProbability")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inherent_probability: Option<Likelihood>,
         pub name: String,
+        /// After treatment; `insignificant` when omitted.
         #[serde(rename = "residualImpact")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_impact: Option<Impact>,
+        /// After controls; `very_unlikely` when omitted.
         #[serde(rename = "residualProbability")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_probability: Option<Likelihood>,
+        /// `not_assessed` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<VendorStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -2051,25 +2133,33 @@ pub mod types {
     /// The organization (tenant).
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Organization {
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// The device management system's label of its devices, or `null`.
         #[serde(rename = "deviceManagerLabelId")]
         pub device_manager_label_id: Option<i64>,
+        /// Whether the organization may use the product.
         #[serde(rename = "hasAccess")]
         pub has_access: bool,
+        /// The organization's id.
         pub id: OrganizationId,
+        /// Whether the device management set-up is done.
         #[serde(rename = "isDeviceManagerSetupCompleted")]
         pub is_device_manager_setup_completed: bool,
         /// A URL, or `null`.
         pub logo: Option<String>,
         /// JSON text, or `null`.
         pub metadata: Option<String>,
+        /// Its name.
         pub name: String,
+        /// Whether the client finished its onboarding.
         #[serde(rename = "onboardingCompleted")]
         pub onboarding_completed: bool,
         /// `#rgb` or `#rrggbb`, or `null`.
         #[serde(rename = "primaryColor")]
         pub primary_color: Option<String>,
+        /// Its unique slug.
         pub slug: String,
         /// A URL, or `null`.
         pub website: Option<String>,
@@ -2109,9 +2199,11 @@ pub mod types {
         #[serde(rename = "deviceManagerLabelId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub device_manager_label_id: Option<Option<u64>>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "hasAccess")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub has_access: Option<bool>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "isDeviceManagerSetupCompleted")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_device_manager_setup_completed: Option<bool>,
@@ -2121,6 +2213,7 @@ pub mod types {
         pub metadata: Option<Option<String>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "onboardingCompleted")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub onboarding_completed: Option<bool>,
@@ -2145,25 +2238,33 @@ pub mod types {
         #[serde(rename = "authenticatedUser")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub authenticated_user: Option<AuthenticatedUser>,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// The device management system's label of its devices, or `null`.
         #[serde(rename = "deviceManagerLabelId")]
         pub device_manager_label_id: Option<i64>,
+        /// Whether the organization may use the product.
         #[serde(rename = "hasAccess")]
         pub has_access: bool,
+        /// The organization's id.
         pub id: OrganizationId,
+        /// Whether the device management set-up is done.
         #[serde(rename = "isDeviceManagerSetupCompleted")]
         pub is_device_manager_setup_completed: bool,
         /// A URL, or `null`.
         pub logo: Option<String>,
         /// JSON text, or `null`.
         pub metadata: Option<String>,
+        /// Its name.
         pub name: String,
+        /// Whether the client finished its onboarding.
         #[serde(rename = "onboardingCompleted")]
         pub onboarding_completed: bool,
         /// `#rgb` or `#rrggbb`, or `null`.
         #[serde(rename = "primaryColor")]
         pub primary_color: Option<String>,
+        /// Its unique slug.
         pub slug: String,
         /// A URL, or `null`.
         pub website: Option<String>,
@@ -2214,6 +2315,75 @@ pub mod types {
         }
     }
 
+    /// One difference: a block only `to` has (`added`), only `from` has (`removed`), or a block of
+    /// the same kind edited (`changed`, with its text word by word).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct PolicyBlockChangeDto {
+        pub after: Option<PolicyBlockDto>,
+        pub before: Option<PolicyBlockDto>,
+        /// What kind of difference it is.
+        pub op: PolicyBlockOp,
+        /// A changed block's text from `before` to `after`: runs of words equal, removed or added
+        /// (white space included, so that the runs joined read each side); `null` unless changed. A
+        /// changed block whose text reads the same changed only its formatting (marks, links,
+        /// attributes, heading level, or the kind of list it is in).
+        pub words: Option<Vec<PolicyWordDto>>,
+    }
+
+    impl PolicyBlockChangeDto {
+        /// A value with `op`; every other member absent or `null`.
+        pub fn new(op: PolicyBlockOp) -> Self {
+            Self { op, after: None, before: None, words: None }
+        }
+    }
+
+    /// A block as a reader sees it: a paragraph, a heading, one list item, one table row, a code
+    /// block, an image…
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct PolicyBlockDto {
+        /// Its position among its version's blocks, from 0.
+        pub index: u64,
+        /// The rich-text node's `type` (`paragraph`, `heading`, `listItem`, `taskItem`, `tableRow`, …).
+        pub kind: String,
+        /// A heading's level; `null` for other blocks.
+        pub level: Option<i64>,
+        /// Its plain text: hard breaks and nested paragraphs as new lines, a row's cells joined by ` | `.
+        pub text: String,
+        /// The lists, tables and quotes it is in, outermost first (`["bulletList", "bulletList"]` for
+        /// an item of a nested list).
+        pub within: Vec<String>,
+    }
+
+    impl PolicyBlockDto {
+        /// A value with `index`, `kind`, `text`, `within`; every other member absent or `null`.
+        pub fn new(index: u64, kind: String, text: String, within: Vec<String>) -> Self {
+            Self { index, kind, text, within, level: None }
+        }
+    }
+
+    /// The kinds of difference between two versions' blocks.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum PolicyBlockOp {
+        #[serde(rename = "added")]
+        Added,
+        #[serde(rename = "removed")]
+        Removed,
+        #[serde(rename = "changed")]
+        Changed,
+    }
+
+    impl PolicyBlockOp {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Added => "added",
+                Self::Removed => "removed",
+                Self::Changed => "changed",
+            }
+        }
+    }
+
+    /// The body of a PATCH: only present fields change; `null` clears a nullable field.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct PolicyChanges {
         #[serde(rename = "approverId")]
@@ -2224,15 +2394,19 @@ pub mod types {
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub content: Option<Vec<RichTextNode>>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub department: Option<Department>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub frequency: Option<PolicyFrequency>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "isArchived")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_archived: Option<bool>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "isRequiredToSign")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_required_to_sign: Option<bool>,
@@ -2241,6 +2415,7 @@ pub mod types {
         #[serde(rename = "policyTemplateId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub policy_template_id: Option<Option<String>>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "reviewDate")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub review_date: Option<Timestamp>,
@@ -2270,6 +2445,44 @@ pub mod types {
         }
     }
 
+    /// The policy's current content, as its next publish would make it a version.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum PolicyDiffDraft {
+        #[serde(rename = "draft")]
+        Draft,
+    }
+
+    impl PolicyDiffDraft {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Draft => "draft",
+            }
+        }
+    }
+
+    /// The changes that turn version `from` into `to`, in reading order; empty when they read the same.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct PolicyDiffDto {
+        /// The differences, in reading order (a run's removed blocks before its added ones).
+        pub changes: Vec<PolicyBlockChangeDto>,
+        /// The earlier version's number.
+        pub from: i32,
+        /// The later side: a version's number, or `draft` for the policy's current content.
+        pub to: PolicyDiffTo,
+    }
+
+    impl PolicyDiffDto {
+        /// A value with `changes`, `from`, `to`; every other member absent or `null`.
+        pub fn new(changes: Vec<PolicyBlockChangeDto>, from: i32, to: PolicyDiffTo) -> Self {
+            Self { changes, from, to }
+        }
+    }
+
+    /// A version's number, or `draft`.
+    pub type PolicyDiffTo = serde_json::Value;
+
+    /// A policy.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct PolicyDto {
         #[serde(rename = "approverId")]
@@ -2278,21 +2491,30 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// The submitter's note while `pending_approval`, else `null`.
         #[serde(rename = "changeNote")]
         pub change_note: Option<String>,
+        /// The working copy of its rich text.
         pub content: Vec<RichTextNode>,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
         /// The number of the published version readers and signers see; `null` before the first
         /// publish (see `GET /v1/policies/{id}/versions/{n}`).
         #[serde(rename = "currentVersion")]
         pub current_version: Option<i32>,
+        /// The department it concerns.
         pub department: Department,
+        /// Its description; empty when none.
         pub description: String,
+        /// How often it is reviewed.
         pub frequency: PolicyFrequency,
+        /// The policy's id.
         pub id: PolicyId,
+        /// Whether it is archived.
         #[serde(rename = "isArchived")]
         pub is_archived: bool,
+        /// Whether members must sign its published version.
         #[serde(rename = "isRequiredToSign")]
         pub is_required_to_sign: bool,
         #[serde(rename = "lastArchivedAt")]
@@ -2301,22 +2523,29 @@ pub mod types {
         #[serde(rename = "lastPublishedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_published_at: Option<Option<Timestamp>>,
+        /// Its name.
         pub name: String,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// The template it was made from, or `null`.
         #[serde(rename = "policyTemplateId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub policy_template_id: Option<Option<String>>,
         /// Why the approver returned the last submission to draft; `null` once submitted again.
         #[serde(rename = "rejectionReason")]
         pub rejection_reason: Option<String>,
+        /// When it is next due for review.
         #[serde(rename = "reviewDate")]
         pub review_date: Timestamp,
+        /// The users who signed its current version.
         #[serde(rename = "signedBy")]
         pub signed_by: Vec<UserId>,
+        /// `draft`, `needs_review`, `pending_approval` or `published`.
         pub status: PolicyStatus,
         #[serde(rename = "submittedBy")]
         pub submitted_by: Option<UserId>,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -2537,21 +2766,30 @@ pub mod types {
         #[serde(rename = "authenticatedUser")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub authenticated_user: Option<AuthenticatedUser>,
+        /// The submitter's note while `pending_approval`, else `null`.
         #[serde(rename = "changeNote")]
         pub change_note: Option<String>,
+        /// The working copy of its rich text.
         pub content: Vec<RichTextNode>,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
         /// The number of the published version readers and signers see; `null` before the first
         /// publish (see `GET /v1/policies/{id}/versions/{n}`).
         #[serde(rename = "currentVersion")]
         pub current_version: Option<i32>,
+        /// The department it concerns.
         pub department: Department,
+        /// Its description; empty when none.
         pub description: String,
+        /// How often it is reviewed.
         pub frequency: PolicyFrequency,
+        /// The policy's id.
         pub id: PolicyId,
+        /// Whether it is archived.
         #[serde(rename = "isArchived")]
         pub is_archived: bool,
+        /// Whether members must sign its published version.
         #[serde(rename = "isRequiredToSign")]
         pub is_required_to_sign: bool,
         #[serde(rename = "lastArchivedAt")]
@@ -2560,24 +2798,69 @@ pub mod types {
         #[serde(rename = "lastPublishedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_published_at: Option<Option<Timestamp>>,
+        /// Its name.
         pub name: String,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// The template it was made from, or `null`.
         #[serde(rename = "policyTemplateId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub policy_template_id: Option<Option<String>>,
         /// Why the approver returned the last submission to draft; `null` once submitted again.
         #[serde(rename = "rejectionReason")]
         pub rejection_reason: Option<String>,
+        /// When it is next due for review.
         #[serde(rename = "reviewDate")]
         pub review_date: Timestamp,
+        /// The users who signed its current version.
         #[serde(rename = "signedBy")]
         pub signed_by: Vec<UserId>,
+        /// `draft`, `needs_review`, `pending_approval` or `published`.
         pub status: PolicyStatus,
         #[serde(rename = "submittedBy")]
         pub submitted_by: Option<UserId>,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
+    }
+
+    /// A run of a changed block's words.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct PolicyWordDto {
+        /// Which side the run belongs to.
+        pub op: PolicyWordOp,
+        /// The words, white space included.
+        pub text: String,
+    }
+
+    impl PolicyWordDto {
+        /// A value with `op`, `text`; every other member absent or `null`.
+        pub fn new(op: PolicyWordOp, text: String) -> Self {
+            Self { op, text }
+        }
+    }
+
+    /// Which side a run of words belongs to.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum PolicyWordOp {
+        #[serde(rename = "equal")]
+        Equal,
+        #[serde(rename = "removed")]
+        Removed,
+        #[serde(rename = "added")]
+        Added,
+    }
+
+    impl PolicyWordOp {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Equal => "equal",
+                Self::Removed => "removed",
+                Self::Added => "added",
+            }
+        }
     }
 
     /// RFC 9457 problem details, as `error.rs` writes them; some problems add members (e.g. `setupInstructions`).
@@ -2771,26 +3054,33 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub category: Option<RiskCategory>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub department: Option<Option<Department>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub impact: Option<Impact>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub likelihood: Option<Likelihood>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "residualImpact")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_impact: Option<Impact>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "residualLikelihood")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_likelihood: Option<Likelihood>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<RiskStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "treatmentStrategy")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub treatment_strategy: Option<TreatmentStrategy>,
@@ -2828,14 +3118,20 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// What kind of risk.
         pub category: RiskCategory,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub department: Option<Option<Department>>,
+        /// What could happen.
         pub description: String,
+        /// The risk's id.
         pub id: RiskId,
+        /// How bad it would be before treatment.
         pub impact: Impact,
+        /// How likely it is before treatment.
         pub likelihood: Likelihood,
         #[serde(rename = "organizationId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -2846,13 +3142,18 @@ pub mod types {
         #[serde(rename = "residualLikelihood")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub residual_likelihood: Option<Option<Likelihood>>,
+        /// Where it stands.
         pub status: RiskStatus,
+        /// Its title.
         pub title: String,
+        /// How the risk is treated.
         #[serde(rename = "treatmentStrategy")]
         pub treatment_strategy: TreatmentStrategy,
+        /// How the treatment is carried out, or `null` (absent from list items).
         #[serde(rename = "treatmentStrategyDescription")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub treatment_strategy_description: Option<Option<String>>,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -2919,14 +3220,20 @@ pub mod types {
         #[serde(rename = "authenticatedUser")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub authenticated_user: Option<AuthenticatedUser>,
+        /// What kind of risk.
         pub category: RiskCategory,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub department: Option<Option<Department>>,
+        /// What could happen.
         pub description: String,
+        /// The risk's id.
         pub id: RiskId,
+        /// How bad it would be before treatment.
         pub impact: Impact,
+        /// How likely it is before treatment.
         pub likelihood: Likelihood,
         #[serde(rename = "organizationId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -2937,13 +3244,18 @@ pub mod types {
         #[serde(rename = "residualLikelihood")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub residual_likelihood: Option<Option<Likelihood>>,
+        /// Where it stands.
         pub status: RiskStatus,
+        /// Its title.
         pub title: String,
+        /// How the risk is treated.
         #[serde(rename = "treatmentStrategy")]
         pub treatment_strategy: TreatmentStrategy,
+        /// How the treatment is carried out, or `null` (absent from list items).
         #[serde(rename = "treatmentStrategyDescription")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub treatment_strategy_description: Option<Option<String>>,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -2975,25 +3287,31 @@ pub mod types {
     /// An automation run, its screenshot as a signed, expiring link.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Run {
+        /// The automation it ran.
         #[serde(rename = "automationId")]
         pub automation_id: AutomationId,
         #[serde(rename = "completedAt")]
         pub completed_at: Option<Timestamp>,
+        /// When it was queued.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// From start to finish in milliseconds, or `null`.
         #[serde(rename = "durationMs")]
         pub duration_ms: Option<i64>,
         /// Why the run failed, fit to show; `null` unless it failed.
         pub error: Option<String>,
+        /// The run's id.
         pub id: AutomationRunId,
         /// A signed link to the PNG, valid for a limited time; `null` until there is a screenshot.
         #[serde(rename = "screenshotUrl")]
         pub screenshot_url: Option<String>,
         #[serde(rename = "startedAt")]
         pub started_at: Option<Timestamp>,
+        /// `pending`, `running`, `completed` or `failed`.
         pub status: RunStatus,
         /// What the run carried out, in order.
         pub steps: Vec<RunStep>,
+        /// What started it: `manual` or `schedule`.
         pub trigger: RunTrigger,
         pub verdict: Option<Verdict>,
     }
@@ -3058,10 +3376,12 @@ pub mod types {
         pub action: String,
         /// What happened, fit to show; never a secret.
         pub detail: String,
+        /// How long it took, in milliseconds.
         #[serde(rename = "durationMs")]
         pub duration_ms: i64,
         /// 0-based, in the order carried out.
         pub index: u32,
+        /// How the step went.
         pub outcome: StepOutcome,
         /// A signed link to the PNG taken after the step, valid for a limited time; `null` for steps
         /// that did not change the page (waits and expectations) or failed.
@@ -3278,6 +3598,7 @@ pub mod types {
         }
     }
 
+    /// The body of a PATCH: only present fields change; `null` clears a nullable field.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct TaskChanges {
         #[serde(rename = "assigneeId")]
@@ -3285,6 +3606,7 @@ pub mod types {
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<TaskStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3313,19 +3635,27 @@ pub mod types {
         }
     }
 
+    /// A task.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskDto {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// Its description; empty when none.
         pub description: String,
+        /// The task's id.
         pub id: TaskId,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Where it stands.
         pub status: TaskStatus,
+        /// Its title.
         pub title: String,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -3407,14 +3737,21 @@ pub mod types {
         #[serde(rename = "authenticatedUser")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub authenticated_user: Option<AuthenticatedUser>,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// Its description; empty when none.
         pub description: String,
+        /// The task's id.
         pub id: TaskId,
+        /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Where it stands.
         pub status: TaskStatus,
+        /// Its title.
         pub title: String,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -3450,17 +3787,23 @@ pub mod types {
     /// A user, as people show it.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct User {
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// Their e-mail address, lowercase.
         pub email: String,
+        /// Whether a sign-in provider vouched for the address.
         #[serde(rename = "emailVerified")]
         pub email_verified: bool,
+        /// The user's id.
         pub id: UserId,
         /// A URL, or `null`.
         pub image: Option<String>,
         #[serde(rename = "lastLogin")]
         pub last_login: Option<Timestamp>,
+        /// Their name.
         pub name: String,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
     }
@@ -3523,24 +3866,30 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub category: Option<VendorCategory>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "inherentImpact")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inherent_impact: Option<Impact>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "inherentProbability")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub inherent_probability: Option<Likelihood>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "residualImpact")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_impact: Option<Impact>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(rename = "residualProbability")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub residual_probability: Option<Likelihood>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub status: Option<VendorStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -3575,26 +3924,38 @@ pub mod types {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
+        /// What it provides.
         pub category: VendorCategory,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// What the vendor does for the organization.
         pub description: String,
+        /// The vendor's id.
         pub id: VendorId,
+        /// How bad a problem would be before controls.
         #[serde(rename = "inherentImpact")]
         pub inherent_impact: Impact,
+        /// How likely a problem is before controls.
         #[serde(rename = "inherentProbability")]
         pub inherent_probability: Likelihood,
+        /// Its name.
         pub name: String,
         #[serde(rename = "organizationId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub organization_id: Option<Option<OrganizationId>>,
+        /// How bad a problem would be after controls.
         #[serde(rename = "residualImpact")]
         pub residual_impact: Impact,
+        /// How likely a problem is after controls.
         #[serde(rename = "residualProbability")]
         pub residual_probability: Likelihood,
+        /// How far its assessment is.
         pub status: VendorStatus,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
+        /// An http(s) URL, or `null`.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub website: Option<Option<String>>,
     }
@@ -3663,26 +4024,38 @@ pub mod types {
         #[serde(rename = "authenticatedUser")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub authenticated_user: Option<AuthenticatedUser>,
+        /// What it provides.
         pub category: VendorCategory,
+        /// When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
+        /// What the vendor does for the organization.
         pub description: String,
+        /// The vendor's id.
         pub id: VendorId,
+        /// How bad a problem would be before controls.
         #[serde(rename = "inherentImpact")]
         pub inherent_impact: Impact,
+        /// How likely a problem is before controls.
         #[serde(rename = "inherentProbability")]
         pub inherent_probability: Likelihood,
+        /// Its name.
         pub name: String,
         #[serde(rename = "organizationId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub organization_id: Option<Option<OrganizationId>>,
+        /// How bad a problem would be after controls.
         #[serde(rename = "residualImpact")]
         pub residual_impact: Impact,
+        /// How likely a problem is after controls.
         #[serde(rename = "residualProbability")]
         pub residual_probability: Likelihood,
+        /// How far its assessment is.
         pub status: VendorStatus,
+        /// When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
+        /// An http(s) URL, or `null`.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub website: Option<Option<String>>,
     }
@@ -3691,7 +4064,9 @@ pub mod types {
     /// reason it did not.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Verdict {
+        /// Passed or failed.
         pub outcome: VerdictOutcome,
+        /// Why, in a sentence fit to show.
         pub reason: String,
     }
 
@@ -5359,6 +5734,25 @@ pub mod types {
     impl crate::pagination::Paged for GetPolicyHistoryQuery {
         fn set_cursor(&mut self, cursor: String) {
             self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_policy_version_document`](crate::Client::get_policy_version_document) (`getPolicyVersionDocument`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetPolicyVersionDocumentQuery {
+        /// `html` (the default): one self-contained HTML5 page; `pdf`: that page printed on A4.
+        pub format: Option<String>,
+    }
+
+    impl GetPolicyVersionDocumentQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.format {
+                pairs.push(("format", crate::transport::query_value(value)));
+            }
+
+            pairs
         }
     }
 
@@ -7525,6 +7919,26 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// What changed between two versions, block by block.
+    ///
+    /// Each version's content is read as the blocks a reader sees (paragraphs, headings, each list item, each table row, code blocks, images…) and compared: blocks only `to` has are `added`, blocks only `from` has are `removed`, and within a run of differing blocks those of the same kind pair up as `changed`, with their text word by word. `to` may be `draft`: the policy's current content, what its next publish would make a version (what an approver reviews). A version compared with itself has no changes. Reading it takes what reading the versions takes.
+    ///
+    /// `GET /v1/policies/{id}/versions/{from}/diff/{to}` (`diffPolicyVersions`).
+    pub async fn diff_policy_versions(&self, id: &str, from: &str, to: &str) -> Result<PolicyDiffDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!(
+                "/v1/policies/{}/versions/{}/diff/{}",
+                crate::transport::segment(id),
+                crate::transport::segment(from),
+                crate::transport::segment(to)
+            ),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
     /// One published version with its content, as it was published.
     ///
     /// `GET /v1/policies/{id}/versions/{version}` (`getPolicyVersion`).
@@ -7540,6 +7954,30 @@ impl crate::Client {
             body: crate::transport::Body::None,
         };
         self.json(request).await
+    }
+
+    /// One published version as a document to read, print or file (HTML or PDF).
+    ///
+    /// The version's rich text as one self-contained HTML5 page (inline styles, no script, no external asset; links only to `http`, `https` and `mailto` URLs), headed by the organization's name, the policy's name, the version, who published and approved it and when. `format=pdf` is that page printed on A4 by the service's headless Chromium. Needs what reading the version needs.
+    ///
+    /// `GET /v1/policies/{id}/versions/{version}/document` (`getPolicyVersionDocument`).
+    pub async fn get_policy_version_document(
+        &self,
+        id: &str,
+        version: i32,
+        query: &GetPolicyVersionDocumentQuery,
+    ) -> Result<crate::RawResponse, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!(
+                "/v1/policies/{}/versions/{}/document",
+                crate::transport::segment(id),
+                crate::transport::segment(version)
+            ),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.raw(request).await
     }
 
     /// List the organization's risks.

@@ -59,14 +59,20 @@ pub struct Block {
 /// A part of a changed block's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WordChange {
+    /// Whether the run is in both sides, only the earlier or only the later.
     pub tag: WordTag,
+    /// The run's words, white space included.
     pub text: String,
 }
 
+/// Which side a run of words belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WordTag {
+    /// In both sides.
     Equal,
+    /// Only in the earlier side.
     Removed,
+    /// Only in the later side.
     Added,
 }
 
@@ -74,12 +80,25 @@ pub enum WordTag {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockChange {
     /// A block only the later version has.
-    Added { after: Block },
+    Added {
+        /// The block as the later version has it.
+        after: Block,
+    },
     /// A block only the earlier version has.
-    Removed { before: Block },
+    Removed {
+        /// The block as the earlier version has it.
+        before: Block,
+    },
     /// A block of the same kind, edited: its text word by word, each run of words equal, removed
     /// or added.
-    Changed { before: Block, after: Block, words: Vec<WordChange> },
+    Changed {
+        /// The block in the earlier version.
+        before: Block,
+        /// The block in the later version.
+        after: Block,
+        /// Its text from `before` to `after`, run by run.
+        words: Vec<WordChange>,
+    },
 }
 
 /// The changes that turn `old` into `new`; none when they read the same. Past `deadline` the

@@ -38,15 +38,19 @@ use crate::policy::RichText;
 /// What the document's header says about the version.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DocumentHeader<'a> {
+    /// The organization's name, as written.
     pub organization: &'a str,
     /// The policy's name as the version was published.
     pub policy: &'a str,
+    /// The version's number.
     pub version: i32,
+    /// When the version was published.
     pub published_at: Timestamp,
     /// The publisher's name; `None` when unknown (versions made before versions were recorded).
     pub published_by: Option<&'a str>,
     /// The approver's name, when the version went through approval.
     pub approved_by: Option<&'a str>,
+    /// When the approver approved it, when it went through approval.
     pub approved_at: Option<Timestamp>,
 }
 

@@ -16,6 +16,7 @@ pub enum PrintError {
     Failed(String),
 }
 
+/// Prints HTML documents to PDF (the headless browser, or `NoPrinter` where there is none).
 #[async_trait]
 pub trait DocumentPrinter: Send + Sync {
     /// Prints a self-contained HTML document on A4 pages. The document is loaded with scripts

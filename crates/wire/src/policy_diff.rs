@@ -13,6 +13,7 @@ pub struct PolicyDiffDto<'a> {
     pub from: i32,
     /// The later side: a version's number, or `draft` for the policy's current content.
     pub to: PolicyDiffTo,
+    /// The differences, in reading order (a run's removed blocks before its added ones).
     pub changes: Vec<PolicyBlockChangeDto<'a>>,
 }
 
@@ -20,7 +21,9 @@ pub struct PolicyDiffDto<'a> {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum PolicyDiffTo {
+    /// A published version's number.
     Version(i32),
+    /// `draft`: the policy's current content.
     Draft(PolicyDiffDraft),
 }
 
@@ -28,6 +31,7 @@ pub enum PolicyDiffTo {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyDiffDraft {
+    /// The word `draft`.
     Draft,
 }
 
@@ -35,6 +39,7 @@ pub enum PolicyDiffDraft {
 /// the same kind edited (`changed`, with its text word by word).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PolicyBlockChangeDto<'a> {
+    /// What kind of difference it is.
     pub op: PolicyBlockOp,
     /// The block in `from`; `null` when added.
     #[schema(required = true)]
@@ -50,11 +55,15 @@ pub struct PolicyBlockChangeDto<'a> {
     pub words: Option<Vec<PolicyWordDto<'a>>>,
 }
 
+/// The kinds of difference between two versions' blocks.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyBlockOp {
+    /// Only the later version has the block.
     Added,
+    /// Only the earlier version has the block.
     Removed,
+    /// A block of the same kind, edited.
     Changed,
 }
 
@@ -76,17 +85,24 @@ pub struct PolicyBlockDto<'a> {
     pub text: &'a str,
 }
 
+/// A run of a changed block's words.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PolicyWordDto<'a> {
+    /// Which side the run belongs to.
     pub op: PolicyWordOp,
+    /// The words, white space included.
     pub text: &'a str,
 }
 
+/// Which side a run of words belongs to.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyWordOp {
+    /// In both sides.
     Equal,
+    /// Only in `from`.
     Removed,
+    /// Only in `to`.
     Added,
 }
 
