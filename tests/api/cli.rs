@@ -77,6 +77,7 @@ api_tests!(
     bootstrap_makes_an_organization_owner_and_working_key_then_reuses_them,
     bootstrap_reuses_an_existing_user_and_refuses_bad_input,
     list_orgs_and_list_api_keys_never_show_a_key,
+    create_api_key_narrows_a_key_to_its_scopes,
     the_first_start_says_how_to_bootstrap with &[("RUST_LOG", "info")],
 );
 
@@ -232,6 +233,28 @@ async fn list_orgs_and_list_api_keys_never_show_a_key(server: &TestServer) {
     assert!(err.expect_err("an unknown organization").contains("not found"));
     let err = server.admin().try_run(&["list-api-keys", "--org", "nope"]).await;
     assert!(err.expect_err("a malformed id").contains("--org"));
+}
+
+async fn create_api_key_narrows_a_key_to_its_scopes(server: &TestServer) {
+    let first = bootstrap(server, "Acme", "ada@acme.test", "Ada").await;
+    let (org, user) = (text(&first, "/organization/id"), text(&first, "/user/id"));
+    let args = ["create-api-key", "--org", org, "--created-by", user, "--scopes", "risks:read,vendors:read"];
+    let narrow = server.admin().run(&args).await;
+    assert_eq!(narrow["scopes"], json!(["risks:read", "vendors:read"]), "{narrow}");
+    let client = server.client(Auth::ApiKey(text(&narrow, "/key").to_owned()), None);
+    assert_eq!(client.get("/v1/risks").await.status, 200);
+    let refused = client.post("/v1/risks", json!({"title": "T", "description": "D", "category": "technology"})).await;
+    assert_eq!(refused.status, 403, "a read-only key may not write: {}", refused.body);
+    assert_eq!(client.get("/v1/policies").await.status, 403, "a scope it was not given");
+
+    for (scopes, named) in [("risks:read,nope", "unknown scope `nope`"), ("", "--scopes")] {
+        let args = ["create-api-key", "--org", org, "--created-by", user, "--scopes", scopes];
+        let err = server.admin().try_run(&args).await.expect_err("bad scopes");
+        assert!(err.contains(named), "{err}");
+    }
+    // Nothing half-made: the refused runs issued no key.
+    let keys = server.admin().run(&["list-api-keys", "--org", org]).await;
+    assert_eq!(keys["apiKeys"].as_array().unwrap().len(), 2, "{keys}");
 }
 
 async fn the_first_start_says_how_to_bootstrap(server: &TestServer) {

@@ -130,8 +130,9 @@ impl AdminService {
         let organization = self.find_or_create_organization(org_name, &wanted_org.slug).await?;
         let user = self.find_or_create_user((email, user_name), &wanted_user.email).await?;
         let member = self.find_or_add_owner(&organization.record.id, &user.record).await?;
-        let api_key =
-            self.create_api_key(organization.record.id.clone(), user.record.id.clone(), Some(key_name), None).await?;
+        let api_key = self
+            .create_api_key(organization.record.id.clone(), user.record.id.clone(), Some(key_name), None, None)
+            .await?;
         Ok(Bootstrapped { organization, user, member, api_key })
     }
 
@@ -248,21 +249,25 @@ impl AdminService {
         self.people.create_in(&org, input, Author::system(ADMIN, &org)).await
     }
 
-    /// A new API key for the organization, acting as `created_by`, who must be an active member.
+    /// A new API key for the organization, acting as `created_by`, who must be an active member,
+    /// narrowed to `scopes` (`None`: every scope, so the key acts with its creator's whole role).
     pub async fn create_api_key(
         &self,
         org: OrganizationId,
         created_by: UserId,
         name: Option<String>,
         expires_in_days: Option<u32>,
+        scopes: Option<Scopes>,
     ) -> Result<IssuedApiKey, AppError> {
         let now = self.clock.now();
         self.require_active_member(&org, &created_by).await?;
         let name = compliance_domain::validation::text("name", name.unwrap_or_else(|| "API key".into()), 1, 100)?;
         let expires_at = expires_in_days.map(|days| now.plus(Duration::days(i64::from(days))));
-        // The operator's keys hold every scope: they act with their creator's whole role.
+        // Without scopes the operator's key acts with its creator's whole role. A scope beyond
+        // that role grants nothing: a key's access is its scopes within its creator's role.
         let author = Author::system(ADMIN, &org);
-        let issued = crate::api_keys::issue(org, created_by, name, expires_at, Scopes::everything(), now);
+        let issued =
+            crate::api_keys::issue(org, created_by, name, expires_at, scopes.unwrap_or_else(Scopes::everything), now);
         let audit = self.audit.change_by(author, |_, _| "apiKey.created", &API_KEY);
         self.credentials.insert_api_key(&issued.key, &audit).await?;
         Ok(issued)

@@ -3,6 +3,7 @@
 use anyhow::Context;
 use compliance_app::{App, IssuedApiKey};
 use compliance_credentials::{add_current_key, reencrypt_all};
+use compliance_domain::access::Scopes;
 use compliance_domain::people::ApiKey;
 use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
 use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
@@ -56,9 +57,13 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
             let person = admin.add_member(parse_org(&org)?, parse_user(&user, "--user")?, role, department).await?;
             json!(MemberDto::from(&person))
         }
-        AdminCommand::CreateApiKey { org, created_by, name, expires_in_days } => {
+        AdminCommand::CreateApiKey { org, created_by, name, expires_in_days, scopes } => {
             let created_by = parse_user(&created_by, "--created-by")?;
-            let issued = admin.create_api_key(parse_org(&org)?, created_by, name, expires_in_days).await?;
+            let scopes = scopes
+                .map(|texts| Scopes::parse("--scopes", &texts))
+                .transpose()
+                .map_err(|error| anyhow::anyhow!("{}: {}", error.field, error.message))?;
+            let issued = admin.create_api_key(parse_org(&org)?, created_by, name, expires_in_days, scopes).await?;
             issued_key(&issued)
         }
         AdminCommand::RevokeApiKey { id } => {
@@ -99,6 +104,7 @@ fn issued_key(issued: &IssuedApiKey) -> Value {
         "id": key.id, "key": issued.secret.expose_secret(), "name": key.name,
         "organizationId": key.organization_id, "createdBy": key.created_by,
         "createdAt": key.created_at, "expiresAt": key.expires_at,
+        "scopes": key.scopes.iter().map(|scope| scope.to_string()).collect::<Vec<_>>(),
     })
 }
 

@@ -88,6 +88,10 @@ pub enum AdminCommand {
         name: Option<String>,
         #[arg(long)]
         expires_in_days: Option<u32>,
+        /// Narrow the key to these scopes, comma-separated (`risks:read,policies:write`, `*:read`);
+        /// without it the key may do all its creator's role allows.
+        #[arg(long, value_delimiter = ',')]
+        scopes: Option<Vec<String>>,
     },
     /// Revoke an API key.
     RevokeApiKey {

@@ -185,8 +185,12 @@ impl World {
 
     /// A new API key of the organization made by `by`, and the principal it authenticates.
     pub async fn api_key(&self, by: &Principal) -> (IssuedApiKey, Principal) {
-        let issued =
-            self.app.admin.create_api_key(by.organization_id.clone(), by.user_id.clone(), None, None).await.unwrap();
+        let issued = self
+            .app
+            .admin
+            .create_api_key(by.organization_id.clone(), by.user_id.clone(), None, None, None)
+            .await
+            .unwrap();
         let principal = self.app.auth.authenticate(api_key(&issued.secret)).await.unwrap();
         (issued, principal)
     }
