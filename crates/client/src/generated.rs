@@ -6701,7 +6701,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_api_keys`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_api_keys`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_api_keys_stream<'a>(
         &'a self,
         query: ListApiKeysQuery,
@@ -6838,7 +6838,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_audit_log`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_audit_log`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_audit_log_stream<'a>(
         &'a self,
         query: ListAuditLogQuery,
@@ -7164,7 +7164,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_context`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_context`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_context_stream<'a>(
         &'a self,
         query: ListContextQuery,
@@ -7272,7 +7272,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_connections`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_connections`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_connections_stream<'a>(
         &'a self,
         query: ListConnectionsQuery,
@@ -7470,7 +7470,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_invitations`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_invitations`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_invitations_stream<'a>(
         &'a self,
         query: ListInvitationsQuery,
@@ -7620,7 +7620,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_people`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_people`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_people_stream<'a>(
         &'a self,
         query: ListPeopleQuery,
@@ -7734,7 +7734,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_policies`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_policies`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_policies_stream<'a>(
         &'a self,
         query: ListPoliciesQuery,
@@ -7837,7 +7837,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::get_policy_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::get_policy_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn get_policy_history_stream<'a>(
         &'a self,
         id: &'a str,
@@ -7993,7 +7993,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_risks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_risks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_risks_stream<'a>(
         &'a self,
         query: ListRisksQuery,
@@ -8081,7 +8081,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::get_risk_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::get_risk_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn get_risk_history_stream<'a>(
         &'a self,
         id: &'a str,
@@ -8136,7 +8136,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_tasks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_tasks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_tasks_stream<'a>(
         &'a self,
         query: ListTasksQuery,
@@ -8224,7 +8224,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::get_task_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::get_task_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn get_task_history_stream<'a>(
         &'a self,
         id: &'a str,
@@ -8248,7 +8248,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_vendors`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_vendors`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_vendors_stream<'a>(
         &'a self,
         query: ListVendorsQuery,
@@ -8336,7 +8336,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::get_vendor_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::get_vendor_history`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn get_vendor_history_stream<'a>(
         &'a self,
         id: &'a str,
@@ -8362,7 +8362,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_webhooks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_webhooks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_webhooks_stream<'a>(
         &'a self,
         query: ListWebhooksQuery,
@@ -8449,7 +8449,7 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Every item of [`Client::list_webhook_deliveries`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    /// Every item of [`Self::list_webhook_deliveries`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
     pub fn list_webhook_deliveries_stream<'a>(
         &'a self,
         id: &'a str,

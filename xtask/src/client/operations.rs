@@ -160,7 +160,7 @@ fn operation_code(
             .collect();
         doc(
             &format!(
-                "Every item of [`Client::{name}`], page after page: follows `nextCursor` until the last page, \
+                "Every item of [`Self::{name}`], page after page: follows `nextCursor` until the last page, \
                  fetching each page when the stream reaches it."
             ),
             methods,
