@@ -5,12 +5,12 @@
 use compliance_client::ListRisksQuery;
 use compliance_client::types::{NewRisk, RiskCategory, RiskDto};
 use futures_util::TryStreamExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::checks::{data, ids, str_of};
 use crate::client::{Client, api_key, get};
 use crate::harness::{Env, TestServer};
-use crate::{comments, policies, risks};
+use crate::{comments, context, policies, risks, tasks, vendors};
 
 api_tests!(
     limit_pages_through_every_row_once_in_order,
@@ -21,6 +21,7 @@ api_tests!(
     people_pages_keep_the_include_inactive_filter,
     comment_pages_carry_the_total_and_cursor_in_headers,
     policy_pages_have_a_cursor_and_no_count,
+    the_count_of_a_whole_list_follows_every_write,
 );
 // Rows are given the same `createdAt` with SQL behind the server's back, which the harness does on
 // PostgreSQL only; crates/store/tests/contract.rs (`keyset_pages`) covers ties on both backends.
@@ -244,4 +245,55 @@ async fn rows_created_at_the_same_instant_are_neither_skipped_nor_repeated(serve
     for limit in [1, 2] {
         assert_eq!(all_ids(&pages(&tenant.api, "/v1/risks", limit).await), everything, "limit {limit}");
     }
+}
+
+/// `count` of a page that does not hold every row, so that the total is not the rows' own.
+async fn counted(client: &Client, path: &str) -> u64 {
+    let page = client.get(&with_query(path, "limit=1")).await.ok(200);
+    page["count"].as_u64().unwrap_or_else(|| panic!("{path}: {page}"))
+}
+
+/// A list asked for without filters answers its `count` from the size the database's triggers
+/// keep (`list_row_counts`), not by counting: it must follow creates and deletes through the
+/// API, many rows written by one statement behind the server's back, and no other organization.
+async fn the_count_of_a_whole_list_follows_every_write(server: &TestServer) {
+    let (a, b) = (server.tenant().await, server.tenant().await);
+    make_risks(&a.api, 4).await;
+    make_risks(&b.api, 2).await;
+    let doomed = risks::create(&a.api, "Doomed").await;
+    for n in 0..3 {
+        vendors::create(&a.api, &format!("Vendor {n}")).await;
+        tasks::create(&a.api, &format!("Task {n}")).await;
+        context::create(&a.api, &format!("Question {n}?")).await;
+    }
+    assert_eq!(counted(&a.api, "/v1/risks").await, 5);
+    a.api.delete(&format!("/v1/risks/{}", str_of(&doomed, "id"))).await.ok(200);
+    assert_eq!(counted(&a.api, "/v1/risks").await, 4, "a delete through the API");
+    for path in ["/v1/vendors", "/v1/tasks", "/v1/context"] {
+        assert_eq!(counted(&a.api, path).await, 3, "{path}");
+    }
+    let org = &a.org_id;
+    assert_eq!(counted(&b.api, "/v1/risks").await, 2, "another organization's list");
+
+    // One statement copying three rows, one deleting three: each changes the count by its rows.
+    let copy = |new_id: &str| {
+        format!(
+            "INSERT INTO risks (id, organization_id, title, description, category, status, likelihood, impact, \
+               residual_likelihood, residual_impact, treatment_strategy, created_at, updated_at) \
+             SELECT {new_id}, organization_id, title, description, category, status, likelihood, impact, \
+               residual_likelihood, residual_impact, treatment_strategy, created_at, updated_at \
+             FROM risks WHERE organization_id = '{org}' AND title IN ('Risk 0', 'Risk 1', 'Risk 2'); \
+             DELETE FROM risks WHERE organization_id = '{org}' AND title IN ('Risk 0', 'Risk 3');"
+        )
+    };
+    server.execute_sql_per_backend(&copy("'rsk_' || md5(id)"), &copy("'rsk_' || lower(hex(randomblob(16)))")).await;
+    assert_eq!(counted(&a.api, "/v1/risks").await, 4, "4 + 3 copied − 3 deleted (one of them a copy)");
+    assert_eq!(data(&a.api.get("/v1/risks").await.ok(200)).len(), 4, "the count is the rows'");
+    assert_eq!(counted(&b.api, "/v1/risks").await, 2, "the other organization's list did not move");
+
+    // A filtered list still counts what matches.
+    let closed = risks::create(&a.api, "Closed one").await;
+    a.api.patch(&format!("/v1/risks/{}", str_of(&closed, "id")), json!({"status": "closed"})).await.ok(200);
+    let open = a.api.get("/v1/risks?status=open&limit=1").await.ok(200);
+    assert_eq!((open["count"].as_u64(), counted(&a.api, "/v1/risks").await), (Some(4), 5), "{open}");
 }

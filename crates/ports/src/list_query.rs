@@ -38,6 +38,15 @@ impl<Filter: Default, Field> ListQuery<Filter, Field> {
     }
 }
 
+impl<Filter: Default + PartialEq, Field> ListQuery<Filter, Field> {
+    /// Whether the query keeps every row of the list: no filter, time range or search (sort and
+    /// page do not change which rows match). Its `count` is then the list's size, which the store
+    /// keeps rather than counts.
+    pub fn narrows_nothing(&self) -> bool {
+        self.filter == Filter::default() && self.times == TimeRange::default() && self.search.is_none()
+    }
+}
+
 impl<Filter: Clone, Field: Clone> ListQuery<Filter, Field> {
     /// The same filters, search and sort, for `limit` rows after `after` (an export's batches),
     /// uncounted: an export never shows the total, and counting each batch would read every

@@ -153,7 +153,8 @@ impl AuditRepository for Store {
                 query
             },
             AuditRow::as_select(),
-            newest_first(audit_entries::created_at, audit_entries::id)
+            newest_first(audit_entries::created_at, audit_entries::id),
+            None,
         )
         .map_err(repo_error)?;
         let entries = rows.into_iter().map(AuditEntry::try_from).collect::<Result<Vec<_>, _>>()?;

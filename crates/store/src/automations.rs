@@ -505,7 +505,8 @@ impl AutomationRepository for Store {
             &query.page,
             runs_matching(automation_runs::table.into_boxed(), &org, &automation, &matching),
             (RunRow::as_select(), search::relevance(&search::RUNS, &org, &matching)),
-            search::order(&search::RUNS, &org, &matching, run_order(&matching))
+            search::order(&search::RUNS, &org, &matching, run_order(&matching)),
+            None,
         )
         .map_err(repo_error)?;
         let runs = rows

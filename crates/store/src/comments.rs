@@ -182,7 +182,8 @@ impl CommentRepository for Store {
                 members::is_active.nullable(),
                 search::relevance(&search::COMMENTS, &org, &matching)
             ),
-            search::order(&search::COMMENTS, &org, &matching, comment_order(&matching))
+            search::order(&search::COMMENTS, &org, &matching, comment_order(&matching)),
+            None,
         )
         .map_err(repo_error)?;
         let (rows, relevances): (Vec<CommentWithAuthor>, Vec<i64>) =

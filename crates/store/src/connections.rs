@@ -173,7 +173,8 @@ impl ConnectionRepository for Store {
             &query.page,
             connections_matching(connections::table.into_boxed(), &org, &matching),
             (ConnectionRow::as_select(), search::relevance(&search::CONNECTIONS, &org, &matching)),
-            search::order(&search::CONNECTIONS, &org, &matching, connection_order(&matching))
+            search::order(&search::CONNECTIONS, &org, &matching, connection_order(&matching)),
+            None,
         )
         .map_err(repo_error)?;
         let items = rows

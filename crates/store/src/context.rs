@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch};
 use compliance_domain::{ContextEntryId, OrganizationId, Timestamp};
 use compliance_ports::{
-    AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, Page, RepoError, SortValue,
+    AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, ListName, Page, RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -15,6 +15,7 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
+use crate::list_counts::WholeList;
 use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, read_page, sort_columns, time_range};
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
@@ -35,7 +36,8 @@ impl ContextRepository for Store {
             &query.page,
             context_matching(context_entries::table.into_boxed(), &org, &matching),
             (ContextEntryRow::as_select(), search::relevance(&search::CONTEXT, &org, &matching)),
-            search::order(&search::CONTEXT, &org, &matching, context_order(&matching))
+            search::order(&search::CONTEXT, &org, &matching, context_order(&matching)),
+            WholeList::of(&org, ListName::Context, &matching),
         )
         .map_err(repo_error)?;
         let items = rows

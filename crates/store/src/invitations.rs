@@ -96,7 +96,8 @@ impl InvitationRepository for Store {
             page,
             invitations::table.into_boxed().filter(invitations::organization_id.eq(org.clone())),
             InvitationRow::as_select(),
-            newest_first(invitations::created_at, invitations::id)
+            newest_first(invitations::created_at, invitations::id),
+            None,
         )
         .map_err(repo_error)?;
         let items = rows.into_iter().map(Invitation::try_from).collect::<Result<Vec<_>, _>>()?;

@@ -13,6 +13,7 @@ mod error;
 mod generations;
 mod health;
 mod invitations;
+mod list_counts;
 mod migrate;
 mod organization;
 mod paging;

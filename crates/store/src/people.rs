@@ -138,7 +138,8 @@ impl MemberRepository for Store {
             &query.page,
             people_matching(members::table.inner_join(users::table).into_boxed(), &org, include_inactive, &matching),
             (MemberRow::as_select(), UserRow::as_select(), search::relevance(&search::PEOPLE, &org, &matching)),
-            search::order(&search::PEOPLE, &org, &matching, person_order(&matching))
+            search::order(&search::PEOPLE, &org, &matching, person_order(&matching)),
+            None,
         )
         .map_err(repo_error)?;
         let people = rows
@@ -285,7 +286,8 @@ impl CredentialRepository for Store {
                 .filter(api_keys::organization_id.eq(org.clone()))
                 .filter(everyone.into_sql::<Bool>().or(api_keys::created_by.eq(creator.clone()))),
             ApiKeyRow::as_select(),
-            newest_first(api_keys::created_at, api_keys::id)
+            newest_first(api_keys::created_at, api_keys::id),
+            None,
         )
         .map_err(repo_error)?;
         let keys = rows.into_iter().map(ApiKey::try_from).collect::<Result<Vec<_>, _>>()?;

@@ -7,8 +7,8 @@ use compliance_domain::policy::{
 };
 use compliance_domain::{OrganizationId, PolicyId, Timestamp, UserId};
 use compliance_ports::{
-    AuditOf, Deleted, POLICY_CHANGED, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort, PolicyWrite,
-    RepoError, SortValue,
+    AuditOf, Deleted, ListName, POLICY_CHANGED, Page, PolicyFilter, PolicyQuery, PolicyRepository, PolicySort,
+    PolicyWrite, RepoError, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -19,6 +19,7 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
+use crate::list_counts::WholeList;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -38,7 +39,8 @@ impl PolicyRepository for Store {
             &query.page,
             policies_matching(policies::table.into_boxed(), &org, &matching),
             (PolicyRow::as_select(), search::relevance(&search::POLICIES, &org, &matching)),
-            search::order(&search::POLICIES, &org, &matching, policy_order(&matching))
+            search::order(&search::POLICIES, &org, &matching, policy_order(&matching)),
+            WholeList::of(&org, ListName::Policies, &matching),
         )
         .map_err(repo_error)?;
         let items = rows

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
-use compliance_ports::{AuditOf, Deleted, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue};
+use compliance_ports::{
+    AuditOf, Deleted, ListName, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -14,6 +16,7 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
+use crate::list_counts::WholeList;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, any_of, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -32,7 +35,8 @@ impl RiskRepository for Store {
             &query.page,
             risks_matching(risks::table.into_boxed(), &org, &matching),
             (RiskRow::as_select(), search::relevance(&search::RISKS, &org, &matching)),
-            search::order(&search::RISKS, &org, &matching, risk_order(&matching))
+            search::order(&search::RISKS, &org, &matching, risk_order(&matching)),
+            WholeList::of(&org, ListName::Risks, &matching),
         )
         .map_err(repo_error)?;
         let risks = rows

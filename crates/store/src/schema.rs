@@ -356,6 +356,15 @@ diesel::allow_tables_to_appear_in_same_query!(
 );
 
 diesel::table! {
+    list_row_counts (organization_id, list, shard) {
+        organization_id -> Text,
+        list -> Text,
+        shard -> Integer,
+        row_count -> BigInt,
+    }
+}
+
+diesel::table! {
     list_generations (organization_id, list, shard) {
         organization_id -> Text,
         list -> Text,

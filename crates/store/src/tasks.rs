@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
-use compliance_ports::{AuditOf, Deleted, Page, RepoError, SortValue, TaskFilter, TaskQuery, TaskRepository, TaskSort};
+use compliance_ports::{
+    AuditOf, Deleted, ListName, Page, RepoError, SortValue, TaskFilter, TaskQuery, TaskRepository, TaskSort,
+};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
@@ -14,6 +16,7 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
+use crate::list_counts::WholeList;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -32,7 +35,8 @@ impl TaskRepository for Store {
             &query.page,
             tasks_matching(tasks::table.into_boxed(), &org, None, &matching),
             (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
-            search::order(&search::TASKS, &org, &matching, task_order(&matching))
+            search::order(&search::TASKS, &org, &matching, task_order(&matching)),
+            WholeList::of(&org, ListName::Tasks, &matching),
         )
         .map_err(repo_error)?;
         let items = rows
@@ -61,7 +65,8 @@ impl TaskRepository for Store {
             &query.page,
             tasks_matching(tasks::table.into_boxed(), &org, Some(&assignee), &matching),
             (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
-            search::order(&search::TASKS, &org, &matching, task_order(&matching))
+            search::order(&search::TASKS, &org, &matching, task_order(&matching)),
+            None,
         )
         .map_err(repo_error)?;
         let items = rows

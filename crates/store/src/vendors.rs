@@ -5,7 +5,7 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{OrganizationId, Timestamp, VendorId};
 use compliance_ports::{
-    AuditOf, Deleted, Page, RepoError, SortValue, VendorFilter, VendorQuery, VendorRepository, VendorSort,
+    AuditOf, Deleted, ListName, Page, RepoError, SortValue, VendorFilter, VendorQuery, VendorRepository, VendorSort,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -16,6 +16,7 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
+use crate::list_counts::WholeList;
 use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
@@ -32,7 +33,8 @@ impl VendorRepository for Store {
             &query.page,
             vendors_matching(vendors::table.into_boxed(), &org, &matching),
             (VendorRow::as_select(), search::relevance(&search::VENDORS, &org, &matching)),
-            search::order(&search::VENDORS, &org, &matching, vendor_order(&matching))
+            search::order(&search::VENDORS, &org, &matching, vendor_order(&matching)),
+            WholeList::of(&org, ListName::Vendors, &matching),
         )
         .map_err(repo_error)?;
         let items = rows

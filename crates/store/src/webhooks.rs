@@ -244,7 +244,8 @@ impl WebhookRepository for Store {
             page,
             webhooks::table.into_boxed().filter(webhooks::organization_id.eq(org.clone())),
             WebhookRow::as_select(),
-            newest_first(webhooks::created_at, webhooks::id)
+            newest_first(webhooks::created_at, webhooks::id),
+            None,
         )
         .map_err(repo_error)?;
         let items = rows.into_iter().map(Webhook::try_from).collect::<Result<Vec<_>, _>>()?;
@@ -424,7 +425,8 @@ impl WebhookRepository for Store {
                 .filter(webhook_deliveries::organization_id.eq(org.clone()))
                 .filter(webhook_deliveries::webhook_id.eq(webhook.clone())),
             DeliveryRow::as_select(),
-            newest_first(webhook_deliveries::created_at, webhook_deliveries::id)
+            newest_first(webhook_deliveries::created_at, webhook_deliveries::id),
+            None,
         )
         .map_err(repo_error)?;
         let items = rows.into_iter().map(WebhookDelivery::try_from).collect::<Result<Vec<_>, _>>()?;

@@ -24,10 +24,10 @@ pub fn grow_postgres(database_url: &str, rows: u64) -> Result<()> {
          SELECT 'rsk_' || lpad(to_hex(n), 32, '0'), 'org_' || lpad(to_hex(1 + n % {ORGANIZATIONS}), 32, '0'), \
            'Risk ' || n, 'Made for the scale case.', 'technology', 'open', 'possible', 'moderate', \
            'unlikely', 'minor', 'mitigate', now() - n * interval '1 millisecond', now() \
-         FROM generate_series(1, {rows}) n; \
-         ANALYZE;"
+         FROM generate_series(1, {rows}) n;"
     );
-    postgres::execute(database_url, &sql)
+    postgres::execute(database_url, &sql)?;
+    super::large::settle_postgres(database_url, "organizations, risks")
 }
 
 /// The growth is one transaction of ~490 MB, written by another process while the server runs, so
