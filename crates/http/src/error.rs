@@ -28,7 +28,7 @@ pub struct ApiError {
     retry_after: Option<NonZeroU32>,
     /// The failing operations of an atomic bulk request, each by its index (boxed: most errors
     /// have none).
-    operations: Option<Box<Vec<(usize, ApiError)>>>,
+    operations: Option<Box<[(usize, ApiError)]>>,
 }
 
 #[derive(Debug)]
@@ -100,9 +100,9 @@ impl ApiError {
     /// The 400 of an atomic bulk request whose operations `failed` (index, error).
     fn bulk_failed(failed: Vec<(usize, AppError)>) -> Self {
         let detail = format!("{} operations failed, so none was applied", failed.len());
-        let operations = failed.into_iter().map(|(index, error)| (index, Self::from(error))).collect();
+        let operations: Vec<_> = failed.into_iter().map(|(index, error)| (index, Self::from(error))).collect();
         let error = Self::new(StatusCode::BAD_REQUEST, "validation", "Bulk operations failed", detail);
-        Self { operations: Some(Box::new(operations)), ..error }
+        Self { operations: Some(operations.into_boxed_slice()), ..error }
     }
 
     /// The problem details this error answers (without a bulk error's operations).
