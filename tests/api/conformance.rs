@@ -164,6 +164,25 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
         c.check(update, api.patch(&one, records.update.clone()).await);
         created.push((records.operations[4], one));
     }
+    // Bulk: a create and an update that apply, and an update of no record answered in its place.
+    for records in records(&tenant) {
+        let operation = match records.path {
+            "/v1/tasks" => "bulkTasks",
+            "/v1/vendors" => "bulkVendors",
+            "/v1/risks" => "bulkRisks",
+            _ => continue,
+        };
+        let one = &created.iter().find(|(delete, _)| *delete == records.operations[4]).unwrap().1;
+        let id = one.rsplit('/').next().unwrap();
+        let body = json!({"operations": [
+            {"op": "create", "body": records.create},
+            {"op": "update", "id": id, "body": records.update},
+            {"op": "update", "id": crate::checks::missing_id(&id[..4]), "body": records.update},
+        ]});
+        let answer = c.check(operation, api.post(&format!("{}/bulk?atomic=false", records.path), body).await);
+        let statuses: Vec<&Value> = answer["results"].as_array().unwrap().iter().map(|r| &r["status"]).collect();
+        assert_eq!(statuses, [&json!(201), &json!(200), &json!(404)], "{answer}");
+    }
     // The tasks come first in `records`: comments and automations belong to this one.
     let task_id = created[0].1.trim_start_matches("/v1/tasks/").to_owned();
 
@@ -176,6 +195,15 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("exportPeople", api.get("/v1/people/export?includeInactive=true&format=json").await);
     c.check("getPerson", api.get(&member_path).await);
     c.check("updatePerson", api.patch(&member_path, json!({"department": "hr"})).await);
+    let another = server.user().await;
+    let body = json!({"operations": [
+        {"op": "create", "body": {"userId": another.id, "role": "employee"}},
+        {"op": "update", "id": member["id"], "body": {"department": "it"}},
+        {"op": "delete", "id": member["id"]},
+    ]});
+    let answer = c.check("bulkPeople", api.post("/v1/people/bulk?atomic=false", body).await);
+    let statuses: Vec<&Value> = answer["results"].as_array().unwrap().iter().map(|r| &r["status"]).collect();
+    assert_eq!(statuses, [&json!(201), &json!(200), &json!(400)], "{answer}");
     c.check("listPersonDevices", api.get(&format!("{member_path}/devices")).await);
     c.check("getOrganization", api.get("/v1/organization").await);
     let label = json!({"deviceManagerLabelId": LABEL, "website": "https://org.example.test"});

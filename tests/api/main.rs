@@ -82,6 +82,7 @@ mod automation_agent;
 mod automation_secrets;
 mod automations;
 mod bad_input;
+mod bulk;
 mod chat;
 mod comments;
 mod conformance;

@@ -6,6 +6,9 @@ use compliance_ports::{MemberRepository, RepoError};
 
 use crate::AppError;
 
+/// Why a named member is refused.
+pub(crate) const NOT_ACTIVE: &str = "must name an active member of the organization";
+
 /// Every `(field, member)` must name an active member of `org`; else a 400 naming the field.
 pub(crate) async fn require_active_members<'a>(
     members: &dyn MemberRepository,
@@ -16,7 +19,7 @@ pub(crate) async fn require_active_members<'a>(
         match members.get(org, member).await {
             Ok(person) if person.member.is_active => {}
             Ok(_) | Err(RepoError::NotFound) => {
-                return Err(AppError::invalid(field, "must name an active member of the organization"));
+                return Err(AppError::invalid(field, NOT_ACTIVE));
             }
             Err(other) => return Err(other.into()),
         }

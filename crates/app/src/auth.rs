@@ -357,6 +357,15 @@ mod tests {
         ) -> Result<Person, RepoError> {
             Err(RepoError::NotFound)
         }
+        async fn apply_member_bulk(
+            &self,
+            _: &OrganizationId,
+            _: &[compliance_ports::BulkWrite<Member, MemberId, compliance_domain::people::MemberPatch>],
+            _: &compliance_ports::AuditOf<'_, Member>,
+        ) -> Result<compliance_ports::BulkApplied<compliance_domain::people::Person>, compliance_ports::BulkError>
+        {
+            Err(compliance_ports::BulkError::Store(RepoError::Internal("not used".into())))
+        }
     }
 
     #[async_trait]

@@ -61,6 +61,10 @@ pub enum AppError {
     #[error("service unavailable")]
     /// The database or another dependency is down for now (503); the detail is for the log.
     Unavailable(String),
+    /// Operations of an atomic bulk request failed (400), so nothing was written: each failing
+    /// operation's index in the request and its error, in the request's order.
+    #[error("{} bulk operations failed", .0.len())]
+    BulkFailed(Vec<(usize, AppError)>),
     /// Details are for the log only.
     #[error("internal error")]
     Internal(String),

@@ -19,6 +19,7 @@ mod automation_steps;
 mod automation_worker;
 mod automations;
 mod blob_links;
+pub mod bulk;
 mod chat;
 mod comments;
 mod context;

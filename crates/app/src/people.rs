@@ -4,15 +4,19 @@ use std::sync::Arc;
 
 use compliance_domain::access::Role;
 use compliance_domain::access::{Action, Family};
-use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person};
+use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person, User};
 use compliance_domain::{MemberId, OrganizationId, UserId};
-use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PersonQuery, RepoError, UserRepository};
+use compliance_ports::{
+    BulkError, BulkWrite, Clock, MemberRepository, OrganizationRepository, Page, PersonQuery, RepoError, UserRepository,
+};
 
 use crate::access::{holds, require};
 use crate::audit::{AuditTrail, Author, MEMBER, member_action};
+use crate::bulk::{self, BulkOperation};
 use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
+const NOT_DELETED: &str = "people are not deleted: deactivate them with an update setting isActive to false";
 const OWNERS_ONLY: &str = "only an owner may make someone an owner or change an owner's membership";
 
 /// Members of the organization: their roles, departments and devices.
@@ -71,11 +75,7 @@ impl PeopleService {
         input: NewMember,
         author: Author,
     ) -> Result<Person, AppError> {
-        let member = Member::create(org.clone(), input, self.clock.now())?;
-        if let Some(label) = member.device_manager_label_id {
-            crate::devices::require_label_free(self.organizations.as_ref(), org, label).await?;
-        }
-        let user = self.existing_user(&member.user_id).await?;
+        let (member, user) = self.new_member(org, input).await?;
         let audit = self.audit.change_by(author, member_action, &MEMBER);
         self.members.insert(&member, &audit).await.map_err(one_membership)?;
         Ok(Person { member, user })
@@ -85,6 +85,36 @@ impl PeopleService {
     /// be deactivated or demoted (409, checked in the store's transaction).
     pub async fn update(&self, caller: &Principal, id: &MemberId, changes: MemberChanges) -> Result<Person, AppError> {
         require(caller, Family::People, Action::Write)?;
+        let patch = self.checked_patch(caller, id, changes).await?;
+        let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
+        let updated = self.members.update(&caller.organization_id, id, &patch, &audit).await;
+        // a deactivated member's keys and sessions stop working now, not when the cache expires
+        self.principals.forget_organization(&caller.organization_id);
+        updated.map_err(|error| match error {
+            RepoError::NotFound => AppError::NotFound("person"),
+            other => one_membership(other),
+        })
+    }
+
+    /// A new member of `org` from `input`, validated, with its user: a device label must be free
+    /// and the user must exist.
+    async fn new_member(&self, org: &OrganizationId, input: NewMember) -> Result<(Member, User), AppError> {
+        let member = Member::create(org.clone(), input, self.clock.now())?;
+        if let Some(label) = member.device_manager_label_id {
+            crate::devices::require_label_free(self.organizations.as_ref(), org, label).await?;
+        }
+        let user = self.existing_user(&member.user_id).await?;
+        Ok((member, user))
+    }
+
+    /// `changes` to member `id` validated, and allowed to the caller: only an owner may change
+    /// an owner or make someone an owner; a device label must be free, a new user must exist.
+    async fn checked_patch(
+        &self,
+        caller: &Principal,
+        id: &MemberId,
+        changes: MemberChanges,
+    ) -> Result<MemberPatch, AppError> {
         let patch = MemberPatch::new(changes)?;
         if !holds(&caller.role, Role::Owner) {
             let target = self.get(caller, id).await?;
@@ -98,14 +128,88 @@ impl PeopleService {
         if let Some(user) = patch.user_id() {
             self.existing_user(user).await?;
         }
+        Ok(patch)
+    }
+
+    /// Applies a bulk request's operations (see [`crate::bulk`]): creates and updates as
+    /// `POST /v1/people` and `PATCH /v1/people/{id}` do them, each allowed and validated the same
+    /// way. People are deactivated (an update with `isActive: false`), never deleted, so a
+    /// `delete` fails with a 400 naming `op`. Atomic: all validated first and then written in one
+    /// transaction, or nothing and [`AppError::BulkFailed`]; else one by one.
+    pub async fn bulk_people(
+        &self,
+        caller: &Principal,
+        operations: Vec<BulkOperation<NewMember, MemberChanges, MemberId>>,
+        atomic: bool,
+    ) -> Result<Vec<Result<Person, AppError>>, AppError> {
+        require(caller, Family::People, Action::Write)?;
+        bulk::check_count(operations.len())?;
+        if !atomic {
+            let mut results = Vec::with_capacity(operations.len());
+            for operation in operations {
+                results.push(match operation {
+                    BulkOperation::Create(input) => self.create(caller, input).await,
+                    BulkOperation::Update(id, changes) => self.update(caller, &id, changes).await,
+                    BulkOperation::Delete(_) => Err(AppError::invalid("op", NOT_DELETED)),
+                    BulkOperation::Unreadable(error) => Err(error),
+                });
+            }
+            return Ok(results);
+        }
+        let org = &caller.organization_id;
+        let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
+        for (index, operation) in operations.into_iter().enumerate() {
+            let write = match operation {
+                BulkOperation::Create(input) => {
+                    if input.role.as_deref().is_some_and(|role| holds(role, Role::Owner))
+                        && !holds(&caller.role, Role::Owner)
+                    {
+                        Err(AppError::Denied(OWNERS_ONLY.into()))
+                    } else {
+                        self.new_member(org, input).await.map(|(member, _)| BulkWrite::Create(member))
+                    }
+                }
+                BulkOperation::Update(id, changes) => {
+                    self.checked_patch(caller, &id, changes).await.map(|patch| BulkWrite::Update(id, patch))
+                }
+                BulkOperation::Delete(_) => Err(AppError::invalid("op", NOT_DELETED)),
+                BulkOperation::Unreadable(error) => Err(error),
+            };
+            match write {
+                Ok(write) => writes.push((index, write)),
+                Err(error) => failed.push((index, error)),
+            }
+        }
+        if !failed.is_empty() {
+            // Nothing is written, but the answer also names the valid updates' missing members.
+            for (index, write) in &writes {
+                if let BulkWrite::Update(id, _) = write
+                    && let Err(RepoError::NotFound) = self.members.get(org, id).await
+                {
+                    failed.push((*index, AppError::NotFound("person")));
+                }
+            }
+            failed.sort_by_key(|(index, _)| *index);
+            return Err(AppError::BulkFailed(failed));
+        }
+        let writes: Vec<_> = writes.into_iter().map(|(_, write)| write).collect();
         let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
-        let updated = self.members.update(&caller.organization_id, id, &patch, &audit).await;
+        let applied = self.members.apply_member_bulk(org, &writes, &audit).await;
         // a deactivated member's keys and sessions stop working now, not when the cache expires
-        self.principals.forget_organization(&caller.organization_id);
-        updated.map_err(|error| match error {
-            RepoError::NotFound => AppError::NotFound("person"),
-            other => one_membership(other),
-        })
+        self.principals.forget_organization(org);
+        match applied {
+            Ok(applied) => Ok(applied.records.into_iter().map(Ok).collect()),
+            Err(BulkError::Operations(failed)) => Err(AppError::BulkFailed(
+                failed
+                    .into_iter()
+                    .map(|(index, error)| match error {
+                        RepoError::NotFound => (index, AppError::NotFound("person")),
+                        other => (index, one_membership(other)),
+                    })
+                    .collect(),
+            )),
+            Err(BulkError::Store(error)) => Err(error.into()),
+        }
     }
 
     async fn existing_user(&self, id: &UserId) -> Result<compliance_domain::people::User, AppError> {

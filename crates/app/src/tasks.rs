@@ -6,11 +6,12 @@ use compliance_domain::TaskId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
-use compliance_ports::{Clock, MemberRepository, Page, TaskQuery, TaskRepository};
+use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, TaskQuery, TaskRepository};
 
 use crate::access::{Reach, only_own, require};
 use crate::assignees::{assignee, require_active_members};
-use crate::audit::{AuditTrail, Subject};
+use crate::audit::{AuditTrail, Author, Subject};
+use crate::bulk::{self, ActiveMembers, BulkOperation};
 use crate::{AppError, CommentService, Ports, Principal};
 
 /// Tasks: their assignees, status and due dates.
@@ -84,6 +85,79 @@ impl TaskService {
         let deleted = self.tasks.delete_task(&caller.organization_id, id, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
+    }
+
+    /// Applies a bulk request's operations (see [`crate::bulk`]): when `atomic`, all validated
+    /// first and then written in one transaction, or nothing and [`AppError::BulkFailed`]; else
+    /// one by one through the single writes, each with its own result. Answers each operation's
+    /// task, in order (for a delete, the task as it was).
+    pub async fn bulk_tasks(
+        &self,
+        caller: &Principal,
+        operations: Vec<BulkOperation<NewTask, TaskChanges, TaskId>>,
+        atomic: bool,
+    ) -> Result<Vec<Result<Task, AppError>>, AppError> {
+        require(caller, Family::Tasks, Action::Write)?;
+        bulk::check_count(operations.len())?;
+        if !atomic {
+            let mut results = Vec::with_capacity(operations.len());
+            for operation in operations {
+                results.push(match operation {
+                    BulkOperation::Create(input) => self.create_task(caller, input).await,
+                    BulkOperation::Update(id, changes) => self.update_task(caller, &id, changes).await,
+                    BulkOperation::Delete(id) => self.delete_task(caller, &id).await,
+                    BulkOperation::Unreadable(error) => Err(error),
+                });
+            }
+            return Ok(results);
+        }
+        let (org, now) = (&caller.organization_id, self.clock.now());
+        let mut members = ActiveMembers::new(self.members.as_ref(), org);
+        let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
+        for (index, operation) in operations.into_iter().enumerate() {
+            let write = match operation {
+                BulkOperation::Create(input) => match Task::create(org.clone(), input, now) {
+                    Ok(task) => {
+                        members.require(assignee(task.assignee_id.as_ref())).await.map(|()| BulkWrite::Create(task))
+                    }
+                    Err(error) => Err(error.into()),
+                },
+                BulkOperation::Update(id, changes) => match TaskPatch::new(changes) {
+                    Ok(patch) => {
+                        members.require(assignee(patch.assignee())).await.map(|()| BulkWrite::Update(id, patch))
+                    }
+                    Err(error) => Err(error.into()),
+                },
+                BulkOperation::Delete(id) => Ok(BulkWrite::Delete(id)),
+                BulkOperation::Unreadable(error) => Err(error),
+            };
+            match write {
+                Ok(write) => writes.push((index, write)),
+                Err(error) => failed.push((index, error)),
+            }
+        }
+        if !failed.is_empty() {
+            // Nothing is written, but the answer also names the valid operations' missing records.
+            for (index, write) in &writes {
+                if let BulkWrite::Update(id, _) | BulkWrite::Delete(id) = write
+                    && let Err(RepoError::NotFound) = self.tasks.get_task(org, id).await
+                {
+                    failed.push((*index, AppError::NotFound("task")));
+                }
+            }
+            failed.sort_by_key(|(index, _)| *index);
+            return Err(AppError::BulkFailed(failed));
+        }
+        let writes: Vec<_> = writes.into_iter().map(|(_, write)| write).collect();
+        let actions = bulk::action_of(["task.created", "task.updated", "task.deleted"]);
+        let audit = self.audit.change_by(Author::of(caller), actions, &TASK);
+        let applied = self
+            .tasks
+            .apply_task_bulk(org, &writes, now, &audit)
+            .await
+            .map_err(|error| bulk::store_failure(error, "task"))?;
+        self.comments.remove_attachments(&applied.attachments).await;
+        Ok(applied.records.into_iter().map(Ok).collect())
     }
 }
 

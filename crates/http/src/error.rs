@@ -26,6 +26,9 @@ pub struct ApiError {
     /// Seconds after which a retry may succeed, sent as `Retry-After`.
     /// (4 bytes, which fit beside `status`: a larger error would make every `Result` larger.)
     retry_after: Option<NonZeroU32>,
+    /// The failing operations of an atomic bulk request, each by its index (boxed: most errors
+    /// have none).
+    operations: Option<Box<[(usize, ApiError)]>>,
 }
 
 #[derive(Debug)]
@@ -55,6 +58,26 @@ pub(crate) struct Problem<'a> {
     request_id: Option<&'a str>,
 }
 
+/// The 400 problem of an atomic bulk request that wrote nothing: each failing operation with its
+/// index in the request and the problem the single write would have answered.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BulkFailed<'a> {
+    #[serde(flatten)]
+    problem: Problem<'a>,
+    /// The failing operations, in the request's order.
+    operations: Vec<OperationProblem<'a>>,
+}
+
+/// One failing operation of a bulk request: its index and its problem.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct OperationProblem<'a> {
+    /// The operation's index in `operations` (from 0).
+    pub(crate) index: usize,
+    #[serde(flatten)]
+    pub(crate) problem: Problem<'a>,
+}
+
 /// A 412 problem: what an administrator must set up first.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -70,7 +93,28 @@ pub(crate) struct SetupRequired<'a> {
 
 impl ApiError {
     fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
-        Self { status, kind, title, detail: detail.into(), errors: Vec::new(), setup: None, retry_after: None }
+        let errors = Vec::new();
+        Self { status, kind, title, detail: detail.into(), errors, setup: None, retry_after: None, operations: None }
+    }
+
+    /// The 400 of an atomic bulk request whose operations `failed` (index, error).
+    fn bulk_failed(failed: Vec<(usize, AppError)>) -> Self {
+        let detail = format!("{} operations failed, so none was applied", failed.len());
+        let operations: Vec<_> = failed.into_iter().map(|(index, error)| (index, Self::from(error))).collect();
+        let error = Self::new(StatusCode::BAD_REQUEST, "validation", "Bulk operations failed", detail);
+        Self { operations: Some(operations.into_boxed_slice()), ..error }
+    }
+
+    /// The problem details this error answers (without a bulk error's operations).
+    pub(crate) fn problem(&self) -> Problem<'_> {
+        Problem {
+            kind: format!("/problems/{}", self.kind),
+            title: self.title,
+            status: self.status.as_u16(),
+            detail: &self.detail,
+            errors: &self.errors,
+            request_id: None,
+        }
     }
 
     pub fn validation(errors: ValidationErrors) -> Self {
@@ -225,6 +269,7 @@ impl From<AppError> for ApiError {
                 crate::middleware::count_store_unavailable();
                 Self::unavailable()
             }
+            AppError::BulkFailed(failed) => Self::bulk_failed(failed),
             AppError::Internal(why) => {
                 tracing::error!(reason = %why, "internal error");
                 Self::internal()
@@ -245,27 +290,27 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let problem = Problem {
-            kind: format!("/problems/{}", self.kind),
-            title: self.title,
-            status: self.status.as_u16(),
-            detail: &self.detail,
-            errors: &self.errors,
-            request_id: None,
-        };
+        let problem = self.problem();
         let mut response = HttpResponse::build(self.status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
         // Retrying helps when the database is away, not when something is not configured.
         if let Some(seconds) = self.retry_after {
             response.insert_header((header::RETRY_AFTER, HeaderValue::from(seconds.get())));
         }
-        let body = match self.setup.as_deref() {
-            Some(setup) => serde_json::to_vec(&SetupRequired {
+        let body = match (self.setup.as_deref(), self.operations.as_deref()) {
+            (_, Some(failed)) => serde_json::to_vec(&BulkFailed {
+                problem,
+                operations: failed
+                    .iter()
+                    .map(|(index, error)| OperationProblem { index: *index, problem: error.problem() })
+                    .collect(),
+            }),
+            (Some(setup), None) => serde_json::to_vec(&SetupRequired {
                 problem,
                 setup_instructions: setup.instructions.as_deref(),
                 create_app_url: setup.create_app_url.as_deref(),
             }),
-            None => serde_json::to_vec(&problem),
+            (None, None) => serde_json::to_vec(&problem),
         };
         response.body(body.unwrap_or_default())
     }

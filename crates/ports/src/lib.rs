@@ -10,6 +10,7 @@ mod audit;
 mod automations;
 mod blobs;
 mod browser;
+mod bulk;
 mod chat;
 mod connections;
 mod devices;
@@ -34,6 +35,7 @@ pub use browser::{
     BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError, PageSnapshot,
     ScrollDirection, SnapshotElement,
 };
+pub use bulk::{BulkApplied, BulkError, BulkWrite};
 pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};

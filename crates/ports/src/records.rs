@@ -18,7 +18,10 @@ use compliance_domain::{
     ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, UserId, VendorId,
 };
 
-use crate::{AuditOf, ContextQuery, Page, PolicyQuery, RepoError, RiskQuery, TaskQuery, VendorQuery};
+use crate::{
+    AuditOf, BulkApplied, BulkError, BulkWrite, ContextQuery, Page, PolicyQuery, RepoError, RiskQuery, TaskQuery,
+    VendorQuery,
+};
 
 /// A deleted record and the attachments deleted with it (of the comments on it), whose bytes are
 /// now to be removed.
@@ -57,6 +60,16 @@ pub trait RiskRepository: Send + Sync {
         id: &RiskId,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Deleted<Risk>, RepoError>;
+    /// Applies `writes` in order in ONE transaction, each with `audit`'s entry (`audit` tells a
+    /// create, an update and a delete apart by the records before and after), and commits only
+    /// when every one succeeded; else [`BulkError::Operations`] names the failed ones.
+    async fn apply_risk_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Risk, RiskId, RiskPatch>],
+        now: Timestamp,
+        audit: &AuditOf<'_, Risk>,
+    ) -> Result<BulkApplied<Risk>, BulkError>;
 }
 
 /// Vendors; every method is scoped to an organization.
@@ -84,6 +97,16 @@ pub trait VendorRepository: Send + Sync {
         id: &VendorId,
         audit: &AuditOf<'_, Vendor>,
     ) -> Result<Deleted<Vendor>, RepoError>;
+    /// Applies `writes` in order in ONE transaction, each with `audit`'s entry (`audit` tells a
+    /// create, an update and a delete apart by the records before and after), and commits only
+    /// when every one succeeded; else [`BulkError::Operations`] names the failed ones.
+    async fn apply_vendor_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Vendor, VendorId, VendorPatch>],
+        now: Timestamp,
+        audit: &AuditOf<'_, Vendor>,
+    ) -> Result<BulkApplied<Vendor>, BulkError>;
 }
 
 /// Tasks; every method is scoped to an organization.
@@ -119,6 +142,16 @@ pub trait TaskRepository: Send + Sync {
         id: &TaskId,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Deleted<Task>, RepoError>;
+    /// Applies `writes` in order in ONE transaction, each with `audit`'s entry (`audit` tells a
+    /// create, an update and a delete apart by the records before and after), and commits only
+    /// when every one succeeded; else [`BulkError::Operations`] names the failed ones.
+    async fn apply_task_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Task, TaskId, TaskPatch>],
+        now: Timestamp,
+        audit: &AuditOf<'_, Task>,
+    ) -> Result<BulkApplied<Task>, BulkError>;
 }
 
 /// Policies, their versions and signatures; every method is scoped to an organization.

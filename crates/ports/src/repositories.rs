@@ -4,7 +4,9 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
 
-use crate::{AuditEach, AuditOf, CommentQuery, Page, PageRequest, PersonQuery, RepoError};
+use crate::{
+    AuditEach, AuditOf, BulkApplied, BulkError, BulkWrite, CommentQuery, Page, PageRequest, PersonQuery, RepoError,
+};
 
 /// Comments and their attachments' metadata; every method is scoped to an organization.
 #[async_trait]
@@ -113,6 +115,17 @@ pub trait MemberRepository: Send + Sync {
         patch: &MemberPatch,
         audit: &AuditOf<'_, Member>,
     ) -> Result<Person, RepoError>;
+    /// Applies `writes` in order in ONE transaction, each as [`insert`](MemberRepository::insert)
+    /// or [`update`](MemberRepository::update) does it (the last-owner rule included) with
+    /// `audit`'s entry, and commits only when every one succeeded; else
+    /// [`BulkError::Operations`] names the failed ones. Members are deactivated, never deleted:
+    /// a [`BulkWrite::Delete`] fails.
+    async fn apply_member_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Member, MemberId, MemberPatch>],
+        audit: &AuditOf<'_, Member>,
+    ) -> Result<BulkApplied<Person>, BulkError>;
 }
 
 /// API keys and sessions, found by the hash of their secret.

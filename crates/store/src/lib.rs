@@ -5,6 +5,7 @@
 
 mod audit;
 mod automations;
+mod bulk;
 mod comments;
 mod connections;
 mod context;

@@ -5,8 +5,8 @@ use compliance_domain::access::{Role, holds};
 use compliance_domain::people::{ApiKey, LAST_OWNER, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
-    AuditEach, AuditOf, CredentialRepository, Cursor, MemberRepository, Page, PageRequest, PersonFilter, PersonQuery,
-    PersonSort, RepoError, SortValue, UserRepository,
+    AuditEach, AuditOf, BulkApplied, BulkError, BulkWrite, CredentialRepository, Cursor, MemberRepository, Page,
+    PageRequest, PersonFilter, PersonQuery, PersonSort, RepoError, SortValue, UserRepository,
 };
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
@@ -14,13 +14,14 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
 use crate::audit::AuditChain;
+use crate::bulk::Failures;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::paging::{
     Boxed, Condition, ListBackend, SortColumn, SortColumns, any_of, newest_first, read_page, sort_columns, text_in,
     time_range,
 };
-use crate::rows::{ApiKeyRow, MemberRow, SessionRow, UserRow, person};
+use crate::rows::{ApiKeyRow, AttachmentRow, MemberRow, SessionRow, UserRow, person};
 use crate::schema::{api_keys, members, organizations, sessions, users};
 use crate::search;
 
@@ -232,6 +233,92 @@ impl MemberRepository for Store {
             .await
         });
         result.map_err(RepoError::from)
+    }
+
+    /// The writes in order in one transaction, each as `insert` or `update` does it: the chain
+    /// head, for an update the organization's lock and the last-owner rule, then the entry.
+    async fn apply_member_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Member, MemberId, MemberPatch>],
+        audit: &AuditOf<'_, Member>,
+    ) -> Result<BulkApplied<Person>, BulkError> {
+        let mut conn = self.pools.write().await.map_err(RepoError::from)?;
+        let the_member = |id: &MemberId| {
+            members::table.filter(members::organization_id.eq(org.to_string())).filter(members::id.eq(id.to_string()))
+        };
+        let mut failures = Failures::default();
+        let result: Result<Vec<(Person, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let mut applied = Vec::with_capacity(writes.len());
+                for (index, write) in writes.iter().enumerate() {
+                    let one: Result<Member, TxError> = async {
+                        match write {
+                            BulkWrite::Create(member) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let row = MemberRow::from(member);
+                                diesel::insert_into(members::table).values(&row).execute(c).await?;
+                                c.append(head, audit(None, Some(member))).await?;
+                                Ok(member.clone())
+                            }
+                            BulkWrite::Update(id, patch) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                // the locks and the rule of `update`, above
+                                diesel::update(organizations::table.find(org.as_str()))
+                                    .set(organizations::id.eq(organizations::id))
+                                    .execute(c)
+                                    .await?;
+                                diesel::update(the_member(id)).set(members::role.eq(members::role)).execute(c).await?;
+                                let mut member =
+                                    Member::try_from(the_member(id).select(MemberRow::as_select()).first(c).await?)?;
+                                let was_owner = member.is_active_owner();
+                                let before = member.clone();
+                                member.apply(patch);
+                                diesel::update(the_member(id)).set(&MemberRow::from(&member)).execute(c).await?;
+                                if was_owner && !member.is_active_owner() {
+                                    let roles: Vec<String> = members::table
+                                        .filter(members::organization_id.eq(org.as_str()))
+                                        .filter(members::is_active.eq(true))
+                                        .select(members::role)
+                                        .load(c)
+                                        .await?;
+                                    if !roles.iter().any(|role| holds(role, Role::Owner)) {
+                                        return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
+                                    }
+                                }
+                                c.append(head, audit(Some(&before), Some(&member))).await?;
+                                Ok(member)
+                            }
+                            BulkWrite::Delete(_) => {
+                                Err(TxError::Repo(RepoError::Internal("members are deactivated, never deleted".into())))
+                            }
+                        }
+                    }
+                    .await;
+                    let one = match one {
+                        Ok(member) => users::table
+                            .find(member.user_id.as_str())
+                            .select(UserRow::as_select())
+                            .first(c)
+                            .await
+                            .map_err(TxError::from)
+                            .and_then(|user| Ok(Person { member, user: user.try_into()? })),
+                        Err(error) => Err(error),
+                    };
+                    match one {
+                        Ok(person) => applied.push((person, Vec::new())),
+                        Err(error) => {
+                            if !failures.record(index, error) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                failures.commit_or_roll_back(applied)
+            })
+            .await
+        });
+        failures.answer(result)
     }
 }
 

@@ -5,7 +5,8 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
 use compliance_ports::{
-    AuditOf, Deleted, ListName, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue,
+    AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, ListName, Page, RepoError, RiskFilter, RiskQuery,
+    RiskRepository, RiskSort, SortValue,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -13,6 +14,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
+use crate::bulk::Failures;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -138,6 +140,85 @@ impl RiskRepository for Store {
         let (row, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record: row, attachments })
+    }
+
+    /// The writes in order in one transaction: each audited one takes the chain head (see
+    /// crate::audit) and appends its entry, as the single writes do; an empty patch only reads.
+    async fn apply_risk_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Risk, RiskId, RiskPatch>],
+        now: Timestamp,
+        audit: &AuditOf<'_, Risk>,
+    ) -> Result<BulkApplied<Risk>, BulkError> {
+        let mut conn = self.pools.write().await.map_err(RepoError::from)?;
+        let entity = CommentEntityType::Risk.as_str();
+        let the_risk = |id: &RiskId| {
+            risks::table.filter(risks::organization_id.eq(org.to_string())).filter(risks::id.eq(id.to_string()))
+        };
+        let mut failures = Failures::default();
+        let result: Result<Vec<(Risk, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let mut applied = Vec::with_capacity(writes.len());
+                for (index, write) in writes.iter().enumerate() {
+                    let one: Result<(Risk, Vec<AttachmentRow>), TxError> = async {
+                        match write {
+                            BulkWrite::Create(risk) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let row = RiskRow::from(risk);
+                                Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await?;
+                                c.append(head, audit(None, Some(risk))).await?;
+                                Ok((risk.clone(), Vec::new()))
+                            }
+                            BulkWrite::Update(id, patch) if patch.is_empty() => {
+                                let risk: Risk =
+                                    the_risk(id).select(RiskRow::as_select()).first(c).await?.try_into()?;
+                                Ok((risk, Vec::new()))
+                            }
+                            BulkWrite::Update(id, patch) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let before: Risk =
+                                    the_risk(id).select(RiskRow::as_select()).first(c).await?.try_into()?;
+                                let changes = changed_columns(patch, now);
+                                let update =
+                                    diesel::update(the_risk(id)).set(&changes).returning(RiskRow::as_returning());
+                                let after: Risk = Prepared(update).get_result(c).await?.try_into()?;
+                                c.append(head, audit(Some(&before), Some(&after))).await?;
+                                Ok((after, Vec::new()))
+                            }
+                            BulkWrite::Delete(id) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let attachments: Vec<AttachmentRow> =
+                                    diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                                        .returning(AttachmentRow::as_returning())
+                                        .get_results(c)
+                                        .await?;
+                                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+                                let deleted: Risk = diesel::delete(the_risk(id))
+                                    .returning(RiskRow::as_returning())
+                                    .get_result(c)
+                                    .await?
+                                    .try_into()?;
+                                c.append(head, audit(Some(&deleted), None)).await?;
+                                Ok((deleted, attachments))
+                            }
+                        }
+                    }
+                    .await;
+                    match one {
+                        Ok(done) => applied.push(done),
+                        Err(error) => {
+                            if !failures.record(index, error) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                failures.commit_or_roll_back(applied)
+            })
+            .await
+        });
+        failures.answer(result)
     }
 }
 

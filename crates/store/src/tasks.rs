@@ -5,7 +5,8 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
-    AuditOf, Deleted, ListName, Page, RepoError, SortValue, TaskFilter, TaskQuery, TaskRepository, TaskSort,
+    AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, ListName, Page, RepoError, SortValue, TaskFilter, TaskQuery,
+    TaskRepository, TaskSort,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -13,6 +14,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
+use crate::bulk::Failures;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -169,6 +171,85 @@ impl TaskRepository for Store {
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record, attachments })
+    }
+
+    /// The writes in order in one transaction: each audited one takes the chain head (see
+    /// crate::audit) and appends its entry, as the single writes do; an empty patch only reads.
+    async fn apply_task_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Task, TaskId, TaskPatch>],
+        now: Timestamp,
+        audit: &AuditOf<'_, Task>,
+    ) -> Result<BulkApplied<Task>, BulkError> {
+        let mut conn = self.pools.write().await.map_err(RepoError::from)?;
+        let entity = CommentEntityType::Task.as_str();
+        let the_task = |id: &TaskId| {
+            tasks::table.filter(tasks::organization_id.eq(org.to_string())).filter(tasks::id.eq(id.to_string()))
+        };
+        let mut failures = Failures::default();
+        let result: Result<Vec<(Task, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let mut applied = Vec::with_capacity(writes.len());
+                for (index, write) in writes.iter().enumerate() {
+                    let one: Result<(Task, Vec<AttachmentRow>), TxError> = async {
+                        match write {
+                            BulkWrite::Create(task) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let row = TaskRow::from(task);
+                                Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await?;
+                                c.append(head, audit(None, Some(task))).await?;
+                                Ok((task.clone(), Vec::new()))
+                            }
+                            BulkWrite::Update(id, patch) if patch.is_empty() => {
+                                let task: Task =
+                                    the_task(id).select(TaskRow::as_select()).first(c).await?.try_into()?;
+                                Ok((task, Vec::new()))
+                            }
+                            BulkWrite::Update(id, patch) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let before: Task =
+                                    the_task(id).select(TaskRow::as_select()).first(c).await?.try_into()?;
+                                let changes = changed_columns(patch, now);
+                                let update =
+                                    diesel::update(the_task(id)).set(&changes).returning(TaskRow::as_returning());
+                                let after: Task = Prepared(update).get_result(c).await?.try_into()?;
+                                c.append(head, audit(Some(&before), Some(&after))).await?;
+                                Ok((after, Vec::new()))
+                            }
+                            BulkWrite::Delete(id) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let attachments: Vec<AttachmentRow> =
+                                    diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                                        .returning(AttachmentRow::as_returning())
+                                        .get_results(c)
+                                        .await?;
+                                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+                                let deleted: Task = diesel::delete(the_task(id))
+                                    .returning(TaskRow::as_returning())
+                                    .get_result(c)
+                                    .await?
+                                    .try_into()?;
+                                c.append(head, audit(Some(&deleted), None)).await?;
+                                Ok((deleted, attachments))
+                            }
+                        }
+                    }
+                    .await;
+                    match one {
+                        Ok(done) => applied.push(done),
+                        Err(error) => {
+                            if !failures.record(index, error) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                failures.commit_or_roll_back(applied)
+            })
+            .await
+        });
+        failures.answer(result)
     }
 }
 

@@ -5,7 +5,8 @@ use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{OrganizationId, Timestamp, VendorId};
 use compliance_ports::{
-    AuditOf, Deleted, ListName, Page, RepoError, SortValue, VendorFilter, VendorQuery, VendorRepository, VendorSort,
+    AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, ListName, Page, RepoError, SortValue, VendorFilter,
+    VendorQuery, VendorRepository, VendorSort,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -13,6 +14,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
+use crate::bulk::Failures;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -139,6 +141,85 @@ impl VendorRepository for Store {
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
         Ok(Deleted { record, attachments })
+    }
+
+    /// The writes in order in one transaction: each audited one takes the chain head (see
+    /// crate::audit) and appends its entry, as the single writes do; an empty patch only reads.
+    async fn apply_vendor_bulk(
+        &self,
+        org: &OrganizationId,
+        writes: &[BulkWrite<Vendor, VendorId, VendorPatch>],
+        now: Timestamp,
+        audit: &AuditOf<'_, Vendor>,
+    ) -> Result<BulkApplied<Vendor>, BulkError> {
+        let mut conn = self.pools.write().await.map_err(RepoError::from)?;
+        let entity = CommentEntityType::Vendor.as_str();
+        let the_vendor = |id: &VendorId| {
+            vendors::table.filter(vendors::organization_id.eq(org.to_string())).filter(vendors::id.eq(id.to_string()))
+        };
+        let mut failures = Failures::default();
+        let result: Result<Vec<(Vendor, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let mut applied = Vec::with_capacity(writes.len());
+                for (index, write) in writes.iter().enumerate() {
+                    let one: Result<(Vendor, Vec<AttachmentRow>), TxError> = async {
+                        match write {
+                            BulkWrite::Create(vendor) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let row = VendorRow::from(vendor);
+                                Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await?;
+                                c.append(head, audit(None, Some(vendor))).await?;
+                                Ok((vendor.clone(), Vec::new()))
+                            }
+                            BulkWrite::Update(id, patch) if patch.is_empty() => {
+                                let vendor: Vendor =
+                                    the_vendor(id).select(VendorRow::as_select()).first(c).await?.try_into()?;
+                                Ok((vendor, Vec::new()))
+                            }
+                            BulkWrite::Update(id, patch) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let before: Vendor =
+                                    the_vendor(id).select(VendorRow::as_select()).first(c).await?.try_into()?;
+                                let changes = changed_columns(patch, now);
+                                let update =
+                                    diesel::update(the_vendor(id)).set(&changes).returning(VendorRow::as_returning());
+                                let after: Vendor = Prepared(update).get_result(c).await?.try_into()?;
+                                c.append(head, audit(Some(&before), Some(&after))).await?;
+                                Ok((after, Vec::new()))
+                            }
+                            BulkWrite::Delete(id) => {
+                                let head = c.lock_head(org.as_str()).await?;
+                                let attachments: Vec<AttachmentRow> =
+                                    diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                                        .returning(AttachmentRow::as_returning())
+                                        .get_results(c)
+                                        .await?;
+                                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+                                let deleted: Vendor = diesel::delete(the_vendor(id))
+                                    .returning(VendorRow::as_returning())
+                                    .get_result(c)
+                                    .await?
+                                    .try_into()?;
+                                c.append(head, audit(Some(&deleted), None)).await?;
+                                Ok((deleted, attachments))
+                            }
+                        }
+                    }
+                    .await;
+                    match one {
+                        Ok(done) => applied.push(done),
+                        Err(error) => {
+                            if !failures.record(index, error) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                failures.commit_or_roll_back(applied)
+            })
+            .await
+        });
+        failures.answer(result)
     }
 }
 

@@ -244,10 +244,28 @@ struct Case {
     /// Empty: the fixture's server answers. Else a server started for the case with this
     /// environment, on the same database.
     env: &'static [(&'static str, &'static str)],
+    /// Rows one request (and one pgbench transaction) writes or reads: 1 but for the bulk case,
+    /// whose rows/s are its req/s (or tps) times this. The ratio to pgbench is the same either way.
+    rows_per_request: u32,
 }
 
 /// The environment of a server that keeps no list pages, so that every list reads its rows.
 const UNCACHED: &[(&str, &str)] = &[("LIST_CACHE_MIB", "0")];
+
+/// Risks per request of the bulk case: the most one bulk request may hold.
+const BULK_ROWS: u32 = 500;
+
+/// `{"operations": [{"op": "create", "body": {…}}, …]}` of [`BULK_ROWS`] risks.
+static BULK_BODY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let operations: Vec<String> = (0..BULK_ROWS)
+        .map(|n| {
+            format!(
+                r#"{{"op":"create","body":{{"title":"Bulk risk {n}","description":"Created by the benchmark.","category":"other"}}}}"#
+            )
+        })
+        .collect();
+    format!(r#"{{"operations":[{}]}}"#, operations.join(","))
+});
 
 const PATCH_BODY: &str = r#"{"title":"Patched by the benchmark","status":"pending"}"#;
 const POST_BODY: &str = r#"{"question":"Benchmark question?","answer":"Benchmark answer.","tags":["bench"]}"#;
@@ -261,6 +279,7 @@ fn cases() -> Vec<Case> {
         traffic,
         sql,
         env: &[],
+        rows_per_request: 1,
     };
     vec![
         list("GET /v1/risks", 32, |_| Traffic::Get { path: "/v1/risks" }, |_| pgbench::select_newest_first("risks")),
@@ -294,6 +313,17 @@ fn cases() -> Vec<Case> {
             traffic: |f| Traffic::Patch { prefix: "/v1/risks/", ids: &f.writes.risk_ids, body: PATCH_BODY },
             sql: |f| pgbench::update_random_risk(&f.writes.risk_ids),
             env: &[],
+            rows_per_request: 1,
+        },
+        Case {
+            name: format!("POST /v1/risks/bulk, {BULK_ROWS} creates"),
+            kind: Kind::Bulk,
+            connections: 4,
+            tenant: Tenant::Writes,
+            traffic: |_| Traffic::Post { path: "/v1/risks/bulk", body: &BULK_BODY },
+            sql: |_| pgbench::insert_risks(BULK_ROWS as usize),
+            env: &[],
+            rows_per_request: BULK_ROWS,
         },
         Case {
             name: "POST /v1/context".to_owned(),
@@ -303,6 +333,7 @@ fn cases() -> Vec<Case> {
             traffic: |_| Traffic::Post { path: "/v1/context", body: POST_BODY },
             sql: |_| pgbench::insert_context_entry(),
             env: &[],
+            rows_per_request: 1,
         },
     ]
 }
@@ -320,6 +351,7 @@ fn scale_cases(rows: u64) -> [Case; 2] {
             traffic: |_| Traffic::Get { path: "/v1/risks" },
             sql: |_| pgbench::select_newest_first("risks"),
             env: &[],
+            rows_per_request: 1,
         },
         uncached_risks(Kind::UncachedScale, format!("{name}, uncached")),
     ]
@@ -335,6 +367,7 @@ fn uncached_risks(kind: Kind, name: String) -> Case {
         traffic: |_| Traffic::Get { path: "/v1/risks" },
         sql: |_| pgbench::select_newest_first("risks"),
         env: UNCACHED,
+        rows_per_request: 1,
     }
 }
 
@@ -374,6 +407,9 @@ impl Bench<'_> {
             "    pgbench: {:.0} tps ({clients} clients; {:.0} before the API, {:.0} after)",
             sql.per_second, before.value.per_second, after.value.per_second
         );
+        if case.rows_per_request > 1 {
+            println!("    pgbench: {:.0} rows/s", sql.per_second * f64::from(case.rows_per_request));
+        }
         for (backend, run, peak_rss_mib) in api {
             let ApiRun { load, served, major_faults } = run.value;
             self.rows.push(Row {
@@ -391,6 +427,7 @@ impl Bench<'_> {
                 major_faults,
                 steal: run.steal,
                 attempts: run.attempts,
+                rows_per_request: case.rows_per_request,
             });
         }
         Ok(())
@@ -412,6 +449,14 @@ impl Bench<'_> {
             Ok(ApiRun { load, served, major_faults })
         })?;
         let ApiRun { load, served, major_faults } = &run.value;
+        if case.rows_per_request > 1 {
+            println!(
+                "    {}: {:.0} rows/s ({} per request)",
+                fixture.backend.name(),
+                load.per_second * f64::from(case.rows_per_request),
+                case.rows_per_request
+            );
+        }
         println!(
             "    {}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {} failed; \
              the server took over {LIST_P99_MS} ms on {} of {}; {major_faults} major page faults; {}",

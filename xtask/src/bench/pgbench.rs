@@ -49,6 +49,26 @@ pub fn insert_context_entry() -> String {
         .to_owned()
 }
 
+/// One multi-row `INSERT` of `rows` risks, the statement a bulk create of `rows` risks does in
+/// the least work (the API adds an audit entry per risk, in the same transaction).
+pub fn insert_risks(rows: usize) -> String {
+    let mut script = String::from(
+        "INSERT INTO risks (id, organization_id, title, description, category, status, likelihood, impact, \
+         residual_likelihood, residual_impact, treatment_strategy, created_at, updated_at) VALUES\n",
+    );
+    for n in 0..rows {
+        let separator = if n + 1 == rows { ";" } else { "," };
+        let _ = writeln!(
+            script,
+            "('rsk_' || replace(gen_random_uuid()::text, '-', ''), :org, 'Bulk risk {n}', \
+             'Created by the benchmark.', 'other', 'open', 'very_unlikely', 'insignificant', 'very_unlikely', \
+             'insignificant', 'accept', now(), now()){separator}"
+        );
+    }
+    // one line, as the other scripts' statements
+    script.replace('\n', " ").trim_end().to_owned() + "\n"
+}
+
 /// Runs `script` for `duration` on `clients` connections.
 pub fn run(script: &Path, database_url: &str, organization: &str, clients: u32, duration: Duration) -> Result<Load> {
     let mut command = Command::new(postgres::client_tool("pgbench")?);
@@ -87,6 +107,14 @@ mod tests {
         assert_eq!(load.latency_ms, 2.667);
         assert_eq!(load.failures, 0);
         Ok(())
+    }
+
+    #[test]
+    fn the_bulk_insert_is_one_statement_of_every_row() {
+        let script = insert_risks(3);
+        assert_eq!(script.lines().count(), 1, "{script}");
+        assert_eq!(script.matches("'Bulk risk ").count(), 3, "{script}");
+        assert!(script.starts_with("INSERT INTO risks (") && script.ends_with("now());\n"), "{script}");
     }
 
     #[test]

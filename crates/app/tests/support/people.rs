@@ -182,6 +182,16 @@ impl MemberRepository for MemoryMembers {
         };
         self.person(updated)
     }
+
+    // No test here applies bulk writes (tests/api/bulk.rs does, on both databases).
+    async fn apply_member_bulk(
+        &self,
+        _: &OrganizationId,
+        _: &[compliance_ports::BulkWrite<Member, MemberId, MemberPatch>],
+        _: &AuditOf<'_, Member>,
+    ) -> Result<compliance_ports::BulkApplied<Person>, compliance_ports::BulkError> {
+        Err(compliance_ports::BulkError::Store(RepoError::Internal("bulk writes are not faked".into())))
+    }
 }
 
 /// API keys and sessions; counts the lookups that reach it, to tell a cached answer from a fresh one.

@@ -12,8 +12,8 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ContextEntryId, MemberId, OrganizationId, PolicyId, RiskId, TaskId, Timestamp, VendorId};
 use compliance_ports::{
-    AuditOf, ContextRepository, Cursor, Deleted, HealthCheck, ListGenerations, ListName, Page, PageRequest,
-    PolicyRepository, RepoError, RiskRepository, TaskRepository, VendorRepository,
+    AuditOf, BulkApplied, BulkError, BulkWrite, ContextRepository, Cursor, Deleted, HealthCheck, ListGenerations,
+    ListName, Page, PageRequest, PolicyRepository, RepoError, RiskRepository, TaskRepository, VendorRepository,
 };
 
 use compliance_domain::audit::{AuditDraft, AuditEntry, GENESIS_HASH};
@@ -86,6 +86,17 @@ impl RiskRepository for MemoryRisks {
         audit(Some(&record), None);
         let attachments = self.comments.delete_on(org, CommentEntityType::Risk, id.as_str());
         Ok(Deleted { record, attachments })
+    }
+
+    // No test here applies bulk writes (tests/api/bulk.rs does, on both databases).
+    async fn apply_risk_bulk(
+        &self,
+        _: &OrganizationId,
+        _: &[BulkWrite<Risk, RiskId, RiskPatch>],
+        _: Timestamp,
+        _: &AuditOf<'_, Risk>,
+    ) -> Result<BulkApplied<Risk>, BulkError> {
+        Err(BulkError::Store(refused()))
     }
 }
 
@@ -173,6 +184,17 @@ impl TaskRepository for MemoryTasks {
         let attachments = self.comments.delete_on(org, CommentEntityType::Task, id.as_str());
         Ok(Deleted { record, attachments })
     }
+
+    // No test here applies bulk writes (tests/api/bulk.rs does, on both databases).
+    async fn apply_task_bulk(
+        &self,
+        _: &OrganizationId,
+        _: &[BulkWrite<Task, TaskId, TaskPatch>],
+        _: Timestamp,
+        _: &AuditOf<'_, Task>,
+    ) -> Result<BulkApplied<Task>, BulkError> {
+        Err(BulkError::Store(refused()))
+    }
 }
 
 /// A store of a record kind these tests never write: every read finds nothing, every write is refused.
@@ -219,6 +241,17 @@ impl VendorRepository for NoRecords {
         _: &AuditOf<'_, Vendor>,
     ) -> Result<Deleted<Vendor>, RepoError> {
         Err(RepoError::NotFound)
+    }
+
+    // No test here applies bulk writes (tests/api/bulk.rs does, on both databases).
+    async fn apply_vendor_bulk(
+        &self,
+        _: &OrganizationId,
+        _: &[BulkWrite<Vendor, VendorId, VendorPatch>],
+        _: Timestamp,
+        _: &AuditOf<'_, Vendor>,
+    ) -> Result<BulkApplied<Vendor>, BulkError> {
+        Err(BulkError::Store(refused()))
     }
 }
 

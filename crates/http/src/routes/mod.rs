@@ -4,6 +4,7 @@ mod api_keys;
 mod audit;
 mod automation_secrets;
 mod automations;
+mod bulk;
 mod chat;
 mod comments;
 mod connect_page;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
@@ -26,13 +27,14 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/people").get(list_people).post(create_person))
         .add(Endpoint::new("/v1/people/export").get(export_people))
+        .add(Endpoint::new("/v1/people/bulk").app_data(BULK_BODY_LIMIT).post(bulk_people))
         .add(Endpoint::new("/v1/people/{id}").get(get_person).patch(update_person));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(list_people, export_people, get_person, create_person, update_person),
+    paths(list_people, export_people, get_person, create_person, update_person, bulk_people),
     components(schemas(IncludeInactive))
 )]
 pub(super) struct Api;
@@ -229,6 +231,35 @@ async fn create_person(
     let principal = caller.0;
     let person = state.run(|app| async move { app.people.create(&principal, input).await }).await?;
     Ok(HttpResponse::Created().json(MemberDto::from(&person)))
+}
+
+/// Add and change people in bulk
+///
+/// Up to 500 operations: `create` takes the body `POST /v1/people` takes, `update` an id and the
+/// body `PATCH /v1/people/{id}` takes (`isActive: false` deactivates). People are never deleted,
+/// so a `delete` operation fails (400 naming `op`). By default all or nothing: every operation is
+/// checked, then all are applied in one transaction, or none and a 400 lists each failing
+/// operation by index. With `atomic=false` they are applied one by one, each with its own result.
+#[utoipa::path(
+    post, path = "/v1/people/bulk", operation_id = "bulkPeople", tag = "people",
+    params(BulkQuery),
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Each operation's result, in order: 201 created, 200 updated, or its problem (only with `atomic=false`).", body = BulkResults<'static, MemberDto<'static>>),
+        (status = 400, description = "The request is invalid, or (atomic) operations failed and none was applied; `operations` lists the failing ones.", body = crate::error::BulkFailed, content_type = "application/problem+json"),
+    ),
+)]
+async fn bulk_people(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<BulkQuery>,
+    JsonBody(request): JsonBody<BulkRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let atomic = query.atomic()?;
+    let (ops, operations) = bulk::read(request, "person");
+    let principal = caller.0;
+    let results = state.run(|app| async move { app.people.bulk_people(&principal, operations, atomic).await }).await?;
+    Ok(bulk::answer(&ops, &bulk::api_results(results), MemberDto::from))
 }
 
 /// Update a person

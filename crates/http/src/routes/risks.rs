@@ -12,6 +12,7 @@ use serde_json::to_value;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
@@ -26,12 +27,13 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/risks").get(list_risks).post(create_risk))
         .add(Endpoint::new("/v1/risks/export").get(export_risks))
+        .add(Endpoint::new("/v1/risks/bulk").app_data(BULK_BODY_LIMIT).post(bulk_risks))
         .add(Endpoint::new("/v1/risks/{id}").get(get_risk).patch(update_risk).delete(delete_risk));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_risks, export_risks, create_risk, get_risk, update_risk, delete_risk))]
+#[openapi(paths(list_risks, export_risks, create_risk, get_risk, update_risk, delete_risk, bulk_risks))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of risks.
@@ -289,6 +291,36 @@ async fn delete_risk(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::for_session(&caller),
     }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/risks/bulk",
+    tag = "risks",
+    operation_id = "bulkRisks",
+    summary = "Create, change and delete up to 500 risks in one request",
+    description = "Each operation's body is the body `POST /v1/risks` (create) or `PATCH /v1/risks/{id}` (update) \
+                   takes. By default all or nothing: every operation is checked, then all are applied in one \
+                   transaction, or none and a 400 lists each failing operation by index. With `atomic=false` they \
+                   are applied one by one and each answers its own result.",
+    params(BulkQuery),
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Each operation's result, in order: 201 created, 200 updated or deleted (the risk as it was), or its problem (only with `atomic=false`).", body = BulkResults<'static, RiskDto<'static>>),
+        (status = 400, description = "The request is invalid, or (atomic) operations failed and none was applied; `operations` lists the failing ones.", body = crate::error::BulkFailed, content_type = "application/problem+json"),
+    ),
+)]
+async fn bulk_risks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<BulkQuery>,
+    JsonBody(request): JsonBody<BulkRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let atomic = query.atomic()?;
+    let (ops, operations) = bulk::read(request, "risk");
+    let principal = caller.0;
+    let results = state.run(|app| async move { app.risks.bulk_risks(&principal, operations, atomic).await }).await?;
+    Ok(bulk::answer(&ops, &bulk::api_results(results), |risk| RiskDto::new(risk, true)))
 }
 
 /// A malformed id names no risk: 404, as a missing one.

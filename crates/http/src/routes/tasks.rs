@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
@@ -24,12 +25,13 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/tasks").get(list_tasks).post(create_task))
         .add(Endpoint::new("/v1/tasks/export").get(export_tasks))
+        .add(Endpoint::new("/v1/tasks/bulk").app_data(BULK_BODY_LIMIT).post(bulk_tasks))
         .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_tasks, export_tasks, create_task, get_task, update_task, delete_task))]
+#[openapi(paths(list_tasks, export_tasks, create_task, get_task, update_task, delete_task, bulk_tasks))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of tasks.
@@ -253,6 +255,36 @@ async fn delete_task(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::for_session(&caller),
     }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/bulk",
+    tag = "tasks",
+    operation_id = "bulkTasks",
+    summary = "Create, change and delete up to 500 tasks in one request",
+    description = "Each operation's body is the body `POST /v1/tasks` (create) or `PATCH /v1/tasks/{id}` (update) \
+                   takes. By default all or nothing: every operation is checked, then all are applied in one \
+                   transaction, or none and a 400 lists each failing operation by index. With `atomic=false` they \
+                   are applied one by one and each answers its own result.",
+    params(BulkQuery),
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Each operation's result, in order: 201 created, 200 updated or deleted (the task as it was), or its problem (only with `atomic=false`).", body = BulkResults<'static, TaskDto<'static>>),
+        (status = 400, description = "The request is invalid, or (atomic) operations failed and none was applied; `operations` lists the failing ones.", body = crate::error::BulkFailed, content_type = "application/problem+json"),
+    ),
+)]
+async fn bulk_tasks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<BulkQuery>,
+    JsonBody(request): JsonBody<BulkRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let atomic = query.atomic()?;
+    let (ops, operations) = bulk::read(request, "task");
+    let principal = caller.0;
+    let results = state.run(|app| async move { app.tasks.bulk_tasks(&principal, operations, atomic).await }).await?;
+    Ok(bulk::answer(&ops, &bulk::api_results(results), TaskDto::from))
 }
 
 /// A malformed id names no task: 404, as a missing one.

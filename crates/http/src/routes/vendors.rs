@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
@@ -24,12 +25,13 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/vendors").get(list_vendors).post(create_vendor))
         .add(Endpoint::new("/v1/vendors/export").get(export_vendors))
+        .add(Endpoint::new("/v1/vendors/bulk").app_data(BULK_BODY_LIMIT).post(bulk_vendors))
         .add(Endpoint::new("/v1/vendors/{id}").get(get_vendor).patch(update_vendor).delete(delete_vendor));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_vendors, export_vendors, create_vendor, get_vendor, update_vendor, delete_vendor))]
+#[openapi(paths(list_vendors, export_vendors, create_vendor, get_vendor, update_vendor, delete_vendor, bulk_vendors))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of vendors.
@@ -282,6 +284,37 @@ async fn delete_vendor(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::for_session(&caller),
     }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/vendors/bulk",
+    tag = "vendors",
+    operation_id = "bulkVendors",
+    summary = "Create, change and delete up to 500 vendors in one request",
+    description = "Each operation's body is the body `POST /v1/vendors` (create) or `PATCH /v1/vendors/{id}` (update) \
+                   takes. By default all or nothing: every operation is checked, then all are applied in one \
+                   transaction, or none and a 400 lists each failing operation by index. With `atomic=false` they \
+                   are applied one by one and each answers its own result.",
+    params(BulkQuery),
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Each operation's result, in order: 201 created, 200 updated or deleted (the vendor as it was), or its problem (only with `atomic=false`).", body = BulkResults<'static, VendorDto<'static>>),
+        (status = 400, description = "The request is invalid, or (atomic) operations failed and none was applied; `operations` lists the failing ones.", body = crate::error::BulkFailed, content_type = "application/problem+json"),
+    ),
+)]
+async fn bulk_vendors(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<BulkQuery>,
+    JsonBody(request): JsonBody<BulkRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let atomic = query.atomic()?;
+    let (ops, operations) = bulk::read(request, "vendor");
+    let principal = caller.0;
+    let results =
+        state.run(|app| async move { app.vendors.bulk_vendors(&principal, operations, atomic).await }).await?;
+    Ok(bulk::answer(&ops, &bulk::api_results(results), |vendor| VendorDto::new(vendor, true)))
 }
 
 /// A malformed id names no vendor: 404, as a missing one.
