@@ -91,6 +91,7 @@ mod devices;
 mod docs;
 mod export;
 mod filters;
+mod idempotency;
 mod instances;
 mod integrations;
 mod isolation;

@@ -12,6 +12,7 @@ mod db;
 mod error;
 mod generations;
 mod health;
+mod idempotency;
 mod invitations;
 mod migrate;
 mod organization;
