@@ -14,7 +14,7 @@ api_tests!(
     a_replay_is_byte_identical_and_marked,
     keys_are_per_organization,
     a_malformed_key_is_400_naming_the_header,
-    expired_keys_are_pruned_by_the_job with &[("IDEMPOTENCY_PRUNE_MILLIS", "100")],
+    expired_keys_are_pruned_by_the_job with &[("IDEMPOTENCY_PRUNE_MILLIS", "100"), ("RUST_LOG", "info")],
     a_change_applied_without_a_kept_answer_is_never_run_again,
     a_request_in_flight_blocks_its_repeat_until_its_lease_runs_out,
     an_answer_that_shows_a_secret_once_is_not_kept,
