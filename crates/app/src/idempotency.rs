@@ -11,8 +11,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use compliance_domain::idempotency::{IdempotencyClaim, IdempotencyKey};
 use compliance_domain::OrganizationId;
+use compliance_domain::idempotency::{IdempotencyClaim, IdempotencyKey};
 use compliance_ports::{Clock, IdempotencyRepository, NewReservation, Outcome, StoredResponse};
 use sha2::{Digest, Sha256};
 
@@ -144,8 +144,12 @@ impl IdempotencyService {
             }
             // The lease ran out and nothing was applied: the first attempt died before its change
             // committed (or answered without a change and without storing). Run it again.
-            let taken =
-                self.keys.take_over_idempotency_key(&new.organization_id, &existing.id, existing.attempt, new.locked_until);
+            let taken = self.keys.take_over_idempotency_key(
+                &new.organization_id,
+                &existing.id,
+                existing.attempt,
+                new.locked_until,
+            );
             if let Some(claim) = taken.await? {
                 return Ok(Decision::Run(claim));
             }

@@ -36,7 +36,9 @@ async fn a_repeat_waits_for_the_lease_then_replays_the_kept_answer() {
     let world = World::new();
     let tenant = world.tenant().await;
     let first = claim(reserve(&world, &tenant, "k-1", "f").await);
-    let Decision::InFlight { retry_after } = reserve(&world, &tenant, "k-1", "f").await else { panic!("not in flight") };
+    let Decision::InFlight { retry_after } = reserve(&world, &tenant, "k-1", "f").await else {
+        panic!("not in flight")
+    };
     assert!(retry_after <= world.app.settings.idempotency.lease && !retry_after.is_zero(), "{retry_after:?}");
     assert!(matches!(reserve(&world, &tenant, "k-1", "another body").await, Decision::Reused));
     world.app.idempotency.finish(&tenant.org, &first, created(), false).await.unwrap();

@@ -34,7 +34,11 @@ const INSERT_TRIES: usize = 3;
 /// A trait with one impl per connection type, as `AuditChain` (diesel type-checks a statement
 /// per backend); the two bodies are the same statements.
 pub(crate) trait MarkApplied {
-    fn mark_applied(&mut self, claim: &IdempotencyClaim, draft: &AuditDraft) -> impl Future<Output = QueryResult<()>> + Send;
+    fn mark_applied(
+        &mut self,
+        claim: &IdempotencyClaim,
+        draft: &AuditDraft,
+    ) -> impl Future<Output = QueryResult<()>> + Send;
 }
 
 impl MarkApplied for diesel_async::AsyncPgConnection {

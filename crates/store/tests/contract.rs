@@ -1504,8 +1504,12 @@ async fn idempotency_keys(db: &TestDb) {
     store.release_idempotency_key(&org.id, &retry).await.unwrap();
     assert!(store.reserve_idempotency_key(&new("r5", &org.id), now).await.unwrap().is_some());
 
-    let answer =
-        StoredResponse { status: 201, content_type: Some("application/json".into()), location: None, body: b"{}".to_vec() };
+    let answer = StoredResponse {
+        status: 201,
+        content_type: Some("application/json".into()),
+        location: None,
+        body: b"{}".to_vec(),
+    };
     store.finish_idempotency_key(&org.id, &dead, &Outcome::Keep(answer.clone())).await.unwrap();
     let unchanged = store.reserve_idempotency_key(&new("r6", &org.id), now).await.unwrap().unwrap();
     assert!(unchanged.response.is_none(), "a stale attempt stores nothing");

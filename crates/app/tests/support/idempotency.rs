@@ -38,9 +38,8 @@ impl IdempotencyRepository for MemoryIdempotency {
         now: Timestamp,
     ) -> Result<Option<Reservation>, RepoError> {
         let mut rows = self.rows.lock().unwrap();
-        let same_scope = |n: &NewReservation| {
-            n.organization_id == new.organization_id && n.key == new.key && n.route == new.route
-        };
+        let same_scope =
+            |n: &NewReservation| n.organization_id == new.organization_id && n.key == new.key && n.route == new.route;
         rows.retain(|(n, _)| !(same_scope(n) && n.expires_at <= now));
         if let Some((_, existing)) = rows.iter().find(|(n, _)| same_scope(n)) {
             return Ok(Some(existing.clone()));
@@ -88,9 +87,8 @@ impl IdempotencyRepository for MemoryIdempotency {
         outcome: &Outcome,
     ) -> Result<(), RepoError> {
         let mut rows = self.rows.lock().unwrap();
-        let held = rows
-            .iter_mut()
-            .find(|(n, r)| &n.organization_id == org && r.id == claim.id && r.attempt == claim.attempt);
+        let held =
+            rows.iter_mut().find(|(n, r)| &n.organization_id == org && r.id == claim.id && r.attempt == claim.attempt);
         if let Some((_, r)) = held {
             match outcome {
                 Outcome::Keep(response) => r.response = Some(response.clone()),

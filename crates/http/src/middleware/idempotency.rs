@@ -61,7 +61,9 @@ pub async fn idempotency(
     let task = actix_web::rt::spawn(with_key(req, next).instrument(tracing::Span::current()));
     match task.await {
         Ok(outcome) => outcome,
-        Err(_) => Err(ApiError::from(compliance_app::AppError::Internal("idempotent request task failed".into())).into()),
+        Err(_) => {
+            Err(ApiError::from(compliance_app::AppError::Internal("idempotent request task failed".into())).into())
+        }
     }
 }
 
@@ -95,15 +97,16 @@ async fn with_key(
     req.set_payload(Payload::from(body));
     let reveals_secret = REVEALS_SECRET.iter().any(|(method, path)| method == req.method() && pattern == *path);
     let (reserving, route) = (principal.clone(), format!("{} {pattern}", req.method()));
-    let decision = state
-        .run(|app| async move { app.idempotency.reserve(&reserving, &key, &route, fingerprint).await })
-        .await;
+    let decision =
+        state.run(|app| async move { app.idempotency.reserve(&reserving, &key, &route, fingerprint).await }).await;
     let refused = match decision {
         Ok(Decision::Run(claim)) => Ok(claim),
         Ok(Decision::Replay(stored)) => return Ok(req.into_response(replay(stored))),
         Ok(Decision::Reused) => Err(ApiError::idempotency_key_reused()),
         Ok(Decision::InFlight { retry_after }) => Err(ApiError::idempotency_in_flight(retry_after)),
-        Ok(Decision::Withheld { resource }) => Err(not_kept(resource, "its answer showed a secret once, so it is not kept")),
+        Ok(Decision::Withheld { resource }) => {
+            Err(not_kept(resource, "its answer showed a secret once, so it is not kept"))
+        }
         Ok(Decision::AppliedWithoutResponse { resource }) => {
             Err(not_kept(resource, "its answer was lost before it could be kept"))
         }
@@ -199,7 +202,8 @@ async fn keep(
         Ok(bytes) => bytes,
         Err(_) => {
             release(state, principal, claim).await;
-            let failed = ApiError::from(compliance_app::AppError::Internal("an answer's body could not be read".into()));
+            let failed =
+                ApiError::from(compliance_app::AppError::Internal("an answer's body could not be read".into()));
             return ServiceResponse::new(request, failed.error_response());
         }
     };
