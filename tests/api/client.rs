@@ -27,11 +27,28 @@ pub struct Client {
     base_url: String,
     auth: Auth,
     org: Option<String>,
+    /// Headers sent with every request besides the credentials (e.g. `Idempotency-Key`).
+    headers: Vec<(String, String)>,
 }
 
 impl Client {
     pub fn new(http: reqwest::Client, base_url: &str, auth: Auth, org: Option<&str>) -> Self {
-        Self { http, base_url: base_url.to_owned(), auth, org: org.map(str::to_owned) }
+        Self { http, base_url: base_url.to_owned(), auth, org: org.map(str::to_owned), headers: Vec::new() }
+    }
+
+    /// The same client, sending `name: value` with every request too.
+    pub fn with_header(&self, name: &str, value: &str) -> Self {
+        let mut client = self.clone();
+        client.headers.push((name.to_owned(), value.to_owned()));
+        client
+    }
+
+    /// The API key this client sends, if it sends one.
+    pub fn api_key(&self) -> Option<&str> {
+        match &self.auth {
+            Auth::ApiKey(key) | Auth::Both { key, .. } => Some(key),
+            Auth::Anonymous | Auth::Session(_) => None,
+        }
     }
 
     /// The same credentials with another `X-Organization-Id` (or none).
@@ -93,6 +110,7 @@ impl Client {
     }
 
     fn with_credentials(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let request = self.headers.iter().fold(request, |request, (name, value)| request.header(name, value));
         let request = match &self.auth {
             Auth::Anonymous => request,
             Auth::ApiKey(key) => request.header("X-API-Key", key),

@@ -92,6 +92,7 @@ mod devices;
 mod docs;
 mod export;
 mod filters;
+mod idempotency;
 mod instances;
 mod integrations;
 mod isolation;

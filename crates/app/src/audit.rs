@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH, Redaction, diff, redact_data};
+use compliance_domain::idempotency::IdempotencyClaim;
 use compliance_domain::{AuditEntryId, OrganizationId, Timestamp};
 use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Clock, Page, PageRequest, ResourceRenderer};
 use hmac::{Hmac, Mac};
@@ -75,6 +76,7 @@ impl AuditTrail {
                 data,
                 request_id: author.request_id.clone(),
                 created_at: self.clock.now(),
+                idempotency: author.idempotency.clone(),
             }
         }
     }
@@ -89,7 +91,8 @@ impl AuditTrail {
         subject: &'a Subject<T>,
     ) -> impl Fn(&OrganizationId, Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
         move |org: &OrganizationId, before: Option<&T>, after: Option<&T>| {
-            let author = Author { actor: actor.clone(), organization_id: org.clone(), request_id: None };
+            let author =
+                Author { actor: actor.clone(), organization_id: org.clone(), request_id: None, idempotency: None };
             self.change_by(author, move |_, _| action, subject)(before, after)
         }
     }
@@ -104,6 +107,8 @@ pub struct Author {
     pub organization_id: OrganizationId,
     /// The request's `X-Request-Id`, to find the entry from a log line; `None` outside requests.
     pub request_id: Option<String>,
+    /// The request's hold on its `Idempotency-Key`, which the store marks applied with the entry.
+    pub idempotency: Option<IdempotencyClaim>,
 }
 
 impl Author {
@@ -113,12 +118,13 @@ impl Author {
             actor: actor_of(caller),
             organization_id: caller.organization_id.clone(),
             request_id: caller.request_id.clone(),
+            idempotency: caller.idempotency.clone(),
         }
     }
 
     /// The service itself (`part`: `admin`, `sign-in`, `webhook-worker`…) in `org`.
     pub fn system(part: &str, org: &OrganizationId) -> Self {
-        Self { actor: Actor::system(part), organization_id: org.clone(), request_id: None }
+        Self { actor: Actor::system(part), organization_id: org.clone(), request_id: None, idempotency: None }
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Principal {
     /// The request's id (`X-Request-Id`), for the audit entries it writes; set by the delivery
     /// layer, never remembered with the caller.
     pub request_id: Option<String>,
+    /// The request's hold on its `Idempotency-Key`, for the audit entries it writes (the store
+    /// marks the key applied with them); set by the delivery layer, never remembered.
+    pub idempotency: Option<compliance_domain::idempotency::IdempotencyClaim>,
 }
 
 impl Principal {
@@ -261,6 +264,7 @@ fn principal(
         scopes,
         api_key_id: None,
         request_id: None,
+        idempotency: None,
     }
 }
 
@@ -537,6 +541,7 @@ mod tests {
             scopes: None,
             api_key_id: None,
             request_id: None,
+            idempotency: None,
         };
         for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
             assert!(with_role(role).is_administrator(), "{role}");

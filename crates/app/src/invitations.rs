@@ -134,6 +134,7 @@ impl InvitationService {
             actor: user_actor(&user.id, Some(user.email.clone())),
             organization_id: org.clone(),
             request_id: None,
+            idempotency: None,
         };
         let audit_invitation = self.audit.change_by(author(), |_, _| "invitation.accepted", &INVITATION);
         let audit_member = self.audit.change_by(author(), member_action, &MEMBER);

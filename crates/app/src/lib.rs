@@ -25,6 +25,7 @@ mod comments;
 mod context;
 mod devices;
 mod error;
+mod idempotency;
 mod invitations;
 mod organization;
 mod people;
@@ -54,10 +55,10 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
-    HealthCheck, IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository,
-    OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
-    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
-    WebhookRepository, WebhookSender,
+    HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName,
+    MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository,
+    SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
+    VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
@@ -74,6 +75,7 @@ pub use comments::CommentService;
 pub use context::ContextService;
 pub use devices::DeviceService;
 pub use error::AppError;
+pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
 pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
@@ -160,6 +162,8 @@ pub struct Ports {
     pub event_feed: Arc<dyn EventFeed>,
     /// Sends one delivery to an endpoint.
     pub webhook_sender: Arc<dyn WebhookSender>,
+    /// `Idempotency-Key` reservations and the outcomes they replay.
+    pub idempotency: Arc<dyn IdempotencyRepository>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -199,6 +203,8 @@ pub struct Settings {
     pub audit_retention: Option<time::Duration>,
     /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
     pub audit_checkpoint_key: Vec<u8>,
+    /// How long idempotency keys are kept and block repeats (`IDEMPOTENCY_*`).
+    pub idempotency: IdempotencySettings,
 }
 
 /// The server's defaults (docs/operations.md lists the variable of each): the server's
@@ -225,6 +231,7 @@ impl Default for Settings {
             policy_reviews: PolicyReviewSettings::default(),
             audit_retention: None,
             audit_checkpoint_key: random_key(),
+            idempotency: IdempotencySettings::default(),
         }
     }
 }
@@ -291,6 +298,10 @@ pub struct App {
     pub webhooks: WebhookService,
     /// The audit trail: listing and verifying it.
     pub audit: AuditService,
+    /// `Idempotency-Key`: reservations and the outcomes repeats get.
+    pub idempotency: Arc<IdempotencyService>,
+    /// Taken by the server, which runs it in the background.
+    idempotency_pruner: Option<IdempotencyPruner>,
     /// Taken by the server, which runs it in the background.
     worker: Option<AutomationWorker>,
     /// Taken by the server, which runs it in the background.
@@ -311,7 +322,10 @@ impl App {
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
         let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
         let deliveries = Arc::new(tokio::sync::Notify::new());
+        let idempotency = Arc::new(IdempotencyService::new(&ports, settings.idempotency.clone()));
         Self {
+            idempotency_pruner: Some(IdempotencyPruner::new(idempotency.clone(), settings.idempotency.prune_interval)),
+            idempotency,
             webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
             webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
             audit: AuditService::new(
@@ -366,6 +380,11 @@ impl App {
     /// The worker that moves policies due for review, for the server to run in the background (once).
     pub fn take_policy_review_worker(&mut self) -> Option<PolicyReviewWorker> {
         self.policy_review_worker.take()
+    }
+
+    /// The job that deletes expired idempotency keys, for the server to run in the background (once).
+    pub fn take_idempotency_pruner(&mut self) -> Option<IdempotencyPruner> {
+        self.idempotency_pruner.take()
     }
 
     /// How many changes of the organization's `list` have committed (`ListGenerations`): a page

@@ -52,8 +52,12 @@ impl OrganizationService {
         with_free_slug(organization, input.slug.is_some(), |candidate| {
             let (organizations, owner, trail) = (organizations.clone(), owner.clone(), trail.clone());
             async move {
-                let author =
-                    Author { actor: user_actor(&owner, None), organization_id: candidate.id.clone(), request_id: None };
+                let author = Author {
+                    actor: user_actor(&owner, None),
+                    organization_id: candidate.id.clone(),
+                    request_id: None,
+                    idempotency: None,
+                };
                 let audit_member = trail.change_by(author.clone(), member_action, &MEMBER);
                 let audit = trail.change_by(author, |_, _| "organization.created", &ORGANIZATION);
                 let input = NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };

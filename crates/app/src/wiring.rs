@@ -6,9 +6,10 @@ use std::sync::Arc;
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
-    HealthCheck, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository, OrganizationRepository,
-    PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
-    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
+    OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
+    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
+    WebhookSender,
 };
 
 use crate::Ports;
@@ -66,6 +67,7 @@ impl Ports {
             + AuditRepository
             + WebhookRepository
             + EventFeed
+            + IdempotencyRepository
             + 'static,
     {
         let Adapters {
@@ -114,6 +116,7 @@ impl Ports {
             webhooks: store.clone(),
             event_feed: store.clone(),
             webhook_sender,
+            idempotency: store.clone(),
         }
     }
 }

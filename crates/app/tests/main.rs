@@ -13,5 +13,6 @@ mod automations;
 mod chat;
 mod comments;
 mod download_links;
+mod idempotency;
 mod policy_reviews;
 mod principal_cache;

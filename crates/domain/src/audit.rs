@@ -93,6 +93,9 @@ pub struct AuditDraft {
     pub request_id: Option<String>,
     /// When the change committed.
     pub created_at: Timestamp,
+    /// The request's hold on its `Idempotency-Key`, if it sent one: the store marks the key
+    /// applied in the change's transaction. Not part of the entry (neither stored nor hashed).
+    pub idempotency: Option<crate::idempotency::IdempotencyClaim>,
 }
 
 /// An entry in its organization's chain.
@@ -240,6 +243,7 @@ mod tests {
             data: Some(json!({"title": "b"})),
             request_id: Some("rid".into()),
             created_at: Timestamp::now(),
+            idempotency: None,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod comment;
 pub mod context;
 mod enums;
 pub mod id;
+pub mod idempotency;
 pub mod integration;
 pub mod invitation;
 pub mod network;

@@ -35,6 +35,10 @@ impl FromRequest for Caller {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        // Authenticated already by the idempotency middleware, with the request's claim on its key.
+        if let Some(caller) = actix_web::HttpMessage::extensions(req).get::<Caller>().cloned() {
+            return Box::pin(async move { Ok(caller) });
+        }
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let credentials = credentials(req);
         let req = req.clone();
@@ -54,7 +58,7 @@ impl FromRequest for Caller {
 
 /// The member the credentials stand for. A remembered caller is answered here; only one that
 /// needs the store crosses threads.
-async fn principal(state: &AppState, credentials: Credentials) -> Result<Principal, ApiError> {
+pub(crate) async fn principal(state: &AppState, credentials: Credentials) -> Result<Principal, ApiError> {
     match state.remembered(&credentials).await {
         Some(principal) => Ok(principal),
         None => state.run(|app| async move { app.auth.authenticate(credentials).await }).await,
@@ -62,7 +66,7 @@ async fn principal(state: &AppState, credentials: Credentials) -> Result<Princip
 }
 
 /// An API key wins over a session cookie when both are sent.
-fn credentials(req: &HttpRequest) -> Option<Credentials> {
+pub(crate) fn credentials(req: &HttpRequest) -> Option<Credentials> {
     let header = |name: &str| req.headers().get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let organization = header(ORGANIZATION_HEADER);
     if let Some(key) = header(API_KEY_HEADER) {

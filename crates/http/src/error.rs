@@ -230,6 +230,32 @@ impl ApiError {
         )
     }
 
+    /// 422: the `Idempotency-Key` was used for another request (see `middleware::idempotency`).
+    pub fn idempotency_key_reused() -> Self {
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency-key-reused",
+            "Idempotency key reused",
+            "this Idempotency-Key was used for another request (another body, path or caller); send a new key \
+             for a new request",
+        )
+    }
+
+    /// 409 with `Retry-After`: the request with this `Idempotency-Key` is still running.
+    pub fn idempotency_in_flight(retry_after: std::time::Duration) -> Self {
+        let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        let seconds = NonZeroU32::new(u32::try_from(seconds).unwrap_or(u32::MAX)).unwrap_or(NonZeroU32::MIN);
+        let detail = format!("the request with this Idempotency-Key is still being processed; retry after {seconds} s");
+        let error = Self::new(StatusCode::CONFLICT, "idempotency-in-flight", "Request in progress", detail);
+        Self { retry_after: Some(seconds), ..error }
+    }
+
+    /// 409: the request with this `Idempotency-Key` was applied, but its answer is not kept;
+    /// `detail` names the record it changed.
+    pub fn idempotency_response_not_kept(detail: String) -> Self {
+        Self::new(StatusCode::CONFLICT, "idempotency-response-not-kept", "Response not kept", detail)
+    }
+
     fn internal() -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", "an unexpected error occurred")
     }

@@ -219,6 +219,7 @@ mod tests {
             scopes: None,
             api_key_id: None,
             request_id: None,
+            idempotency: None,
         }
     }
 

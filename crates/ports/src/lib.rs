@@ -15,6 +15,7 @@ mod chat;
 mod connections;
 mod devices;
 mod error;
+mod idempotency;
 mod invitations;
 mod list_query;
 mod operations;
@@ -40,6 +41,7 @@ pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
+pub use idempotency::{IdempotencyRepository, NewReservation, Outcome, Reservation, StoredResponse};
 pub use invitations::{Acceptance, InvitationRepository};
 pub use list_query::{
     Assignee, CommentFilter, CommentQuery, CommentSort, ConnectionFilter, ConnectionQuery, ConnectionSort,

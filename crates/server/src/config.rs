@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use compliance_app::{
-    AgentSettings, AutomationSettings, PolicyReviewSettings, SIGNING_KEY_BYTES, Settings, WebhookSettings,
+    AgentSettings, AutomationSettings, IdempotencySettings, PolicyReviewSettings, SIGNING_KEY_BYTES, Settings,
+    WebhookSettings,
 };
 use compliance_blobs::S3Config;
 use compliance_browser::BrowserSettings;
@@ -163,6 +164,11 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
         },
         audit_checkpoint_key: checkpoint_key(defaults.audit_checkpoint_key, audit_retention.is_some())?,
         audit_retention,
+        idempotency: IdempotencySettings {
+            ttl: time::Duration::hours(number("IDEMPOTENCY_TTL_HOURS", defaults.idempotency.ttl.whole_hours())?),
+            lease: seconds("IDEMPOTENCY_LEASE_SECONDS", defaults.idempotency.lease)?,
+            prune_interval: millis("IDEMPOTENCY_PRUNE_MILLIS", defaults.idempotency.prune_interval)?,
+        },
     })
 }
 

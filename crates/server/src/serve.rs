@@ -37,6 +37,8 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     let webhook_worker = app.take_webhook_worker().map(|worker| runtime.spawn(worker.run(deliveries_stopped)));
     // And moving policies whose review date passed; the store's conditional update shares them.
     let policy_review_worker = app.take_policy_review_worker().map(|worker| runtime.spawn(worker.run()));
+    // And forgetting expired idempotency keys; deleting them twice is harmless.
+    let idempotency_pruner = app.take_idempotency_pruner().map(|pruner| runtime.spawn(pruner.run()));
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
@@ -48,6 +50,8 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
             .configure(|c| compliance_http::configure(c, &settings))
             .default_service(web::to(compliance_http::not_found))
             .app_data(operations.clone())
+            // Inside `guard`: limits apply first, and the request id is known.
+            .wrap(from_fn(compliance_http::middleware::idempotency))
             .wrap(from_fn(compliance_http::middleware::guard))
     })
     .client_request_timeout(config.http.request_timeout)
@@ -86,6 +90,10 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     if let Some(worker) = policy_review_worker {
         worker.abort();
         let _ = worker.await;
+    }
+    if let Some(pruner) = idempotency_pruner {
+        pruner.abort();
+        let _ = pruner.await;
     }
     let _ = stop_deliveries.send(true);
     if let Some(worker) = webhook_worker {

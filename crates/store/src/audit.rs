@@ -19,6 +19,7 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::{SqliteAsync, db_run};
 use crate::error::{TxError, corrupt, repo_error};
+use crate::idempotency::MarkApplied;
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, naive, optional_id};
 use crate::schema::{audit_chain_heads, audit_checkpoints, audit_entries};
@@ -38,7 +39,8 @@ impl Head {
 
 /// The two steps of an audited write, on either backend's connection, inside its transaction:
 /// [`lock_head`](AuditChain::lock_head) first, then the change, then
-/// [`append`](AuditChain::append) with the entry made from what the change read and wrote.
+/// [`append`](AuditChain::append) with the entry made from what the change read and wrote
+/// (which also marks the request's `Idempotency-Key` applied, see [`MarkApplied`]).
 ///
 /// A trait with one impl per connection type because diesel type-checks a statement per backend
 /// (see `db_run!`); the two bodies are the same statements.
@@ -67,6 +69,9 @@ impl AuditChain for AsyncPgConnection {
     }
 
     async fn append(&mut self, head: Head, draft: AuditDraft) -> QueryResult<AuditEntry> {
+        if let Some(claim) = &draft.idempotency {
+            self.mark_applied(claim, &draft).await?;
+        }
         let entry = draft.chained(head.seq, head.prev_hash);
         diesel::insert_into(audit_entries::table).values(AuditRow::from(&entry)).execute(self).await?;
         let this_head = audit_chain_heads::table.find(entry.draft.organization_id.as_str());
@@ -95,6 +100,9 @@ impl AuditChain for SqliteAsync {
     }
 
     async fn append(&mut self, head: Head, draft: AuditDraft) -> QueryResult<AuditEntry> {
+        if let Some(claim) = &draft.idempotency {
+            self.mark_applied(claim, &draft).await?;
+        }
         let entry = draft.chained(head.seq, head.prev_hash);
         diesel::insert_into(audit_entries::table).values(AuditRow::from(&entry)).execute(self).await?;
         let this_head = audit_chain_heads::table.find(entry.draft.organization_id.as_str());
@@ -344,6 +352,7 @@ impl TryFrom<AuditRow> for AuditEntry {
             data: r.data.map(|text| json(T, &text)).transpose()?,
             request_id: r.request_id,
             created_at: instant(r.created_at),
+            idempotency: None,
         };
         Ok(AuditEntry { draft, seq: r.seq, prev_hash: r.prev_hash, hash: r.hash })
     }

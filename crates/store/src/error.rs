@@ -52,6 +52,13 @@ pub fn repo_error(error: DieselError) -> RepoError {
             RepoError::Unavailable(info.message().to_owned())
         }
         DieselError::QueryBuilderError(why) if why.to_string() == crate::paging::CURSOR_MISFIT => RepoError::BadCursor,
+        DieselError::QueryBuilderError(why) if why.to_string() == crate::idempotency::CLAIM_LOST => {
+            RepoError::Conflict(
+                "a retry with this Idempotency-Key took over after this request's reservation ran out; this request \
+             changed nothing"
+                    .into(),
+            )
+        }
         DieselError::BrokenTransactionManager => RepoError::Unavailable("broken transaction".into()),
         // A COMMIT that failed (and whose ROLLBACK failed too) says why in the commit error: a
         // connection lost mid-transaction is an outage. If it was lost after COMMIT was sent, the

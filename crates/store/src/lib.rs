@@ -13,6 +13,7 @@ mod db;
 mod error;
 mod generations;
 mod health;
+mod idempotency;
 mod invitations;
 mod list_counts;
 mod migrate;

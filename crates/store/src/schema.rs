@@ -456,3 +456,25 @@ diesel::table! {
 
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 diesel::allow_tables_to_appear_in_same_query!(webhooks, webhook_deliveries);
+
+diesel::table! {
+    idempotency_keys (id) {
+        id -> Text,
+        organization_id -> Text,
+        idempotency_key -> Text,
+        route -> Text,
+        fingerprint -> Text,
+        attempt -> BigInt,
+        locked_until -> Timestamp,
+        applied_at -> Nullable<Timestamp>,
+        resource_type -> Nullable<Text>,
+        resource_id -> Nullable<Text>,
+        response_status -> Nullable<Integer>,
+        response_content_type -> Nullable<Text>,
+        response_location -> Nullable<Text>,
+        response_body -> Nullable<Binary>,
+        response_withheld -> Bool,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}

@@ -170,6 +170,7 @@ fn unaudited<T>(_: Option<&T>, _: Option<&T>) -> compliance_domain::audit::Audit
         data: None,
         request_id: None,
         created_at: Timestamp::now(),
+        idempotency: None,
     }
 }
 
@@ -1439,3 +1440,88 @@ async fn due_automations(db: &TestDb) {
     assert!(store.due(now.plus(time::Duration::minutes(-6)), 10).await.unwrap().is_empty());
 }
 contract!(due_automations);
+
+contract!(idempotency_keys);
+
+/// `Idempotency-Key` reservations: one per organization, key and route; a retry takes over an
+/// expired, unapplied one; the audited write marks its claim applied in its own transaction and
+/// fails, changing nothing, when its claim was taken over; expired keys are pruned.
+async fn idempotency_keys(db: &TestDb) {
+    use compliance_domain::idempotency::IdempotencyClaim;
+    use compliance_ports::{IdempotencyRepository, NewReservation, Outcome, StoredResponse};
+
+    let store = &db.store;
+    let (org, other) = (organization(store, "Acme").await, organization(store, "Other").await);
+    let now = Timestamp::now();
+    let new = |id: &str, org: &OrganizationId| NewReservation {
+        id: id.into(),
+        organization_id: org.clone(),
+        key: "k-1".into(),
+        route: "POST /v1/risks".into(),
+        fingerprint: "f".into(),
+        locked_until: now,
+        created_at: now,
+        expires_at: now.plus(time::Duration::hours(24)),
+    };
+    assert!(store.reserve_idempotency_key(&new("r1", &org.id), now).await.unwrap().is_none());
+    let held = store.reserve_idempotency_key(&new("r2", &org.id), now).await.unwrap().unwrap();
+    assert_eq!((held.id.as_str(), held.attempt, held.applied_at), ("r1", 0, None));
+    assert!(store.reserve_idempotency_key(&new("r3", &other.id), now).await.unwrap().is_none(), "per organization");
+
+    let later = now.plus(time::Duration::minutes(2));
+    let retry = store.take_over_idempotency_key(&org.id, "r1", 0, later).await.unwrap().unwrap();
+    assert_eq!(retry, IdempotencyClaim { id: "r1".into(), attempt: 1 });
+    assert!(store.take_over_idempotency_key(&org.id, "r1", 0, later).await.unwrap().is_none(), "taken once");
+    assert!(store.take_over_idempotency_key(&other.id, "r1", 1, later).await.unwrap().is_none(), "not B's");
+
+    let risk = Risk::create(
+        org.id.clone(),
+        from_json(json!({"title": "R", "description": "d", "category": "people"})),
+        Timestamp::now(),
+    )
+    .unwrap();
+    let claimed = |claim: IdempotencyClaim| {
+        let org = org.id.clone();
+        move |before: Option<&Risk>, after: Option<&Risk>| compliance_domain::audit::AuditDraft {
+            organization_id: org.clone(),
+            idempotency: Some(claim.clone()),
+            ..unaudited(before, after)
+        }
+    };
+    let dead = IdempotencyClaim { id: "r1".into(), attempt: 0 };
+    let refused = RiskRepository::insert_risk(store, &risk, &claimed(dead.clone())).await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "{refused:?}");
+    let missing = RiskRepository::get_risk(store, &org.id, &risk.id).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)), "the stale attempt changed nothing");
+
+    RiskRepository::insert_risk(store, &risk, &claimed(retry.clone())).await.unwrap();
+    let applied = store.reserve_idempotency_key(&new("r4", &org.id), now).await.unwrap().unwrap();
+    assert!(applied.applied_at.is_some(), "marked in the change's transaction");
+    assert_eq!(applied.resource, Some(("test".into(), "x".into())));
+    assert!(applied.response.is_none());
+    // Applied: never taken over, never released.
+    assert!(store.take_over_idempotency_key(&org.id, "r1", 1, later).await.unwrap().is_none());
+    store.release_idempotency_key(&org.id, &retry).await.unwrap();
+    assert!(store.reserve_idempotency_key(&new("r5", &org.id), now).await.unwrap().is_some());
+
+    let answer = StoredResponse {
+        status: 201,
+        content_type: Some("application/json".into()),
+        location: None,
+        body: b"{}".to_vec(),
+    };
+    store.finish_idempotency_key(&org.id, &dead, &Outcome::Keep(answer.clone())).await.unwrap();
+    let unchanged = store.reserve_idempotency_key(&new("r6", &org.id), now).await.unwrap().unwrap();
+    assert!(unchanged.response.is_none(), "a stale attempt stores nothing");
+    store.finish_idempotency_key(&org.id, &retry, &Outcome::Keep(answer.clone())).await.unwrap();
+    let kept = store.reserve_idempotency_key(&new("r7", &org.id), now).await.unwrap().unwrap();
+    assert_eq!(kept.response, Some(answer));
+
+    // An unapplied claim is released; expired ones are pruned, and an expired scope is free again.
+    store.release_idempotency_key(&other.id, &IdempotencyClaim { id: "r3".into(), attempt: 0 }).await.unwrap();
+    assert!(store.reserve_idempotency_key(&new("r8", &other.id), now).await.unwrap().is_none(), "released");
+    let expired = now.plus(time::Duration::hours(24));
+    assert_eq!(store.prune_idempotency_keys(now).await.unwrap(), 0);
+    assert!(store.reserve_idempotency_key(&new("r9", &org.id), expired).await.unwrap().is_none(), "expired: new");
+    assert_eq!(store.prune_idempotency_keys(expired).await.unwrap(), 2, "B's r8 and A's r9 (made with the old expiry)");
+}

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod chat;
 pub mod clock;
 pub mod comments;
+pub mod idempotency;
 pub mod people;
 pub mod policies;
 pub mod records;
@@ -32,6 +33,7 @@ pub use browser::{FakeBrowser, Page as BrowserPage};
 pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
+pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
 pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
@@ -62,6 +64,7 @@ pub fn settings() -> Settings {
         audit_checkpoint_key: b"a".repeat(32),
         webhooks: WebhookSettings::default(),
         policy_reviews: PolicyReviewSettings::default(),
+        idempotency: compliance_app::IdempotencySettings::default(),
     }
 }
 
@@ -79,6 +82,7 @@ pub struct World {
     pub chat: Arc<MemoryChat>,
     pub generations: Arc<MemoryGenerations>,
     pub policies: Arc<MemoryPolicies>,
+    pub idempotency: Arc<MemoryIdempotency>,
     ports: Ports,
     settings: Settings,
 }
@@ -107,6 +111,7 @@ impl World {
         let secrets = Arc::new(MemorySecrets::default());
         let generations = Arc::new(MemoryGenerations::default());
         let policies = Arc::new(MemoryPolicies::default());
+        let idempotency = Arc::new(MemoryIdempotency::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -140,6 +145,7 @@ impl World {
             webhooks: Arc::new(NoWebhooks),
             event_feed: Arc::new(NoEventFeed),
             webhook_sender: Arc::new(RefusingSender),
+            idempotency: idempotency.clone(),
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {
@@ -155,6 +161,7 @@ impl World {
             chat,
             generations,
             policies,
+            idempotency,
             ports,
             settings,
         }

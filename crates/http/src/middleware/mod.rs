@@ -5,6 +5,7 @@
 //! `App::new().app_data(web::Data::new(operations)).wrap(from_fn(compliance_http::middleware::guard))`.
 
 mod hold;
+mod idempotency;
 mod limiter;
 mod metrics;
 mod patterns;
@@ -21,6 +22,7 @@ use actix_web::{HttpResponse, ResponseError, web};
 use compliance_ports::{PoolMetrics, RateDecision, RateLimiter};
 use tracing::Instrument;
 
+pub use idempotency::{IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, idempotency};
 pub(crate) use metrics::{Metrics, count_store_unavailable};
 
 use crate::ApiError;
@@ -207,7 +209,11 @@ pub async fn guard(
             actix_web::HttpMessage::extensions(response.request()).contains::<crate::auth::Authenticated>();
         operations.learn(&credential, authenticated, response.status().as_u16());
     }
-    let mut response = with_request_id(response, &id);
+    // A replayed answer is sent as it was first sent, its problem's `requestId` included.
+    let mut response = match response.headers().contains_key(REPLAYED_HEADER) {
+        true => response,
+        false => with_request_id(response, &id),
+    };
     if let Some(held) = held {
         response = response.map_body(|_, body| held.into_body(body));
     }
