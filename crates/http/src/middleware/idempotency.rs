@@ -155,7 +155,7 @@ fn body_limit(state: &AppState) -> usize {
     let settings = state.settings();
     let comments = crate::routes::comment_body_limit(settings).0;
     let chat = crate::routes::chat_body_limit(settings).0;
-    let bulk = crate::routes::bulk::BULK_BODY_LIMIT.0;
+    let bulk = crate::routes::BULK_BODY_LIMIT.0;
     crate::JSON_BODY_LIMIT.max(comments).max(chat).max(bulk)
 }
 
