@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use compliance_domain::access::Role;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person};
 use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{Clock, MemberRepository, OrganizationRepository, Page, PersonQuery, RepoError, UserRepository};
@@ -83,7 +84,13 @@ impl PeopleService {
 
     /// Only an owner may change an owner or make someone an owner; the last active owner cannot
     /// be deactivated or demoted (409, checked in the store's transaction).
-    pub async fn update(&self, caller: &Principal, id: &MemberId, changes: MemberChanges) -> Result<Person, AppError> {
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &MemberId,
+        changes: MemberChanges,
+        if_match: &IfMatch,
+    ) -> Result<Person, AppError> {
         require(caller, Family::People, Action::Write)?;
         let patch = MemberPatch::new(changes)?;
         if !holds(&caller.role, Role::Owner) {
@@ -99,7 +106,7 @@ impl PeopleService {
             self.existing_user(user).await?;
         }
         let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
-        let updated = self.members.update(&caller.organization_id, id, &patch, &audit).await;
+        let updated = self.members.update(&caller.organization_id, id, &patch, if_match, &audit).await;
         // a deactivated member's keys and sessions stop working now, not when the cache expires
         self.principals.forget_organization(&caller.organization_id);
         updated.map_err(|error| match error {

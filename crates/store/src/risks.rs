@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
 use compliance_ports::{AuditOf, Deleted, Page, RepoError, RiskFilter, RiskQuery, RiskRepository, RiskSort, SortValue};
@@ -84,6 +85,7 @@ impl RiskRepository for Store {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError> {
         let changes = changed_columns(patch, now);
@@ -94,6 +96,7 @@ impl RiskRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&before.etag())?;
                 let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
                     .get_result(c)
                     .await?
@@ -110,6 +113,7 @@ impl RiskRepository for Store {
         &self,
         org: &OrganizationId,
         id: &RiskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Deleted<Risk>, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -126,6 +130,8 @@ impl RiskRepository for Store {
                     risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
                 let deleted: Risk =
                     diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?.try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })

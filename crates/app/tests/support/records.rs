@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use compliance_domain::comment::CommentEntityType;
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
@@ -62,10 +63,12 @@ impl RiskRepository for MemoryRisks {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError> {
         let mut risks = self.risks.lock().unwrap();
         let risk = risks.iter_mut().find(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+        if_match.check(&risk.etag())?;
         let before = risk.clone();
         risk.apply(patch, now);
         audit(Some(&before), Some(risk));
@@ -76,11 +79,13 @@ impl RiskRepository for MemoryRisks {
         &self,
         org: &OrganizationId,
         id: &RiskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Deleted<Risk>, RepoError> {
         let record = {
             let mut risks = self.risks.lock().unwrap();
             let at = risks.iter().position(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+            if_match.check(&risks[at].etag())?;
             risks.remove(at)
         };
         audit(Some(&record), None);
@@ -148,10 +153,12 @@ impl TaskRepository for MemoryTasks {
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError> {
         let mut tasks = self.tasks.lock().unwrap();
         let task = tasks.iter_mut().find(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+        if_match.check(&task.etag())?;
         let before = task.clone();
         task.apply(patch, now);
         audit(Some(&before), Some(task));
@@ -162,11 +169,13 @@ impl TaskRepository for MemoryTasks {
         &self,
         org: &OrganizationId,
         id: &TaskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Deleted<Task>, RepoError> {
         let record = {
             let mut tasks = self.tasks.lock().unwrap();
             let at = tasks.iter().position(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+            if_match.check(&tasks[at].etag())?;
             tasks.remove(at)
         };
         audit(Some(&record), None);
@@ -208,6 +217,7 @@ impl VendorRepository for NoRecords {
         _: &VendorId,
         _: &VendorPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError> {
         Err(RepoError::NotFound)
@@ -216,6 +226,7 @@ impl VendorRepository for NoRecords {
         &self,
         _: &OrganizationId,
         _: &VendorId,
+        _: &IfMatch,
         _: &AuditOf<'_, Vendor>,
     ) -> Result<Deleted<Vendor>, RepoError> {
         Err(RepoError::NotFound)
@@ -243,6 +254,7 @@ impl PolicyRepository for NoRecords {
         _: &PolicyId,
         _: &PolicyPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
         Err(RepoError::NotFound)
@@ -251,6 +263,7 @@ impl PolicyRepository for NoRecords {
         &self,
         _: &OrganizationId,
         _: &PolicyId,
+        _: &IfMatch,
         _: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError> {
         Err(RepoError::NotFound)
@@ -328,6 +341,7 @@ impl ContextRepository for NoRecords {
         _: &ContextEntryId,
         _: &ContextEntryPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
@@ -336,6 +350,7 @@ impl ContextRepository for NoRecords {
         &self,
         _: &OrganizationId,
         _: &ContextEntryId,
+        _: &IfMatch,
         _: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
