@@ -84,6 +84,7 @@ mod automations;
 mod bad_input;
 mod chat;
 mod comments;
+mod conditional;
 mod conformance;
 mod connect_page;
 mod context;
