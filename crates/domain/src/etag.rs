@@ -89,7 +89,7 @@ impl IfMatch {
     pub fn check(&self, current: &ETag) -> Result<(), PreconditionFailed> {
         match self {
             Self::Absent | Self::Any => Ok(()),
-            Self::Tags(tags) if tags.iter().any(|tag| *tag == current.0) => Ok(()),
+            Self::Tags(tags) if tags.contains(&current.0) => Ok(()),
             Self::Tags(_) => Err(PreconditionFailed { current: current.clone() }),
         }
     }
@@ -122,7 +122,7 @@ impl IfNoneMatch {
         match self {
             Self::Absent => false,
             Self::Any => true,
-            Self::Tags(tags) => tags.iter().any(|tag| *tag == current.0),
+            Self::Tags(tags) => tags.contains(&current.0),
         }
     }
 }
