@@ -86,6 +86,25 @@ impl Client {
         self.request(Method::GET, path).send().await.unwrap_or_else(|err| panic!("GET {path}: {err}"))
     }
 
+    /// `method path` with extra `headers` (such as `If-Match`) and an optional JSON body.
+    pub async fn send_with(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Response {
+        let what = format!("{method} {path}");
+        let mut request = self.request(method, path);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        Response::read(what, request).await
+    }
+
     /// A request with a literal body and an optional `Content-Type`.
     pub async fn raw(&self, method: Method, path: &str, content_type: Option<&str>, body: &str) -> Response {
         let what = format!("{method} {path}");

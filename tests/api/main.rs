@@ -85,6 +85,7 @@ mod bad_input;
 mod bulk;
 mod chat;
 mod comments;
+mod conditional;
 mod conformance;
 mod connect_page;
 mod context;

@@ -357,6 +357,7 @@ mod tests {
             _: &OrganizationId,
             _: &MemberId,
             _: &MemberPatch,
+            _: &compliance_domain::etag::IfMatch,
             _: &compliance_ports::AuditOf<'_, Member>,
         ) -> Result<Person, RepoError> {
             Err(RepoError::NotFound)

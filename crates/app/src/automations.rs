@@ -6,6 +6,7 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
+use compliance_domain::etag::IfMatch;
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId};
 use compliance_ports::{
@@ -102,6 +103,7 @@ impl AutomationService {
         caller: &Principal,
         id: &AutomationId,
         changes: AutomationChanges,
+        if_match: &IfMatch,
     ) -> Result<BrowserAutomation, AppError> {
         require(caller, Family::Automations, Action::Write)?;
         let patch = AutomationPatch::new(changes)?;
@@ -116,6 +118,10 @@ impl AutomationService {
         }
         for _ in 0..UPDATE_ATTEMPTS {
             let previous = self.automation(&caller.organization_id, id).await?;
+            // The store writes only while the row is still `previous` (compare-and-swap), so a
+            // precondition that holds for `previous` holds at the commit; a write that got there
+            // first makes the next attempt read a new tag, and answer 412.
+            if_match.check(&previous.etag())?;
             if patch.is_empty() {
                 return Ok(previous);
             }
@@ -150,12 +156,21 @@ impl AutomationService {
     }
 
     /// Deletes the automation, its runs and their screenshots (the steps' too).
-    pub async fn delete(&self, caller: &Principal, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
+    pub async fn delete(
+        &self,
+        caller: &Principal,
+        id: &AutomationId,
+        if_match: &IfMatch,
+    ) -> Result<BrowserAutomation, AppError> {
         require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
         let automation = self.automation(org, id).await?;
         let audit = self.audit.change(caller, "automation.deleted", &AUTOMATION);
-        let runs = self.automations.delete(org, id, &audit).await.map_err(|e| AppError::from_repo(e, "automation"))?;
+        let runs = self
+            .automations
+            .delete(org, id, if_match, &audit)
+            .await
+            .map_err(|e| AppError::from_repo(e, "automation"))?;
         let screenshots: Vec<&str> = runs.iter().flat_map(AutomationRun::blob_keys).collect();
         self.links.remove(&screenshots, "screenshot").await;
         Ok(automation)

@@ -6,6 +6,7 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::comment::{
     Attachment, CommentDraft, CommentEdit, CommentEntityType, CommentInputError, CommentView, NewComment,
 };
+use compliance_domain::etag::IfMatch;
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentQuery, CommentRepository, MemberRepository, Page, RepoError};
 
@@ -90,26 +91,37 @@ impl CommentService {
     }
 
     /// Only the author may edit.
-    pub async fn edit(&self, caller: &Principal, id: &CommentId, edit: CommentEdit) -> Result<CommentView, AppError> {
+    pub async fn edit(
+        &self,
+        caller: &Principal,
+        id: &CommentId,
+        edit: CommentEdit,
+        if_match: &IfMatch,
+    ) -> Result<CommentView, AppError> {
         require(caller, Family::Comments, Action::Write)?;
         self.authored(caller, id).await?;
         let content = edit.content()?;
         let now = self.clock.now();
         let audit = self.audit.change(caller, "comment.updated", &COMMENT);
         self.comments
-            .update_content(&caller.organization_id, id, &content, now, &audit)
+            .update_content(&caller.organization_id, id, &content, now, if_match, &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "comment"))
     }
 
     /// Only the author may delete; the attachments' bytes go with the comment.
-    pub async fn delete(&self, caller: &Principal, id: &CommentId) -> Result<CommentView, AppError> {
+    pub async fn delete(
+        &self,
+        caller: &Principal,
+        id: &CommentId,
+        if_match: &IfMatch,
+    ) -> Result<CommentView, AppError> {
         require(caller, Family::Comments, Action::Write)?;
         let view = self.authored(caller, id).await?;
         let audit = self.audit.change(caller, "comment.deleted", &COMMENT);
         let attachments = self
             .comments
-            .delete(&caller.organization_id, id, &audit)
+            .delete(&caller.organization_id, id, if_match, &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "comment"))?;
         self.remove_attachments(&attachments).await;

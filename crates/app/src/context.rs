@@ -6,6 +6,7 @@ use compliance_domain::ContextEntryId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch, NewContextEntry};
+use compliance_domain::etag::IfMatch;
 use compliance_ports::{Clock, ContextQuery, ContextRepository, Page};
 
 use crate::access::require;
@@ -68,15 +69,19 @@ impl ContextService {
         caller: &Principal,
         id: &ContextEntryId,
         changes: ContextEntryChanges,
+        if_match: &IfMatch,
     ) -> Result<ContextEntry, AppError> {
         require(caller, Family::Context, Action::Write)?;
         let patch = ContextEntryPatch::new(changes)?;
         if patch.is_empty() {
-            return self.get_context_entry(caller, id).await;
+            // Nothing to write, but the precondition still decides the answer.
+            let current = self.get_context_entry(caller, id).await?;
+            if_match.check(&current.etag())?;
+            return Ok(current);
         }
         let org = &caller.organization_id;
         let audit = self.audit.change(caller, "contextEntry.updated", &CONTEXT_ENTRY);
-        self.context.update_context_entry(org, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
+        self.context.update_context_entry(org, id, &patch, self.clock.now(), if_match, &audit).await.map_err(not_found)
     }
 
     /// Deletes the entry for good and returns what it was.
@@ -84,10 +89,11 @@ impl ContextService {
         &self,
         caller: &Principal,
         id: &ContextEntryId,
+        if_match: &IfMatch,
     ) -> Result<ContextEntry, AppError> {
         require(caller, Family::Context, Action::Write)?;
         let audit = self.audit.change(caller, "contextEntry.deleted", &CONTEXT_ENTRY);
-        self.context.delete_context_entry(&caller.organization_id, id, &audit).await.map_err(not_found)
+        self.context.delete_context_entry(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)
     }
 }
 

@@ -43,6 +43,10 @@ pub enum AppError {
         /// Where the administrator registers the application with the provider, if it has such a page.
         create_app_url: Option<String>,
     },
+    /// A write's `If-Match` no longer holds (412): the record changed since the caller read it,
+    /// and nothing was written; the error names the record's current tag.
+    #[error("{0}")]
+    PreconditionFailed(compliance_domain::etag::PreconditionFailed),
     /// The OAuth callback's state is unknown, expired, used or someone else's (400): the spec's
     /// `Invalid state`.
     #[error("invalid OAuth state: {0}")]
@@ -95,8 +99,15 @@ impl From<RepoError> for AppError {
                 "cursor",
                 "must be a `nextCursor` this list returned for the same filters, search and sort, unchanged",
             )),
+            RepoError::PreconditionFailed(failed) => Self::PreconditionFailed(failed),
             RepoError::Internal(why) => Self::Internal(why),
         }
+    }
+}
+
+impl From<compliance_domain::etag::PreconditionFailed> for AppError {
+    fn from(failed: compliance_domain::etag::PreconditionFailed) -> Self {
+        Self::PreconditionFailed(failed)
     }
 }
 

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::organization::{NewOrganization, Organization, OrganizationChanges, OrganizationPatch};
 use compliance_domain::people::{Member, NewMember};
 use compliance_ports::{Clock, OrganizationRepository, RepoError};
@@ -76,17 +77,24 @@ impl OrganizationService {
     }
 
     /// Conflict when the new slug belongs to another organization.
-    pub async fn update(&self, caller: &Principal, changes: OrganizationChanges) -> Result<Organization, AppError> {
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        changes: OrganizationChanges,
+        if_match: &IfMatch,
+    ) -> Result<Organization, AppError> {
         require(caller, Family::Organization, Action::Write)?;
         let patch = OrganizationPatch::new(changes)?;
         if let Some(label) = patch.device_label() {
             crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
         }
         let audit = self.audit.change(caller, "organization.updated", &ORGANIZATION);
-        self.organizations.update(&caller.organization_id, &patch, &audit).await.map_err(|error| match error {
-            RepoError::Conflict(_) => AppError::Conflict("the slug is taken by another organization".into()),
-            other => AppError::from_repo(other, "organization"),
-        })
+        self.organizations.update(&caller.organization_id, &patch, if_match, &audit).await.map_err(
+            |error| match error {
+                RepoError::Conflict(_) => AppError::Conflict("the slug is taken by another organization".into()),
+                other => AppError::from_repo(other, "organization"),
+            },
+        )
     }
 }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use compliance_domain::access::Role;
 use compliance_domain::access::{Action, Family};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person, User};
 use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{
@@ -83,11 +84,17 @@ impl PeopleService {
 
     /// Only an owner may change an owner or make someone an owner; the last active owner cannot
     /// be deactivated or demoted (409, checked in the store's transaction).
-    pub async fn update(&self, caller: &Principal, id: &MemberId, changes: MemberChanges) -> Result<Person, AppError> {
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &MemberId,
+        changes: MemberChanges,
+        if_match: &IfMatch,
+    ) -> Result<Person, AppError> {
         require(caller, Family::People, Action::Write)?;
         let patch = self.checked_patch(caller, id, changes).await?;
         let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
-        let updated = self.members.update(&caller.organization_id, id, &patch, &audit).await;
+        let updated = self.members.update(&caller.organization_id, id, &patch, if_match, &audit).await;
         // a deactivated member's keys and sessions stop working now, not when the cache expires
         self.principals.forget_organization(&caller.organization_id);
         updated.map_err(|error| match error {
@@ -149,7 +156,7 @@ impl PeopleService {
             for operation in operations {
                 results.push(match operation {
                     BulkOperation::Create(input) => self.create(caller, input).await,
-                    BulkOperation::Update(id, changes) => self.update(caller, &id, changes).await,
+                    BulkOperation::Update(id, changes) => self.update(caller, &id, changes, &IfMatch::Absent).await,
                     BulkOperation::Delete(_) => Err(AppError::invalid("op", NOT_DELETED)),
                     BulkOperation::Unreadable(error) => Err(error),
                 });

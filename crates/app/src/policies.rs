@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{NewPolicy, Policy, PolicyChanges, PolicyPatch, PolicyStatus, PolicyVersion};
 use compliance_domain::{PolicyId, Timestamp};
 use compliance_ports::{Clock, MemberRepository, POLICY_CHANGED, Page, PolicyQuery, PolicyRepository, PolicyWrite};
@@ -80,15 +81,22 @@ impl PolicyService {
         caller: &Principal,
         id: &PolicyId,
         changes: PolicyChanges,
+        if_match: &IfMatch,
     ) -> Result<Policy, AppError> {
         require(caller, Family::Policies, Action::Write)?;
         let patch = PolicyPatch::new(changes)?;
         if patch.is_empty() {
-            return self.get_policy(caller, id).await;
+            // Nothing to write, but the precondition still decides the answer.
+            let current = self.get_policy(caller, id).await?;
+            if_match.check(&current.etag())?;
+            return Ok(current);
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, patch.named_members()).await?;
         for _ in 0..ATTEMPTS {
             let before = self.get_policy(caller, id).await?;
+            // Checked again by the store in the write's transaction; publishing's `save` writes
+            // only while the policy is still `before`, so this check holds to its commit.
+            if_match.check(&before.etag())?;
             if before.status == PolicyStatus::PendingApproval && patch.sets_content() {
                 return Err(AppError::Conflict(
                     "the policy is pending approval: approve or reject it before changing its content".into(),
@@ -103,7 +111,10 @@ impl PolicyService {
                 self.save(caller, &before, &after, Some(&version), "policy.published").await.map(|()| after)
             } else {
                 let audit = self.audit.change(caller, "policy.updated", &POLICY);
-                self.policies.update_policy(&caller.organization_id, id, &patch, now, &audit).await.map_err(not_found)
+                self.policies
+                    .update_policy(&caller.organization_id, id, &patch, now, if_match, &audit)
+                    .await
+                    .map_err(not_found)
             };
             match written {
                 Err(AppError::Conflict(why)) if why == POLICY_CHANGED => continue,
@@ -137,10 +148,16 @@ impl PolicyService {
     }
 
     /// Deletes the policy for good, with its comments and their attachments, and returns what it was.
-    pub async fn delete_policy(&self, caller: &Principal, id: &PolicyId) -> Result<Policy, AppError> {
+    pub async fn delete_policy(
+        &self,
+        caller: &Principal,
+        id: &PolicyId,
+        if_match: &IfMatch,
+    ) -> Result<Policy, AppError> {
         require(caller, Family::Policies, Action::Write)?;
         let audit = self.audit.change(caller, "policy.deleted", &POLICY);
-        let deleted = self.policies.delete_policy(&caller.organization_id, id, &audit).await.map_err(not_found)?;
+        let deleted =
+            self.policies.delete_policy(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }

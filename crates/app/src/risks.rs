@@ -5,6 +5,7 @@ use std::sync::Arc;
 use compliance_domain::RiskId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::risk::{NewRisk, Risk, RiskChanges, RiskPatch};
 use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, RiskQuery, RiskRepository};
 
@@ -60,22 +61,34 @@ impl RiskService {
     }
 
     /// Changes only the fields the body names; an empty body answers the risk unchanged.
-    pub async fn update_risk(&self, caller: &Principal, id: &RiskId, changes: RiskChanges) -> Result<Risk, AppError> {
+    pub async fn update_risk(
+        &self,
+        caller: &Principal,
+        id: &RiskId,
+        changes: RiskChanges,
+        if_match: &IfMatch,
+    ) -> Result<Risk, AppError> {
         require(caller, Family::Risks, Action::Write)?;
         let patch = RiskPatch::new(changes)?;
         if patch.is_empty() {
-            return self.get_risk(caller, id).await;
+            // Nothing to write, but the precondition still decides the answer.
+            let current = self.get_risk(caller, id).await?;
+            if_match.check(&current.etag())?;
+            return Ok(current);
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
         let audit = self.audit.change(caller, "risk.updated", &RISK);
-        self.risks.update_risk(&caller.organization_id, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
+        self.risks
+            .update_risk(&caller.organization_id, id, &patch, self.clock.now(), if_match, &audit)
+            .await
+            .map_err(not_found)
     }
 
     /// Deletes the risk for good, with its comments and their attachments, and returns what it was.
-    pub async fn delete_risk(&self, caller: &Principal, id: &RiskId) -> Result<Risk, AppError> {
+    pub async fn delete_risk(&self, caller: &Principal, id: &RiskId, if_match: &IfMatch) -> Result<Risk, AppError> {
         require(caller, Family::Risks, Action::Write)?;
         let audit = self.audit.change(caller, "risk.deleted", &RISK);
-        let deleted = self.risks.delete_risk(&caller.organization_id, id, &audit).await.map_err(not_found)?;
+        let deleted = self.risks.delete_risk(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }
@@ -97,8 +110,10 @@ impl RiskService {
             for operation in operations {
                 results.push(match operation {
                     BulkOperation::Create(input) => self.create_risk(caller, input).await,
-                    BulkOperation::Update(id, changes) => self.update_risk(caller, &id, changes).await,
-                    BulkOperation::Delete(id) => self.delete_risk(caller, &id).await,
+                    BulkOperation::Update(id, changes) => {
+                        self.update_risk(caller, &id, changes, &IfMatch::Absent).await
+                    }
+                    BulkOperation::Delete(id) => self.delete_risk(caller, &id, &IfMatch::Absent).await,
                     BulkOperation::Unreadable(error) => Err(error),
                 });
             }

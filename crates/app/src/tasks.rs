@@ -5,6 +5,7 @@ use std::sync::Arc;
 use compliance_domain::TaskId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
 use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, TaskQuery, TaskRepository};
 
@@ -67,22 +68,34 @@ impl TaskService {
     }
 
     /// Changes only the fields the body names; an empty body answers the task unchanged.
-    pub async fn update_task(&self, caller: &Principal, id: &TaskId, changes: TaskChanges) -> Result<Task, AppError> {
+    pub async fn update_task(
+        &self,
+        caller: &Principal,
+        id: &TaskId,
+        changes: TaskChanges,
+        if_match: &IfMatch,
+    ) -> Result<Task, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
         let patch = TaskPatch::new(changes)?;
         if patch.is_empty() {
-            return self.get_task(caller, id).await;
+            // Nothing to write, but the precondition still decides the answer.
+            let current = self.get_task(caller, id).await?;
+            if_match.check(&current.etag())?;
+            return Ok(current);
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
         let audit = self.audit.change(caller, "task.updated", &TASK);
-        self.tasks.update_task(&caller.organization_id, id, &patch, self.clock.now(), &audit).await.map_err(not_found)
+        self.tasks
+            .update_task(&caller.organization_id, id, &patch, self.clock.now(), if_match, &audit)
+            .await
+            .map_err(not_found)
     }
 
     /// Deletes the task for good, with its comments and their attachments, and returns what it was.
-    pub async fn delete_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
+    pub async fn delete_task(&self, caller: &Principal, id: &TaskId, if_match: &IfMatch) -> Result<Task, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
         let audit = self.audit.change(caller, "task.deleted", &TASK);
-        let deleted = self.tasks.delete_task(&caller.organization_id, id, &audit).await.map_err(not_found)?;
+        let deleted = self.tasks.delete_task(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }
@@ -104,8 +117,10 @@ impl TaskService {
             for operation in operations {
                 results.push(match operation {
                     BulkOperation::Create(input) => self.create_task(caller, input).await,
-                    BulkOperation::Update(id, changes) => self.update_task(caller, &id, changes).await,
-                    BulkOperation::Delete(id) => self.delete_task(caller, &id).await,
+                    BulkOperation::Update(id, changes) => {
+                        self.update_task(caller, &id, changes, &IfMatch::Absent).await
+                    }
+                    BulkOperation::Delete(id) => self.delete_task(caller, &id, &IfMatch::Absent).await,
                     BulkOperation::Unreadable(error) => Err(error),
                 });
             }

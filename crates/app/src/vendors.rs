@@ -5,6 +5,7 @@ use std::sync::Arc;
 use compliance_domain::VendorId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
 use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, VendorQuery, VendorRepository};
 
@@ -71,25 +72,35 @@ impl VendorService {
         caller: &Principal,
         id: &VendorId,
         changes: VendorChanges,
+        if_match: &IfMatch,
     ) -> Result<Vendor, AppError> {
         require(caller, Family::Vendors, Action::Write)?;
         let patch = VendorPatch::new(changes)?;
         if patch.is_empty() {
-            return self.get_vendor(caller, id).await;
+            // Nothing to write, but the precondition still decides the answer.
+            let current = self.get_vendor(caller, id).await?;
+            if_match.check(&current.etag())?;
+            return Ok(current);
         }
         require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
         let audit = self.audit.change(caller, "vendor.updated", &VENDOR);
         self.vendors
-            .update_vendor(&caller.organization_id, id, &patch, self.clock.now(), &audit)
+            .update_vendor(&caller.organization_id, id, &patch, self.clock.now(), if_match, &audit)
             .await
             .map_err(not_found)
     }
 
     /// Deletes the vendor for good, with its comments and their attachments, and returns what it was.
-    pub async fn delete_vendor(&self, caller: &Principal, id: &VendorId) -> Result<Vendor, AppError> {
+    pub async fn delete_vendor(
+        &self,
+        caller: &Principal,
+        id: &VendorId,
+        if_match: &IfMatch,
+    ) -> Result<Vendor, AppError> {
         require(caller, Family::Vendors, Action::Write)?;
         let audit = self.audit.change(caller, "vendor.deleted", &VENDOR);
-        let deleted = self.vendors.delete_vendor(&caller.organization_id, id, &audit).await.map_err(not_found)?;
+        let deleted =
+            self.vendors.delete_vendor(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)?;
         self.comments.remove_attachments(&deleted.attachments).await;
         Ok(deleted.record)
     }
@@ -111,8 +122,10 @@ impl VendorService {
             for operation in operations {
                 results.push(match operation {
                     BulkOperation::Create(input) => self.create_vendor(caller, input).await,
-                    BulkOperation::Update(id, changes) => self.update_vendor(caller, &id, changes).await,
-                    BulkOperation::Delete(id) => self.delete_vendor(caller, &id).await,
+                    BulkOperation::Update(id, changes) => {
+                        self.update_vendor(caller, &id, changes, &IfMatch::Absent).await
+                    }
+                    BulkOperation::Delete(id) => self.delete_vendor(caller, &id, &IfMatch::Absent).await,
                     BulkOperation::Unreadable(error) => Err(error),
                 });
             }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::webhook::{
     NewWebhook, ROTATION_OVERLAP, TEST_EVENT, Webhook, WebhookChanges, WebhookDelivery, WebhookPatch,
 };
@@ -84,30 +85,36 @@ impl WebhookService {
         caller: &Principal,
         id: &WebhookId,
         changes: WebhookChanges,
+        if_match: &IfMatch,
     ) -> Result<Webhook, AppError> {
         require(caller, Family::Webhooks, Action::Write)?;
         let patch = WebhookPatch::new(changes, &self.allowed_hosts)?;
         let previous = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;
+        // The store writes only while the row is still `previous` (compare-and-swap), so a
+        // precondition that holds for `previous` holds at the commit.
+        if_match.check(&previous.etag())?;
         let mut webhook = previous.clone();
         webhook.apply(&patch, self.clock.now());
         if webhook != previous {
             let audit = self.audit.change(caller, "webhook.updated", &WEBHOOK);
-            self.webhooks.update(&webhook, &previous, &audit).await.map_err(|error| match error {
-                compliance_ports::RepoError::NotFound => {
-                    AppError::Conflict("the webhook changed meanwhile; read it again and retry".into())
-                }
-                other => other.into(),
-            })?;
+            let written = self.webhooks.update(&webhook, &previous, &audit).await;
+            if let Err(compliance_ports::RepoError::NotFound) = written {
+                // Another write got there first: with `If-Match`, that is the 412 of its new tag.
+                let current = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;
+                if_match.check(&current.etag())?;
+                return Err(AppError::Conflict("the webhook changed meanwhile; read it again and retry".into()));
+            }
+            written?;
             self.work.notify_one();
         }
         Ok(webhook)
     }
 
     /// Deletes the webhook and its delivery records; queued deliveries are not sent.
-    pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, AppError> {
+    pub async fn delete(&self, caller: &Principal, id: &WebhookId, if_match: &IfMatch) -> Result<Webhook, AppError> {
         require(caller, Family::Webhooks, Action::Write)?;
         let audit = self.audit.change(caller, "webhook.deleted", &WEBHOOK);
-        self.webhooks.delete(&caller.organization_id, id, &audit).await.map_err(not_found)
+        self.webhooks.delete(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)
     }
 
     /// A new secret signs from now on; the one before keeps signing beside it for

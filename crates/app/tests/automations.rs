@@ -3,6 +3,7 @@
 //! their instance are failed, and screenshot links expire. The worker is driven tick by tick
 //! against the fake clock; only the run timeout reads tokio's clock, paused in that test.
 
+use compliance_domain::etag::IfMatch;
 use std::sync::Arc;
 
 use compliance_app::{AppError, AutomationSettings, AutomationWorker, Principal, RunView};
@@ -102,14 +103,16 @@ async fn a_disabled_schedule_runs_nothing_and_enabling_does_not_catch_up() {
     let worker = worker(&mut world);
     let switch = |on: bool| AutomationChanges { is_enabled: Some(on), ..AutomationChanges::default() };
 
-    let disabled = world.app.automations.update(&tenant.owner, &automation.id, switch(false)).await.unwrap();
+    let disabled =
+        world.app.automations.update(&tenant.owner, &automation.id, switch(false), &IfMatch::Absent).await.unwrap();
     assert_eq!(disabled.next_run_at, None);
     world.clock.advance(time::Duration::days(7));
     worker.tick().await;
     assert_eq!(runs(&world), [], "a week of firings while disabled: nothing runs");
 
     // 2030-06-10T12:00: the missed firings are not made up for; the next one is tomorrow's.
-    let enabled = world.app.automations.update(&tenant.owner, &automation.id, switch(true)).await.unwrap();
+    let enabled =
+        world.app.automations.update(&tenant.owner, &automation.id, switch(true), &IfMatch::Absent).await.unwrap();
     assert_eq!(enabled.next_run_at, Some(at("2030-06-11T03:00:00Z")));
     worker.tick().await;
     assert_eq!(runs(&world), []);
@@ -366,7 +369,7 @@ async fn a_bad_step_list_is_refused_naming_the_line_at_create_and_at_update() {
 
     let automation = automation(&world, &tenant.owner, None).await;
     let changes = AutomationChanges { instruction: Some("screenshot\nexpect txt \"x\"".into()), ..Default::default() };
-    let refused = world.app.automations.update(&tenant.owner, &automation.id, changes).await;
+    let refused = world.app.automations.update(&tenant.owner, &automation.id, changes, &IfMatch::Absent).await;
     assert!(
         matches!(&refused, Err(AppError::Validation(e)) if e.0[0].message.starts_with("line 2: expect")),
         "{refused:?}"

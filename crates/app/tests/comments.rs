@@ -3,6 +3,7 @@
 
 use compliance_app::{AppError, Principal};
 use compliance_domain::comment::{CommentEdit, CommentEntityType, NewAttachment, NewComment};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::risk::{NewRisk, RiskCategory};
 use compliance_domain::{RiskId, UserId};
 use compliance_ports::{Clock, PageRequest};
@@ -121,23 +122,23 @@ async fn only_the_author_may_edit_or_delete_a_comment() {
 
     // Not even the owner or an administrator may change someone else's words.
     for other in [&tenant.owner, &admin] {
-        let edited = world.app.comments.edit(other, &id, edit("rewritten")).await;
+        let edited = world.app.comments.edit(other, &id, edit("rewritten"), &IfMatch::Absent).await;
         assert!(matches!(edited, Err(AppError::Forbidden(_))), "{edited:?}");
-        let deleted = world.app.comments.delete(other, &id).await;
+        let deleted = world.app.comments.delete(other, &id, &IfMatch::Absent).await;
         assert!(matches!(deleted, Err(AppError::Forbidden(_))), "{deleted:?}");
     }
     assert_eq!(comments_on(&world, &tenant.owner, &risk).await, ["first draft"], "refused changes change nothing");
 
     world.clock.advance(time::Duration::minutes(5));
-    let edited = world.app.comments.edit(&writer, &id, edit("final")).await.unwrap();
+    let edited = world.app.comments.edit(&writer, &id, edit("final"), &IfMatch::Absent).await.unwrap();
     assert_eq!(edited.comment.content, "final");
     assert_eq!(edited.comment.updated_at, world.clock.now(), "stamped with the use case's clock");
     assert_eq!(edited.comment.created_at, written.comment.created_at);
 
-    let deleted = world.app.comments.delete(&writer, &id).await.unwrap();
+    let deleted = world.app.comments.delete(&writer, &id, &IfMatch::Absent).await.unwrap();
     assert_eq!(deleted.comment.content, "final", "the answer is the comment as it was");
     assert_eq!(comments_on(&world, &tenant.owner, &risk).await, Vec::<String>::new());
-    let again = world.app.comments.delete(&writer, &id).await;
+    let again = world.app.comments.delete(&writer, &id, &IfMatch::Absent).await;
     assert!(matches!(again, Err(AppError::NotFound("comment"))), "{again:?}");
 }
 
@@ -148,9 +149,9 @@ async fn another_organizations_comment_is_missing_not_forbidden() {
     let b = world.tenant().await;
     let risk = risk(&world, &a.owner).await;
     let id = world.app.comments.create(&a.owner, comment_on(&risk, "ours", vec![])).await.unwrap().comment.id;
-    let edited = world.app.comments.edit(&b.owner, &id, edit("theirs")).await;
+    let edited = world.app.comments.edit(&b.owner, &id, edit("theirs"), &IfMatch::Absent).await;
     assert!(matches!(edited, Err(AppError::NotFound("comment"))), "{edited:?}");
-    let deleted = world.app.comments.delete(&b.owner, &id).await;
+    let deleted = world.app.comments.delete(&b.owner, &id, &IfMatch::Absent).await;
     assert!(matches!(deleted, Err(AppError::NotFound("comment"))), "{deleted:?}");
 }
 
@@ -172,9 +173,9 @@ async fn with_an_api_key_the_author_is_an_active_member_named_in_the_body() {
     assert_eq!(written.comment.author_id, writer.user_id);
     assert!(written.author_active);
     // The named author owns the comment: the key's own maker may not change it.
-    let edited = world.app.comments.edit(&tenant.owner, &written.comment.id, edit("mine now")).await;
+    let edited = world.app.comments.edit(&tenant.owner, &written.comment.id, edit("mine now"), &IfMatch::Absent).await;
     assert!(matches!(edited, Err(AppError::Forbidden(_))), "{edited:?}");
-    world.app.comments.edit(&writer, &written.comment.id, edit("fixed typo")).await.unwrap();
+    world.app.comments.edit(&writer, &written.comment.id, edit("fixed typo"), &IfMatch::Absent).await.unwrap();
 
     world.members.set_active(&writer.user_id, false);
     let inactive = world.app.comments.create(&key, by(Some(writer.user_id.clone()))).await;
@@ -199,7 +200,7 @@ async fn deleting_a_comment_removes_its_files_and_their_links() {
     let attachment = &doomed.attachments[0];
     let link = world.app.comments.download_link(&tenant.owner, &attachment.id).await.unwrap();
 
-    world.app.comments.delete(&tenant.owner, &doomed.comment.id).await.unwrap();
+    world.app.comments.delete(&tenant.owner, &doomed.comment.id, &IfMatch::Absent).await.unwrap();
     assert_eq!(world.blobs.keys(), [kept.attachments[0].blob_key()]);
     let gone = world.app.comments.download_link(&tenant.owner, &attachment.id).await;
     assert!(matches!(gone, Err(AppError::NotFound("attachment"))), "{gone:?}");

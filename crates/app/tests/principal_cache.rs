@@ -3,6 +3,7 @@
 //! changes made elsewhere within the TTL.
 
 use compliance_app::{AppError, Settings};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::people::MemberChanges;
 
 use crate::support::{World, api_key, settings};
@@ -66,7 +67,7 @@ async fn changes_through_this_instance_take_effect_at_once() {
         .unwrap();
     let member = person.items.iter().find(|p| p.user.id == auditor.user_id).unwrap().member.id.clone();
     let off = MemberChanges { is_active: Some(false), ..MemberChanges::default() };
-    world.app.people.update(&tenant.owner, &member, off).await.unwrap();
+    world.app.people.update(&tenant.owner, &member, off, &IfMatch::Absent).await.unwrap();
     let refused = world.app.auth.authenticate(api_key(&auditor_key)).await;
     assert!(matches!(refused, Err(AppError::Unauthenticated(_))), "a deactivated member's key: {refused:?}");
     assert!(world.app.auth.authenticate(api_key(&owner_key)).await.is_ok(), "the others' keys still work");

@@ -216,6 +216,15 @@ fn connection_id(raw: &str) -> Checked<ConnectionId> {
 }
 
 impl BrowserAutomation {
+    /// The entity tag of this state of the automation: the scheduler moves `nextRunAt` without
+    /// `updatedAt` when it claims a run, so both count
+    /// ([`ETag::of_state`](crate::etag::ETag::of_state)).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of_state(self.id.as_str(), &(self.updated_at, self.next_run_at))
+    }
+}
+
+impl BrowserAutomation {
     /// `task_id` is the parsed task the caller checked belongs to the organization; `created_by`
     /// the caller's user.
     pub fn create(

@@ -62,6 +62,12 @@ pub struct Comment {
     /// When it last changed.
     pub updated_at: Timestamp,
 }
+impl Comment {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
 
 /// An attachment's metadata; its bytes live in the blob store under [`Attachment::blob_key`].
 #[derive(Debug, Clone, PartialEq, Eq)]

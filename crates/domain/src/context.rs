@@ -111,6 +111,13 @@ impl ContextEntryPatch {
 }
 
 impl ContextEntry {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl ContextEntry {
     /// A new entry of the organization, validated.
     pub fn create(
         organization_id: OrganizationId,

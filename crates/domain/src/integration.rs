@@ -48,6 +48,13 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl Connection {
     /// A connection whose credentials were just stored.
     pub fn connected(
         organization_id: OrganizationId,

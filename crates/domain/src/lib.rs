@@ -25,6 +25,7 @@ pub mod chat;
 pub mod comment;
 pub mod context;
 mod enums;
+pub mod etag;
 pub mod id;
 pub mod idempotency;
 pub mod integration;

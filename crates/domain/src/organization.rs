@@ -41,6 +41,15 @@ pub struct Organization {
     pub created_at: Timestamp,
 }
 
+impl Organization {
+    /// The entity tag of this state of the organization
+    /// ([`ETag::of_state`](crate::etag::ETag::of_state)): it keeps no `updatedAt`, so its whole
+    /// state counts.
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of_state(self.id.as_str(), self)
+    }
+}
+
 /// `a-z`, `0-9` and `-`, not at either end, 1 to 64 characters.
 pub fn slug(value: String) -> Result<String, FieldError> {
     let well_formed = !value.is_empty()

@@ -117,6 +117,14 @@ pub struct Person {
     pub user: User,
 }
 
+impl Person {
+    /// The entity tag of this state of the person ([`ETag::of_state`](crate::etag::ETag::of_state)):
+    /// a membership keeps no `updatedAt`, so its whole state counts, with its user's `updatedAt`.
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of_state(self.member.id.as_str(), &(&self.member, &self.user.id, self.user.updated_at))
+    }
+}
+
 /// The body of `POST /v1/people`: a membership of an existing user.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -354,6 +354,13 @@ impl PolicyPatch {
 }
 
 impl Policy {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl Policy {
     /// A new policy of the organization, validated, with the defaults filled in.
     pub fn create(organization_id: OrganizationId, input: NewPolicy, now: Timestamp) -> Result<Self, ValidationErrors> {
         if input.status == Some(PolicyStatus::PendingApproval) {

@@ -210,6 +210,13 @@ impl RiskPatch {
 }
 
 impl Risk {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl Risk {
     /// A new risk of the organization, validated, with the defaults filled in.
     pub fn create(organization_id: OrganizationId, input: NewRisk, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {

@@ -110,6 +110,13 @@ impl TaskPatch {
 }
 
 impl Task {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl Task {
     /// A new task of the organization, validated.
     pub fn create(organization_id: OrganizationId, input: NewTask, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {

@@ -184,6 +184,13 @@ impl VendorPatch {
 }
 
 impl Vendor {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl Vendor {
     /// A new vendor of the organization, validated, with the defaults filled in.
     pub fn create(organization_id: OrganizationId, input: NewVendor, now: Timestamp) -> Result<Self, ValidationErrors> {
         Ok(Self {

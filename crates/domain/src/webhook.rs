@@ -64,6 +64,13 @@ pub struct Webhook {
 }
 
 impl Webhook {
+    /// The entity tag of this state of the record ([`ETag::of`](crate::etag::ETag::of) its id and `updatedAt`).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
+impl Webhook {
     /// Whether an event named `event` goes to this endpoint.
     pub fn wants(&self, event: &str) -> bool {
         self.events.iter().any(|pattern| event_matches(pattern, event))

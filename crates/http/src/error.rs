@@ -21,14 +21,23 @@ pub struct ApiError {
     title: &'static str,
     detail: String,
     errors: Vec<FieldError>,
-    /// What a 412 asks an administrator to set up first (boxed: most errors have none).
-    setup: Option<Box<Setup>>,
+    /// The members some 412 problems add (boxed: most errors have none).
+    members: Option<Box<Members>>,
     /// Seconds after which a retry may succeed, sent as `Retry-After`.
     /// (4 bytes, which fit beside `status`: a larger error would make every `Result` larger.)
     retry_after: Option<NonZeroU32>,
     /// The failing operations of an atomic bulk request, each by its index (boxed: most errors
     /// have none).
     operations: Option<Box<[(usize, ApiError)]>>,
+}
+
+/// What a 412 problem adds to the standard members.
+#[derive(Debug)]
+enum Members {
+    /// What an administrator must set up first.
+    Setup(Setup),
+    /// An `If-Match` that no longer holds: the record's current tag, also sent as `ETag`.
+    Precondition { current_etag: String },
 }
 
 #[derive(Debug)]
@@ -78,6 +87,17 @@ pub(crate) struct OperationProblem<'a> {
     pub(crate) problem: Problem<'a>,
 }
 
+/// A 412 problem of a write whose `If-Match` no longer holds: nothing was changed.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PreconditionFailed<'a> {
+    #[serde(flatten)]
+    problem: Problem<'a>,
+    /// The record's current `ETag` (quoted, as the header shows it): read the record again,
+    /// then retry with this in `If-Match`.
+    current_etag: &'a str,
+}
+
 /// A 412 problem: what an administrator must set up first.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -94,7 +114,7 @@ pub(crate) struct SetupRequired<'a> {
 impl ApiError {
     fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
         let errors = Vec::new();
-        Self { status, kind, title, detail: detail.into(), errors, setup: None, retry_after: None, operations: None }
+        Self { status, kind, title, detail: detail.into(), errors, members: None, retry_after: None, operations: None }
     }
 
     /// The 400 of an atomic bulk request whose operations `failed` (index, error).
@@ -278,7 +298,17 @@ impl From<AppError> for ApiError {
             AppError::SetupRequired { detail, setup_instructions, create_app_url } => {
                 let setup = Setup { instructions: setup_instructions, create_app_url };
                 let error = Self::new(StatusCode::PRECONDITION_FAILED, "setup-required", "Setup required", detail);
-                Self { setup: Some(Box::new(setup)), ..error }
+                Self { members: Some(Box::new(Members::Setup(setup))), ..error }
+            }
+            AppError::PreconditionFailed(failed) => {
+                let precondition = Members::Precondition { current_etag: failed.current.to_string() };
+                let error = Self::new(
+                    StatusCode::PRECONDITION_FAILED,
+                    "precondition-failed",
+                    "Precondition failed",
+                    failed.to_string(),
+                );
+                Self { members: Some(Box::new(precondition)), ..error }
             }
             AppError::InvalidOAuthState(why) => Self::invalid_oauth_state(why.to_owned()),
             AppError::NotConfigured(detail) => {
@@ -323,7 +353,7 @@ impl ResponseError for ApiError {
         if let Some(seconds) = self.retry_after {
             response.insert_header((header::RETRY_AFTER, HeaderValue::from(seconds.get())));
         }
-        let body = match (self.setup.as_deref(), self.operations.as_deref()) {
+        let body = match (self.members.as_deref(), self.operations.as_deref()) {
             (_, Some(failed)) => serde_json::to_vec(&BulkFailed {
                 problem,
                 operations: failed
@@ -331,11 +361,17 @@ impl ResponseError for ApiError {
                     .map(|(index, error)| OperationProblem { index: *index, problem: error.problem() })
                     .collect(),
             }),
-            (Some(setup), None) => serde_json::to_vec(&SetupRequired {
+            (Some(Members::Setup(setup)), None) => serde_json::to_vec(&SetupRequired {
                 problem,
                 setup_instructions: setup.instructions.as_deref(),
                 create_app_url: setup.create_app_url.as_deref(),
             }),
+            (Some(Members::Precondition { current_etag }), None) => {
+                if let Ok(value) = HeaderValue::from_str(current_etag) {
+                    response.insert_header((header::ETAG, value));
+                }
+                serde_json::to_vec(&PreconditionFailed { problem, current_etag })
+            }
             (None, None) => serde_json::to_vec(&problem),
         };
         response.body(body.unwrap_or_default())

@@ -4,6 +4,7 @@
 
 mod auth;
 mod body;
+mod conditional;
 mod error;
 mod export;
 mod list_cache;

@@ -7,7 +7,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{Content, Header, OpenApi as Document, Ref, RefOr, Response, Schema};
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
-pub(crate) use crate::error::{Problem, SetupRequired};
+pub(crate) use crate::error::{PreconditionFailed, Problem, SetupRequired};
 
 /// Security scheme names, as operations refer to them.
 pub const API_KEY: &str = "apiKey";
@@ -26,6 +26,7 @@ pub const ORGANIZATION: &str = "organization";
     // Schemas only query parameters name (utoipa collects those of bodies and responses itself).
     components(schemas(
         Problem,
+        PreconditionFailed,
         crate::list_query::AssigneeFilter,
         crate::list_query::TextFilter,
         crate::list_query::RoleFilter
@@ -42,6 +43,7 @@ pub fn document() -> Document {
         document.merge(part);
     }
     StandardErrors.modify(&mut document);
+    Conditional.modify(&mut document);
     document
 }
 
@@ -121,6 +123,69 @@ impl Modify for StandardErrors {
             }
         }
     }
+}
+
+/// The answers of conditional requests (`crate::conditional`), added to every operation that
+/// declares `If-None-Match` (a read: 304, and the `ETag` of its 200) or `If-Match` (a write: 412,
+/// and the `ETag` of its 200 unless it deletes).
+struct Conditional;
+
+impl Modify for Conditional {
+    fn modify(&self, document: &mut Document) {
+        let components = document.components.get_or_insert_with(Default::default);
+        let mut failed = Response::new(
+            "The `If-Match` no longer holds: the resource changed since it was read, and nothing changed now; \
+             `currentEtag` (also the `ETag` header) is its tag now.",
+        );
+        let schema: RefOr<Schema> = RefOr::Ref(Ref::from_schema_name(PreconditionFailed::name()));
+        failed.content.insert("application/problem+json".to_owned(), RefOr::T(Content::new(Some(schema))));
+        failed.headers.insert("ETag".to_owned(), RefOr::T(etag_header()));
+        components.responses.insert("PreconditionFailed".to_owned(), RefOr::T(failed));
+        for item in document.paths.paths.values_mut() {
+            let operations =
+                [(&mut item.get, false), (&mut item.put, false), (&mut item.patch, false), (&mut item.delete, true)];
+            for (operation, deletes) in operations {
+                let Some(operation) = operation else { continue };
+                let headers: Vec<String> = operation
+                    .parameters
+                    .iter()
+                    .flatten()
+                    .filter_map(|p| match p {
+                        RefOr::T(p) if p.parameter_in == ParameterIn::Header => Some(p.name.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let reads = headers.iter().any(|name| name == "If-None-Match");
+                let writes = headers.iter().any(|name| name == "If-Match");
+                let responses = &mut operation.responses.responses;
+                if reads {
+                    let mut not_modified =
+                        Response::new("The client's copy is current (`If-None-Match` holds its `ETag`); no body.");
+                    not_modified.headers.insert("ETag".to_owned(), RefOr::T(etag_header()));
+                    responses.entry("304".to_owned()).or_insert(RefOr::T(not_modified));
+                }
+                if writes {
+                    responses
+                        .entry("412".to_owned())
+                        .or_insert_with(|| RefOr::Ref(Ref::from_response_name("PreconditionFailed")));
+                }
+                if (reads || writes) && !deletes {
+                    for (status, response) in responses.iter_mut() {
+                        if let (true, RefOr::T(response)) = (status.starts_with('2'), response) {
+                            response.headers.insert("ETag".to_owned(), RefOr::T(etag_header()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The `ETag` response header.
+fn etag_header() -> Header {
+    let mut header = Header::new(String::schema());
+    header.description = Some("The resource's strong entity tag, changed by every change of it.".to_owned());
+    header
 }
 
 /// The statuses an operation can get without its handler saying so (besides the rate limiter's 429).

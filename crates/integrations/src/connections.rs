@@ -68,6 +68,15 @@ pub struct ConnectionView {
     pub last_error: Option<String>,
 }
 
+impl ConnectionView {
+    /// The entity tag of this state of the connection: a check or a token refresh changes fields
+    /// beside `updatedAt`, so the whole state counts
+    /// ([`ETag::of_state`](compliance_domain::etag::ETag::of_state)).
+    pub fn etag(&self) -> compliance_domain::etag::ETag {
+        compliance_domain::etag::ETag::of_state(self.id.as_str(), self)
+    }
+}
+
 /// What a check found, beside the updated connection.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

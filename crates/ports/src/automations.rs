@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 
 use crate::{AuditOf, Page, RepoError, RunQuery};
@@ -34,6 +35,7 @@ pub trait AutomationRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &AutomationId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, BrowserAutomation>,
     ) -> Result<Vec<AutomationRun>, RepoError>;
 

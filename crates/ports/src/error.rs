@@ -14,7 +14,17 @@ pub enum RepoError {
     /// service issues always fit the query they were issued for).
     #[error("a cursor that does not fit the list's sort")]
     BadCursor,
+    /// The write's `If-Match` no longer holds: the record changed since the caller read it, and
+    /// nothing was written.
+    #[error("{0}")]
+    PreconditionFailed(compliance_domain::etag::PreconditionFailed),
     /// Anything else. The text is for logs only: it may hold details callers must not see.
     #[error("store failure: {0}")]
     Internal(String),
+}
+
+impl From<compliance_domain::etag::PreconditionFailed> for RepoError {
+    fn from(failed: compliance_domain::etag::PreconditionFailed) -> Self {
+        Self::PreconditionFailed(failed)
+    }
 }

@@ -4,10 +4,16 @@
 //!
 //! Every method takes the organization: a record of another organization is indistinguishable
 //! from a missing one (`RepoError::NotFound`).
+//!
+//! A write that takes an [`IfMatch`] checks it against the record as it was, inside the write's
+//! transaction after the organization's audit chain head is locked (so no other write of the
+//! organization can come between the check and the commit), and answers
+//! `RepoError::PreconditionFailed` having written nothing when it no longer holds.
 
 use async_trait::async_trait;
 use compliance_domain::comment::Attachment;
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{
     Policy, PolicyPatch, PolicySignature, PolicyVersion, PolicyVersionSummary, VersionSigners,
 };
@@ -50,6 +56,7 @@ pub trait RiskRepository: Send + Sync {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError>;
     /// Deletes the risk with its comments and their attachments' rows, and writes `audit`'s
@@ -58,6 +65,7 @@ pub trait RiskRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &RiskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Deleted<Risk>, RepoError>;
     /// Applies `writes` in order in ONE transaction, each with `audit`'s entry (`audit` tells a
@@ -88,6 +96,7 @@ pub trait VendorRepository: Send + Sync {
         id: &VendorId,
         patch: &VendorPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError>;
     /// Deletes the vendor with its comments and their attachments' rows, in one transaction.
@@ -95,6 +104,7 @@ pub trait VendorRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &VendorId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Vendor>,
     ) -> Result<Deleted<Vendor>, RepoError>;
     /// Applies `writes` in order in ONE transaction, each with `audit`'s entry (`audit` tells a
@@ -132,6 +142,7 @@ pub trait TaskRepository: Send + Sync {
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError>;
     /// Deletes the task with its comments and their attachments' rows, in one transaction (its
@@ -140,6 +151,7 @@ pub trait TaskRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &TaskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Deleted<Task>, RepoError>;
     /// Applies `writes` in order in ONE transaction, each with `audit`'s entry (`audit` tells a
@@ -176,6 +188,7 @@ pub trait PolicyRepository: Send + Sync {
         id: &PolicyId,
         patch: &PolicyPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError>;
     /// Deletes the policy with its comments and their attachments' rows, in one transaction.
@@ -183,6 +196,7 @@ pub trait PolicyRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &PolicyId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError>;
     /// Writes `after` over the stored policy if it is still `before` (same `updatedAt`), with
@@ -279,6 +293,7 @@ pub trait ContextRepository: Send + Sync {
         id: &ContextEntryId,
         patch: &ContextEntryPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError>;
     /// Deletes the entry (context entries carry no comments).
@@ -286,6 +301,7 @@ pub trait ContextRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &ContextEntryId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError>;
 }

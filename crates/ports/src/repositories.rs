@@ -1,5 +1,6 @@
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, AttachmentId, CommentId, MemberId, OrganizationId, Timestamp, UserId};
@@ -35,6 +36,7 @@ pub trait CommentRepository: Send + Sync {
         id: &CommentId,
         content: &str,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Comment>,
     ) -> Result<CommentView, RepoError>;
     /// Deletes the comment and its attachments' rows; returns the attachments.
@@ -42,6 +44,7 @@ pub trait CommentRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &CommentId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Comment>,
     ) -> Result<Vec<Attachment>, RepoError>;
     /// One attachment's metadata (its bytes are in the [`BlobStore`](crate::BlobStore)).
@@ -72,6 +75,7 @@ pub trait OrganizationRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         patch: &OrganizationPatch,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Organization>,
     ) -> Result<Organization, RepoError>;
     /// The organizations that use device label `label`, on the organization or on a member:
@@ -113,6 +117,7 @@ pub trait MemberRepository: Send + Sync {
         org: &OrganizationId,
         id: &MemberId,
         patch: &MemberPatch,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Member>,
     ) -> Result<Person, RepoError>;
     /// Applies `writes` in order in ONE transaction, each as [`insert`](MemberRepository::insert)

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::webhook::{AttemptOutcome, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 
@@ -57,6 +58,7 @@ pub trait WebhookRepository: Send + Sync {
         &self,
         org: &OrganizationId,
         id: &WebhookId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError>;
     /// Makes `sealed` the current secret and keeps the current one as the previous until `until`.

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use compliance_domain::automation::{
     AutomationRun, BrowserAutomation, RunStatus, RunStep, StepOutcome, Verdict, VerdictOutcome,
 };
+use compliance_domain::etag::IfMatch;
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
@@ -429,6 +430,7 @@ impl AutomationRepository for Store {
         &self,
         org: &OrganizationId,
         id: &AutomationId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, BrowserAutomation>,
     ) -> Result<Vec<AutomationRun>, RepoError> {
         let secrets = children_pattern(id.as_str());
@@ -468,6 +470,8 @@ impl AutomationRepository for Store {
                 .get_result(c)
                 .await?
                 .try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(runs)
             })

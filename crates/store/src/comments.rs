@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, Comment, CommentEntityType, CommentView};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::{AttachmentId, CommentId, OrganizationId, Timestamp};
 use compliance_ports::{
     AuditOf, CommentFilter, CommentQuery, CommentRepository, CommentSort, Page, RepoError, SortValue,
@@ -234,6 +235,7 @@ impl CommentRepository for Store {
         id: &CommentId,
         content: &str,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Comment>,
     ) -> Result<CommentView, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -244,6 +246,7 @@ impl CommentRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Comment = the_comment().select(CommentRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&before.etag())?;
                 let after: Comment = diesel::update(the_comment())
                     .set((comments::content.eq(content), comments::updated_at.eq(now)))
                     .returning(CommentRow::as_returning())
@@ -264,6 +267,7 @@ impl CommentRepository for Store {
         &self,
         org: &OrganizationId,
         id: &CommentId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Comment>,
     ) -> Result<Vec<Attachment>, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -286,6 +290,8 @@ impl CommentRepository for Store {
                 .get_result(c)
                 .await?
                 .try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(rows)
             })

@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::context::{ContextEntry, ContextEntryChanges, ContextEntryPatch};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::{ContextEntryId, OrganizationId, Timestamp};
 use compliance_ports::{
     AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, ListName, Page, RepoError, SortValue,
@@ -94,6 +95,7 @@ impl ContextRepository for Store {
         id: &ContextEntryId,
         patch: &ContextEntryPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         let changes = changed_columns(patch, now);
@@ -108,6 +110,7 @@ impl ContextRepository for Store {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: ContextEntry =
                     the_entry().select(ContextEntryRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&before.etag())?;
                 let after: ContextEntry =
                     Prepared(diesel::update(the_entry()).set(&changes).returning(ContextEntryRow::as_returning()))
                         .get_result(c)
@@ -126,6 +129,7 @@ impl ContextRepository for Store {
         &self,
         org: &OrganizationId,
         id: &ContextEntryId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -137,6 +141,8 @@ impl ContextRepository for Store {
                     .filter(context_entries::id.eq(id.as_str()));
                 let deleted: ContextEntry =
                     diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await?.try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(deleted)
             })

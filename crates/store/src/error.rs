@@ -134,6 +134,12 @@ impl From<TxError> for RepoError {
     }
 }
 
+impl From<compliance_domain::etag::PreconditionFailed> for TxError {
+    fn from(failed: compliance_domain::etag::PreconditionFailed) -> Self {
+        Self::Repo(failed.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use diesel::result::{DatabaseErrorKind, Error as DieselError};

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::OrganizationId;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::Member;
 use compliance_ports::{AuditOf, OrganizationRepository, RepoError};
@@ -125,6 +126,7 @@ impl OrganizationRepository for Store {
         &self,
         org: &OrganizationId,
         patch: &OrganizationPatch,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Organization>,
     ) -> Result<Organization, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -134,6 +136,7 @@ impl OrganizationRepository for Store {
                 let row: OrganizationRow =
                     organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
                 let before = Organization::try_from(row)?;
+                if_match.check(&before.etag())?;
                 let mut organization = before.clone();
                 organization.apply(patch);
                 diesel::update(organizations::table.find(org.as_str()))

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::access::{Role, holds};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::people::{ApiKey, LAST_OWNER, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
@@ -194,6 +195,7 @@ impl MemberRepository for Store {
         org: &OrganizationId,
         id: &MemberId,
         patch: &MemberPatch,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Member>,
     ) -> Result<Person, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -210,6 +212,10 @@ impl MemberRepository for Store {
                     .await?;
                 diesel::update(the_member()).set(members::role.eq(members::role)).execute(c).await?;
                 let mut member = Member::try_from(the_member().select(MemberRow::as_select()).first(c).await?)?;
+                let user_of =
+                    |member: &Member| users::table.find(member.user_id.to_string()).select(UserRow::as_select());
+                let user: UserRow = user_of(&member).first(c).await?;
+                if_match.check(&Person { member: member.clone(), user: user.try_into()? }.etag())?;
                 let was_owner = member.is_active_owner();
                 let before = member.clone();
                 member.apply(patch);
@@ -226,8 +232,7 @@ impl MemberRepository for Store {
                     }
                 }
                 c.append(head, audit(Some(&before), Some(&member))).await?;
-                let user: UserRow =
-                    users::table.find(member.user_id.as_str()).select(UserRow::as_select()).first(c).await?;
+                let user: UserRow = user_of(&member).first(c).await?;
                 Ok(Person { member, user: user.try_into()? })
             })
             .await

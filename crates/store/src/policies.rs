@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{
     Policy, PolicyPatch, PolicyStatus, PolicyVersion, PolicyVersionSummary, RichText, VersionSigners,
 };
@@ -96,6 +97,7 @@ impl PolicyRepository for Store {
         id: &PolicyId,
         patch: &PolicyPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -105,6 +107,7 @@ impl PolicyRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+                if_match.check(&before.etag())?;
                 // submitted since the use case read it: the content under approval stays as
                 // submitted (the use case reads again and refuses the edit)
                 if before.status == PolicyStatus::PendingApproval && patch.sets_content() {
@@ -132,6 +135,7 @@ impl PolicyRepository for Store {
         &self,
         org: &OrganizationId,
         id: &PolicyId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -149,6 +153,8 @@ impl PolicyRepository for Store {
                     .filter(policies::id.eq(id.as_str()));
                 let deleted: Policy =
                     diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?.try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::risk::{Risk, RiskChanges, RiskPatch};
 use compliance_domain::{OrganizationId, RiskId, Timestamp};
 use compliance_ports::{
@@ -90,6 +91,7 @@ impl RiskRepository for Store {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError> {
         let changes = changed_columns(patch, now);
@@ -100,6 +102,7 @@ impl RiskRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&before.etag())?;
                 let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
                     .get_result(c)
                     .await?
@@ -116,6 +119,7 @@ impl RiskRepository for Store {
         &self,
         org: &OrganizationId,
         id: &RiskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Deleted<Risk>, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -132,6 +136,8 @@ impl RiskRepository for Store {
                     risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
                 let deleted: Risk =
                     diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?.try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
@@ -121,6 +122,7 @@ impl TaskRepository for Store {
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError> {
         let changes = changed_columns(patch, now);
@@ -131,6 +133,7 @@ impl TaskRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&before.etag())?;
                 let after: Task = Prepared(diesel::update(the_task()).set(&changes).returning(TaskRow::as_returning()))
                     .get_result(c)
                     .await?
@@ -147,6 +150,7 @@ impl TaskRepository for Store {
         &self,
         org: &OrganizationId,
         id: &TaskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Deleted<Task>, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -163,6 +167,8 @@ impl TaskRepository for Store {
                     tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
                 let deleted: Task =
                     diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?.try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })

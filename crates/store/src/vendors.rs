@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::vendor::{Vendor, VendorChanges, VendorPatch};
 use compliance_domain::{OrganizationId, Timestamp, VendorId};
 use compliance_ports::{
@@ -89,6 +90,7 @@ impl VendorRepository for Store {
         id: &VendorId,
         patch: &VendorPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError> {
         let changes = changed_columns(patch, now);
@@ -99,6 +101,7 @@ impl VendorRepository for Store {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&before.etag())?;
                 let after: Vendor =
                     Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
                         .get_result(c)
@@ -116,6 +119,7 @@ impl VendorRepository for Store {
         &self,
         org: &OrganizationId,
         id: &VendorId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Vendor>,
     ) -> Result<Deleted<Vendor>, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -133,6 +137,8 @@ impl VendorRepository for Store {
                     .filter(vendors::id.eq(id.as_str()));
                 let deleted: Vendor =
                     diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?.try_into()?;
+                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 use compliance_ports::{
@@ -303,6 +304,7 @@ impl WebhookRepository for Store {
         &self,
         org: &OrganizationId,
         id: &WebhookId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -318,8 +320,9 @@ impl WebhookRepository for Store {
                 diesel::delete(webhook_deliveries::table.filter(webhook_deliveries::webhook_id.eq(id.as_str())))
                     .execute(c)
                     .await?;
-                diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
                 let deleted = Webhook::try_from(row)?;
+                if_match.check(&deleted.etag())?;
+                diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(deleted)
             })

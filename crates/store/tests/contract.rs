@@ -11,6 +11,7 @@ use compliance_domain::automation::{
 };
 use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityType, NewComment};
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::etag::{ETag, IfMatch};
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Person, Session, User};
@@ -133,6 +134,8 @@ trait StoredRecord: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static 
     const LIST: ListName;
     fn id(&self) -> &Self::Id;
     fn apply(&mut self, patch: &Self::Patch, now: Timestamp);
+    /// The record's entity tag (its `etag()`).
+    fn tag(&self) -> ETag;
     async fn list(store: &Store, org: &OrganizationId, page: &PageRequest) -> Result<Page<Self>, RepoError>;
     async fn get(store: &Store, org: &OrganizationId, id: &Self::Id) -> Result<Self, RepoError>;
     async fn insert(store: &Store, record: &Self) -> Result<(), RepoError>;
@@ -142,9 +145,15 @@ trait StoredRecord: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static 
         id: &Self::Id,
         patch: &Self::Patch,
         now: Timestamp,
+        if_match: &IfMatch,
     ) -> Result<Self, RepoError>;
     /// The deleted record and how many attachments went with it.
-    async fn delete(store: &Store, org: &OrganizationId, id: &Self::Id) -> Result<(Self, usize), RepoError>;
+    async fn delete(
+        store: &Store,
+        org: &OrganizationId,
+        id: &Self::Id,
+        if_match: &IfMatch,
+    ) -> Result<(Self, usize), RepoError>;
 }
 
 /// [`unaudited`] for a change written in each of a user's organizations.
@@ -184,6 +193,9 @@ macro_rules! stored_record {
             fn id(&self) -> &$id {
                 &self.id
             }
+            fn tag(&self) -> ETag {
+                <$record>::etag(self)
+            }
             fn apply(&mut self, patch: &$patch, now: Timestamp) {
                 // a policy's `apply` answers whether the patch publishes, which the contract's
                 // patch does not
@@ -204,11 +216,17 @@ macro_rules! stored_record {
                 id: &$id,
                 patch: &$patch,
                 now: Timestamp,
+                if_match: &IfMatch,
             ) -> Result<Self, RepoError> {
-                compliance_ports::$repo::$u(store, org, id, patch, now, &unaudited).await
+                compliance_ports::$repo::$u(store, org, id, patch, now, if_match, &unaudited).await
             }
-            async fn delete(store: &Store, org: &OrganizationId, id: &$id) -> Result<(Self, usize), RepoError> {
-                let $deleted = compliance_ports::$repo::$d(store, org, id, &unaudited).await?;
+            async fn delete(
+                store: &Store,
+                org: &OrganizationId,
+                id: &$id,
+                if_match: &IfMatch,
+            ) -> Result<(Self, usize), RepoError> {
+                let $deleted = compliance_ports::$repo::$d(store, org, id, if_match, &unaudited).await?;
                 Ok($parts)
             }
         }
@@ -308,27 +326,38 @@ where
     let missing = R::get(store, &ours.id, foreign.id()).await;
     assert!(matches!(missing, Err(RepoError::NotFound)), "another organization's record reads as missing");
     let later = Timestamp::now().plus(time::Duration::seconds(1));
-    let foreign_update = R::update(store, &ours.id, foreign.id(), &patch, later).await;
+    let foreign_update = R::update(store, &ours.id, foreign.id(), &patch, later, &IfMatch::Absent).await;
     assert!(matches!(foreign_update, Err(RepoError::NotFound)));
-    assert!(matches!(R::delete(store, &ours.id, foreign.id()).await, Err(RepoError::NotFound)));
+    assert!(matches!(R::delete(store, &ours.id, foreign.id(), &IfMatch::Any).await, Err(RepoError::NotFound)));
     assert_eq!(R::get(store, &theirs.id, foreign.id()).await.unwrap(), foreign, "untouched");
     assert_eq!(generations().await, (ours_inserted, theirs_inserted), "reads and refused writes count nothing");
 
-    let updated = R::update(store, &ours.id, first.id(), &patch, later).await.unwrap();
+    // A stale `If-Match` writes nothing: not the change, not the delete, not the generation.
+    let stale = IfMatch::Tags(vec!["0000000000000000".into()]);
+    let refused = R::update(store, &ours.id, first.id(), &patch, later, &stale).await;
+    assert!(matches!(&refused, Err(RepoError::PreconditionFailed(f)) if f.current == first.tag()), "{refused:?}");
+    let refused = R::delete(store, &ours.id, first.id(), &stale).await;
+    assert!(matches!(&refused, Err(RepoError::PreconditionFailed(f)) if f.current == first.tag()), "{refused:?}");
+    assert_eq!(R::get(store, &ours.id, first.id()).await.unwrap(), first, "a refused write changes nothing");
+    assert_eq!(generations().await, (ours_inserted, theirs_inserted), "a refused write counts nothing");
+
+    let current = IfMatch::Tags(vec![first.tag().as_str().to_owned()]);
+    let updated = R::update(store, &ours.id, first.id(), &patch, later, &current).await.unwrap();
     let mut expected = first.clone();
     expected.apply(&patch, later);
     assert_eq!(updated, expected);
     assert_eq!(R::get(store, &ours.id, first.id()).await.unwrap(), expected, "stored");
     // the second patch runs the statement the connection kept prepared, with new values
     let even_later = later.plus(time::Duration::seconds(1));
-    let again = R::update(store, &ours.id, first.id(), &patch, even_later).await.unwrap();
+    let again = R::update(store, &ours.id, first.id(), &patch, even_later, &IfMatch::Absent).await.unwrap();
     expected.apply(&patch, even_later);
     assert_eq!(again, expected);
     let (ours_updated, theirs_updated) = generations().await;
     assert!(ours_updated > ours_inserted, "an update counts");
     assert_eq!(theirs_updated, theirs_inserted, "in its own organization only");
 
-    let (deleted, attachments) = R::delete(store, &ours.id, first.id()).await.unwrap();
+    let (deleted, attachments) =
+        R::delete(store, &ours.id, first.id(), &IfMatch::Tags(vec![expected.tag().as_str().to_owned()])).await.unwrap();
     assert_eq!(deleted, expected);
     assert_eq!(attachments, 0, "nothing was attached");
     assert!(matches!(R::get(store, &ours.id, first.id()).await, Err(RepoError::NotFound)));
@@ -514,23 +543,31 @@ async fn comments(db: &TestDb) {
     assert_eq!(store.attachment(&ours.id, &attachment.id).await.unwrap(), *attachment);
 
     let later = Timestamp::now();
-    let edited = store.update_content(&ours.id, &second.comment.id, "edited", later, &unaudited).await.unwrap();
+    let edited = store
+        .update_content(&ours.id, &second.comment.id, "edited", later, &IfMatch::Absent, &unaudited)
+        .await
+        .unwrap();
     assert_eq!(edited.comment.content, "edited");
-    let missing = store.update_content(&theirs.id, &second.comment.id, "x", later, &unaudited).await;
+    let missing = store.update_content(&theirs.id, &second.comment.id, "x", later, &IfMatch::Absent, &unaudited).await;
     assert!(matches!(missing, Err(RepoError::NotFound)));
 
     let deactivate = MemberPatch::new(from_json(json!({"isActive": false}))).unwrap();
-    MemberRepository::update(store, &ours.id, &ada.member.id, &deactivate, &unaudited).await.unwrap();
+    MemberRepository::update(store, &ours.id, &ada.member.id, &deactivate, &IfMatch::Absent, &unaudited).await.unwrap();
     let view = CommentRepository::get(store, &ours.id, &second.comment.id).await.unwrap();
     assert!(!view.author_active, "a deactivated author shows as such");
 
     assert!(matches!(
-        CommentRepository::delete(store, &theirs.id, &first.comment.id, &unaudited).await,
+        CommentRepository::delete(store, &theirs.id, &first.comment.id, &IfMatch::Absent, &unaudited).await,
         Err(RepoError::NotFound)
     ));
-    assert!(CommentRepository::delete(store, &ours.id, &second.comment.id, &unaudited).await.unwrap().is_empty());
+    assert!(
+        CommentRepository::delete(store, &ours.id, &second.comment.id, &IfMatch::Absent, &unaudited)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
-    let deleted = TaskRepository::delete_task(store, &ours.id, &task.id, &unaudited).await.unwrap();
+    let deleted = TaskRepository::delete_task(store, &ours.id, &task.id, &IfMatch::Absent, &unaudited).await.unwrap();
     assert_eq!(deleted.attachments, attachments, "the task's comments' attachments go with it");
     assert!(matches!(CommentRepository::get(store, &ours.id, &first.comment.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.attachment(&ours.id, &attachment.id).await, Err(RepoError::NotFound)));
@@ -558,11 +595,11 @@ async fn organizations(db: &TestDb) {
     let other = organization(store, "Other").await;
     let patch = OrganizationPatch::new(from_json(json!({"slug": "acme"}))).unwrap();
     assert!(matches!(
-        OrganizationRepository::update(store, &other.id, &patch, &unaudited).await,
+        OrganizationRepository::update(store, &other.id, &patch, &IfMatch::Absent, &unaudited).await,
         Err(RepoError::Conflict(_))
     ));
     let patch = OrganizationPatch::new(from_json(json!({"name": "Acme Inc", "primaryColor": "#abc"}))).unwrap();
-    let updated = OrganizationRepository::update(store, &acme.id, &patch, &unaudited).await.unwrap();
+    let updated = OrganizationRepository::update(store, &acme.id, &patch, &IfMatch::Absent, &unaudited).await.unwrap();
     assert_eq!(updated.name, "Acme Inc");
     assert_eq!(OrganizationRepository::get(store, &acme.id).await.unwrap(), updated);
     let unknown = OrganizationId::generate();
@@ -576,12 +613,12 @@ async fn device_label_holders(db: &TestDb) {
     let other = organization(store, "Other").await;
     assert_eq!(store.device_label_holders(7).await.unwrap(), Vec::<OrganizationId>::new());
     let patch = OrganizationPatch::new(from_json(json!({"deviceManagerLabelId": 7}))).unwrap();
-    OrganizationRepository::update(store, &acme.id, &patch, &unaudited).await.unwrap();
+    OrganizationRepository::update(store, &acme.id, &patch, &IfMatch::Absent, &unaudited).await.unwrap();
     let ada = person(store, &other, "ada@other.test").await;
     let patch = MemberPatch::new(from_json(json!({"deviceManagerLabelId": 7}))).unwrap();
-    MemberRepository::update(store, &other.id, &ada.member.id, &patch, &unaudited).await.unwrap();
+    MemberRepository::update(store, &other.id, &ada.member.id, &patch, &IfMatch::Absent, &unaudited).await.unwrap();
     let bob = person(store, &other, "bob@other.test").await;
-    MemberRepository::update(store, &other.id, &bob.member.id, &patch, &unaudited).await.unwrap();
+    MemberRepository::update(store, &other.id, &bob.member.id, &patch, &IfMatch::Absent, &unaudited).await.unwrap();
     let mut expected = vec![acme.id.clone(), other.id.clone()];
     expected.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     assert_eq!(store.device_label_holders(7).await.unwrap(), expected, "each holder once, by org or by member");
@@ -624,7 +661,9 @@ async fn members(db: &TestDb) {
     assert_eq!(listed, vec![bob.clone(), ada.clone()]);
 
     let deactivate = MemberPatch::new(from_json(json!({"isActive": false, "role": "auditor"}))).unwrap();
-    let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate, &unaudited).await.unwrap();
+    let updated = MemberRepository::update(store, &ours.id, &bob.member.id, &deactivate, &IfMatch::Absent, &unaudited)
+        .await
+        .unwrap();
     assert!(!updated.member.is_active);
     assert_eq!(updated.member.role, "auditor");
     assert_eq!(MemberRepository::list(store, &ours.id, false, &every()).await.unwrap().items, vec![ada.clone()]);
@@ -637,7 +676,7 @@ async fn members(db: &TestDb) {
     assert!(matches!(MemberRepository::get(store, &theirs.id, &ada.member.id).await, Err(RepoError::NotFound)));
 
     let steal = MemberPatch::new(from_json(json!({"userId": ada.user.id}))).unwrap();
-    let clash = MemberRepository::update(store, &ours.id, &bob.member.id, &steal, &unaudited).await;
+    let clash = MemberRepository::update(store, &ours.id, &bob.member.id, &steal, &IfMatch::Absent, &unaudited).await;
     assert!(matches!(clash, Err(RepoError::Conflict(_))), "moving to a user who is already a member");
 }
 contract!(members);
@@ -677,7 +716,7 @@ async fn people_generations(db: &TestDb) {
     assert_eq!((people(&ours).await, people(&theirs).await), (ours_before, theirs_before), "a failed write");
 
     let role = MemberPatch::new(from_json(json!({"role": "auditor"}))).unwrap();
-    MemberRepository::update(store, &ours.id, &ada.member.id, &role, &unaudited).await.unwrap();
+    MemberRepository::update(store, &ours.id, &ada.member.id, &role, &IfMatch::Absent, &unaudited).await.unwrap();
     assert!(people(&ours).await > ours_before, "a member's change");
     assert_eq!(people(&theirs).await, theirs_before);
     assert_eq!(generation(store, &ours.id, ListName::Risks).await, 0, "other lists of the organization");
@@ -1109,21 +1148,21 @@ async fn automations(db: &TestDb) {
     let foreign_run = AutomationRun::pending(&foreign, RunTrigger::Manual, now);
     store.insert_run(&foreign_run, &unaudited).await.unwrap();
 
-    let refused = AutomationRepository::delete(store, &ours.id, &foreign.id, &unaudited).await;
+    let refused = AutomationRepository::delete(store, &ours.id, &foreign.id, &IfMatch::Absent, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "another organization's automation: {refused:?}");
     assert_eq!(runs_of(store, &theirs.id, &foreign.id).await, vec![foreign_run.clone()], "untouched");
-    let deleted = AutomationRepository::delete(store, &ours.id, &full.id, &unaudited).await.unwrap();
+    let deleted = AutomationRepository::delete(store, &ours.id, &full.id, &IfMatch::Absent, &unaudited).await.unwrap();
     assert_eq!(deleted, vec![pending.clone(), done.clone()], "the deleted runs, newest first");
     assert!(matches!(AutomationRepository::get(store, &ours.id, &full.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.get_run(&ours.id, &done.id).await, Err(RepoError::NotFound)));
     assert!(runs_of(store, &ours.id, &full.id).await.is_empty());
-    let again = AutomationRepository::delete(store, &ours.id, &full.id, &unaudited).await;
+    let again = AutomationRepository::delete(store, &ours.id, &full.id, &IfMatch::Absent, &unaudited).await;
     assert!(matches!(again, Err(RepoError::NotFound)));
 
     // Deleting a task takes its automations and their runs with it.
     let elsewhere_run = AutomationRun::pending(&elsewhere, RunTrigger::Manual, now);
     store.insert_run(&elsewhere_run, &unaudited).await.unwrap();
-    TaskRepository::delete_task(store, &ours.id, &other_task.id, &unaudited).await.unwrap();
+    TaskRepository::delete_task(store, &ours.id, &other_task.id, &IfMatch::Absent, &unaudited).await.unwrap();
     assert!(matches!(AutomationRepository::get(store, &ours.id, &elsewhere.id).await, Err(RepoError::NotFound)));
     assert!(matches!(store.get_run(&ours.id, &elsewhere_run.id).await, Err(RepoError::NotFound)));
     assert_eq!(store.list_for_task(&ours.id, &task.id).await.unwrap().len(), 2, "the other task's stay");

@@ -87,6 +87,7 @@ impl AutomationRepository for MemoryAutomations {
         &self,
         org: &OrganizationId,
         id: &AutomationId,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
     ) -> Result<Vec<AutomationRun>, RepoError> {
         let mut automations = self.automations.lock().unwrap();

@@ -121,6 +121,7 @@ impl CommentRepository for MemoryComments {
         id: &CommentId,
         content: &str,
         now: Timestamp,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, Comment>,
     ) -> Result<CommentView, RepoError> {
         let updated = {
@@ -138,6 +139,7 @@ impl CommentRepository for MemoryComments {
         &self,
         org: &OrganizationId,
         id: &CommentId,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, Comment>,
     ) -> Result<Vec<Attachment>, RepoError> {
         let comment = self.find(org, id)?;

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, User};
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
@@ -59,6 +60,7 @@ impl OrganizationRepository for MemoryOrganizations {
         &self,
         org: &OrganizationId,
         patch: &OrganizationPatch,
+        _: &IfMatch,
         _: &AuditOf<'_, Organization>,
     ) -> Result<Organization, RepoError> {
         let mut organizations = self.organizations.lock().unwrap();
@@ -171,6 +173,7 @@ impl MemberRepository for MemoryMembers {
         org: &OrganizationId,
         id: &MemberId,
         patch: &MemberPatch,
+        _: &IfMatch,
         _: &AuditOf<'_, Member>,
     ) -> Result<Person, RepoError> {
         let updated = {

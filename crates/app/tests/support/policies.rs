@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use compliance_domain::audit::AuditDraft;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{
     Policy, PolicyPatch, PolicyStatus, PolicyVersion, PolicyVersionSummary, VersionSigners,
 };
@@ -60,6 +61,7 @@ impl PolicyRepository for MemoryPolicies {
         _: &PolicyId,
         _: &PolicyPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
         Err(refused())
@@ -68,6 +70,7 @@ impl PolicyRepository for MemoryPolicies {
         &self,
         _: &OrganizationId,
         _: &PolicyId,
+        _: &IfMatch,
         _: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError> {
         Err(refused())

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use compliance_domain::comment::CommentEntityType;
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{Policy, PolicyPatch};
 use compliance_domain::risk::{Risk, RiskPatch};
 use compliance_domain::task::{Task, TaskPatch};
@@ -62,10 +63,12 @@ impl RiskRepository for MemoryRisks {
         id: &RiskId,
         patch: &RiskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Risk, RepoError> {
         let mut risks = self.risks.lock().unwrap();
         let risk = risks.iter_mut().find(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+        if_match.check(&risk.etag())?;
         let before = risk.clone();
         risk.apply(patch, now);
         audit(Some(&before), Some(risk));
@@ -76,11 +79,13 @@ impl RiskRepository for MemoryRisks {
         &self,
         org: &OrganizationId,
         id: &RiskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Risk>,
     ) -> Result<Deleted<Risk>, RepoError> {
         let record = {
             let mut risks = self.risks.lock().unwrap();
             let at = risks.iter().position(|r| &r.organization_id == org && &r.id == id).ok_or(RepoError::NotFound)?;
+            if_match.check(&risks[at].etag())?;
             risks.remove(at)
         };
         audit(Some(&record), None);
@@ -159,10 +164,12 @@ impl TaskRepository for MemoryTasks {
         id: &TaskId,
         patch: &TaskPatch,
         now: Timestamp,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError> {
         let mut tasks = self.tasks.lock().unwrap();
         let task = tasks.iter_mut().find(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+        if_match.check(&task.etag())?;
         let before = task.clone();
         task.apply(patch, now);
         audit(Some(&before), Some(task));
@@ -173,11 +180,13 @@ impl TaskRepository for MemoryTasks {
         &self,
         org: &OrganizationId,
         id: &TaskId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Deleted<Task>, RepoError> {
         let record = {
             let mut tasks = self.tasks.lock().unwrap();
             let at = tasks.iter().position(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
+            if_match.check(&tasks[at].etag())?;
             tasks.remove(at)
         };
         audit(Some(&record), None);
@@ -230,6 +239,7 @@ impl VendorRepository for NoRecords {
         _: &VendorId,
         _: &VendorPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, Vendor>,
     ) -> Result<Vendor, RepoError> {
         Err(RepoError::NotFound)
@@ -238,6 +248,7 @@ impl VendorRepository for NoRecords {
         &self,
         _: &OrganizationId,
         _: &VendorId,
+        _: &IfMatch,
         _: &AuditOf<'_, Vendor>,
     ) -> Result<Deleted<Vendor>, RepoError> {
         Err(RepoError::NotFound)
@@ -276,6 +287,7 @@ impl PolicyRepository for NoRecords {
         _: &PolicyId,
         _: &PolicyPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
         Err(RepoError::NotFound)
@@ -284,6 +296,7 @@ impl PolicyRepository for NoRecords {
         &self,
         _: &OrganizationId,
         _: &PolicyId,
+        _: &IfMatch,
         _: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError> {
         Err(RepoError::NotFound)
@@ -361,6 +374,7 @@ impl ContextRepository for NoRecords {
         _: &ContextEntryId,
         _: &ContextEntryPatch,
         _: Timestamp,
+        _: &IfMatch,
         _: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)
@@ -369,6 +383,7 @@ impl ContextRepository for NoRecords {
         &self,
         _: &OrganizationId,
         _: &ContextEntryId,
+        _: &IfMatch,
         _: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         Err(RepoError::NotFound)

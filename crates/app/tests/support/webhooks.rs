@@ -25,7 +25,13 @@ impl WebhookRepository for NoWebhooks {
     async fn update(&self, _: &Webhook, _: &Webhook, _: &AuditOf<'_, Webhook>) -> Result<(), RepoError> {
         Err(RepoError::NotFound)
     }
-    async fn delete(&self, _: &OrganizationId, _: &WebhookId, _: &AuditOf<'_, Webhook>) -> Result<Webhook, RepoError> {
+    async fn delete(
+        &self,
+        _: &OrganizationId,
+        _: &WebhookId,
+        _: &compliance_domain::etag::IfMatch,
+        _: &AuditOf<'_, Webhook>,
+    ) -> Result<Webhook, RepoError> {
         Err(RepoError::NotFound)
     }
     async fn rotate_secret(

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
@@ -61,7 +62,8 @@ fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
 #[utoipa::path(
     post, path = "/v1/browser/automations", operation_id = "createAutomation", tag = "browser-automations",
     request_body = NewAutomation,
-    responses((status = 201, description = "The automation.", body = AutomationDto)),
+    responses((status = 201, description = "The automation.", body = AutomationDto,
+        headers(("ETag" = String, description = "The entity tag of the new state.")))),
 )]
 async fn create_automation(
     state: web::Data<AppState>,
@@ -70,23 +72,24 @@ async fn create_automation(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let automation = state.run(|app| async move { app.automations.create(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(AutomationDto::from(&automation)))
+    Ok(conditional::tagged(HttpResponse::Created(), &automation.etag(), &AutomationDto::from(&automation)))
 }
 
 /// Get a browser automation.
 #[utoipa::path(
     get, path = "/v1/browser/automations/{automationId}", operation_id = "getAutomation", tag = "browser-automations",
-    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."), IfNoneMatchHeader),
     responses((status = 200, description = "The automation.", body = AutomationDto)),
 )]
 async fn get_automation(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
     let automation = state.run(|app| async move { app.automations.get(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(AutomationDto::from(&automation)))
+    Ok(conditional::read(&if_none_match, &automation.etag(), &AutomationDto::from(&automation)))
 }
 
 /// List a task's browser automations, oldest first.
@@ -112,7 +115,7 @@ async fn list_task_automations(
 /// changes nothing. A PATCH that changes neither `schedule` nor `isEnabled` leaves `nextRunAt` alone.
 #[utoipa::path(
     patch, path = "/v1/browser/automations/{automationId}", operation_id = "updateAutomation", tag = "browser-automations",
-    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."), IfMatchHeader),
     request_body = AutomationChanges,
     responses(
         (status = 200, description = "The automation as changed.", body = AutomationDto),
@@ -123,11 +126,13 @@ async fn update_automation(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<AutomationChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
-    let automation = state.run(|app| async move { app.automations.update(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(AutomationDto::from(&automation)))
+    let automation =
+        state.run(|app| async move { app.automations.update(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(HttpResponse::Ok(), &automation.etag(), &AutomationDto::from(&automation)))
 }
 
 /// The answer of a delete.
@@ -143,16 +148,17 @@ struct AutomationDeleted<'a> {
 /// Delete a browser automation, its runs and their screenshots.
 #[utoipa::path(
     delete, path = "/v1/browser/automations/{automationId}", operation_id = "deleteAutomation", tag = "browser-automations",
-    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404.")),
+    params(("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."), IfMatchHeader),
     responses((status = 200, description = "The automation was deleted.", body = AutomationDeleted)),
 )]
 async fn delete_automation(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
-    let automation = state.run(|app| async move { app.automations.delete(&principal, &id).await }).await?;
+    let automation = state.run(|app| async move { app.automations.delete(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(AutomationDeleted {
         message: "Automation deleted",
         deleted_automation: AutomationDto::from(&automation),

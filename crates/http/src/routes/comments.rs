@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
+use crate::conditional::{self, IfMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
@@ -217,7 +218,8 @@ fn comment_query(
     post, path = "/v1/comments", operation_id = "createComment", tag = "comments",
     request_body = NewComment,
     responses(
-        (status = 201, description = "The new comment.", body = CommentDto<'static>),
+        (status = 201, description = "The new comment.", body = CommentDto<'static>,
+         headers(("ETag" = String, description = "The entity tag of the new state."))),
         (status = 404, description = "No such record in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The database or the attachment store is unavailable; retry after `Retry-After` seconds.",
          body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
@@ -230,7 +232,7 @@ async fn create_comment(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let view = state.run(|app| async move { app.comments.create(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(CommentDto::from(&view)))
+    Ok(conditional::tagged(HttpResponse::Created(), &view.comment.etag(), &CommentDto::from(&view)))
 }
 
 fn comment_id(id: &str) -> Result<CommentId, ApiError> {
@@ -243,7 +245,7 @@ fn comment_id(id: &str) -> Result<CommentId, ApiError> {
 /// API key the member who created the key.
 #[utoipa::path(
     put, path = "/v1/comments/{id}", operation_id = "updateComment", tag = "comments",
-    params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404.")),
+    params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404."), IfMatchHeader),
     request_body = CommentEdit,
     responses((status = 200, description = "The edited comment.", body = CommentDto<'static>)),
 )]
@@ -251,11 +253,12 @@ async fn update_comment(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(edit): JsonBody<CommentEdit>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, comment_id(&id)?);
-    let view = state.run(|app| async move { app.comments.edit(&principal, &id, edit).await }).await?;
-    Ok(HttpResponse::Ok().json(CommentDto::from(&view)))
+    let view = state.run(|app| async move { app.comments.edit(&principal, &id, edit, &if_match.0).await }).await?;
+    Ok(conditional::tagged(HttpResponse::Ok(), &view.comment.etag(), &CommentDto::from(&view)))
 }
 
 /// Delete a comment
@@ -263,16 +266,17 @@ async fn update_comment(
 /// Deletes the comment and its attachments. Only the comment's author may (else 403).
 #[utoipa::path(
     delete, path = "/v1/comments/{id}", operation_id = "deleteComment", tag = "comments",
-    params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404.")),
+    params(("id" = CommentId, Path, description = "The comment's id; an id of another shape is a 404."), IfMatchHeader),
     responses((status = 200, description = "The comment is deleted.", body = CommentDeleted)),
 )]
 async fn delete_comment(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), comment_id(&id)?);
-    let view = state.run(|app| async move { app.comments.delete(&principal, &id).await }).await?;
+    let view = state.run(|app| async move { app.comments.delete(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(CommentDeleted {
         message: "Comment deleted successfully",
         deleted_comment: DeletedComment { id: &view.comment.id },

@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
@@ -181,7 +182,7 @@ pub(crate) fn context_query(
     operation_id = "createContext",
     summary = "Create a context entry",
     request_body = NewContextEntry,
-    responses((status = 201, description = "The new context entry.", body = ContextEntryWithAuth)),
+    responses((status = 201, description = "The new context entry.", body = ContextEntryWithAuth, headers(("ETag" = String, description = "The entity tag of the new state.")))),
 )]
 async fn create_context_entry(
     state: web::Data<AppState>,
@@ -190,10 +191,14 @@ async fn create_context_entry(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let entry = state.run(|app| async move { app.context.create_context_entry(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(ContextEntryWithAuth {
-        entry: ContextEntryDto::from(&entry),
-        auth_type: auth_type(&caller, AuthTypeStyle::Context),
-    }))
+    Ok(conditional::tagged(
+        HttpResponse::Created(),
+        &entry.etag(),
+        &ContextEntryWithAuth {
+            entry: ContextEntryDto::from(&entry),
+            auth_type: auth_type(&caller, AuthTypeStyle::Context),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -202,17 +207,18 @@ async fn create_context_entry(
     tag = "context",
     operation_id = "getContext",
     summary = "Get one context entry",
-    params(("id" = ContextEntryId, Path)),
+    params(("id" = ContextEntryId, Path), IfNoneMatchHeader),
     responses((status = 200, description = "The context entry.", body = ContextEntryDto)),
 )]
 async fn get_context_entry(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, context_entry_id(&id)?);
     let entry = state.run(|app| async move { app.context.get_context_entry(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(ContextEntryDto::from(&entry)))
+    Ok(conditional::read(&if_none_match, &entry.etag(), &ContextEntryDto::from(&entry)))
 }
 
 #[utoipa::path(
@@ -221,7 +227,7 @@ async fn get_context_entry(
     tag = "context",
     operation_id = "updateContext",
     summary = "Change a context entry: only the fields sent change",
-    params(("id" = ContextEntryId, Path)),
+    params(("id" = ContextEntryId, Path), IfMatchHeader),
     request_body = ContextEntryChanges,
     responses((status = 200, description = "The changed context entry.", body = ContextEntryWithAuth)),
 )]
@@ -229,15 +235,21 @@ async fn update_context_entry(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<ContextEntryChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), context_entry_id(&id)?);
-    let entry =
-        state.run(|app| async move { app.context.update_context_entry(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(ContextEntryWithAuth {
-        entry: ContextEntryDto::from(&entry),
-        auth_type: auth_type(&caller, AuthTypeStyle::Context),
-    }))
+    let entry = state
+        .run(|app| async move { app.context.update_context_entry(&principal, &id, changes, &if_match.0).await })
+        .await?;
+    Ok(conditional::tagged(
+        HttpResponse::Ok(),
+        &entry.etag(),
+        &ContextEntryWithAuth {
+            entry: ContextEntryDto::from(&entry),
+            auth_type: auth_type(&caller, AuthTypeStyle::Context),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -246,16 +258,18 @@ async fn update_context_entry(
     tag = "context",
     operation_id = "deleteContext",
     summary = "Delete a context entry",
-    params(("id" = ContextEntryId, Path)),
+    params(("id" = ContextEntryId, Path), IfMatchHeader),
     responses((status = 200, description = "What was deleted.", body = ContextEntryDeleted)),
 )]
 async fn delete_context_entry(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), context_entry_id(&id)?);
-    let entry = state.run(|app| async move { app.context.delete_context_entry(&principal, &id).await }).await?;
+    let entry =
+        state.run(|app| async move { app.context.delete_context_entry(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(ContextEntryDeleted {
         message: "Context deleted successfully",
         deleted_context: DeletedContextEntry { id: &entry.id, question: &entry.question },

@@ -15,6 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
+use crate::conditional::{self, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::PageQuery;
@@ -403,7 +404,8 @@ pub(crate) fn connection_query(
     post, path = "/v1/integrations/connections", operation_id = "createConnection", tag = "integrations",
     request_body = NewConnection,
     responses(
-        (status = 201, description = "The connection, `active`.", body = ConnectionView),
+        (status = 201, description = "The connection, `active`.", body = ConnectionView,
+         headers(("ETag" = String, description = "The entity tag of the new state."))),
         (status = 404, description = "No provider has this `providerSlug`.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 409, description = "The organization already has a live (not disconnected) connection to the provider.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
@@ -415,23 +417,24 @@ async fn create_connection(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let connection = state.integrations(|i| async move { i.create_connection(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(connection))
+    Ok(conditional::tagged(HttpResponse::Created(), &connection.etag(), &connection))
 }
 
 /// Get a connection.
 #[utoipa::path(
     get, path = "/v1/integrations/connections/{id}", operation_id = "getConnection", tag = "integrations",
-    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404.")),
+    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404."), IfNoneMatchHeader),
     responses((status = 200, description = "The connection.", body = ConnectionView)),
 )]
 async fn get_connection(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, id.into_inner());
     let connection = state.integrations(|i| async move { i.get_connection(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(connection))
+    Ok(conditional::read(&if_none_match, &connection.etag(), &connection))
 }
 
 #[derive(Serialize, ToSchema)]

@@ -28,9 +28,9 @@ mod tasks;
 mod vendors;
 mod webhooks;
 
+pub(crate) use bulk::BULK_BODY_LIMIT;
 pub use chat::chat_body_limit;
 pub use comments::comment_body_limit;
-pub(crate) use bulk::BULK_BODY_LIMIT;
 
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderValue};

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, auth_type};
 use crate::{ApiError, AppState, Caller, SignedInCaller};
 
@@ -40,12 +41,17 @@ struct OrganizationWithAuth<'a> {
 /// The caller's organization.
 #[utoipa::path(
     get, path = "/v1/organization", operation_id = "getOrganization", tag = "organization",
+    params(IfNoneMatchHeader),
     responses((status = 200, description = "The organization (no envelope).", body = OrganizationDto<'static>)),
 )]
-async fn get_organization(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn get_organization(
+    state: web::Data<AppState>,
+    caller: Caller,
+    if_none_match: IfNoneMatchHeader,
+) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let organization = state.run(|app| async move { app.organization.get(&principal).await }).await?;
-    Ok(HttpResponse::Ok().json(OrganizationDto::from(&organization)))
+    Ok(conditional::read(&if_none_match, &organization.etag(), &OrganizationDto::from(&organization)))
 }
 
 /// Update the organization
@@ -54,6 +60,7 @@ async fn get_organization(state: web::Data<AppState>, caller: Caller) -> Result<
 /// schema's pattern admits only JSON nested at most one level deep, the service any JSON text.
 #[utoipa::path(
     patch, path = "/v1/organization", operation_id = "updateOrganization", tag = "organization",
+    params(IfMatchHeader),
     request_body = OrganizationChanges,
     responses(
         (status = 200, description = "The updated organization with `authType` (and `authenticatedUser` with session auth).",
@@ -64,15 +71,21 @@ async fn get_organization(state: web::Data<AppState>, caller: Caller) -> Result<
 async fn update_organization(
     state: web::Data<AppState>,
     caller: Caller,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<OrganizationChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
-    let organization = state.run(|app| async move { app.organization.update(&principal, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(OrganizationWithAuth {
-        organization: OrganizationDto::from(&organization),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    let organization =
+        state.run(|app| async move { app.organization.update(&principal, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(
+        HttpResponse::Ok(),
+        &organization.etag(),
+        &OrganizationWithAuth {
+            organization: OrganizationDto::from(&organization),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 /// Create an organization
@@ -83,7 +96,8 @@ async fn update_organization(
     post, path = "/v1/organizations", operation_id = "createOrganization", tag = "organization",
     request_body = NewOrganization,
     responses(
-        (status = 201, description = "The new organization (no envelope).", body = OrganizationDto<'static>),
+        (status = 201, description = "The new organization (no envelope).", body = OrganizationDto<'static>,
+         headers(("ETag" = String, description = "The entity tag of the new state."))),
         (status = 403, description = "Self-service organizations are off, or the caller used an API key.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 409, description = "The slug given is taken.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
@@ -96,5 +110,5 @@ async fn create_organization(
     let caller = caller.0;
     let organization =
         state.run(|app| async move { app.organization.create_organization(&caller, input).await }).await?;
-    Ok(HttpResponse::Created().json(OrganizationDto::from(&organization)))
+    Ok(conditional::tagged(HttpResponse::Created(), &organization.etag(), &OrganizationDto::from(&organization)))
 }

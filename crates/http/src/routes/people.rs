@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{CreatedParams, ListParams, QueryShape, RoleFilter, SortField, SortParam};
@@ -196,17 +197,18 @@ async fn export_people(
 /// One member, deactivated or not.
 #[utoipa::path(
     get, path = "/v1/people/{id}", operation_id = "getPerson", tag = "people",
-    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404.")),
+    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404."), IfNoneMatchHeader),
     responses((status = 200, description = "The member (no envelope).", body = MemberDto<'static>)),
 )]
 async fn get_person(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, member_id(&id)?);
     let person = state.run(|app| async move { app.people.get(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(MemberDto::from(&person)))
+    Ok(conditional::read(&if_none_match, &person.etag(), &MemberDto::from(&person)))
 }
 
 /// Add a person
@@ -218,7 +220,8 @@ async fn get_person(
     post, path = "/v1/people", operation_id = "createPerson", tag = "people",
     request_body = NewMember,
     responses(
-        (status = 201, description = "The new member (no envelope).", body = MemberDto<'static>),
+        (status = 201, description = "The new member (no envelope).", body = MemberDto<'static>,
+         headers(("ETag" = String, description = "The entity tag of the new state."))),
         (status = 409, description = "The user is already a member, or the device label belongs to another organization.",
          body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
@@ -230,7 +233,7 @@ async fn create_person(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let person = state.run(|app| async move { app.people.create(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(MemberDto::from(&person)))
+    Ok(conditional::tagged(HttpResponse::Created(), &person.etag(), &MemberDto::from(&person)))
 }
 
 /// Add and change people in bulk
@@ -268,7 +271,7 @@ async fn bulk_people(
 /// existing user (else 400, which the schema cannot express).
 #[utoipa::path(
     patch, path = "/v1/people/{id}", operation_id = "updatePerson", tag = "people",
-    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404.")),
+    params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404."), IfMatchHeader),
     request_body = MemberChanges,
     responses(
         (status = 200, description = "The updated member (no envelope).", body = MemberDto<'static>),
@@ -280,9 +283,10 @@ async fn update_person(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<MemberChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, member_id(&id)?);
-    let person = state.run(|app| async move { app.people.update(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(MemberDto::from(&person)))
+    let person = state.run(|app| async move { app.people.update(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(HttpResponse::Ok(), &person.etag(), &MemberDto::from(&person)))
 }

@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
@@ -224,7 +225,7 @@ pub(crate) fn policy_query(mut params: ListParams, settings: &Settings) -> Resul
     summary = "Create a policy",
     request_body = NewPolicy,
     responses(
-        (status = 201, description = "The new policy.", body = PolicyWithAuth),
+        (status = 201, description = "The new policy.", body = PolicyWithAuth, headers(("ETag" = String, description = "The entity tag of the new state."))),
         (status = 409, description = "`status: published` for a policy with an approver: it must be submitted for approval.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
@@ -235,11 +236,15 @@ async fn create_policy(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let policy = state.run(|app| async move { app.policies.create_policy(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(PolicyWithAuth {
-        policy: PolicyDto::from(&policy),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    Ok(conditional::tagged(
+        HttpResponse::Created(),
+        &policy.etag(),
+        &PolicyWithAuth {
+            policy: PolicyDto::from(&policy),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -248,17 +253,18 @@ async fn create_policy(
     tag = "policies",
     operation_id = "getPolicy",
     summary = "Get one policy",
-    params(("id" = PolicyId, Path)),
+    params(("id" = PolicyId, Path), IfNoneMatchHeader),
     responses((status = 200, description = "The policy.", body = PolicyDto)),
 )]
 async fn get_policy(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, policy_id(&id)?);
     let policy = state.run(|app| async move { app.policies.get_policy(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(PolicyDto::from(&policy)))
+    Ok(conditional::read(&if_none_match, &policy.etag(), &PolicyDto::from(&policy)))
 }
 
 #[utoipa::path(
@@ -267,7 +273,7 @@ async fn get_policy(
     tag = "policies",
     operation_id = "updatePolicy",
     summary = "Change a policy: only the fields sent change",
-    params(("id" = PolicyId, Path)),
+    params(("id" = PolicyId, Path), IfMatchHeader),
     request_body = PolicyChanges,
     responses(
         (status = 200, description = "The changed policy.", body = PolicyWithAuth),
@@ -278,15 +284,21 @@ async fn update_policy(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<PolicyChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), policy_id(&id)?);
-    let policy = state.run(|app| async move { app.policies.update_policy(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(PolicyWithAuth {
-        policy: PolicyDto::from(&policy),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    let policy =
+        state.run(|app| async move { app.policies.update_policy(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(
+        HttpResponse::Ok(),
+        &policy.etag(),
+        &PolicyWithAuth {
+            policy: PolicyDto::from(&policy),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -295,16 +307,17 @@ async fn update_policy(
     tag = "policies",
     operation_id = "deletePolicy",
     summary = "Delete a policy",
-    params(("id" = PolicyId, Path)),
+    params(("id" = PolicyId, Path), IfMatchHeader),
     responses((status = 200, description = "What was deleted.", body = PolicyDeleted)),
 )]
 async fn delete_policy(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), policy_id(&id)?);
-    let policy = state.run(|app| async move { app.policies.delete_policy(&principal, &id).await }).await?;
+    let policy = state.run(|app| async move { app.policies.delete_policy(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(PolicyDeleted {
         message: "Policy deleted successfully",
         deleted_policy: DeletedPolicy { id: &policy.id, name: &policy.name },

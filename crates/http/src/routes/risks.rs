@@ -16,6 +16,7 @@ use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
@@ -213,7 +214,7 @@ pub(crate) fn risk_query(mut params: ListParams, settings: &Settings) -> Result<
     operation_id = "createRisk",
     summary = "Create a risk",
     request_body = NewRisk,
-    responses((status = 201, description = "The new risk.", body = RiskWithAuth)),
+    responses((status = 201, description = "The new risk.", body = RiskWithAuth, headers(("ETag" = String, description = "The entity tag of the new state.")))),
 )]
 async fn create_risk(
     state: web::Data<AppState>,
@@ -222,11 +223,15 @@ async fn create_risk(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let risk = state.run(|app| async move { app.risks.create_risk(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(RiskWithAuth {
-        risk: RiskDto::new(&risk, true),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    Ok(conditional::tagged(
+        HttpResponse::Created(),
+        &risk.etag(),
+        &RiskWithAuth {
+            risk: RiskDto::new(&risk, true),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -235,13 +240,18 @@ async fn create_risk(
     tag = "risks",
     operation_id = "getRisk",
     summary = "Get one risk",
-    params(("id" = RiskId, Path)),
+    params(("id" = RiskId, Path), IfNoneMatchHeader),
     responses((status = 200, description = "The risk.", body = RiskDto)),
 )]
-async fn get_risk(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn get_risk(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, risk_id(&id)?);
     let risk = state.run(|app| async move { app.risks.get_risk(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(RiskDto::new(&risk, true)))
+    Ok(conditional::read(&if_none_match, &risk.etag(), &RiskDto::new(&risk, true)))
 }
 
 #[utoipa::path(
@@ -250,7 +260,7 @@ async fn get_risk(state: web::Data<AppState>, caller: Caller, id: web::Path<Stri
     tag = "risks",
     operation_id = "updateRisk",
     summary = "Change a risk: only the fields sent change",
-    params(("id" = RiskId, Path)),
+    params(("id" = RiskId, Path), IfMatchHeader),
     request_body = RiskChanges,
     responses((status = 200, description = "The changed risk.", body = RiskWithAuth)),
 )]
@@ -258,15 +268,21 @@ async fn update_risk(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<RiskChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), risk_id(&id)?);
-    let risk = state.run(|app| async move { app.risks.update_risk(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(RiskWithAuth {
-        risk: RiskDto::new(&risk, true),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    let risk =
+        state.run(|app| async move { app.risks.update_risk(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(
+        HttpResponse::Ok(),
+        &risk.etag(),
+        &RiskWithAuth {
+            risk: RiskDto::new(&risk, true),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -275,16 +291,17 @@ async fn update_risk(
     tag = "risks",
     operation_id = "deleteRisk",
     summary = "Delete a risk",
-    params(("id" = RiskId, Path)),
+    params(("id" = RiskId, Path), IfMatchHeader),
     responses((status = 200, description = "What was deleted.", body = RiskDeleted)),
 )]
 async fn delete_risk(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), risk_id(&id)?);
-    let risk = state.run(|app| async move { app.risks.delete_risk(&principal, &id).await }).await?;
+    let risk = state.run(|app| async move { app.risks.delete_risk(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(RiskDeleted {
         message: "Risk deleted successfully",
         deleted_risk: DeletedRisk { id: &risk.id, title: &risk.title },

@@ -14,6 +14,7 @@ use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
@@ -177,7 +178,7 @@ pub(crate) fn task_query(mut params: ListParams, settings: &Settings) -> Result<
     operation_id = "createTask",
     summary = "Create a task",
     request_body = NewTask,
-    responses((status = 201, description = "The new task.", body = TaskWithAuth)),
+    responses((status = 201, description = "The new task.", body = TaskWithAuth, headers(("ETag" = String, description = "The entity tag of the new state.")))),
 )]
 async fn create_task(
     state: web::Data<AppState>,
@@ -186,11 +187,15 @@ async fn create_task(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let task = state.run(|app| async move { app.tasks.create_task(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(TaskWithAuth {
-        task: TaskDto::from(&task),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    Ok(conditional::tagged(
+        HttpResponse::Created(),
+        &task.etag(),
+        &TaskWithAuth {
+            task: TaskDto::from(&task),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -199,13 +204,18 @@ async fn create_task(
     tag = "tasks",
     operation_id = "getTask",
     summary = "Get one task",
-    params(("id" = TaskId, Path)),
+    params(("id" = TaskId, Path), IfNoneMatchHeader),
     responses((status = 200, description = "The task.", body = TaskDto)),
 )]
-async fn get_task(state: web::Data<AppState>, caller: Caller, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn get_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
+) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, task_id(&id)?);
     let task = state.run(|app| async move { app.tasks.get_task(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(TaskDto::from(&task)))
+    Ok(conditional::read(&if_none_match, &task.etag(), &TaskDto::from(&task)))
 }
 
 #[utoipa::path(
@@ -214,7 +224,7 @@ async fn get_task(state: web::Data<AppState>, caller: Caller, id: web::Path<Stri
     tag = "tasks",
     operation_id = "updateTask",
     summary = "Change a task: only the fields sent change",
-    params(("id" = TaskId, Path)),
+    params(("id" = TaskId, Path), IfMatchHeader),
     request_body = TaskChanges,
     responses((status = 200, description = "The changed task.", body = TaskWithAuth)),
 )]
@@ -222,15 +232,21 @@ async fn update_task(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<TaskChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), task_id(&id)?);
-    let task = state.run(|app| async move { app.tasks.update_task(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(TaskWithAuth {
-        task: TaskDto::from(&task),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    let task =
+        state.run(|app| async move { app.tasks.update_task(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(
+        HttpResponse::Ok(),
+        &task.etag(),
+        &TaskWithAuth {
+            task: TaskDto::from(&task),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -239,16 +255,17 @@ async fn update_task(
     tag = "tasks",
     operation_id = "deleteTask",
     summary = "Delete a task",
-    params(("id" = TaskId, Path)),
+    params(("id" = TaskId, Path), IfMatchHeader),
     responses((status = 200, description = "What was deleted.", body = TaskDeleted)),
 )]
 async fn delete_task(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), task_id(&id)?);
-    let task = state.run(|app| async move { app.tasks.delete_task(&principal, &id).await }).await?;
+    let task = state.run(|app| async move { app.tasks.delete_task(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(TaskDeleted {
         message: "Task deleted successfully",
         deleted_task: DeletedTask { id: &task.id, title: &task.title },

@@ -14,6 +14,7 @@ use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
@@ -202,7 +203,7 @@ pub(crate) fn vendor_query(mut params: ListParams, settings: &Settings) -> Resul
     operation_id = "createVendor",
     summary = "Create a vendor",
     request_body = NewVendor,
-    responses((status = 201, description = "The new vendor.", body = VendorWithAuth)),
+    responses((status = 201, description = "The new vendor.", body = VendorWithAuth, headers(("ETag" = String, description = "The entity tag of the new state.")))),
 )]
 async fn create_vendor(
     state: web::Data<AppState>,
@@ -211,11 +212,15 @@ async fn create_vendor(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let vendor = state.run(|app| async move { app.vendors.create_vendor(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(VendorWithAuth {
-        vendor: VendorDto::new(&vendor, true),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    Ok(conditional::tagged(
+        HttpResponse::Created(),
+        &vendor.etag(),
+        &VendorWithAuth {
+            vendor: VendorDto::new(&vendor, true),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -224,17 +229,18 @@ async fn create_vendor(
     tag = "vendors",
     operation_id = "getVendor",
     summary = "Get one vendor",
-    params(("id" = VendorId, Path)),
+    params(("id" = VendorId, Path), IfNoneMatchHeader),
     responses((status = 200, description = "The vendor.", body = VendorDto)),
 )]
 async fn get_vendor(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, vendor_id(&id)?);
     let vendor = state.run(|app| async move { app.vendors.get_vendor(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(VendorDto::new(&vendor, true)))
+    Ok(conditional::read(&if_none_match, &vendor.etag(), &VendorDto::new(&vendor, true)))
 }
 
 #[utoipa::path(
@@ -243,7 +249,7 @@ async fn get_vendor(
     tag = "vendors",
     operation_id = "updateVendor",
     summary = "Change a vendor: only the fields sent change",
-    params(("id" = VendorId, Path)),
+    params(("id" = VendorId, Path), IfMatchHeader),
     request_body = VendorChanges,
     responses((status = 200, description = "The changed vendor.", body = VendorWithAuth)),
 )]
@@ -251,15 +257,21 @@ async fn update_vendor(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<VendorChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), vendor_id(&id)?);
-    let vendor = state.run(|app| async move { app.vendors.update_vendor(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(VendorWithAuth {
-        vendor: VendorDto::new(&vendor, true),
-        auth_type: auth_type(&caller, AuthTypeStyle::Standard),
-        authenticated_user: AuthenticatedUser::for_session(&caller),
-    }))
+    let vendor =
+        state.run(|app| async move { app.vendors.update_vendor(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(
+        HttpResponse::Ok(),
+        &vendor.etag(),
+        &VendorWithAuth {
+            vendor: VendorDto::new(&vendor, true),
+            auth_type: auth_type(&caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(&caller),
+        },
+    ))
 }
 
 #[utoipa::path(
@@ -268,16 +280,17 @@ async fn update_vendor(
     tag = "vendors",
     operation_id = "deleteVendor",
     summary = "Delete a vendor",
-    params(("id" = VendorId, Path)),
+    params(("id" = VendorId, Path), IfMatchHeader),
     responses((status = 200, description = "What was deleted.", body = VendorDeleted)),
 )]
 async fn delete_vendor(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), vendor_id(&id)?);
-    let vendor = state.run(|app| async move { app.vendors.delete_vendor(&principal, &id).await }).await?;
+    let vendor = state.run(|app| async move { app.vendors.delete_vendor(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::Ok().json(VendorDeleted {
         message: "Vendor deleted successfully",
         deleted_vendor: DeletedVendor { id: &vendor.id, name: &vendor.name },

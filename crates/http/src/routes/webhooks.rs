@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::{ApiError, AppState, Caller};
@@ -205,7 +206,8 @@ async fn list_webhooks(
 #[utoipa::path(
     post, path = "/v1/webhooks", operation_id = "createWebhook", tag = "webhooks",
     request_body = NewWebhook,
-    responses((status = 201, description = "The webhook with its secret.", body = WebhookWithSecret)),
+    responses((status = 201, description = "The webhook with its secret.", body = WebhookWithSecret,
+        headers(("ETag" = String, description = "The entity tag of the new state.")))),
 )]
 async fn create_webhook(
     state: web::Data<AppState>,
@@ -214,23 +216,24 @@ async fn create_webhook(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let issued = state.run(|app| async move { app.webhooks.create(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(WebhookWithSecret::from(&issued)))
+    Ok(conditional::tagged(HttpResponse::Created(), &issued.webhook.etag(), &WebhookWithSecret::from(&issued)))
 }
 
 /// Get a webhook
 #[utoipa::path(
     get, path = "/v1/webhooks/{id}", operation_id = "getWebhook", tag = "webhooks",
-    params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404.")),
+    params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404."), IfNoneMatchHeader),
     responses((status = 200, description = "The webhook.", body = WebhookDto)),
 )]
 async fn get_webhook(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
     let webhook = state.run(|app| async move { app.webhooks.get(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(WebhookDto::from(&webhook)))
+    Ok(conditional::read(&if_none_match, &webhook.etag(), &WebhookDto::from(&webhook)))
 }
 
 /// Update a webhook
@@ -238,7 +241,7 @@ async fn get_webhook(
 /// `isEnabled: true` re-enables a webhook deliveries disabled, and clears its reason.
 #[utoipa::path(
     patch, path = "/v1/webhooks/{id}", operation_id = "updateWebhook", tag = "webhooks",
-    params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404.")),
+    params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404."), IfMatchHeader),
     request_body = WebhookChanges,
     responses((status = 200, description = "The webhook.", body = WebhookDto)),
 )]
@@ -246,11 +249,13 @@ async fn update_webhook(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<WebhookChanges>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
-    let webhook = state.run(|app| async move { app.webhooks.update(&principal, &id, changes).await }).await?;
-    Ok(HttpResponse::Ok().json(WebhookDto::from(&webhook)))
+    let webhook =
+        state.run(|app| async move { app.webhooks.update(&principal, &id, changes, &if_match.0).await }).await?;
+    Ok(conditional::tagged(HttpResponse::Ok(), &webhook.etag(), &WebhookDto::from(&webhook)))
 }
 
 /// Delete a webhook
@@ -258,16 +263,17 @@ async fn update_webhook(
 /// With its delivery records; queued deliveries are not sent.
 #[utoipa::path(
     delete, path = "/v1/webhooks/{id}", operation_id = "deleteWebhook", tag = "webhooks",
-    params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404.")),
+    params(("id" = WebhookId, Path, description = "The webhook; an id of another organization or of none is a 404."), IfMatchHeader),
     responses((status = 204, description = "Deleted.")),
 )]
 async fn delete_webhook(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
-    state.run(|app| async move { app.webhooks.delete(&principal, &id).await }).await?;
+    state.run(|app| async move { app.webhooks.delete(&principal, &id, &if_match.0).await }).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
