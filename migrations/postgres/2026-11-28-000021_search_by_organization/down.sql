@@ -1,0 +1,16 @@
+DROP INDEX risks_search;
+CREATE INDEX risks_search ON risks USING gin ((search_title || search_body));
+DROP INDEX vendors_search;
+CREATE INDEX vendors_search ON vendors USING gin ((search_title || search_body));
+DROP INDEX policies_search;
+CREATE INDEX policies_search ON policies USING gin ((search_title || search_body));
+DROP INDEX context_entries_search;
+CREATE INDEX context_entries_search ON context_entries USING gin ((search_title || search_body));
+DROP INDEX tasks_search;
+CREATE INDEX tasks_search ON tasks USING gin ((search_title || search_body));
+DROP INDEX comments_search;
+CREATE INDEX comments_search ON comments USING gin (search_body);
+DROP INDEX automation_runs_search;
+CREATE INDEX automation_runs_search ON automation_runs USING gin ((search_title || search_body));
+DROP INDEX connections_search;
+CREATE INDEX connections_search ON connections USING gin ((search_title || search_body));
