@@ -428,6 +428,384 @@ pub mod types {
         }
     }
 
+    /// The 400 problem of an atomic bulk request that wrote nothing: each failing operation with its
+    /// index in the request and the problem the single write would have answered.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkFailed {
+        pub detail: String,
+        /// The invalid fields of a validation problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub errors: Option<Vec<FieldError>>,
+        /// The failing operations, in the request's order.
+        pub operations: Vec<OperationProblem>,
+        /// The request's `X-Request-Id`, to find its log lines.
+        #[serde(rename = "requestId")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub request_id: Option<String>,
+        pub status: u32,
+        pub title: String,
+        /// `/problems/{kind}`, e.g. `/problems/validation`.
+        pub r#type: String,
+    }
+
+    impl BulkFailed {
+        /// A value with `detail`, `operations`, `status`, `title`, `type`; every other member absent or `null`.
+        pub fn new(
+            detail: String,
+            operations: Vec<OperationProblem>,
+            status: u32,
+            title: String,
+            r#type: String,
+        ) -> Self {
+            Self { detail, operations, status, title, r#type, errors: None, request_id: None }
+        }
+    }
+
+    /// One operation: `create` takes the body the resource's `POST` takes and no id; `update` an id
+    /// and the body its `PATCH` takes; `delete` an id and no body.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkItem {
+        /// The input of `create` or the changes of `update`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub body: Option<serde_json::Map<String, serde_json::Value>>,
+        /// The record's id, for `update` and `delete`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub id: Option<Option<String>>,
+        pub op: BulkOp,
+    }
+
+    impl BulkItem {
+        /// A value with `op`; every other member absent or `null`.
+        pub fn new(op: BulkOp) -> Self {
+            Self { op, body: None, id: None }
+        }
+    }
+
+    /// What an operation does.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum BulkOp {
+        #[serde(rename = "create")]
+        Create,
+        #[serde(rename = "update")]
+        Update,
+        #[serde(rename = "delete")]
+        Delete,
+    }
+
+    impl BulkOp {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Create => "create",
+                Self::Update => "update",
+                Self::Delete => "delete",
+            }
+        }
+    }
+
+    /// `{operations: [{op, id?, body?}]}`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkRequest {
+        /// 1 to 500 operations, applied in this order.
+        pub operations: Vec<BulkItem>,
+    }
+
+    impl BulkRequest {
+        /// A value with `operations`; every other member absent or `null`.
+        pub fn new(operations: Vec<BulkItem>) -> Self {
+            Self { operations }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Body {
+        /// When they joined.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// Their department.
+        pub department: Department,
+        /// The device management system's label of their devices, or `null`.
+        #[serde(rename = "deviceManagerLabelId")]
+        pub device_manager_label_id: Option<i64>,
+        /// The membership's id.
+        pub id: MemberId,
+        /// Whether the membership counts; an inactive member cannot act.
+        #[serde(rename = "isActive")]
+        pub is_active: bool,
+        /// The organization it belongs to.
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        /// Its roles, as written (`owner`, `admin`, `auditor`, `employee`, comma-separated).
+        pub role: String,
+        /// The user.
+        pub user: User,
+        /// The user.
+        #[serde(rename = "userId")]
+        pub user_id: UserId,
+    }
+
+    /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
+    /// problem) and the record (as it is now; as it was, for a delete) or the problem.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_Member {
+        /// A person: a user's membership in the organization. `isActive: false` means deactivated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub body: Option<Body>,
+        /// The operation's index in `operations` (from 0).
+        pub index: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub problem: Option<Option<Problem>>,
+        pub status: u32,
+    }
+
+    impl BulkResult_Member {
+        /// A value with `index`, `status`; every other member absent or `null`.
+        pub fn new(index: u64, status: u32) -> Self {
+            Self { index, status, body: None, problem: None }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_RiskDtoBody {
+        #[serde(rename = "assigneeId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub assignee_id: Option<Option<MemberId>>,
+        /// What kind of risk.
+        pub category: RiskCategory,
+        /// When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub department: Option<Option<Department>>,
+        /// What could happen.
+        pub description: String,
+        /// The risk's id.
+        pub id: RiskId,
+        /// How bad it would be before treatment.
+        pub impact: Impact,
+        /// How likely it is before treatment.
+        pub likelihood: Likelihood,
+        #[serde(rename = "organizationId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub organization_id: Option<Option<OrganizationId>>,
+        #[serde(rename = "residualImpact")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub residual_impact: Option<Option<Impact>>,
+        #[serde(rename = "residualLikelihood")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub residual_likelihood: Option<Option<Likelihood>>,
+        /// Where it stands.
+        pub status: RiskStatus,
+        /// Its title.
+        pub title: String,
+        /// How the risk is treated.
+        #[serde(rename = "treatmentStrategy")]
+        pub treatment_strategy: TreatmentStrategy,
+        /// How the treatment is carried out, or `null` (absent from list items).
+        #[serde(rename = "treatmentStrategyDescription")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub treatment_strategy_description: Option<Option<String>>,
+        /// When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+    }
+
+    /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
+    /// problem) and the record (as it is now; as it was, for a delete) or the problem.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_RiskDto {
+        /// A risk; list items leave out the fields the spec marks "absent from list items". The outer
+        /// `Option` of a detail-only field is absent-or-present; the inner one is the value's nullability.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub body: Option<BulkResult_RiskDtoBody>,
+        /// The operation's index in `operations` (from 0).
+        pub index: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub problem: Option<Option<Problem>>,
+        pub status: u32,
+    }
+
+    impl BulkResult_RiskDto {
+        /// A value with `index`, `status`; every other member absent or `null`.
+        pub fn new(index: u64, status: u32) -> Self {
+            Self { index, status, body: None, problem: None }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_TaskDtoBody {
+        #[serde(rename = "assigneeId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub assignee_id: Option<Option<MemberId>>,
+        /// When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// Its description; empty when none.
+        pub description: String,
+        /// The task's id.
+        pub id: TaskId,
+        /// The organization it belongs to.
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        /// Where it stands.
+        pub status: TaskStatus,
+        /// Its title.
+        pub title: String,
+        /// When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+    }
+
+    impl BulkResult_TaskDtoBody {
+        /// A value with `created_at`, `description`, `id`, `organization_id`, `status`, `title`, `updated_at`; every other member absent or `null`.
+        pub fn new(
+            created_at: Timestamp,
+            description: String,
+            id: TaskId,
+            organization_id: OrganizationId,
+            status: TaskStatus,
+            title: String,
+            updated_at: Timestamp,
+        ) -> Self {
+            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
+        }
+    }
+
+    /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
+    /// problem) and the record (as it is now; as it was, for a delete) or the problem.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_TaskDto {
+        /// A task.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub body: Option<BulkResult_TaskDtoBody>,
+        /// The operation's index in `operations` (from 0).
+        pub index: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub problem: Option<Option<Problem>>,
+        pub status: u32,
+    }
+
+    impl BulkResult_TaskDto {
+        /// A value with `index`, `status`; every other member absent or `null`.
+        pub fn new(index: u64, status: u32) -> Self {
+            Self { index, status, body: None, problem: None }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_VendorDtoBody {
+        #[serde(rename = "assigneeId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub assignee_id: Option<Option<MemberId>>,
+        /// What it provides.
+        pub category: VendorCategory,
+        /// When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// What the vendor does for the organization.
+        pub description: String,
+        /// The vendor's id.
+        pub id: VendorId,
+        /// How bad a problem would be before controls.
+        #[serde(rename = "inherentImpact")]
+        pub inherent_impact: Impact,
+        /// How likely a problem is before controls.
+        #[serde(rename = "inherentProbability")]
+        pub inherent_probability: Likelihood,
+        /// Its name.
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub organization_id: Option<Option<OrganizationId>>,
+        /// How bad a problem would be after controls.
+        #[serde(rename = "residualImpact")]
+        pub residual_impact: Impact,
+        /// How likely a problem is after controls.
+        #[serde(rename = "residualProbability")]
+        pub residual_probability: Likelihood,
+        /// How far its assessment is.
+        pub status: VendorStatus,
+        /// When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+        /// An http(s) URL, or `null`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub website: Option<Option<String>>,
+    }
+
+    /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
+    /// problem) and the record (as it is now; as it was, for a delete) or the problem.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResult_VendorDto {
+        /// A vendor; list items leave out `organizationId`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub body: Option<BulkResult_VendorDtoBody>,
+        /// The operation's index in `operations` (from 0).
+        pub index: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub problem: Option<Option<Problem>>,
+        pub status: u32,
+    }
+
+    impl BulkResult_VendorDto {
+        /// A value with `index`, `status`; every other member absent or `null`.
+        pub fn new(index: u64, status: u32) -> Self {
+            Self { index, status, body: None, problem: None }
+        }
+    }
+
+    /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResults_Member {
+        pub results: Vec<BulkResult_Member>,
+    }
+
+    impl BulkResults_Member {
+        /// A value with `results`; every other member absent or `null`.
+        pub fn new(results: Vec<BulkResult_Member>) -> Self {
+            Self { results }
+        }
+    }
+
+    /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResults_RiskDto {
+        pub results: Vec<BulkResult_RiskDto>,
+    }
+
+    impl BulkResults_RiskDto {
+        /// A value with `results`; every other member absent or `null`.
+        pub fn new(results: Vec<BulkResult_RiskDto>) -> Self {
+            Self { results }
+        }
+    }
+
+    /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResults_TaskDto {
+        pub results: Vec<BulkResult_TaskDto>,
+    }
+
+    impl BulkResults_TaskDto {
+        /// A value with `results`; every other member absent or `null`.
+        pub fn new(results: Vec<BulkResult_TaskDto>) -> Self {
+            Self { results }
+        }
+    }
+
+    /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct BulkResults_VendorDto {
+        pub results: Vec<BulkResult_VendorDto>,
+    }
+
+    impl BulkResults_VendorDto {
+        /// A value with `results`; every other member absent or `null`.
+        pub fn new(results: Vec<BulkResult_VendorDto>) -> Self {
+            Self { results }
+        }
+    }
+
     /// The acting user's assistant chat history in the acting organization.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct ChatHistory {
@@ -2130,6 +2508,32 @@ pub mod types {
         }
     }
 
+    /// One failing operation of a bulk request: its index and its problem.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct OperationProblem {
+        pub detail: String,
+        /// The invalid fields of a validation problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub errors: Option<Vec<FieldError>>,
+        /// The operation's index in `operations` (from 0).
+        pub index: u64,
+        /// The request's `X-Request-Id`, to find its log lines.
+        #[serde(rename = "requestId")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub request_id: Option<String>,
+        pub status: u32,
+        pub title: String,
+        /// `/problems/{kind}`, e.g. `/problems/validation`.
+        pub r#type: String,
+    }
+
+    impl OperationProblem {
+        /// A value with `detail`, `index`, `status`, `title`, `type`; every other member absent or `null`.
+        pub fn new(detail: String, index: u64, status: u32, title: String, r#type: String) -> Self {
+            Self { detail, index, status, title, r#type, errors: None, request_id: None }
+        }
+    }
+
     /// The organization (tenant).
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Organization {
@@ -2860,6 +3264,34 @@ pub mod types {
                 Self::Removed => "removed",
                 Self::Added => "added",
             }
+        }
+    }
+
+    /// A 412 problem of a write whose `If-Match` no longer holds: nothing was changed.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct PreconditionFailed {
+        /// The record's current `ETag` (quoted, as the header shows it): read the record again,
+        /// then retry with this in `If-Match`.
+        #[serde(rename = "currentEtag")]
+        pub current_etag: String,
+        pub detail: String,
+        /// The invalid fields of a validation problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub errors: Option<Vec<FieldError>>,
+        /// The request's `X-Request-Id`, to find its log lines.
+        #[serde(rename = "requestId")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub request_id: Option<String>,
+        pub status: u32,
+        pub title: String,
+        /// `/problems/{kind}`, e.g. `/problems/validation`.
+        pub r#type: String,
+    }
+
+    impl PreconditionFailed {
+        /// A value with `current_etag`, `detail`, `status`, `title`, `type`; every other member absent or `null`.
+        pub fn new(current_etag: String, detail: String, status: u32, title: String, r#type: String) -> Self {
+            Self { current_etag, detail, status, title, r#type, errors: None, request_id: None }
         }
     }
 
@@ -5449,6 +5881,26 @@ pub mod types {
         }
     }
 
+    /// The query parameters of [`Client::bulk_people`](crate::Client::bulk_people) (`bulkPeople`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct BulkPeopleQuery {
+        /// `true` (the default): all or nothing in one transaction; `false`: one by one, each with
+        /// its own result.
+        pub atomic: Option<bool>,
+    }
+
+    impl BulkPeopleQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.atomic {
+                pairs.push(("atomic", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
     /// The query parameters of [`Client::export_people`](crate::Client::export_people) (`exportPeople`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportPeopleQuery {
@@ -5877,6 +6329,26 @@ pub mod types {
         }
     }
 
+    /// The query parameters of [`Client::bulk_risks`](crate::Client::bulk_risks) (`bulkRisks`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct BulkRisksQuery {
+        /// `true` (the default): all or nothing in one transaction; `false`: one by one, each with
+        /// its own result.
+        pub atomic: Option<bool>,
+    }
+
+    impl BulkRisksQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.atomic {
+                pairs.push(("atomic", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
     /// The query parameters of [`Client::export_risks`](crate::Client::export_risks) (`exportRisks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportRisksQuery {
@@ -6096,6 +6568,26 @@ pub mod types {
         }
     }
 
+    /// The query parameters of [`Client::bulk_tasks`](crate::Client::bulk_tasks) (`bulkTasks`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct BulkTasksQuery {
+        /// `true` (the default): all or nothing in one transaction; `false`: one by one, each with
+        /// its own result.
+        pub atomic: Option<bool>,
+    }
+
+    impl BulkTasksQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.atomic {
+                pairs.push(("atomic", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
     /// The query parameters of [`Client::export_tasks`](crate::Client::export_tasks) (`exportTasks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExportTasksQuery {
@@ -6284,6 +6776,26 @@ pub mod types {
     impl crate::pagination::Paged for ListVendorsQuery {
         fn set_cursor(&mut self, cursor: String) {
             self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::bulk_vendors`](crate::Client::bulk_vendors) (`bulkVendors`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct BulkVendorsQuery {
+        /// `true` (the default): all or nothing in one transaction; `false`: one by one, each with
+        /// its own result.
+        pub atomic: Option<bool>,
+    }
+
+    impl BulkVendorsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.atomic {
+                pairs.push(("atomic", crate::transport::query_value(value)));
+            }
+
+            pairs
         }
     }
 
@@ -7645,6 +8157,29 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// Add and change people in bulk.
+    ///
+    /// Up to 500 operations: `create` takes the body `POST /v1/people` takes, `update` an id and the
+    /// body `PATCH /v1/people/{id}` takes (`isActive: false` deactivates). People are never deleted,
+    /// so a `delete` operation fails (400 naming `op`). By default all or nothing: every operation is
+    /// checked, then all are applied in one transaction, or none and a 400 lists each failing
+    /// operation by index. With `atomic=false` they are applied one by one, each with its own result.
+    ///
+    /// `POST /v1/people/bulk` (`bulkPeople`).
+    pub async fn bulk_people(
+        &self,
+        query: &BulkPeopleQuery,
+        body: &BulkRequest,
+    ) -> Result<BulkResults_Member, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/people/bulk".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
     /// Export people.
     ///
     /// Every member the list would show with the same parameters, streamed as one CSV or JSON Lines file.
@@ -8014,6 +8549,25 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// Create, change and delete up to 500 risks in one request.
+    ///
+    /// Each operation's body is the body `POST /v1/risks` (create) or `PATCH /v1/risks/{id}` (update) takes. By default all or nothing: every operation is checked, then all are applied in one transaction, or none and a 400 lists each failing operation by index. With `atomic=false` they are applied one by one and each answers its own result.
+    ///
+    /// `POST /v1/risks/bulk` (`bulkRisks`).
+    pub async fn bulk_risks(
+        &self,
+        query: &BulkRisksQuery,
+        body: &BulkRequest,
+    ) -> Result<BulkResults_RiskDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/risks/bulk".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
     /// Export the organization's risks as CSV or JSON Lines.
     ///
     /// Every risk the list would show with the same parameters, streamed as one file.
@@ -8157,6 +8711,25 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// Create, change and delete up to 500 tasks in one request.
+    ///
+    /// Each operation's body is the body `POST /v1/tasks` (create) or `PATCH /v1/tasks/{id}` (update) takes. By default all or nothing: every operation is checked, then all are applied in one transaction, or none and a 400 lists each failing operation by index. With `atomic=false` they are applied one by one and each answers its own result.
+    ///
+    /// `POST /v1/tasks/bulk` (`bulkTasks`).
+    pub async fn bulk_tasks(
+        &self,
+        query: &BulkTasksQuery,
+        body: &BulkRequest,
+    ) -> Result<BulkResults_TaskDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/tasks/bulk".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
     /// Export the organization's tasks as CSV or JSON Lines.
     ///
     /// Every record the list would show with the same parameters, streamed as one file.
@@ -8264,6 +8837,25 @@ impl crate::Client {
             method: reqwest::Method::POST,
             path: "/v1/vendors".to_owned(),
             query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Create, change and delete up to 500 vendors in one request.
+    ///
+    /// Each operation's body is the body `POST /v1/vendors` (create) or `PATCH /v1/vendors/{id}` (update) takes. By default all or nothing: every operation is checked, then all are applied in one transaction, or none and a 400 lists each failing operation by index. With `atomic=false` they are applied one by one and each answers its own result.
+    ///
+    /// `POST /v1/vendors/bulk` (`bulkVendors`).
+    pub async fn bulk_vendors(
+        &self,
+        query: &BulkVendorsQuery,
+        body: &BulkRequest,
+    ) -> Result<BulkResults_VendorDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/vendors/bulk".to_owned(),
+            query: query.pairs(),
             body: crate::transport::Body::json(body)?,
         };
         self.json(request).await
