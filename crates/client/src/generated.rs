@@ -547,7 +547,7 @@ pub mod types {
     /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
     /// problem) and the record (as it is now; as it was, for a delete) or the problem.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_Member {
+    pub struct BulkResultMember {
         /// A person: a user's membership in the organization. `isActive: false` means deactivated.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub body: Option<Body>,
@@ -558,7 +558,7 @@ pub mod types {
         pub status: u32,
     }
 
-    impl BulkResult_Member {
+    impl BulkResultMember {
         /// A value with `index`, `status`; every other member absent or `null`.
         pub fn new(index: u64, status: u32) -> Self {
             Self { index, status, body: None, problem: None }
@@ -566,7 +566,7 @@ pub mod types {
     }
 
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_RiskDtoBody {
+    pub struct BulkResultRiskDtoBody {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -613,11 +613,11 @@ pub mod types {
     /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
     /// problem) and the record (as it is now; as it was, for a delete) or the problem.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_RiskDto {
+    pub struct BulkResultRiskDto {
         /// A risk; list items leave out the fields the spec marks "absent from list items". The outer
         /// `Option` of a detail-only field is absent-or-present; the inner one is the value's nullability.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub body: Option<BulkResult_RiskDtoBody>,
+        pub body: Option<BulkResultRiskDtoBody>,
         /// The operation's index in `operations` (from 0).
         pub index: u64,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -625,7 +625,7 @@ pub mod types {
         pub status: u32,
     }
 
-    impl BulkResult_RiskDto {
+    impl BulkResultRiskDto {
         /// A value with `index`, `status`; every other member absent or `null`.
         pub fn new(index: u64, status: u32) -> Self {
             Self { index, status, body: None, problem: None }
@@ -633,7 +633,7 @@ pub mod types {
     }
 
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_TaskDtoBody {
+    pub struct BulkResultTaskDtoBody {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -656,7 +656,7 @@ pub mod types {
         pub updated_at: Timestamp,
     }
 
-    impl BulkResult_TaskDtoBody {
+    impl BulkResultTaskDtoBody {
         /// A value with `created_at`, `description`, `id`, `organization_id`, `status`, `title`, `updated_at`; every other member absent or `null`.
         pub fn new(
             created_at: Timestamp,
@@ -674,10 +674,10 @@ pub mod types {
     /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
     /// problem) and the record (as it is now; as it was, for a delete) or the problem.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_TaskDto {
+    pub struct BulkResultTaskDto {
         /// A task.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub body: Option<BulkResult_TaskDtoBody>,
+        pub body: Option<BulkResultTaskDtoBody>,
         /// The operation's index in `operations` (from 0).
         pub index: u64,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -685,7 +685,7 @@ pub mod types {
         pub status: u32,
     }
 
-    impl BulkResult_TaskDto {
+    impl BulkResultTaskDto {
         /// A value with `index`, `status`; every other member absent or `null`.
         pub fn new(index: u64, status: u32) -> Self {
             Self { index, status, body: None, problem: None }
@@ -693,7 +693,7 @@ pub mod types {
     }
 
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_VendorDtoBody {
+    pub struct BulkResultVendorDtoBody {
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -736,10 +736,10 @@ pub mod types {
     /// One operation's outcome: its status (201 created, 200 updated or deleted, or the status of its
     /// problem) and the record (as it is now; as it was, for a delete) or the problem.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResult_VendorDto {
+    pub struct BulkResultVendorDto {
         /// A vendor; list items leave out `organizationId`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub body: Option<BulkResult_VendorDtoBody>,
+        pub body: Option<BulkResultVendorDtoBody>,
         /// The operation's index in `operations` (from 0).
         pub index: u64,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -747,7 +747,7 @@ pub mod types {
         pub status: u32,
     }
 
-    impl BulkResult_VendorDto {
+    impl BulkResultVendorDto {
         /// A value with `index`, `status`; every other member absent or `null`.
         pub fn new(index: u64, status: u32) -> Self {
             Self { index, status, body: None, problem: None }
@@ -756,52 +756,52 @@ pub mod types {
 
     /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResults_Member {
-        pub results: Vec<BulkResult_Member>,
+    pub struct BulkResultsMember {
+        pub results: Vec<BulkResultMember>,
     }
 
-    impl BulkResults_Member {
+    impl BulkResultsMember {
         /// A value with `results`; every other member absent or `null`.
-        pub fn new(results: Vec<BulkResult_Member>) -> Self {
+        pub fn new(results: Vec<BulkResultMember>) -> Self {
             Self { results }
         }
     }
 
     /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResults_RiskDto {
-        pub results: Vec<BulkResult_RiskDto>,
+    pub struct BulkResultsRiskDto {
+        pub results: Vec<BulkResultRiskDto>,
     }
 
-    impl BulkResults_RiskDto {
+    impl BulkResultsRiskDto {
         /// A value with `results`; every other member absent or `null`.
-        pub fn new(results: Vec<BulkResult_RiskDto>) -> Self {
+        pub fn new(results: Vec<BulkResultRiskDto>) -> Self {
             Self { results }
         }
     }
 
     /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResults_TaskDto {
-        pub results: Vec<BulkResult_TaskDto>,
+    pub struct BulkResultsTaskDto {
+        pub results: Vec<BulkResultTaskDto>,
     }
 
-    impl BulkResults_TaskDto {
+    impl BulkResultsTaskDto {
         /// A value with `results`; every other member absent or `null`.
-        pub fn new(results: Vec<BulkResult_TaskDto>) -> Self {
+        pub fn new(results: Vec<BulkResultTaskDto>) -> Self {
             Self { results }
         }
     }
 
     /// `{results: [{index, status, body | problem}]}`: each operation's outcome, in order.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct BulkResults_VendorDto {
-        pub results: Vec<BulkResult_VendorDto>,
+    pub struct BulkResultsVendorDto {
+        pub results: Vec<BulkResultVendorDto>,
     }
 
-    impl BulkResults_VendorDto {
+    impl BulkResultsVendorDto {
         /// A value with `results`; every other member absent or `null`.
-        pub fn new(results: Vec<BulkResult_VendorDto>) -> Self {
+        pub fn new(results: Vec<BulkResultVendorDto>) -> Self {
             Self { results }
         }
     }
@@ -8170,7 +8170,7 @@ impl crate::Client {
         &self,
         query: &BulkPeopleQuery,
         body: &BulkRequest,
-    ) -> Result<BulkResults_Member, crate::Error> {
+    ) -> Result<BulkResultsMember, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: "/v1/people/bulk".to_owned(),
@@ -8558,7 +8558,7 @@ impl crate::Client {
         &self,
         query: &BulkRisksQuery,
         body: &BulkRequest,
-    ) -> Result<BulkResults_RiskDto, crate::Error> {
+    ) -> Result<BulkResultsRiskDto, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: "/v1/risks/bulk".to_owned(),
@@ -8720,7 +8720,7 @@ impl crate::Client {
         &self,
         query: &BulkTasksQuery,
         body: &BulkRequest,
-    ) -> Result<BulkResults_TaskDto, crate::Error> {
+    ) -> Result<BulkResultsTaskDto, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: "/v1/tasks/bulk".to_owned(),
@@ -8851,7 +8851,7 @@ impl crate::Client {
         &self,
         query: &BulkVendorsQuery,
         body: &BulkRequest,
-    ) -> Result<BulkResults_VendorDto, crate::Error> {
+    ) -> Result<BulkResultsVendorDto, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: "/v1/vendors/bulk".to_owned(),

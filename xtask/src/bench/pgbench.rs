@@ -109,7 +109,10 @@ mod tests {
         let script = insert_risks(3);
         assert_eq!(script.lines().count(), 1, "{script}");
         assert_eq!(script.matches(":org").count(), 1, "pgbench binds at most 255 parameters: {script}");
-        assert!(script.starts_with("INSERT INTO risks (") && script.ends_with("generate_series(0, 2) n;\n"), "{script}");
+        assert!(
+            script.starts_with("INSERT INTO risks (") && script.ends_with("generate_series(0, 2) n;\n"),
+            "{script}"
+        );
     }
 
     #[test]

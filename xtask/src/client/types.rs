@@ -53,6 +53,7 @@ impl<'a> Types<'a> {
     }
 
     fn component(&mut self, name: &str, schema: &Value) -> Result<()> {
+        let name = &type_name(name);
         let mut declaration = String::new();
         if let Some(description) = schema.get("description").and_then(Value::as_str) {
             doc(description, &mut declaration);
@@ -182,7 +183,7 @@ impl<'a> Types<'a> {
         if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
             let Some(name) = reference.strip_prefix(REF_PREFIX) else { bail!("unsupported $ref {reference}") };
             self.resolve(reference)?;
-            return Ok(plain(name));
+            return Ok(plain(&type_name(name)));
         }
         if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
             if let [only, null] = alternatives.as_slice()
@@ -349,4 +350,10 @@ fn emit_enum(name: &str, values: &[String], out: &mut String) -> Result<()> {
         "impl {name} {{\n/// The value as it is on the wire.\npub fn as_str(self) -> &'static str {{\nmatch self {{\n{arms}}}\n}}\n}}\n\n"
     ));
     Ok(())
+}
+
+/// The Rust name of a component schema: utoipa names a generic schema's instances
+/// `BulkResult_RiskDto`, which Rust wants as `BulkResultRiskDto`.
+fn type_name(schema: &str) -> String {
+    schema.replace('_', "")
 }
