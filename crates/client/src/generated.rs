@@ -436,8 +436,10 @@ pub mod types {
         /// The invalid fields of a validation problem.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub errors: Option<Vec<FieldError>>,
-        /// The failing operations, in the request's order.
-        pub operations: Vec<OperationProblem>,
+        /// The failing operations, in the request's order. Absent when the request as a whole is
+        /// invalid (no operations, more than 500, a malformed one): then the 400 is a plain problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub operations: Option<Vec<OperationProblem>>,
         /// The request's `X-Request-Id`, to find its log lines.
         #[serde(rename = "requestId")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -449,15 +451,9 @@ pub mod types {
     }
 
     impl BulkFailed {
-        /// A value with `detail`, `operations`, `status`, `title`, `type`; every other member absent or `null`.
-        pub fn new(
-            detail: String,
-            operations: Vec<OperationProblem>,
-            status: u32,
-            title: String,
-            r#type: String,
-        ) -> Self {
-            Self { detail, operations, status, title, r#type, errors: None, request_id: None }
+        /// A value with `detail`, `status`, `title`, `type`; every other member absent or `null`.
+        pub fn new(detail: String, status: u32, title: String, r#type: String) -> Self {
+            Self { detail, status, title, r#type, errors: None, operations: None, request_id: None }
         }
     }
 

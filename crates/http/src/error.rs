@@ -74,7 +74,9 @@ pub(crate) struct Problem<'a> {
 pub(crate) struct BulkFailed<'a> {
     #[serde(flatten)]
     problem: Problem<'a>,
-    /// The failing operations, in the request's order.
+    /// The failing operations, in the request's order. Absent when the request as a whole is
+    /// invalid (no operations, more than 500, a malformed one): then the 400 is a plain problem.
+    #[schema(required = false)]
     operations: Vec<OperationProblem<'a>>,
 }
 

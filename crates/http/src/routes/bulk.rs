@@ -26,6 +26,7 @@ pub const BULK_BODY_LIMIT: BodyLimit = BodyLimit(MAX_OPERATIONS * 32 * 1024);
 #[serde(deny_unknown_fields)]
 pub(crate) struct BulkRequest {
     /// 1 to 500 operations, applied in this order.
+    #[schema(min_items = 1, max_items = 500)]
     operations: Vec<BulkItem>,
 }
 
