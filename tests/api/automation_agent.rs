@@ -201,7 +201,12 @@ async fn the_agent_logs_in_with_a_secret_and_passes(server: &TestServer, model: 
     assert!(!server.stderr().contains(PASSWORD), "the server logged the password");
 
     // The evidence reached the task: a comment by the automation's creator with the screenshot.
-    let comments = task_comments(&tenant.api, &task).await;
+    // It is posted just after the run's outcome is stored, so it may trail the run's status.
+    let comments = poll_every(Duration::from_millis(100), RUN_DEADLINE, || async {
+        Some(task_comments(&tenant.api, &task).await).filter(|c| !c.is_empty())
+    })
+    .await
+    .unwrap_or_default();
     assert_eq!(comments.len(), 1, "{comments:?}");
     let comment = &comments[0];
     let content = str_of(comment, "content");
