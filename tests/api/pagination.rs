@@ -22,6 +22,7 @@ api_tests!(
     comment_pages_carry_the_total_and_cursor_in_headers,
     policy_pages_have_a_cursor_and_no_count,
     the_count_of_a_whole_list_follows_every_write,
+    counts_by_status_and_assignee_are_the_matching_rows,
 );
 // Rows are given the same `createdAt` with SQL behind the server's back, which the harness does on
 // PostgreSQL only; crates/store/tests/contract.rs (`keyset_pages`) covers ties on both backends.
@@ -296,4 +297,97 @@ async fn the_count_of_a_whole_list_follows_every_write(server: &TestServer) {
     a.api.patch(&format!("/v1/risks/{}", str_of(&closed, "id")), json!({"status": "closed"})).await.ok(200);
     let open = a.api.get("/v1/risks?status=open&limit=1").await.ok(200);
     assert_eq!((open["count"].as_u64(), counted(&a.api, "/v1/risks").await), (Some(4), 5), "{open}");
+}
+
+/// `count` of `path` (a filtered list) on a one-row page, where it is not the page's own rows,
+/// and the number of rows of the whole list in one page, where it is; they must agree.
+async fn count_and_rows(client: &Client, path: &str) -> (u64, u64) {
+    let rows = client.get(&with_query(path, "limit=1000")).await.ok(200);
+    (counted(client, path).await, data(&rows).len() as u64)
+}
+
+/// Every list filtered by nothing but status and assignee answers `count` as its rows are.
+async fn kept_counts_agree(api: &Client, owner: &str, other: &str, moment: &str) {
+    let risks = [
+        "status=open",
+        "status=open&status=pending",
+        "assigneeId=none",
+        "status=open&assigneeId=OWNER",
+        "assigneeId=OTHER&assigneeId=none",
+        "status=pending&assigneeId=OTHER",
+        "status=archived",
+    ];
+    let tasks = ["status=todo", "assigneeId=OTHER", "status=todo&assigneeId=OWNER"];
+    let paths = risks.map(|f| format!("/v1/risks?{f}")).into_iter().chain(tasks.map(|f| format!("/v1/tasks?{f}")));
+    for path in paths {
+        let path = path.replace("OWNER", owner).replace("OTHER", other);
+        let (count, rows) = count_and_rows(api, &path).await;
+        assert_eq!(count, rows, "{moment}: {path}");
+    }
+}
+
+/// Risks and tasks filtered by nothing but `status` and `assigneeId` answer `count` from the
+/// numbers the database's triggers keep per status and assignee (`list_status_counts`): after
+/// creates, status and assignee changes, deletes, statements behind the server's back and in
+/// another organization, each such count must still be the number of rows the list shows. An
+/// employee, who sees only their own tasks, counts only their own.
+async fn counts_by_status_and_assignee_are_the_matching_rows(server: &TestServer) {
+    let (a, b) = (server.tenant().await, server.tenant().await);
+    let (employee, membership) = server.member(&a, "employee").await;
+    let (owner, other) = (a.owner_member_id.clone(), str_of(&membership, "id").to_owned());
+    let mut made = Vec::new();
+    let risks_made = [
+        ("open", Some(&owner)),
+        ("open", Some(&owner)),
+        ("open", Some(&other)),
+        ("open", None),
+        ("pending", Some(&other)),
+        ("closed", None),
+    ];
+    for (n, (status, assignee)) in risks_made.into_iter().enumerate() {
+        let body = json!({"title": format!("Risk {n}"), "description": "d", "category": "technology", "status": status, "assigneeId": assignee});
+        made.push(str_of(&a.api.post("/v1/risks", body).await.ok(201), "id").to_owned());
+    }
+    risks::create(&b.api, "Another organization's").await;
+    for n in 0..4 {
+        let body = json!({"title": format!("Task {n}"), "assigneeId": if n % 2 == 0 { &other } else { &owner }});
+        a.api.post("/v1/tasks", body).await.ok(201);
+    }
+    kept_counts_agree(&a.api, &owner, &other, "after creating").await;
+    assert_eq!(count_and_rows(&a.api, &format!("/v1/risks?status=open&assigneeId={owner}")).await, (2, 2));
+
+    a.api.patch(&format!("/v1/risks/{}", made[0]), json!({"status": "closed"})).await.ok(200);
+    a.api.patch(&format!("/v1/risks/{}", made[1]), json!({"assigneeId": other})).await.ok(200);
+    a.api.patch(&format!("/v1/risks/{}", made[2]), json!({"assigneeId": null})).await.ok(200);
+    a.api.patch(&format!("/v1/risks/{}", made[3]), json!({"title": "Renamed"})).await.ok(200);
+    a.api.delete(&format!("/v1/risks/{}", made[4])).await.ok(200);
+    kept_counts_agree(&a.api, &owner, &other, "after changing and deleting").await;
+    assert_eq!(count_and_rows(&a.api, &format!("/v1/risks?status=open&assigneeId={owner}")).await, (0, 0));
+
+    // Statements of many rows behind the server's back: every open risk to pending, then the
+    // pending ones of the other member deleted.
+    let org = &a.org_id;
+    let sql = format!(
+        "UPDATE risks SET status = 'pending' WHERE organization_id = '{org}' AND status = 'open'; \
+         DELETE FROM risks WHERE organization_id = '{org}' AND status = 'pending' AND assignee_id = '{other}';"
+    );
+    server.execute_sql_per_backend(&sql, &sql).await;
+    kept_counts_agree(&a.api, &owner, &other, "after statements of many rows").await;
+    assert_eq!(count_and_rows(&b.api, "/v1/risks?status=open").await, (1, 1), "the other organization's");
+
+    // An employee sees and counts only their own tasks, whatever they filter by.
+    let own = server.session(&employee.id, Some(&a.org_id)).await;
+    for filter in ["", "status=todo", &format!("assigneeId={other}"), &format!("assigneeId={owner}")] {
+        let path = if filter.is_empty() { "/v1/tasks".to_owned() } else { format!("/v1/tasks?{filter}") };
+        let (count, rows) = count_and_rows(&own, &path).await;
+        assert_eq!(count, rows, "the employee's {path}");
+    }
+    assert_eq!(count_and_rows(&own, "/v1/tasks").await, (2, 2), "the employee's own two tasks");
+
+    // Those counts were the kept ones, not counted: a kept number changed by hand shows.
+    let closed = data(&a.api.get("/v1/risks?status=closed&limit=1000").await.ok(200)).len() as u64;
+    // A shard no writer uses (they are 0 to 15), so that exactly 1000 is added.
+    let sql = format!("INSERT INTO list_status_counts VALUES ('{org}', 'risks', 'closed', '', 99, 1000)");
+    server.execute_sql_per_backend(&sql, &sql).await;
+    assert_eq!(counted(&a.api, "/v1/risks?status=closed").await, closed + 1000, "the count is the kept one");
 }

@@ -16,7 +16,7 @@ use crate::Store;
 use crate::audit::AuditChain;
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::list_counts::WholeList;
+use crate::list_counts::KeptCount;
 use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, read_page, sort_columns, time_range};
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
@@ -38,7 +38,7 @@ impl ContextRepository for Store {
             context_matching(context_entries::table.into_boxed(), &org, &matching),
             (ContextEntryRow::as_select(), search::relevance(&search::CONTEXT, &org, &matching)),
             search::order(&search::CONTEXT, &org, &matching, context_order(&matching)),
-            WholeList::of(&org, ListName::Context, &matching),
+            KeptCount::whole(&org, ListName::Context, &matching),
         )
         .map_err(repo_error)?;
         let items = rows

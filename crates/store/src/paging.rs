@@ -339,8 +339,8 @@ pub(crate) const CURSOR_MISFIT: &str = "a cursor of another sort";
 /// Loads one page of a list: at most `limit + 1` rows after the cursor (the extra row tells
 /// whether another page follows), then the total only when those rows leave it unknown (see
 /// `PageRequest::needs_count`). A first page that fits is one statement. The total is `count(*)`
-/// of the same filter, or, when `$whole` is a [`WholeList`](crate::list_counts::WholeList) (the
-/// query narrows nothing), the list's size as the triggers keep it.
+/// of the same filter, or, when `$kept` is a [`KeptCount`](crate::list_counts::KeptCount) (the
+/// query narrows nothing, or only by status and assignee), the number the triggers keep.
 ///
 /// `$filtered` is the boxed query with every filter (the organization's first), without selection
 /// or order; `$columns` the list's [`SortColumns`], the id last. Both are written out once per
@@ -359,9 +359,9 @@ pub(crate) const CURSOR_MISFIT: &str = "a cursor of another sort";
 /// are the same statements, awaited on PostgreSQL and called directly on SQLite. It expands to no
 /// other macro. Evaluates to `Result<(Vec<Row>, Option<u64>), diesel::result::Error>`.
 macro_rules! read_page {
-    ($conn:expr, $request:expr, $filtered:expr, $select:expr, $columns:expr, $whole:expr $(,)?) => {{
+    ($conn:expr, $request:expr, $filtered:expr, $select:expr, $columns:expr, $kept:expr $(,)?) => {{
         let request: compliance_ports::PageRequest = ($request).clone();
-        let whole: Option<$crate::list_counts::WholeList> = $whole;
+        let kept: Option<$crate::list_counts::KeptCount> = $kept;
         let rows_to_load = request.rows_to_load();
         let total = |count: i64| Some(u64::try_from(count).unwrap_or_default());
         let misfit = || diesel::result::Error::QueryBuilderError($crate::paging::CURSOR_MISFIT.into());
@@ -379,11 +379,17 @@ macro_rules! read_page {
                         rows = rows.filter($crate::paging::after(&columns, cursor).ok_or_else(misfit)?);
                     }
                     let rows: Vec<_> = Run::load(rows.limit(rows_to_load), c).await?;
-                    let total = match (request.needs_count(rows.len()), &whole) {
+                    let total = match (request.needs_count(rows.len()), &kept) {
                         (false, _) => None,
                         (true, None) => total(Run::get_result($filtered.count(), c).await?),
-                        (true, Some(list)) => {
-                            total($crate::list_counts::WholeList::size(Run::load(list.shards(), c).await?))
+                        (true, Some($crate::list_counts::KeptCount::Whole(list))) => {
+                            total($crate::list_counts::KeptCount::size(Run::load(list.shards(), c).await?))
+                        }
+                        (true, Some($crate::list_counts::KeptCount::ByStatusAndAssignee(groups))) => {
+                            total($crate::list_counts::KeptCount::size(
+                                Run::load(groups.shards($crate::schema::list_status_counts::table.into_boxed()), c)
+                                    .await?,
+                            ))
                         }
                     };
                     Ok::<_, diesel::result::Error>((rows, total))
@@ -403,10 +409,18 @@ macro_rules! read_page {
                         rows = rows.filter($crate::paging::after(&columns, cursor).ok_or_else(misfit)?);
                     }
                     let rows: Vec<_> = Run::load(rows.limit(rows_to_load), c)?;
-                    let total = match (request.needs_count(rows.len()), &whole) {
+                    let total = match (request.needs_count(rows.len()), &kept) {
                         (false, _) => None,
                         (true, None) => total(Run::get_result($filtered.count(), c)?),
-                        (true, Some(list)) => total($crate::list_counts::WholeList::size(Run::load(list.shards(), c)?)),
+                        (true, Some($crate::list_counts::KeptCount::Whole(list))) => {
+                            total($crate::list_counts::KeptCount::size(Run::load(list.shards(), c)?))
+                        }
+                        (true, Some($crate::list_counts::KeptCount::ByStatusAndAssignee(groups))) => {
+                            total($crate::list_counts::KeptCount::size(Run::load(
+                                groups.shards($crate::schema::list_status_counts::table.into_boxed()),
+                                c,
+                            )?))
+                        }
                     };
                     Ok::<_, diesel::result::Error>((rows, total))
                 })

@@ -20,7 +20,7 @@ use crate::audit::AuditChain;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, corrupt, repo_error};
-use crate::list_counts::WholeList;
+use crate::list_counts::KeptCount;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -41,7 +41,7 @@ impl PolicyRepository for Store {
             policies_matching(policies::table.into_boxed(), &org, &matching),
             (PolicyRow::as_select(), search::relevance(&search::POLICIES, &org, &matching)),
             search::order(&search::POLICIES, &org, &matching, policy_order(&matching)),
-            WholeList::of(&org, ListName::Policies, &matching),
+            KeptCount::whole(&org, ListName::Policies, &matching),
         )
         .map_err(repo_error)?;
         let items = rows

@@ -19,7 +19,7 @@ use crate::bulk::Failures;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::list_counts::WholeList;
+use crate::list_counts::KeptCount;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, any_of, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -39,7 +39,7 @@ impl RiskRepository for Store {
             risks_matching(risks::table.into_boxed(), &org, &matching),
             (RiskRow::as_select(), search::relevance(&search::RISKS, &org, &matching)),
             search::order(&search::RISKS, &org, &matching, risk_order(&matching)),
-            WholeList::of(&org, ListName::Risks, &matching),
+            risks_kept_count(&org, &matching),
         )
         .map_err(repo_error)?;
         let risks = rows
@@ -257,6 +257,15 @@ fn risks_matching<DB: ListBackend>(
         matching = matching.filter(condition);
     }
     matching
+}
+
+/// The count the database keeps for `query`: the list's size, or, filtered by nothing but
+/// `status` and `assigneeId`, the sum of those groups (`crate::list_counts`).
+fn risks_kept_count(org: &str, query: &RiskQuery) -> Option<KeptCount> {
+    let RiskFilter { status, assignee, .. } = &query.filter;
+    let kept_part = RiskFilter { status: status.clone(), assignee: assignee.clone(), ..RiskFilter::default() };
+    KeptCount::whole(org, ListName::Risks, query)
+        .or_else(|| KeptCount::by_status_and_assignee(org, ListName::Risks, query, kept_part, status, assignee))
 }
 
 /// The columns `query` orders risks by, the id last.

@@ -356,6 +356,17 @@ diesel::allow_tables_to_appear_in_same_query!(
 );
 
 diesel::table! {
+    list_status_counts (organization_id, list, status, assignee_id, shard) {
+        organization_id -> Text,
+        list -> Text,
+        status -> Text,
+        assignee_id -> Text,
+        shard -> Integer,
+        row_count -> BigInt,
+    }
+}
+
+diesel::table! {
     list_row_counts (organization_id, list, shard) {
         organization_id -> Text,
         list -> Text,

@@ -6,8 +6,8 @@ use compliance_domain::etag::IfMatch;
 use compliance_domain::task::{Task, TaskChanges, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
-    AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, ListName, Page, RepoError, SortValue, TaskFilter, TaskQuery,
-    TaskRepository, TaskSort,
+    Assignee, AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, ListName, Page, RepoError, SortValue, TaskFilter,
+    TaskQuery, TaskRepository, TaskSort,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -19,7 +19,7 @@ use crate::bulk::Failures;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::list_counts::WholeList;
+use crate::list_counts::KeptCount;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -39,7 +39,7 @@ impl TaskRepository for Store {
             tasks_matching(tasks::table.into_boxed(), &org, None, &matching),
             (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
             search::order(&search::TASKS, &org, &matching, task_order(&matching)),
-            WholeList::of(&org, ListName::Tasks, &matching),
+            tasks_kept_count(&org, None, &matching),
         )
         .map_err(repo_error)?;
         let items = rows
@@ -61,6 +61,7 @@ impl TaskRepository for Store {
         query: &TaskQuery,
     ) -> Result<Page<Task>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
+        let own = Assignee::Member(assignee.clone());
         let assignee = assignee.to_string();
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<(TaskRow, i64)>, _) = read_page!(
@@ -69,7 +70,7 @@ impl TaskRepository for Store {
             tasks_matching(tasks::table.into_boxed(), &org, Some(&assignee), &matching),
             (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
             search::order(&search::TASKS, &org, &matching, task_order(&matching)),
-            None,
+            tasks_kept_count(&org, Some(&own), &matching),
         )
         .map_err(repo_error)?;
         let items = rows
@@ -282,6 +283,21 @@ fn tasks_matching<DB: ListBackend>(
         matching = matching.filter(condition);
     }
     matching
+}
+
+/// The count the database keeps for `query` (`crate::list_counts`): the list's size, or,
+/// filtered by nothing but `status` and `assigneeId`, the sum of those groups. A member who sees
+/// only their own tasks (`own`) counts their own group; asking for others' tasks counts (none).
+fn tasks_kept_count(org: &str, own: Option<&Assignee>, query: &TaskQuery) -> Option<KeptCount> {
+    let TaskFilter { status, assignee, .. } = &query.filter;
+    let kept_part = TaskFilter { status: status.clone(), assignee: assignee.clone(), ..TaskFilter::default() };
+    let assignees = match own {
+        None => assignee.clone(),
+        Some(own) if assignee.is_empty() || assignee.contains(own) => vec![own.clone()],
+        Some(_) => return None,
+    };
+    let whole = own.is_none().then(|| KeptCount::whole(org, ListName::Tasks, query)).flatten();
+    whole.or_else(|| KeptCount::by_status_and_assignee(org, ListName::Tasks, query, kept_part, status, &assignees))
 }
 
 /// The columns `query` orders tasks by, the id last.

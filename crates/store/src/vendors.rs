@@ -19,7 +19,7 @@ use crate::bulk::Failures;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
-use crate::list_counts::WholeList;
+use crate::list_counts::KeptCount;
 use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
@@ -37,7 +37,7 @@ impl VendorRepository for Store {
             vendors_matching(vendors::table.into_boxed(), &org, &matching),
             (VendorRow::as_select(), search::relevance(&search::VENDORS, &org, &matching)),
             search::order(&search::VENDORS, &org, &matching, vendor_order(&matching)),
-            WholeList::of(&org, ListName::Vendors, &matching),
+            KeptCount::whole(&org, ListName::Vendors, &matching),
         )
         .map_err(repo_error)?;
         let items = rows

@@ -1,0 +1,7 @@
+DROP TRIGGER risks_inserted_status_count;
+DROP TRIGGER risks_deleted_status_count;
+DROP TRIGGER risks_changed_status_count;
+DROP TRIGGER tasks_inserted_status_count;
+DROP TRIGGER tasks_deleted_status_count;
+DROP TRIGGER tasks_changed_status_count;
+DROP TABLE list_status_counts;
