@@ -47,14 +47,14 @@ pub use list_query::{
     Assignee, CommentFilter, CommentQuery, CommentSort, ConnectionFilter, ConnectionQuery, ConnectionSort,
     ContextFilter, ContextQuery, ContextSort, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,
     PolicyQuery, PolicySort, RiskFilter, RiskQuery, RiskSort, RunFilter, RunQuery, RunSort, Search, SortKey, SortValue,
-    TaskFilter, TaskQuery, TaskSort, TimeRange, VendorFilter, VendorQuery, VendorSort,
+    DueRange, TaskFilter, TaskQuery, TaskSort, TimeRange, VendorFilter, VendorQuery, VendorSort,
 };
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
 pub use printer::{DocumentPrinter, NoPrinter, PrintError};
 pub use records::{
-    ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TaskRepository,
-    VendorRepository,
+    ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TASK_CHANGED,
+    TaskRepository, VendorRepository,
 };
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,

@@ -171,7 +171,7 @@ impl TaskRepository for MemoryTasks {
         let task = tasks.iter_mut().find(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
         if_match.check(&task.etag())?;
         let before = task.clone();
-        task.apply(patch, now);
+        task.apply(patch, now).map_err(RepoError::Conflict)?;
         audit(Some(&before), Some(task));
         Ok(task.clone())
     }
