@@ -94,7 +94,8 @@ async fn submit_reject_and_approve_with_their_audit_entries(server: &TestServer)
         ]
     );
     let log = tenant.api.get(&format!("/v1/audit-log?resourceId={}&action=task.approved", str_of(&task, "id"))).await;
-    let entry = &data(&log.ok(200))[0];
+    let log = log.ok(200);
+    let entry = &data(&log)[0];
     assert_eq!(entry["changes"]["status"], json!({"from": "in_review", "to": "done"}), "{entry}");
     assert_eq!(entry["actor"]["type"], "user");
 }
@@ -119,8 +120,8 @@ async fn transitions_refuse_the_wrong_state_naming_it(server: &TestServer) {
     let twice = tenant.api.post(&format!("{path}/submit"), json!({})).await.problem(409);
     assert!(str_of(&twice, "detail").contains("in_review"), "{twice}");
     approver_session.post(&format!("{path}/approve"), json!({})).await.ok(200);
-    for action in ["approve", "reject", "submit"] {
-        let wrong = approver_session.post(&format!("{path}/{action}"), json!({"reason": "x"})).await.problem(409);
+    for (client, action) in [(&approver_session, "approve"), (&approver_session, "reject"), (&tenant.api, "submit")] {
+        let wrong = client.post(&format!("{path}/{action}"), json!({"reason": "x"})).await.problem(409);
         assert!(str_of(&wrong, "detail").contains("done"), "a one-off done task is final: {wrong}");
     }
 
@@ -132,7 +133,8 @@ async fn transitions_refuse_the_wrong_state_naming_it(server: &TestServer) {
     // If-Match applies to the transitions as to PATCH
     let (task, path) = create(&tenant.api, json!({"title": "Tagged", "approverId": approver})).await;
     let stale = tenant.api.with_header("if-match", "\"0000000000000000\"");
-    stale.post(&format!("{path}/submit"), json!({})).await.problem(412);
+    let refused = stale.post(&format!("{path}/submit"), json!({})).await;
+    assert_eq!((refused.status, &refused.body["type"]), (412, &json!("/problems/precondition-failed")));
     let etag = tenant.api.get(&path).await.header("etag").expect("an ETag");
     let current = tenant.api.with_header("if-match", &etag);
     let submitted = current.post(&format!("{path}/submit"), json!({})).await.ok(200);
@@ -205,7 +207,7 @@ async fn patch_and_create_keep_the_approval(server: &TestServer) {
     tenant.api.patch(&path, json!({"title": "Keys, rotated"})).await.ok(200);
     let withdrawn = tenant.api.patch(&path, json!({"status": "in_progress", "approverId": other})).await.ok(200);
     assert_eq!((&withdrawn["status"], &withdrawn["approverId"]), (&json!("in_progress"), &json!(other)));
-    approver_session.post(&format!("{path}/approve"), json!({})).await.problem(409);
+    approver_session.post(&format!("{path}/approve"), json!({})).await.problem(403);
 
     // without an approver, done is set directly and completes the task; created done likewise
     let cleared = tenant.api.patch(&path, json!({"approverId": null, "status": "done"})).await.ok(200);
@@ -329,7 +331,10 @@ async fn lists_filter_and_sort_by_the_new_fields(server: &TestServer) {
          rejectionReason,createdAt,updatedAt"
     );
     assert_eq!(lines.len(), 2, "{text}");
-    assert!(lines[1].starts_with(&format!("{},{},d,,in_review,,{approver},,,,,", id(&review), tenant.org_id)), "{text}");
+    assert!(
+        lines[1].starts_with(&format!("{},{},d,,in_review,,{approver},,,,,", id(&review), tenant.org_id)),
+        "{text}"
+    );
 }
 
 /// The ids `GET /v1/tasks?{query}` lists, sorted.

@@ -140,7 +140,9 @@ impl TaskService {
                     Err(error) => Err(error),
                 },
                 BulkOperation::Update(id, changes) => match TaskPatch::new(changes) {
-                    Ok(patch) => members.require_all(patch.named_members()).await.map(|()| BulkWrite::Update(id, patch)),
+                    Ok(patch) => {
+                        members.require_all(patch.named_members()).await.map(|()| BulkWrite::Update(id, patch))
+                    }
                     Err(error) => Err(error.into()),
                 },
                 BulkOperation::Delete(id) => Ok(BulkWrite::Delete(id)),

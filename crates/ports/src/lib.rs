@@ -45,9 +45,9 @@ pub use idempotency::{IdempotencyRepository, NewReservation, Outcome, Reservatio
 pub use invitations::{Acceptance, InvitationRepository};
 pub use list_query::{
     Assignee, CommentFilter, CommentQuery, CommentSort, ConnectionFilter, ConnectionQuery, ConnectionSort,
-    ContextFilter, ContextQuery, ContextSort, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,
+    ContextFilter, ContextQuery, ContextSort, DueRange, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,
     PolicyQuery, PolicySort, RiskFilter, RiskQuery, RiskSort, RunFilter, RunQuery, RunSort, Search, SortKey, SortValue,
-    DueRange, TaskFilter, TaskQuery, TaskSort, TimeRange, VendorFilter, VendorQuery, VendorSort,
+    TaskFilter, TaskQuery, TaskSort, TimeRange, VendorFilter, VendorQuery, VendorSort,
 };
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};

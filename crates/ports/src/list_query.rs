@@ -6,10 +6,10 @@
 
 use compliance_domain::access::Role;
 use compliance_domain::automation::{RunStatus, RunTrigger};
+use compliance_domain::frequency::Frequency;
 use compliance_domain::integration::ConnectionStatus;
 use compliance_domain::policy::{PolicyFrequency, PolicyStatus};
 use compliance_domain::risk::{RiskCategory, RiskStatus, TreatmentStrategy};
-use compliance_domain::frequency::Frequency;
 use compliance_domain::task::TaskStatus;
 use compliance_domain::vendor::{VendorCategory, VendorStatus};
 use compliance_domain::{Department, Impact, Likelihood, MemberId, Timestamp, UserId};

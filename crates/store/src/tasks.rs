@@ -219,8 +219,7 @@ impl TaskRepository for Store {
                                 let before: Task =
                                     the_task(id).select(TaskRow::as_select()).first(c).await?.try_into()?;
                                 let row = patched_row(&before, patch, now)?;
-                                let update =
-                                    diesel::update(the_task(id)).set(&row).returning(TaskRow::as_returning());
+                                let update = diesel::update(the_task(id)).set(&row).returning(TaskRow::as_returning());
                                 let after: Task = Prepared(update).get_result(c).await?.try_into()?;
                                 c.append(head, audit(Some(&before), Some(&after))).await?;
                                 Ok((after, Vec::new()))
@@ -325,10 +324,10 @@ fn tasks_matching<DB: ListBackend>(
 /// `dueAfter` (`>=`) / `dueBefore` (`<`) on `due_at`; a task without a due date is in no range.
 fn due_range<DB: ListBackend>(due: &DueRange) -> Option<Condition<tasks::table, DB>> {
     let at = |time: &Option<Timestamp>| time.map(|t| DB::time::<tasks::table>(naive(t)));
-    let after = at(&due.after)
-        .map(|t| -> Condition<tasks::table, DB> { Box::new(tasks::due_at.assume_not_null().ge(t)) });
-    let before = at(&due.before)
-        .map(|t| -> Condition<tasks::table, DB> { Box::new(tasks::due_at.assume_not_null().lt(t)) });
+    let after =
+        at(&due.after).map(|t| -> Condition<tasks::table, DB> { Box::new(tasks::due_at.assume_not_null().ge(t)) });
+    let before =
+        at(&due.before).map(|t| -> Condition<tasks::table, DB> { Box::new(tasks::due_at.assume_not_null().lt(t)) });
     and(after, before)
 }
 

@@ -2,11 +2,11 @@
 
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
+use compliance_domain::frequency::Frequency;
 use compliance_domain::task::TaskStatus;
 use compliance_domain::task::{NewTask, TaskChanges};
-use compliance_domain::{Id, TaskId};
-use compliance_domain::frequency::Frequency;
 use compliance_domain::task_lifecycle::TaskRejection;
+use compliance_domain::{Id, TaskId};
 use compliance_ports::{DueRange, ListName, TaskFilter, TaskQuery, TaskSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -433,8 +433,7 @@ async fn reject_task(
     JsonBody(input): JsonBody<TaskRejection>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), task_id(&id)?);
-    let task =
-        state.run(|app| async move { app.tasks.reject_task(&principal, &id, input, &if_match.0).await }).await?;
+    let task = state.run(|app| async move { app.tasks.reject_task(&principal, &id, input, &if_match.0).await }).await?;
     Ok(transitioned(&task, &caller))
 }
 
