@@ -204,6 +204,18 @@ impl TaskRepository for MemoryTasks {
     ) -> Result<BulkApplied<Task>, BulkError> {
         Err(BulkError::Store(refused()))
     }
+
+    async fn save_task(&self, before: &Task, after: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
+        let mut tasks = self.tasks.lock().unwrap();
+        let task = tasks.iter_mut().find(|t| t.organization_id == before.organization_id && t.id == before.id);
+        let task = task.ok_or(RepoError::NotFound)?;
+        if task.updated_at != before.updated_at {
+            return Err(RepoError::Conflict(compliance_ports::TASK_CHANGED.into()));
+        }
+        audit(Some(before), Some(after));
+        *task = after.clone();
+        Ok(())
+    }
 }
 
 /// A store of a record kind these tests never write: every read finds nothing, every write is refused.
