@@ -109,6 +109,9 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("updateTask", "/v1/tasks/{tsk}", "{}", Needs('w', "tasks")),
     ("deleteTask", "/v1/tasks/{tsk}", "", Needs('w', "tasks")),
     ("bulkTasks", "/v1/tasks/bulk", r#"{"operations":[]}"#, Needs('w', "tasks")),
+    ("submitTask", "/v1/tasks/{tsk}/submit", "{}", Needs('r', "tasks")),
+    ("approveTask", "/v1/tasks/{tsk}/approve", "{}", Needs('r', "tasks")),
+    ("rejectTask", "/v1/tasks/{tsk}/reject", r#"{"reason":"x"}"#, Needs('r', "tasks")),
     ("listComments", "/v1/comments?entityType=policy&entityId={pol}", "", Needs('r', "comments")),
     ("exportComments", "/v1/comments/export?entityType=policy&entityId={pol}", "", Needs('r', "comments")),
     (

@@ -228,6 +228,14 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("getPolicyVersionDocument", api.get(&format!("{policy_path}/versions/1/document")).await);
     c.check("getPolicyVersionDocument", api.get(&format!("{policy_path}/versions/1/document?format=pdf")).await);
     c.check("diffPolicyVersions", api.get(&format!("{policy_path}/versions/1/diff/draft")).await);
+
+    // A task's review, with the same approver: submitted, rejected, submitted again, approved.
+    let task = api.post("/v1/tasks", json!({"title": "Reviewed task", "approverId": member["id"]})).await.ok(201);
+    let task_path = format!("/v1/tasks/{}", str_of(&task, "id"));
+    c.check("submitTask", api.post(&format!("{task_path}/submit"), json!({})).await);
+    c.check("rejectTask", approver.post(&format!("{task_path}/reject"), json!({"reason": "Redo."})).await);
+    api.post(&format!("{task_path}/submit"), json!({})).await.ok(200);
+    c.check("approveTask", approver.post(&format!("{task_path}/approve"), json!({})).await);
     c.check("listPersonPolicies", api.get(&format!("/v1/people/{}/policies", tenant.owner_member_id)).await);
 
     // A comment with an attachment on the task, and the attachment's signed download.

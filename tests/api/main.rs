@@ -113,6 +113,7 @@ mod risks;
 mod search;
 mod shutdown;
 mod sign_in;
+mod task_lifecycle;
 mod tasks;
 mod typed_client;
 mod vendors;

@@ -78,6 +78,17 @@ impl<'a> ActiveMembers<'a> {
         Self { members, org, known: HashMap::new() }
     }
 
+    /// Every `(field, member)` must name an active member of the organization.
+    pub(crate) async fn require_all(
+        &mut self,
+        named: impl IntoIterator<Item = (&'static str, &MemberId)>,
+    ) -> Result<(), AppError> {
+        for named in named {
+            self.require(Some(named)).await?;
+        }
+        Ok(())
+    }
+
     /// The `(field, member)`, if any, must name an active member of the organization (the rule
     /// of `assignees::require_active_members`).
     pub(crate) async fn require(&mut self, named: Option<(&'static str, &MemberId)>) -> Result<(), AppError> {

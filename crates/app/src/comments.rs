@@ -226,7 +226,7 @@ impl EntityLookup {
             CommentEntityType::Task => {
                 let task = self.ports.tasks.get_task(org, &Id::parse(id).map_err(|_| MISSING)?).await;
                 match task {
-                    Ok(task) if reach == Reach::Own && task.assignee_id.as_ref() != Some(&caller.member_id) => {
+                    Ok(task) if reach == Reach::Own && !crate::tasks::is_own(&task, caller) => {
                         return Err(only_own(caller, Action::Read, "tasks assigned to them"));
                     }
                     other => other.map(drop),

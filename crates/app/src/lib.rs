@@ -40,6 +40,7 @@ mod secret;
 mod sessions;
 mod sign_in;
 mod signing;
+mod task_lifecycle;
 mod tasks;
 mod vendors;
 mod webhook_signing;

@@ -6,23 +6,24 @@ use compliance_domain::TaskId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::etag::IfMatch;
-use compliance_domain::task::{NewTask, Task, TaskChanges, TaskPatch};
+use compliance_domain::task::{NewTask, SKIPS_THE_APPROVAL, Task, TaskChanges, TaskPatch};
 use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, TaskQuery, TaskRepository};
 
 use crate::access::{Reach, only_own, require};
-use crate::assignees::{assignee, require_active_members};
+use crate::assignees::require_active_members;
 use crate::audit::{AuditTrail, Author, Subject};
 use crate::bulk::{self, ActiveMembers, BulkOperation};
 use crate::{AppError, CommentService, Ports, Principal};
 
-/// Tasks: their assignees, status and due dates.
+/// Tasks: their assignees, status and due dates; their review lifecycle is in
+/// `crate::task_lifecycle`.
 pub struct TaskService {
-    tasks: Arc<dyn TaskRepository>,
+    pub(crate) tasks: Arc<dyn TaskRepository>,
     members: Arc<dyn MemberRepository>,
-    clock: Arc<dyn Clock>,
+    pub(crate) clock: Arc<dyn Clock>,
     /// Removes the bytes of the attachments deleted with a task.
     comments: Arc<CommentService>,
-    audit: Arc<AuditTrail>,
+    pub(crate) audit: Arc<AuditTrail>,
 }
 
 /// Tasks in the audit trail: descriptions are rich text, shown by length.
@@ -39,7 +40,8 @@ impl TaskService {
     }
 
     /// A page of the caller's organization's tasks, newest first.
-    /// Only the caller's own tasks when the caller's role reads only those.
+    /// Only the caller's own tasks (assigned to them or awaiting their approval) when the
+    /// caller's role reads only those.
     pub async fn list_tasks(&self, caller: &Principal, query: &TaskQuery) -> Result<Page<Task>, AppError> {
         match require(caller, Family::Tasks, Action::Read)? {
             Reach::All => Ok(self.tasks.list_tasks(&caller.organization_id, query).await?),
@@ -51,7 +53,7 @@ impl TaskService {
     pub async fn get_task(&self, caller: &Principal, id: &TaskId) -> Result<Task, AppError> {
         let reach = require(caller, Family::Tasks, Action::Read)?;
         let task = self.tasks.get_task(&caller.organization_id, id).await.map_err(not_found)?;
-        if reach == Reach::Own && task.assignee_id.as_ref() != Some(&caller.member_id) {
+        if reach == Reach::Own && !is_own(&task, caller) {
             return Err(only_own(caller, Action::Read, "tasks assigned to them"));
         }
         Ok(task)
@@ -60,9 +62,9 @@ impl TaskService {
     /// A new task; its assignee must be an active member of the organization.
     pub async fn create_task(&self, caller: &Principal, input: NewTask) -> Result<Task, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
+        skips_the_approval(&input)?;
         let created = Task::create(caller.organization_id.clone(), input, self.clock.now())?;
-        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(created.assignee_id.as_ref()))
-            .await?;
+        require_active_members(self.members.as_ref(), &caller.organization_id, created.named_members()).await?;
         self.tasks.insert_task(&created, &self.audit.change(caller, "task.created", &TASK)).await?;
         Ok(created)
     }
@@ -83,7 +85,7 @@ impl TaskService {
             if_match.check(&current.etag())?;
             return Ok(current);
         }
-        require_active_members(self.members.as_ref(), &caller.organization_id, assignee(patch.assignee())).await?;
+        require_active_members(self.members.as_ref(), &caller.organization_id, patch.named_members()).await?;
         let audit = self.audit.change(caller, "task.updated", &TASK);
         self.tasks
             .update_task(&caller.organization_id, id, &patch, self.clock.now(), if_match, &audit)
@@ -131,15 +133,15 @@ impl TaskService {
         let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
         for (index, operation) in operations.into_iter().enumerate() {
             let write = match operation {
-                BulkOperation::Create(input) => match Task::create(org.clone(), input, now) {
-                    Ok(task) => {
-                        members.require(assignee(task.assignee_id.as_ref())).await.map(|()| BulkWrite::Create(task))
-                    }
-                    Err(error) => Err(error.into()),
+                BulkOperation::Create(input) => match skips_the_approval(&input)
+                    .and_then(|()| Task::create(org.clone(), input, now).map_err(AppError::from))
+                {
+                    Ok(task) => members.require_all(task.named_members()).await.map(|()| BulkWrite::Create(task)),
+                    Err(error) => Err(error),
                 },
                 BulkOperation::Update(id, changes) => match TaskPatch::new(changes) {
                     Ok(patch) => {
-                        members.require(assignee(patch.assignee())).await.map(|()| BulkWrite::Update(id, patch))
+                        members.require_all(patch.named_members()).await.map(|()| BulkWrite::Update(id, patch))
                     }
                     Err(error) => Err(error.into()),
                 },
@@ -176,6 +178,19 @@ impl TaskService {
     }
 }
 
-fn not_found(error: compliance_ports::RepoError) -> AppError {
+/// A task created `done` with an approver would skip the approval: a conflict, as a `PATCH`.
+fn skips_the_approval(input: &NewTask) -> Result<(), AppError> {
+    match input.skips_the_approval() {
+        true => Err(AppError::Conflict(SKIPS_THE_APPROVAL.into())),
+        false => Ok(()),
+    }
+}
+
+/// An `Own` reach's tasks: those assigned to the caller, and those awaiting their approval.
+pub(crate) fn is_own(task: &Task, caller: &Principal) -> bool {
+    [&task.assignee_id, &task.approver_id].into_iter().any(|member| member.as_ref() == Some(&caller.member_id))
+}
+
+pub(crate) fn not_found(error: compliance_ports::RepoError) -> AppError {
     AppError::from_repo(error, "task")
 }

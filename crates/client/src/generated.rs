@@ -630,6 +630,9 @@ pub mod types {
 
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct BulkResultTaskDtoBody {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -638,11 +641,23 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
+        #[serde(rename = "lastCompletedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+        #[serde(rename = "rejectionReason")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -663,7 +678,21 @@ pub mod types {
             title: String,
             updated_at: Timestamp,
         ) -> Self {
-            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
+            Self {
+                created_at,
+                description,
+                id,
+                organization_id,
+                status,
+                title,
+                updated_at,
+                approver_id: None,
+                assignee_id: None,
+                due_at: None,
+                frequency: None,
+                last_completed_at: None,
+                rejection_reason: None,
+            }
         }
     }
 
@@ -1768,6 +1797,27 @@ pub mod types {
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum Frequency {
+        #[serde(rename = "monthly")]
+        Monthly,
+        #[serde(rename = "quarterly")]
+        Quarterly,
+        #[serde(rename = "yearly")]
+        Yearly,
+    }
+
+    impl Frequency {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Monthly => "monthly",
+                Self::Quarterly => "quarterly",
+                Self::Yearly => "yearly",
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Impact {
         #[serde(rename = "insignificant")]
         Insignificant,
@@ -2328,24 +2378,66 @@ pub mod types {
         }
     }
 
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum NewTaskStatus {
+        #[serde(rename = "todo")]
+        Todo,
+        #[serde(rename = "in_progress")]
+        InProgress,
+        #[serde(rename = "done")]
+        Done,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "not_relevant")]
+        NotRelevant,
+    }
+
+    impl NewTaskStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Todo => "todo",
+                Self::InProgress => "in_progress",
+                Self::Done => "done",
+                Self::Failed => "failed",
+                Self::NotRelevant => "not_relevant",
+            }
+        }
+    }
+
     /// The body of a create.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewTask {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        /// `todo` when omitted.
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<TaskStatus>,
+        pub status: Option<NewTaskStatus>,
         pub title: String,
     }
 
     impl NewTask {
         /// A value with `title`; every other member absent or `null`.
         pub fn new(title: String) -> Self {
-            Self { title, assignee_id: None, description: None, status: None }
+            Self {
+                title,
+                approver_id: None,
+                assignee_id: None,
+                description: None,
+                due_at: None,
+                frequency: None,
+                status: None,
+            }
         }
     }
 
@@ -4029,14 +4121,21 @@ pub mod types {
     /// The body of a PATCH: only present fields change; `null` clears a nullable field.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct TaskChanges {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        /// Absent: unchanged; `null` is refused.
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<TaskStatus>,
+        pub status: Option<NewTaskStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
     }
@@ -4066,6 +4165,9 @@ pub mod types {
     /// A task.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskDto {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -4074,11 +4176,23 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
+        #[serde(rename = "lastCompletedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+        #[serde(rename = "rejectionReason")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -4099,7 +4213,21 @@ pub mod types {
             title: String,
             updated_at: Timestamp,
         ) -> Self {
-            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
+            Self {
+                created_at,
+                description,
+                id,
+                organization_id,
+                status,
+                title,
+                updated_at,
+                approver_id: None,
+                assignee_id: None,
+                due_at: None,
+                frequency: None,
+                last_completed_at: None,
+                rejection_reason: None,
+            }
         }
     }
 
@@ -4129,14 +4257,52 @@ pub mod types {
         }
     }
 
+    /// The body of `POST /v1/tasks/{id}/reject`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct TaskRejection {
+        pub reason: String,
+        /// `in_progress` (the default): the work is to be redone; `failed`: it showed a failure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub status: Option<TaskRejectionStatus>,
+    }
+
+    impl TaskRejection {
+        /// A value with `reason`; every other member absent or `null`.
+        pub fn new(reason: String) -> Self {
+            Self { reason, status: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum TaskRejectionStatus {
+        #[serde(rename = "in_progress")]
+        InProgress,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+
+    impl TaskRejectionStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::InProgress => "in_progress",
+                Self::Failed => "failed",
+            }
+        }
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum TaskStatus {
         #[serde(rename = "todo")]
         Todo,
         #[serde(rename = "in_progress")]
         InProgress,
+        #[serde(rename = "in_review")]
+        InReview,
         #[serde(rename = "done")]
         Done,
+        #[serde(rename = "failed")]
+        Failed,
         #[serde(rename = "not_relevant")]
         NotRelevant,
     }
@@ -4147,7 +4313,9 @@ pub mod types {
             match self {
                 Self::Todo => "todo",
                 Self::InProgress => "in_progress",
+                Self::InReview => "in_review",
                 Self::Done => "done",
+                Self::Failed => "failed",
                 Self::NotRelevant => "not_relevant",
             }
         }
@@ -4156,6 +4324,9 @@ pub mod types {
     /// A task with how the request authenticated; `authenticatedUser` for sessions only.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskWithAuth {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -4170,11 +4341,23 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
+        #[serde(rename = "lastCompletedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+        #[serde(rename = "rejectionReason")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -4896,6 +5079,48 @@ pub mod types {
                 Self::TitleDesc => "-title",
                 Self::Status => "status",
                 Self::StatusDesc => "-status",
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ListTasksSort {
+        #[serde(rename = "createdAt")]
+        CreatedAt,
+        #[serde(rename = "-createdAt")]
+        CreatedAtDesc,
+        #[serde(rename = "updatedAt")]
+        UpdatedAt,
+        #[serde(rename = "-updatedAt")]
+        UpdatedAtDesc,
+        #[serde(rename = "title")]
+        Title,
+        #[serde(rename = "-title")]
+        TitleDesc,
+        #[serde(rename = "status")]
+        Status,
+        #[serde(rename = "-status")]
+        StatusDesc,
+        #[serde(rename = "dueAt")]
+        DueAt,
+        #[serde(rename = "-dueAt")]
+        DueAtDesc,
+    }
+
+    impl ListTasksSort {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::CreatedAt => "createdAt",
+                Self::CreatedAtDesc => "-createdAt",
+                Self::UpdatedAt => "updatedAt",
+                Self::UpdatedAtDesc => "-updatedAt",
+                Self::Title => "title",
+                Self::TitleDesc => "-title",
+                Self::Status => "status",
+                Self::StatusDesc => "-status",
+                Self::DueAt => "dueAt",
+                Self::DueAtDesc => "-dueAt",
             }
         }
     }
@@ -6485,6 +6710,14 @@ pub mod types {
         pub status: Option<Vec<TaskStatus>>,
         /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Approved by any of these members (`mem_…`); `none` for tasks without an approver.
+        pub approver_id: Option<Vec<AssigneeFilter>>,
+        /// Recurring with any of these frequencies (repeat the parameter).
+        pub frequency: Option<Vec<Frequency>>,
+        /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
+        pub due_after: Option<Timestamp>,
+        /// Due before this time (RFC 3339).
+        pub due_before: Option<Timestamp>,
         /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
         /// Created before this time (RFC 3339).
@@ -6499,7 +6732,7 @@ pub mod types {
         /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
         /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
-        pub sort: Option<Vec<ListRisksSort>>,
+        pub sort: Option<Vec<ListTasksSort>>,
         /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
         /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
@@ -6521,6 +6754,22 @@ pub mod types {
                 for item in value {
                     pairs.push(("assigneeId", crate::transport::query_value(item)));
                 }
+            }
+            if let Some(value) = &self.approver_id {
+                for item in value {
+                    pairs.push(("approverId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.frequency {
+                for item in value {
+                    pairs.push(("frequency", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.due_after {
+                pairs.push(("dueAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.due_before {
+                pairs.push(("dueBefore", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.created_after {
                 pairs.push(("createdAfter", crate::transport::query_value(value)));
@@ -6591,6 +6840,14 @@ pub mod types {
         pub status: Option<Vec<TaskStatus>>,
         /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Approved by any of these members (`mem_…`); `none` for tasks without an approver.
+        pub approver_id: Option<Vec<AssigneeFilter>>,
+        /// Recurring with any of these frequencies (repeat the parameter).
+        pub frequency: Option<Vec<Frequency>>,
+        /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
+        pub due_after: Option<Timestamp>,
+        /// Due before this time (RFC 3339).
+        pub due_before: Option<Timestamp>,
         /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
         /// Created before this time (RFC 3339).
@@ -6605,7 +6862,7 @@ pub mod types {
         /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
         /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
-        pub sort: Option<Vec<ListRisksSort>>,
+        pub sort: Option<Vec<ListTasksSort>>,
         /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
@@ -6623,6 +6880,22 @@ pub mod types {
                 for item in value {
                     pairs.push(("assigneeId", crate::transport::query_value(item)));
                 }
+            }
+            if let Some(value) = &self.approver_id {
+                for item in value {
+                    pairs.push(("approverId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.frequency {
+                for item in value {
+                    pairs.push(("frequency", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.due_after {
+                pairs.push(("dueAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.due_before {
+                pairs.push(("dueBefore", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.created_after {
                 pairs.push(("createdAfter", crate::transport::query_value(value)));
@@ -8780,6 +9053,21 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// Approve the task in review: it is done.
+    ///
+    /// Only the task's approver (`approverId`). Sets `lastCompletedAt`; a recurring task's `dueAt` moves to its next period and the task stays `done` until its next round. No body.
+    ///
+    /// `POST /v1/tasks/{id}/approve` (`approveTask`).
+    pub async fn approve_task(&self, id: &str) -> Result<TaskWithAuth, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/tasks/{}/approve", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
     /// The audit entries of one task, newest first.
     ///
     /// `GET /v1/tasks/{id}/history` (`getTaskHistory`).
@@ -8802,6 +9090,36 @@ impl crate::Client {
         crate::pagination::items(query, move |query: GetTaskHistoryQuery| async move {
             self.get_task_history(id, &query).await
         })
+    }
+
+    /// Reject the task in review, with the reason.
+    ///
+    /// Only the task's approver (`approverId`). The task goes back to `in_progress` (the default) or to `failed`, with `rejectionReason`.
+    ///
+    /// `POST /v1/tasks/{id}/reject` (`rejectTask`).
+    pub async fn reject_task(&self, id: &str, body: &TaskRejection) -> Result<TaskWithAuth, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/tasks/{}/reject", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Submit the task for its approver.
+    ///
+    /// By an owner or admin, or by the task's assignee; never by its approver. The task needs an approver (else 409) and must be `todo`, `in_progress` or `failed`, or `done` when it recurs (its next round); it becomes `in_review`. No body.
+    ///
+    /// `POST /v1/tasks/{id}/submit` (`submitTask`).
+    pub async fn submit_task(&self, id: &str) -> Result<TaskWithAuth, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/tasks/{}/submit", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
     }
 
     /// List the organization's vendors.

@@ -63,6 +63,14 @@ pub fn settable_policy_status() -> Object {
     ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(PolicyStatus::as_str))).build()
 }
 
+/// The statuses a client may set on a task: every one but `in_review`, which only
+/// `POST /v1/tasks/{id}/submit` reaches.
+pub fn settable_task_status() -> Object {
+    use crate::task::TaskStatus;
+    let settable = TaskStatus::ALL.iter().copied().filter(|status| *status != TaskStatus::InReview);
+    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(TaskStatus::as_str))).build()
+}
+
 /// A string `validation::text` accepts between `min` and `max` characters.
 pub fn text(min: usize, max: usize) -> ObjectBuilder {
     let pattern = if min > 0 { NON_BLANK } else { NO_NUL };
@@ -98,6 +106,7 @@ text_fields! {
     vendor_description = text(1, crate::vendor::DESCRIPTION_MAX);
     task_title = text(1, crate::task::TITLE_MAX);
     task_description = text(0, crate::task::DESCRIPTION_MAX);
+    task_rejection_reason = text(1, crate::task::REASON_MAX);
     policy_name = text(1, crate::policy::NAME_MAX);
     policy_description = text(0, crate::policy::DESCRIPTION_MAX);
     policy_template_id = text(1, crate::policy::TEMPLATE_ID_MAX), nullable;

@@ -467,7 +467,7 @@ impl Policy {
         self.last_published_at = Some(now);
         self.signed_by.clear();
         if republish {
-            self.review_date = plus_months(now, self.frequency.months());
+            self.review_date = crate::frequency::plus_months(now, self.frequency.months());
         }
         let change_note = self.change_note.take();
         self.submitted_by = None;
@@ -551,20 +551,6 @@ impl PolicyFrequency {
             PolicyFrequency::Yearly => 12,
         }
     }
-}
-
-/// `months` calendar months after `at`, on the same day or the month's last when it is shorter.
-fn plus_months(at: Timestamp, months: u8) -> Timestamp {
-    let instant = at.to_offset();
-    let index = instant.year() * 12 + i32::from(u8::from(instant.month())) - 1 + i32::from(months);
-    let (year, month_number) = (index.div_euclid(12), index.rem_euclid(12) + 1);
-    let Ok(month) = u8::try_from(month_number).map_err(|_| ()).and_then(|m| time::Month::try_from(m).map_err(|_| ()))
-    else {
-        return at;
-    };
-    let day = instant.day().min(month.length(year));
-    let moved = instant.replace_day(1).and_then(|i| i.replace_year(year)).and_then(|i| i.replace_month(month));
-    moved.and_then(|i| i.replace_day(day)).map_or(at, Timestamp::from_offset)
 }
 
 /// A published version of a policy: immutable once written.

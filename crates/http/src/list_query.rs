@@ -279,7 +279,8 @@ impl ListParams {
         }
     }
 
-    fn time(&mut self, name: &str) -> Result<Option<Timestamp>, ApiError> {
+    /// The one instant of `name` (RFC 3339), if given.
+    pub fn time(&mut self, name: &str) -> Result<Option<Timestamp>, ApiError> {
         self.single(name)?
             .map(|text| {
                 Timestamp::parse(&text).map_err(|_| {

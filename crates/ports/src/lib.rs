@@ -45,7 +45,7 @@ pub use idempotency::{IdempotencyRepository, NewReservation, Outcome, Reservatio
 pub use invitations::{Acceptance, InvitationRepository};
 pub use list_query::{
     Assignee, CommentFilter, CommentQuery, CommentSort, ConnectionFilter, ConnectionQuery, ConnectionSort,
-    ContextFilter, ContextQuery, ContextSort, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,
+    ContextFilter, ContextQuery, ContextSort, DueRange, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,
     PolicyQuery, PolicySort, RiskFilter, RiskQuery, RiskSort, RunFilter, RunQuery, RunSort, Search, SortKey, SortValue,
     TaskFilter, TaskQuery, TaskSort, TimeRange, VendorFilter, VendorQuery, VendorSort,
 };
@@ -53,8 +53,8 @@ pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimit
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
 pub use printer::{DocumentPrinter, NoPrinter, PrintError};
 pub use records::{
-    ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TaskRepository,
-    VendorRepository,
+    ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TASK_CHANGED,
+    TaskRepository, VendorRepository,
 };
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,

@@ -6,6 +6,7 @@
 
 use compliance_domain::access::Role;
 use compliance_domain::automation::{RunStatus, RunTrigger};
+use compliance_domain::frequency::Frequency;
 use compliance_domain::integration::ConnectionStatus;
 use compliance_domain::policy::{PolicyFrequency, PolicyStatus};
 use compliance_domain::risk::{RiskCategory, RiskStatus, TreatmentStrategy};
@@ -233,13 +234,28 @@ pub enum ContextSort {
 /// What a list of context entries is asked for.
 pub type ContextQuery = ListQuery<ContextFilter, ContextSort>;
 
-/// Tasks: `status`, `assigneeId`.
+/// Tasks: `status`, `assigneeId`, `approverId`, `frequency`, `dueAfter`, `dueBefore`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct TaskFilter {
     /// `status=`: rows with any of these (empty: all).
     pub status: Vec<TaskStatus>,
     /// `assigneeId=`: rows with any of these (empty: all).
     pub assignee: Vec<Assignee>,
+    /// `approverId=`: rows with any of these (`Assignee::Nobody`: no approver; empty: all).
+    pub approver: Vec<Assignee>,
+    /// `frequency=`: recurring rows with any of these (empty: all).
+    pub frequency: Vec<Frequency>,
+    /// `dueAfter` / `dueBefore`: rows due in the range (a row without `dueAt` is in none).
+    pub due: DueRange,
+}
+
+/// `dueAfter` (inclusive, `>=`) / `dueBefore` (exclusive, `<`), like the time ranges.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct DueRange {
+    /// `dueAfter`: due at or after this instant.
+    pub after: Option<Timestamp>,
+    /// `dueBefore`: due before this instant.
+    pub before: Option<Timestamp>,
 }
 
 /// The fields this list sorts by (`sort=`).
@@ -253,6 +269,8 @@ pub enum TaskSort {
     Title,
     /// `status` (`-status`: descending).
     Status,
+    /// `dueAt` (`-dueAt`: descending); tasks without a due date sort as due at the end of time.
+    DueAt,
 }
 
 /// What a list of tasks is asked for.

@@ -124,7 +124,8 @@ pub trait VendorRepository: Send + Sync {
 pub trait TaskRepository: Send + Sync {
     /// A page of the organization's tasks, newest first.
     async fn list_tasks(&self, org: &OrganizationId, query: &TaskQuery) -> Result<Page<Task>, RepoError>;
-    /// A page of the tasks assigned to `assignee`, newest first.
+    /// A page of the tasks assigned to `assignee` or awaiting their approval (`approverId`),
+    /// newest first.
     async fn list_tasks_assigned(
         &self,
         org: &OrganizationId,
@@ -135,7 +136,9 @@ pub trait TaskRepository: Send + Sync {
     async fn get_task(&self, org: &OrganizationId, id: &TaskId) -> Result<Task, RepoError>;
     /// Inserts the task and `audit`'s entry of it, in one transaction.
     async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError>;
-    /// Sets the fields the patch names, atomically, and returns the task as it now is.
+    /// Applies the patch to the stored task (`Task::apply`: moving to `done` completes it; a
+    /// patch that does not fit the task's state is a `Conflict`) atomically, and returns the task
+    /// as it now is.
     async fn update_task(
         &self,
         org: &OrganizationId,
@@ -164,7 +167,15 @@ pub trait TaskRepository: Send + Sync {
         now: Timestamp,
         audit: &AuditOf<'_, Task>,
     ) -> Result<BulkApplied<Task>, BulkError>;
+    /// Writes `after` over the stored task if it is still `before` (same `updatedAt`), with
+    /// `audit`'s entry, in one transaction (a lifecycle transition the use case decided). A task
+    /// changed meanwhile is a `Conflict` of [`TASK_CHANGED`].
+    async fn save_task(&self, before: &Task, after: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError>;
 }
+
+/// The conflict of a task written by another request between a use case's read and its write;
+/// the use case reads again and retries.
+pub const TASK_CHANGED: &str = "the task changed while this request ran; retry";
 
 /// Policies, their versions and signatures; every method is scoped to an organization.
 #[async_trait]

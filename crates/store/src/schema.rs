@@ -183,6 +183,11 @@ diesel::table! {
         assignee_id -> Nullable<Text>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        approver_id -> Nullable<Text>,
+        frequency -> Nullable<Text>,
+        due_at -> Nullable<Timestamp>,
+        last_completed_at -> Nullable<Timestamp>,
+        rejection_reason -> Nullable<Text>,
     }
 }
 

@@ -3,11 +3,11 @@
 use async_trait::async_trait;
 use compliance_domain::comment::{Attachment, CommentEntityType};
 use compliance_domain::etag::IfMatch;
-use compliance_domain::task::{Task, TaskChanges, TaskPatch};
+use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::{MemberId, OrganizationId, TaskId, Timestamp};
 use compliance_ports::{
-    Assignee, AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, ListName, Page, RepoError, SortValue, TaskFilter,
-    TaskQuery, TaskRepository, TaskSort,
+    AuditOf, BulkApplied, BulkError, BulkWrite, Deleted, DueRange, ListName, Page, RepoError, SortValue, TASK_CHANGED,
+    TaskFilter, TaskQuery, TaskRepository, TaskSort,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -21,10 +21,11 @@ use crate::db::db_run;
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::paging::{
-    Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
+    Condition, ListBackend, SortColumn, SortColumns, and, any_of, assigned, read_page, sort_columns, text_in,
+    time_range,
 };
-use crate::prepared::{Assignments, Prepared, nullable_text, text};
-use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
+use crate::prepared::Prepared;
+use crate::rows::{AttachmentRow, id, instant, naive, optional_id, optional_instant, optional_naive, value};
 use crate::schema::tasks;
 use crate::search;
 
@@ -39,7 +40,7 @@ impl TaskRepository for Store {
             tasks_matching(tasks::table.into_boxed(), &org, None, &matching),
             (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
             search::order(&search::TASKS, &org, &matching, task_order(&matching)),
-            tasks_kept_count(&org, None, &matching),
+            tasks_kept_count(&org, &matching),
         )
         .map_err(repo_error)?;
         let items = rows
@@ -61,7 +62,6 @@ impl TaskRepository for Store {
         query: &TaskQuery,
     ) -> Result<Page<Task>, RepoError> {
         let (org, matching) = (org.to_string(), query.clone());
-        let own = Assignee::Member(assignee.clone());
         let assignee = assignee.to_string();
         let mut conn = self.pools.read().await?;
         let (rows, total): (Vec<(TaskRow, i64)>, _) = read_page!(
@@ -70,7 +70,8 @@ impl TaskRepository for Store {
             tasks_matching(tasks::table.into_boxed(), &org, Some(&assignee), &matching),
             (TaskRow::as_select(), search::relevance(&search::TASKS, &org, &matching)),
             search::order(&search::TASKS, &org, &matching, task_order(&matching)),
-            tasks_kept_count(&org, Some(&own), &matching),
+            // Counted: their own are the tasks assigned to them or awaiting their approval.
+            None,
         )
         .map_err(repo_error)?;
         let items = rows
@@ -115,8 +116,9 @@ impl TaskRepository for Store {
         Ok(())
     }
 
-    /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the chain head's lock (see crate::audit) and a read of the task as it was, for the entry.
+    /// After the chain head's lock (see crate::audit), which every audited write of the
+    /// organization takes, a read of the task as it was; then `Task::apply` decides the new row
+    /// (completing a task moved to `done`), written whole by one prepared `UPDATE … RETURNING *`.
     async fn update_task(
         &self,
         org: &OrganizationId,
@@ -126,7 +128,6 @@ impl TaskRepository for Store {
         if_match: &IfMatch,
         audit: &AuditOf<'_, Task>,
     ) -> Result<Task, RepoError> {
-        let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
         let the_task =
             || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
@@ -135,7 +136,8 @@ impl TaskRepository for Store {
                 let head = c.lock_head(org.as_str()).await?;
                 let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
-                let after: Task = Prepared(diesel::update(the_task()).set(&changes).returning(TaskRow::as_returning()))
+                let row = patched_row(&before, patch, now)?;
+                let after: Task = Prepared(diesel::update(the_task()).set(&row).returning(TaskRow::as_returning()))
                     .get_result(c)
                     .await?
                     .try_into()?;
@@ -217,9 +219,8 @@ impl TaskRepository for Store {
                                 let head = c.lock_head(org.as_str()).await?;
                                 let before: Task =
                                     the_task(id).select(TaskRow::as_select()).first(c).await?.try_into()?;
-                                let changes = changed_columns(patch, now);
-                                let update =
-                                    diesel::update(the_task(id)).set(&changes).returning(TaskRow::as_returning());
+                                let row = patched_row(&before, patch, now)?;
+                                let update = diesel::update(the_task(id)).set(&row).returning(TaskRow::as_returning());
                                 let after: Task = Prepared(update).get_result(c).await?.try_into()?;
                                 c.append(head, audit(Some(&before), Some(&after))).await?;
                                 Ok((after, Vec::new()))
@@ -258,23 +259,59 @@ impl TaskRepository for Store {
         });
         failures.answer(result)
     }
+
+    async fn save_task(&self, before: &Task, after: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
+        let (org, id) = (before.organization_id.as_str(), before.id.as_str());
+        let row = TaskRow::from(after);
+        let mut conn = self.pools.write().await?;
+        let the_task = || tasks::table.filter(tasks::organization_id.eq(org)).filter(tasks::id.eq(id));
+        let saved: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                let stored: PrimitiveDateTime = the_task().select(tasks::updated_at).first(c).await?;
+                if stored != naive(before.updated_at) {
+                    return Err(TxError::Repo(RepoError::Conflict(TASK_CHANGED.into())));
+                }
+                Prepared(diesel::update(the_task()).set(&row)).execute(c).await?;
+                c.append(head, audit(Some(before), Some(after))).await?;
+                Ok(())
+            })
+            .await
+        });
+        saved.map_err(RepoError::from)
+    }
 }
 
-/// The organization's tasks (only `assignee`'s when given) that match every filter of `query`.
+/// The row of `before` after `patch` (`Task::apply`); a patch that does not fit the task's state
+/// is a `Conflict`.
+fn patched_row(before: &Task, patch: &TaskPatch, now: Timestamp) -> Result<TaskRow, TxError> {
+    let after = before.patched(patch, now).map_err(|why| TxError::Repo(RepoError::Conflict(why)))?;
+    Ok(TaskRow::from(&after))
+}
+
+/// The organization's tasks (only those `member` is the assignee or the approver of, when given)
+/// that match every filter of `query`.
 fn tasks_matching<DB: ListBackend>(
     matching: tasks::BoxedQuery<'static, DB>,
     org: &str,
-    assignee: Option<&str>,
+    member: Option<&str>,
     query: &TaskQuery,
 ) -> tasks::BoxedQuery<'static, DB> {
-    let TaskFilter { status, assignee: assignees } = &query.filter;
-    let own = assignee.map(|member| -> Condition<tasks::table, DB> {
-        Box::new(tasks::assignee_id.assume_not_null().eq(DB::text(member.to_owned())))
+    let TaskFilter { status, assignee: assignees, approver: approvers, frequency, due } = &query.filter;
+    let own = member.map(|member| -> Condition<tasks::table, DB> {
+        let assignee = tasks::assignee_id.assume_not_null().eq(DB::text(member.to_owned()));
+        Box::new(assignee.or(tasks::approver_id.assume_not_null().eq(DB::text(member.to_owned()))))
     });
+    let frequencies = any_of(frequency.iter().map(|frequency| -> Condition<tasks::table, DB> {
+        Box::new(tasks::frequency.assume_not_null().eq(DB::text(frequency.to_string())))
+    }));
     let conditions = [
         own,
         text_in(tasks::status, status),
         assigned(tasks::assignee_id, assignees),
+        assigned(tasks::approver_id, approvers),
+        frequencies,
+        due_range(due),
         time_range(&query.times, tasks::created_at, Some(tasks::updated_at)),
         search::filter(&search::TASKS, org, query.search.as_ref()),
     ];
@@ -286,20 +323,35 @@ fn tasks_matching<DB: ListBackend>(
 }
 
 /// The count the database keeps for `query` (`crate::list_counts`): the list's size, or,
-/// filtered by nothing but `status` and `assigneeId`, the sum of those groups. A member who sees
-/// only their own tasks (`own`) counts their own group; asking for others' tasks counts (none).
-fn tasks_kept_count(org: &str, own: Option<&Assignee>, query: &TaskQuery) -> Option<KeptCount> {
+/// filtered by nothing but `status` and `assigneeId`, the sum of those groups.
+fn tasks_kept_count(org: &str, query: &TaskQuery) -> Option<KeptCount> {
     let TaskFilter { status, assignee, .. } = &query.filter;
-    // Every other field the filter has or gains stays empty: only these two are kept.
-    #[allow(clippy::needless_update)]
+    // Every other field the filter has (approver, frequency, due dates) stays empty: only these
+    // two are kept.
     let kept_part = TaskFilter { status: status.clone(), assignee: assignee.clone(), ..TaskFilter::default() };
-    let assignees = match own {
-        None => assignee.clone(),
-        Some(own) if assignee.is_empty() || assignee.contains(own) => vec![own.clone()],
-        Some(_) => return None,
-    };
-    let whole = own.is_none().then(|| KeptCount::whole(org, ListName::Tasks, query)).flatten();
-    whole.or_else(|| KeptCount::by_status_and_assignee(org, ListName::Tasks, query, kept_part, status, &assignees))
+    KeptCount::whole(org, ListName::Tasks, query)
+        .or_else(|| KeptCount::by_status_and_assignee(org, ListName::Tasks, query, kept_part, status, assignee))
+}
+
+/// `dueAfter` (`>=`) / `dueBefore` (`<`) on `due_at`; a task without a due date is in no range.
+fn due_range<DB: ListBackend>(due: &DueRange) -> Option<Condition<tasks::table, DB>> {
+    let at = |time: &Option<Timestamp>| time.map(|t| DB::time::<tasks::table>(naive(t)));
+    let after =
+        at(&due.after).map(|t| -> Condition<tasks::table, DB> { Box::new(tasks::due_at.assume_not_null().ge(t)) });
+    let before =
+        at(&due.before).map(|t| -> Condition<tasks::table, DB> { Box::new(tasks::due_at.assume_not_null().lt(t)) });
+    and(after, before)
+}
+
+diesel::define_sql_function! {
+    /// `coalesce(due_at, end of time)`: the due date tasks sort by, on both backends.
+    fn coalesce(x: diesel::sql_types::Nullable<diesel::sql_types::Timestamp>, y: diesel::sql_types::Timestamp) -> diesel::sql_types::Timestamp;
+}
+
+/// Where a task without a due date sorts by `dueAt`: at the end of time (last ascending, first
+/// descending), so that the order stays total and the keyset cursor has a value to hold.
+fn undated() -> Timestamp {
+    Timestamp::from_unix_micros(253_402_300_799_999_999).unwrap_or_else(|_| Timestamp::now())
 }
 
 /// The columns `query` orders tasks by, the id last.
@@ -309,6 +361,7 @@ fn task_order<DB: ListBackend>(query: &TaskQuery) -> SortColumns<tasks::table, D
         TaskSort::UpdatedAt => SortColumn::time(tasks::updated_at),
         TaskSort::Title => SortColumn::text(tasks::title),
         TaskSort::Status => SortColumn::text(tasks::status),
+        TaskSort::DueAt => SortColumn::time(coalesce(tasks::due_at, DB::time::<tasks::table>(naive(undated())))),
     };
     sort_columns(&query.sort_keys(TaskSort::CreatedAt), column, tasks::id)
 }
@@ -320,19 +373,8 @@ fn task_sort_value(task: &Task, field: TaskSort) -> SortValue {
         TaskSort::UpdatedAt => SortValue::Time(task.updated_at),
         TaskSort::Title => SortValue::Text(task.title.clone()),
         TaskSort::Status => SortValue::Text(task.status.to_string()),
+        TaskSort::DueAt => SortValue::Time(task.due_at.unwrap_or_else(undated)),
     }
-}
-
-/// The columns a PATCH sets, taken apart field by field without `..`: a field added to the patch
-/// does not compile until it is written here too. Every column is in the statement whatever the
-/// patch holds (see [`Assignments`]), so it has one shape and each connection prepares it once.
-fn changed_columns(patch: &TaskPatch, now: Timestamp) -> Assignments<tasks::table> {
-    let TaskChanges { title, description, status, assignee_id } = patch.changes();
-    Assignments::new(tasks::updated_at, naive(now))
-        .required(tasks::title, title.clone())
-        .required(tasks::description, description.clone())
-        .required(tasks::status, text(status))
-        .nullable(tasks::assignee_id, nullable_text(assignee_id))
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
@@ -346,6 +388,11 @@ pub struct TaskRow {
     assignee_id: Option<String>,
     created_at: PrimitiveDateTime,
     updated_at: PrimitiveDateTime,
+    approver_id: Option<String>,
+    frequency: Option<String>,
+    due_at: Option<PrimitiveDateTime>,
+    last_completed_at: Option<PrimitiveDateTime>,
+    rejection_reason: Option<String>,
 }
 
 impl From<&Task> for TaskRow {
@@ -359,6 +406,11 @@ impl From<&Task> for TaskRow {
             assignee_id: t.assignee_id.as_ref().map(ToString::to_string),
             created_at: naive(t.created_at),
             updated_at: naive(t.updated_at),
+            approver_id: t.approver_id.as_ref().map(ToString::to_string),
+            frequency: t.frequency.map(|f| f.to_string()),
+            due_at: optional_naive(t.due_at),
+            last_completed_at: optional_naive(t.last_completed_at),
+            rejection_reason: t.rejection_reason.clone(),
         }
     }
 }
@@ -374,6 +426,11 @@ impl TryFrom<TaskRow> for Task {
             description: r.description,
             status: value(T, &r.status)?,
             assignee_id: optional_id(T, r.assignee_id)?,
+            approver_id: optional_id(T, r.approver_id)?,
+            frequency: r.frequency.as_deref().map(|f| value(T, f)).transpose()?,
+            due_at: optional_instant(r.due_at),
+            last_completed_at: optional_instant(r.last_completed_at),
+            rejection_reason: r.rejection_reason,
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
         })

@@ -17,6 +17,7 @@ pub use renderer::WireRenderer;
 use compliance_app::{AuthType, Principal};
 use compliance_domain::comment::CommentView;
 use compliance_domain::context::ContextEntry;
+use compliance_domain::frequency::Frequency;
 use compliance_domain::organization::Organization;
 use compliance_domain::people::{Person, User};
 use compliance_domain::policy::{Policy, PolicyFrequency, PolicyStatus};
@@ -420,6 +421,16 @@ pub struct TaskDto<'a> {
     pub status: TaskStatus,
     /// The member responsible for it, or `null`.
     pub assignee_id: Option<&'a MemberId>,
+    /// The member who approves it when it is submitted, or `null` (then it is marked done directly).
+    pub approver_id: Option<&'a MemberId>,
+    /// How often it recurs, or `null` for one-off work.
+    pub frequency: Option<Frequency>,
+    /// When it is due, or `null`.
+    pub due_at: Option<Timestamp>,
+    /// When it last became `done`, or `null` (read-only).
+    pub last_completed_at: Option<Timestamp>,
+    /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+    pub rejection_reason: Option<&'a str>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -435,6 +446,11 @@ impl<'a> From<&'a Task> for TaskDto<'a> {
             description: &t.description,
             status: t.status,
             assignee_id: t.assignee_id.as_ref(),
+            approver_id: t.approver_id.as_ref(),
+            frequency: t.frequency,
+            due_at: t.due_at,
+            last_completed_at: t.last_completed_at,
+            rejection_reason: t.rejection_reason.as_deref(),
             created_at: t.created_at,
             updated_at: t.updated_at,
         }

@@ -171,7 +171,7 @@ impl TaskRepository for MemoryTasks {
         let task = tasks.iter_mut().find(|t| &t.organization_id == org && &t.id == id).ok_or(RepoError::NotFound)?;
         if_match.check(&task.etag())?;
         let before = task.clone();
-        task.apply(patch, now);
+        task.apply(patch, now).map_err(RepoError::Conflict)?;
         audit(Some(&before), Some(task));
         Ok(task.clone())
     }
@@ -203,6 +203,18 @@ impl TaskRepository for MemoryTasks {
         _: &AuditOf<'_, Task>,
     ) -> Result<BulkApplied<Task>, BulkError> {
         Err(BulkError::Store(refused()))
+    }
+
+    async fn save_task(&self, before: &Task, after: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
+        let mut tasks = self.tasks.lock().unwrap();
+        let task = tasks.iter_mut().find(|t| t.organization_id == before.organization_id && t.id == before.id);
+        let task = task.ok_or(RepoError::NotFound)?;
+        if task.updated_at != before.updated_at {
+            return Err(RepoError::Conflict(compliance_ports::TASK_CHANGED.into()));
+        }
+        audit(Some(before), Some(after));
+        *task = after.clone();
+        Ok(())
     }
 }
 

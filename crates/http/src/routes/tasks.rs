@@ -2,13 +2,15 @@
 
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
+use compliance_domain::frequency::Frequency;
 use compliance_domain::task::TaskStatus;
 use compliance_domain::task::{NewTask, TaskChanges};
+use compliance_domain::task_lifecycle::TaskRejection;
 use compliance_domain::{Id, TaskId};
-use compliance_ports::{ListName, TaskFilter, TaskQuery, TaskSort};
+use compliance_ports::{DueRange, ListName, TaskFilter, TaskQuery, TaskSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use super::people::auth_type_schema;
@@ -27,12 +29,26 @@ pub fn configure(router: &mut Router<'_>) {
         .add(Endpoint::new("/v1/tasks").get(list_tasks).post(create_task))
         .add(Endpoint::new("/v1/tasks/export").get(export_tasks))
         .add(Endpoint::new("/v1/tasks/bulk").app_data(BULK_BODY_LIMIT).post(bulk_tasks))
-        .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task));
+        .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task))
+        .add(Endpoint::new("/v1/tasks/{id}/submit").post(submit_task))
+        .add(Endpoint::new("/v1/tasks/{id}/approve").post(approve_task))
+        .add(Endpoint::new("/v1/tasks/{id}/reject").post(reject_task));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list_tasks, export_tasks, create_task, get_task, update_task, delete_task, bulk_tasks))]
+#[openapi(paths(
+    list_tasks,
+    export_tasks,
+    create_task,
+    get_task,
+    update_task,
+    delete_task,
+    bulk_tasks,
+    submit_task,
+    approve_task,
+    reject_task
+))]
 pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of tasks.
@@ -94,6 +110,9 @@ struct DeletedTask<'a> {
     params(
         ("status" = Option<Vec<TaskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("approverId" = Option<Vec<AssigneeFilter>>, Query, description = "Approved by any of these members (`mem_…`); `none` for tasks without an approver."),
+        ("frequency" = Option<Vec<Frequency>>, Query, description = "Recurring with any of these frequencies (repeat the parameter)."),
+        DueParams,
         TimeParams,
         SortParam<TaskSort>,
         PageQuery,
@@ -116,8 +135,21 @@ async fn list_tasks(state: web::Data<AppState>, caller: Caller, params: ListPara
 }
 
 /// The columns of a tasks export: every field of a record as the list shows it.
-const TASK_COLUMNS: &[&str] =
-    &["id", "organizationId", "title", "description", "status", "assigneeId", "createdAt", "updatedAt"];
+const TASK_COLUMNS: &[&str] = &[
+    "id",
+    "organizationId",
+    "title",
+    "description",
+    "status",
+    "assigneeId",
+    "approverId",
+    "frequency",
+    "dueAt",
+    "lastCompletedAt",
+    "rejectionReason",
+    "createdAt",
+    "updatedAt",
+];
 
 #[utoipa::path(
     get,
@@ -129,6 +161,9 @@ const TASK_COLUMNS: &[&str] =
     params(
         ("status" = Option<Vec<TaskStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("assigneeId" = Option<Vec<AssigneeFilter>>, Query, description = "Assigned to any of these members (`mem_…`); `none` for unassigned."),
+        ("approverId" = Option<Vec<AssigneeFilter>>, Query, description = "Approved by any of these members (`mem_…`); `none` for tasks without an approver."),
+        ("frequency" = Option<Vec<Frequency>>, Query, description = "Recurring with any of these frequencies (repeat the parameter)."),
+        DueParams,
         TimeParams,
         SortParam<TaskSort>,
         FormatQuery,
@@ -161,13 +196,33 @@ impl SortField for TaskSort {
         ("updatedAt", Self::UpdatedAt),
         ("title", Self::Title),
         ("status", Self::Status),
+        ("dueAt", Self::DueAt),
     ];
+}
+
+/// `dueAfter` / `dueBefore`: the range of `dueAt` a task's list keeps.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code, reason = "read by task_query; this struct documents them")]
+struct DueParams {
+    /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
+    #[param(rename = "dueAfter")]
+    due_after: Option<compliance_domain::Timestamp>,
+    /// Due before this time (RFC 3339).
+    #[param(rename = "dueBefore")]
+    due_before: Option<compliance_domain::Timestamp>,
 }
 
 /// The query of `GET /v1/tasks` (and of its export): its filters, then what every list shares.
 pub(crate) fn task_query(mut params: ListParams, settings: &Settings) -> Result<(TaskQuery, QueryShape), ApiError> {
     let shape = params.shape("tasks");
-    let filter = TaskFilter { status: params.enums("status")?, assignee: params.assignees("assigneeId")? };
+    let filter = TaskFilter {
+        status: params.enums("status")?,
+        assignee: params.assignees("assigneeId")?,
+        approver: params.assignees("approverId")?,
+        frequency: params.enums("frequency")?,
+        due: DueRange { after: params.time("dueAfter")?, before: params.time("dueBefore")? },
+    };
     Ok((params.finish(filter, true, &shape, settings)?, shape))
 }
 
@@ -302,6 +357,97 @@ async fn bulk_tasks(
     let principal = caller.0;
     let results = state.run(|app| async move { app.tasks.bulk_tasks(&principal, operations, atomic).await }).await?;
     Ok(bulk::answer(&ops, &bulk::api_results(results), TaskDto::from))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/{id}/submit",
+    tag = "tasks",
+    operation_id = "submitTask",
+    summary = "Submit the task for its approver",
+    description = "By an owner or admin, or by the task's assignee; never by its approver. The task needs an \
+                   approver (else 409) and must be `todo`, `in_progress` or `failed`, or `done` when it recurs \
+                   (its next round); it becomes `in_review`. No body.",
+    params(("id" = TaskId, Path), IfMatchHeader),
+    responses(
+        (status = 200, description = "The task, in review.", body = TaskWithAuth),
+        (status = 409, description = "No approver, the caller is the approver, or the task's state (named) does not allow it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn submit_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    if_match: IfMatchHeader,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), task_id(&id)?);
+    let task = state.run(|app| async move { app.tasks.submit_task(&principal, &id, &if_match.0).await }).await?;
+    Ok(transitioned(&task, &caller))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/{id}/approve",
+    tag = "tasks",
+    operation_id = "approveTask",
+    summary = "Approve the task in review: it is done",
+    description = "Only the task's approver (`approverId`). Sets `lastCompletedAt`; a recurring task's `dueAt` \
+                   moves to its next period and the task stays `done` until its next round. No body.",
+    params(("id" = TaskId, Path), IfMatchHeader),
+    responses(
+        (status = 200, description = "The task, done.", body = TaskWithAuth),
+        (status = 409, description = "The task is not `in_review` (its state is named).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn approve_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    if_match: IfMatchHeader,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), task_id(&id)?);
+    let task = state.run(|app| async move { app.tasks.approve_task(&principal, &id, &if_match.0).await }).await?;
+    Ok(transitioned(&task, &caller))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/{id}/reject",
+    tag = "tasks",
+    operation_id = "rejectTask",
+    summary = "Reject the task in review, with the reason",
+    description = "Only the task's approver (`approverId`). The task goes back to `in_progress` (the default) or to \
+                   `failed`, with `rejectionReason`.",
+    params(("id" = TaskId, Path), IfMatchHeader),
+    request_body = TaskRejection,
+    responses(
+        (status = 200, description = "The task, rejected.", body = TaskWithAuth),
+        (status = 409, description = "The task is not `in_review` (its state is named).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn reject_task(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    if_match: IfMatchHeader,
+    JsonBody(input): JsonBody<TaskRejection>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0.clone(), task_id(&id)?);
+    let task = state.run(|app| async move { app.tasks.reject_task(&principal, &id, input, &if_match.0).await }).await?;
+    Ok(transitioned(&task, &caller))
+}
+
+/// A transition's answer: the task with how the request authenticated, and its new `ETag`.
+fn transitioned(task: &compliance_domain::task::Task, caller: &Caller) -> HttpResponse {
+    conditional::tagged(
+        HttpResponse::Ok(),
+        &task.etag(),
+        &TaskWithAuth {
+            task: TaskDto::from(task),
+            auth_type: auth_type(caller, AuthTypeStyle::Standard),
+            authenticated_user: AuthenticatedUser::for_session(caller),
+        },
+    )
 }
 
 /// A malformed id names no task: 404, as a missing one.
