@@ -26,11 +26,13 @@ pub mod comment;
 pub mod context;
 mod enums;
 pub mod etag;
+pub mod framework;
 pub mod id;
 pub mod idempotency;
 pub mod integration;
 pub mod invitation;
 pub mod network;
+pub mod oscal;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod organization;
@@ -49,8 +51,8 @@ pub mod webhook;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id,
-    IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
+    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, FrameworkId, Id,
+    IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RequirementId, RiskId, SessionId, TaskId, UserId, VendorId,
     WebhookDeliveryId, WebhookId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
