@@ -44,13 +44,21 @@ fn fixture() -> Value {
 /// `(identifier, title, description, parent identifier)` of each requirement, in order.
 fn requirements(framework: &Value) -> Vec<(String, String, Value, Option<String>)> {
     let list = framework["requirements"].as_array().unwrap_or_else(|| panic!("no requirements in {framework}"));
-    let identifier_of = |id: &Value| {
-        list.iter().find(|r| r["id"] == *id).map(|r| r["identifier"].as_str().unwrap().to_owned())
-    };
+    let identifier_of =
+        |id: &Value| list.iter().find(|r| r["id"] == *id).map(|r| r["identifier"].as_str().unwrap().to_owned());
     list.iter()
         .map(|r| {
-            let parent = if r["parent"].is_null() { None } else { Some(identifier_of(&r["parent"]).expect("parent is in the list")) };
-            (r["identifier"].as_str().unwrap().to_owned(), r["title"].as_str().unwrap().to_owned(), r["description"].clone(), parent)
+            let parent = if r["parent"].is_null() {
+                None
+            } else {
+                Some(identifier_of(&r["parent"]).expect("parent is in the list"))
+            };
+            (
+                r["identifier"].as_str().unwrap().to_owned(),
+                r["title"].as_str().unwrap().to_owned(),
+                r["description"].clone(),
+                parent,
+            )
         })
         .collect()
 }
@@ -88,7 +96,10 @@ async fn a_trestle_catalog_imports_with_labels_parents_and_statements(server: &T
             ("ac-2", "Account management", None),
         ]
     );
-    assert_eq!(got[2].2, "The organization:\n  a. writes an access policy;\n    1. and reviews it.\n  b. names its owner.");
+    assert_eq!(
+        got[2].2,
+        "The organization:\n  a. writes an access policy;\n    1. and reviews it.\n  b. names its owner."
+    );
     assert_eq!(got[3].2, "Review the policy automatically.");
     assert_eq!(got[1].2, Value::Null, "an enhancement without a statement has no description");
     for requirement in framework["requirements"].as_array().unwrap() {
@@ -160,7 +171,11 @@ async fn invalid_catalogs_are_400_naming_the_json_path(server: &TestServer) {
         import(broken(&|c| c["catalog"]["groups"][0]["controls"][1]["id"] = json!("2bad"))).await,
         "catalog.groups[0].controls[1].id",
     );
-    tenant.api.raw(reqwest::Method::POST, "/v1/frameworks/import", Some("application/json"), "{\"catalog\":").await.problem(400);
+    tenant
+        .api
+        .raw(reqwest::Method::POST, "/v1/frameworks/import", Some("application/json"), "{\"catalog\":")
+        .await
+        .problem(400);
     tenant.api.raw(reqwest::Method::POST, "/v1/frameworks/import", Some("text/plain"), FIXTURE).await.problem(415);
     let huge = format!("{{\"catalog\":{{\"pad\":\"{}\"}}}}", "x".repeat(16 * 1024 * 1024));
     tenant.api.raw(reqwest::Method::POST, "/v1/frameworks/import", Some("application/json"), &huge).await.problem(413);
@@ -200,7 +215,11 @@ async fn custom_frameworks_are_validated_and_created(server: &TestServer) {
         "requirements[1].identifier",
     );
     names_path(post(one(json!({"identifier": "A".repeat(101), "title": "a"}))).await, "requirements[0].identifier");
-    names_path(post(json!({"name": "N".repeat(256), "version": "1", "requirements": [{"identifier": "A", "title": "a"}]})).await, "name");
+    names_path(
+        post(json!({"name": "N".repeat(256), "version": "1", "requirements": [{"identifier": "A", "title": "a"}]}))
+            .await,
+        "name",
+    );
     assert_eq!(tenant.api.get("/v1/frameworks").await.ok(200)["count"], 1);
 }
 
@@ -231,7 +250,8 @@ async fn templates_are_listed_and_adopted_once(server: &TestServer) {
 
 async fn the_list_pages_and_filters_by_source(server: &TestServer) {
     let tenant = server.tenant().await;
-    let custom = |name: &str| json!({"name": name, "version": "1", "requirements": [{"identifier": "A", "title": "a"}]});
+    let custom =
+        |name: &str| json!({"name": name, "version": "1", "requirements": [{"identifier": "A", "title": "a"}]});
     let first = tenant.api.post("/v1/frameworks", custom("One")).await.ok(201);
     let second = tenant.api.post("/v1/frameworks", custom("Two")).await.ok(201);
     let imported = tenant.api.post("/v1/frameworks/import", fixture()).await.ok(201);
@@ -285,7 +305,8 @@ async fn only_owners_and_admins_write_and_every_member_reads(server: &TestServer
         assert!(listed.iter().any(|id| *id == framework["id"]), "{role} lists {listed:?}");
         client.get(&path).await.ok(200);
         client.get("/v1/framework-templates").await.ok(200);
-        let custom = json!({"name": format!("By {role}"), "version": "1", "requirements": [{"identifier": "A", "title": "a"}]});
+        let custom =
+            json!({"name": format!("By {role}"), "version": "1", "requirements": [{"identifier": "A", "title": "a"}]});
         let writes = [
             client.post("/v1/frameworks", custom).await,
             client.post("/v1/frameworks/import", json!({"catalog": {}})).await,
@@ -296,7 +317,9 @@ async fn only_owners_and_admins_write_and_every_member_reads(server: &TestServer
                 "admin" => assert!(answer.status == 201 || answer.status == 400, "{role}: {}", answer.body),
                 _ => {
                     let body = answer.problem(403);
-                    assert!(body["detail"].as_str().unwrap().contains(&format!("role {role} may not write frameworks")));
+                    assert!(
+                        body["detail"].as_str().unwrap().contains(&format!("role {role} may not write frameworks"))
+                    );
                 }
             }
         }
@@ -304,7 +327,8 @@ async fn only_owners_and_admins_write_and_every_member_reads(server: &TestServer
             client.delete(&path).await.problem(403);
         }
     }
-    let reader = tenant.session.post("/v1/api-keys", json!({"name": "read", "scopes": ["frameworks:read"]})).await.ok(201);
+    let reader =
+        tenant.session.post("/v1/api-keys", json!({"name": "read", "scopes": ["frameworks:read"]})).await.ok(201);
     let key = server.client(crate::client::Auth::ApiKey(reader["key"].as_str().unwrap().to_owned()), None);
     key.get(&path).await.ok(200);
     let body = key.delete(&path).await.problem(403);

@@ -45,7 +45,11 @@ impl FrameworkService {
     }
 
     /// A page of the caller's organization's frameworks, newest first, without their requirements.
-    pub async fn list_frameworks(&self, caller: &Principal, query: &FrameworkQuery) -> Result<Page<Framework>, AppError> {
+    pub async fn list_frameworks(
+        &self,
+        caller: &Principal,
+        query: &FrameworkQuery,
+    ) -> Result<Page<Framework>, AppError> {
         require(caller, Family::Frameworks, Action::Read)?;
         Ok(self.frameworks.list_frameworks(&caller.organization_id, query).await?)
     }
@@ -63,7 +67,11 @@ impl FrameworkService {
     /// A framework from an OSCAL catalog document (`json`, the request's body as sent). A bad
     /// value is [`AppError::Validation`] naming its JSON path; the permission is checked before the
     /// document is read.
-    pub async fn import_framework(&self, caller: &Principal, json: &str) -> Result<FrameworkWithRequirements, AppError> {
+    pub async fn import_framework(
+        &self,
+        caller: &Principal,
+        json: &str,
+    ) -> Result<FrameworkWithRequirements, AppError> {
         require(caller, Family::Frameworks, Action::Write)?;
         let draft = oscal::catalog::read(json)?.validate()?;
         self.create(caller, draft).await

@@ -56,10 +56,10 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
-    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName,
-    MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository,
-    SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
-    VendorRepository, WebhookRepository, WebhookSender,
+    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
+    ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer,
+    RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository,
+    UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
-    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
-    OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
-    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
-    WebhookSender,
+    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
+    MemberRepository, OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;

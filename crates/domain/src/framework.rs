@@ -278,8 +278,8 @@ impl NewFramework {
         let mut earlier: HashMap<String, usize> = HashMap::new();
         for (index, input) in inputs.into_iter().flatten().enumerate() {
             let at = format!("requirements[{index}]");
-            let identifier =
-                errors.check(input.identifier.ok_or_else(|| FieldError::new(format!("{at}.identifier"), "is required")));
+            let identifier = errors
+                .check(input.identifier.ok_or_else(|| FieldError::new(format!("{at}.identifier"), "is required")));
             let title = errors.check(input.title.ok_or_else(|| FieldError::new(format!("{at}.title"), "is required")));
             let parent = match input.parent {
                 None => None,
@@ -338,9 +338,7 @@ const TEMPLATE_FILES: [(&str, &str); 2] = [
 /// test reads them all); it is left out rather than failing the service.
 pub fn templates() -> &'static [Template] {
     static TEMPLATES: OnceLock<Vec<Template>> = OnceLock::new();
-    TEMPLATES.get_or_init(|| {
-        TEMPLATE_FILES.iter().filter_map(|(key, json)| read_template(key, json).ok()).collect()
-    })
+    TEMPLATES.get_or_init(|| TEMPLATE_FILES.iter().filter_map(|(key, json)| read_template(key, json).ok()).collect())
 }
 
 /// The shipped template `key`, if there is one.

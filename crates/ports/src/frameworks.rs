@@ -27,10 +27,15 @@ pub type FrameworkQuery = ListQuery<FrameworkFilter, FrameworkSort>;
 #[async_trait]
 pub trait FrameworkRepository: Send + Sync {
     /// A page of the organization's frameworks (without their requirements), newest first.
-    async fn list_frameworks(&self, org: &OrganizationId, query: &FrameworkQuery) -> Result<Page<Framework>, RepoError>;
+    async fn list_frameworks(&self, org: &OrganizationId, query: &FrameworkQuery)
+    -> Result<Page<Framework>, RepoError>;
     /// One framework with its requirements in catalog order; `RepoError::NotFound` when it is
     /// not the organization's.
-    async fn get_framework(&self, org: &OrganizationId, id: &FrameworkId) -> Result<FrameworkWithRequirements, RepoError>;
+    async fn get_framework(
+        &self,
+        org: &OrganizationId,
+        id: &FrameworkId,
+    ) -> Result<FrameworkWithRequirements, RepoError>;
     /// Inserts the framework, its requirements and `audit`'s entry of it, in one transaction;
     /// `RepoError::Conflict` when the organization has a framework of the same name and version.
     async fn insert_framework(

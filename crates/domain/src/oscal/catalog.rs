@@ -167,7 +167,10 @@ fn walk_group(group: &Group, at: &str, requirements: &mut Vec<RequirementDraft>,
     if let Some(id) = &group.id
         && !is_token(id)
     {
-        errors.push(FieldError::new(format!("{at}.id"), "must be an OSCAL token (a letter or `_`, then letters, digits, `.`, `-`, `_`)"));
+        errors.push(FieldError::new(
+            format!("{at}.id"),
+            "must be an OSCAL token (a letter or `_`, then letters, digits, `.`, `-`, `_`)",
+        ));
     }
     for (index, inner) in group.groups.iter().enumerate() {
         walk_group(inner, &format!("{at}.groups[{index}]"), requirements, errors);

@@ -322,7 +322,8 @@ async fn delete_framework(
 async fn list_framework_templates(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let templates = state.run(|app| async move { app.frameworks.list_framework_templates(&principal) }).await?;
-    Ok(HttpResponse::Ok().json(FrameworkTemplateList { data: templates.iter().map(FrameworkTemplateDto::from).collect() }))
+    Ok(HttpResponse::Ok()
+        .json(FrameworkTemplateList { data: templates.iter().map(FrameworkTemplateDto::from).collect() }))
 }
 
 /// Adopt a framework template
