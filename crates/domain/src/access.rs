@@ -296,9 +296,9 @@ mod tests {
         assert!(write.covers(Family::Risks, Action::Read), "write includes read");
         assert!(!write.covers(Family::Vendors, Action::Read));
         assert!(!Scope::ReadAll.covers(Family::Risks, Action::Write));
-        // Every family (webhooks included) read and written; read only.
-        assert_eq!(Scope::All.pairs().count(), 28);
-        assert_eq!(Scope::ReadAll.pairs().count(), 14);
+        // Every family (webhooks and frameworks included) read and written; read only.
+        assert_eq!(Scope::All.pairs().count(), 30);
+        assert_eq!(Scope::ReadAll.pairs().count(), 15);
     }
 
     #[test]
