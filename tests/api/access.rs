@@ -30,6 +30,7 @@ const MATRIX: &[(&str, [&str; 4])] = &[
     ("api-keys", ["rw", "rw", "rw", "rw"]),
     ("audit", ["r", "r", "r", ""]),
     ("webhooks", ["rw", "rw", "r", ""]),
+    ("frameworks", ["rw", "rw", "r", "r"]),
 ];
 
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
@@ -197,6 +198,14 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("testWebhook", "/v1/webhooks/{whk}/test", "{}", Needs('w', "webhooks")),
     ("listWebhookDeliveries", "/v1/webhooks/{whk}/deliveries", "", Needs('r', "webhooks")),
     ("retryWebhookDelivery", "/v1/webhooks/{whk}/deliveries/{msg}/retry", "{}", Needs('w', "webhooks")),
+    ("listFrameworks", "/v1/frameworks", "", Needs('r', "frameworks")),
+    ("createFramework", "/v1/frameworks", "{}", Needs('w', "frameworks")),
+    ("importFramework", "/v1/frameworks/import", "{}", Needs('w', "frameworks")),
+    ("getFramework", "/v1/frameworks/{fwk}", "", Needs('r', "frameworks")),
+    ("deleteFramework", "/v1/frameworks/{fwk}", "", Needs('w', "frameworks")),
+    ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),
+    // a key no template has: an allowed caller gets the 404, a denied one the 403 first
+    ("adoptFrameworkTemplate", "/v1/framework-templates/none/adopt", "{}", Needs('w', "frameworks")),
     ("startSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("finishSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("signOut", "", "", Skip(SIGNED_IN_USER)),
@@ -239,7 +248,7 @@ fn expected(rule: Rule, role: Option<&str>) -> Option<String> {
 fn fill(template: &str) -> String {
     let mut text = template.to_owned();
     for prefix in
-        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg"]
+        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "fwk"]
     {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }

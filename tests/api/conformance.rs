@@ -288,6 +288,20 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("getVendorHistory", api.get("/v1/vendors/vnd_conformance/history").await);
     c.check("getTaskHistory", api.get("/v1/tasks/tsk_conformance/history").await);
     c.check("getPolicyHistory", api.get("/v1/policies/pol_conformance/history").await);
+    // Frameworks: a template, our own shape and an OSCAL catalog (tests/oscal/small-catalog.json).
+    c.check("listFrameworkTemplates", api.get("/v1/framework-templates").await);
+    let adopted =
+        c.check("adoptFrameworkTemplate", api.post("/v1/framework-templates/soc2-2017/adopt", json!({})).await);
+    let custom = json!({"name": "Own", "version": "1", "requirements": [
+        {"identifier": "O-1", "title": "One", "description": "The first."},
+        {"identifier": "O-1.1", "title": "One, refined", "parent": "O-1"}]});
+    c.check("createFramework", api.post("/v1/frameworks", custom).await);
+    let catalog: Value = serde_json::from_str(include_str!("../oscal/small-catalog.json")).unwrap();
+    c.check("importFramework", api.post("/v1/frameworks/import", catalog).await);
+    c.check("listFrameworks", api.get("/v1/frameworks?limit=2").await);
+    let adopted = format!("/v1/frameworks/{}", str_of(&adopted, "id"));
+    c.check("getFramework", api.get(&adopted).await);
+    c.check("deleteFramework", api.delete(&adopted).await);
     // Webhooks are checked against a real receiver in tests/api/webhooks.rs.
     for operation in [
         "createWebhook",

@@ -93,6 +93,7 @@ mod devices;
 mod docs;
 mod export;
 mod filters;
+mod frameworks;
 mod idempotency;
 mod instances;
 mod integrations;

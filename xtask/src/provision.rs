@@ -3,7 +3,7 @@
 //! - Debian packages (Chromium and chromedriver for the browser tests, poppler-utils' `pdftotext`
 //!   to read the text of PDFs the service prints, Redis), installed with apt-get when xtask runs
 //!   as root, and Redis started on its standard port when nothing answers there;
-//! - pinned PyPI packages (schemathesis, standardwebhooks, moto) in a virtual environment of their
+//! - pinned PyPI packages (schemathesis, standardwebhooks, moto, compliance-trestle) in a virtual environment of their
 //!   own under `target/tools/venv`, whatever the machine's Python already holds;
 //! - the npm package `oidc-provider` in tests/oidc (`npm ci`, pinned by its lock file).
 //!
@@ -49,6 +49,8 @@ const REDIS_SOCKET: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST)
 const PYPI: &[(&str, &str, &str)] = &[
     ("schemathesis==4.32.5", "schemathesis", "4.32.5"),
     ("standardwebhooks==1.1.0", "standardwebhooks", "1.1.0"),
+    // NIST OSCAL models: tests/oscal/make_catalog.py builds the catalog tests/api/frameworks.rs imports.
+    ("compliance-trestle==5.2.0", "compliance-trestle", "5.2.0"),
     ("moto[server]==5.2.1", "moto", "5.2.1"),
 ];
 

@@ -25,6 +25,7 @@ mod comments;
 mod context;
 mod devices;
 mod error;
+mod frameworks;
 mod idempotency;
 mod invitations;
 mod organization;
@@ -56,10 +57,10 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
-    HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName,
-    MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository,
-    SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
-    VendorRepository, WebhookRepository, WebhookSender,
+    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
+    ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer,
+    RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository,
+    UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
@@ -76,6 +77,7 @@ pub use comments::CommentService;
 pub use context::ContextService;
 pub use devices::DeviceService;
 pub use error::AppError;
+pub use frameworks::FrameworkService;
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
 pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
@@ -165,6 +167,8 @@ pub struct Ports {
     pub webhook_sender: Arc<dyn WebhookSender>,
     /// `Idempotency-Key` reservations and the outcomes they replay.
     pub idempotency: Arc<dyn IdempotencyRepository>,
+    /// Frameworks and their requirements.
+    pub frameworks: Arc<dyn FrameworkRepository>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -297,6 +301,8 @@ pub struct App {
     pub automation_secrets: AutomationSecrets,
     /// Webhooks and their deliveries.
     pub webhooks: WebhookService,
+    /// Frameworks and their requirements.
+    pub frameworks: FrameworkService,
     /// The audit trail: listing and verifying it.
     pub audit: AuditService,
     /// `Idempotency-Key`: reservations and the outcomes repeats get.
@@ -347,6 +353,7 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
+            frameworks: FrameworkService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
             policy_documents: PolicyDocumentService::new(&ports),

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
     ConnectionRepository, ContextRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
-    HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
-    OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
-    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
-    WebhookSender,
+    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
+    MemberRepository, OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;
@@ -68,6 +68,7 @@ impl Ports {
             + WebhookRepository
             + EventFeed
             + IdempotencyRepository
+            + FrameworkRepository
             + 'static,
     {
         let Adapters {
@@ -117,6 +118,7 @@ impl Ports {
             event_feed: store.clone(),
             webhook_sender,
             idempotency: store.clone(),
+            frameworks: store.clone(),
         }
     }
 }

@@ -83,11 +83,13 @@ pub enum Family {
     Audit,
     /// Webhooks.
     Webhooks,
+    /// Frameworks and their requirements.
+    Frameworks,
 }
 
 impl Family {
     /// Every family, in the matrix's row order.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Risks,
         Family::Vendors,
         Family::People,
@@ -102,6 +104,7 @@ impl Family {
         Family::ApiKeys,
         Family::Audit,
         Family::Webhooks,
+        Family::Frameworks,
     ];
 
     /// The family's name in scopes (`risks`, `apiKeys`, …).
@@ -121,6 +124,7 @@ impl Family {
             Family::ApiKeys => "api-keys",
             Family::Audit => "audit",
             Family::Webhooks => "webhooks",
+            Family::Frameworks => "frameworks",
         }
     }
 
@@ -292,9 +296,9 @@ mod tests {
         assert!(write.covers(Family::Risks, Action::Read), "write includes read");
         assert!(!write.covers(Family::Vendors, Action::Read));
         assert!(!Scope::ReadAll.covers(Family::Risks, Action::Write));
-        // Every family (webhooks included) read and written; read only.
-        assert_eq!(Scope::All.pairs().count(), 28);
-        assert_eq!(Scope::ReadAll.pairs().count(), 14);
+        // Every family (webhooks and frameworks included) read and written; read only.
+        assert_eq!(Scope::All.pairs().count(), 30);
+        assert_eq!(Scope::ReadAll.pairs().count(), 15);
     }
 
     #[test]

@@ -196,6 +196,10 @@ id_kinds! {
     WebhookDeliveryId = WebhookDeliveryKind("msg");
     /// `aud_…`: an entry of the audit trail.
     AuditEntryId = AuditEntryKind("aud");
+    /// `fwk_…`: a framework (a catalog of requirements) an organization adopted.
+    FrameworkId = FrameworkKind("fwk");
+    /// `req_…`: one requirement of a framework.
+    RequirementId = RequirementKind("req");
 }
 
 #[cfg(test)]

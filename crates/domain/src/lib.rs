@@ -26,6 +26,7 @@ pub mod comment;
 pub mod context;
 mod enums;
 pub mod etag;
+pub mod framework;
 pub mod frequency;
 pub mod id;
 pub mod idempotency;
@@ -35,6 +36,7 @@ pub mod network;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod organization;
+pub mod oscal;
 pub mod people;
 pub mod policy;
 pub mod policy_diff;
@@ -51,9 +53,9 @@ pub mod webhook;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id,
-    IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
-    WebhookDeliveryId, WebhookId,
+    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId,
+    FrameworkId, Id, IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RequirementId, RiskId, SessionId,
+    TaskId, UserId, VendorId, WebhookDeliveryId, WebhookId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;

@@ -15,6 +15,7 @@ mod chat;
 mod connections;
 mod devices;
 mod error;
+mod frameworks;
 mod idempotency;
 mod invitations;
 mod list_query;
@@ -41,6 +42,7 @@ pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
+pub use frameworks::{FrameworkFilter, FrameworkQuery, FrameworkRepository, FrameworkSort};
 pub use idempotency::{IdempotencyRepository, NewReservation, Outcome, Reservation, StoredResponse};
 pub use invitations::{Acceptance, InvitationRepository};
 pub use list_query::{

@@ -11,6 +11,7 @@ mod connections;
 mod context;
 mod db;
 mod error;
+mod frameworks;
 mod generations;
 mod health;
 mod idempotency;

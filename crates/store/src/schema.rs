@@ -494,3 +494,29 @@ diesel::table! {
         expires_at -> Timestamp,
     }
 }
+
+diesel::table! {
+    frameworks (id) {
+        id -> Text,
+        organization_id -> Text,
+        name -> Text,
+        version -> Text,
+        source -> Text,
+        requirement_count -> BigInt,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    requirements (id) {
+        id -> Text,
+        organization_id -> Text,
+        framework_id -> Text,
+        position -> BigInt,
+        identifier -> Text,
+        title -> Text,
+        description -> Nullable<Text>,
+        parent_id -> Nullable<Text>,
+    }
+}

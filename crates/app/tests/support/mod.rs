@@ -7,6 +7,7 @@ pub mod browser;
 pub mod chat;
 pub mod clock;
 pub mod comments;
+pub mod frameworks;
 pub mod idempotency;
 pub mod people;
 pub mod policies;
@@ -33,6 +34,7 @@ pub use browser::{FakeBrowser, Page as BrowserPage};
 pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
+pub use frameworks::NoFrameworks;
 pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
@@ -146,6 +148,7 @@ impl World {
             event_feed: Arc::new(NoEventFeed),
             webhook_sender: Arc::new(RefusingSender),
             idempotency: idempotency.clone(),
+            frameworks: Arc::new(NoFrameworks),
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {

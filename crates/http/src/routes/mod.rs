@@ -12,6 +12,7 @@ mod context;
 mod devices;
 mod docs;
 mod explorer;
+mod frameworks;
 mod health;
 mod integrations;
 mod invitations;
@@ -73,6 +74,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     api_keys::configure(router);
     automation_secrets::configure(router);
     webhooks::configure(router);
+    frameworks::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -105,6 +107,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         api_keys::Api::openapi(),
         automation_secrets::Api::openapi(),
         webhooks::Api::openapi(),
+        frameworks::Api::openapi(),
     ]
 }
 

@@ -1,0 +1,349 @@
+//! `/v1/frameworks`: catalogs of requirements the organization adopted, made from an OSCAL catalog
+//! (`/import`), our own JSON shape, or a shipped template (`/v1/framework-templates`).
+
+use actix_web::{HttpResponse, web};
+use compliance_domain::framework::{
+    Framework, FrameworkSource, FrameworkWithRequirements, NewFramework, Requirement, Template,
+};
+use compliance_domain::{FrameworkId, OrganizationId, RequirementId, Timestamp};
+use compliance_ports::{FrameworkFilter, FrameworkQuery, FrameworkSort};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use super::{Endpoint, Router};
+use crate::body::{BodyLimit, JsonBody};
+use crate::list_query::{ListParams, QueryShape, SortField};
+use crate::paging::{PageQuery, encode};
+use crate::{ApiError, AppState, Caller};
+
+/// The body limit of an OSCAL import: 15 MiB, where other JSON bodies take 1 MiB (and no more than
+/// the bulk routes' 16,000 KiB, the most the idempotency middleware reads). NIST SP 800-53 rev. 5's
+/// whole catalog (every control, enhancement, parameter and guidance part) is about 10 MiB of
+/// JSON; the import keeps only what it reads into requirements.
+pub const IMPORT_BODY_LIMIT: BodyLimit = BodyLimit(15 * 1024 * 1024);
+
+pub fn configure(router: &mut Router<'_>) {
+    router
+        .add(Endpoint::new("/v1/frameworks").get(list_frameworks).post(create_framework))
+        .add(Endpoint::new("/v1/frameworks/import").app_data(IMPORT_BODY_LIMIT).post(import_framework))
+        .add(Endpoint::new("/v1/frameworks/{id}").get(get_framework).delete(delete_framework))
+        .add(Endpoint::new("/v1/framework-templates").get(list_framework_templates))
+        .add(Endpoint::new("/v1/framework-templates/{key}/adopt").post(adopt_framework_template));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list_frameworks,
+    create_framework,
+    import_framework,
+    get_framework,
+    delete_framework,
+    list_framework_templates,
+    adopt_framework_template,
+))]
+pub(super) struct Api;
+
+/// A framework as lists show it: without its requirements.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct FrameworkDto<'a> {
+    id: &'a FrameworkId,
+    organization_id: &'a OrganizationId,
+    name: &'a str,
+    version: &'a str,
+    /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
+    source: FrameworkSource,
+    requirement_count: usize,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl<'a> From<&'a Framework> for FrameworkDto<'a> {
+    fn from(f: &'a Framework) -> Self {
+        Self {
+            id: &f.id,
+            organization_id: &f.organization_id,
+            name: &f.name,
+            version: &f.version,
+            source: f.source,
+            requirement_count: f.requirement_count,
+            created_at: f.created_at,
+            updated_at: f.updated_at,
+        }
+    }
+}
+
+/// One requirement; `parent` is the id of the requirement it refines (an OSCAL control
+/// enhancement's control), or null.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RequirementDto<'a> {
+    id: &'a RequirementId,
+    /// `CC6.1`, `A.5.15`, `AC-2(1)`: unique within the framework.
+    identifier: &'a str,
+    title: &'a str,
+    /// Plain text; null when the catalog gives none.
+    #[schema(value_type = Option<String>)]
+    description: Option<&'a str>,
+    #[schema(value_type = Option<RequirementId>)]
+    parent: Option<&'a RequirementId>,
+}
+
+impl<'a> From<&'a Requirement> for RequirementDto<'a> {
+    fn from(r: &'a Requirement) -> Self {
+        Self {
+            id: &r.id,
+            identifier: &r.identifier,
+            title: &r.title,
+            description: r.description.as_deref(),
+            parent: r.parent_id.as_ref(),
+        }
+    }
+}
+
+/// A framework with its requirements, in catalog order (a parent before its children).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct FrameworkWithRequirementsDto<'a> {
+    #[serde(flatten)]
+    framework: FrameworkDto<'a>,
+    requirements: Vec<RequirementDto<'a>>,
+}
+
+impl<'a> From<&'a FrameworkWithRequirements> for FrameworkWithRequirementsDto<'a> {
+    fn from(f: &'a FrameworkWithRequirements) -> Self {
+        Self {
+            framework: FrameworkDto::from(&f.framework),
+            requirements: f.requirements.iter().map(RequirementDto::from).collect(),
+        }
+    }
+}
+
+/// `{data, count, nextCursor}` of frameworks.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct FrameworkList<'a> {
+    data: Vec<FrameworkDto<'a>>,
+    /// The total number of matching rows (across all pages).
+    count: u64,
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    next_cursor: Option<String>,
+}
+
+/// A framework manifest the service ships.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct FrameworkTemplateDto<'a> {
+    /// What `POST /v1/framework-templates/{key}/adopt` takes (`soc2-2017`).
+    key: &'a str,
+    name: &'a str,
+    version: &'a str,
+    requirement_count: usize,
+}
+
+impl<'a> From<&'a Template> for FrameworkTemplateDto<'a> {
+    fn from(t: &'a Template) -> Self {
+        Self { key: t.key, name: &t.name, version: &t.version, requirement_count: t.draft.requirements.len() }
+    }
+}
+
+/// `{data}`: every shipped template.
+#[derive(Serialize, ToSchema)]
+struct FrameworkTemplateList<'a> {
+    data: Vec<FrameworkTemplateDto<'a>>,
+}
+
+/// An OSCAL 1.x catalog document, as OSCAL's JSON format writes it. The import reads
+/// `catalog.uuid`, `catalog.metadata` (`title`, `version`, `oscal-version`, `last-modified`),
+/// `groups`, `controls` (and controls nested in controls: enhancements), their `props` named
+/// `label` and their `parts` named `statement`; every other member OSCAL allows is accepted and
+/// not kept. A bad value is a 400 naming its JSON path (`catalog.groups[0].controls[3].id`).
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "documents the body the import reads as text")]
+struct OscalCatalogDocument {
+    /// The catalog (OSCAL's `catalog` assembly).
+    #[schema(value_type = Object)]
+    catalog: (),
+}
+
+/// The list's sort: none to choose (newest first); an organization holds a handful of frameworks.
+impl SortField for FrameworkSort {
+    const FIELDS: &'static [(&'static str, Self)] = &[];
+}
+
+fn framework_id(id: &str) -> Result<FrameworkId, ApiError> {
+    FrameworkId::parse(id).map_err(|_| ApiError::not_found("framework"))
+}
+
+/// The query of `GET /v1/frameworks`: `source`, `createdAfter`, `createdBefore`, `limit`, `cursor`.
+fn framework_query(
+    mut params: ListParams,
+    settings: &compliance_app::Settings,
+) -> Result<(FrameworkQuery, QueryShape), ApiError> {
+    let shape = params.shape("frameworks");
+    let filter = FrameworkFilter { source: params.enums("source")? };
+    for name in ["q", "sort"] {
+        if !params.take(name).is_empty() {
+            return Err(ApiError::invalid_field(name, "is not a parameter of this list (it is newest first)"));
+        }
+    }
+    Ok((params.finish(filter, false, &shape, settings)?, shape))
+}
+
+/// List frameworks
+///
+/// The organization's frameworks, newest first, without their requirements (`requirementCount`
+/// says how many); paginated with `limit` and `cursor`.
+#[utoipa::path(
+    get, path = "/v1/frameworks", operation_id = "listFrameworks", tag = "frameworks",
+    params(
+        ("source" = Option<Vec<FrameworkSource>>, Query, description = "Any of these sources (repeat the parameter)."),
+        ("createdAfter" = Option<Timestamp>, Query, description = "Created at or after this time (RFC 3339)."),
+        ("createdBefore" = Option<Timestamp>, Query, description = "Created before this time (RFC 3339)."),
+        PageQuery,
+    ),
+    responses((status = 200, description = "The matching frameworks, newest first.", body = FrameworkList)),
+)]
+async fn list_frameworks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    params: ListParams,
+) -> Result<HttpResponse, ApiError> {
+    let (query, shape) = framework_query(params, state.settings())?;
+    let principal = caller.0;
+    let page = state.run(|app| async move { app.frameworks.list_frameworks(&principal, &query).await }).await?;
+    Ok(HttpResponse::Ok().json(FrameworkList {
+        data: page.items.iter().map(FrameworkDto::from).collect(),
+        count: page.total,
+        next_cursor: page.next.as_ref().map(|next| encode(next, &shape.fingerprint())),
+    }))
+}
+
+/// Create a framework
+///
+/// A framework of the organization's own, in our JSON shape: `name`, `version` and its
+/// `requirements` in order, each with an `identifier` unique within the framework, a `title`, an
+/// optional `description` and an optional `parent` (the identifier of an earlier requirement).
+#[utoipa::path(
+    post, path = "/v1/frameworks", operation_id = "createFramework", tag = "frameworks",
+    request_body = NewFramework,
+    responses(
+        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto),
+        (status = 409, description = "The organization has a framework of this name and version.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn create_framework(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(input): JsonBody<NewFramework>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0;
+    let created = state.run(|app| async move { app.frameworks.create_framework(&principal, input).await }).await?;
+    Ok(HttpResponse::Created().json(FrameworkWithRequirementsDto::from(&created)))
+}
+
+/// Import an OSCAL catalog
+///
+/// Makes a framework of an OSCAL 1.x catalog (JSON, up to 15 MiB): each control and control
+/// enhancement becomes a requirement, in document order, an enhancement with its control as
+/// `parent`; groups give structure and are not requirements. `identifier` is the control's
+/// `label` prop (else its `id`), `description` the plain text of its `statement` part.
+#[utoipa::path(
+    post, path = "/v1/frameworks/import", operation_id = "importFramework", tag = "frameworks",
+    request_body = OscalCatalogDocument,
+    responses(
+        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto),
+        (status = 409, description = "The organization has a framework of this name and version.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn import_framework(
+    state: web::Data<AppState>,
+    caller: Caller,
+    JsonBody(document): JsonBody<Box<RawValue>>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0;
+    // Read as text: the permission is checked before the catalog is read, and only what the
+    // import keeps is ever built from it.
+    let imported =
+        state.run(|app| async move { app.frameworks.import_framework(&principal, document.get()).await }).await?;
+    Ok(HttpResponse::Created().json(FrameworkWithRequirementsDto::from(&imported)))
+}
+
+/// Get a framework
+///
+/// With its requirements in catalog order, flat: a requirement that refines another names it in
+/// `parent`.
+#[utoipa::path(
+    get, path = "/v1/frameworks/{id}", operation_id = "getFramework", tag = "frameworks",
+    params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404.")),
+    responses((status = 200, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto)),
+)]
+async fn get_framework(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, framework_id(&id)?);
+    let framework = state.run(|app| async move { app.frameworks.get_framework(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(FrameworkWithRequirementsDto::from(&framework)))
+}
+
+/// Delete a framework
+///
+/// With its requirements.
+#[utoipa::path(
+    delete, path = "/v1/frameworks/{id}", operation_id = "deleteFramework", tag = "frameworks",
+    params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404.")),
+    responses((status = 204, description = "Deleted.")),
+)]
+async fn delete_framework(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, framework_id(&id)?);
+    state.run(|app| async move { app.frameworks.delete_framework(&principal, &id).await }).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// List the shipped framework templates
+///
+/// The framework manifests this service ships (SOC 2 with the 2017 Trust Services Criteria's
+/// identifiers, ISO/IEC 27001:2022 Annex A): identifiers with short titles of our own words, to
+/// start from; a fuller catalog comes in through `POST /v1/frameworks/import`.
+#[utoipa::path(
+    get, path = "/v1/framework-templates", operation_id = "listFrameworkTemplates", tag = "frameworks",
+    responses((status = 200, description = "Every shipped template.", body = FrameworkTemplateList)),
+)]
+async fn list_framework_templates(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0;
+    let templates = state.run(|app| async move { app.frameworks.list_framework_templates(&principal) }).await?;
+    Ok(HttpResponse::Ok()
+        .json(FrameworkTemplateList { data: templates.iter().map(FrameworkTemplateDto::from).collect() }))
+}
+
+/// Adopt a framework template
+///
+/// Makes a framework of the organization from the shipped template `key` (`source: template`).
+#[utoipa::path(
+    post, path = "/v1/framework-templates/{key}/adopt", operation_id = "adoptFrameworkTemplate", tag = "frameworks",
+    params(("key" = String, Path, description = "The template's key (`soc2-2017`, `iso27001-2022`); an unknown key is a 404.")),
+    responses(
+        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto),
+        (status = 409, description = "The organization has already adopted it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn adopt_framework_template(
+    state: web::Data<AppState>,
+    caller: Caller,
+    key: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, key) = (caller.0, key.into_inner());
+    let adopted =
+        state.run(|app| async move { app.frameworks.adopt_framework_template(&principal, &key).await }).await?;
+    Ok(HttpResponse::Created().json(FrameworkWithRequirementsDto::from(&adopted)))
+}

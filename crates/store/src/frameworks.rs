@@ -1,0 +1,245 @@
+//! Frameworks: the [`FrameworkRepository`] on both backends, and the rows the `frameworks` and
+//! `requirements` tables hold.
+
+use async_trait::async_trait;
+use compliance_domain::framework::{Framework, FrameworkWithRequirements, Requirement};
+use compliance_domain::{FrameworkId, OrganizationId};
+use compliance_ports::{AuditOf, Cursor, FrameworkQuery, FrameworkRepository, Page, RepoError};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use time::PrimitiveDateTime;
+
+use crate::Store;
+use crate::audit::AuditChain;
+use crate::db::db_run;
+use crate::error::{TxError, repo_error};
+use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
+use crate::prepared::Prepared;
+use crate::rows::{id, instant, naive, optional_id, value};
+use crate::schema::{frameworks, requirements};
+
+#[async_trait]
+impl FrameworkRepository for Store {
+    async fn list_frameworks(
+        &self,
+        org: &OrganizationId,
+        query: &FrameworkQuery,
+    ) -> Result<Page<Framework>, RepoError> {
+        let (org, matching) = (org.to_string(), query.clone());
+        let mut conn = self.pools.read().await?;
+        let (rows, total): (Vec<FrameworkRow>, _) = read_page!(
+            &mut conn,
+            &query.page,
+            frameworks_matching(frameworks::table.into_boxed(), &org, &matching),
+            FrameworkRow::as_select(),
+            newest_first(frameworks::created_at, frameworks::id),
+            None,
+        )
+        .map_err(repo_error)?;
+        let items = rows.into_iter().map(Framework::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, &query.page, total, |f| Cursor::newest_first(f.created_at, f.id.to_string())))
+    }
+
+    async fn get_framework(
+        &self,
+        org: &OrganizationId,
+        id: &FrameworkId,
+    ) -> Result<FrameworkWithRequirements, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let result: Result<(FrameworkRow, Vec<RequirementRow>), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let framework: FrameworkRow = frameworks::table
+                    .filter(frameworks::organization_id.eq(org.as_str()))
+                    .filter(frameworks::id.eq(id.as_str()))
+                    .select(FrameworkRow::as_select())
+                    .first(c)
+                    .await?;
+                let requirements: Vec<RequirementRow> = requirements::table
+                    .filter(requirements::organization_id.eq(org.as_str()))
+                    .filter(requirements::framework_id.eq(id.as_str()))
+                    .order(requirements::position.asc())
+                    .select(RequirementRow::as_select())
+                    .load(c)
+                    .await?;
+                Ok((framework, requirements))
+            })
+            .await
+        });
+        let (framework, requirements) = result.map_err(RepoError::from)?;
+        Ok(FrameworkWithRequirements {
+            framework: framework.try_into()?,
+            requirements: requirements.into_iter().map(Requirement::try_from).collect::<Result<_, _>>()?,
+        })
+    }
+
+    async fn insert_framework(
+        &self,
+        framework: &FrameworkWithRequirements,
+        audit: &AuditOf<'_, Framework>,
+    ) -> Result<(), RepoError> {
+        let row = FrameworkRow::from(&framework.framework);
+        let rows: Vec<RequirementRow> = framework
+            .requirements
+            .iter()
+            .enumerate()
+            .map(|(position, r)| RequirementRow::of(&framework.framework, position, r))
+            .collect();
+        let org = framework.framework.organization_id.as_str();
+        let mut conn = self.pools.write().await?;
+        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org).await?;
+                diesel::insert_into(frameworks::table).values(&row).execute(c).await?;
+                // One prepared statement, row by row: diesel-async's SQLite connection takes no
+                // multi-row INSERT. Parents come first in catalog order, so each row refers only
+                // to rows inserted before it.
+                for row in &rows {
+                    Prepared(diesel::insert_into(requirements::table).values(row)).execute(c).await?;
+                }
+                c.append(head, audit(None, Some(&framework.framework))).await?;
+                Ok(())
+            })
+            .await
+        });
+        result.map_err(|error| match RepoError::from(error) {
+            RepoError::Conflict(_) => RepoError::Conflict(format!(
+                "the organization already has the framework `{}` version `{}`",
+                framework.framework.name, framework.framework.version
+            )),
+            other => other,
+        })
+    }
+
+    async fn delete_framework(
+        &self,
+        org: &OrganizationId,
+        id: &FrameworkId,
+        audit: &AuditOf<'_, Framework>,
+    ) -> Result<Framework, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result: Result<Framework, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let head = c.lock_head(org.as_str()).await?;
+                let the_framework = frameworks::table
+                    .filter(frameworks::organization_id.eq(org.as_str()))
+                    .filter(frameworks::id.eq(id.as_str()));
+                // The requirements go with it (ON DELETE CASCADE).
+                let deleted: Framework = diesel::delete(the_framework)
+                    .returning(FrameworkRow::as_returning())
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+                c.append(head, audit(Some(&deleted), None)).await?;
+                Ok(deleted)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
+    }
+}
+
+/// The organization's frameworks that match every filter of `query`.
+fn frameworks_matching<DB: ListBackend>(
+    matching: frameworks::BoxedQuery<'static, DB>,
+    org: &str,
+    query: &FrameworkQuery,
+) -> frameworks::BoxedQuery<'static, DB> {
+    let conditions = [
+        text_in(frameworks::source, &query.filter.source),
+        time_range(&query.times, frameworks::created_at, Some(frameworks::updated_at)),
+    ];
+    let mut matching = matching.filter(frameworks::organization_id.eq(DB::text(org.to_owned())));
+    for condition in conditions.into_iter().flatten() {
+        matching = matching.filter(condition);
+    }
+    matching
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = frameworks)]
+struct FrameworkRow {
+    id: String,
+    organization_id: String,
+    name: String,
+    version: String,
+    source: String,
+    requirement_count: i64,
+    created_at: PrimitiveDateTime,
+    updated_at: PrimitiveDateTime,
+}
+
+impl From<&Framework> for FrameworkRow {
+    fn from(f: &Framework) -> Self {
+        Self {
+            id: f.id.to_string(),
+            organization_id: f.organization_id.to_string(),
+            name: f.name.clone(),
+            version: f.version.clone(),
+            source: f.source.to_string(),
+            requirement_count: i64::try_from(f.requirement_count).unwrap_or(i64::MAX),
+            created_at: naive(f.created_at),
+            updated_at: naive(f.updated_at),
+        }
+    }
+}
+
+impl TryFrom<FrameworkRow> for Framework {
+    type Error = RepoError;
+    fn try_from(r: FrameworkRow) -> Result<Self, RepoError> {
+        const T: &str = "frameworks";
+        Ok(Self {
+            id: id(T, r.id)?,
+            organization_id: id(T, r.organization_id)?,
+            name: r.name,
+            version: r.version,
+            source: value(T, &r.source)?,
+            requirement_count: usize::try_from(r.requirement_count).unwrap_or_default(),
+            created_at: instant(r.created_at),
+            updated_at: instant(r.updated_at),
+        })
+    }
+}
+
+/// A requirement's row; `position` keeps the catalog's order. `None` is written as NULL (not
+/// DEFAULT), so that the insert has one shape and keeps its prepared statement.
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = requirements, treat_none_as_default_value = false)]
+struct RequirementRow {
+    id: String,
+    organization_id: String,
+    framework_id: String,
+    position: i64,
+    identifier: String,
+    title: String,
+    description: Option<String>,
+    parent_id: Option<String>,
+}
+
+impl RequirementRow {
+    fn of(framework: &Framework, position: usize, r: &Requirement) -> Self {
+        Self {
+            id: r.id.to_string(),
+            organization_id: framework.organization_id.to_string(),
+            framework_id: framework.id.to_string(),
+            position: i64::try_from(position).unwrap_or(i64::MAX),
+            identifier: r.identifier.clone(),
+            title: r.title.clone(),
+            description: r.description.clone(),
+            parent_id: r.parent_id.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+impl TryFrom<RequirementRow> for Requirement {
+    type Error = RepoError;
+    fn try_from(r: RequirementRow) -> Result<Self, RepoError> {
+        const T: &str = "requirements";
+        Ok(Self {
+            id: id(T, r.id)?,
+            identifier: r.identifier,
+            title: r.title,
+            description: r.description,
+            parent_id: optional_id(T, r.parent_id)?,
+        })
+    }
+}

@@ -1,0 +1,2 @@
+DROP TABLE requirements;
+DROP TABLE frameworks;
