@@ -47,7 +47,7 @@ struct Row {
 /// people.rs); auditors read everything and write nothing but their own API keys; employees read
 /// policies, the tasks assigned to them and their own devices, and comment on what they can read.
 #[rustfmt::skip]
-const MATRIX: [Row; 14] = [
+const MATRIX: [Row; 15] = [
     //                                      read: owner admin auditor employee    write: owner admin auditor employee
     Row { family: Family::Risks,        read: [A, A, A, N], write: [A, A, N, N] },
     Row { family: Family::Vendors,      read: [A, A, A, N], write: [A, A, N, N] },
@@ -63,6 +63,7 @@ const MATRIX: [Row; 14] = [
     Row { family: Family::ApiKeys,      read: [A, A, A, O], write: [A, A, O, O] },
     Row { family: Family::Audit,        read: [A, A, A, N], write: [N, N, N, N] },
     Row { family: Family::Webhooks,     read: [A, A, A, N], write: [A, A, N, N] },
+    Row { family: Family::Controls,     read: [A, A, A, N], write: [A, A, N, N] },
 ];
 
 /// What `role` may do with `family` for `action`.

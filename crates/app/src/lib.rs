@@ -23,6 +23,7 @@ pub mod bulk;
 mod chat;
 mod comments;
 mod context;
+mod controls;
 mod devices;
 mod error;
 mod idempotency;
@@ -54,7 +55,7 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
+    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
     HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName,
     MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository,
     SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
@@ -91,6 +92,7 @@ pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, r
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
+pub use controls::{ControlService, ControlView, EvidenceView};
 pub use webhook_worker::{WebhookSettings, WebhookWorker};
 pub use webhooks::{IssuedWebhook, WebhookService};
 pub use wiring::Adapters;
@@ -120,6 +122,8 @@ pub struct Ports {
     pub policies: Arc<dyn PolicyRepository>,
     /// Vendors.
     pub vendors: Arc<dyn VendorRepository>,
+    /// Controls, their evidence sources and evidence.
+    pub controls: Arc<dyn ControlRepository>,
     /// Risks.
     pub risks: Arc<dyn RiskRepository>,
     /// Tasks.
@@ -264,6 +268,8 @@ pub struct App {
     pub policy_documents: PolicyDocumentService,
     /// Vendors.
     pub vendors: VendorService,
+    /// Controls, their evidence and status.
+    pub controls: ControlService,
     /// Risks.
     pub risks: RiskService,
     /// Tasks.
@@ -350,6 +356,7 @@ impl App {
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
             policy_documents: PolicyDocumentService::new(&ports),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
+            controls: ControlService::new(&ports, settings.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),
             tasks: TaskService::new(&ports, comments.clone(), trail.clone()),
             chat: ChatService::new(&ports, settings.clone()),

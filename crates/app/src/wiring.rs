@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
+    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
     HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
     OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
     SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
@@ -58,6 +58,7 @@ impl Ports {
             + VendorRepository
             + RiskRepository
             + TaskRepository
+            + ControlRepository
             + ListGenerations
             + CommentRepository
             + AutomationRepository
@@ -95,6 +96,7 @@ impl Ports {
             context: store.clone(),
             policies: store.clone(),
             vendors: store.clone(),
+            controls: store.clone(),
             risks: store.clone(),
             tasks: store.clone(),
             list_generations: store.clone(),

@@ -83,11 +83,13 @@ pub enum Family {
     Audit,
     /// Webhooks.
     Webhooks,
+    /// Controls, their evidence sources and evidence.
+    Controls,
 }
 
 impl Family {
     /// Every family, in the matrix's row order.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Risks,
         Family::Vendors,
         Family::People,
@@ -102,6 +104,7 @@ impl Family {
         Family::ApiKeys,
         Family::Audit,
         Family::Webhooks,
+        Family::Controls,
     ];
 
     /// The family's name in scopes (`risks`, `apiKeys`, …).
@@ -121,6 +124,7 @@ impl Family {
             Family::ApiKeys => "api-keys",
             Family::Audit => "audit",
             Family::Webhooks => "webhooks",
+            Family::Controls => "controls",
         }
     }
 

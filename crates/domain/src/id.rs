@@ -196,6 +196,10 @@ id_kinds! {
     WebhookDeliveryId = WebhookDeliveryKind("msg");
     /// `aud_…`: an entry of the audit trail.
     AuditEntryId = AuditEntryKind("aud");
+    /// `ctl_…`: a control.
+    ControlId = ControlKind("ctl");
+    /// `evd_…`: an evidence item of a control.
+    EvidenceId = EvidenceItemKind("evd");
 }
 
 #[cfg(test)]

@@ -24,8 +24,10 @@ pub mod automation_secret;
 pub mod chat;
 pub mod comment;
 pub mod context;
+pub mod control;
 mod enums;
 pub mod etag;
+pub mod evidence;
 pub mod id;
 pub mod idempotency;
 pub mod integration;
@@ -49,7 +51,8 @@ pub mod webhook;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, Id,
+    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, ControlId,
+    EvidenceId, Id,
     IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
     WebhookDeliveryId, WebhookId,
 };
