@@ -30,6 +30,7 @@ const MATRIX: &[(&str, [&str; 4])] = &[
     ("api-keys", ["rw", "rw", "rw", "rw"]),
     ("audit", ["r", "r", "r", ""]),
     ("webhooks", ["rw", "rw", "r", ""]),
+    ("controls", ["rw", "rw", "r", ""]),
 ];
 
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
@@ -194,6 +195,17 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("testWebhook", "/v1/webhooks/{whk}/test", "{}", Needs('w', "webhooks")),
     ("listWebhookDeliveries", "/v1/webhooks/{whk}/deliveries", "", Needs('r', "webhooks")),
     ("retryWebhookDelivery", "/v1/webhooks/{whk}/deliveries/{msg}/retry", "{}", Needs('w', "webhooks")),
+    ("listControls", "/v1/controls", "", Needs('r', "controls")),
+    ("createControl", "/v1/controls", "{}", Needs('w', "controls")),
+    ("getControl", "/v1/controls/{ctl}", "", Needs('r', "controls")),
+    ("updateControl", "/v1/controls/{ctl}", "{}", Needs('w', "controls")),
+    ("deleteControl", "/v1/controls/{ctl}", "", Needs('w', "controls")),
+    ("getControlStatus", "/v1/controls/{ctl}/status", "", Needs('r', "controls")),
+    ("addControlEvidenceSource", "/v1/controls/{ctl}/evidence-sources", "{}", Needs('w', "controls")),
+    ("removeControlEvidenceSource", "/v1/controls/{ctl}/evidence-sources/{tsk}", "", Needs('w', "controls")),
+    ("listControlEvidence", "/v1/controls/{ctl}/evidence", "", Needs('r', "controls")),
+    ("uploadControlEvidence", "/v1/controls/{ctl}/evidence", "{}", Needs('w', "controls")),
+    ("downloadEvidence", "/v1/evidence/{evd}/content", "", Public),
     ("startSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("finishSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("signOut", "", "", Skip(SIGNED_IN_USER)),
@@ -236,7 +248,7 @@ fn expected(rule: Rule, role: Option<&str>) -> Option<String> {
 fn fill(template: &str) -> String {
     let mut text = template.to_owned();
     for prefix in
-        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg"]
+        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "ctl", "evd"]
     {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }

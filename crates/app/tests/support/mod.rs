@@ -124,6 +124,7 @@ impl World {
             context: Arc::new(NoRecords),
             policies: policies.clone(),
             vendors: Arc::new(NoRecords),
+            controls: Arc::new(NoRecords),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
             list_generations: generations.clone(),

@@ -489,3 +489,95 @@ impl ResourceRenderer for IdRenderer {
         serde_json::json!({"id": entry.id})
     }
 }
+
+#[async_trait]
+impl compliance_ports::ControlRepository for NoRecords {
+    async fn list_controls(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_ports::ControlFilter,
+        _: &compliance_ports::PageRequest,
+    ) -> Result<Page<compliance_domain::control::Control>, RepoError> {
+        Ok(empty())
+    }
+    async fn get_control(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::ControlId,
+    ) -> Result<compliance_domain::control::Control, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn insert_control(
+        &self,
+        _: &compliance_domain::control::Control,
+        _: &AuditOf<'_, compliance_domain::control::Control>,
+    ) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn update_control(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::ControlId,
+        _: &compliance_domain::control::ControlPatch,
+        _: Timestamp,
+        _: &IfMatch,
+        _: &AuditOf<'_, compliance_domain::control::Control>,
+    ) -> Result<compliance_domain::control::Control, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn delete_control(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::ControlId,
+        _: &IfMatch,
+        _: &AuditOf<'_, compliance_domain::control::Control>,
+    ) -> Result<compliance_ports::DeletedControl, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn add_evidence_source(
+        &self,
+        _: &compliance_domain::control::EvidenceSource,
+        _: &AuditOf<'_, compliance_domain::control::EvidenceSource>,
+    ) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn remove_evidence_source(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::ControlId,
+        _: &str,
+        _: &AuditOf<'_, compliance_domain::control::EvidenceSource>,
+    ) -> Result<compliance_domain::control::EvidenceSource, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn evidence_state(
+        &self,
+        _: &OrganizationId,
+        controls: &[compliance_domain::ControlId],
+        _: Timestamp,
+    ) -> Result<Vec<compliance_ports::ControlEvidenceState>, RepoError> {
+        Ok(controls.iter().map(|_| compliance_ports::ControlEvidenceState::default()).collect())
+    }
+    async fn list_evidence(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::ControlId,
+        _: &compliance_ports::PageRequest,
+    ) -> Result<Page<compliance_domain::control::Evidence>, RepoError> {
+        Ok(empty())
+    }
+    async fn get_evidence(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_domain::EvidenceId,
+    ) -> Result<compliance_domain::control::Evidence, RepoError> {
+        Err(RepoError::NotFound)
+    }
+    async fn insert_evidence(
+        &self,
+        _: &compliance_domain::control::Evidence,
+        _: &AuditOf<'_, compliance_domain::control::Evidence>,
+    ) -> Result<(), RepoError> {
+        Err(refused())
+    }
+}

@@ -9,6 +9,7 @@ mod chat;
 mod comments;
 mod connect_page;
 mod context;
+mod controls;
 mod devices;
 mod docs;
 mod explorer;
@@ -73,6 +74,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     api_keys::configure(router);
     automation_secrets::configure(router);
     webhooks::configure(router);
+    controls::configure(router, limits.comments);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -105,6 +107,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         api_keys::Api::openapi(),
         automation_secrets::Api::openapi(),
         webhooks::Api::openapi(),
+        controls::Api::openapi(),
     ]
 }
 
