@@ -22,7 +22,7 @@ api_tests!(
     a_done_task_passes_and_as_of_answers_from_history,
     a_policy_passes_once_published_and_signed_by_every_active_member,
     an_uploaded_file_is_evidence_with_a_signed_download,
-    automation_runs_drive_the_status,
+    automation_runs_drive_the_status with LOOPBACK,
     roles_follow_the_matrix,
     another_organization_gets_404_on_every_route,
 );
@@ -33,6 +33,8 @@ mod provider {
 }
 
 const CONTROLS: &str = "/v1/controls";
+/// Browser automations may open the pages these tests serve on loopback.
+const LOOPBACK: crate::harness::Env = &[("AUTOMATION_ALLOWED_HOSTS", "127.0.0.1")];
 
 /// Creates a control through the API; the 201 body.
 pub async fn create(client: &Client, body: Value) -> Value {
