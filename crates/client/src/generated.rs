@@ -101,6 +101,10 @@ pub mod types {
         WebhooksRead,
         #[serde(rename = "webhooks:write")]
         WebhooksWrite,
+        #[serde(rename = "controls:read")]
+        ControlsRead,
+        #[serde(rename = "controls:write")]
+        ControlsWrite,
     }
 
     impl Scopes {
@@ -137,6 +141,8 @@ pub mod types {
                 Self::AuditWrite => "audit:write",
                 Self::WebhooksRead => "webhooks:read",
                 Self::WebhooksWrite => "webhooks:write",
+                Self::ControlsRead => "controls:read",
+                Self::ControlsWrite => "controls:write",
             }
         }
     }
@@ -1296,6 +1302,127 @@ pub mod types {
         pub updated_at: Timestamp,
     }
 
+    /// The body of `PATCH /v1/controls/{id}`: only present fields change; `null` clears a nullable one.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+    pub struct ControlChanges {
+        /// Absent: unchanged; `null` is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<ControlFrequency>>,
+        /// Absent: unchanged; `null` is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name: Option<String>,
+        #[serde(rename = "ownerId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub owner_id: Option<Option<MemberId>>,
+    }
+
+    /// What a delete answers.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ControlDeleted {
+        #[serde(rename = "deletedControl")]
+        pub deleted_control: DeletedControl,
+        /// `Control deleted successfully`
+        pub message: String,
+    }
+
+    impl ControlDeleted {
+        /// A value with `deleted_control`, `message`; every other member absent or `null`.
+        pub fn new(deleted_control: DeletedControl, message: String) -> Self {
+            Self { deleted_control, message }
+        }
+    }
+
+    /// A control, with its status now (or at `asOf`) and why.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ControlDto {
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        pub description: String,
+        /// Why: the moment, the deciding source and every source's own status.
+        pub explanation: StatusReport,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<ControlFrequency>>,
+        pub id: ControlId,
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        #[serde(rename = "ownerId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub owner_id: Option<Option<MemberId>>,
+        /// Computed from the evidence: `passing`, `failing`, `stale` or `not_started`.
+        pub status: ControlStatus,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ControlFrequency {
+        #[serde(rename = "monthly")]
+        Monthly,
+        #[serde(rename = "quarterly")]
+        Quarterly,
+        #[serde(rename = "yearly")]
+        Yearly,
+    }
+
+    impl ControlFrequency {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Monthly => "monthly",
+                Self::Quarterly => "quarterly",
+                Self::Yearly => "yearly",
+            }
+        }
+    }
+
+    pub type ControlId = String;
+
+    /// `{data, count, nextCursor}` of controls.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ControlList {
+        /// The total number of matching rows (across all pages).
+        pub count: u64,
+        pub data: Vec<ControlDto>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl ControlList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<ControlDto>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ControlStatus {
+        #[serde(rename = "passing")]
+        Passing,
+        #[serde(rename = "failing")]
+        Failing,
+        #[serde(rename = "stale")]
+        Stale,
+        #[serde(rename = "not_started")]
+        NotStarted,
+    }
+
+    impl ControlStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Passing => "passing",
+                Self::Failing => "failing",
+                Self::Stale => "stale",
+                Self::NotStarted => "not_started",
+            }
+        }
+    }
+
     /// A new key: its text, shown this once.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct CreatedApiKey {
@@ -1463,6 +1590,25 @@ pub mod types {
         }
     }
 
+    /// The source that decides a control's status, and why.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct DecidedBy {
+        /// The deciding source's id; absent for `file`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub id: Option<Option<String>>,
+        /// The deciding source's kind.
+        pub kind: EvidenceKind,
+        /// Why, in a sentence.
+        pub reason: String,
+    }
+
+    impl DecidedBy {
+        /// A value with `kind`, `reason`; every other member absent or `null`.
+        pub fn new(kind: EvidenceKind, reason: String) -> Self {
+            Self { kind, reason, id: None }
+        }
+    }
+
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct DeletedComment {
         pub id: CommentId,
@@ -1485,6 +1631,19 @@ pub mod types {
         /// A value with `id`, `question`; every other member absent or `null`.
         pub fn new(id: ContextEntryId, question: String) -> Self {
             Self { id, question }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct DeletedControl {
+        pub id: ControlId,
+        pub name: String,
+    }
+
+    impl DeletedControl {
+        /// A value with `id`, `name`; every other member absent or `null`.
+        pub fn new(id: ControlId, name: String) -> Self {
+            Self { id, name }
         }
     }
 
@@ -1730,6 +1889,138 @@ pub mod types {
         /// A value with `download_url`, `expires_in`; every other member absent or `null`.
         pub fn new(download_url: String, expires_in: u64) -> Self {
             Self { download_url, expires_in }
+        }
+    }
+
+    /// One evidence item.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EvidenceDto {
+        /// When it was collected: when the change that produced it committed.
+        #[serde(rename = "collectedAt")]
+        pub collected_at: Timestamp,
+        #[serde(rename = "controlId")]
+        pub control_id: ControlId,
+        /// What the source reported: `reason` always; a check's `ok` and `connectionStatus`, a run's
+        /// `runStatus` and `verdict`, a policy's `version`, a file's `fileName`, `fileType`, `size`.
+        pub detail: serde_json::Map<String, serde_json::Value>,
+        pub id: EvidenceId,
+        /// Where it came from: a linked source's kind, or `file` for an upload.
+        pub kind: EvidenceKind,
+        /// Where to see it: a file's signed download URL, a run's signed screenshot URL, or the API
+        /// address of the task, policy or connection; `null` when there is nothing to show.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub link: Option<Option<String>>,
+        /// `pass` or `fail`.
+        pub outcome: EvidenceOutcome,
+        /// The automation run that produced it.
+        #[serde(rename = "runId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub run_id: Option<Option<String>>,
+        /// The source record's id; `null` for a file.
+        #[serde(rename = "sourceId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub source_id: Option<Option<String>>,
+    }
+
+    impl EvidenceDto {
+        /// A value with `collected_at`, `control_id`, `detail`, `id`, `kind`, `outcome`; every other member absent or `null`.
+        pub fn new(
+            collected_at: Timestamp,
+            control_id: ControlId,
+            detail: serde_json::Map<String, serde_json::Value>,
+            id: EvidenceId,
+            kind: EvidenceKind,
+            outcome: EvidenceOutcome,
+        ) -> Self {
+            Self { collected_at, control_id, detail, id, kind, outcome, link: None, run_id: None, source_id: None }
+        }
+    }
+
+    pub type EvidenceId = String;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum EvidenceKind {
+        #[serde(rename = "policy")]
+        Policy,
+        #[serde(rename = "task")]
+        Task,
+        #[serde(rename = "connection")]
+        Connection,
+        #[serde(rename = "automation")]
+        Automation,
+        #[serde(rename = "file")]
+        File,
+    }
+
+    impl EvidenceKind {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Policy => "policy",
+                Self::Task => "task",
+                Self::Connection => "connection",
+                Self::Automation => "automation",
+                Self::File => "file",
+            }
+        }
+    }
+
+    /// `{data, count, nextCursor}` of evidence items.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EvidenceList {
+        /// The total number of items (across all pages).
+        pub count: u64,
+        pub data: Vec<EvidenceDto>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl EvidenceList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<EvidenceDto>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum EvidenceOutcome {
+        #[serde(rename = "pass")]
+        Pass,
+        #[serde(rename = "fail")]
+        Fail,
+    }
+
+    impl EvidenceOutcome {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Pass => "pass",
+                Self::Fail => "fail",
+            }
+        }
+    }
+
+    /// A source linked to a control.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EvidenceSourceDto {
+        #[serde(rename = "controlId")]
+        pub control_id: ControlId,
+        /// When it was linked: before that it proves nothing for the control (`asOf`).
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// `policy`, `task`, `connection` or `automation`.
+        pub kind: SourceKind,
+        /// The linked record's id.
+        #[serde(rename = "sourceId")]
+        pub source_id: String,
+    }
+
+    impl EvidenceSourceDto {
+        /// A value with `control_id`, `created_at`, `kind`, `source_id`; every other member absent or `null`.
+        pub fn new(control_id: ControlId, created_at: Timestamp, kind: SourceKind, source_id: String) -> Self {
+            Self { control_id, created_at, kind, source_id }
         }
     }
 
@@ -2131,6 +2422,44 @@ pub mod types {
         /// A value with `answer`, `question`; every other member absent or `null`.
         pub fn new(answer: String, question: String) -> Self {
             Self { answer, question, tags: None }
+        }
+    }
+
+    /// The body of `POST /v1/controls`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewControl {
+        /// Up to 10,000 characters; empty when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<ControlFrequency>>,
+        /// Required: 1 to 255 characters.
+        pub name: String,
+        #[serde(rename = "ownerId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub owner_id: Option<Option<MemberId>>,
+    }
+
+    impl NewControl {
+        /// A value with `name`; every other member absent or `null`.
+        pub fn new(name: String) -> Self {
+            Self { name, description: None, frequency: None, owner_id: None }
+        }
+    }
+
+    /// The body of `POST /v1/controls/{id}/evidence-sources`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewEvidenceSource {
+        /// Required: the id of a policy (`pol_…`), task (`tsk_…`), integration connection (`con_…`)
+        /// or browser automation (`aut_…`) of the organization; its prefix says which.
+        #[serde(rename = "sourceId")]
+        pub source_id: String,
+    }
+
+    impl NewEvidenceSource {
+        /// A value with `source_id`; every other member absent or `null`.
+        pub fn new(source_id: String) -> Self {
+            Self { source_id }
         }
     }
 
@@ -3963,6 +4292,54 @@ pub mod types {
         }
     }
 
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum SourceKind {
+        #[serde(rename = "policy")]
+        Policy,
+        #[serde(rename = "task")]
+        Task,
+        #[serde(rename = "connection")]
+        Connection,
+        #[serde(rename = "automation")]
+        Automation,
+    }
+
+    impl SourceKind {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Policy => "policy",
+                Self::Task => "task",
+                Self::Connection => "connection",
+                Self::Automation => "automation",
+            }
+        }
+    }
+
+    /// Why a source (or the control) has its status.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct SourceStatus {
+        /// The source record's id; absent for `file`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub id: Option<Option<String>>,
+        /// `policy`, `task`, `connection`, `automation`, or `file` for the uploaded files.
+        pub kind: EvidenceKind,
+        #[serde(rename = "lastEvidenceAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_evidence_at: Option<Option<Timestamp>>,
+        /// Why, in a sentence.
+        pub reason: String,
+        /// This source's status at the moment.
+        pub status: ControlStatus,
+    }
+
+    impl SourceStatus {
+        /// A value with `kind`, `reason`, `status`; every other member absent or `null`.
+        pub fn new(kind: EvidenceKind, reason: String, status: ControlStatus) -> Self {
+            Self { kind, reason, status, id: None, last_evidence_at: None }
+        }
+    }
+
     /// `POST /v1/integrations/oauth/start`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct StartOAuth {
@@ -3992,6 +4369,28 @@ pub mod types {
         /// A value with `status`; every other member absent or `null`.
         pub fn new(status: String) -> Self {
             Self { status }
+        }
+    }
+
+    /// A control's status at a moment, explained.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct StatusReport {
+        /// The moment it is computed for.
+        #[serde(rename = "asOf")]
+        pub as_of: Timestamp,
+        #[serde(rename = "decidedBy")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub decided_by: Option<Option<DecidedBy>>,
+        /// Every source's own status (the uploaded files count as one source, `file`).
+        pub sources: Vec<SourceStatus>,
+        /// The control's status.
+        pub status: ControlStatus,
+    }
+
+    impl StatusReport {
+        /// A value with `as_of`, `sources`, `status`; every other member absent or `null`.
+        pub fn new(as_of: Timestamp, sources: Vec<SourceStatus>, status: ControlStatus) -> Self {
+            Self { as_of, sources, status, decided_by: None }
         }
     }
 
@@ -5566,6 +5965,157 @@ pub mod types {
                 pairs.push(("format", crate::transport::query_value(value)));
             }
 
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::list_controls`](crate::Client::list_controls) (`listControls`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListControlsQuery {
+        /// Only the controls this member owns.
+        pub owner_id: Option<MemberId>,
+        /// Only the controls of this frequency.
+        pub frequency: Option<ControlFrequency>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListControlsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.owner_id {
+                pairs.push(("ownerId", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.frequency {
+                pairs.push(("frequency", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for ControlList {
+        type Item = ControlDto;
+        fn into_parts(self) -> (Vec<ControlDto>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListControlsQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_control`](crate::Client::get_control) (`getControl`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetControlQuery {
+        /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
+        /// evidence recorded up to then. Absent: now.
+        pub as_of: Option<String>,
+    }
+
+    impl GetControlQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::list_control_evidence`](crate::Client::list_control_evidence) (`listControlEvidence`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListControlEvidenceQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListControlEvidenceQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for EvidenceList {
+        type Item = EvidenceDto;
+        fn into_parts(self) -> (Vec<EvidenceDto>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListControlEvidenceQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_control_status`](crate::Client::get_control_status) (`getControlStatus`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetControlStatusQuery {
+        /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
+        /// evidence recorded up to then. Absent: now.
+        pub as_of: Option<String>,
+    }
+
+    impl GetControlStatusQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::download_evidence`](crate::Client::download_evidence) (`downloadEvidence`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DownloadEvidenceQuery {
+        /// The item's organization, as signed.
+        pub org: String,
+        /// When the link expires, in Unix seconds.
+        pub expires: i64,
+        /// The link's signature (hex HMAC-SHA256).
+        pub signature: String,
+    }
+
+    impl DownloadEvidenceQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        #[allow(clippy::vec_init_then_push)] // one push per parameter, as generated
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            pairs.push(("org", crate::transport::query_value(&self.org)));
+            pairs.push(("expires", crate::transport::query_value(&self.expires)));
+            pairs.push(("signature", crate::transport::query_value(&self.signature)));
             pairs
         }
     }
@@ -7751,6 +8301,177 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// List the organization's controls with their status now.
+    ///
+    /// `GET /v1/controls` (`listControls`).
+    pub async fn list_controls(&self, query: &ListControlsQuery) -> Result<ControlList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/controls".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_controls`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_controls_stream<'a>(
+        &'a self,
+        query: ListControlsQuery,
+    ) -> impl futures_util::Stream<Item = Result<ControlDto, crate::Error>> + Send + 'a {
+        crate::pagination::items(query, move |query: ListControlsQuery| async move { self.list_controls(&query).await })
+    }
+
+    /// Create a control.
+    ///
+    /// `POST /v1/controls` (`createControl`).
+    pub async fn create_control(&self, body: &NewControl) -> Result<ControlDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/controls".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Get one control with its status now or at `asOf`.
+    ///
+    /// `GET /v1/controls/{id}` (`getControl`).
+    pub async fn get_control(&self, id: &str, query: &GetControlQuery) -> Result<ControlDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Delete a control with its links and evidence.
+    ///
+    /// `DELETE /v1/controls/{id}` (`deleteControl`).
+    pub async fn delete_control(&self, id: &str) -> Result<ControlDeleted, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::DELETE,
+            path: format!("/v1/controls/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Change a control: only the fields sent change.
+    ///
+    /// `PATCH /v1/controls/{id}` (`updateControl`).
+    pub async fn update_control(&self, id: &str, body: &ControlChanges) -> Result<ControlDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::PATCH,
+            path: format!("/v1/controls/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// A control's evidence, newest first.
+    ///
+    /// `GET /v1/controls/{id}/evidence` (`listControlEvidence`).
+    pub async fn list_control_evidence(
+        &self,
+        id: &str,
+        query: &ListControlEvidenceQuery,
+    ) -> Result<EvidenceList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}/evidence", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_control_evidence`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_control_evidence_stream<'a>(
+        &'a self,
+        id: &'a str,
+        query: ListControlEvidenceQuery,
+    ) -> impl futures_util::Stream<Item = Result<EvidenceDto, crate::Error>> + Send + 'a {
+        crate::pagination::items(query, move |query: ListControlEvidenceQuery| async move {
+            self.list_control_evidence(id, &query).await
+        })
+    }
+
+    /// Upload a file as passing evidence of a control.
+    ///
+    /// The file takes the shape and limits of a comment's attachment (base64 `fileData`, 413 when too large).
+    ///
+    /// `POST /v1/controls/{id}/evidence` (`uploadControlEvidence`).
+    pub async fn upload_control_evidence(&self, id: &str, body: &NewAttachment) -> Result<EvidenceDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/controls/{}/evidence", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Link a policy, task, integration connection or browser automation to a control.
+    ///
+    /// `POST /v1/controls/{id}/evidence-sources` (`addControlEvidenceSource`).
+    pub async fn add_control_evidence_source(
+        &self,
+        id: &str,
+        body: &NewEvidenceSource,
+    ) -> Result<EvidenceSourceDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/controls/{}/evidence-sources", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Unlink a source from a control (its evidence so far stays listed).
+    ///
+    /// `DELETE /v1/controls/{id}/evidence-sources/{sourceId}` (`removeControlEvidenceSource`).
+    pub async fn remove_control_evidence_source(
+        &self,
+        id: &str,
+        source_id: &str,
+    ) -> Result<EvidenceSourceDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::DELETE,
+            path: format!(
+                "/v1/controls/{}/evidence-sources/{}",
+                crate::transport::segment(id),
+                crate::transport::segment(source_id)
+            ),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// A control's status now or at `asOf`, and which source decides it.
+    ///
+    /// `GET /v1/controls/{id}/status` (`getControlStatus`).
+    pub async fn get_control_status(
+        &self,
+        id: &str,
+        query: &GetControlStatusQuery,
+    ) -> Result<StatusReport, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}/status", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
     /// List devices.
     ///
     /// The hosts carrying the organization's device label (`deviceManagerLabelId`), read from the
@@ -7765,6 +8486,26 @@ impl crate::Client {
             body: crate::transport::Body::None,
         };
         self.json(request).await
+    }
+
+    /// Download an evidence file.
+    ///
+    /// Serves the bytes behind a link `listControlEvidence` signed; the signature is the credential.
+    /// A tampered or expired signature, or a link missing one of its parameters, is a 403.
+    ///
+    /// `GET /v1/evidence/{id}/content` (`downloadEvidence`).
+    pub async fn download_evidence(
+        &self,
+        id: &str,
+        query: &DownloadEvidenceQuery,
+    ) -> Result<crate::RawResponse, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/evidence/{}/content", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.raw(request).await
     }
 
     /// List the organization's connections, newest first by default (disconnected ones included)..
