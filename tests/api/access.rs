@@ -247,9 +247,10 @@ fn expected(rule: Rule, role: Option<&str>) -> Option<String> {
 
 fn fill(template: &str) -> String {
     let mut text = template.to_owned();
-    for prefix in
-        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "ctl", "evd"]
-    {
+    for prefix in [
+        "ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "ctl",
+        "evd",
+    ] {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }
     text

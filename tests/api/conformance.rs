@@ -301,7 +301,8 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     }
 
     // A control linked to the task, with an uploaded file as evidence and its signed download.
-    let control = c.check("createControl", api.post("/v1/controls", json!({"name": "Backups", "frequency": "monthly"})).await);
+    let control =
+        c.check("createControl", api.post("/v1/controls", json!({"name": "Backups", "frequency": "monthly"})).await);
     let control_path = format!("/v1/controls/{}", str_of(&control, "id"));
     c.check("listControls", api.get("/v1/controls?frequency=monthly").await);
     c.check("getControl", api.get(&control_path).await);

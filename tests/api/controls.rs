@@ -115,7 +115,11 @@ async fn crud_validation_and_audit(server: &TestServer) {
     tenant.api.delete(&path).await.problem(404);
     tenant.api.get(&format!("{CONTROLS}/ctl_nonsense")).await.problem(404);
 
-    let entries = tenant.api.get(&format!("/v1/audit-log?resourceType=control&resourceId={}", str_of(&reviewed, "id"))).await.ok(200);
+    let entries = tenant
+        .api
+        .get(&format!("/v1/audit-log?resourceType=control&resourceId={}", str_of(&reviewed, "id")))
+        .await
+        .ok(200);
     let actions: Vec<&str> = data(&entries).iter().map(|e| str_of(e, "action")).collect();
     assert_eq!(actions, ["control.deleted", "control.updated", "control.created"], "{entries}");
 }
@@ -163,7 +167,11 @@ async fn sources_of_each_kind_are_checked_when_linked(server: &TestServer) {
     tenant.api.delete(&format!("{sources_path}/{}", str_of(&policy, "id"))).await.problem(404);
     assert_eq!(status(&tenant.api, &control).await["sources"].as_array().unwrap().len(), 2);
 
-    let entries = tenant.api.get(&format!("/v1/audit-log?resourceType=control&resourceId={}", str_of(&control, "id"))).await.ok(200);
+    let entries = tenant
+        .api
+        .get(&format!("/v1/audit-log?resourceType=control&resourceId={}", str_of(&control, "id")))
+        .await
+        .ok(200);
     let actions: Vec<&str> = data(&entries).iter().map(|e| str_of(e, "action")).collect();
     assert_eq!(actions.iter().filter(|a| **a == "control.evidence_source_added").count(), 3, "{actions:?}");
     assert_eq!(actions[0], "control.evidence_source_removed", "{actions:?}");
@@ -207,7 +215,11 @@ async fn a_done_task_passes_and_as_of_answers_from_history(server: &TestServer) 
     assert_eq!(past["asOf"], before_done.as_str());
     let as_of_get = tenant.api.get(&format!("{}?asOf={before_done}", control_path(&control))).await.ok(200);
     assert_eq!(as_of_get["status"], "not_started");
-    let exact = tenant.api.get(&format!("{}/status?asOf={}", control_path(&control), str_of(item, "collectedAt"))).await.ok(200);
+    let exact = tenant
+        .api
+        .get(&format!("{}/status?asOf={}", control_path(&control), str_of(item, "collectedAt")))
+        .await
+        .ok(200);
     assert_eq!(exact["status"], "passing", "evidence counts from the moment it was collected");
     tenant.api.get(&format!("{}/status?asOf=2999-01-01T00:00:00Z", control_path(&control))).await.invalid("asOf");
     tenant.api.get(&format!("{}/status?asOf=yesterday", control_path(&control))).await.invalid("asOf");
@@ -218,7 +230,11 @@ async fn a_done_task_passes_and_as_of_answers_from_history(server: &TestServer) 
     let failing = status(&tenant.api, &control).await;
     assert_eq!(failing["status"], "failing", "{failing}");
     assert!(str_of(&failing["decidedBy"], "reason").contains("deleted"), "{failing}");
-    let exact = tenant.api.get(&format!("{}/status?asOf={}", control_path(&control), str_of(item, "collectedAt"))).await.ok(200);
+    let exact = tenant
+        .api
+        .get(&format!("{}/status?asOf={}", control_path(&control), str_of(item, "collectedAt")))
+        .await
+        .ok(200);
     assert_eq!(exact["status"], "passing", "{exact}");
     assert_eq!(evidence(&tenant.api, &control).await.len(), 2);
 }
@@ -269,7 +285,11 @@ async fn an_uploaded_file_is_evidence_with_a_signed_download(server: &TestServer
     assert_eq!(report["status"], "passing", "{report}");
     assert_eq!(report["decidedBy"]["kind"], "file");
 
-    tenant.api.post(&upload_path, json!({"fileName": "a.pdf", "fileType": "application/pdf", "fileData": "%%%"})).await.invalid("fileData");
+    tenant
+        .api
+        .post(&upload_path, json!({"fileName": "a.pdf", "fileType": "application/pdf", "fileData": "%%%"}))
+        .await
+        .invalid("fileData");
     tenant.api.post(&upload_path, file("run.sh", "text/x-shellscript", b"echo")).await.invalid("fileName");
     tenant.api.post(&upload_path, json!({"fileType": "text/plain", "fileData": "aGk="})).await.invalid("fileName");
 
@@ -283,7 +303,8 @@ async fn an_uploaded_file_is_evidence_with_a_signed_download(server: &TestServer
 /// A page that says the systems are up.
 async fn status_page() -> MockServer {
     let server = MockServer::start().await;
-    let html = "<!doctype html><html><head><title>Status</title></head><body><h1>All systems operational</h1></body></html>";
+    let html =
+        "<!doctype html><html><head><title>Status</title></head><body><h1>All systems operational</h1></body></html>";
     let answer = ResponseTemplate::new(200).set_body_raw(html.as_bytes().to_vec(), "text/html");
     Mock::given(method("GET")).and(path("/status")).respond_with(answer).mount(&server).await;
     server
@@ -360,7 +381,11 @@ async fn another_organization_gets_404_on_every_route(server: &TestServer) {
     let control = create(&tenant.api, json!({"name": "Secrets rotation"})).await;
     let task = crate::tasks::create(&tenant.api, "Rotate").await;
     link(&tenant.api, &control, str_of(&task, "id")).await;
-    let item = tenant.api.post(&format!("{}/evidence", control_path(&control)), file("r.txt", "text/plain", b"r")).await.ok(201);
+    let item = tenant
+        .api
+        .post(&format!("{}/evidence", control_path(&control)), file("r.txt", "text/plain", b"r"))
+        .await
+        .ok(201);
     let path = control_path(&control);
     let theirs = crate::tasks::create(&other.api, "Theirs").await;
     other.api.get(&path).await.problem(404);

@@ -15,8 +15,8 @@ use compliance_domain::control::{
 use compliance_domain::etag::IfMatch;
 use compliance_domain::{AutomationRunId, ControlId, EvidenceId, OrganizationId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, BlobStore, Clock, ConnectionRepository, ControlEvidenceState, ControlFilter, ControlRepository,
-    MemberRepository, Page, PageRequest, PolicyRepository, TaskRepository,
+    AutomationRepository, BlobStore, Clock, ConnectionRepository, ControlEvidenceState, ControlFilter,
+    ControlRepository, MemberRepository, Page, PageRequest, PolicyRepository, TaskRepository,
 };
 
 use crate::access::require;
@@ -146,7 +146,7 @@ impl ControlService {
         require(caller, Family::Controls, Action::Read)?;
         let moment = self.moment(as_of)?;
         let control = self.control(&caller.organization_id, id).await?;
-        Ok(self.view(control, moment).await?)
+        self.view(control, moment).await
     }
 
     /// A new control; its owner must be an active member.
@@ -271,12 +271,11 @@ impl ControlService {
         let org = &caller.organization_id;
         self.control(org, id).await?;
         let page = self.controls.list_evidence(org, id, page).await?;
-        let mut views = Vec::with_capacity(page.items.len());
+        let mut items = Vec::with_capacity(page.items.len());
         for evidence in &page.items {
-            views.push(self.link(evidence).await?);
+            items.push(self.link(evidence).await?);
         }
-        let mut views = views.into_iter();
-        Ok(page.map(|_| views.next().expect("one view per item")))
+        Ok(Page { items, total: page.total, next: page.next })
     }
 
     /// Stores an uploaded file as passing evidence of the control, collected now.
@@ -324,7 +323,11 @@ impl ControlService {
             return Err(REFUSED);
         };
         let item = self.controls.get_evidence(&org, &id).await.map_err(|e| AppError::from_repo(e, "evidence"))?;
-        let key = item.blob_key.clone().filter(|_| item.kind == EvidenceKind::File).ok_or(AppError::NotFound("evidence file"))?;
+        let key = item
+            .blob_key
+            .clone()
+            .filter(|_| item.kind == EvidenceKind::File)
+            .ok_or(AppError::NotFound("evidence file"))?;
         let bytes = self.links.read(&key, "evidence file").await?;
         Ok((item, bytes))
     }
@@ -353,7 +356,9 @@ impl ControlService {
     /// The linked record must be the organization's: another's or a missing one is a 404 naming it.
     async fn require_source(&self, org: &OrganizationId, link: &EvidenceSource) -> Result<(), AppError> {
         let found = match link.target() {
-            Some(SourceRef::Policy(id)) => self.policies.get_policy(org, &id).await.map(drop).map_err(|e| (e, "policy")),
+            Some(SourceRef::Policy(id)) => {
+                self.policies.get_policy(org, &id).await.map(drop).map_err(|e| (e, "policy"))
+            }
             Some(SourceRef::Task(id)) => self.tasks.get_task(org, &id).await.map(drop).map_err(|e| (e, "task")),
             Some(SourceRef::Connection(id)) => {
                 self.connections.get(org, &id).await.map(drop).map_err(|e| (e, "connection"))
@@ -372,7 +377,8 @@ impl ControlService {
         let link = match evidence.kind {
             EvidenceKind::File => {
                 let key = evidence.blob_key.clone().unwrap_or_default();
-                let (subject, path) = (file_subject(evidence.id.as_str()), format!("/v1/evidence/{}/content", evidence.id));
+                let (subject, path) =
+                    (file_subject(evidence.id.as_str()), format!("/v1/evidence/{}/content", evidence.id));
                 let org = evidence.organization_id.as_str();
                 let target = LinkTarget { key: &key, org, subject: &subject, path: &path, what: "evidence file" };
                 Some(self.links.link(&target).await?.url)
@@ -392,8 +398,10 @@ impl ControlService {
         };
         let Ok(run) = self.automations.get_run(&evidence.organization_id, &run_id).await else { return Ok(None) };
         let Some(key) = run.screenshot_key.as_deref() else { return Ok(None) };
-        let (subject, path) = (screenshot_subject(run.id.as_str(), None), format!("/v1/browser/runs/{}/screenshot", run.id));
-        let target = LinkTarget { key, org: run.organization_id.as_str(), subject: &subject, path: &path, what: "screenshot" };
+        let (subject, path) =
+            (screenshot_subject(run.id.as_str(), None), format!("/v1/browser/runs/{}/screenshot", run.id));
+        let target =
+            LinkTarget { key, org: run.organization_id.as_str(), subject: &subject, path: &path, what: "screenshot" };
         Ok(Some(self.links.link(&target).await?.url))
     }
 }

@@ -55,11 +55,11 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
-    HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName,
-    MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository,
-    SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
-    VendorRepository, WebhookRepository, WebhookSender,
+    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, Cursor, DeviceDirectory,
+    DocumentPrinter, EventFeed, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository,
+    ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository,
+    ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
+    TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
@@ -74,6 +74,7 @@ pub use blob_links::DownloadLink;
 pub use chat::ChatService;
 pub use comments::CommentService;
 pub use context::ContextService;
+pub use controls::{ControlService, ControlView, EvidenceView};
 pub use devices::DeviceService;
 pub use error::AppError;
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
@@ -92,7 +93,6 @@ pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, r
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
-pub use controls::{ControlService, ControlView, EvidenceView};
 pub use webhook_worker::{WebhookSettings, WebhookWorker};
 pub use webhooks::{IssuedWebhook, WebhookService};
 pub use wiring::Adapters;

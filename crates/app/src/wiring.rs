@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
-    HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
-    OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
-    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
-    WebhookSender,
+    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, DeviceDirectory, DocumentPrinter,
+    EventFeed, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
+    MemberRepository, OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;

@@ -402,7 +402,11 @@ pub struct DecodedFile {
 
 /// Checks and decodes one file of the [`NewAttachment`] shape; errors name `prefix` + the field
 /// (`attachments[0].fileName` for a comment's, `fileName` for a control's evidence).
-pub fn decode_file(prefix: &str, input: NewAttachment, limits: AttachmentLimits) -> Result<DecodedFile, CommentInputError> {
+pub fn decode_file(
+    prefix: &str,
+    input: NewAttachment,
+    limits: AttachmentLimits,
+) -> Result<DecodedFile, CommentInputError> {
     let field = |name: &str| format!("{prefix}{name}");
     let name = text(&field("fileName"), required(&field("fileName"), input.file_name)?, 1, FILE_NAME_MAX)?;
     if name.contains(['/', '\\']) || name.chars().any(char::is_control) || name == "." || name == ".." {

@@ -80,7 +80,10 @@ impl SourceKind {
         } else if is::<crate::id::AutomationKind>(id) {
             Ok(SourceKind::Automation)
         } else {
-            Err(FieldError::new("sourceId", "must be the id of a policy (pol_…), task (tsk_…), connection (con_…) or automation (aut_…)"))
+            Err(FieldError::new(
+                "sourceId",
+                "must be the id of a policy (pol_…), task (tsk_…), connection (con_…) or automation (aut_…)",
+            ))
         }
     }
 }
@@ -118,7 +121,11 @@ impl Control {
     }
 
     /// A new control of the organization, validated.
-    pub fn create(organization_id: OrganizationId, input: NewControl, now: Timestamp) -> Result<Self, ValidationErrors> {
+    pub fn create(
+        organization_id: OrganizationId,
+        input: NewControl,
+        now: Timestamp,
+    ) -> Result<Self, ValidationErrors> {
         Ok(Self {
             id: ControlId::generate(),
             organization_id,
@@ -315,7 +322,14 @@ pub struct Evidence {
 
 impl Evidence {
     /// The evidence of a file uploaded to `control`: passing, collected `now`.
-    pub fn file(control: &Control, name: &str, media_type: &str, size: i64, description: Option<&str>, now: Timestamp) -> Self {
+    pub fn file(
+        control: &Control,
+        name: &str,
+        media_type: &str,
+        size: i64,
+        description: Option<&str>,
+        now: Timestamp,
+    ) -> Self {
         let id = EvidenceId::generate();
         let blob_key = format!("{}/{}", control.organization_id, id);
         Self {

@@ -84,7 +84,9 @@ pub fn observe(resource_type: &str, action: &str, changes: &Value, data: Option<
                 run_id: None,
             })
         }
-        "connection" if deleted || action == "connection.disconnected" => gone(SourceKind::Connection, field("id")?, "connection"),
+        "connection" if deleted || action == "connection.disconnected" => {
+            gone(SourceKind::Connection, field("id")?, "connection")
+        }
         "task" if deleted => gone(SourceKind::Task, field("id")?, "task"),
         "task" if status_changed => {
             let outcome = match field("status")? {
@@ -172,7 +174,10 @@ mod tests {
         assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Pass));
         assert_eq!(observe("task", "task.updated", &json!({"title": {}}), Some(&done)), None);
         let failed = json!({"id": "tsk_1", "status": "failed"});
-        assert_eq!(observe("task", "task.rejected", &changed, Some(&failed)).unwrap().proof, Proof::Outcome(EvidenceOutcome::Fail));
+        assert_eq!(
+            observe("task", "task.rejected", &changed, Some(&failed)).unwrap().proof,
+            Proof::Outcome(EvidenceOutcome::Fail)
+        );
     }
 
     #[test]

@@ -51,10 +51,9 @@ pub mod webhook;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId, ControlId,
-    EvidenceId, Id,
-    IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId, UserId, VendorId,
-    WebhookDeliveryId, WebhookId,
+    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId,
+    ControlId, EvidenceId, Id, IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RiskId, SessionId, TaskId,
+    UserId, VendorId, WebhookDeliveryId, WebhookId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;

@@ -96,9 +96,8 @@ impl ControlRepository for Store {
     ) -> Result<Control, RepoError> {
         let changes = changed_columns(patch, now);
         let mut conn = self.pools.write().await?;
-        let the_control = || {
-            controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()))
-        };
+        let the_control =
+            || controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()));
         let result: Result<Control, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
@@ -143,10 +142,14 @@ impl ControlRepository for Store {
                 )
                 .execute(c)
                 .await?;
-                let the_control =
-                    controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()));
-                let deleted: Control =
-                    diesel::delete(the_control).returning(ControlRow::as_returning()).get_result(c).await?.try_into()?;
+                let the_control = controls::table
+                    .filter(controls::organization_id.eq(org.as_str()))
+                    .filter(controls::id.eq(id.as_str()));
+                let deleted: Control = diesel::delete(the_control)
+                    .returning(ControlRow::as_returning())
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
@@ -231,36 +234,36 @@ impl ControlRepository for Store {
         let mut conn = self.pools.read().await?;
         let (links, latest): (Vec<SourceRow>, Vec<EvidenceRow>) = db_run!(&mut conn, |c| {
             async {
-            let links: Vec<SourceRow> = control_evidence_sources::table
-                .filter(control_evidence_sources::organization_id.eq(org.as_str()))
-                .filter(control_evidence_sources::control_id.eq_any(&ids))
-                .order((control_evidence_sources::created_at.asc(), control_evidence_sources::source_id.asc()))
-                .select(SourceRow::as_select())
-                .load(c)
-                .await?;
-            let mut latest = Vec::new();
-            let the_control = |control: &str| {
-                evidence::table
-                    .filter(evidence::organization_id.eq(org.as_str()))
-                    .filter(evidence::control_id.eq(control.to_owned()))
-                    .filter(evidence::collected_at.le(at))
-                    .order((evidence::collected_at.desc(), evidence::id.desc()))
-                    .select(EvidenceRow::as_select())
-            };
-            for link in &links {
-                let found: Option<EvidenceRow> = the_control(&link.control_id)
-                    .filter(evidence::source_id.eq(link.source_id.clone()))
-                    .first(c)
-                    .await
-                    .optional()?;
-                latest.extend(found);
-            }
-            for control in &ids {
-                let found: Option<EvidenceRow> =
-                    the_control(control).filter(evidence::source_id.is_null()).first(c).await.optional()?;
-                latest.extend(found);
-            }
-            Ok::<_, diesel::result::Error>((links, latest))
+                let links: Vec<SourceRow> = control_evidence_sources::table
+                    .filter(control_evidence_sources::organization_id.eq(org.as_str()))
+                    .filter(control_evidence_sources::control_id.eq_any(&ids))
+                    .order((control_evidence_sources::created_at.asc(), control_evidence_sources::source_id.asc()))
+                    .select(SourceRow::as_select())
+                    .load(c)
+                    .await?;
+                let mut latest = Vec::new();
+                let the_control = |control: &str| {
+                    evidence::table
+                        .filter(evidence::organization_id.eq(org.as_str()))
+                        .filter(evidence::control_id.eq(control.to_owned()))
+                        .filter(evidence::collected_at.le(at))
+                        .order((evidence::collected_at.desc(), evidence::id.desc()))
+                        .select(EvidenceRow::as_select())
+                };
+                for link in &links {
+                    let found: Option<EvidenceRow> = the_control(&link.control_id)
+                        .filter(evidence::source_id.eq(link.source_id.clone()))
+                        .first(c)
+                        .await
+                        .optional()?;
+                    latest.extend(found);
+                }
+                for control in &ids {
+                    let found: Option<EvidenceRow> =
+                        the_control(control).filter(evidence::source_id.is_null()).first(c).await.optional()?;
+                    latest.extend(found);
+                }
+                Ok::<_, diesel::result::Error>((links, latest))
             }
             .await
         })

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod chat;
 pub mod clock;
 pub mod comments;
+pub mod controls;
 pub mod idempotency;
 pub mod people;
 pub mod policies;
@@ -33,6 +34,7 @@ pub use browser::{FakeBrowser, Page as BrowserPage};
 pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
+pub use controls::MemoryControls;
 pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
@@ -124,7 +126,7 @@ impl World {
             context: Arc::new(NoRecords),
             policies: policies.clone(),
             vendors: Arc::new(NoRecords),
-            controls: Arc::new(NoRecords),
+            controls: Arc::new(MemoryControls::default()),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
             list_generations: generations.clone(),

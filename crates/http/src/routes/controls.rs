@@ -5,11 +5,11 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use compliance_app::{ControlView, EvidenceView, Settings};
 use compliance_domain::comment::NewAttachment;
+use compliance_domain::control::ControlChanges;
 use compliance_domain::control::{
     ControlFrequency, ControlStatus, EvidenceKind, EvidenceOutcome, EvidenceSource, NewControl, NewEvidenceSource,
     SourceKind, StatusReport,
 };
-use compliance_domain::control::ControlChanges;
 use compliance_domain::{ControlId, EvidenceId, Id, MemberId, OrganizationId, Timestamp};
 use compliance_ports::{ControlFilter, PageRequest};
 use serde::{Deserialize, Serialize};
@@ -256,7 +256,9 @@ fn control_query(
     let shape = params.shape("controls");
     let owner = params
         .single("ownerId")?
-        .map(|id| MemberId::parse_owned(id).map_err(|_| ApiError::invalid_field("ownerId", "must be a member id (`mem_…`)")))
+        .map(|id| {
+            MemberId::parse_owned(id).map_err(|_| ApiError::invalid_field("ownerId", "must be a member id (`mem_…`)"))
+        })
         .transpose()?;
     let frequency = params
         .single("frequency")?
@@ -311,9 +313,7 @@ async fn get_control(
     let view = state.run(|app| async move { app.controls.get_control(&principal, &id, moment).await }).await?;
     // The tag is the record's; the status changes without it, so a conditional GET is not offered.
     let _ = if_none_match;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::ETAG, view.control.etag().to_string()))
-        .json(ControlDto::new(&view)))
+    Ok(HttpResponse::Ok().insert_header((header::ETAG, view.control.etag().to_string())).json(ControlDto::new(&view)))
 }
 
 #[utoipa::path(
@@ -424,9 +424,8 @@ async fn remove_evidence_source(
 ) -> Result<HttpResponse, ApiError> {
     let (id, source_id) = path.into_inner();
     let (principal, id) = (caller.0, control_id(&id)?);
-    let link = state
-        .run(|app| async move { app.controls.remove_evidence_source(&principal, &id, &source_id).await })
-        .await?;
+    let link =
+        state.run(|app| async move { app.controls.remove_evidence_source(&principal, &id, &source_id).await }).await?;
     Ok(HttpResponse::Ok().json(EvidenceSourceDto::from(&link)))
 }
 
