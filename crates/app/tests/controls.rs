@@ -24,7 +24,11 @@ async fn an_upload_goes_stale_exactly_when_the_monthly_period_has_passed() {
     let world = World::new();
     let tenant = world.tenant().await;
     let owner = &tenant.owner;
-    let input = NewControl { name: Some("Backups".into()), frequency: Some(ControlFrequency::Monthly), ..NewControl::default() };
+    let input = NewControl {
+        name: Some("Backups".into()),
+        frequency: Some(ControlFrequency::Monthly),
+        ..NewControl::default()
+    };
     let control = world.app.controls.create_control(owner, input).await.unwrap();
     assert_eq!(control.status.status, ControlStatus::NotStarted);
     let id = control.control.id.clone();

@@ -489,4 +489,3 @@ impl ResourceRenderer for IdRenderer {
         serde_json::json!({"id": entry.id})
     }
 }
-
