@@ -31,6 +31,7 @@ const MATRIX: &[(&str, [&str; 4])] = &[
     ("audit", ["r", "r", "r", ""]),
     ("webhooks", ["rw", "rw", "r", ""]),
     ("frameworks", ["rw", "rw", "r", "r"]),
+    ("controls", ["rw", "rw", "r", ""]),
 ];
 
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
@@ -206,6 +207,17 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),
     // a key no template has: an allowed caller gets the 404, a denied one the 403 first
     ("adoptFrameworkTemplate", "/v1/framework-templates/none/adopt", "{}", Needs('w', "frameworks")),
+    ("listControls", "/v1/controls", "", Needs('r', "controls")),
+    ("createControl", "/v1/controls", "{}", Needs('w', "controls")),
+    ("getControl", "/v1/controls/{ctl}", "", Needs('r', "controls")),
+    ("updateControl", "/v1/controls/{ctl}", "{}", Needs('w', "controls")),
+    ("deleteControl", "/v1/controls/{ctl}", "", Needs('w', "controls")),
+    ("getControlStatus", "/v1/controls/{ctl}/status", "", Needs('r', "controls")),
+    ("addControlEvidenceSource", "/v1/controls/{ctl}/evidence-sources", "{}", Needs('w', "controls")),
+    ("removeControlEvidenceSource", "/v1/controls/{ctl}/evidence-sources/{tsk}", "", Needs('w', "controls")),
+    ("listControlEvidence", "/v1/controls/{ctl}/evidence", "", Needs('r', "controls")),
+    ("uploadControlEvidence", "/v1/controls/{ctl}/evidence", "{}", Needs('w', "controls")),
+    ("downloadEvidence", "/v1/evidence/{evd}/content", "", Public),
     ("startSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("finishSignIn", "", "", Skip(SIGNED_IN_USER)),
     ("signOut", "", "", Skip(SIGNED_IN_USER)),
@@ -247,9 +259,10 @@ fn expected(rule: Rule, role: Option<&str>) -> Option<String> {
 
 fn fill(template: &str) -> String {
     let mut text = template.to_owned();
-    for prefix in
-        ["ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "fwk"]
-    {
+    for prefix in [
+        "ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "fwk",
+        "ctl", "evd",
+    ] {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }
     text

@@ -322,6 +322,23 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
         c.exercised_elsewhere(operation);
     }
 
+    // A control linked to the task, with an uploaded file as evidence and its signed download.
+    let control =
+        c.check("createControl", api.post("/v1/controls", json!({"name": "Backups", "frequency": "monthly"})).await);
+    let control_path = format!("/v1/controls/{}", str_of(&control, "id"));
+    c.check("listControls", api.get("/v1/controls?frequency=monthly").await);
+    c.check("getControl", api.get(&control_path).await);
+    c.check("updateControl", api.patch(&control_path, json!({"description": "Nightly backups."})).await);
+    let source = json!({"sourceId": task_id});
+    c.check("addControlEvidenceSource", api.post(&format!("{control_path}/evidence-sources"), source).await);
+    let upload = file("restore-test.pdf", "application/pdf", b"%PDF-1.4");
+    let item = c.check("uploadControlEvidence", api.post(&format!("{control_path}/evidence"), upload).await);
+    c.check("listControlEvidence", api.get(&format!("{control_path}/evidence")).await);
+    c.check("downloadEvidence", anonymous.get_url(str_of(&item, "link")).await);
+    c.check("getControlStatus", api.get(&format!("{control_path}/status?asOf=2026-01-01T00:00:00Z")).await);
+    c.check("removeControlEvidenceSource", api.delete(&format!("{control_path}/evidence-sources/{task_id}")).await);
+    c.check("deleteControl", api.delete(&control_path).await);
+
     integrations(&mut c, server, fake, &tenant, &session, &token).await;
     let automation = automations(&mut c, server, api, &task_id, page).await;
 

@@ -89,6 +89,7 @@ mod conditional;
 mod conformance;
 mod connect_page;
 mod context;
+mod controls;
 mod devices;
 mod docs;
 mod export;

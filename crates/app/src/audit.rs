@@ -425,8 +425,8 @@ pub(crate) const AUTOMATION_RUN: Subject<compliance_domain::automation::Automati
     id: |run| run.automation_id.to_string(),
     render: |_, r| {
         serde_json::json!({
-            "runId": r.id, "trigger": r.trigger, "status": r.status, "startedAt": r.started_at,
-            "completedAt": r.completed_at, "error": r.error,
+            "runId": r.id, "automationId": r.automation_id, "trigger": r.trigger, "status": r.status,
+            "startedAt": r.started_at, "completedAt": r.completed_at, "error": r.error, "verdict": r.verdict,
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },

@@ -308,7 +308,7 @@ enum TaskRefusal {
 
 /// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link,
 /// and the step from passing for another step's (or the run's) screenshot.
-fn screenshot_subject(run: &str, step: Option<u32>) -> String {
+pub(crate) fn screenshot_subject(run: &str, step: Option<u32>) -> String {
     match step {
         None => format!("screenshot:{run}"),
         Some(index) => format!("screenshot:{run}:step:{index}"),

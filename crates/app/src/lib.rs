@@ -23,6 +23,7 @@ pub mod bulk;
 mod chat;
 mod comments;
 mod context;
+mod controls;
 mod devices;
 mod error;
 mod frameworks;
@@ -56,11 +57,11 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed,
-    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
-    ListName, MemberRepository, OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer,
-    RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository,
-    UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, Cursor, DeviceDirectory,
+    DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider,
+    InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest,
+    PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
@@ -75,6 +76,7 @@ pub use blob_links::DownloadLink;
 pub use chat::ChatService;
 pub use comments::CommentService;
 pub use context::ContextService;
+pub use controls::{ControlService, ControlView, EvidenceView};
 pub use devices::DeviceService;
 pub use error::AppError;
 pub use frameworks::FrameworkService;
@@ -123,6 +125,8 @@ pub struct Ports {
     pub policies: Arc<dyn PolicyRepository>,
     /// Vendors.
     pub vendors: Arc<dyn VendorRepository>,
+    /// Controls, their evidence sources and evidence.
+    pub controls: Arc<dyn ControlRepository>,
     /// Risks.
     pub risks: Arc<dyn RiskRepository>,
     /// Tasks.
@@ -269,6 +273,8 @@ pub struct App {
     pub policy_documents: PolicyDocumentService,
     /// Vendors.
     pub vendors: VendorService,
+    /// Controls, their evidence and status.
+    pub controls: ControlService,
     /// Risks.
     pub risks: RiskService,
     /// Tasks.
@@ -358,6 +364,7 @@ impl App {
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
             policy_documents: PolicyDocumentService::new(&ports),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
+            controls: ControlService::new(&ports, settings.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),
             tasks: TaskService::new(&ports, comments.clone(), trail.clone()),
             chat: ChatService::new(&ports, settings.clone()),

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
-    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
-    MemberRepository, OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
-    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
-    WebhookRepository, WebhookSender,
+    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, DeviceDirectory, DocumentPrinter,
+    EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository,
+    ListGenerations, MemberRepository, OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository,
+    SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
+    VendorRepository, WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;
@@ -58,6 +58,7 @@ impl Ports {
             + VendorRepository
             + RiskRepository
             + TaskRepository
+            + ControlRepository
             + ListGenerations
             + CommentRepository
             + AutomationRepository
@@ -96,6 +97,7 @@ impl Ports {
             context: store.clone(),
             policies: store.clone(),
             vendors: store.clone(),
+            controls: store.clone(),
             risks: store.clone(),
             tasks: store.clone(),
             list_generations: store.clone(),

@@ -12,6 +12,7 @@ mod automation_secrets;
 mod automations;
 mod chat;
 mod comments;
+mod controls;
 mod download_links;
 mod idempotency;
 mod policy_reviews;

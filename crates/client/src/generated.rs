@@ -101,10 +101,10 @@ pub mod types {
         WebhooksRead,
         #[serde(rename = "webhooks:write")]
         WebhooksWrite,
-        #[serde(rename = "frameworks:read")]
-        FrameworksRead,
-        #[serde(rename = "frameworks:write")]
-        FrameworksWrite,
+        #[serde(rename = "controls:read")]
+        ControlsRead,
+        #[serde(rename = "controls:write")]
+        ControlsWrite,
     }
 
     impl Scopes {
@@ -141,8 +141,8 @@ pub mod types {
                 Self::AuditWrite => "audit:write",
                 Self::WebhooksRead => "webhooks:read",
                 Self::WebhooksWrite => "webhooks:write",
-                Self::FrameworksRead => "frameworks:read",
-                Self::FrameworksWrite => "frameworks:write",
+                Self::ControlsRead => "controls:read",
+                Self::ControlsWrite => "controls:write",
             }
         }
     }
@@ -636,9 +636,6 @@ pub mod types {
 
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct BulkResultTaskDtoBody {
-        #[serde(rename = "approverId")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -647,23 +644,11 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
-        #[serde(rename = "dueAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub due_at: Option<Option<Timestamp>>,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
-        #[serde(rename = "lastCompletedAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
-        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
-        #[serde(rename = "rejectionReason")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -684,21 +669,7 @@ pub mod types {
             title: String,
             updated_at: Timestamp,
         ) -> Self {
-            Self {
-                created_at,
-                description,
-                id,
-                organization_id,
-                status,
-                title,
-                updated_at,
-                approver_id: None,
-                assignee_id: None,
-                due_at: None,
-                frequency: None,
-                last_completed_at: None,
-                rejection_reason: None,
-            }
+            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
         }
     }
 
@@ -1331,6 +1302,127 @@ pub mod types {
         pub updated_at: Timestamp,
     }
 
+    /// The body of `PATCH /v1/controls/{id}`: only present fields change; `null` clears a nullable one.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+    pub struct ControlChanges {
+        /// Absent: unchanged; `null` is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<ControlFrequency>>,
+        /// Absent: unchanged; `null` is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub name: Option<String>,
+        #[serde(rename = "ownerId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub owner_id: Option<Option<MemberId>>,
+    }
+
+    /// What a delete answers.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ControlDeleted {
+        #[serde(rename = "deletedControl")]
+        pub deleted_control: DeletedControl,
+        /// `Control deleted successfully`
+        pub message: String,
+    }
+
+    impl ControlDeleted {
+        /// A value with `deleted_control`, `message`; every other member absent or `null`.
+        pub fn new(deleted_control: DeletedControl, message: String) -> Self {
+            Self { deleted_control, message }
+        }
+    }
+
+    /// A control, with its status now (or at `asOf`) and why.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ControlDto {
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        pub description: String,
+        /// Why: the moment, the deciding source and every source's own status.
+        pub explanation: StatusReport,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<ControlFrequency>>,
+        pub id: ControlId,
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        #[serde(rename = "ownerId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub owner_id: Option<Option<MemberId>>,
+        /// Computed from the evidence: `passing`, `failing`, `stale` or `not_started`.
+        pub status: ControlStatus,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ControlFrequency {
+        #[serde(rename = "monthly")]
+        Monthly,
+        #[serde(rename = "quarterly")]
+        Quarterly,
+        #[serde(rename = "yearly")]
+        Yearly,
+    }
+
+    impl ControlFrequency {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Monthly => "monthly",
+                Self::Quarterly => "quarterly",
+                Self::Yearly => "yearly",
+            }
+        }
+    }
+
+    pub type ControlId = String;
+
+    /// `{data, count, nextCursor}` of controls.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ControlList {
+        /// The total number of matching rows (across all pages).
+        pub count: u64,
+        pub data: Vec<ControlDto>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl ControlList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<ControlDto>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ControlStatus {
+        #[serde(rename = "passing")]
+        Passing,
+        #[serde(rename = "failing")]
+        Failing,
+        #[serde(rename = "stale")]
+        Stale,
+        #[serde(rename = "not_started")]
+        NotStarted,
+    }
+
+    impl ControlStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Passing => "passing",
+                Self::Failing => "failing",
+                Self::Stale => "stale",
+                Self::NotStarted => "not_started",
+            }
+        }
+    }
+
     /// A new key: its text, shown this once.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct CreatedApiKey {
@@ -1498,6 +1590,25 @@ pub mod types {
         }
     }
 
+    /// The source that decides a control's status, and why.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct DecidedBy {
+        /// The deciding source's id; absent for `file`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub id: Option<Option<String>>,
+        /// The deciding source's kind.
+        pub kind: EvidenceKind,
+        /// Why, in a sentence.
+        pub reason: String,
+    }
+
+    impl DecidedBy {
+        /// A value with `kind`, `reason`; every other member absent or `null`.
+        pub fn new(kind: EvidenceKind, reason: String) -> Self {
+            Self { kind, reason, id: None }
+        }
+    }
+
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct DeletedComment {
         pub id: CommentId,
@@ -1520,6 +1631,19 @@ pub mod types {
         /// A value with `id`, `question`; every other member absent or `null`.
         pub fn new(id: ContextEntryId, question: String) -> Self {
             Self { id, question }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct DeletedControl {
+        pub id: ControlId,
+        pub name: String,
+    }
+
+    impl DeletedControl {
+        /// A value with `id`, `name`; every other member absent or `null`.
+        pub fn new(id: ControlId, name: String) -> Self {
+            Self { id, name }
         }
     }
 
@@ -1768,6 +1892,138 @@ pub mod types {
         }
     }
 
+    /// One evidence item.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EvidenceDto {
+        /// When it was collected: when the change that produced it committed.
+        #[serde(rename = "collectedAt")]
+        pub collected_at: Timestamp,
+        #[serde(rename = "controlId")]
+        pub control_id: ControlId,
+        /// What the source reported: `reason` always; a check's `ok` and `connectionStatus`, a run's
+        /// `runStatus` and `verdict`, a policy's `version`, a file's `fileName`, `fileType`, `size`.
+        pub detail: serde_json::Map<String, serde_json::Value>,
+        pub id: EvidenceId,
+        /// Where it came from: a linked source's kind, or `file` for an upload.
+        pub kind: EvidenceKind,
+        /// Where to see it: a file's signed download URL, a run's signed screenshot URL, or the API
+        /// address of the task, policy or connection; `null` when there is nothing to show.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub link: Option<Option<String>>,
+        /// `pass` or `fail`.
+        pub outcome: EvidenceOutcome,
+        /// The automation run that produced it.
+        #[serde(rename = "runId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub run_id: Option<Option<String>>,
+        /// The source record's id; `null` for a file.
+        #[serde(rename = "sourceId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub source_id: Option<Option<String>>,
+    }
+
+    impl EvidenceDto {
+        /// A value with `collected_at`, `control_id`, `detail`, `id`, `kind`, `outcome`; every other member absent or `null`.
+        pub fn new(
+            collected_at: Timestamp,
+            control_id: ControlId,
+            detail: serde_json::Map<String, serde_json::Value>,
+            id: EvidenceId,
+            kind: EvidenceKind,
+            outcome: EvidenceOutcome,
+        ) -> Self {
+            Self { collected_at, control_id, detail, id, kind, outcome, link: None, run_id: None, source_id: None }
+        }
+    }
+
+    pub type EvidenceId = String;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum EvidenceKind {
+        #[serde(rename = "policy")]
+        Policy,
+        #[serde(rename = "task")]
+        Task,
+        #[serde(rename = "connection")]
+        Connection,
+        #[serde(rename = "automation")]
+        Automation,
+        #[serde(rename = "file")]
+        File,
+    }
+
+    impl EvidenceKind {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Policy => "policy",
+                Self::Task => "task",
+                Self::Connection => "connection",
+                Self::Automation => "automation",
+                Self::File => "file",
+            }
+        }
+    }
+
+    /// `{data, count, nextCursor}` of evidence items.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EvidenceList {
+        /// The total number of items (across all pages).
+        pub count: u64,
+        pub data: Vec<EvidenceDto>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl EvidenceList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<EvidenceDto>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum EvidenceOutcome {
+        #[serde(rename = "pass")]
+        Pass,
+        #[serde(rename = "fail")]
+        Fail,
+    }
+
+    impl EvidenceOutcome {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Pass => "pass",
+                Self::Fail => "fail",
+            }
+        }
+    }
+
+    /// A source linked to a control.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EvidenceSourceDto {
+        #[serde(rename = "controlId")]
+        pub control_id: ControlId,
+        /// When it was linked: before that it proves nothing for the control (`asOf`).
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// `policy`, `task`, `connection` or `automation`.
+        pub kind: SourceKind,
+        /// The linked record's id.
+        #[serde(rename = "sourceId")]
+        pub source_id: String,
+    }
+
+    impl EvidenceSourceDto {
+        /// A value with `control_id`, `created_at`, `kind`, `source_id`; every other member absent or `null`.
+        pub fn new(control_id: ControlId, created_at: Timestamp, kind: SourceKind, source_id: String) -> Self {
+            Self { control_id, created_at, kind, source_id }
+        }
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Executor {
         #[serde(rename = "steps")]
@@ -1799,137 +2055,6 @@ pub mod types {
         /// A value with `field`, `message`; every other member absent or `null`.
         pub fn new(field: String, message: String) -> Self {
             Self { field, message }
-        }
-    }
-
-    /// A framework as lists show it: without its requirements.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct FrameworkDto {
-        #[serde(rename = "createdAt")]
-        pub created_at: Timestamp,
-        pub id: FrameworkId,
-        pub name: String,
-        #[serde(rename = "organizationId")]
-        pub organization_id: OrganizationId,
-        #[serde(rename = "requirementCount")]
-        pub requirement_count: u64,
-        /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
-        pub source: FrameworkSource,
-        #[serde(rename = "updatedAt")]
-        pub updated_at: Timestamp,
-        pub version: String,
-    }
-
-    pub type FrameworkId = String;
-
-    /// `{data, count, nextCursor}` of frameworks.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct FrameworkList {
-        /// The total number of matching rows (across all pages).
-        pub count: u64,
-        pub data: Vec<FrameworkDto>,
-        /// Where the next page starts (pass it as `cursor`); absent on the last page.
-        #[serde(rename = "nextCursor")]
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub next_cursor: Option<String>,
-    }
-
-    impl FrameworkList {
-        /// A value with `count`, `data`; every other member absent or `null`.
-        pub fn new(count: u64, data: Vec<FrameworkDto>) -> Self {
-            Self { count, data, next_cursor: None }
-        }
-    }
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-    pub enum FrameworkSource {
-        #[serde(rename = "oscal")]
-        Oscal,
-        #[serde(rename = "custom")]
-        Custom,
-        #[serde(rename = "template")]
-        Template,
-    }
-
-    impl FrameworkSource {
-        /// The value as it is on the wire.
-        pub fn as_str(self) -> &'static str {
-            match self {
-                Self::Oscal => "oscal",
-                Self::Custom => "custom",
-                Self::Template => "template",
-            }
-        }
-    }
-
-    /// A framework manifest the service ships.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct FrameworkTemplateDto {
-        /// What `POST /v1/framework-templates/{key}/adopt` takes (`soc2-2017`).
-        pub key: String,
-        pub name: String,
-        #[serde(rename = "requirementCount")]
-        pub requirement_count: u64,
-        pub version: String,
-    }
-
-    impl FrameworkTemplateDto {
-        /// A value with `key`, `name`, `requirement_count`, `version`; every other member absent or `null`.
-        pub fn new(key: String, name: String, requirement_count: u64, version: String) -> Self {
-            Self { key, name, requirement_count, version }
-        }
-    }
-
-    /// `{data}`: every shipped template.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct FrameworkTemplateList {
-        pub data: Vec<FrameworkTemplateDto>,
-    }
-
-    impl FrameworkTemplateList {
-        /// A value with `data`; every other member absent or `null`.
-        pub fn new(data: Vec<FrameworkTemplateDto>) -> Self {
-            Self { data }
-        }
-    }
-
-    /// A framework with its requirements, in catalog order (a parent before its children).
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct FrameworkWithRequirementsDto {
-        #[serde(rename = "createdAt")]
-        pub created_at: Timestamp,
-        pub id: FrameworkId,
-        pub name: String,
-        #[serde(rename = "organizationId")]
-        pub organization_id: OrganizationId,
-        #[serde(rename = "requirementCount")]
-        pub requirement_count: u64,
-        pub requirements: Vec<RequirementDto>,
-        /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
-        pub source: FrameworkSource,
-        #[serde(rename = "updatedAt")]
-        pub updated_at: Timestamp,
-        pub version: String,
-    }
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-    pub enum Frequency {
-        #[serde(rename = "monthly")]
-        Monthly,
-        #[serde(rename = "quarterly")]
-        Quarterly,
-        #[serde(rename = "yearly")]
-        Yearly,
-    }
-
-    impl Frequency {
-        /// The value as it is on the wire.
-        pub fn as_str(self) -> &'static str {
-            match self {
-                Self::Monthly => "monthly",
-                Self::Quarterly => "quarterly",
-                Self::Yearly => "yearly",
-            }
         }
     }
 
@@ -2300,20 +2425,41 @@ pub mod types {
         }
     }
 
-    /// The body of `POST /v1/frameworks`: a framework in our own shape. The shipped templates are
-    /// files of this shape too.
+    /// The body of `POST /v1/controls`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct NewFramework {
+    pub struct NewControl {
+        /// Up to 10,000 characters; empty when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<ControlFrequency>>,
+        /// Required: 1 to 255 characters.
         pub name: String,
-        /// Required: 1 to 5,000 requirements, in the order they are shown.
-        pub requirements: Option<Vec<NewRequirement>>,
-        pub version: String,
+        #[serde(rename = "ownerId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub owner_id: Option<Option<MemberId>>,
     }
 
-    impl NewFramework {
-        /// A value with `name`, `version`; every other member absent or `null`.
-        pub fn new(name: String, version: String) -> Self {
-            Self { name, version, requirements: None }
+    impl NewControl {
+        /// A value with `name`; every other member absent or `null`.
+        pub fn new(name: String) -> Self {
+            Self { name, description: None, frequency: None, owner_id: None }
+        }
+    }
+
+    /// The body of `POST /v1/controls/{id}/evidence-sources`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewEvidenceSource {
+        /// Required: the id of a policy (`pol_…`), task (`tsk_…`), integration connection (`con_…`)
+        /// or browser automation (`aut_…`) of the organization; its prefix says which.
+        #[serde(rename = "sourceId")]
+        pub source_id: String,
+    }
+
+    impl NewEvidenceSource {
+        /// A value with `source_id`; every other member absent or `null`.
+        pub fn new(source_id: String) -> Self {
+            Self { source_id }
         }
     }
 
@@ -2453,24 +2599,6 @@ pub mod types {
         }
     }
 
-    /// One requirement of a [`NewFramework`].
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct NewRequirement {
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub description: Option<Option<String>>,
-        pub identifier: String,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub parent: Option<Option<String>>,
-        pub title: String,
-    }
-
-    impl NewRequirement {
-        /// A value with `identifier`, `title`; every other member absent or `null`.
-        pub fn new(identifier: String, title: String) -> Self {
-            Self { identifier, title, description: None, parent: None }
-        }
-    }
-
     /// The body of a create. Omitted enumerations take the specification's defaults.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewRisk {
@@ -2529,66 +2657,24 @@ pub mod types {
         }
     }
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-    pub enum NewTaskStatus {
-        #[serde(rename = "todo")]
-        Todo,
-        #[serde(rename = "in_progress")]
-        InProgress,
-        #[serde(rename = "done")]
-        Done,
-        #[serde(rename = "failed")]
-        Failed,
-        #[serde(rename = "not_relevant")]
-        NotRelevant,
-    }
-
-    impl NewTaskStatus {
-        /// The value as it is on the wire.
-        pub fn as_str(self) -> &'static str {
-            match self {
-                Self::Todo => "todo",
-                Self::InProgress => "in_progress",
-                Self::Done => "done",
-                Self::Failed => "failed",
-                Self::NotRelevant => "not_relevant",
-            }
-        }
-    }
-
     /// The body of a create.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewTask {
-        #[serde(rename = "approverId")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(rename = "dueAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub due_at: Option<Option<Timestamp>>,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub frequency: Option<Option<Frequency>>,
+        /// `todo` when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<NewTaskStatus>,
+        pub status: Option<TaskStatus>,
         pub title: String,
     }
 
     impl NewTask {
         /// A value with `title`; every other member absent or `null`.
         pub fn new(title: String) -> Self {
-            Self {
-                title,
-                approver_id: None,
-                assignee_id: None,
-                description: None,
-                due_at: None,
-                frequency: None,
-                status: None,
-            }
+            Self { title, assignee_id: None, description: None, status: None }
         }
     }
 
@@ -2911,24 +2997,6 @@ pub mod types {
         pub slug: String,
         /// A URL, or `null`.
         pub website: Option<String>,
-    }
-
-    /// An OSCAL 1.x catalog document, as OSCAL's JSON format writes it. The import reads
-    /// `catalog.uuid`, `catalog.metadata` (`title`, `version`, `oscal-version`, `last-modified`),
-    /// `groups`, `controls` (and controls nested in controls: enhancements), their `props` named
-    /// `label` and their `parts` named `statement`; every other member OSCAL allows is accepted and
-    /// not kept. A bad value is a 400 naming its JSON path (`catalog.groups[0].controls[3].id`).
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct OscalCatalogDocument {
-        /// The catalog (OSCAL's `catalog` assembly).
-        pub catalog: serde_json::Map<String, serde_json::Value>,
-    }
-
-    impl OscalCatalogDocument {
-        /// A value with `catalog`; every other member absent or `null`.
-        pub fn new(catalog: serde_json::Map<String, serde_json::Value>) -> Self {
-            Self { catalog }
-        }
     }
 
     /// An active member who must sign and has not.
@@ -3650,30 +3718,6 @@ pub mod types {
         }
     }
 
-    /// One requirement; `parent` is the id of the requirement it refines (an OSCAL control
-    /// enhancement's control), or null.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct RequirementDto {
-        /// Plain text; null when the catalog gives none.
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub description: Option<Option<String>>,
-        pub id: RequirementId,
-        /// `CC6.1`, `A.5.15`, `AC-2(1)`: unique within the framework.
-        pub identifier: String,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub parent: Option<Option<RequirementId>>,
-        pub title: String,
-    }
-
-    impl RequirementDto {
-        /// A value with `id`, `identifier`, `title`; every other member absent or `null`.
-        pub fn new(id: RequirementId, identifier: String, title: String) -> Self {
-            Self { id, identifier, title, description: None, parent: None }
-        }
-    }
-
-    pub type RequirementId = String;
-
     /// What became of the tokens at the provider.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Revocation {
@@ -4248,6 +4292,54 @@ pub mod types {
         }
     }
 
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum SourceKind {
+        #[serde(rename = "policy")]
+        Policy,
+        #[serde(rename = "task")]
+        Task,
+        #[serde(rename = "connection")]
+        Connection,
+        #[serde(rename = "automation")]
+        Automation,
+    }
+
+    impl SourceKind {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Policy => "policy",
+                Self::Task => "task",
+                Self::Connection => "connection",
+                Self::Automation => "automation",
+            }
+        }
+    }
+
+    /// Why a source (or the control) has its status.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct SourceStatus {
+        /// The source record's id; absent for `file`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub id: Option<Option<String>>,
+        /// `policy`, `task`, `connection`, `automation`, or `file` for the uploaded files.
+        pub kind: EvidenceKind,
+        #[serde(rename = "lastEvidenceAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_evidence_at: Option<Option<Timestamp>>,
+        /// Why, in a sentence.
+        pub reason: String,
+        /// This source's status at the moment.
+        pub status: ControlStatus,
+    }
+
+    impl SourceStatus {
+        /// A value with `kind`, `reason`, `status`; every other member absent or `null`.
+        pub fn new(kind: EvidenceKind, reason: String, status: ControlStatus) -> Self {
+            Self { kind, reason, status, id: None, last_evidence_at: None }
+        }
+    }
+
     /// `POST /v1/integrations/oauth/start`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct StartOAuth {
@@ -4277,6 +4369,28 @@ pub mod types {
         /// A value with `status`; every other member absent or `null`.
         pub fn new(status: String) -> Self {
             Self { status }
+        }
+    }
+
+    /// A control's status at a moment, explained.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct StatusReport {
+        /// The moment it is computed for.
+        #[serde(rename = "asOf")]
+        pub as_of: Timestamp,
+        #[serde(rename = "decidedBy")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub decided_by: Option<Option<DecidedBy>>,
+        /// Every source's own status (the uploaded files count as one source, `file`).
+        pub sources: Vec<SourceStatus>,
+        /// The control's status.
+        pub status: ControlStatus,
+    }
+
+    impl StatusReport {
+        /// A value with `as_of`, `sources`, `status`; every other member absent or `null`.
+        pub fn new(as_of: Timestamp, sources: Vec<SourceStatus>, status: ControlStatus) -> Self {
+            Self { as_of, sources, status, decided_by: None }
         }
     }
 
@@ -4314,21 +4428,14 @@ pub mod types {
     /// The body of a PATCH: only present fields change; `null` clears a nullable field.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct TaskChanges {
-        #[serde(rename = "approverId")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(rename = "dueAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub due_at: Option<Option<Timestamp>>,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub frequency: Option<Option<Frequency>>,
+        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<NewTaskStatus>,
+        pub status: Option<TaskStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
     }
@@ -4358,9 +4465,6 @@ pub mod types {
     /// A task.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskDto {
-        #[serde(rename = "approverId")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -4369,23 +4473,11 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
-        #[serde(rename = "dueAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub due_at: Option<Option<Timestamp>>,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
-        #[serde(rename = "lastCompletedAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
-        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
-        #[serde(rename = "rejectionReason")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -4406,21 +4498,7 @@ pub mod types {
             title: String,
             updated_at: Timestamp,
         ) -> Self {
-            Self {
-                created_at,
-                description,
-                id,
-                organization_id,
-                status,
-                title,
-                updated_at,
-                approver_id: None,
-                assignee_id: None,
-                due_at: None,
-                frequency: None,
-                last_completed_at: None,
-                rejection_reason: None,
-            }
+            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
         }
     }
 
@@ -4450,52 +4528,14 @@ pub mod types {
         }
     }
 
-    /// The body of `POST /v1/tasks/{id}/reject`.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct TaskRejection {
-        pub reason: String,
-        /// `in_progress` (the default): the work is to be redone; `failed`: it showed a failure.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<TaskRejectionStatus>,
-    }
-
-    impl TaskRejection {
-        /// A value with `reason`; every other member absent or `null`.
-        pub fn new(reason: String) -> Self {
-            Self { reason, status: None }
-        }
-    }
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-    pub enum TaskRejectionStatus {
-        #[serde(rename = "in_progress")]
-        InProgress,
-        #[serde(rename = "failed")]
-        Failed,
-    }
-
-    impl TaskRejectionStatus {
-        /// The value as it is on the wire.
-        pub fn as_str(self) -> &'static str {
-            match self {
-                Self::InProgress => "in_progress",
-                Self::Failed => "failed",
-            }
-        }
-    }
-
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum TaskStatus {
         #[serde(rename = "todo")]
         Todo,
         #[serde(rename = "in_progress")]
         InProgress,
-        #[serde(rename = "in_review")]
-        InReview,
         #[serde(rename = "done")]
         Done,
-        #[serde(rename = "failed")]
-        Failed,
         #[serde(rename = "not_relevant")]
         NotRelevant,
     }
@@ -4506,9 +4546,7 @@ pub mod types {
             match self {
                 Self::Todo => "todo",
                 Self::InProgress => "in_progress",
-                Self::InReview => "in_review",
                 Self::Done => "done",
-                Self::Failed => "failed",
                 Self::NotRelevant => "not_relevant",
             }
         }
@@ -4517,9 +4555,6 @@ pub mod types {
     /// A task with how the request authenticated; `authenticatedUser` for sessions only.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskWithAuth {
-        #[serde(rename = "approverId")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -4534,23 +4569,11 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
-        #[serde(rename = "dueAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub due_at: Option<Option<Timestamp>>,
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
-        #[serde(rename = "lastCompletedAt")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
-        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
-        #[serde(rename = "rejectionReason")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -5276,48 +5299,6 @@ pub mod types {
         }
     }
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-    pub enum ListTasksSort {
-        #[serde(rename = "createdAt")]
-        CreatedAt,
-        #[serde(rename = "-createdAt")]
-        CreatedAtDesc,
-        #[serde(rename = "updatedAt")]
-        UpdatedAt,
-        #[serde(rename = "-updatedAt")]
-        UpdatedAtDesc,
-        #[serde(rename = "title")]
-        Title,
-        #[serde(rename = "-title")]
-        TitleDesc,
-        #[serde(rename = "status")]
-        Status,
-        #[serde(rename = "-status")]
-        StatusDesc,
-        #[serde(rename = "dueAt")]
-        DueAt,
-        #[serde(rename = "-dueAt")]
-        DueAtDesc,
-    }
-
-    impl ListTasksSort {
-        /// The value as it is on the wire.
-        pub fn as_str(self) -> &'static str {
-            match self {
-                Self::CreatedAt => "createdAt",
-                Self::CreatedAtDesc => "-createdAt",
-                Self::UpdatedAt => "updatedAt",
-                Self::UpdatedAtDesc => "-updatedAt",
-                Self::Title => "title",
-                Self::TitleDesc => "-title",
-                Self::Status => "status",
-                Self::StatusDesc => "-status",
-                Self::DueAt => "dueAt",
-                Self::DueAtDesc => "-dueAt",
-            }
-        }
-    }
-
     /// The query parameters of [`Client::finish_sign_in`](crate::Client::finish_sign_in) (`finishSignIn`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FinishSignInQuery {
@@ -5988,15 +5969,13 @@ pub mod types {
         }
     }
 
-    /// The query parameters of [`Client::list_frameworks`](crate::Client::list_frameworks) (`listFrameworks`).
+    /// The query parameters of [`Client::list_controls`](crate::Client::list_controls) (`listControls`).
     #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct ListFrameworksQuery {
-        /// Any of these sources (repeat the parameter).
-        pub source: Option<Vec<FrameworkSource>>,
-        /// Created at or after this time (RFC 3339).
-        pub created_after: Option<Timestamp>,
-        /// Created before this time (RFC 3339).
-        pub created_before: Option<Timestamp>,
+    pub struct ListControlsQuery {
+        /// Only the controls this member owns.
+        pub owner_id: Option<MemberId>,
+        /// Only the controls of this frequency.
+        pub frequency: Option<ControlFrequency>,
         /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
         /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
@@ -6005,20 +5984,15 @@ pub mod types {
         pub cursor: Option<String>,
     }
 
-    impl ListFrameworksQuery {
+    impl ListControlsQuery {
         /// The parameters as `(name, value)` pairs, in the document's order.
         pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
             let mut pairs = Vec::new();
-            if let Some(value) = &self.source {
-                for item in value {
-                    pairs.push(("source", crate::transport::query_value(item)));
-                }
+            if let Some(value) = &self.owner_id {
+                pairs.push(("ownerId", crate::transport::query_value(value)));
             }
-            if let Some(value) = &self.created_after {
-                pairs.push(("createdAfter", crate::transport::query_value(value)));
-            }
-            if let Some(value) = &self.created_before {
-                pairs.push(("createdBefore", crate::transport::query_value(value)));
+            if let Some(value) = &self.frequency {
+                pairs.push(("frequency", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.limit {
                 pairs.push(("limit", crate::transport::query_value(value)));
@@ -6031,16 +6005,118 @@ pub mod types {
         }
     }
 
-    impl crate::pagination::Page for FrameworkList {
-        type Item = FrameworkDto;
-        fn into_parts(self) -> (Vec<FrameworkDto>, Option<String>) {
+    impl crate::pagination::Page for ControlList {
+        type Item = ControlDto;
+        fn into_parts(self) -> (Vec<ControlDto>, Option<String>) {
             (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
         }
     }
 
-    impl crate::pagination::Paged for ListFrameworksQuery {
+    impl crate::pagination::Paged for ListControlsQuery {
         fn set_cursor(&mut self, cursor: String) {
             self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_control`](crate::Client::get_control) (`getControl`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetControlQuery {
+        /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
+        /// evidence recorded up to then. Absent: now.
+        pub as_of: Option<String>,
+    }
+
+    impl GetControlQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::list_control_evidence`](crate::Client::list_control_evidence) (`listControlEvidence`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListControlEvidenceQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListControlEvidenceQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for EvidenceList {
+        type Item = EvidenceDto;
+        fn into_parts(self) -> (Vec<EvidenceDto>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListControlEvidenceQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_control_status`](crate::Client::get_control_status) (`getControlStatus`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetControlStatusQuery {
+        /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
+        /// evidence recorded up to then. Absent: now.
+        pub as_of: Option<String>,
+    }
+
+    impl GetControlStatusQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::download_evidence`](crate::Client::download_evidence) (`downloadEvidence`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DownloadEvidenceQuery {
+        /// The item's organization, as signed.
+        pub org: String,
+        /// When the link expires, in Unix seconds.
+        pub expires: i64,
+        /// The link's signature (hex HMAC-SHA256).
+        pub signature: String,
+    }
+
+    impl DownloadEvidenceQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        #[allow(clippy::vec_init_then_push)] // one push per parameter, as generated
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            pairs.push(("org", crate::transport::query_value(&self.org)));
+            pairs.push(("expires", crate::transport::query_value(&self.expires)));
+            pairs.push(("signature", crate::transport::query_value(&self.signature)));
+            pairs
         }
     }
 
@@ -6959,14 +7035,6 @@ pub mod types {
         pub status: Option<Vec<TaskStatus>>,
         /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
-        /// Approved by any of these members (`mem_…`); `none` for tasks without an approver.
-        pub approver_id: Option<Vec<AssigneeFilter>>,
-        /// Recurring with any of these frequencies (repeat the parameter).
-        pub frequency: Option<Vec<Frequency>>,
-        /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
-        pub due_after: Option<Timestamp>,
-        /// Due before this time (RFC 3339).
-        pub due_before: Option<Timestamp>,
         /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
         /// Created before this time (RFC 3339).
@@ -6981,7 +7049,7 @@ pub mod types {
         /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
         /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
-        pub sort: Option<Vec<ListTasksSort>>,
+        pub sort: Option<Vec<ListRisksSort>>,
         /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
         /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
@@ -7003,22 +7071,6 @@ pub mod types {
                 for item in value {
                     pairs.push(("assigneeId", crate::transport::query_value(item)));
                 }
-            }
-            if let Some(value) = &self.approver_id {
-                for item in value {
-                    pairs.push(("approverId", crate::transport::query_value(item)));
-                }
-            }
-            if let Some(value) = &self.frequency {
-                for item in value {
-                    pairs.push(("frequency", crate::transport::query_value(item)));
-                }
-            }
-            if let Some(value) = &self.due_after {
-                pairs.push(("dueAfter", crate::transport::query_value(value)));
-            }
-            if let Some(value) = &self.due_before {
-                pairs.push(("dueBefore", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.created_after {
                 pairs.push(("createdAfter", crate::transport::query_value(value)));
@@ -7089,14 +7141,6 @@ pub mod types {
         pub status: Option<Vec<TaskStatus>>,
         /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
-        /// Approved by any of these members (`mem_…`); `none` for tasks without an approver.
-        pub approver_id: Option<Vec<AssigneeFilter>>,
-        /// Recurring with any of these frequencies (repeat the parameter).
-        pub frequency: Option<Vec<Frequency>>,
-        /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
-        pub due_after: Option<Timestamp>,
-        /// Due before this time (RFC 3339).
-        pub due_before: Option<Timestamp>,
         /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
         /// Created before this time (RFC 3339).
@@ -7111,7 +7155,7 @@ pub mod types {
         /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
         /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
-        pub sort: Option<Vec<ListTasksSort>>,
+        pub sort: Option<Vec<ListRisksSort>>,
         /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
@@ -7129,22 +7173,6 @@ pub mod types {
                 for item in value {
                     pairs.push(("assigneeId", crate::transport::query_value(item)));
                 }
-            }
-            if let Some(value) = &self.approver_id {
-                for item in value {
-                    pairs.push(("approverId", crate::transport::query_value(item)));
-                }
-            }
-            if let Some(value) = &self.frequency {
-                for item in value {
-                    pairs.push(("frequency", crate::transport::query_value(item)));
-                }
-            }
-            if let Some(value) = &self.due_after {
-                pairs.push(("dueAfter", crate::transport::query_value(value)));
-            }
-            if let Some(value) = &self.due_before {
-                pairs.push(("dueBefore", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.created_after {
                 pairs.push(("createdAfter", crate::transport::query_value(value)));
@@ -8273,6 +8301,177 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// List the organization's controls with their status now.
+    ///
+    /// `GET /v1/controls` (`listControls`).
+    pub async fn list_controls(&self, query: &ListControlsQuery) -> Result<ControlList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/controls".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_controls`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_controls_stream<'a>(
+        &'a self,
+        query: ListControlsQuery,
+    ) -> impl futures_util::Stream<Item = Result<ControlDto, crate::Error>> + Send + 'a {
+        crate::pagination::items(query, move |query: ListControlsQuery| async move { self.list_controls(&query).await })
+    }
+
+    /// Create a control.
+    ///
+    /// `POST /v1/controls` (`createControl`).
+    pub async fn create_control(&self, body: &NewControl) -> Result<ControlDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/controls".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Get one control with its status now or at `asOf`.
+    ///
+    /// `GET /v1/controls/{id}` (`getControl`).
+    pub async fn get_control(&self, id: &str, query: &GetControlQuery) -> Result<ControlDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Delete a control with its links and evidence.
+    ///
+    /// `DELETE /v1/controls/{id}` (`deleteControl`).
+    pub async fn delete_control(&self, id: &str) -> Result<ControlDeleted, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::DELETE,
+            path: format!("/v1/controls/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Change a control: only the fields sent change.
+    ///
+    /// `PATCH /v1/controls/{id}` (`updateControl`).
+    pub async fn update_control(&self, id: &str, body: &ControlChanges) -> Result<ControlDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::PATCH,
+            path: format!("/v1/controls/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// A control's evidence, newest first.
+    ///
+    /// `GET /v1/controls/{id}/evidence` (`listControlEvidence`).
+    pub async fn list_control_evidence(
+        &self,
+        id: &str,
+        query: &ListControlEvidenceQuery,
+    ) -> Result<EvidenceList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}/evidence", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_control_evidence`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_control_evidence_stream<'a>(
+        &'a self,
+        id: &'a str,
+        query: ListControlEvidenceQuery,
+    ) -> impl futures_util::Stream<Item = Result<EvidenceDto, crate::Error>> + Send + 'a {
+        crate::pagination::items(query, move |query: ListControlEvidenceQuery| async move {
+            self.list_control_evidence(id, &query).await
+        })
+    }
+
+    /// Upload a file as passing evidence of a control.
+    ///
+    /// The file takes the shape and limits of a comment's attachment (base64 `fileData`, 413 when too large).
+    ///
+    /// `POST /v1/controls/{id}/evidence` (`uploadControlEvidence`).
+    pub async fn upload_control_evidence(&self, id: &str, body: &NewAttachment) -> Result<EvidenceDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/controls/{}/evidence", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Link a policy, task, integration connection or browser automation to a control.
+    ///
+    /// `POST /v1/controls/{id}/evidence-sources` (`addControlEvidenceSource`).
+    pub async fn add_control_evidence_source(
+        &self,
+        id: &str,
+        body: &NewEvidenceSource,
+    ) -> Result<EvidenceSourceDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/controls/{}/evidence-sources", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Unlink a source from a control (its evidence so far stays listed).
+    ///
+    /// `DELETE /v1/controls/{id}/evidence-sources/{sourceId}` (`removeControlEvidenceSource`).
+    pub async fn remove_control_evidence_source(
+        &self,
+        id: &str,
+        source_id: &str,
+    ) -> Result<EvidenceSourceDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::DELETE,
+            path: format!(
+                "/v1/controls/{}/evidence-sources/{}",
+                crate::transport::segment(id),
+                crate::transport::segment(source_id)
+            ),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// A control's status now or at `asOf`, and which source decides it.
+    ///
+    /// `GET /v1/controls/{id}/status` (`getControlStatus`).
+    pub async fn get_control_status(
+        &self,
+        id: &str,
+        query: &GetControlStatusQuery,
+    ) -> Result<StatusReport, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}/status", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
     /// List devices.
     ///
     /// The hosts carrying the organization's device label (`deviceManagerLabelId`), read from the
@@ -8289,132 +8488,24 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// List the shipped framework templates.
+    /// Download an evidence file.
     ///
-    /// The framework manifests this service ships (SOC 2 with the 2017 Trust Services Criteria's
-    /// identifiers, ISO/IEC 27001:2022 Annex A): identifiers with short titles of our own words, to
-    /// start from; a fuller catalog comes in through `POST /v1/frameworks/import`.
+    /// Serves the bytes behind a link `listControlEvidence` signed; the signature is the credential.
+    /// A tampered or expired signature, or a link missing one of its parameters, is a 403.
     ///
-    /// `GET /v1/framework-templates` (`listFrameworkTemplates`).
-    pub async fn list_framework_templates(&self) -> Result<FrameworkTemplateList, crate::Error> {
+    /// `GET /v1/evidence/{id}/content` (`downloadEvidence`).
+    pub async fn download_evidence(
+        &self,
+        id: &str,
+        query: &DownloadEvidenceQuery,
+    ) -> Result<crate::RawResponse, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::GET,
-            path: "/v1/framework-templates".to_owned(),
-            query: Vec::new(),
-            body: crate::transport::Body::None,
-        };
-        self.json(request).await
-    }
-
-    /// Adopt a framework template.
-    ///
-    /// Makes a framework of the organization from the shipped template `key` (`source: template`).
-    ///
-    /// `POST /v1/framework-templates/{key}/adopt` (`adoptFrameworkTemplate`).
-    pub async fn adopt_framework_template(&self, key: &str) -> Result<FrameworkWithRequirementsDto, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: format!("/v1/framework-templates/{}/adopt", crate::transport::segment(key)),
-            query: Vec::new(),
-            body: crate::transport::Body::None,
-        };
-        self.json(request).await
-    }
-
-    /// List frameworks.
-    ///
-    /// The organization's frameworks, newest first, without their requirements (`requirementCount`
-    /// says how many); paginated with `limit` and `cursor`.
-    ///
-    /// `GET /v1/frameworks` (`listFrameworks`).
-    pub async fn list_frameworks(&self, query: &ListFrameworksQuery) -> Result<FrameworkList, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::GET,
-            path: "/v1/frameworks".to_owned(),
+            path: format!("/v1/evidence/{}/content", crate::transport::segment(id)),
             query: query.pairs(),
             body: crate::transport::Body::None,
         };
-        self.json(request).await
-    }
-
-    /// Every item of [`Self::list_frameworks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
-    pub fn list_frameworks_stream<'a>(
-        &'a self,
-        query: ListFrameworksQuery,
-    ) -> impl futures_util::Stream<Item = Result<FrameworkDto, crate::Error>> + Send + 'a {
-        crate::pagination::items(
-            query,
-            move |query: ListFrameworksQuery| async move { self.list_frameworks(&query).await },
-        )
-    }
-
-    /// Create a framework.
-    ///
-    /// A framework of the organization's own, in our JSON shape: `name`, `version` and its
-    /// `requirements` in order, each with an `identifier` unique within the framework, a `title`, an
-    /// optional `description` and an optional `parent` (the identifier of an earlier requirement).
-    ///
-    /// `POST /v1/frameworks` (`createFramework`).
-    pub async fn create_framework(&self, body: &NewFramework) -> Result<FrameworkWithRequirementsDto, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: "/v1/frameworks".to_owned(),
-            query: Vec::new(),
-            body: crate::transport::Body::json(body)?,
-        };
-        self.json(request).await
-    }
-
-    /// Import an OSCAL catalog.
-    ///
-    /// Makes a framework of an OSCAL 1.x catalog (JSON, up to 15 MiB): each control and control
-    /// enhancement becomes a requirement, in document order, an enhancement with its control as
-    /// `parent`; groups give structure and are not requirements. `identifier` is the control's
-    /// `label` prop (else its `id`), `description` the plain text of its `statement` part.
-    ///
-    /// `POST /v1/frameworks/import` (`importFramework`).
-    pub async fn import_framework(
-        &self,
-        body: &OscalCatalogDocument,
-    ) -> Result<FrameworkWithRequirementsDto, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: "/v1/frameworks/import".to_owned(),
-            query: Vec::new(),
-            body: crate::transport::Body::json(body)?,
-        };
-        self.json(request).await
-    }
-
-    /// Get a framework.
-    ///
-    /// With its requirements in catalog order, flat: a requirement that refines another names it in
-    /// `parent`.
-    ///
-    /// `GET /v1/frameworks/{id}` (`getFramework`).
-    pub async fn get_framework(&self, id: &str) -> Result<FrameworkWithRequirementsDto, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::GET,
-            path: format!("/v1/frameworks/{}", crate::transport::segment(id)),
-            query: Vec::new(),
-            body: crate::transport::Body::None,
-        };
-        self.json(request).await
-    }
-
-    /// Delete a framework.
-    ///
-    /// With its requirements.
-    ///
-    /// `DELETE /v1/frameworks/{id}` (`deleteFramework`).
-    pub async fn delete_framework(&self, id: &str) -> Result<(), crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::DELETE,
-            path: format!("/v1/frameworks/{}", crate::transport::segment(id)),
-            query: Vec::new(),
-            body: crate::transport::Body::None,
-        };
-        self.empty(request).await
+        self.raw(request).await
     }
 
     /// List the organization's connections, newest first by default (disconnected ones included)..
@@ -9430,21 +9521,6 @@ impl crate::Client {
         self.json(request).await
     }
 
-    /// Approve the task in review: it is done.
-    ///
-    /// Only the task's approver (`approverId`). Sets `lastCompletedAt`; a recurring task's `dueAt` moves to its next period and the task stays `done` until its next round. No body.
-    ///
-    /// `POST /v1/tasks/{id}/approve` (`approveTask`).
-    pub async fn approve_task(&self, id: &str) -> Result<TaskWithAuth, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: format!("/v1/tasks/{}/approve", crate::transport::segment(id)),
-            query: Vec::new(),
-            body: crate::transport::Body::None,
-        };
-        self.json(request).await
-    }
-
     /// The audit entries of one task, newest first.
     ///
     /// `GET /v1/tasks/{id}/history` (`getTaskHistory`).
@@ -9467,36 +9543,6 @@ impl crate::Client {
         crate::pagination::items(query, move |query: GetTaskHistoryQuery| async move {
             self.get_task_history(id, &query).await
         })
-    }
-
-    /// Reject the task in review, with the reason.
-    ///
-    /// Only the task's approver (`approverId`). The task goes back to `in_progress` (the default) or to `failed`, with `rejectionReason`.
-    ///
-    /// `POST /v1/tasks/{id}/reject` (`rejectTask`).
-    pub async fn reject_task(&self, id: &str, body: &TaskRejection) -> Result<TaskWithAuth, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: format!("/v1/tasks/{}/reject", crate::transport::segment(id)),
-            query: Vec::new(),
-            body: crate::transport::Body::json(body)?,
-        };
-        self.json(request).await
-    }
-
-    /// Submit the task for its approver.
-    ///
-    /// By an owner or admin, or by the task's assignee; never by its approver. The task needs an approver (else 409) and must be `todo`, `in_progress` or `failed`, or `done` when it recurs (its next round); it becomes `in_review`. No body.
-    ///
-    /// `POST /v1/tasks/{id}/submit` (`submitTask`).
-    pub async fn submit_task(&self, id: &str) -> Result<TaskWithAuth, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: format!("/v1/tasks/{}/submit", crate::transport::segment(id)),
-            query: Vec::new(),
-            body: crate::transport::Body::None,
-        };
-        self.json(request).await
     }
 
     /// List the organization's vendors.

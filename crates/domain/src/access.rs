@@ -85,11 +85,13 @@ pub enum Family {
     Webhooks,
     /// Frameworks and their requirements.
     Frameworks,
+    /// Controls, their evidence sources and evidence.
+    Controls,
 }
 
 impl Family {
     /// Every family, in the matrix's row order.
-    pub const ALL: [Family; 15] = [
+    pub const ALL: [Family; 16] = [
         Family::Risks,
         Family::Vendors,
         Family::People,
@@ -105,6 +107,7 @@ impl Family {
         Family::Audit,
         Family::Webhooks,
         Family::Frameworks,
+        Family::Controls,
     ];
 
     /// The family's name in scopes (`risks`, `apiKeys`, …).
@@ -125,6 +128,7 @@ impl Family {
             Family::Audit => "audit",
             Family::Webhooks => "webhooks",
             Family::Frameworks => "frameworks",
+            Family::Controls => "controls",
         }
     }
 
@@ -296,9 +300,9 @@ mod tests {
         assert!(write.covers(Family::Risks, Action::Read), "write includes read");
         assert!(!write.covers(Family::Vendors, Action::Read));
         assert!(!Scope::ReadAll.covers(Family::Risks, Action::Write));
-        // Every family (webhooks and frameworks included) read and written; read only.
-        assert_eq!(Scope::All.pairs().count(), 30);
-        assert_eq!(Scope::ReadAll.pairs().count(), 15);
+        // Every family (webhooks, frameworks and controls included) read and written; read only.
+        assert_eq!(Scope::All.pairs().count(), 32);
+        assert_eq!(Scope::ReadAll.pairs().count(), 16);
     }
 
     #[test]

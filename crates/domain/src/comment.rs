@@ -372,7 +372,42 @@ fn decode(
     limits: AttachmentLimits,
     now: Timestamp,
 ) -> Result<DecodedAttachment, CommentInputError> {
-    let field = |name: &str| format!("attachments[{index}].{name}");
+    let DecodedFile { name, media_type, description, bytes } =
+        decode_file(&format!("attachments[{index}]."), input, limits)?;
+    let attachment = Attachment {
+        id: AttachmentId::generate(),
+        organization_id: comment.organization_id.clone(),
+        comment_id: comment.id.clone(),
+        name,
+        media_type,
+        size: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
+        description,
+        created_at: now,
+    };
+    Ok(DecodedAttachment { attachment, bytes })
+}
+
+/// A file checked as an attachment is (name, media type, size, base64), with its bytes decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedFile {
+    /// A plain file name that is not a program or script.
+    pub name: String,
+    /// Its media type, lower case.
+    pub media_type: String,
+    /// Its description, if any.
+    pub description: Option<String>,
+    /// Its decoded bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Checks and decodes one file of the [`NewAttachment`] shape; errors name `prefix` + the field
+/// (`attachments[0].fileName` for a comment's, `fileName` for a control's evidence).
+pub fn decode_file(
+    prefix: &str,
+    input: NewAttachment,
+    limits: AttachmentLimits,
+) -> Result<DecodedFile, CommentInputError> {
+    let field = |name: &str| format!("{prefix}{name}");
     let name = text(&field("fileName"), required(&field("fileName"), input.file_name)?, 1, FILE_NAME_MAX)?;
     if name.contains(['/', '\\']) || name.chars().any(char::is_control) || name == "." || name == ".." {
         return Err(FieldError::new(field("fileName"), format!("`{name}` must be a plain file name")).into());
@@ -403,17 +438,7 @@ fn decode(
         return Err(too_large(&name, limits));
     }
     let description = input.description.map(|d| text(&field("description"), d, 0, DESCRIPTION_MAX)).transpose()?;
-    let attachment = Attachment {
-        id: AttachmentId::generate(),
-        organization_id: comment.organization_id.clone(),
-        comment_id: comment.id.clone(),
-        name,
-        media_type,
-        size: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
-        description,
-        created_at: now,
-    };
-    Ok(DecodedAttachment { attachment, bytes })
+    Ok(DecodedFile { name, media_type, description, bytes })
 }
 
 fn too_large(name: &str, limits: AttachmentLimits) -> CommentInputError {

@@ -200,6 +200,10 @@ id_kinds! {
     FrameworkId = FrameworkKind("fwk");
     /// `req_…`: one requirement of a framework.
     RequirementId = RequirementKind("req");
+    /// `ctl_…`: a control.
+    ControlId = ControlKind("ctl");
+    /// `evd_…`: an evidence item of a control.
+    EvidenceId = EvidenceItemKind("evd");
 }
 
 #[cfg(test)]

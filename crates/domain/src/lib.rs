@@ -24,8 +24,10 @@ pub mod automation_secret;
 pub mod chat;
 pub mod comment;
 pub mod context;
+pub mod control;
 mod enums;
 pub mod etag;
+pub mod evidence;
 pub mod framework;
 pub mod frequency;
 pub mod id;
@@ -54,8 +56,8 @@ pub mod webhook;
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
     ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId,
-    FrameworkId, Id, IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RequirementId, RiskId, SessionId,
-    TaskId, UserId, VendorId, WebhookDeliveryId, WebhookId,
+    ControlId, EvidenceId, FrameworkId, Id, IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RequirementId,
+    RiskId, SessionId, TaskId, UserId, VendorId, WebhookDeliveryId, WebhookId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;

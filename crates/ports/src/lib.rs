@@ -13,6 +13,7 @@ mod browser;
 mod bulk;
 mod chat;
 mod connections;
+mod controls;
 mod devices;
 mod error;
 mod frameworks;
@@ -40,6 +41,7 @@ pub use browser::{
 pub use bulk::{BulkApplied, BulkError, BulkWrite};
 pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
+pub use controls::{ControlEvidenceState, ControlFilter, ControlRepository, DeletedControl};
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
 pub use frameworks::{FrameworkFilter, FrameworkQuery, FrameworkRepository, FrameworkSort};

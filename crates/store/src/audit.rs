@@ -19,6 +19,7 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::db::{SqliteAsync, db_run};
 use crate::error::{TxError, corrupt, repo_error};
+use crate::evidence::EvidenceLog;
 use crate::idempotency::MarkApplied;
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, naive, optional_id};
@@ -74,6 +75,8 @@ impl AuditChain for AsyncPgConnection {
         }
         let entry = draft.chained(head.seq, head.prev_hash);
         diesel::insert_into(audit_entries::table).values(AuditRow::from(&entry)).execute(self).await?;
+        // What the change proves for the controls linked to its record, in its own transaction.
+        self.record_evidence(&entry.draft).await?;
         let this_head = audit_chain_heads::table.find(entry.draft.organization_id.as_str());
         diesel::update(this_head).set(audit_chain_heads::hash.eq(&entry.hash)).execute(self).await?;
         Ok(entry)
@@ -105,6 +108,8 @@ impl AuditChain for SqliteAsync {
         }
         let entry = draft.chained(head.seq, head.prev_hash);
         diesel::insert_into(audit_entries::table).values(AuditRow::from(&entry)).execute(self).await?;
+        // What the change proves for the controls linked to its record, in its own transaction.
+        self.record_evidence(&entry.draft).await?;
         let this_head = audit_chain_heads::table.find(entry.draft.organization_id.as_str());
         diesel::update(this_head).set(audit_chain_heads::hash.eq(&entry.hash)).execute(self).await?;
         Ok(entry)

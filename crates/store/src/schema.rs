@@ -520,3 +520,41 @@ diesel::table! {
         parent_id -> Nullable<Text>,
     }
 }
+
+diesel::table! {
+    controls (id) {
+        id -> Text,
+        organization_id -> Text,
+        name -> Text,
+        description -> Text,
+        owner_id -> Nullable<Text>,
+        frequency -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    control_evidence_sources (control_id, source_id) {
+        organization_id -> Text,
+        control_id -> Text,
+        kind -> Text,
+        source_id -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    evidence (id) {
+        id -> Text,
+        organization_id -> Text,
+        control_id -> Text,
+        kind -> Text,
+        source_id -> Nullable<Text>,
+        outcome -> Text,
+        collected_at -> Timestamp,
+        detail -> Text,
+        blob_key -> Nullable<Text>,
+        run_id -> Nullable<Text>,
+    }
+}

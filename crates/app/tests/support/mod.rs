@@ -7,6 +7,7 @@ pub mod browser;
 pub mod chat;
 pub mod clock;
 pub mod comments;
+pub mod controls;
 pub mod frameworks;
 pub mod idempotency;
 pub mod people;
@@ -34,6 +35,7 @@ pub use browser::{FakeBrowser, Page as BrowserPage};
 pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
+pub use controls::MemoryControls;
 pub use frameworks::NoFrameworks;
 pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
@@ -126,6 +128,7 @@ impl World {
             context: Arc::new(NoRecords),
             policies: policies.clone(),
             vendors: Arc::new(NoRecords),
+            controls: Arc::new(MemoryControls::default()),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
             list_generations: generations.clone(),

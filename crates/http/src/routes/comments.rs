@@ -64,7 +64,7 @@ struct DeletedComment<'a> {
 }
 
 /// An attachment's bytes, of the media type it was stored with.
-struct AttachmentBytes;
+pub(super) struct AttachmentBytes;
 
 impl utoipa::PartialSchema for AttachmentBytes {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
@@ -307,10 +307,10 @@ async fn get_attachment_download_link(
 
 /// The parts of a signed link; a link missing any of them is as invalid as a tampered one.
 #[derive(Deserialize)]
-struct Signed {
-    org: Option<String>,
-    expires: Option<i64>,
-    signature: Option<String>,
+pub(super) struct Signed {
+    pub(super) org: Option<String>,
+    pub(super) expires: Option<i64>,
+    pub(super) signature: Option<String>,
 }
 
 /// Download an attachment
@@ -355,7 +355,7 @@ async fn download_attachment(
 }
 
 /// `attachment; filename="…"`, with an RFC 6266 `filename*` when the name is not plain ASCII.
-fn attachment_disposition(name: &str) -> ContentDisposition {
+pub(super) fn attachment_disposition(name: &str) -> ContentDisposition {
     let ascii: String = name.chars().map(|c| if c.is_ascii() && !c.is_ascii_control() { c } else { '_' }).collect();
     let mut parameters = vec![DispositionParam::Filename(ascii)];
     if !name.is_ascii() {

@@ -9,6 +9,7 @@ mod chat;
 mod comments;
 mod connect_page;
 mod context;
+mod controls;
 mod devices;
 mod docs;
 mod explorer;
@@ -75,6 +76,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     automation_secrets::configure(router);
     webhooks::configure(router);
     frameworks::configure(router);
+    controls::configure(router, limits.comments);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -108,6 +110,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         automation_secrets::Api::openapi(),
         webhooks::Api::openapi(),
         frameworks::Api::openapi(),
+        controls::Api::openapi(),
     ]
 }
 

@@ -1,0 +1,3 @@
+DROP TABLE evidence;
+DROP TABLE control_evidence_sources;
+DROP TABLE controls;
