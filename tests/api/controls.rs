@@ -247,15 +247,28 @@ async fn a_policy_passes_once_published_and_signed_by_every_active_member(server
     link(&tenant.api, &control, str_of(&policy, "id")).await;
     let (admin, _) = server.member(&tenant, "admin").await;
     tenant.api.patch(&policy_path, json!({"status": "published"})).await.ok(200);
-    assert!(evidence(&tenant.api, &control).await.is_empty(), "published, but nobody signed yet");
+    let outcomes =
+        |items: Vec<Value>| items.iter().map(|i| i["outcome"].as_str().unwrap_or("?").to_owned()).collect::<Vec<_>>();
+    let items = evidence(&tenant.api, &control).await;
+    assert_eq!(outcomes(items), ["fail"], "a new version that nobody signed yet");
+    assert_eq!(status(&tenant.api, &control).await["status"], "failing");
     tenant.api.post(&format!("{policy_path}/sign"), json!({})).await.ok(200);
-    assert!(evidence(&tenant.api, &control).await.is_empty(), "one of two active members signed");
+    assert_eq!(evidence(&tenant.api, &control).await.len(), 1, "one of two active members signed: nothing new");
     let admin_key = server.api_key(&tenant, &admin.id).await;
     admin_key.post(&format!("{policy_path}/sign"), json!({})).await.ok(200);
     let items = evidence(&tenant.api, &control).await;
-    assert_eq!(items.len(), 1, "{items:?}");
-    assert_eq!((items[0]["kind"].as_str(), items[0]["outcome"].as_str()), (Some("policy"), Some("pass")));
+    let mut seen = outcomes(items.clone());
+    seen.sort();
+    assert_eq!(seen, ["fail", "pass"], "{items:?}");
+    assert!(items.iter().all(|item| item["kind"] == "policy"), "{items:?}");
     assert_eq!(status(&tenant.api, &control).await["status"], "passing");
+
+    // An edit that decides nothing records nothing; archiving takes the policy out of force.
+    tenant.api.patch(&policy_path, json!({"description": "Read it."})).await.ok(200);
+    assert_eq!(evidence(&tenant.api, &control).await.len(), 2, "an edit proves nothing new");
+    tenant.api.patch(&policy_path, json!({"isArchived": true})).await.ok(200);
+    assert_eq!(evidence(&tenant.api, &control).await.len(), 3);
+    assert_eq!(status(&tenant.api, &control).await["status"], "failing", "an archived policy proves nothing");
 }
 
 async fn an_uploaded_file_is_evidence_with_a_signed_download(server: &TestServer) {

@@ -101,6 +101,10 @@ pub mod types {
         WebhooksRead,
         #[serde(rename = "webhooks:write")]
         WebhooksWrite,
+        #[serde(rename = "frameworks:read")]
+        FrameworksRead,
+        #[serde(rename = "frameworks:write")]
+        FrameworksWrite,
         #[serde(rename = "controls:read")]
         ControlsRead,
         #[serde(rename = "controls:write")]
@@ -141,6 +145,8 @@ pub mod types {
                 Self::AuditWrite => "audit:write",
                 Self::WebhooksRead => "webhooks:read",
                 Self::WebhooksWrite => "webhooks:write",
+                Self::FrameworksRead => "frameworks:read",
+                Self::FrameworksWrite => "frameworks:write",
                 Self::ControlsRead => "controls:read",
                 Self::ControlsWrite => "controls:write",
             }
@@ -636,6 +642,9 @@ pub mod types {
 
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct BulkResultTaskDtoBody {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -644,11 +653,23 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
+        #[serde(rename = "lastCompletedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+        #[serde(rename = "rejectionReason")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -669,7 +690,21 @@ pub mod types {
             title: String,
             updated_at: Timestamp,
         ) -> Self {
-            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
+            Self {
+                created_at,
+                description,
+                id,
+                organization_id,
+                status,
+                title,
+                updated_at,
+                approver_id: None,
+                assignee_id: None,
+                due_at: None,
+                frequency: None,
+                last_completed_at: None,
+                rejection_reason: None,
+            }
         }
     }
 
@@ -2058,6 +2093,137 @@ pub mod types {
         }
     }
 
+    /// A framework as lists show it: without its requirements.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkDto {
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        pub id: FrameworkId,
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        #[serde(rename = "requirementCount")]
+        pub requirement_count: u64,
+        /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
+        pub source: FrameworkSource,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+        pub version: String,
+    }
+
+    pub type FrameworkId = String;
+
+    /// `{data, count, nextCursor}` of frameworks.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkList {
+        /// The total number of matching rows (across all pages).
+        pub count: u64,
+        pub data: Vec<FrameworkDto>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl FrameworkList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<FrameworkDto>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum FrameworkSource {
+        #[serde(rename = "oscal")]
+        Oscal,
+        #[serde(rename = "custom")]
+        Custom,
+        #[serde(rename = "template")]
+        Template,
+    }
+
+    impl FrameworkSource {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Oscal => "oscal",
+                Self::Custom => "custom",
+                Self::Template => "template",
+            }
+        }
+    }
+
+    /// A framework manifest the service ships.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkTemplateDto {
+        /// What `POST /v1/framework-templates/{key}/adopt` takes (`soc2-2017`).
+        pub key: String,
+        pub name: String,
+        #[serde(rename = "requirementCount")]
+        pub requirement_count: u64,
+        pub version: String,
+    }
+
+    impl FrameworkTemplateDto {
+        /// A value with `key`, `name`, `requirement_count`, `version`; every other member absent or `null`.
+        pub fn new(key: String, name: String, requirement_count: u64, version: String) -> Self {
+            Self { key, name, requirement_count, version }
+        }
+    }
+
+    /// `{data}`: every shipped template.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkTemplateList {
+        pub data: Vec<FrameworkTemplateDto>,
+    }
+
+    impl FrameworkTemplateList {
+        /// A value with `data`; every other member absent or `null`.
+        pub fn new(data: Vec<FrameworkTemplateDto>) -> Self {
+            Self { data }
+        }
+    }
+
+    /// A framework with its requirements, in catalog order (a parent before its children).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkWithRequirementsDto {
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        pub id: FrameworkId,
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        #[serde(rename = "requirementCount")]
+        pub requirement_count: u64,
+        pub requirements: Vec<RequirementDto>,
+        /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
+        pub source: FrameworkSource,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+        pub version: String,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum Frequency {
+        #[serde(rename = "monthly")]
+        Monthly,
+        #[serde(rename = "quarterly")]
+        Quarterly,
+        #[serde(rename = "yearly")]
+        Yearly,
+    }
+
+    impl Frequency {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Monthly => "monthly",
+                Self::Quarterly => "quarterly",
+                Self::Yearly => "yearly",
+            }
+        }
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Impact {
         #[serde(rename = "insignificant")]
@@ -2463,6 +2629,23 @@ pub mod types {
         }
     }
 
+    /// The body of `POST /v1/frameworks`: a framework in our own shape. The shipped templates are
+    /// files of this shape too.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewFramework {
+        pub name: String,
+        /// Required: 1 to 5,000 requirements, in the order they are shown.
+        pub requirements: Option<Vec<NewRequirement>>,
+        pub version: String,
+    }
+
+    impl NewFramework {
+        /// A value with `name`, `version`; every other member absent or `null`.
+        pub fn new(name: String, version: String) -> Self {
+            Self { name, version, requirements: None }
+        }
+    }
+
     /// The body of `POST /v1/invitations`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewInvitation {
@@ -2599,6 +2782,24 @@ pub mod types {
         }
     }
 
+    /// One requirement of a [`NewFramework`].
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewRequirement {
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub description: Option<Option<String>>,
+        pub identifier: String,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub parent: Option<Option<String>>,
+        pub title: String,
+    }
+
+    impl NewRequirement {
+        /// A value with `identifier`, `title`; every other member absent or `null`.
+        pub fn new(identifier: String, title: String) -> Self {
+            Self { identifier, title, description: None, parent: None }
+        }
+    }
+
     /// The body of a create. Omitted enumerations take the specification's defaults.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewRisk {
@@ -2657,24 +2858,66 @@ pub mod types {
         }
     }
 
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum NewTaskStatus {
+        #[serde(rename = "todo")]
+        Todo,
+        #[serde(rename = "in_progress")]
+        InProgress,
+        #[serde(rename = "done")]
+        Done,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "not_relevant")]
+        NotRelevant,
+    }
+
+    impl NewTaskStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Todo => "todo",
+                Self::InProgress => "in_progress",
+                Self::Done => "done",
+                Self::Failed => "failed",
+                Self::NotRelevant => "not_relevant",
+            }
+        }
+    }
+
     /// The body of a create.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewTask {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        /// `todo` when omitted.
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<TaskStatus>,
+        pub status: Option<NewTaskStatus>,
         pub title: String,
     }
 
     impl NewTask {
         /// A value with `title`; every other member absent or `null`.
         pub fn new(title: String) -> Self {
-            Self { title, assignee_id: None, description: None, status: None }
+            Self {
+                title,
+                approver_id: None,
+                assignee_id: None,
+                description: None,
+                due_at: None,
+                frequency: None,
+                status: None,
+            }
         }
     }
 
@@ -2997,6 +3240,24 @@ pub mod types {
         pub slug: String,
         /// A URL, or `null`.
         pub website: Option<String>,
+    }
+
+    /// An OSCAL 1.x catalog document, as OSCAL's JSON format writes it. The import reads
+    /// `catalog.uuid`, `catalog.metadata` (`title`, `version`, `oscal-version`, `last-modified`),
+    /// `groups`, `controls` (and controls nested in controls: enhancements), their `props` named
+    /// `label` and their `parts` named `statement`; every other member OSCAL allows is accepted and
+    /// not kept. A bad value is a 400 naming its JSON path (`catalog.groups[0].controls[3].id`).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct OscalCatalogDocument {
+        /// The catalog (OSCAL's `catalog` assembly).
+        pub catalog: serde_json::Map<String, serde_json::Value>,
+    }
+
+    impl OscalCatalogDocument {
+        /// A value with `catalog`; every other member absent or `null`.
+        pub fn new(catalog: serde_json::Map<String, serde_json::Value>) -> Self {
+            Self { catalog }
+        }
     }
 
     /// An active member who must sign and has not.
@@ -3718,6 +3979,30 @@ pub mod types {
         }
     }
 
+    /// One requirement; `parent` is the id of the requirement it refines (an OSCAL control
+    /// enhancement's control), or null.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct RequirementDto {
+        /// Plain text; null when the catalog gives none.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub description: Option<Option<String>>,
+        pub id: RequirementId,
+        /// `CC6.1`, `A.5.15`, `AC-2(1)`: unique within the framework.
+        pub identifier: String,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub parent: Option<Option<RequirementId>>,
+        pub title: String,
+    }
+
+    impl RequirementDto {
+        /// A value with `id`, `identifier`, `title`; every other member absent or `null`.
+        pub fn new(id: RequirementId, identifier: String, title: String) -> Self {
+            Self { id, identifier, title, description: None, parent: None }
+        }
+    }
+
+    pub type RequirementId = String;
+
     /// What became of the tokens at the provider.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Revocation {
@@ -4428,14 +4713,21 @@ pub mod types {
     /// The body of a PATCH: only present fields change; `null` clears a nullable field.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct TaskChanges {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        /// Absent: unchanged; `null` is refused.
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<TaskStatus>,
+        pub status: Option<NewTaskStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
     }
@@ -4465,6 +4757,9 @@ pub mod types {
     /// A task.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskDto {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -4473,11 +4768,23 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
+        #[serde(rename = "lastCompletedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+        #[serde(rename = "rejectionReason")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -4498,7 +4805,21 @@ pub mod types {
             title: String,
             updated_at: Timestamp,
         ) -> Self {
-            Self { created_at, description, id, organization_id, status, title, updated_at, assignee_id: None }
+            Self {
+                created_at,
+                description,
+                id,
+                organization_id,
+                status,
+                title,
+                updated_at,
+                approver_id: None,
+                assignee_id: None,
+                due_at: None,
+                frequency: None,
+                last_completed_at: None,
+                rejection_reason: None,
+            }
         }
     }
 
@@ -4528,14 +4849,52 @@ pub mod types {
         }
     }
 
+    /// The body of `POST /v1/tasks/{id}/reject`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct TaskRejection {
+        pub reason: String,
+        /// `in_progress` (the default): the work is to be redone; `failed`: it showed a failure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub status: Option<TaskRejectionStatus>,
+    }
+
+    impl TaskRejection {
+        /// A value with `reason`; every other member absent or `null`.
+        pub fn new(reason: String) -> Self {
+            Self { reason, status: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum TaskRejectionStatus {
+        #[serde(rename = "in_progress")]
+        InProgress,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+
+    impl TaskRejectionStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::InProgress => "in_progress",
+                Self::Failed => "failed",
+            }
+        }
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum TaskStatus {
         #[serde(rename = "todo")]
         Todo,
         #[serde(rename = "in_progress")]
         InProgress,
+        #[serde(rename = "in_review")]
+        InReview,
         #[serde(rename = "done")]
         Done,
+        #[serde(rename = "failed")]
+        Failed,
         #[serde(rename = "not_relevant")]
         NotRelevant,
     }
@@ -4546,7 +4905,9 @@ pub mod types {
             match self {
                 Self::Todo => "todo",
                 Self::InProgress => "in_progress",
+                Self::InReview => "in_review",
                 Self::Done => "done",
+                Self::Failed => "failed",
                 Self::NotRelevant => "not_relevant",
             }
         }
@@ -4555,6 +4916,9 @@ pub mod types {
     /// A task with how the request authenticated; `authenticatedUser` for sessions only.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct TaskWithAuth {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
         #[serde(rename = "assigneeId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub assignee_id: Option<Option<MemberId>>,
@@ -4569,11 +4933,23 @@ pub mod types {
         pub created_at: Timestamp,
         /// Its description; empty when none.
         pub description: String,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub frequency: Option<Option<Frequency>>,
         /// The task's id.
         pub id: TaskId,
+        #[serde(rename = "lastCompletedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub last_completed_at: Option<Option<Timestamp>>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
+        /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
+        #[serde(rename = "rejectionReason")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub rejection_reason: Option<Option<String>>,
         /// Where it stands.
         pub status: TaskStatus,
         /// Its title.
@@ -5295,6 +5671,48 @@ pub mod types {
                 Self::TitleDesc => "-title",
                 Self::Status => "status",
                 Self::StatusDesc => "-status",
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ListTasksSort {
+        #[serde(rename = "createdAt")]
+        CreatedAt,
+        #[serde(rename = "-createdAt")]
+        CreatedAtDesc,
+        #[serde(rename = "updatedAt")]
+        UpdatedAt,
+        #[serde(rename = "-updatedAt")]
+        UpdatedAtDesc,
+        #[serde(rename = "title")]
+        Title,
+        #[serde(rename = "-title")]
+        TitleDesc,
+        #[serde(rename = "status")]
+        Status,
+        #[serde(rename = "-status")]
+        StatusDesc,
+        #[serde(rename = "dueAt")]
+        DueAt,
+        #[serde(rename = "-dueAt")]
+        DueAtDesc,
+    }
+
+    impl ListTasksSort {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::CreatedAt => "createdAt",
+                Self::CreatedAtDesc => "-createdAt",
+                Self::UpdatedAt => "updatedAt",
+                Self::UpdatedAtDesc => "-updatedAt",
+                Self::Title => "title",
+                Self::TitleDesc => "-title",
+                Self::Status => "status",
+                Self::StatusDesc => "-status",
+                Self::DueAt => "dueAt",
+                Self::DueAtDesc => "-dueAt",
             }
         }
     }
@@ -6117,6 +6535,62 @@ pub mod types {
             pairs.push(("expires", crate::transport::query_value(&self.expires)));
             pairs.push(("signature", crate::transport::query_value(&self.signature)));
             pairs
+        }
+    }
+
+    /// The query parameters of [`Client::list_frameworks`](crate::Client::list_frameworks) (`listFrameworks`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListFrameworksQuery {
+        /// Any of these sources (repeat the parameter).
+        pub source: Option<Vec<FrameworkSource>>,
+        /// Created at or after this time (RFC 3339).
+        pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
+        pub created_before: Option<Timestamp>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListFrameworksQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.source {
+                for item in value {
+                    pairs.push(("source", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.created_after {
+                pairs.push(("createdAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.created_before {
+                pairs.push(("createdBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for FrameworkList {
+        type Item = FrameworkDto;
+        fn into_parts(self) -> (Vec<FrameworkDto>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListFrameworksQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
         }
     }
 
@@ -7035,6 +7509,14 @@ pub mod types {
         pub status: Option<Vec<TaskStatus>>,
         /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Approved by any of these members (`mem_…`); `none` for tasks without an approver.
+        pub approver_id: Option<Vec<AssigneeFilter>>,
+        /// Recurring with any of these frequencies (repeat the parameter).
+        pub frequency: Option<Vec<Frequency>>,
+        /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
+        pub due_after: Option<Timestamp>,
+        /// Due before this time (RFC 3339).
+        pub due_before: Option<Timestamp>,
         /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
         /// Created before this time (RFC 3339).
@@ -7049,7 +7531,7 @@ pub mod types {
         /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
         /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
-        pub sort: Option<Vec<ListRisksSort>>,
+        pub sort: Option<Vec<ListTasksSort>>,
         /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
         /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
         pub limit: Option<u32>,
@@ -7071,6 +7553,22 @@ pub mod types {
                 for item in value {
                     pairs.push(("assigneeId", crate::transport::query_value(item)));
                 }
+            }
+            if let Some(value) = &self.approver_id {
+                for item in value {
+                    pairs.push(("approverId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.frequency {
+                for item in value {
+                    pairs.push(("frequency", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.due_after {
+                pairs.push(("dueAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.due_before {
+                pairs.push(("dueBefore", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.created_after {
                 pairs.push(("createdAfter", crate::transport::query_value(value)));
@@ -7141,6 +7639,14 @@ pub mod types {
         pub status: Option<Vec<TaskStatus>>,
         /// Assigned to any of these members (`mem_…`); `none` for unassigned.
         pub assignee_id: Option<Vec<AssigneeFilter>>,
+        /// Approved by any of these members (`mem_…`); `none` for tasks without an approver.
+        pub approver_id: Option<Vec<AssigneeFilter>>,
+        /// Recurring with any of these frequencies (repeat the parameter).
+        pub frequency: Option<Vec<Frequency>>,
+        /// Due at or after this time (RFC 3339); a task without `dueAt` is in no range.
+        pub due_after: Option<Timestamp>,
+        /// Due before this time (RFC 3339).
+        pub due_before: Option<Timestamp>,
         /// Created at or after this time (RFC 3339).
         pub created_after: Option<Timestamp>,
         /// Created before this time (RFC 3339).
@@ -7155,7 +7661,7 @@ pub mod types {
         /// `sort`, the results come by relevance (a title holding every word first), then newest first.
         pub q: Option<String>,
         /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
-        pub sort: Option<Vec<ListRisksSort>>,
+        pub sort: Option<Vec<ListTasksSort>>,
         /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
         pub format: Option<String>,
     }
@@ -7173,6 +7679,22 @@ pub mod types {
                 for item in value {
                     pairs.push(("assigneeId", crate::transport::query_value(item)));
                 }
+            }
+            if let Some(value) = &self.approver_id {
+                for item in value {
+                    pairs.push(("approverId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.frequency {
+                for item in value {
+                    pairs.push(("frequency", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.due_after {
+                pairs.push(("dueAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.due_before {
+                pairs.push(("dueBefore", crate::transport::query_value(value)));
             }
             if let Some(value) = &self.created_after {
                 pairs.push(("createdAfter", crate::transport::query_value(value)));
@@ -8508,6 +9030,134 @@ impl crate::Client {
         self.raw(request).await
     }
 
+    /// List the shipped framework templates.
+    ///
+    /// The framework manifests this service ships (SOC 2 with the 2017 Trust Services Criteria's
+    /// identifiers, ISO/IEC 27001:2022 Annex A): identifiers with short titles of our own words, to
+    /// start from; a fuller catalog comes in through `POST /v1/frameworks/import`.
+    ///
+    /// `GET /v1/framework-templates` (`listFrameworkTemplates`).
+    pub async fn list_framework_templates(&self) -> Result<FrameworkTemplateList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/framework-templates".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Adopt a framework template.
+    ///
+    /// Makes a framework of the organization from the shipped template `key` (`source: template`).
+    ///
+    /// `POST /v1/framework-templates/{key}/adopt` (`adoptFrameworkTemplate`).
+    pub async fn adopt_framework_template(&self, key: &str) -> Result<FrameworkWithRequirementsDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/framework-templates/{}/adopt", crate::transport::segment(key)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// List frameworks.
+    ///
+    /// The organization's frameworks, newest first, without their requirements (`requirementCount`
+    /// says how many); paginated with `limit` and `cursor`.
+    ///
+    /// `GET /v1/frameworks` (`listFrameworks`).
+    pub async fn list_frameworks(&self, query: &ListFrameworksQuery) -> Result<FrameworkList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/frameworks".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_frameworks`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_frameworks_stream<'a>(
+        &'a self,
+        query: ListFrameworksQuery,
+    ) -> impl futures_util::Stream<Item = Result<FrameworkDto, crate::Error>> + Send + 'a {
+        crate::pagination::items(
+            query,
+            move |query: ListFrameworksQuery| async move { self.list_frameworks(&query).await },
+        )
+    }
+
+    /// Create a framework.
+    ///
+    /// A framework of the organization's own, in our JSON shape: `name`, `version` and its
+    /// `requirements` in order, each with an `identifier` unique within the framework, a `title`, an
+    /// optional `description` and an optional `parent` (the identifier of an earlier requirement).
+    ///
+    /// `POST /v1/frameworks` (`createFramework`).
+    pub async fn create_framework(&self, body: &NewFramework) -> Result<FrameworkWithRequirementsDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/frameworks".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Import an OSCAL catalog.
+    ///
+    /// Makes a framework of an OSCAL 1.x catalog (JSON, up to 15 MiB): each control and control
+    /// enhancement becomes a requirement, in document order, an enhancement with its control as
+    /// `parent`; groups give structure and are not requirements. `identifier` is the control's
+    /// `label` prop (else its `id`), `description` the plain text of its `statement` part.
+    ///
+    /// `POST /v1/frameworks/import` (`importFramework`).
+    pub async fn import_framework(
+        &self,
+        body: &OscalCatalogDocument,
+    ) -> Result<FrameworkWithRequirementsDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: "/v1/frameworks/import".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Get a framework.
+    ///
+    /// With its requirements in catalog order, flat: a requirement that refines another names it in
+    /// `parent`.
+    ///
+    /// `GET /v1/frameworks/{id}` (`getFramework`).
+    pub async fn get_framework(&self, id: &str) -> Result<FrameworkWithRequirementsDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/frameworks/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Delete a framework.
+    ///
+    /// With its requirements.
+    ///
+    /// `DELETE /v1/frameworks/{id}` (`deleteFramework`).
+    pub async fn delete_framework(&self, id: &str) -> Result<(), crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::DELETE,
+            path: format!("/v1/frameworks/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.empty(request).await
+    }
+
     /// List the organization's connections, newest first by default (disconnected ones included)..
     ///
     /// `GET /v1/integrations/connections` (`listConnections`).
@@ -9521,6 +10171,21 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// Approve the task in review: it is done.
+    ///
+    /// Only the task's approver (`approverId`). Sets `lastCompletedAt`; a recurring task's `dueAt` moves to its next period and the task stays `done` until its next round. No body.
+    ///
+    /// `POST /v1/tasks/{id}/approve` (`approveTask`).
+    pub async fn approve_task(&self, id: &str) -> Result<TaskWithAuth, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/tasks/{}/approve", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
     /// The audit entries of one task, newest first.
     ///
     /// `GET /v1/tasks/{id}/history` (`getTaskHistory`).
@@ -9543,6 +10208,36 @@ impl crate::Client {
         crate::pagination::items(query, move |query: GetTaskHistoryQuery| async move {
             self.get_task_history(id, &query).await
         })
+    }
+
+    /// Reject the task in review, with the reason.
+    ///
+    /// Only the task's approver (`approverId`). The task goes back to `in_progress` (the default) or to `failed`, with `rejectionReason`.
+    ///
+    /// `POST /v1/tasks/{id}/reject` (`rejectTask`).
+    pub async fn reject_task(&self, id: &str, body: &TaskRejection) -> Result<TaskWithAuth, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/tasks/{}/reject", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Submit the task for its approver.
+    ///
+    /// By an owner or admin, or by the task's assignee; never by its approver. The task needs an approver (else 409) and must be `todo`, `in_progress` or `failed`, or `done` when it recurs (its next round); it becomes `in_review`. No body.
+    ///
+    /// `POST /v1/tasks/{id}/submit` (`submitTask`).
+    pub async fn submit_task(&self, id: &str) -> Result<TaskWithAuth, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/tasks/{}/submit", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
     }
 
     /// List the organization's vendors.

@@ -39,8 +39,10 @@ pub enum Proof {
 /// - `connection.checked`: the check's result (`lastError` null passes);
 /// - a task entry whose status changed to `done` passes, to `failed` fails (`task.updated`, and
 ///   the lifecycle's `task.approved` alike);
-/// - a policy entry while it is `published` (published, signed, approved) passes once every active
-///   member signed it (or it requires no signature); one that moved it to `needs_review` fails;
+/// - a policy entry that decides a published policy's standing (a new version, a signature, the
+///   signing rule, its status) passes once every active member signed its current version (or it
+///   requires no signature); a new version not yet signed by all, an entry that moved it out of
+///   `published` (`needs_review`, …) or one that archived it fails;
 /// - deleting a policy, task or automation, or disconnecting a connection, fails: it can prove
 ///   nothing any more.
 pub fn observe(resource_type: &str, action: &str, changes: &Value, data: Option<&Value>) -> Option<Observation> {
@@ -107,8 +109,30 @@ pub fn observe(resource_type: &str, action: &str, changes: &Value, data: Option<
         "policy" => {
             let id = field("id")?.to_owned();
             let version = data.get("currentVersion").cloned().unwrap_or(Value::Null);
+            let changed = |name: &str| changes.get(name).is_some();
+            let fail = |reason: &str| {
+                Some(Observation {
+                    kind: SourceKind::Policy,
+                    source_id: id.clone(),
+                    proof: Proof::Outcome(EvidenceOutcome::Fail),
+                    detail: json!({"reason": reason, "version": version, "action": action}),
+                    run_id: None,
+                })
+            };
+            // Archived, a policy is out of force whatever its status.
+            if data.get("isArchived").and_then(Value::as_bool) == Some(true) {
+                return if changed("isArchived") { fail("the policy was archived") } else { None };
+            }
             match field("status")? {
+                // Only what decides it is recorded again: a new version (whose signatures start
+                // over), a signature, the signing rule, leaving the archive. An edit of its
+                // owner or department proves nothing new.
                 "published" => {
+                    let decides = matches!(action, "policy.published" | "policy.signed")
+                        || ["status", "signedBy", "isRequiredToSign", "isArchived"].iter().any(|name| changed(name));
+                    if !decides {
+                        return None;
+                    }
                     let required = data.get("isRequiredToSign").and_then(Value::as_bool).unwrap_or(true);
                     let proof = if required {
                         let signed = data.get("signedBy").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -124,13 +148,8 @@ pub fn observe(resource_type: &str, action: &str, changes: &Value, data: Option<
                     let detail = json!({"reason": reason, "version": version, "action": action});
                     Some(Observation { kind: SourceKind::Policy, source_id: id, proof, detail, run_id: None })
                 }
-                "needs_review" if status_changed => Some(Observation {
-                    kind: SourceKind::Policy,
-                    source_id: id,
-                    proof: Proof::Outcome(EvidenceOutcome::Fail),
-                    detail: json!({"reason": "the policy's review is due", "version": version, "action": action}),
-                    run_id: None,
-                }),
+                "needs_review" if status_changed => fail("the policy's review is due"),
+                other if status_changed => fail(&format!("the policy is no longer published (it is {other})")),
                 _ => None,
             }
         }
@@ -188,6 +207,18 @@ mod tests {
         let check = json!({"id": "con_1", "status": "error", "lastError": "401 from the provider"});
         let seen = observe("connection", "connection.checked", &json!({}), Some(&check)).unwrap();
         assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Fail));
+        let edit = json!({"description": {"from": 3, "to": 9}});
+        assert_eq!(observe("policy", "policy.updated", &edit, Some(&policy)), None, "an edit decides nothing");
+        let version = observe("policy", "policy.published", &json!({}), Some(&policy)).unwrap();
+        assert!(matches!(version.proof, Proof::SignedBy(_)), "the store fails it unless all signed");
+        let archived = json!({"id": "pol_1", "status": "published", "isArchived": true});
+        let seen =
+            observe("policy", "policy.updated", &json!({"isArchived": {"from": false, "to": true}}), Some(&archived));
+        assert_eq!(seen.unwrap().proof, Proof::Outcome(EvidenceOutcome::Fail));
+        let draft = json!({"id": "pol_1", "status": "draft"});
+        let seen =
+            observe("policy", "policy.updated", &json!({"status": {"from": "published", "to": "draft"}}), Some(&draft));
+        assert_eq!(seen.unwrap().proof, Proof::Outcome(EvidenceOutcome::Fail));
         let gone = observe("task", "task.deleted", &json!({}), Some(&json!({"id": "tsk_9"}))).unwrap();
         assert_eq!((gone.source_id.as_str(), gone.proof), ("tsk_9", Proof::Outcome(EvidenceOutcome::Fail)));
     }

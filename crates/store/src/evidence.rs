@@ -26,11 +26,17 @@ fn rows(draft: &AuditDraft, observation: Observation, controls: Vec<String>, act
     let outcome = match &observation.proof {
         Proof::Outcome(outcome) => *outcome,
         Proof::SignedBy(signed) if active.iter().all(|user| signed.contains(user)) => EvidenceOutcome::Pass,
-        // Published but not yet signed by everyone: it proves nothing yet, and fails nothing.
+        // A new version not yet signed by everyone: the last version's pass no longer holds.
+        Proof::SignedBy(_) if draft.action == "policy.published" => EvidenceOutcome::Fail,
+        // A signature that still leaves some to sign: it proves nothing yet, and fails nothing.
         Proof::SignedBy(_) => return Vec::new(),
     };
+    let mut detail = observation.detail.clone();
+    if outcome == EvidenceOutcome::Fail && matches!(observation.proof, Proof::SignedBy(_)) {
+        detail["reason"] = "a new version was published: it awaits every active member's signature".into();
+    }
     let kind = EvidenceKind::from(observation.kind).to_string();
-    let detail = json_text(&observation.detail);
+    let detail = json_text(&detail);
     controls
         .into_iter()
         .map(|control_id| Row {

@@ -15,6 +15,10 @@ CREATE TABLE list_status_counts (
     PRIMARY KEY (organization_id, list, status, assignee_id, shard)
 );
 
+-- No write may commit between the counting below and the triggers' creation: it would never be
+-- counted. (Reads go on.)
+LOCK TABLE risks, tasks IN SHARE ROW EXCLUSIVE MODE;
+
 INSERT INTO list_status_counts
     SELECT organization_id, 'risks', status, coalesce(assignee_id, ''), 0, count(*)
     FROM risks GROUP BY organization_id, status, coalesce(assignee_id, '');

@@ -42,4 +42,4 @@ CREATE TABLE evidence (
 );
 CREATE INDEX evidence_newest_first ON evidence (organization_id, control_id, collected_at, id);
 -- A source's latest evidence at a moment (status, `asOf`).
-CREATE INDEX evidence_latest ON evidence (organization_id, control_id, source_id, collected_at);
+CREATE INDEX evidence_latest ON evidence (organization_id, control_id, source_id, collected_at, id);
