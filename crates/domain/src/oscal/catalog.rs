@@ -16,7 +16,7 @@
 
 use serde::Deserialize;
 
-use crate::framework::{DraftPaths, FrameworkDraft, FrameworkSource, RequirementDraft};
+use crate::framework::{DraftPaths, FrameworkDraft, FrameworkSource, REQUIREMENTS_MAX, RequirementDraft};
 use crate::validation::{FieldError, ValidationErrors};
 
 /// The longest an id or label may be before it is read (longer is refused by the framework's
@@ -142,6 +142,17 @@ pub fn read(json: &str) -> Result<FrameworkDraft, ValidationErrors> {
             format!("must be an OSCAL 1.x version, not `{version}`"),
         ));
     }
+    // Counted before any draft is made: a 15 MiB body of tiny controls would otherwise build
+    // hundreds of thousands of drafts (each with its JSON paths) only to refuse them.
+    let controls = catalog.controls.iter().map(count_controls).sum::<usize>()
+        + catalog.groups.iter().map(count_group_controls).sum::<usize>();
+    if controls > REQUIREMENTS_MAX {
+        errors.push(FieldError::new(
+            "catalog",
+            format!("must hold at most {REQUIREMENTS_MAX} controls (each is a requirement), not {controls}"),
+        ));
+        return Err(ValidationErrors(errors));
+    }
     // OSCAL's model order: the catalog's own controls, then its groups.
     let mut requirements = Vec::new();
     for (index, control) in catalog.controls.iter().enumerate() {
@@ -161,6 +172,17 @@ pub fn read(json: &str) -> Result<FrameworkDraft, ValidationErrors> {
         requirements,
         requirements_path: "catalog".into(),
     })
+}
+
+/// A control and its enhancements, at any depth.
+fn count_controls(control: &Control) -> usize {
+    1 + control.controls.iter().map(count_controls).sum::<usize>()
+}
+
+/// Every control of a group and of the groups in it.
+fn count_group_controls(group: &Group) -> usize {
+    group.controls.iter().map(count_controls).sum::<usize>()
+        + group.groups.iter().map(count_group_controls).sum::<usize>()
 }
 
 fn walk_group(group: &Group, at: &str, requirements: &mut Vec<RequirementDraft>, errors: &mut Vec<FieldError>) {
@@ -292,6 +314,19 @@ mod tests {
             r#"{{"catalog":{{"uuid":"{UUID}","metadata":{{"title":"Mini","version":"1.0",
             "oscal-version":"1.1.2","last-modified":"2026-01-01T00:00:00Z"}},"groups":{groups}}}}}"#
         )
+    }
+
+    #[test]
+    fn a_catalog_of_more_controls_than_requirements_may_be_is_refused_before_it_is_walked() {
+        let control = r#"{"id":"c","title":"C","controls":[{"id":"c.1","title":"E"}]}"#;
+        let controls = vec![control; REQUIREMENTS_MAX / 2].join(",");
+        let at_most = catalog(&format!(r#"[{{"id":"g","title":"G","controls":[{controls}]}}]"#));
+        assert!(read(&at_most).is_ok(), "exactly the maximum, enhancements included");
+        let one_more =
+            catalog(&format!(r#"[{{"id":"g","title":"G","controls":[{controls},{{"id":"x","title":"X"}}]}}]"#));
+        let error = read(&one_more).unwrap_err();
+        assert_eq!(error.0[0].field, "catalog", "{error:?}");
+        assert!(error.0[0].message.contains(&format!("not {}", REQUIREMENTS_MAX + 1)), "{error:?}");
     }
 
     #[test]
