@@ -2,6 +2,8 @@
 //! audited transaction, right after its entry is appended, and writes one evidence row per control
 //! linked to the source the entry proves something about (`compliance_domain::evidence::observe`).
 
+use std::collections::HashSet;
+
 use compliance_domain::EvidenceId;
 use compliance_domain::audit::AuditDraft;
 use compliance_domain::control::{EvidenceKind, EvidenceOutcome};
@@ -25,7 +27,7 @@ pub(crate) trait EvidenceLog {
 fn rows(draft: &AuditDraft, observation: Observation, controls: Vec<String>, active: &[String]) -> Vec<Row> {
     let outcome = match &observation.proof {
         Proof::Outcome(outcome) => *outcome,
-        Proof::SignedBy(signed) if active.iter().all(|user| signed.contains(user)) => EvidenceOutcome::Pass,
+        Proof::SignedBy(signed) if signed_by_all(signed, active) => EvidenceOutcome::Pass,
         // A new version not yet signed by everyone: the last version's pass no longer holds.
         Proof::SignedBy(_) if draft.action == "policy.published" => EvidenceOutcome::Fail,
         // A signature that still leaves some to sign: it proves nothing yet, and fails nothing.
@@ -52,6 +54,13 @@ fn rows(draft: &AuditDraft, observation: Observation, controls: Vec<String>, act
             run_id: observation.run_id.clone(),
         })
         .collect()
+}
+
+/// Whether every user of `active` is among `signed` (a set: an organization of thousands of
+/// members would otherwise compare every pair).
+fn signed_by_all(signed: &[String], active: &[String]) -> bool {
+    let signed: HashSet<&str> = signed.iter().map(String::as_str).collect();
+    active.iter().all(|user| signed.contains(user.as_str()))
 }
 
 #[derive(Insertable)]
