@@ -175,12 +175,7 @@ impl ControlRepository for Store {
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org).await?;
-                let exists: i64 = controls::table
-                    .filter(controls::organization_id.eq(org))
-                    .filter(controls::id.eq(source.control_id.as_str()))
-                    .count()
-                    .get_result(c)
-                    .await?;
+                let exists: i64 = control_count(org, source.control_id.as_str()).get_result(c).await?;
                 if exists == 0 {
                     return Err(diesel::result::Error::NotFound.into());
                 }
@@ -327,12 +322,7 @@ impl ControlRepository for Store {
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org).await?;
-                let exists: i64 = controls::table
-                    .filter(controls::organization_id.eq(org))
-                    .filter(controls::id.eq(item.control_id.as_str()))
-                    .count()
-                    .get_result(c)
-                    .await?;
+                let exists: i64 = control_count(org, item.control_id.as_str()).get_result(c).await?;
                 if exists == 0 {
                     return Err(diesel::result::Error::NotFound.into());
                 }
@@ -486,4 +476,11 @@ impl TryFrom<EvidenceRow> for Evidence {
             run_id: r.run_id,
         })
     }
+}
+
+/// How many of the organization's controls have `id` (0 or 1): a link or an evidence item is
+/// written only for a control of the caller's organization, checked in the write's transaction.
+#[diesel::dsl::auto_type]
+fn control_count<'a>(org: &'a str, id: &'a str) -> _ {
+    controls::table.filter(controls::organization_id.eq(org)).filter(controls::id.eq(id)).count()
 }
