@@ -29,6 +29,7 @@ mod enums;
 pub mod etag;
 pub mod evidence;
 pub mod framework;
+pub mod framework_status;
 pub mod frequency;
 pub mod id;
 pub mod idempotency;

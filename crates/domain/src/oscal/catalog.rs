@@ -284,7 +284,7 @@ fn without_position(message: &str) -> String {
 }
 
 /// OSCAL's UUID: `^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[45][0-9A-Fa-f]{3}-[89ABab][0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}$`.
-fn is_uuid(text: &str) -> bool {
+pub(crate) fn is_uuid(text: &str) -> bool {
     let bytes = text.as_bytes();
     bytes.len() == 36
         && bytes.iter().enumerate().all(|(i, b)| match i {
@@ -296,7 +296,7 @@ fn is_uuid(text: &str) -> bool {
 }
 
 /// OSCAL's token: a letter or `_`, then letters, digits, `.`, `-` or `_`.
-fn is_token(text: &str) -> bool {
+pub(crate) fn is_token(text: &str) -> bool {
     let mut chars = text.chars();
     text.len() <= TOKEN_MAX
         && chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
