@@ -144,7 +144,7 @@ impl ControlService {
         as_of: Option<Timestamp>,
     ) -> Result<ControlView, AppError> {
         require(caller, Family::Controls, Action::Read)?;
-        let moment = self.moment(as_of)?;
+        let moment = moment(self.clock.now(), as_of)?;
         let control = self.control(&caller.organization_id, id).await?;
         self.view(control, moment).await
     }
@@ -247,19 +247,6 @@ impl ControlService {
         Ok(self.get_control(caller, id, as_of).await?.status)
     }
 
-    /// What the status of each of `controls` at `moment` is: for a roll-up over many controls
-    /// (a framework's requirements) with one read of their links and latest evidence.
-    pub async fn statuses(
-        &self,
-        org: &OrganizationId,
-        controls: &[Control],
-        moment: Timestamp,
-    ) -> Result<Vec<StatusReport>, AppError> {
-        let ids: Vec<ControlId> = controls.iter().map(|c| c.id.clone()).collect();
-        let states = self.controls.evidence_state(org, &ids, moment).await?;
-        Ok(controls.iter().zip(states).map(|(control, state)| status_of(control, &state, moment)).collect())
-    }
-
     /// A page of the control's evidence, newest first, each with its link.
     pub async fn list_evidence(
         &self,
@@ -332,15 +319,6 @@ impl ControlService {
         Ok((item, bytes))
     }
 
-    fn moment(&self, as_of: Option<Timestamp>) -> Result<Timestamp, AppError> {
-        let now = self.clock.now();
-        match as_of {
-            Some(moment) if moment > now => Err(AppError::invalid("asOf", "must not be in the future")),
-            Some(moment) => Ok(moment),
-            None => Ok(now),
-        }
-    }
-
     async fn view(&self, control: Control, moment: Timestamp) -> Result<ControlView, AppError> {
         let org = control.organization_id.clone();
         let state = self.controls.evidence_state(&org, std::slice::from_ref(&control.id), moment).await?;
@@ -404,6 +382,30 @@ impl ControlService {
             LinkTarget { key, org: run.organization_id.as_str(), subject: &subject, path: &path, what: "screenshot" };
         Ok(Some(self.links.link(&target).await?.url))
     }
+}
+
+/// The moment a status is asked for: `as_of`, or `now` when `None`; a moment after `now` is
+/// refused (there is no evidence of the future to answer from).
+pub(crate) fn moment(now: Timestamp, as_of: Option<Timestamp>) -> Result<Timestamp, AppError> {
+    match as_of {
+        Some(moment) if moment > now => Err(AppError::invalid("asOf", "must not be in the future")),
+        Some(moment) => Ok(moment),
+        None => Ok(now),
+    }
+}
+
+/// The status of each of `controls` at `moment`, with what it was computed from, in their order:
+/// one read of their links and of each link's latest evidence, for a roll-up over many controls
+/// (a framework's requirements).
+pub(crate) async fn statuses(
+    repository: &dyn ControlRepository,
+    org: &OrganizationId,
+    controls: &[Control],
+    moment: Timestamp,
+) -> Result<Vec<(StatusReport, ControlEvidenceState)>, AppError> {
+    let ids: Vec<ControlId> = controls.iter().map(|c| c.id.clone()).collect();
+    let states = repository.evidence_state(org, &ids, moment).await?;
+    Ok(controls.iter().zip(states).map(|(control, state)| (status_of(control, &state, moment), state)).collect())
 }
 
 /// The control's status from what the store read for it.

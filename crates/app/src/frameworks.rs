@@ -1,26 +1,51 @@
 //! Frameworks: catalogs of requirements an organization adopts, from an OSCAL catalog, our own
 //! JSON shape or a shipped template.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use compliance_domain::FrameworkId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
+use compliance_domain::control::{Control, Evidence};
 use compliance_domain::framework::{
     Framework, FrameworkDraft, FrameworkSource, FrameworkWithRequirements, NewFramework, Template,
 };
-use compliance_domain::oscal;
-use compliance_ports::{Clock, FrameworkQuery, FrameworkRepository, Page};
+use compliance_domain::framework_status::{self, FrameworkStatus, MappedControl};
+use compliance_domain::oscal::{self, assessment_results};
+use compliance_domain::{ControlId, FrameworkId, OrganizationId, Timestamp};
+use compliance_ports::{
+    Clock, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository, Page,
+};
 
 use crate::access::require;
 use crate::audit::{AuditTrail, Subject};
-use crate::{AppError, Ports, Principal};
+use crate::controls::{moment, statuses};
+use crate::{AppError, Ports, Principal, Settings};
 
 /// Frameworks and their requirements.
 pub struct FrameworkService {
     frameworks: Arc<dyn FrameworkRepository>,
+    mappings: Arc<dyn ControlRequirementRepository>,
+    controls: Arc<dyn ControlRepository>,
     clock: Arc<dyn Clock>,
+    settings: Arc<Settings>,
     audit: Arc<AuditTrail>,
+}
+
+/// A framework with each requirement's mapped controls and status at a moment.
+#[derive(Debug, Clone)]
+pub struct FrameworkView {
+    /// The framework.
+    pub framework: Framework,
+    /// Its requirements in catalog order, each with its controls and status, and the roll-up.
+    pub status: FrameworkStatus,
+}
+
+/// A framework's status with the evidence that decides it: what an assessment-results export
+/// is written from.
+struct Assessed {
+    view: FrameworkView,
+    evidence: Vec<Evidence>,
 }
 
 /// Frameworks in the audit trail: the framework as the list shows it, with `requirementCount`
@@ -40,8 +65,15 @@ pub(crate) const FRAMEWORK: Subject<Framework> = Subject {
 };
 
 impl FrameworkService {
-    pub(crate) fn new(ports: &Ports, audit: Arc<AuditTrail>) -> Self {
-        Self { frameworks: ports.frameworks.clone(), clock: ports.clock.clone(), audit }
+    pub(crate) fn new(ports: &Ports, settings: Arc<Settings>, audit: Arc<AuditTrail>) -> Self {
+        Self {
+            frameworks: ports.frameworks.clone(),
+            mappings: ports.control_requirements.clone(),
+            controls: ports.controls.clone(),
+            clock: ports.clock.clone(),
+            settings,
+            audit,
+        }
     }
 
     /// A page of the caller's organization's frameworks, newest first, without their requirements.
@@ -54,14 +86,47 @@ impl FrameworkService {
         Ok(self.frameworks.list_frameworks(&caller.organization_id, query).await?)
     }
 
-    /// One framework of the caller's organization with its requirements, in catalog order.
-    pub async fn get_framework(
+    /// One framework of the caller's organization with its requirements in catalog order, each
+    /// with the controls mapped to it and its status now.
+    pub async fn get_framework(&self, caller: &Principal, id: &FrameworkId) -> Result<FrameworkView, AppError> {
+        require(caller, Family::Frameworks, Action::Read)?;
+        Ok(self.assess(&caller.organization_id, id, self.clock.now()).await?.view)
+    }
+
+    /// The framework's status at `as_of` (now when `None`; a future moment is refused): each
+    /// requirement's from the controls mapped to it then, and the share passing. A past moment is
+    /// answered from the evidence recorded up to then and the mappings and links made up to then.
+    pub async fn framework_status(
         &self,
         caller: &Principal,
         id: &FrameworkId,
-    ) -> Result<FrameworkWithRequirements, AppError> {
+        as_of: Option<Timestamp>,
+    ) -> Result<FrameworkView, AppError> {
         require(caller, Family::Frameworks, Action::Read)?;
-        self.frameworks.get_framework(&caller.organization_id, id).await.map_err(not_found)
+        let moment = moment(self.clock.now(), as_of)?;
+        Ok(self.assess(&caller.organization_id, id, moment).await?.view)
+    }
+
+    /// The framework's status at `as_of` as an OSCAL assessment-results document
+    /// ([`assessment_results::document`]): a finding per requirement, an observation per evidence
+    /// item that decides a mapped control's status. **Choice:** `frameworks:read` is enough,
+    /// like the status it exports, although its observations describe the controls' evidence.
+    pub async fn assessment_results(
+        &self,
+        caller: &Principal,
+        id: &FrameworkId,
+        as_of: Option<Timestamp>,
+    ) -> Result<serde_json::Value, AppError> {
+        require(caller, Family::Frameworks, Action::Read)?;
+        let now = self.clock.now();
+        let assessed = self.assess(&caller.organization_id, id, moment(now, as_of)?).await?;
+        Ok(assessment_results::document(&assessment_results::Assessment {
+            framework: &assessed.view.framework,
+            status: &assessed.view.status,
+            evidence: &assessed.evidence,
+            generated_at: now,
+            base_url: &self.settings.public_url,
+        }))
     }
 
     /// A framework from an OSCAL catalog document (`json`, the request's body as sent). A bad
@@ -117,6 +182,53 @@ impl FrameworkService {
         let audit = self.audit.change(caller, "framework.created", &FRAMEWORK);
         self.frameworks.insert_framework(&created, &audit).await?;
         Ok(created)
+    }
+}
+
+impl FrameworkService {
+    /// The framework with its requirements' statuses at `moment`, and the evidence deciding them:
+    /// one read of the framework, one of its mappings, then the mapped controls' statuses.
+    async fn assess(&self, org: &OrganizationId, id: &FrameworkId, moment: Timestamp) -> Result<Assessed, AppError> {
+        let framework = self.frameworks.get_framework(org, id).await.map_err(not_found)?;
+        let mapped = self.mappings.framework_controls(org, id, moment).await?;
+        // Each mapped control once (a control serving three requirements is read three times).
+        let mut controls: Vec<Control> = Vec::new();
+        let mut index: HashMap<ControlId, usize> = HashMap::new();
+        for (_, control) in &mapped {
+            index.entry(control.id.clone()).or_insert_with(|| {
+                controls.push(control.clone());
+                controls.len() - 1
+            });
+        }
+        let states = statuses(self.controls.as_ref(), org, &controls, moment).await?;
+        let mapped: Vec<MappedControl> = mapped
+            .into_iter()
+            .filter_map(|(requirement_id, control)| {
+                let (report, _) = states.get(*index.get(&control.id)?)?;
+                Some(MappedControl {
+                    requirement_id,
+                    control_id: control.id,
+                    name: control.name,
+                    status: report.status,
+                })
+            })
+            .collect();
+        // The evidence the statuses were computed from: each counted link's latest, and the latest file.
+        let evidence = states
+            .into_iter()
+            .flat_map(|(_, state)| {
+                let counted = |e: &Evidence| {
+                    state
+                        .sources
+                        .iter()
+                        .any(|s| Some(s.source_id.as_str()) == e.source_id.as_deref() && s.created_at <= moment)
+                };
+                let latest: Vec<Evidence> = state.latest.iter().filter(|e| counted(e)).cloned().collect();
+                latest.into_iter().chain(state.latest_file)
+            })
+            .collect();
+        let status = framework_status::roll_up(framework.requirements, &mapped, moment);
+        Ok(Assessed { view: FrameworkView { framework: framework.framework, status }, evidence })
     }
 }
 

@@ -23,6 +23,7 @@ pub mod bulk;
 mod chat;
 mod comments;
 mod context;
+mod control_requirements;
 mod controls;
 mod devices;
 mod error;
@@ -57,10 +58,10 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, Cursor, DeviceDirectory,
-    DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider,
-    InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository, PageRequest,
-    PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository, CredentialRepository,
+    Cursor, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository,
+    IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
+    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
     SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
@@ -76,10 +77,11 @@ pub use blob_links::DownloadLink;
 pub use chat::ChatService;
 pub use comments::CommentService;
 pub use context::ContextService;
+pub use control_requirements::ControlRequirementService;
 pub use controls::{ControlService, ControlView, EvidenceView};
 pub use devices::DeviceService;
 pub use error::AppError;
-pub use frameworks::FrameworkService;
+pub use frameworks::{FrameworkService, FrameworkView};
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
 pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
@@ -127,6 +129,8 @@ pub struct Ports {
     pub vendors: Arc<dyn VendorRepository>,
     /// Controls, their evidence sources and evidence.
     pub controls: Arc<dyn ControlRepository>,
+    /// Which framework requirements each control is mapped to.
+    pub control_requirements: Arc<dyn ControlRequirementRepository>,
     /// Risks.
     pub risks: Arc<dyn RiskRepository>,
     /// Tasks.
@@ -275,6 +279,8 @@ pub struct App {
     pub vendors: VendorService,
     /// Controls, their evidence and status.
     pub controls: ControlService,
+    /// Which framework requirements each control is mapped to.
+    pub control_requirements: ControlRequirementService,
     /// Risks.
     pub risks: RiskService,
     /// Tasks.
@@ -359,7 +365,8 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
-            frameworks: FrameworkService::new(&ports, trail.clone()),
+            frameworks: FrameworkService::new(&ports, settings.clone(), trail.clone()),
+            control_requirements: ControlRequirementService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
             policy_documents: PolicyDocumentService::new(&ports),

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use compliance_ports::{
     AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, ControlRepository, CredentialRepository, DeviceDirectory, DocumentPrinter,
-    EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository,
-    ListGenerations, MemberRepository, OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository,
-    SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository,
-    VendorRepository, WebhookRepository, WebhookSender,
+    ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository, CredentialRepository,
+    DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository,
+    IdentityProvider, InvitationRepository, ListGenerations, MemberRepository, OrganizationRepository,
+    PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;
@@ -59,6 +59,7 @@ impl Ports {
             + RiskRepository
             + TaskRepository
             + ControlRepository
+            + ControlRequirementRepository
             + ListGenerations
             + CommentRepository
             + AutomationRepository
@@ -98,6 +99,7 @@ impl Ports {
             policies: store.clone(),
             vendors: store.clone(),
             controls: store.clone(),
+            control_requirements: store.clone(),
             risks: store.clone(),
             tasks: store.clone(),
             list_generations: store.clone(),

@@ -2,6 +2,7 @@
 //!
 //! Handlers are thin: extract, call one use case, shape the response.
 
+mod as_of;
 mod auth;
 mod body;
 mod conditional;

@@ -44,7 +44,7 @@ pub trait FrameworkRepository: Send + Sync {
         audit: &AuditOf<'_, Framework>,
     ) -> Result<(), RepoError>;
     /// Deletes the framework with its requirements, atomically with `audit`'s entry, and returns
-    /// what it was.
+    /// what it was; `RepoError::Conflict` while a control is mapped to one of its requirements.
     async fn delete_framework(
         &self,
         org: &OrganizationId,

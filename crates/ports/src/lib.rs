@@ -13,6 +13,7 @@ mod browser;
 mod bulk;
 mod chat;
 mod connections;
+mod control_requirements;
 mod controls;
 mod devices;
 mod error;
@@ -41,6 +42,7 @@ pub use browser::{
 pub use bulk::{BulkApplied, BulkError, BulkWrite};
 pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
+pub use control_requirements::{ControlRequirementRepository, MappedRequirement};
 pub use controls::{ControlEvidenceState, ControlFilter, ControlRepository, DeletedControl};
 pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;

@@ -348,7 +348,7 @@ fn changed_columns(patch: &ControlPatch, now: Timestamp) -> Assignments<controls
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = controls, treat_none_as_null = true)]
-pub struct ControlRow {
+pub(crate) struct ControlRow {
     id: String,
     organization_id: String,
     name: String,

@@ -16,7 +16,7 @@ use crate::error::{TxError, repo_error};
 use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
 use crate::prepared::Prepared;
 use crate::rows::{id, instant, naive, optional_id, value};
-use crate::schema::{frameworks, requirements};
+use crate::schema::{control_requirements, frameworks, requirements};
 
 #[async_trait]
 impl FrameworkRepository for Store {
@@ -120,6 +120,20 @@ impl FrameworkRepository for Store {
         let result: Result<Framework, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
+                // Mappings are written under the same lock: none can arrive after this count.
+                let mapped: i64 = control_requirements::table
+                    .filter(control_requirements::organization_id.eq(org.as_str()))
+                    .filter(control_requirements::framework_id.eq(id.as_str()))
+                    .count()
+                    .get_result(c)
+                    .await?;
+                if mapped > 0 {
+                    return Err(RepoError::Conflict(format!(
+                        "{mapped} control mapping(s) refer to this framework's requirements: unmap them first \
+                         (DELETE /v1/controls/{{id}}/requirements/{{requirementId}})"
+                    ))
+                    .into());
+                }
                 let the_framework = frameworks::table
                     .filter(frameworks::organization_id.eq(org.as_str()))
                     .filter(frameworks::id.eq(id.as_str()));

@@ -9,6 +9,7 @@ mod bulk;
 mod comments;
 mod connections;
 mod context;
+mod control_requirements;
 mod controls;
 mod db;
 mod error;

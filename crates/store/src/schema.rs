@@ -545,6 +545,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    control_requirements (control_id, requirement_id) {
+        organization_id -> Text,
+        control_id -> Text,
+        requirement_id -> Text,
+        framework_id -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
     evidence (id) {
         id -> Text,
         organization_id -> Text,
@@ -558,3 +568,7 @@ diesel::table! {
         run_id -> Nullable<Text>,
     }
 }
+
+diesel::joinable!(control_requirements -> controls (control_id));
+diesel::joinable!(control_requirements -> requirements (requirement_id));
+diesel::allow_tables_to_appear_in_same_query!(control_requirements, controls, requirements);

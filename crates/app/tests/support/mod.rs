@@ -129,6 +129,7 @@ impl World {
             policies: policies.clone(),
             vendors: Arc::new(NoRecords),
             controls: Arc::new(MemoryControls::default()),
+            control_requirements: Arc::new(NoFrameworks),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
             list_generations: generations.clone(),

@@ -12,11 +12,12 @@ use compliance_domain::control::{
 };
 use compliance_domain::{ControlId, EvidenceId, Id, MemberId, OrganizationId, Timestamp};
 use compliance_ports::{ControlFilter, PageRequest};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::comments::{AttachmentBytes, Signed, attachment_disposition};
 use super::{Endpoint, Router};
+use crate::as_of::AsOfQuery;
 use crate::body::{BodyLimit, JsonBody};
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::list_query::{ListParams, QueryShape};
@@ -194,30 +195,6 @@ struct ControlDeleted<'a> {
 struct DeletedControl<'a> {
     id: &'a ControlId,
     name: &'a str,
-}
-
-/// `asOf`: the moment a status is asked for.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-struct AsOfQuery {
-    /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
-    /// evidence recorded up to then. Absent: now.
-    #[param(value_type = Option<String>, format = DateTime)]
-    as_of: Option<String>,
-}
-
-impl AsOfQuery {
-    fn moment(&self) -> Result<Option<Timestamp>, ApiError> {
-        self.as_of
-            .as_deref()
-            .map(|text| {
-                Timestamp::parse(text).map_err(|_| {
-                    ApiError::invalid_field("asOf", "must be an RFC 3339 date-time such as 2026-06-30T00:00:00Z")
-                })
-            })
-            .transpose()
-    }
 }
 
 #[utoipa::path(
@@ -517,6 +494,6 @@ async fn download_evidence(
 }
 
 /// A malformed id names no control: 404, as a missing one.
-fn control_id(id: &str) -> Result<ControlId, ApiError> {
+pub(super) fn control_id(id: &str) -> Result<ControlId, ApiError> {
     Id::parse(id).map_err(|_| ApiError::not_found("control"))
 }

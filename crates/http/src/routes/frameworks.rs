@@ -2,16 +2,20 @@
 //! (`/import`), our own JSON shape, or a shipped template (`/v1/framework-templates`).
 
 use actix_web::{HttpResponse, web};
+use compliance_app::FrameworkView;
+use compliance_domain::control::ControlStatus;
 use compliance_domain::framework::{
     Framework, FrameworkSource, FrameworkWithRequirements, NewFramework, Requirement, Template,
 };
-use compliance_domain::{FrameworkId, OrganizationId, RequirementId, Timestamp};
+use compliance_domain::framework_status::{MappedControl, RequirementState, RequirementStatus, StatusCounts};
+use compliance_domain::{ControlId, FrameworkId, OrganizationId, RequirementId, Timestamp};
 use compliance_ports::{FrameworkFilter, FrameworkQuery, FrameworkSort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
+use crate::as_of::AsOfQuery;
 use crate::body::{BodyLimit, JsonBody};
 use crate::list_query::{ListParams, QueryShape, SortField};
 use crate::paging::{PageQuery, encode};
@@ -28,6 +32,8 @@ pub fn configure(router: &mut Router<'_>) {
         .add(Endpoint::new("/v1/frameworks").get(list_frameworks).post(create_framework))
         .add(Endpoint::new("/v1/frameworks/import").app_data(IMPORT_BODY_LIMIT).post(import_framework))
         .add(Endpoint::new("/v1/frameworks/{id}").get(get_framework).delete(delete_framework))
+        .add(Endpoint::new("/v1/frameworks/{id}/status").get(get_framework_status))
+        .add(Endpoint::new("/v1/frameworks/{id}/assessment-results").get(get_framework_assessment_results))
         .add(Endpoint::new("/v1/framework-templates").get(list_framework_templates))
         .add(Endpoint::new("/v1/framework-templates/{key}/adopt").post(adopt_framework_template));
 }
@@ -40,6 +46,8 @@ pub fn configure(router: &mut Router<'_>) {
     import_framework,
     get_framework,
     delete_framework,
+    get_framework_status,
+    get_framework_assessment_results,
     list_framework_templates,
     adopt_framework_template,
 ))]
@@ -119,6 +127,140 @@ impl<'a> From<&'a FrameworkWithRequirements> for FrameworkWithRequirementsDto<'a
             requirements: f.requirements.iter().map(RequirementDto::from).collect(),
         }
     }
+}
+
+/// A control mapped to a requirement, with its status at the moment asked.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct MappedControlDto<'a> {
+    id: &'a ControlId,
+    name: &'a str,
+    status: ControlStatus,
+}
+
+impl<'a> From<&'a MappedControl> for MappedControlDto<'a> {
+    fn from(c: &'a MappedControl) -> Self {
+        Self { id: &c.control_id, name: &c.name, status: c.status }
+    }
+}
+
+/// How many requirements have each status.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct StatusCountsDto {
+    passing: usize,
+    failing: usize,
+    stale: usize,
+    not_started: usize,
+    /// Requirements no control is mapped to.
+    unmapped: usize,
+}
+
+impl From<StatusCounts> for StatusCountsDto {
+    fn from(c: StatusCounts) -> Self {
+        Self {
+            passing: c.passing,
+            failing: c.failing,
+            stale: c.stale,
+            not_started: c.not_started,
+            unmapped: c.unmapped,
+        }
+    }
+}
+
+/// A requirement with the controls mapped to it and its status: the worst of theirs (failing,
+/// stale, not started, passing), or `unmapped` without a control.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RequirementWithStatusDto<'a> {
+    #[serde(flatten)]
+    requirement: RequirementDto<'a>,
+    status: RequirementStatus,
+    controls: Vec<MappedControlDto<'a>>,
+}
+
+/// A framework with its requirements in catalog order, each with its mapped controls and status
+/// now, and the roll-up (`GET /v1/frameworks/{id}/status` answers the same for a past moment).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct FrameworkDetailDto<'a> {
+    #[serde(flatten)]
+    framework: FrameworkDto<'a>,
+    /// The moment the statuses are for.
+    as_of: Timestamp,
+    /// The share of requirements passing, in percent, rounded down to one decimal (100 only when
+    /// every requirement passes).
+    percent_passing: f64,
+    counts: StatusCountsDto,
+    requirements: Vec<RequirementWithStatusDto<'a>>,
+}
+
+impl<'a> From<&'a FrameworkView> for FrameworkDetailDto<'a> {
+    fn from(view: &'a FrameworkView) -> Self {
+        Self {
+            framework: FrameworkDto::from(&view.framework),
+            as_of: view.status.as_of,
+            percent_passing: view.status.percent_passing(),
+            counts: view.status.counts.into(),
+            requirements: view
+                .status
+                .requirements
+                .iter()
+                .map(|r| RequirementWithStatusDto {
+                    requirement: RequirementDto::from(&r.requirement),
+                    status: r.status,
+                    controls: r.controls.iter().map(MappedControlDto::from).collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One requirement's status at the moment asked.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RequirementStatusDto<'a> {
+    id: &'a RequirementId,
+    identifier: &'a str,
+    status: RequirementStatus,
+    controls: Vec<MappedControlDto<'a>>,
+}
+
+impl<'a> From<&'a RequirementState> for RequirementStatusDto<'a> {
+    fn from(r: &'a RequirementState) -> Self {
+        Self {
+            id: &r.requirement.id,
+            identifier: &r.requirement.identifier,
+            status: r.status,
+            controls: r.controls.iter().map(MappedControlDto::from).collect(),
+        }
+    }
+}
+
+/// A framework's status at a moment: per requirement, and rolled up.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct FrameworkStatusDto<'a> {
+    framework_id: &'a FrameworkId,
+    /// The moment the statuses are for.
+    as_of: Timestamp,
+    /// The share of requirements passing, in percent, rounded down to one decimal.
+    percent_passing: f64,
+    counts: StatusCountsDto,
+    /// Every requirement in catalog order.
+    requirements: Vec<RequirementStatusDto<'a>>,
+}
+
+/// An OSCAL 1.1 assessment-results document (`{"assessment-results": {…}}`), as OSCAL's JSON
+/// format writes it: one result whose findings are the framework's requirements and whose
+/// observations are the evidence items deciding the mapped controls' statuses.
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "documents the document the export writes")]
+struct OscalAssessmentResultsDocument {
+    /// OSCAL's `assessment-results` assembly.
+    #[schema(value_type = Object)]
+    #[serde(rename = "assessment-results")]
+    assessment_results: (),
 }
 
 /// `{data, count, nextCursor}` of frameworks.
@@ -275,12 +417,12 @@ async fn import_framework(
 
 /// Get a framework
 ///
-/// With its requirements in catalog order, flat: a requirement that refines another names it in
-/// `parent`.
+/// With its requirements in catalog order, flat (a requirement that refines another names it in
+/// `parent`), each with the controls mapped to it and its status now, and the share passing.
 #[utoipa::path(
     get, path = "/v1/frameworks/{id}", operation_id = "getFramework", tag = "frameworks",
     params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404.")),
-    responses((status = 200, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto)),
+    responses((status = 200, description = "The framework with its requirements and their status now.", body = FrameworkDetailDto)),
 )]
 async fn get_framework(
     state: web::Data<AppState>,
@@ -288,17 +430,69 @@ async fn get_framework(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, framework_id(&id)?);
-    let framework = state.run(|app| async move { app.frameworks.get_framework(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(FrameworkWithRequirementsDto::from(&framework)))
+    let view = state.run(|app| async move { app.frameworks.get_framework(&principal, &id).await }).await?;
+    Ok(HttpResponse::Ok().json(FrameworkDetailDto::from(&view)))
+}
+
+/// A framework's status
+///
+/// Each requirement's status, now or `asOf` a past moment, from the controls mapped to it then
+/// (the worst of theirs; `unmapped` without one), and the share of requirements passing. A past
+/// moment is answered from the evidence recorded up to then.
+#[utoipa::path(
+    get, path = "/v1/frameworks/{id}/status", operation_id = "getFrameworkStatus", tag = "frameworks",
+    params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404."), AsOfQuery),
+    responses((status = 200, description = "The status per requirement and rolled up.", body = FrameworkStatusDto)),
+)]
+async fn get_framework_status(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    as_of: web::Query<AsOfQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id, moment) = (caller.0, framework_id(&id)?, as_of.moment()?);
+    let view = state.run(|app| async move { app.frameworks.framework_status(&principal, &id, moment).await }).await?;
+    Ok(HttpResponse::Ok().json(FrameworkStatusDto {
+        framework_id: &view.framework.id,
+        as_of: view.status.as_of,
+        percent_passing: view.status.percent_passing(),
+        counts: view.status.counts.into(),
+        requirements: view.status.requirements.iter().map(RequirementStatusDto::from).collect(),
+    }))
+}
+
+/// Export a framework's status as OSCAL assessment results
+///
+/// The status now or `asOf` a past moment as an OSCAL 1.1 assessment-results document: a finding
+/// per requirement (`satisfied` when passing), an observation per evidence item that decides a
+/// mapped control's status, linked from the findings of the requirements that control serves.
+#[utoipa::path(
+    get, path = "/v1/frameworks/{id}/assessment-results", operation_id = "getFrameworkAssessmentResults", tag = "frameworks",
+    params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404."), AsOfQuery),
+    responses((status = 200, description = "The OSCAL assessment-results document.", body = OscalAssessmentResultsDocument)),
+)]
+async fn get_framework_assessment_results(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    as_of: web::Query<AsOfQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id, moment) = (caller.0, framework_id(&id)?, as_of.moment()?);
+    let document =
+        state.run(|app| async move { app.frameworks.assessment_results(&principal, &id, moment).await }).await?;
+    Ok(HttpResponse::Ok().json(document))
 }
 
 /// Delete a framework
 ///
-/// With its requirements.
+/// With its requirements; refused (409) while a control is mapped to one of them.
 #[utoipa::path(
     delete, path = "/v1/frameworks/{id}", operation_id = "deleteFramework", tag = "frameworks",
     params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404.")),
-    responses((status = 204, description = "Deleted.")),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 409, description = "A control is mapped to one of its requirements: unmap it first.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn delete_framework(
     state: web::Data<AppState>,

@@ -9,6 +9,7 @@ mod chat;
 mod comments;
 mod connect_page;
 mod context;
+mod control_requirements;
 mod controls;
 mod devices;
 mod docs;
@@ -77,6 +78,7 @@ pub fn configure(router: &mut Router<'_>, limits: RouteLimits) {
     webhooks::configure(router);
     frameworks::configure(router);
     controls::configure(router, limits.comments);
+    control_requirements::configure(router);
 }
 
 /// The parts of the OpenAPI document, one per module.
@@ -111,6 +113,7 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
         webhooks::Api::openapi(),
         frameworks::Api::openapi(),
         controls::Api::openapi(),
+        control_requirements::Api::openapi(),
     ]
 }
 

@@ -1,0 +1,18 @@
+-- Which requirements of which frameworks each control satisfies (one control often serves several
+-- frameworks). A framework that a control maps to cannot be deleted (the foreign key has no
+-- cascade; the store answers 409 before it is reached); deleting a control removes its mappings.
+CREATE TABLE control_requirements (
+    organization_id TEXT NOT NULL,
+    control_id TEXT NOT NULL,
+    requirement_id TEXT NOT NULL,
+    framework_id TEXT NOT NULL,
+    -- when it was mapped: a status `asOf` an earlier moment leaves it out
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (control_id, requirement_id),
+    FOREIGN KEY (organization_id, control_id) REFERENCES controls (organization_id, id) ON DELETE CASCADE,
+    -- the requirement is the organization's, and of the framework named beside it
+    FOREIGN KEY (organization_id, requirement_id) REFERENCES requirements (organization_id, id),
+    FOREIGN KEY (framework_id, requirement_id) REFERENCES requirements (framework_id, id)
+);
+-- a framework's roll-up, and the check before deleting it
+CREATE INDEX control_requirements_by_framework ON control_requirements (organization_id, framework_id, requirement_id);
