@@ -2093,6 +2093,34 @@ pub mod types {
         }
     }
 
+    /// A framework with its requirements in catalog order, each with its mapped controls and status
+    /// now, and the roll-up (`GET /v1/frameworks/{id}/status` answers the same for a past moment).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkDetailDto {
+        /// The moment the statuses are for.
+        #[serde(rename = "asOf")]
+        pub as_of: Timestamp,
+        pub counts: StatusCountsDto,
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        pub id: FrameworkId,
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        /// The share of requirements passing, in percent, rounded down to one decimal (100 only when
+        /// every requirement passes).
+        #[serde(rename = "percentPassing")]
+        pub percent_passing: f64,
+        #[serde(rename = "requirementCount")]
+        pub requirement_count: u64,
+        pub requirements: Vec<RequirementWithStatusDto>,
+        /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
+        pub source: FrameworkSource,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+        pub version: String,
+    }
+
     /// A framework as lists show it: without its requirements.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct FrameworkDto {
@@ -2150,6 +2178,35 @@ pub mod types {
                 Self::Custom => "custom",
                 Self::Template => "template",
             }
+        }
+    }
+
+    /// A framework's status at a moment: per requirement, and rolled up.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FrameworkStatusDto {
+        /// The moment the statuses are for.
+        #[serde(rename = "asOf")]
+        pub as_of: Timestamp,
+        pub counts: StatusCountsDto,
+        #[serde(rename = "frameworkId")]
+        pub framework_id: FrameworkId,
+        /// The share of requirements passing, in percent, rounded down to one decimal.
+        #[serde(rename = "percentPassing")]
+        pub percent_passing: f64,
+        /// Every requirement in catalog order.
+        pub requirements: Vec<RequirementStatusDto>,
+    }
+
+    impl FrameworkStatusDto {
+        /// A value with `as_of`, `counts`, `framework_id`, `percent_passing`, `requirements`; every other member absent or `null`.
+        pub fn new(
+            as_of: Timestamp,
+            counts: StatusCountsDto,
+            framework_id: FrameworkId,
+            percent_passing: f64,
+            requirements: Vec<RequirementStatusDto>,
+        ) -> Self {
+            Self { as_of, counts, framework_id, percent_passing, requirements }
         }
     }
 
@@ -2336,6 +2393,67 @@ pub mod types {
                 Self::Likely => "likely",
                 Self::VeryLikely => "very_likely",
             }
+        }
+    }
+
+    /// A control mapped to a requirement, with its status at the moment asked.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct MappedControlDto {
+        pub id: ControlId,
+        pub name: String,
+        pub status: ControlStatus,
+    }
+
+    impl MappedControlDto {
+        /// A value with `id`, `name`, `status`; every other member absent or `null`.
+        pub fn new(id: ControlId, name: String, status: ControlStatus) -> Self {
+            Self { id, name, status }
+        }
+    }
+
+    /// A mapping with what the requirement is called.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct MappedRequirementDto {
+        #[serde(rename = "controlId")]
+        pub control_id: ControlId,
+        /// When it was mapped: a status `asOf` an earlier moment leaves it out.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// The requirement's framework.
+        #[serde(rename = "frameworkId")]
+        pub framework_id: FrameworkId,
+        /// The requirement's identifier (`CC6.1`).
+        pub identifier: String,
+        #[serde(rename = "requirementId")]
+        pub requirement_id: RequirementId,
+        /// The requirement's title.
+        pub title: String,
+    }
+
+    impl MappedRequirementDto {
+        /// A value with `control_id`, `created_at`, `framework_id`, `identifier`, `requirement_id`, `title`; every other member absent or `null`.
+        pub fn new(
+            control_id: ControlId,
+            created_at: Timestamp,
+            framework_id: FrameworkId,
+            identifier: String,
+            requirement_id: RequirementId,
+            title: String,
+        ) -> Self {
+            Self { control_id, created_at, framework_id, identifier, requirement_id, title }
+        }
+    }
+
+    /// `{data}`: every requirement the control is mapped to, oldest mapping first.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct MappedRequirementList {
+        pub data: Vec<MappedRequirementDto>,
+    }
+
+    impl MappedRequirementList {
+        /// A value with `data`; every other member absent or `null`.
+        pub fn new(data: Vec<MappedRequirementDto>) -> Self {
+            Self { data }
         }
     }
 
@@ -2800,6 +2918,21 @@ pub mod types {
         }
     }
 
+    /// The body of `POST /v1/controls/{id}/requirements`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewRequirementMapping {
+        /// Required: the id (`req_…`) of a requirement of one of the organization's frameworks.
+        #[serde(rename = "requirementId")]
+        pub requirement_id: RequirementId,
+    }
+
+    impl NewRequirementMapping {
+        /// A value with `requirement_id`; every other member absent or `null`.
+        pub fn new(requirement_id: RequirementId) -> Self {
+            Self { requirement_id }
+        }
+    }
+
     /// The body of a create. Omitted enumerations take the specification's defaults.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewRisk {
@@ -3240,6 +3373,23 @@ pub mod types {
         pub slug: String,
         /// A URL, or `null`.
         pub website: Option<String>,
+    }
+
+    /// An OSCAL 1.1 assessment-results document (`{"assessment-results": {…}}`), as OSCAL's JSON
+    /// format writes it: one result whose findings are the framework's requirements and whose
+    /// observations are the evidence items deciding the mapped controls' statuses.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct OscalAssessmentResultsDocument {
+        /// OSCAL's `assessment-results` assembly.
+        #[serde(rename = "assessment-results")]
+        pub assessment_results: serde_json::Map<String, serde_json::Value>,
+    }
+
+    impl OscalAssessmentResultsDocument {
+        /// A value with `assessment_results`; every other member absent or `null`.
+        pub fn new(assessment_results: serde_json::Map<String, serde_json::Value>) -> Self {
+            Self { assessment_results }
+        }
     }
 
     /// An OSCAL 1.x catalog document, as OSCAL's JSON format writes it. The import reads
@@ -4003,6 +4153,111 @@ pub mod types {
 
     pub type RequirementId = String;
 
+    /// A control's mapping to a requirement.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct RequirementMappingDto {
+        #[serde(rename = "controlId")]
+        pub control_id: ControlId,
+        /// When it was mapped: a status `asOf` an earlier moment leaves it out.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        /// The requirement's framework.
+        #[serde(rename = "frameworkId")]
+        pub framework_id: FrameworkId,
+        #[serde(rename = "requirementId")]
+        pub requirement_id: RequirementId,
+    }
+
+    impl RequirementMappingDto {
+        /// A value with `control_id`, `created_at`, `framework_id`, `requirement_id`; every other member absent or `null`.
+        pub fn new(
+            control_id: ControlId,
+            created_at: Timestamp,
+            framework_id: FrameworkId,
+            requirement_id: RequirementId,
+        ) -> Self {
+            Self { control_id, created_at, framework_id, requirement_id }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum RequirementStatus {
+        #[serde(rename = "passing")]
+        Passing,
+        #[serde(rename = "failing")]
+        Failing,
+        #[serde(rename = "stale")]
+        Stale,
+        #[serde(rename = "not_started")]
+        NotStarted,
+        #[serde(rename = "unmapped")]
+        Unmapped,
+    }
+
+    impl RequirementStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Passing => "passing",
+                Self::Failing => "failing",
+                Self::Stale => "stale",
+                Self::NotStarted => "not_started",
+                Self::Unmapped => "unmapped",
+            }
+        }
+    }
+
+    /// One requirement's status at the moment asked.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct RequirementStatusDto {
+        pub controls: Vec<MappedControlDto>,
+        pub id: RequirementId,
+        pub identifier: String,
+        pub status: RequirementStatus,
+    }
+
+    impl RequirementStatusDto {
+        /// A value with `controls`, `id`, `identifier`, `status`; every other member absent or `null`.
+        pub fn new(
+            controls: Vec<MappedControlDto>,
+            id: RequirementId,
+            identifier: String,
+            status: RequirementStatus,
+        ) -> Self {
+            Self { controls, id, identifier, status }
+        }
+    }
+
+    /// A requirement with the controls mapped to it and its status: the worst of theirs (failing,
+    /// stale, not started, passing), or `unmapped` without a control.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct RequirementWithStatusDto {
+        pub controls: Vec<MappedControlDto>,
+        /// Plain text; null when the catalog gives none.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub description: Option<Option<String>>,
+        pub id: RequirementId,
+        /// `CC6.1`, `A.5.15`, `AC-2(1)`: unique within the framework.
+        pub identifier: String,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub parent: Option<Option<RequirementId>>,
+        pub status: RequirementStatus,
+        pub title: String,
+    }
+
+    impl RequirementWithStatusDto {
+        /// A value with `controls`, `id`, `identifier`, `status`, `title`; every other member absent or `null`.
+        pub fn new(
+            controls: Vec<MappedControlDto>,
+            id: RequirementId,
+            identifier: String,
+            status: RequirementStatus,
+            title: String,
+        ) -> Self {
+            Self { controls, id, identifier, status, title, description: None, parent: None }
+        }
+    }
+
     /// What became of the tokens at the provider.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Revocation {
@@ -4654,6 +4909,25 @@ pub mod types {
         /// A value with `status`; every other member absent or `null`.
         pub fn new(status: String) -> Self {
             Self { status }
+        }
+    }
+
+    /// How many requirements have each status.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct StatusCountsDto {
+        pub failing: u64,
+        #[serde(rename = "notStarted")]
+        pub not_started: u64,
+        pub passing: u64,
+        pub stale: u64,
+        /// Requirements no control is mapped to.
+        pub unmapped: u64,
+    }
+
+    impl StatusCountsDto {
+        /// A value with `failing`, `not_started`, `passing`, `stale`, `unmapped`; every other member absent or `null`.
+        pub fn new(failing: u64, not_started: u64, passing: u64, stale: u64, unmapped: u64) -> Self {
+            Self { failing, not_started, passing, stale, unmapped }
         }
     }
 
@@ -6591,6 +6865,46 @@ pub mod types {
     impl crate::pagination::Paged for ListFrameworksQuery {
         fn set_cursor(&mut self, cursor: String) {
             self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_framework_assessment_results`](crate::Client::get_framework_assessment_results) (`getFrameworkAssessmentResults`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetFrameworkAssessmentResultsQuery {
+        /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
+        /// evidence recorded up to then. Absent: now.
+        pub as_of: Option<String>,
+    }
+
+    impl GetFrameworkAssessmentResultsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::get_framework_status`](crate::Client::get_framework_status) (`getFrameworkStatus`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetFrameworkStatusQuery {
+        /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
+        /// evidence recorded up to then. Absent: now.
+        pub as_of: Option<String>,
+    }
+
+    impl GetFrameworkStatusQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
         }
     }
 
@@ -8977,6 +9291,57 @@ impl crate::Client {
         self.json(request).await
     }
 
+    /// The framework requirements a control is mapped to.
+    ///
+    /// `GET /v1/controls/{id}/requirements` (`listControlRequirements`).
+    pub async fn list_control_requirements(&self, id: &str) -> Result<MappedRequirementList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/controls/{}/requirements", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Map a control to a requirement of one of the organization's frameworks.
+    ///
+    /// `POST /v1/controls/{id}/requirements` (`mapControlRequirement`).
+    pub async fn map_control_requirement(
+        &self,
+        id: &str,
+        body: &NewRequirementMapping,
+    ) -> Result<RequirementMappingDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/controls/{}/requirements", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Remove a control's mapping to a requirement.
+    ///
+    /// `DELETE /v1/controls/{id}/requirements/{requirementId}` (`unmapControlRequirement`).
+    pub async fn unmap_control_requirement(
+        &self,
+        id: &str,
+        requirement_id: &str,
+    ) -> Result<RequirementMappingDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::DELETE,
+            path: format!(
+                "/v1/controls/{}/requirements/{}",
+                crate::transport::segment(id),
+                crate::transport::segment(requirement_id)
+            ),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
     /// A control's status now or at `asOf`, and which source decides it.
     ///
     /// `GET /v1/controls/{id}/status` (`getControlStatus`).
@@ -9129,11 +9494,11 @@ impl crate::Client {
 
     /// Get a framework.
     ///
-    /// With its requirements in catalog order, flat: a requirement that refines another names it in
-    /// `parent`.
+    /// With its requirements in catalog order, flat (a requirement that refines another names it in
+    /// `parent`), each with the controls mapped to it and its status now, and the share passing.
     ///
     /// `GET /v1/frameworks/{id}` (`getFramework`).
-    pub async fn get_framework(&self, id: &str) -> Result<FrameworkWithRequirementsDto, crate::Error> {
+    pub async fn get_framework(&self, id: &str) -> Result<FrameworkDetailDto, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::GET,
             path: format!("/v1/frameworks/{}", crate::transport::segment(id)),
@@ -9145,7 +9510,7 @@ impl crate::Client {
 
     /// Delete a framework.
     ///
-    /// With its requirements.
+    /// With its requirements; refused (409) while a control is mapped to one of them.
     ///
     /// `DELETE /v1/frameworks/{id}` (`deleteFramework`).
     pub async fn delete_framework(&self, id: &str) -> Result<(), crate::Error> {
@@ -9156,6 +9521,48 @@ impl crate::Client {
             body: crate::transport::Body::None,
         };
         self.empty(request).await
+    }
+
+    /// Export a framework's status as OSCAL assessment results.
+    ///
+    /// The status now or `asOf` a past moment as an OSCAL 1.1 assessment-results document: a finding
+    /// per requirement (`satisfied` when passing), an observation per evidence item that decides a
+    /// mapped control's status, linked from the findings of the requirements that control serves.
+    ///
+    /// `GET /v1/frameworks/{id}/assessment-results` (`getFrameworkAssessmentResults`).
+    pub async fn get_framework_assessment_results(
+        &self,
+        id: &str,
+        query: &GetFrameworkAssessmentResultsQuery,
+    ) -> Result<OscalAssessmentResultsDocument, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/frameworks/{}/assessment-results", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// A framework's status.
+    ///
+    /// Each requirement's status, now or `asOf` a past moment, from the controls mapped to it then
+    /// (the worst of theirs; `unmapped` without one), and the share of requirements passing. A past
+    /// moment is answered from the evidence recorded up to then.
+    ///
+    /// `GET /v1/frameworks/{id}/status` (`getFrameworkStatus`).
+    pub async fn get_framework_status(
+        &self,
+        id: &str,
+        query: &GetFrameworkStatusQuery,
+    ) -> Result<FrameworkStatusDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/frameworks/{}/status", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
     }
 
     /// List the organization's connections, newest first by default (disconnected ones included)..
