@@ -204,6 +204,8 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("importFramework", "/v1/frameworks/import", "{}", Needs('w', "frameworks")),
     ("getFramework", "/v1/frameworks/{fwk}", "", Needs('r', "frameworks")),
     ("deleteFramework", "/v1/frameworks/{fwk}", "", Needs('w', "frameworks")),
+    ("getFrameworkStatus", "/v1/frameworks/{fwk}/status", "", Needs('r', "frameworks")),
+    ("getFrameworkAssessmentResults", "/v1/frameworks/{fwk}/assessment-results", "", Needs('r', "frameworks")),
     ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),
     // a key no template has: an allowed caller gets the 404, a denied one the 403 first
     ("adoptFrameworkTemplate", "/v1/framework-templates/none/adopt", "{}", Needs('w', "frameworks")),
@@ -216,6 +218,9 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("addControlEvidenceSource", "/v1/controls/{ctl}/evidence-sources", "{}", Needs('w', "controls")),
     ("removeControlEvidenceSource", "/v1/controls/{ctl}/evidence-sources/{tsk}", "", Needs('w', "controls")),
     ("listControlEvidence", "/v1/controls/{ctl}/evidence", "", Needs('r', "controls")),
+    ("listControlRequirements", "/v1/controls/{ctl}/requirements", "", Needs('r', "controls")),
+    ("mapControlRequirement", "/v1/controls/{ctl}/requirements", "{}", Needs('w', "controls")),
+    ("unmapControlRequirement", "/v1/controls/{ctl}/requirements/{req}", "", Needs('w', "controls")),
     ("uploadControlEvidence", "/v1/controls/{ctl}/evidence", "{}", Needs('w', "controls")),
     ("downloadEvidence", "/v1/evidence/{evd}/content", "", Public),
     ("startSignIn", "", "", Skip(SIGNED_IN_USER)),
@@ -261,7 +266,7 @@ fn fill(template: &str) -> String {
     let mut text = template.to_owned();
     for prefix in [
         "ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "fwk",
-        "ctl", "evd",
+        "ctl", "evd", "req",
     ] {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }

@@ -299,8 +299,19 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     let catalog: Value = serde_json::from_str(include_str!("../oscal/small-catalog.json")).unwrap();
     c.check("importFramework", api.post("/v1/frameworks/import", catalog).await);
     c.check("listFrameworks", api.get("/v1/frameworks?limit=2").await);
+    let requirement = str_of(&adopted["requirements"][0], "id").to_owned();
     let adopted = format!("/v1/frameworks/{}", str_of(&adopted, "id"));
     c.check("getFramework", api.get(&adopted).await);
+    // A control mapped to one of its requirements, the roll-up, the OSCAL export, then unmapped.
+    let mapped = c.check("createControl", api.post("/v1/controls", json!({"name": "Mapped"})).await);
+    let mapped = format!("/v1/controls/{}", str_of(&mapped, "id"));
+    let body = json!({"requirementId": requirement});
+    c.check("mapControlRequirement", api.post(&format!("{mapped}/requirements"), body).await);
+    c.check("listControlRequirements", api.get(&format!("{mapped}/requirements")).await);
+    c.check("getFrameworkStatus", api.get(&format!("{adopted}/status")).await);
+    c.check("getFrameworkAssessmentResults", api.get(&format!("{adopted}/assessment-results")).await);
+    c.check("unmapControlRequirement", api.delete(&format!("{mapped}/requirements/{requirement}")).await);
+    c.check("deleteControl", api.delete(&mapped).await);
     c.check("deleteFramework", api.delete(&adopted).await);
     // Webhooks are checked against a real receiver in tests/api/webhooks.rs.
     for operation in [

@@ -94,6 +94,7 @@ mod devices;
 mod docs;
 mod export;
 mod filters;
+mod framework_status;
 mod frameworks;
 mod idempotency;
 mod instances;
