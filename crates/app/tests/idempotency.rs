@@ -15,6 +15,7 @@ fn created() -> StoredResponse {
         status: 201,
         content_type: Some("application/json".into()),
         location: None,
+        etag: Some("\"0123456789abcdef\"".into()),
         body: br#"{"id":"rsk_1"}"#.to_vec(),
     }
 }

@@ -36,6 +36,8 @@ pub struct StoredResponse {
     pub content_type: Option<String>,
     /// The `Location` header, if any.
     pub location: Option<String>,
+    /// The `ETag` header, if any (a create's or change's tag of the state it made).
+    pub etag: Option<String>,
     /// The body's bytes.
     pub body: Vec<u8>,
 }
@@ -46,6 +48,7 @@ impl std::fmt::Debug for StoredResponse {
         f.debug_struct("StoredResponse")
             .field("status", &self.status)
             .field("content_type", &self.content_type)
+            .field("etag", &self.etag)
             .field("body_bytes", &self.body.len())
             .finish()
     }

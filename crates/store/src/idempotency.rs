@@ -160,15 +160,16 @@ impl IdempotencyRepository for Store {
         claim: &IdempotencyClaim,
         outcome: &Outcome,
     ) -> Result<(), RepoError> {
-        let (status, content_type, location, body, withheld) = match outcome {
+        let (status, content_type, location, etag, body, withheld) = match outcome {
             Outcome::Keep(response) => (
                 response.status,
                 response.content_type.clone(),
                 response.location.clone(),
+                response.etag.clone(),
                 Some(response.body.clone()),
                 false,
             ),
-            Outcome::Withheld { status } => (*status, None, None, None, true),
+            Outcome::Withheld { status } => (*status, None, None, None, None, true),
         };
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
@@ -181,6 +182,7 @@ impl IdempotencyRepository for Store {
                     idempotency_keys::response_status.eq(Some(i32::from(status))),
                     idempotency_keys::response_content_type.eq(&content_type),
                     idempotency_keys::response_location.eq(&location),
+                    idempotency_keys::response_etag.eq(&etag),
                     idempotency_keys::response_body.eq(&body),
                     idempotency_keys::response_withheld.eq(withheld),
                 ))
@@ -231,6 +233,7 @@ struct KeyRow {
     response_status: Option<i32>,
     response_content_type: Option<String>,
     response_location: Option<String>,
+    response_etag: Option<String>,
     response_body: Option<Vec<u8>>,
     response_withheld: bool,
     created_at: PrimitiveDateTime,
@@ -253,6 +256,7 @@ impl KeyRow {
             response_status: None,
             response_content_type: None,
             response_location: None,
+            response_etag: None,
             response_body: None,
             response_withheld: false,
             created_at: naive(new.created_at),
@@ -268,6 +272,7 @@ impl From<KeyRow> for Reservation {
                 status,
                 content_type: row.response_content_type,
                 location: row.response_location,
+                etag: row.response_etag,
                 body,
             }),
             _ => None,

@@ -488,6 +488,7 @@ diesel::table! {
         response_status -> Nullable<Integer>,
         response_content_type -> Nullable<Text>,
         response_location -> Nullable<Text>,
+        response_etag -> Nullable<Text>,
         response_body -> Nullable<Binary>,
         response_withheld -> Bool,
         created_at -> Timestamp,

@@ -1547,6 +1547,7 @@ async fn idempotency_keys(db: &TestDb) {
         status: 201,
         content_type: Some("application/json".into()),
         location: None,
+        etag: Some("\"0123456789abcdef\"".into()),
         body: b"{}".to_vec(),
     };
     store.finish_idempotency_key(&org.id, &dead, &Outcome::Keep(answer.clone())).await.unwrap();

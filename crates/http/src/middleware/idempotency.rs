@@ -45,6 +45,12 @@ pub(crate) const REVEALS_SECRET: [(Method, &str); 4] = [
     (Method::POST, "/v1/invitations"),
 ];
 
+/// Routes whose change belongs to no organization the caller acts in: creating an organization
+/// writes the new organization's audit chain, not that of the `X-Organization-Id` a session may
+/// send, so the key cannot be marked in the change's transaction. They run as if no key was sent
+/// (documented: a retry-safe create sends its `slug`, which a repeat finds taken, 409).
+const OUTSIDE_THE_ORGANIZATION: [(Method, &str); 1] = [(Method::POST, "/v1/organizations")];
+
 /// The middleware. Register it inside [`super::guard`] (wrapped before it), so that rate limits
 /// and head limits apply first and the request id is known.
 pub async fn idempotency(
@@ -85,6 +91,9 @@ async fn with_key(
     let Some(pattern) = operations.routes.of(req.path()).map(str::to_owned) else {
         return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
     };
+    if OUTSIDE_THE_ORGANIZATION.iter().any(|(method, path)| method == req.method() && pattern == *path) {
+        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+    }
     let Some(mut principal) = caller_of(&req, &state).await else {
         return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
     };
@@ -213,6 +222,7 @@ async fn keep(
         status: head.status().as_u16(),
         content_type: header(header::CONTENT_TYPE),
         location: header(header::LOCATION),
+        etag: header(header::ETAG),
         body: body.to_vec(),
     };
     let reveals_secret = reveals_secret || head.headers().contains_key(header::SET_COOKIE);
@@ -235,7 +245,9 @@ async fn release(state: &AppState, principal: &Principal, claim: IdempotencyClai
 /// A stored answer, as it was sent, marked as a replay.
 fn replay(stored: StoredResponse) -> HttpResponse {
     let mut response = HttpResponse::build(StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK));
-    for (name, value) in [(header::CONTENT_TYPE, stored.content_type), (header::LOCATION, stored.location)] {
+    let headers =
+        [(header::CONTENT_TYPE, stored.content_type), (header::LOCATION, stored.location), (header::ETAG, stored.etag)];
+    for (name, value) in headers {
         if let Some(value) = value.and_then(|value| HeaderValue::from_str(&value).ok()) {
             response.insert_header((name, value));
         }
