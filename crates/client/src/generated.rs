@@ -1340,12 +1340,10 @@ pub mod types {
     /// The body of `PATCH /v1/controls/{id}`: only present fields change; `null` clears a nullable one.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct ControlChanges {
-        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub frequency: Option<Option<ControlFrequency>>,
-        /// Absent: unchanged; `null` is refused.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
         #[serde(rename = "ownerId")]
@@ -2712,12 +2710,10 @@ pub mod types {
     /// The body of `POST /v1/controls`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewControl {
-        /// Up to 10,000 characters; empty when omitted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub frequency: Option<Option<ControlFrequency>>,
-        /// Required: 1 to 255 characters.
         pub name: String,
         #[serde(rename = "ownerId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]

@@ -157,12 +157,12 @@ impl Control {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewControl {
-    /// Required: 1 to 255 characters.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, required = true, min_length = 1, max_length = 255))]
+    /// Required: 1 to 255 characters, not blank.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Up to 10,000 characters; empty when omitted.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, max_length = 10000))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// The member responsible for it: an active member of the organization.
@@ -179,11 +179,11 @@ pub struct NewControl {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ControlChanges {
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, min_length = 1, max_length = 255))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, max_length = 10000))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Absent: unchanged; `null`: no owner.

@@ -112,6 +112,8 @@ text_fields! {
     policy_template_id = text(1, crate::policy::TEMPLATE_ID_MAX), nullable;
     policy_change_note = text(0, crate::policy::NOTE_MAX), nullable;
     policy_rejection_reason = text(1, crate::policy::NOTE_MAX);
+    control_name = text(1, crate::control::NAME_MAX);
+    control_description = text(0, crate::control::DESCRIPTION_MAX);
 }
 
 /// An absolute http(s) URL as `validation::http_url` takes it, or null. The pattern is narrower
