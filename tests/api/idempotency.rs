@@ -18,6 +18,8 @@ api_tests!(
     a_change_applied_without_a_kept_answer_is_never_run_again,
     a_request_in_flight_blocks_its_repeat_until_its_lease_runs_out,
     an_answer_that_shows_a_secret_once_is_not_kept,
+    a_bulk_request_with_a_key_is_applied_once,
+    creating_an_organization_runs_as_if_no_key_was_sent,
 );
 
 const HEADER: &str = "Idempotency-Key";
@@ -138,6 +140,8 @@ async fn a_replay_is_byte_identical_and_marked(server: &TestServer) {
     assert!(replayed(&repeat));
     assert_eq!(repeat.bytes, first.bytes, "byte for byte");
     assert_eq!(repeat.content_type, first.content_type);
+    assert!(first.header("ETag").is_some(), "a create answers its tag");
+    assert_eq!(repeat.header("ETag"), first.header("ETag"), "the replay keeps the first answer's ETag");
     assert_ne!(repeat.header("X-Request-Id"), first.header("X-Request-Id"), "the repeat is a request of its own");
 
     // A 4xx is an outcome too: replayed, the first request's id in its body included.
@@ -255,4 +259,36 @@ async fn an_answer_that_shows_a_secret_once_is_not_kept(server: &TestServer) {
     assert!(refused["detail"].as_str().unwrap().contains(id), "names the key made: {refused}");
     let keys = tenant.session.get("/v1/api-keys").await.ok(200);
     assert_eq!(keys["count"], 2, "the tenant's own key and the one made once: {keys}");
+}
+
+async fn a_bulk_request_with_a_key_is_applied_once(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let client = tenant.api.with_header(HEADER, &fresh_key());
+    let body =
+        json!({"operations": [{"op": "create", "body": risk("Bulk one")}, {"op": "create", "body": risk("Bulk two")}]});
+    let first = client.post("/v1/risks/bulk", body.clone()).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let repeat = client.post("/v1/risks/bulk", body).await;
+    assert!(replayed(&repeat), "{}", repeat.body);
+    assert_eq!(repeat.bytes, first.bytes);
+    assert_eq!(risk_count(&tenant.api).await, 2, "both operations applied once");
+    // The audit entries of the operations carry the key's claim: a third repeat still replays.
+    let entries = tenant.api.get("/v1/audit-log?limit=10").await.ok(200);
+    let created = entries["data"].as_array().unwrap().iter().filter(|e| e["action"] == "risk.created").count();
+    assert_eq!(created, 2, "{entries}");
+}
+
+async fn creating_an_organization_runs_as_if_no_key_was_sent(server: &TestServer) {
+    let tenant = server.tenant().await;
+    // A session naming its organization: the new organization is not that one, so the key is
+    // not kept (docs/api.md); the slug makes the create safe to retry.
+    let client = tenant.session.with_header(HEADER, &fresh_key());
+    let slug = crate::tenant::unique("idem");
+    let body = json!({"name": "Made once", "slug": slug});
+    let first = client.post("/v1/organizations", body.clone()).await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    assert!(!replayed(&first));
+    let repeat = client.post("/v1/organizations", body).await;
+    assert_eq!(repeat.status, 409, "the slug is taken: {}", repeat.body);
+    assert!(!replayed(&repeat), "not a replay: the route ran again");
 }
