@@ -70,6 +70,9 @@ pub struct Requirement {
     pub description: Option<String>,
     /// The requirement it refines (an OSCAL control enhancement's control), if any.
     pub parent_id: Option<RequirementId>,
+    /// The id its catalog gives the control it came from (an OSCAL import's `ac-2.1`, a token);
+    /// `None` for our own shape and the templates. An assessment-results export targets it.
+    pub catalog_id: Option<String>,
 }
 
 /// A framework with its requirements, in catalog order (a parent before its children).
@@ -103,6 +106,8 @@ pub struct RequirementDraft {
     pub description: Option<String>,
     /// The index of its parent among the draft's requirements: always an earlier one.
     pub parent: Option<usize>,
+    /// The catalog's id of the control it came from (OSCAL imports only; a token, checked).
+    pub catalog_id: Option<String>,
     /// Where its values were read.
     pub paths: DraftPaths,
 }
@@ -208,6 +213,7 @@ impl FrameworkWithRequirements {
                 title: r.title,
                 description: r.description,
                 parent_id: r.parent.and_then(|index| ids.get(index).cloned()),
+                catalog_id: r.catalog_id,
             })
             .collect::<Vec<_>>();
         let framework = Framework {
@@ -294,6 +300,7 @@ impl NewFramework {
                 title,
                 description: input.description,
                 parent,
+                catalog_id: None,
                 paths: DraftPaths {
                     identifier: format!("{at}.identifier"),
                     title: format!("{at}.title"),

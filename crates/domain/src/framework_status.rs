@@ -203,6 +203,7 @@ mod tests {
             title: identifier.into(),
             description: None,
             parent_id: None,
+            catalog_id: None,
         }
     }
 

@@ -227,6 +227,7 @@ struct RequirementRow {
     title: String,
     description: Option<String>,
     parent_id: Option<String>,
+    catalog_id: Option<String>,
 }
 
 impl RequirementRow {
@@ -240,6 +241,7 @@ impl RequirementRow {
             title: r.title.clone(),
             description: r.description.clone(),
             parent_id: r.parent_id.as_ref().map(ToString::to_string),
+            catalog_id: r.catalog_id.clone(),
         }
     }
 }
@@ -254,6 +256,7 @@ impl TryFrom<RequirementRow> for Requirement {
             title: r.title,
             description: r.description,
             parent_id: optional_id(T, r.parent_id)?,
+            catalog_id: r.catalog_id,
         })
     }
 }

@@ -519,6 +519,7 @@ diesel::table! {
         title -> Text,
         description -> Nullable<Text>,
         parent_id -> Nullable<Text>,
+        catalog_id -> Nullable<Text>,
     }
 }
 

@@ -1,3 +1,8 @@
+-- The id an OSCAL catalog gives each imported control (`ac-2.1`), which an assessment-results
+-- export names the requirement by; NULL for our own shape and the templates (and for catalogs
+-- imported before this column).
+ALTER TABLE requirements ADD COLUMN catalog_id TEXT;
+
 -- Which requirements of which frameworks each control satisfies (one control often serves several
 -- frameworks). A framework that a control maps to cannot be deleted (the foreign key has no
 -- cascade; the store answers 409 before it is reached); deleting a control removes its mappings.

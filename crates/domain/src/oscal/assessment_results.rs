@@ -5,9 +5,10 @@
 //! What it writes, and why:
 //! - `import-ap` is required by OSCAL and names the assessment plan the results answer; there is
 //!   none (the results are computed from recorded evidence), so it is `#`, and its `remarks` say so.
-//! - A finding's `target` is an `objective-id`: the requirement's `identifier` when it is an OSCAL
-//!   token (`CC6.1`, `A.5.15`), else the requirement's own id (`AC-2(1)` is not a token), with the
-//!   identifier as the target's `title` either way.
+//! - A finding's `target` is an `objective-id`: the catalog's id of the control for an imported
+//!   catalog (`ac-2.1`, what other OSCAL documents name it by), else the requirement's
+//!   `identifier` when it is an OSCAL token (`CC6.1`, `A.5.15`), else the requirement's own id
+//!   (`AC-2(1)` is not a token), with the identifier as the target's `title` always.
 //! - `satisfied` only when the requirement passes; failing, stale, not started and unmapped are
 //!   `not-satisfied`, with `reason` `fail` for failing and `other` for the rest (the finding's
 //!   `description` says which).
@@ -156,8 +157,11 @@ fn finding(key: &str, state: &RequirementState, evidence: &[Evidence]) -> Findin
             ("not-satisfied", "other")
         }
     };
-    let target_id =
-        if is_token(&requirement.identifier) { requirement.identifier.clone() } else { requirement.id.to_string() };
+    let target_id = match &requirement.catalog_id {
+        Some(catalog_id) => catalog_id.clone(),
+        None if is_token(&requirement.identifier) => requirement.identifier.clone(),
+        None => requirement.id.to_string(),
+    };
     Finding {
         uuid: uuid(&["finding", key, requirement.id.as_str()]),
         title: one_line(&format!("{} {}", requirement.identifier, requirement.title)),
@@ -324,6 +328,7 @@ mod tests {
             title: "A title\nover two lines".into(),
             description: None,
             parent_id: None,
+            catalog_id: None,
         }
     }
 
@@ -342,6 +347,7 @@ mod tests {
             updated_at: now,
         };
         let (token, not_token) = (requirement("CC6.1"), requirement("AC-2(1)"));
+        let from_catalog = Requirement { catalog_id: Some("ac-2.2".into()), ..requirement("AC-2(2)") };
         let control = ControlId::generate();
         let mapped = [MappedControl {
             requirement_id: token.id.clone(),
@@ -349,7 +355,7 @@ mod tests {
             name: "Backups".into(),
             status: ControlStatus::Passing,
         }];
-        let status = roll_up(vec![token.clone(), not_token.clone()], &mapped, now);
+        let status = roll_up(vec![token.clone(), not_token.clone(), from_catalog], &mapped, now);
         let item = Evidence {
             id: EvidenceId::generate(),
             organization_id: org,
@@ -382,6 +388,8 @@ mod tests {
         assert_eq!(findings[1]["target"]["title"], "AC-2(1)");
         assert_eq!(findings[1]["target"]["status"]["state"], "not-satisfied");
         assert!(findings[1].get("related-observations").is_none(), "an empty array is left out");
+        assert_eq!(findings[2]["target"]["target-id"], "ac-2.2", "an imported control is named by its catalog id");
+        assert_eq!(findings[2]["target"]["title"], "AC-2(2)");
         let observation = &result["observations"][0];
         assert_eq!(findings[0]["related-observations"][0]["observation-uuid"], observation["uuid"]);
         assert_eq!(observation["relevant-evidence"][0]["href"], "http://x/v1/tasks/tsk_x");

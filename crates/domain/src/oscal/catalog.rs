@@ -235,6 +235,7 @@ fn walk_control(
         title: control.title.clone(),
         description: (!lines.is_empty()).then(|| lines.join("\n")),
         parent,
+        catalog_id: Some(control.id.clone()),
         paths: DraftPaths { identifier: identifier_path, title: format!("{at}.title"), description: description_path },
     });
     for (inner, enhancement) in control.controls.iter().enumerate() {

@@ -97,6 +97,10 @@ struct RequirementDto<'a> {
     description: Option<&'a str>,
     #[schema(value_type = Option<RequirementId>)]
     parent: Option<&'a RequirementId>,
+    /// The id the OSCAL catalog gives the control it was imported from (`ac-2.1`), which an
+    /// assessment-results export names it by; null for our own shape and the templates.
+    #[schema(value_type = Option<String>)]
+    catalog_id: Option<&'a str>,
 }
 
 impl<'a> From<&'a Requirement> for RequirementDto<'a> {
@@ -107,6 +111,7 @@ impl<'a> From<&'a Requirement> for RequirementDto<'a> {
             title: &r.title,
             description: r.description.as_deref(),
             parent: r.parent_id.as_ref(),
+            catalog_id: r.catalog_id.as_deref(),
         }
     }
 }
