@@ -241,6 +241,22 @@ async fn as_of_answers_the_past_and_the_export_is_valid_oscal(server: &TestServe
     assert_eq!((findings[2]["state"].as_str(), findings[2]["reason"].as_str()), (Some("not-satisfied"), Some("other")));
     assert!(!document.to_string().contains("signature="), "no signed link in an export");
 
+    // An imported catalog's requirement is targeted by the catalog's own control id.
+    let catalog: Value = serde_json::from_str(include_str!("../oscal/small-catalog.json")).unwrap();
+    let imported = api.post("/v1/frameworks/import", catalog).await.ok(201);
+    let offsite = requirement(&imported, "OPS-1(1)");
+    assert_eq!(imported["requirements"][1]["catalogId"], "ops-1.1", "{imported}");
+    map(api, &control, &offsite).await;
+    let document = api.get(&format!("{}/assessment-results", path_of(&imported, "/v1/frameworks"))).await.ok(200);
+    let read = trestle_reads(&document);
+    let targets: Vec<(&str, &str)> = read["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["targetId"].as_str().unwrap(), f["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(targets, [("ops-1", "not-satisfied"), ("ops-1.1", "satisfied"), ("ops-2", "not-satisfied")]);
+
     // The export of the past: nothing was proven then.
     let past = api.get(&format!("{framework_path}/assessment-results?asOf={before_done}")).await.ok(200);
     let read = trestle_reads(&past);

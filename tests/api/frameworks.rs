@@ -120,6 +120,10 @@ async fn a_trestle_catalog_imports_with_labels_parents_and_statements(server: &T
     for requirement in framework["requirements"].as_array().unwrap() {
         assert_id(&requirement["id"], "req_");
     }
+    // Each keeps the catalog's id of its control, what other OSCAL documents name it by.
+    let catalog_ids: Vec<&str> =
+        framework["requirements"].as_array().unwrap().iter().map(|r| r["catalogId"].as_str().unwrap()).collect();
+    assert_eq!(catalog_ids, ["sc-7", "sc-7.3", "ac-1", "ac-1.1", "ac-2"]);
     // What the import answered is what reads answer.
     let read = tenant.api.get(&format!("/v1/frameworks/{}", framework["id"].as_str().unwrap())).await.ok(200);
     assert_eq!(without_status(read), framework);

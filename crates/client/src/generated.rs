@@ -4129,6 +4129,11 @@ pub mod types {
     /// enhancement's control), or null.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct RequirementDto {
+        /// The id the OSCAL catalog gives the control it was imported from (`ac-2.1`), which an
+        /// assessment-results export names it by; null for our own shape and the templates.
+        #[serde(rename = "catalogId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub catalog_id: Option<Option<String>>,
         /// Plain text; null when the catalog gives none.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub description: Option<Option<String>>,
@@ -4143,7 +4148,7 @@ pub mod types {
     impl RequirementDto {
         /// A value with `id`, `identifier`, `title`; every other member absent or `null`.
         pub fn new(id: RequirementId, identifier: String, title: String) -> Self {
-            Self { id, identifier, title, description: None, parent: None }
+            Self { id, identifier, title, catalog_id: None, description: None, parent: None }
         }
     }
 
@@ -4228,6 +4233,11 @@ pub mod types {
     /// stale, not started, passing), or `unmapped` without a control.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct RequirementWithStatusDto {
+        /// The id the OSCAL catalog gives the control it was imported from (`ac-2.1`), which an
+        /// assessment-results export names it by; null for our own shape and the templates.
+        #[serde(rename = "catalogId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub catalog_id: Option<Option<String>>,
         pub controls: Vec<MappedControlDto>,
         /// Plain text; null when the catalog gives none.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
@@ -4250,7 +4260,7 @@ pub mod types {
             status: RequirementStatus,
             title: String,
         ) -> Self {
-            Self { controls, id, identifier, status, title, description: None, parent: None }
+            Self { controls, id, identifier, status, title, catalog_id: None, description: None, parent: None }
         }
     }
 
