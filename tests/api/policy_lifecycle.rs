@@ -178,7 +178,9 @@ async fn versions_are_immutable_and_numbered(server: &TestServer) {
     assert_eq!(policy["status"], "published");
     assert_eq!(policy["currentVersion"], 1);
     let path = format!("/v1/policies/{}", str_of(&policy, "id"));
-    let v1 = tenant.api.get(&format!("{path}/versions/1")).await.ok(200);
+    let first = tenant.api.get(&format!("{path}/versions/1")).await;
+    let v1_tag = first.header("ETag").expect("a version answers its ETag");
+    let v1 = first.ok(200);
     assert_eq!(v1["content"], paragraph("one"));
     assert_eq!(v1["approvedBy"], Value::Null);
     assert_eq!(v1["publishedBy"], tenant.owner.id.as_str());
@@ -191,7 +193,12 @@ async fn versions_are_immutable_and_numbered(server: &TestServer) {
         tenant.api.patch(&path, json!({"status": "published", "content": paragraph("three")})).await.ok(200);
     assert_eq!(republished["currentVersion"], 2);
     assert_eq!(tenant.api.get(&format!("{path}/versions/1")).await.ok(200), v1, "version 1 never changes");
-    assert_eq!(tenant.api.get(&format!("{path}/versions/2")).await.ok(200)["content"], paragraph("three"));
+    // So its tag never does: a client holding it is answered 304.
+    let held = tenant.api.with_header("If-None-Match", &v1_tag).get(&format!("{path}/versions/1")).await;
+    assert_eq!((held.status, held.header("ETag")), (304, Some(v1_tag.clone())));
+    let v2 = tenant.api.with_header("If-None-Match", &v1_tag).get(&format!("{path}/versions/2")).await;
+    assert_ne!(v2.header("ETag"), Some(v1_tag), "another version, another tag");
+    assert_eq!(v2.ok(200)["content"], paragraph("three"));
     let same = tenant.api.patch(&path, json!({"status": "published"})).await.ok(200);
     assert_eq!(same["currentVersion"], 2, "publishing the published changes nothing");
     let list = tenant.api.get(&format!("{path}/versions")).await.ok(200);

@@ -579,6 +579,14 @@ pub struct PolicyVersion {
     pub approved_at: Option<Timestamp>,
 }
 
+impl PolicyVersion {
+    /// The entity tag of the version. A version never changes once published, so its tag never
+    /// does either: a digest of its whole state ([`ETag::of_state`](crate::etag::ETag::of_state)).
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of_state(&format!("{}/versions/{}", self.policy_id, self.number), self)
+    }
+}
+
 /// A version as a list shows it: without its content, with how many signed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyVersionSummary {

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 use super::policies::{PolicyWithAuth, policy_id};
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfNoneMatchHeader};
 use crate::wire::PolicyDto;
 use crate::{ApiError, AppState, Caller};
 
@@ -320,19 +321,20 @@ async fn list_policy_versions(
     tag = "policies",
     operation_id = "getPolicyVersion",
     summary = "One published version with its content, as it was published",
-    params(("id" = PolicyId, Path), ("version" = i32, Path, description = "The version's number, from 1.")),
-    responses((status = 200, description = "The version.", body = PolicyVersionDto)),
+    params(("id" = PolicyId, Path), ("version" = i32, Path, description = "The version's number, from 1."), IfNoneMatchHeader),
+    responses((status = 200, description = "The version; its `ETag` never changes, since a published version does not.", body = PolicyVersionDto)),
 )]
 async fn get_policy_version(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<(String, String)>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (id, number) = path.into_inner();
     let (principal, id, number) = (caller.0, policy_id(&id)?, version_number(&number)?);
     let version =
         state.run(|app| async move { app.policies.get_policy_version(&principal, &id, number).await }).await?;
-    Ok(HttpResponse::Ok().json(PolicyVersionDto::from(&version)))
+    Ok(conditional::read(&if_none_match, &version.etag(), &PolicyVersionDto::from(&version)))
 }
 
 #[utoipa::path(
