@@ -109,14 +109,16 @@ impl FrameworkService {
 
     /// The framework's status at `as_of` as an OSCAL assessment-results document
     /// ([`assessment_results::document`]): a finding per requirement, an observation per evidence
-    /// item that decides a mapped control's status. **Choice:** `frameworks:read` is enough,
-    /// like the status it exports, although its observations describe the controls' evidence.
+    /// item that decides a mapped control's status. It needs `controls:read` besides
+    /// `frameworks:read`: its observations carry the evidence's reasons (a check's error text, a
+    /// run's verdict), which only those who read controls see.
     pub async fn assessment_results(
         &self,
         caller: &Principal,
         id: &FrameworkId,
         as_of: Option<Timestamp>,
     ) -> Result<serde_json::Value, AppError> {
+        require(caller, Family::Controls, Action::Read)?;
         require(caller, Family::Frameworks, Action::Read)?;
         let now = self.clock.now();
         let assessed = self.assess(&caller.organization_id, id, moment(now, as_of)?).await?;

@@ -62,7 +62,7 @@ pub fn document(assessment: &Assessment<'_>) -> Value {
         assessment_results: AssessmentResults {
             uuid: uuid(&["assessment-results", &key]),
             metadata: Metadata {
-                title: format!("Assessment results: {title}"),
+                title: one_line(&format!("Assessment results: {title}")),
                 last_modified: assessment.generated_at,
                 version: as_of.to_string(),
                 oscal_version: OSCAL_VERSION,
@@ -74,7 +74,7 @@ pub fn document(assessment: &Assessment<'_>) -> Value {
             },
             results: vec![AssessmentResult {
                 uuid: uuid(&["result", &key]),
-                title: format!("Status of {title} at {as_of}"),
+                title: one_line(&format!("Status of {title} at {as_of}")),
                 description: format!(
                     "{} of {} requirements passing ({}%) at {as_of}, from {} framework {}.",
                     assessment.status.counts.passing,
@@ -339,7 +339,7 @@ mod tests {
         let framework = Framework {
             id: FrameworkId::generate(),
             organization_id: org.clone(),
-            name: "Baseline".into(),
+            name: "Base\nline".into(),
             version: "1".into(),
             source: FrameworkSource::Custom,
             requirement_count: 2,
@@ -379,6 +379,8 @@ mod tests {
         let doc = document(&assessment);
         let results = &doc["assessment-results"];
         assert!(is_uuid(results["uuid"].as_str().unwrap()));
+        assert_eq!(results["metadata"]["title"], "Assessment results: Base line 1", "titles are one line");
+        assert!(!results["results"][0]["title"].as_str().unwrap().contains('\n'));
         let result = &results["results"][0];
         let findings = result["findings"].as_array().unwrap();
         assert_eq!(findings[0]["target"]["target-id"], "CC6.1");
