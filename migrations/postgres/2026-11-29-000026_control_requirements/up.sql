@@ -21,3 +21,5 @@ CREATE TABLE control_requirements (
 );
 -- a framework's roll-up, and the check before deleting it
 CREATE INDEX control_requirements_by_framework ON control_requirements (organization_id, framework_id, requirement_id);
+-- the foreign keys' checks when requirements are deleted (with their framework)
+CREATE INDEX control_requirements_by_requirement ON control_requirements (requirement_id);
