@@ -205,7 +205,8 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("getFramework", "/v1/frameworks/{fwk}", "", Needs('r', "frameworks")),
     ("deleteFramework", "/v1/frameworks/{fwk}", "", Needs('w', "frameworks")),
     ("getFrameworkStatus", "/v1/frameworks/{fwk}/status", "", Needs('r', "frameworks")),
-    ("getFrameworkAssessmentResults", "/v1/frameworks/{fwk}/assessment-results", "", Needs('r', "frameworks")),
+    // controls read too (the evidence's reasons); every role that reads controls reads frameworks
+    ("getFrameworkAssessmentResults", "/v1/frameworks/{fwk}/assessment-results", "", Needs('r', "controls")),
     ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),
     // a key no template has: an allowed caller gets the 404, a denied one the 403 first
     ("adoptFrameworkTemplate", "/v1/framework-templates/none/adopt", "{}", Needs('w', "frameworks")),

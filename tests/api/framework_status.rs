@@ -289,6 +289,8 @@ async fn roles_and_other_organizations(server: &TestServer) {
     let (employee, _) = server.member(&tenant, "employee").await;
     let employee = server.api_key(&tenant, &employee.id).await;
     employee.get(&format!("{framework_path}/status")).await.ok(200);
+    let denied = employee.get(&format!("{framework_path}/assessment-results")).await.problem(403);
+    assert!(str_of(&denied, "detail").contains("may not read controls"), "{denied}");
     employee.get(&format!("{control_path}/requirements")).await.problem(403);
 
     // Another organization: every route is a 404, and it cannot map our requirement to its control.
