@@ -7,7 +7,7 @@ use std::sync::Arc;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::framework_status::{NewRequirementMapping, RequirementMapping};
-use compliance_domain::{ControlId, RequirementId};
+use compliance_domain::{ControlId, OrganizationId, RequirementId};
 use compliance_ports::{Clock, ControlRepository, ControlRequirementRepository, MappedRequirement};
 
 use crate::access::require;
@@ -53,7 +53,7 @@ impl ControlRequirementService {
     ) -> Result<Vec<MappedRequirement>, AppError> {
         require(caller, Family::Controls, Action::Read)?;
         let org = &caller.organization_id;
-        self.controls.get_control(org, id).await.map_err(|e| AppError::from_repo(e, "control"))?;
+        self.require_control(org, id).await?;
         Ok(self.mappings.control_requirements(org, id).await?)
     }
 
@@ -69,7 +69,7 @@ impl ControlRequirementService {
         require(caller, Family::Controls, Action::Write)?;
         let requirement = input.requirement()?;
         let org = &caller.organization_id;
-        self.controls.get_control(org, id).await.map_err(|e| AppError::from_repo(e, "control"))?;
+        self.require_control(org, id).await?;
         let audit = self.audit.change(caller, "control.requirement_mapped", &REQUIREMENT_MAPPING);
         self.mappings
             .map_requirement(org, id, &requirement, self.clock.now(), &audit)
@@ -87,11 +87,16 @@ impl ControlRequirementService {
     ) -> Result<RequirementMapping, AppError> {
         require(caller, Family::Controls, Action::Write)?;
         let org = &caller.organization_id;
-        self.controls.get_control(org, id).await.map_err(|e| AppError::from_repo(e, "control"))?;
+        self.require_control(org, id).await?;
         let audit = self.audit.change(caller, "control.requirement_unmapped", &REQUIREMENT_MAPPING);
         self.mappings
             .unmap_requirement(org, id, requirement, &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "requirement mapping"))
+    }
+
+    /// The control must be the organization's: another's or a missing one is a 404 naming it.
+    async fn require_control(&self, org: &OrganizationId, id: &ControlId) -> Result<(), AppError> {
+        self.controls.get_control(org, id).await.map(drop).map_err(|e| AppError::from_repo(e, "control"))
     }
 }

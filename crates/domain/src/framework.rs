@@ -75,6 +75,21 @@ pub struct Requirement {
     pub catalog_id: Option<String>,
 }
 
+#[cfg(test)]
+impl Requirement {
+    /// A requirement of its own, for tests: a fresh id, no description, parent or catalog id.
+    pub(crate) fn named(identifier: &str, title: &str) -> Self {
+        Self {
+            id: RequirementId::generate(),
+            identifier: identifier.into(),
+            title: title.into(),
+            description: None,
+            parent_id: None,
+            catalog_id: None,
+        }
+    }
+}
+
 /// A framework with its requirements, in catalog order (a parent before its children).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameworkWithRequirements {

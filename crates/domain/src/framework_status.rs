@@ -197,14 +197,7 @@ mod tests {
     use super::*;
 
     fn requirement(identifier: &str) -> Requirement {
-        Requirement {
-            id: RequirementId::generate(),
-            identifier: identifier.into(),
-            title: identifier.into(),
-            description: None,
-            parent_id: None,
-            catalog_id: None,
-        }
+        Requirement::named(identifier, identifier)
     }
 
     fn mapped(requirement: &Requirement, status: ControlStatus) -> MappedControl {

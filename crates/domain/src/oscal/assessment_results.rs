@@ -319,17 +319,10 @@ mod tests {
     use crate::control::ControlStatus;
     use crate::framework::{FrameworkSource, Requirement};
     use crate::framework_status::{MappedControl, roll_up};
-    use crate::{ControlId, EvidenceId, FrameworkId, OrganizationId, RequirementId};
+    use crate::{ControlId, EvidenceId, FrameworkId, OrganizationId};
 
     fn requirement(identifier: &str) -> Requirement {
-        Requirement {
-            id: RequirementId::generate(),
-            identifier: identifier.into(),
-            title: "A title\nover two lines".into(),
-            description: None,
-            parent_id: None,
-            catalog_id: None,
-        }
+        Requirement::named(identifier, "A title\nover two lines")
     }
 
     #[test]
