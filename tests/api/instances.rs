@@ -1,7 +1,8 @@
 //! Two `compliance-server serve` processes on one database, as two instances of one deployment:
 //! each runs an automation worker, and a due schedule is claimed by a compare-and-swap on its
 //! `nextRunAt`, so exactly one instance adds the run of each firing (docs/devices-and-automations.md,
-//! "How runs run").
+//! "How runs run"); and an `Idempotency-Key` is kept in the database, so a request retried on
+//! the other instance is the same request (docs/api.md, "Idempotency keys").
 
 // Panicking is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -16,8 +17,9 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::checks::str_of;
+use crate::client::Response;
 use crate::client::{Auth, Client};
-use crate::harness::{Backend, Sibling, TestServer, poll_every};
+use crate::harness::{Backend, PATIENCE, Sibling, TestServer, poll_every, poll_until, random_hex};
 
 const AUTOMATIONS: &str = "/v1/browser/automations";
 /// Same for both instances, so a screenshot link one of them signs opens on the other.
@@ -57,6 +59,70 @@ async fn two_instances_run_a_schedule_exactly_once_per_firing() {
         two_instances(&server, sibling).await;
     })
     .await;
+}
+
+#[tokio::test]
+async fn one_idempotency_key_is_one_request_on_either_instance() {
+    crate::harness::run_with_owned_env(Backend::Postgres, Vec::new(), |server| async move {
+        let sibling = server.start_sibling(&[]).await;
+        one_key_on_two_instances(&server, sibling).await;
+    })
+    .await;
+}
+
+/// Each round sends one keyed create four times at once, twice to each instance: exactly one runs,
+/// the others are replays of its answer or refused as in flight (409); once it is done, both
+/// instances replay it byte for byte, and the key with another body is a 422 on either.
+async fn one_key_on_two_instances(server: &TestServer, mut sibling: Sibling) {
+    const ROUNDS: usize = 4;
+    let tenant = server.tenant().await;
+    let key = server.admin().create_api_key(&tenant.org_id, &tenant.owner.id).await;
+    let key = str_of(&key, "key").to_owned();
+    let a = server.client(Auth::ApiKey(key.clone()), None);
+    let b = sibling.client(Auth::ApiKey(key), None);
+    let replayed = |answer: &Response| answer.header("Idempotent-Replayed").as_deref() == Some("true");
+    for round in 0..ROUNDS {
+        let idempotency_key = format!("two-instances-{round}-{}", random_hex(6));
+        let body = json!({"title": format!("Raced {round}"), "description": "d", "category": "technology"});
+        let mut requests = tokio::task::JoinSet::new();
+        for instance in [&a, &b, &a, &b] {
+            let (client, body) = (instance.with_header("Idempotency-Key", &idempotency_key), body.clone());
+            requests.spawn(async move { client.post("/v1/risks", body).await });
+        }
+        let answers = requests.join_all().await;
+        for answer in &answers {
+            assert!(matches!(answer.status, 201 | 409), "round {round}: {}: {}", answer.status, answer.body);
+            if answer.status == 409 {
+                assert_eq!(answer.body["type"], "/problems/idempotency-in-flight", "{}", answer.body);
+            }
+        }
+        let created: Vec<&Response> = answers.iter().filter(|answer| answer.status == 201).collect();
+        assert_eq!(created.iter().filter(|answer| !replayed(answer)).count(), 1, "round {round}: one ran");
+        let first = created.iter().find(|answer| !replayed(answer)).expect("the one that ran");
+        assert!(created.iter().all(|answer| answer.bytes == first.bytes), "round {round}: one answer");
+        for instance in [&a, &b] {
+            let client = instance.with_header("Idempotency-Key", &idempotency_key);
+            let again = poll_until(PATIENCE, || async {
+                let answer = client.post("/v1/risks", body.clone()).await;
+                (answer.status != 409).then_some(answer)
+            })
+            .await
+            .expect("the request was still in flight after the deadline");
+            assert!(replayed(&again) && again.status == 201, "round {round}: a replay: {}", again.body);
+            assert_eq!(again.bytes, first.bytes, "round {round}: replayed byte for byte on either instance");
+            let other = client
+                .post(
+                    "/v1/risks",
+                    json!({"title": "Another", "description": "d",
+                                                       "category": "technology"}),
+                )
+                .await;
+            assert_eq!((other.status, &other.body["type"]), (422, &json!("/problems/idempotency-key-reused")));
+        }
+    }
+    let count = a.get("/v1/risks").await.ok(200)["count"].as_u64();
+    assert_eq!(count, Some(ROUNDS as u64), "one risk per key");
+    assert!(sibling.healthy().await, "B is no longer healthy; stderr:\n{}", sibling.stderr());
 }
 
 fn runs_path(id: &str) -> String {

@@ -58,6 +58,7 @@ api_tests!(
     sigterm_mid_burst_loses_nothing_and_sends_nothing_twice with LOOPBACK,
     a_delivery_cut_off_by_a_crash_is_sent_again_under_its_id with SHORT_CLAIMS,
     no_secret_in_any_answer_record_delivery_or_log with VERBOSE,
+    a_bulk_request_sends_an_event_per_operation_in_order with LOOPBACK,
 );
 
 // PostgreSQL only: two server processes sharing one database is a PostgreSQL deployment (SQLite
@@ -262,6 +263,42 @@ async fn changes_arrive_in_order_after_a_failing_receiver_recovers(server: &Test
     let first = list["data"].as_array().unwrap().iter().find(|d| d["id"] == received[0]["id"]).unwrap();
     assert_eq!(first["attempts"], 3, "{first}");
     assert_eq!(first["status"], "succeeded");
+}
+
+/// Each operation of a bulk request is a change of its own: its event goes out in the order the
+/// audit trail holds it; a refused (atomic) bulk request sends none.
+async fn a_bulk_request_sends_an_event_per_operation_in_order(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let receiver = Receiver::start(0).await;
+    hook(&tenant.api, &receiver, json!(["risk.*"])).await;
+    let risk = |title: &str| json!({"title": title, "description": "d", "category": "other"});
+    let existing = tenant.api.post("/v1/risks", risk("existing")).await.ok(201);
+    let operations = json!({"operations": [
+        {"op": "create", "body": risk("bulk 1")},
+        {"op": "update", "id": existing["id"], "body": {"title": "existing, renamed"}},
+        {"op": "create", "body": risk("bulk 2")},
+        {"op": "delete", "id": existing["id"]},
+    ]});
+    let applied = tenant.api.post("/v1/risks/bulk", operations).await.ok(200);
+    let refused = json!({"operations": [{"op": "create", "body": risk("never")},
+                                         {"op": "delete", "id": existing["id"]}]});
+    tenant.api.post("/v1/risks/bulk", refused).await.problem(400);
+    let witness = tenant.api.post("/v1/risks", risk("witness")).await.ok(201);
+
+    let events = events_of(&receiver.wait_for(6).await);
+    let id = |value: &Value| value.as_str().unwrap().to_owned();
+    let created = |index: usize| id(&applied["results"][index]["body"]["id"]);
+    let expected = [
+        ("risk.created", id(&existing["id"])),
+        ("risk.created", created(0)),
+        ("risk.updated", id(&existing["id"])),
+        ("risk.created", created(2)),
+        ("risk.deleted", id(&existing["id"])),
+        ("risk.created", id(&witness["id"])),
+    ]
+    .map(|(event, id)| (event.to_owned(), id));
+    assert_eq!(events, expected, "one event per operation, in order, none of the refused request");
+    assert_eq!(events, audit_order(&tenant.api).await, "in the audit trail's order");
 }
 
 async fn a_rotated_secret_signs_beside_the_new_one(server: &TestServer) {

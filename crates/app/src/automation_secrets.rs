@@ -8,6 +8,7 @@ use std::sync::Arc;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::automation::BrowserAutomation;
 use compliance_domain::automation_secret::{PER_AUTOMATION_MAX, SecretInput, SecretName};
+use compliance_domain::etag::{ETag, IfMatch};
 use compliance_domain::{AutomationId, OrganizationId, Timestamp};
 use compliance_ports::{
     AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, CONNECTION_CREDENTIALS_OWNER_KIND, Clock, SecretCipher,
@@ -26,6 +27,9 @@ pub struct SecretView {
     pub name: SecretName,
     /// When the value was last set.
     pub updated_at: Timestamp,
+    /// The secret's `ETag` (the tag of its vault row), which `PUT` and `DELETE` check `If-Match`
+    /// against.
+    pub etag: ETag,
 }
 
 /// What a `PUT` did.
@@ -57,14 +61,16 @@ impl AutomationSecrets {
         }
     }
 
-    /// Sets (or replaces) the automation's secret `name`. A name outside the grammar is a 400
-    /// naming `name`; more than [`PER_AUTOMATION_MAX`] secrets a 400 as well.
+    /// Sets (or replaces) the automation's secret `name`, while `if_match` holds for the value
+    /// set before (only an unconditional `PUT` sets a first one). A name outside the grammar is a
+    /// 400 naming `name`; more than [`PER_AUTOMATION_MAX`] secrets a 400 as well.
     pub async fn put(
         &self,
         caller: &Principal,
         automation: &AutomationId,
         name: &str,
         input: SecretInput,
+        if_match: &IfMatch,
     ) -> Result<SecretWritten, AppError> {
         require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
@@ -91,8 +97,9 @@ impl AutomationSecrets {
             updated_at: self.clock.now(),
         };
         let audit = self.audit.change(caller, "automation.secret_set", &AUTOMATION_SECRET);
-        self.secrets.put_audited(&stored, &audit).await?;
-        Ok(SecretWritten { secret: SecretView { name, updated_at: stored.updated_at }, created })
+        self.secrets.put_audited(&stored, if_match, &audit).await?;
+        let secret = SecretView { name, updated_at: stored.updated_at, etag: stored.etag() };
+        Ok(SecretWritten { secret, created })
     }
 
     /// The names of the automation's secrets and when each was set, by name.
@@ -104,12 +111,14 @@ impl AutomationSecrets {
         Ok(stored.iter().filter_map(|secret| view(automation, secret)).collect())
     }
 
-    /// Removes the secret; 404 when the automation has none of that name.
+    /// Removes the secret, while `if_match` holds for it; 404 when the automation has none of
+    /// that name.
     pub async fn delete(
         &self,
         caller: &Principal,
         automation: &AutomationId,
         name: &str,
+        if_match: &IfMatch,
     ) -> Result<SecretName, AppError> {
         require(caller, Family::Automations, Action::Write)?;
         let org = &caller.organization_id;
@@ -117,7 +126,7 @@ impl AutomationSecrets {
         let name = SecretName::parse(name).map_err(|_| AppError::NotFound("secret"))?;
         let owner_id = SecretOwner::automation_secret(automation.as_str(), name.as_str());
         let audit = self.audit.change(caller, "automation.secret_deleted", &AUTOMATION_SECRET);
-        match self.secrets.delete_audited(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id, &audit).await? {
+        match self.secrets.delete_audited(org, AUTOMATION_SECRET_OWNER_KIND, &owner_id, if_match, &audit).await? {
             true => Ok(name),
             false => Err(AppError::NotFound("secret")),
         }
@@ -223,7 +232,7 @@ impl AutomationSecrets {
 /// The name part of a stored secret's owner id; `None` for a row that is not well formed.
 fn view(automation: &AutomationId, secret: &StoredSecret) -> Option<SecretView> {
     let name = secret.owner_id.strip_prefix(automation.as_str())?.strip_prefix('/')?;
-    Some(SecretView { name: SecretName::parse(name).ok()?, updated_at: secret.updated_at })
+    Some(SecretView { name: SecretName::parse(name).ok()?, updated_at: secret.updated_at, etag: secret.etag() })
 }
 
 /// The secrets a run has typed so far, to mask their values out of every text the run keeps or

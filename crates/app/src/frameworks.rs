@@ -7,6 +7,7 @@ use std::sync::Arc;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::control::{Control, Evidence};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::framework::{
     Framework, FrameworkDraft, FrameworkSource, FrameworkWithRequirements, NewFramework, Template,
 };
@@ -173,10 +174,15 @@ impl FrameworkService {
     }
 
     /// Deletes the framework with its requirements and returns what it was.
-    pub async fn delete_framework(&self, caller: &Principal, id: &FrameworkId) -> Result<Framework, AppError> {
+    pub async fn delete_framework(
+        &self,
+        caller: &Principal,
+        id: &FrameworkId,
+        if_match: &IfMatch,
+    ) -> Result<Framework, AppError> {
         require(caller, Family::Frameworks, Action::Write)?;
         let audit = self.audit.change(caller, "framework.deleted", &FRAMEWORK);
-        self.frameworks.delete_framework(&caller.organization_id, id, &audit).await.map_err(not_found)
+        self.frameworks.delete_framework(&caller.organization_id, id, if_match, &audit).await.map_err(not_found)
     }
 
     async fn create(&self, caller: &Principal, draft: FrameworkDraft) -> Result<FrameworkWithRequirements, AppError> {

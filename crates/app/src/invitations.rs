@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family, Role, holds};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::invitation::{Invitation, InvitationStatus, NewInvitation};
 use compliance_domain::people::{Member, NewMember, Person};
 use compliance_domain::{InvitationId, Timestamp};
@@ -90,12 +91,12 @@ impl InvitationService {
         self.invitations.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "invitation"))
     }
 
-    /// Withdraws the invitation (its token stops working).
-    pub async fn delete(&self, caller: &Principal, id: &InvitationId) -> Result<(), AppError> {
+    /// Withdraws the invitation (its token stops working), while `if_match` holds for it.
+    pub async fn delete(&self, caller: &Principal, id: &InvitationId, if_match: &IfMatch) -> Result<(), AppError> {
         require(caller, Family::People, Action::Write)?;
         let audit = self.audit.change(caller, "invitation.deleted", &INVITATION);
         self.invitations
-            .delete(&caller.organization_id, id, &audit)
+            .delete(&caller.organization_id, id, if_match, self.clock.now(), &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "invitation"))
     }

@@ -4,6 +4,7 @@
 use compliance_app::{AppError, Principal};
 use compliance_domain::automation::{BrowserAutomation, NewAutomation};
 use compliance_domain::automation_secret::{PER_AUTOMATION_MAX, SecretInput};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::task::NewTask;
 
 use crate::support::World;
@@ -33,10 +34,10 @@ async fn a_value_is_sealed_for_its_automation_and_listed_by_name_only() {
     let tenant = world.tenant().await;
     let (first, second) = (automation(&world, &tenant.owner).await, automation(&world, &tenant.owner).await);
     let secrets = &world.app.automation_secrets;
-    let written = secrets.put(&tenant.owner, &first.id, "password", value(VALUE)).await.unwrap();
+    let written = secrets.put(&tenant.owner, &first.id, "password", value(VALUE), &IfMatch::Absent).await.unwrap();
     assert!(written.created);
-    assert!(!secrets.put(&tenant.owner, &first.id, "password", value(VALUE)).await.unwrap().created);
-    secrets.put(&tenant.owner, &second.id, "password", value("another")).await.unwrap();
+    assert!(!secrets.put(&tenant.owner, &first.id, "password", value(VALUE), &IfMatch::Absent).await.unwrap().created);
+    secrets.put(&tenant.owner, &second.id, "password", value("another"), &IfMatch::Absent).await.unwrap();
 
     // The store holds ciphertexts bound to each automation, never the value.
     let stored = world.secrets.ciphertexts();
@@ -50,8 +51,14 @@ async fn a_value_is_sealed_for_its_automation_and_listed_by_name_only() {
     let listed = secrets.list(&tenant.owner, &first.id).await.unwrap();
     assert_eq!(listed.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["password"]);
     assert!(!format!("{listed:?}").contains(VALUE));
-    assert_eq!(secrets.delete(&tenant.owner, &first.id, "password").await.unwrap().as_str(), "password");
-    assert!(matches!(secrets.delete(&tenant.owner, &first.id, "password").await, Err(AppError::NotFound("secret"))));
+    assert_eq!(
+        secrets.delete(&tenant.owner, &first.id, "password", &IfMatch::Absent).await.unwrap().as_str(),
+        "password"
+    );
+    assert!(matches!(
+        secrets.delete(&tenant.owner, &first.id, "password", &IfMatch::Absent).await,
+        Err(AppError::NotFound("secret"))
+    ));
     assert_eq!(secrets.list(&tenant.owner, &second.id).await.unwrap().len(), 1, "the other automation's stays");
 }
 
@@ -62,12 +69,13 @@ async fn an_automation_keeps_a_bounded_number_of_secrets() {
     let automation = automation(&world, &tenant.owner).await;
     let secrets = &world.app.automation_secrets;
     for i in 0..PER_AUTOMATION_MAX {
-        secrets.put(&tenant.owner, &automation.id, &format!("s{i}"), value("v")).await.unwrap();
+        secrets.put(&tenant.owner, &automation.id, &format!("s{i}"), value("v"), &IfMatch::Absent).await.unwrap();
     }
-    let refused = secrets.put(&tenant.owner, &automation.id, "one_more", value("v")).await.unwrap_err();
+    let refused =
+        secrets.put(&tenant.owner, &automation.id, "one_more", value("v"), &IfMatch::Absent).await.unwrap_err();
     assert!(matches!(&refused, AppError::Validation(e) if e.0[0].field == "name"), "{refused:?}");
     // Replacing one that exists is still allowed.
-    secrets.put(&tenant.owner, &automation.id, "s0", value("w")).await.unwrap();
+    secrets.put(&tenant.owner, &automation.id, "s0", value("w"), &IfMatch::Absent).await.unwrap();
 }
 
 #[tokio::test]
@@ -76,7 +84,7 @@ async fn another_organization_finds_no_automation() {
     let (a, b) = (world.tenant().await, world.tenant().await);
     let automation = automation(&world, &a.owner).await;
     let secrets = &world.app.automation_secrets;
-    let refused = secrets.put(&b.owner, &automation.id, "password", value(VALUE)).await.unwrap_err();
+    let refused = secrets.put(&b.owner, &automation.id, "password", value(VALUE), &IfMatch::Absent).await.unwrap_err();
     assert!(matches!(refused, AppError::NotFound("automation")), "{refused:?}");
     assert!(matches!(secrets.list(&b.owner, &automation.id).await, Err(AppError::NotFound("automation"))));
     assert!(world.secrets.ciphertexts().is_empty());

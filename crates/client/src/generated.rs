@@ -4003,9 +4003,11 @@ pub mod types {
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct PreconditionFailed {
         /// The record's current `ETag` (quoted, as the header shows it): read the record again,
-        /// then retry with this in `If-Match`.
+        /// then retry with this in `If-Match`. Absent when the record does not exist (a `PUT` that
+        /// would create it was sent with `If-Match`).
         #[serde(rename = "currentEtag")]
-        pub current_etag: String,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub current_etag: Option<Option<String>>,
         pub detail: String,
         /// The invalid fields of a validation problem.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -4021,9 +4023,9 @@ pub mod types {
     }
 
     impl PreconditionFailed {
-        /// A value with `current_etag`, `detail`, `status`, `title`, `type`; every other member absent or `null`.
-        pub fn new(current_etag: String, detail: String, status: u32, title: String, r#type: String) -> Self {
-            Self { current_etag, detail, status, title, r#type, errors: None, request_id: None }
+        /// A value with `detail`, `status`, `title`, `type`; every other member absent or `null`.
+        pub fn new(detail: String, status: u32, title: String, r#type: String) -> Self {
+            Self { detail, status, title, r#type, current_etag: None, errors: None, request_id: None }
         }
     }
 
@@ -9680,7 +9682,8 @@ impl crate::Client {
 
     /// Configure the organization's OAuth app for an `oauth2` provider (administrators)..
     ///
-    /// Only an owner or admin of the organization may do this (403 otherwise).
+    /// Only an owner or admin of the organization may do this (403 otherwise). With `If-Match`, it
+    /// replaces only the app of that tag; a first app is configured only without it (412 otherwise).
     ///
     /// `PUT /v1/integrations/oauth-apps/{slug}` (`putOAuthApp`).
     pub async fn put_oauth_app(&self, slug: &str, body: &OAuthAppInput) -> Result<OAuthApp, crate::Error> {

@@ -51,6 +51,7 @@ impl SecretRepository for Secrets {
     async fn put_audited(
         &self,
         secret: &StoredSecret,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, StoredSecret>,
     ) -> Result<(), RepoError> {
         self.put(secret).await
@@ -60,6 +61,7 @@ impl SecretRepository for Secrets {
         org: &OrganizationId,
         kind: &str,
         id: &str,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, StoredSecret>,
     ) -> Result<bool, RepoError> {
         self.delete(org, kind, id).await

@@ -90,7 +90,25 @@ impl IfMatch {
         match self {
             Self::Absent | Self::Any => Ok(()),
             Self::Tags(tags) if tags.contains(&current.0) => Ok(()),
-            Self::Tags(_) => Err(PreconditionFailed { current: current.clone() }),
+            Self::Tags(_) => Err(PreconditionFailed { current: Some(current.clone()) }),
+        }
+    }
+
+    /// Whether a `PUT` may create the record it names, none existing: only without `If-Match`
+    /// (even `*` asks for a current record, RFC 9110 §13.1.1).
+    pub fn check_absent(&self) -> Result<(), PreconditionFailed> {
+        match self {
+            Self::Absent => Ok(()),
+            Self::Any | Self::Tags(_) => Err(PreconditionFailed { current: None }),
+        }
+    }
+
+    /// [`check`](Self::check) against the record's tag when there is one, else
+    /// [`check_absent`](Self::check_absent).
+    pub fn check_existing(&self, current: Option<&ETag>) -> Result<(), PreconditionFailed> {
+        match current {
+            Some(current) => self.check(current),
+            None => self.check_absent(),
         }
     }
 }
@@ -127,12 +145,24 @@ impl IfNoneMatch {
     }
 }
 
-/// A write refused because its `If-Match` no longer holds: the record is now at `current`.
+/// A write refused because its `If-Match` no longer holds: the record is now at `current`, or
+/// (for a `PUT` that would create it) does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("If-Match does not match the current ETag {current}: the record changed since it was read")]
+#[error("{}", self.detail())]
 pub struct PreconditionFailed {
-    /// The record's tag now.
-    pub current: ETag,
+    /// The record's tag now; `None` when there is no record.
+    pub current: Option<ETag>,
+}
+
+impl PreconditionFailed {
+    fn detail(&self) -> String {
+        match &self.current {
+            Some(current) => {
+                format!("If-Match does not match the current ETag {current}: the record changed since it was read")
+            }
+            None => "If-Match names a record that does not exist: nothing was created".to_owned(),
+        }
+    }
 }
 
 /// One `entity-tag` of a list.
@@ -229,10 +259,21 @@ mod tests {
         assert!(IfMatch::parse(["\"x\"", quoted.as_str()]).check(&current).is_ok());
         let weak = format!("W/{quoted}");
         let failed = IfMatch::parse([weak.as_str()]).check(&current).unwrap_err();
-        assert_eq!(failed.current, current);
+        assert_eq!(failed.current, Some(current.clone()));
         assert!(IfMatch::parse(["\"x\""]).check(&current).is_err());
         assert!(IfMatch::parse([""]).check(&current).is_err());
         assert!(IfMatch::parse([current.as_str()]).check(&current).is_err(), "an unquoted tag is not a tag");
+    }
+
+    #[test]
+    fn only_an_unconditional_put_creates() {
+        assert!(IfMatch::Absent.check_existing(None).is_ok());
+        for asked in [IfMatch::Any, IfMatch::parse([tag().to_string().as_str()])] {
+            let failed = asked.check_existing(None).unwrap_err();
+            assert_eq!(failed.current, None);
+            assert!(failed.to_string().contains("does not exist"), "{failed}");
+            assert!(asked.check_existing(Some(&tag())).is_ok());
+        }
     }
 
     #[test]

@@ -57,6 +57,15 @@ pub struct Framework {
     pub updated_at: Timestamp,
 }
 
+impl Framework {
+    /// The entity tag of the framework's record ([`ETag::of`](crate::etag::ETag::of) its id and
+    /// `updatedAt`): its name, version and requirements, never its statuses, which are computed
+    /// at each read.
+    pub fn etag(&self) -> crate::etag::ETag {
+        crate::etag::ETag::of(self.id.as_str(), self.updated_at)
+    }
+}
+
 /// One requirement of a framework.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requirement {

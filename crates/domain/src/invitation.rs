@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use crate::etag::ETag;
 use crate::people::{ROLE_MAX, email};
 use crate::validation::{ValidationErrors, required, text};
 use crate::{Department, InvitationId, OrganizationId, Timestamp, UserId, required_non_null};
@@ -88,6 +89,14 @@ impl Invitation {
             (None, false) => InvitationStatus::Pending,
         }
     }
+
+    /// The entity tag of the invitation as it shows at `now`. **Choice:** it has no `updatedAt`,
+    /// and besides being accepted, the one thing that changes is its status, which turns
+    /// `expired` with time; so the tag digests what can change (acceptance and the status at
+    /// `now`): it moves when the invitation is accepted or expires, and stays otherwise.
+    pub fn etag_at(&self, now: Timestamp) -> ETag {
+        ETag::of_state(self.id.as_str(), &(self.accepted_at, &self.accepted_by, self.status_at(now)))
+    }
 }
 
 impl std::fmt::Debug for Invitation {
@@ -154,10 +163,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(invitation.email, "ada@example.com");
+        let (later, expiry) = (now.plus(time::Duration::days(6)), now.plus(time::Duration::days(7)));
+        let pending = invitation.etag_at(now);
         assert_eq!(invitation.status_at(now), InvitationStatus::Pending);
-        assert_eq!(invitation.status_at(now.plus(time::Duration::days(7))), InvitationStatus::Expired);
+        assert_eq!(invitation.etag_at(later), pending, "the tag stays while nothing changes");
+        assert_eq!(invitation.status_at(expiry), InvitationStatus::Expired);
+        assert_ne!(invitation.etag_at(expiry), pending, "expiring changes what it shows, so its tag");
         invitation.accepted_at = Some(now);
         assert_eq!(invitation.status_at(now.plus(time::Duration::days(8))), InvitationStatus::Accepted);
+        assert_ne!(invitation.etag_at(later), pending, "accepting changes its tag");
         let bad = NewInvitation { email: Some("nope".into()), role: None, department: None };
         assert!(
             Invitation::create(

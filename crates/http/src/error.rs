@@ -37,7 +37,7 @@ enum Members {
     /// What an administrator must set up first.
     Setup(Setup),
     /// An `If-Match` that no longer holds: the record's current tag, also sent as `ETag`.
-    Precondition { current_etag: String },
+    Precondition { current_etag: Option<String> },
 }
 
 #[derive(Debug)]
@@ -96,8 +96,11 @@ pub(crate) struct PreconditionFailed<'a> {
     #[serde(flatten)]
     problem: Problem<'a>,
     /// The record's current `ETag` (quoted, as the header shows it): read the record again,
-    /// then retry with this in `If-Match`.
-    current_etag: &'a str,
+    /// then retry with this in `If-Match`. Absent when the record does not exist (a `PUT` that
+    /// would create it was sent with `If-Match`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    current_etag: Option<&'a str>,
 }
 
 /// A 412 problem: what an administrator must set up first.
@@ -303,7 +306,8 @@ impl From<AppError> for ApiError {
                 Self { members: Some(Box::new(Members::Setup(setup))), ..error }
             }
             AppError::PreconditionFailed(failed) => {
-                let precondition = Members::Precondition { current_etag: failed.current.to_string() };
+                let precondition =
+                    Members::Precondition { current_etag: failed.current.as_ref().map(ToString::to_string) };
                 let error = Self::new(
                     StatusCode::PRECONDITION_FAILED,
                     "precondition-failed",
@@ -369,10 +373,10 @@ impl ResponseError for ApiError {
                 create_app_url: setup.create_app_url.as_deref(),
             }),
             (Some(Members::Precondition { current_etag }), None) => {
-                if let Ok(value) = HeaderValue::from_str(current_etag) {
+                if let Some(Ok(value)) = current_etag.as_deref().map(HeaderValue::from_str) {
                     response.insert_header((header::ETAG, value));
                 }
-                serde_json::to_vec(&PreconditionFailed { problem, current_etag })
+                serde_json::to_vec(&PreconditionFailed { problem, current_etag: current_etag.as_deref() })
             }
             (None, None) => serde_json::to_vec(&problem),
         };

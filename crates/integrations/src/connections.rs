@@ -11,6 +11,7 @@ use compliance_credentials::{
     OAuthConnection, RevokeRequest, StrategyKind, TokenSet, TokenStore as _, TokenTypeHint, credential_fields,
     validate_values,
 };
+use compliance_domain::etag::IfMatch;
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
 use compliance_domain::{ConnectionId, FieldError, OrganizationId, Timestamp, UserId, ValidationErrors};
 use compliance_ports::{ConnectionQuery, Page, RepoError};
@@ -198,11 +199,15 @@ impl Integrations {
 
     /// Marks the connection disconnected, destroys its credentials and tokens, then revokes the
     /// tokens at the provider when its manifest says how. Disconnecting twice answers the same.
-    pub async fn disconnect(&self, caller: &Principal, id: &str) -> Result<Disconnected, AppError> {
+    pub async fn disconnect(&self, caller: &Principal, id: &str, if_match: &IfMatch) -> Result<Disconnected, AppError> {
         require(caller, Family::Integrations, Action::Write)?;
         let org = &caller.organization_id;
         for _ in 0..UPDATE_ATTEMPTS {
             let mut connection = self.find_connection(org, id).await?;
+            // Checked against the state read (the tag its read answers); the update below writes
+            // only while the connection is still that state, and a change meanwhile reads it
+            // again and checks anew.
+            if_match.check(&self.connection_view(connection.clone()).etag())?;
             if connection.is_disconnected() {
                 // Idempotent, and a second chance to destroy what a failed first attempt left.
                 self.sealed.destroy_connection_secrets(org, &connection.id).await?;

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use compliance_app::{AppError, Principal};
 use compliance_credentials::{ClientCredentials, OAuth2Config};
+use compliance_domain::etag::{ETag, IfMatch};
 use compliance_domain::{FieldError, OrganizationId, Timestamp, ValidationErrors};
+use compliance_ports::secret_etag;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +71,14 @@ pub struct OAuthAppView {
     pub updated_at: Timestamp,
 }
 
+impl OAuthAppView {
+    /// The app's `ETag`: the tag of its sealed document (see `compliance_ports::secret_etag`),
+    /// which its `PUT` and `DELETE` check `If-Match` against.
+    pub fn etag(&self) -> ETag {
+        secret_etag(OAUTH_APP, &self.provider_slug, self.updated_at)
+    }
+}
+
 impl Integrations {
     pub async fn get_oauth_app(&self, caller: &Principal, slug: &str) -> Result<OAuthAppView, AppError> {
         require(caller, Family::Integrations, Action::Read)?;
@@ -78,17 +88,21 @@ impl Integrations {
         Ok(view(slug, app, updated_at))
     }
 
+    /// Configures (or replaces) the app, while `if_match` holds for the one configured (only an
+    /// unconditional `PUT` configures a first one).
     pub async fn put_oauth_app(
         &self,
         caller: &Principal,
         slug: &str,
         input: OAuthAppInput,
+        if_match: &IfMatch,
     ) -> Result<OAuthAppView, AppError> {
         require(caller, Family::Integrations, Action::Write)?;
         let config = self.oauth_provider(slug)?;
         let org = &caller.organization_id;
-        // Keeping the stored secret is read-then-write: a rotation racing this PUT can be lost.
-        // Administrators configure an app rarely and by hand; the last write wins, as for any PUT.
+        // Keeping the stored secret is read-then-write: a rotation racing this PUT can be lost,
+        // unless the PUT sends `If-Match` (checked again in the write's transaction). Without it,
+        // the last write wins, as for any unconditional PUT.
         let client_secret = match input.client_secret {
             Some(secret) => secret,
             None => match self.load_oauth_app(org, slug).await? {
@@ -103,15 +117,16 @@ impl Integrations {
         };
         validate(&app, config)?;
         let audit = self.audit.change_by(compliance_app::Author::of(caller), oauth_app_action, &OAUTH_APP_ENTRY);
-        let updated_at = self.sealed.put_audited(org, (OAUTH_APP, slug), &app, &audit).await?;
+        let updated_at = self.sealed.put_audited(org, (OAUTH_APP, slug), &app, if_match, &audit).await?;
         Ok(view(slug, app, updated_at))
     }
 
-    pub async fn delete_oauth_app(&self, caller: &Principal, slug: &str) -> Result<(), AppError> {
+    /// Removes the app, while `if_match` holds for it.
+    pub async fn delete_oauth_app(&self, caller: &Principal, slug: &str, if_match: &IfMatch) -> Result<(), AppError> {
         require(caller, Family::Integrations, Action::Write)?;
         self.oauth_provider(slug)?;
         let audit = self.audit.change(caller, "oauthApp.deleted", &OAUTH_APP_ENTRY);
-        match self.sealed.delete_audited(&caller.organization_id, (OAUTH_APP, slug), &audit).await? {
+        match self.sealed.delete_audited(&caller.organization_id, (OAUTH_APP, slug), if_match, &audit).await? {
             true => Ok(()),
             false => Err(AppError::NotFound("OAuth app")),
         }

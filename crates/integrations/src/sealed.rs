@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use compliance_app::AppError;
 use compliance_credentials::{Binding, Keyring, TOKENS_OWNER_KIND};
+use compliance_domain::etag::IfMatch;
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 use compliance_ports::{AuditOf, SecretRepository, StoredSecret};
 use secrecy::zeroize::Zeroizing;
@@ -65,16 +66,18 @@ impl Sealed {
         Ok(secret.updated_at)
     }
 
-    /// [`put`](Self::put) with `audit`'s entry, in one transaction (for documents the API sets).
+    /// [`put`](Self::put) with `audit`'s entry, in one transaction, while `if_match` holds for
+    /// the document stored before (for documents the API sets).
     pub(crate) async fn put_audited<T: Serialize>(
         &self,
         org: &OrganizationId,
         (kind, owner): (&str, &str),
         document: &T,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, StoredSecret>,
     ) -> Result<Timestamp, AppError> {
         let secret = self.sealed(org, (kind, owner), document)?;
-        self.secrets.put_audited(&secret, audit).await?;
+        self.secrets.put_audited(&secret, if_match, audit).await?;
         Ok(secret.updated_at)
     }
 
@@ -95,14 +98,16 @@ impl Sealed {
         })
     }
 
-    /// Deletes the owner's document with `audit`'s entry of it, in one transaction; whether there was one.
+    /// Deletes the owner's document with `audit`'s entry of it, in one transaction, while
+    /// `if_match` holds for it; whether there was one.
     pub(crate) async fn delete_audited(
         &self,
         org: &OrganizationId,
         (kind, owner): (&str, &str),
+        if_match: &IfMatch,
         audit: &AuditOf<'_, StoredSecret>,
     ) -> Result<bool, AppError> {
-        Ok(self.secrets.delete_audited(org, kind, owner, audit).await?)
+        Ok(self.secrets.delete_audited(org, kind, owner, if_match, audit).await?)
     }
 
     /// The document and when it was stored.

@@ -1,6 +1,7 @@
 //! Frameworks and their requirements: the repository and what its list is asked for.
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::framework::{Framework, FrameworkSource, FrameworkWithRequirements};
 use compliance_domain::{FrameworkId, OrganizationId};
 
@@ -44,11 +45,13 @@ pub trait FrameworkRepository: Send + Sync {
         audit: &AuditOf<'_, Framework>,
     ) -> Result<(), RepoError>;
     /// Deletes the framework with its requirements, atomically with `audit`'s entry, and returns
-    /// what it was; `RepoError::Conflict` while a control is mapped to one of its requirements.
+    /// what it was; `RepoError::PreconditionFailed` when `if_match` does not hold for it, then
+    /// `RepoError::Conflict` while a control is mapped to one of its requirements.
     async fn delete_framework(
         &self,
         org: &OrganizationId,
         id: &FrameworkId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Framework>,
     ) -> Result<Framework, RepoError>;
 }

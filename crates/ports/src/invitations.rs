@@ -1,6 +1,7 @@
 //! Invitations to join an organization.
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::invitation::Invitation;
 use compliance_domain::people::Member;
 use compliance_domain::{InvitationId, OrganizationId, Timestamp};
@@ -25,11 +26,15 @@ pub trait InvitationRepository: Send + Sync {
     async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Invitation>, RepoError>;
     /// One invitation; `RepoError::NotFound` when it is not the organization's.
     async fn get(&self, org: &OrganizationId, id: &InvitationId) -> Result<Invitation, RepoError>;
-    /// Withdraws the invitation, with `audit`'s entry, in one transaction.
+    /// Withdraws the invitation, with `audit`'s entry, in one transaction, while `if_match`
+    /// holds for its tag at `now` ([`Invitation::etag_at`]; else `RepoError::PreconditionFailed`
+    /// and nothing changes).
     async fn delete(
         &self,
         org: &OrganizationId,
         id: &InvitationId,
+        if_match: &IfMatch,
+        now: Timestamp,
         audit: &AuditOf<'_, Invitation>,
     ) -> Result<(), RepoError>;
     /// The invitation whose token's SHA-256 (hex) is `token_hash`, of any organization.

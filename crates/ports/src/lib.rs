@@ -72,7 +72,7 @@ pub use sign_in::{
 };
 pub use vault::{
     AUTOMATION_SECRET_OWNER_KIND, CONNECTION_CREDENTIALS_OWNER_KIND, CipherError, OAuthStateRecord,
-    OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
+    OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret, secret_etag,
 };
 pub use webhooks::{
     EventFeed, FeedEvent, NoEventFeed, OutboundRequest, OutboundResponse, SealedSecrets, SendError,

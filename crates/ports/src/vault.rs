@@ -4,6 +4,7 @@
 //! what it produces, so the database never sees a plaintext secret.
 
 use async_trait::async_trait;
+use compliance_domain::etag::{ETag, IfMatch};
 use compliance_domain::{OrganizationId, Timestamp, UserId};
 use secrecy::SecretString;
 
@@ -25,6 +26,20 @@ pub struct StoredSecret {
     pub ciphertext: Vec<u8>,
     /// When it was last written.
     pub updated_at: Timestamp,
+}
+
+impl StoredSecret {
+    /// The tag of the secret as stored (see [`secret_etag`]).
+    pub fn etag(&self) -> ETag {
+        secret_etag(&self.owner_kind, &self.owner_id, self.updated_at)
+    }
+}
+
+/// The `ETag` of the secret `owner_kind`/`owner_id` last written at `updated_at`: what a
+/// resource kept in the vault (an OAuth app, an automation's secret) answers, and what its
+/// `If-Match` is checked against. Re-encryption under a new key keeps `updated_at`, so the tag.
+pub fn secret_etag(owner_kind: &str, owner_id: &str, updated_at: Timestamp) -> ETag {
+    ETag::of(&format!("{owner_kind}/{owner_id}"), updated_at)
 }
 
 /// Never shows the ciphertext.
@@ -105,15 +120,23 @@ pub trait SecretRepository: Send + Sync {
     /// Whether there was one to delete.
     async fn delete(&self, org: &OrganizationId, owner_kind: &str, owner_id: &str) -> Result<bool, RepoError>;
     /// [`put`](Self::put) with `audit`'s entry (made from the row before, if any, and after), in
-    /// one transaction. For the secrets the API sets itself (an automation's).
-    async fn put_audited(&self, secret: &StoredSecret, audit: &AuditOf<'_, StoredSecret>) -> Result<(), RepoError>;
-    /// [`delete`](Self::delete) with `audit`'s entry of the row deleted, in one transaction; no
-    /// entry when there was none.
+    /// one transaction, only while `if_match` holds for the row before
+    /// ([`IfMatch::check_existing`]; else `RepoError::PreconditionFailed`, nothing written). For
+    /// the secrets the API sets itself (an OAuth app, an automation's).
+    async fn put_audited(
+        &self,
+        secret: &StoredSecret,
+        if_match: &IfMatch,
+        audit: &AuditOf<'_, StoredSecret>,
+    ) -> Result<(), RepoError>;
+    /// [`delete`](Self::delete) with `audit`'s entry of the row deleted, in one transaction, only
+    /// while `if_match` holds for it; no entry when there was none.
     async fn delete_audited(
         &self,
         org: &OrganizationId,
         owner_kind: &str,
         owner_id: &str,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, StoredSecret>,
     ) -> Result<bool, RepoError>;
     /// How many secrets are not yet under `current_key`.

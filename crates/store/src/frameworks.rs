@@ -2,6 +2,7 @@
 //! `requirements` tables hold.
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::framework::{Framework, FrameworkWithRequirements, Requirement};
 use compliance_domain::{FrameworkId, OrganizationId};
 use compliance_ports::{AuditOf, Cursor, FrameworkQuery, FrameworkRepository, Page, RepoError};
@@ -114,12 +115,22 @@ impl FrameworkRepository for Store {
         &self,
         org: &OrganizationId,
         id: &FrameworkId,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, Framework>,
     ) -> Result<Framework, RepoError> {
         let mut conn = self.pools.write().await?;
+        let the_framework = || {
+            frameworks::table
+                .filter(frameworks::organization_id.eq(org.as_str()))
+                .filter(frameworks::id.eq(id.as_str()))
+        };
         let result: Result<Framework, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let head = c.lock_head(org.as_str()).await?;
+                // The precondition first (RFC 9110 §13.2.2), then what the delete itself refuses.
+                let current: Framework =
+                    the_framework().select(FrameworkRow::as_select()).first(c).await?.try_into()?;
+                if_match.check(&current.etag())?;
                 // Mappings are written under the same lock: none can arrive after this count.
                 let mapped: i64 = control_requirements::table
                     .filter(control_requirements::organization_id.eq(org.as_str()))
@@ -134,11 +145,8 @@ impl FrameworkRepository for Store {
                     ))
                     .into());
                 }
-                let the_framework = frameworks::table
-                    .filter(frameworks::organization_id.eq(org.as_str()))
-                    .filter(frameworks::id.eq(id.as_str()));
                 // The requirements go with it (ON DELETE CASCADE).
-                let deleted: Framework = diesel::delete(the_framework)
+                let deleted: Framework = diesel::delete(the_framework())
                     .returning(FrameworkRow::as_returning())
                     .get_result(c)
                     .await?

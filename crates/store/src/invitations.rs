@@ -1,6 +1,7 @@
 //! Invitations to join an organization.
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::invitation::Invitation;
 use compliance_domain::people::Member;
 use compliance_domain::{InvitationId, OrganizationId, Timestamp};
@@ -122,6 +123,8 @@ impl InvitationRepository for Store {
         &self,
         org: &OrganizationId,
         id: &InvitationId,
+        if_match: &IfMatch,
+        now: Timestamp,
         audit: &AuditOf<'_, Invitation>,
     ) -> Result<(), RepoError> {
         let mut conn = self.pools.write().await?;
@@ -137,6 +140,8 @@ impl InvitationRepository for Store {
                 .get_result(c)
                 .await?
                 .try_into()?;
+                // The deleted row is the invitation as it was: a stale `If-Match` rolls it back.
+                if_match.check(&deleted.etag_at(now))?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(())
             })

@@ -1,6 +1,7 @@
 //! The credential vault's storage: ciphertexts, OAuth states and refresh leases.
 
 use async_trait::async_trait;
+use compliance_domain::etag::IfMatch;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AuditOf, OAuthStateRecord, OAuthStateRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret,
@@ -141,7 +142,12 @@ impl SecretRepository for Store {
         Ok(deleted > 0)
     }
 
-    async fn put_audited(&self, secret: &StoredSecret, audit: &AuditOf<'_, StoredSecret>) -> Result<(), RepoError> {
+    async fn put_audited(
+        &self,
+        secret: &StoredSecret,
+        if_match: &IfMatch,
+        audit: &AuditOf<'_, StoredSecret>,
+    ) -> Result<(), RepoError> {
         let row = SecretRow::from(secret);
         let org = secret.organization_id.as_str();
         let the_secret = || vault_secrets::table.find((org, secret.owner_kind.as_str(), secret.owner_id.as_str()));
@@ -152,6 +158,7 @@ impl SecretRepository for Store {
                 let before: Option<SecretRow> =
                     the_secret().select(SecretRow::as_select()).first(c).await.optional()?;
                 let before = before.map(StoredSecret::try_from).transpose()?;
+                if_match.check_existing(before.as_ref().map(StoredSecret::etag).as_ref())?;
                 diesel::insert_into(vault_secrets::table)
                     .values(&row)
                     .on_conflict((vault_secrets::organization_id, vault_secrets::owner_kind, vault_secrets::owner_id))
@@ -176,6 +183,7 @@ impl SecretRepository for Store {
         org: &OrganizationId,
         owner_kind: &str,
         owner_id: &str,
+        if_match: &IfMatch,
         audit: &AuditOf<'_, StoredSecret>,
     ) -> Result<bool, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -191,6 +199,8 @@ impl SecretRepository for Store {
                 // Nothing deleted: roll back (NotFound below), so the head does not move.
                 let Some(deleted) = deleted else { return Err(TxError::Repo(RepoError::NotFound)) };
                 let deleted = StoredSecret::try_from(deleted)?;
+                // The deleted row is the secret as it was: a stale `If-Match` rolls the delete back.
+                if_match.check(&deleted.etag())?;
                 c.append(head, audit(Some(&deleted), None)).await?;
                 Ok(true)
             })

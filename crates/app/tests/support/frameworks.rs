@@ -31,6 +31,7 @@ impl FrameworkRepository for NoFrameworks {
         &self,
         _: &OrganizationId,
         _: &FrameworkId,
+        _: &compliance_domain::etag::IfMatch,
         _: &AuditOf<'_, Framework>,
     ) -> Result<Framework, RepoError> {
         Err(RepoError::NotFound)

@@ -337,6 +337,8 @@ impl compliance_ports::InvitationRepository for NoIdentity {
         &self,
         _: &OrganizationId,
         _: &compliance_domain::InvitationId,
+        _: &compliance_domain::etag::IfMatch,
+        _: compliance_domain::Timestamp,
         _: &AuditOf<'_, compliance_domain::invitation::Invitation>,
     ) -> Result<(), RepoError> {
         Err(RepoError::Internal(NOT_EXERCISED.into()))

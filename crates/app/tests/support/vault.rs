@@ -56,6 +56,7 @@ impl SecretRepository for MemorySecrets {
     async fn put_audited(
         &self,
         secret: &StoredSecret,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, StoredSecret>,
     ) -> Result<(), RepoError> {
         self.put(secret).await
@@ -65,6 +66,7 @@ impl SecretRepository for MemorySecrets {
         org: &OrganizationId,
         kind: &str,
         id: &str,
+        _: &compliance_domain::etag::IfMatch,
         _: &compliance_ports::AuditOf<'_, StoredSecret>,
     ) -> Result<bool, RepoError> {
         self.delete(org, kind, id).await

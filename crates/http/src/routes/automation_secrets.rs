@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader};
 use crate::wire::SecretDto;
 use crate::{ApiError, AppState, Caller};
 
@@ -40,6 +41,7 @@ fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
     params(
         ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
         ("name" = String, Path, pattern = "^[A-Za-z][A-Za-z0-9_]{0,63}$", description = "The secret's name: a letter, then up to 63 letters, digits or `_` (a 400 naming `name` otherwise)."),
+        IfMatchHeader,
     ),
     request_body = SecretInput,
     responses(
@@ -51,14 +53,16 @@ async fn put_automation_secret(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<(String, String)>,
+    if_match: IfMatchHeader,
     JsonBody(input): JsonBody<SecretInput>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, name) = path.into_inner();
-    let (principal, id) = (caller.0, automation_id(&id)?);
-    let written =
-        state.run(|app| async move { app.automation_secrets.put(&principal, &id, &name, input).await }).await?;
-    let body = SecretDto::from(&written.secret);
-    Ok(if written.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
+    let (principal, id, if_match) = (caller.0, automation_id(&id)?, if_match.0);
+    let written = state
+        .run(|app| async move { app.automation_secrets.put(&principal, &id, &name, input, &if_match).await })
+        .await?;
+    let status = if written.created { HttpResponse::Created() } else { HttpResponse::Ok() };
+    Ok(conditional::tagged(status, &written.secret.etag, &SecretDto::from(&written.secret)))
 }
 
 /// List an automation's secrets: their names and when each was set, never a value.
@@ -95,6 +99,7 @@ struct SecretDeleted {
     params(
         ("automationId" = AutomationId, Path, description = "The automation; an id of another organization or of none is a 404."),
         ("name" = String, Path, description = "The secret's name; a name the automation has no secret of is a 404."),
+        IfMatchHeader,
     ),
     responses((status = 200, description = "The secret was deleted.", body = SecretDeleted)),
 )]
@@ -102,9 +107,11 @@ async fn delete_automation_secret(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<(String, String)>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (id, name) = path.into_inner();
-    let (principal, id) = (caller.0, automation_id(&id)?);
-    let name = state.run(|app| async move { app.automation_secrets.delete(&principal, &id, &name).await }).await?;
+    let (principal, id, if_match) = (caller.0, automation_id(&id)?, if_match.0);
+    let name =
+        state.run(|app| async move { app.automation_secrets.delete(&principal, &id, &name, &if_match).await }).await?;
     Ok(HttpResponse::Ok().json(SecretDeleted { message: "Secret deleted", name: name.to_string() }))
 }

@@ -17,6 +17,7 @@ use utoipa::ToSchema;
 use super::{Endpoint, Router};
 use crate::as_of::AsOfQuery;
 use crate::body::{BodyLimit, JsonBody};
+use crate::conditional::{self, IfMatchHeader};
 use crate::list_query::{ListParams, QueryShape, SortField};
 use crate::paging::{PageQuery, encode};
 use crate::{ApiError, AppState, Caller};
@@ -379,7 +380,8 @@ async fn list_frameworks(
     post, path = "/v1/frameworks", operation_id = "createFramework", tag = "frameworks",
     request_body = NewFramework,
     responses(
-        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto),
+        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto,
+         headers(("ETag" = String, description = "The entity tag of the new framework."))),
         (status = 409, description = "The organization has a framework of this name and version.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
@@ -390,7 +392,7 @@ async fn create_framework(
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let created = state.run(|app| async move { app.frameworks.create_framework(&principal, input).await }).await?;
-    Ok(HttpResponse::Created().json(FrameworkWithRequirementsDto::from(&created)))
+    Ok(made(&created))
 }
 
 /// Import an OSCAL catalog
@@ -403,7 +405,8 @@ async fn create_framework(
     post, path = "/v1/frameworks/import", operation_id = "importFramework", tag = "frameworks",
     request_body = OscalCatalogDocument,
     responses(
-        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto),
+        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto,
+         headers(("ETag" = String, description = "The entity tag of the new framework."))),
         (status = 409, description = "The organization has a framework of this name and version.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
@@ -417,7 +420,16 @@ async fn import_framework(
     // import keeps is ever built from it.
     let imported =
         state.run(|app| async move { app.frameworks.import_framework(&principal, document.get()).await }).await?;
-    Ok(HttpResponse::Created().json(FrameworkWithRequirementsDto::from(&imported)))
+    Ok(made(&imported))
+}
+
+/// The answer of a framework's create, import or adoption: 201 with the framework and its tag.
+fn made(framework: &FrameworkWithRequirements) -> HttpResponse {
+    conditional::tagged(
+        HttpResponse::Created(),
+        &framework.framework.etag(),
+        &FrameworkWithRequirementsDto::from(framework),
+    )
 }
 
 /// Get a framework
@@ -427,7 +439,8 @@ async fn import_framework(
 #[utoipa::path(
     get, path = "/v1/frameworks/{id}", operation_id = "getFramework", tag = "frameworks",
     params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404.")),
-    responses((status = 200, description = "The framework with its requirements and their status now.", body = FrameworkDetailDto)),
+    responses((status = 200, description = "The framework with its requirements and their status now; its `ETag` is the record's, for `If-Match` on `DELETE` (the statuses it shows change without it, so `If-None-Match` is not honoured).", body = FrameworkDetailDto,
+               headers(("ETag" = String, description = "The entity tag of the framework's record.")))),
 )]
 async fn get_framework(
     state: web::Data<AppState>,
@@ -436,7 +449,7 @@ async fn get_framework(
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, framework_id(&id)?);
     let view = state.run(|app| async move { app.frameworks.get_framework(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(FrameworkDetailDto::from(&view)))
+    Ok(conditional::tagged(HttpResponse::Ok(), &view.framework.etag(), &FrameworkDetailDto::from(&view)))
 }
 
 /// A framework's status
@@ -493,7 +506,7 @@ async fn get_framework_assessment_results(
 /// With its requirements; refused (409) while a control is mapped to one of them.
 #[utoipa::path(
     delete, path = "/v1/frameworks/{id}", operation_id = "deleteFramework", tag = "frameworks",
-    params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404.")),
+    params(("id" = FrameworkId, Path, description = "The framework; an id of another organization or of none is a 404."), IfMatchHeader),
     responses(
         (status = 204, description = "Deleted."),
         (status = 409, description = "A control is mapped to one of its requirements: unmap it first.", body = crate::openapi::Problem, content_type = "application/problem+json"),
@@ -503,9 +516,10 @@ async fn delete_framework(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id) = (caller.0, framework_id(&id)?);
-    state.run(|app| async move { app.frameworks.delete_framework(&principal, &id).await }).await?;
+    let (principal, id, if_match) = (caller.0, framework_id(&id)?, if_match.0);
+    state.run(|app| async move { app.frameworks.delete_framework(&principal, &id, &if_match).await }).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -532,7 +546,8 @@ async fn list_framework_templates(state: web::Data<AppState>, caller: Caller) ->
     post, path = "/v1/framework-templates/{key}/adopt", operation_id = "adoptFrameworkTemplate", tag = "frameworks",
     params(("key" = String, Path, description = "The template's key (`soc2-2017`, `iso27001-2022`); an unknown key is a 404.")),
     responses(
-        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto),
+        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto,
+         headers(("ETag" = String, description = "The entity tag of the new framework."))),
         (status = 409, description = "The organization has already adopted it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
@@ -544,5 +559,5 @@ async fn adopt_framework_template(
     let (principal, key) = (caller.0, key.into_inner());
     let adopted =
         state.run(|app| async move { app.frameworks.adopt_framework_template(&principal, &key).await }).await?;
-    Ok(HttpResponse::Created().json(FrameworkWithRequirementsDto::from(&adopted)))
+    Ok(made(&adopted))
 }

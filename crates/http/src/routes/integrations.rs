@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
-use crate::conditional::{self, IfNoneMatchHeader};
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::PageQuery;
@@ -131,7 +131,7 @@ async fn get_provider(
 /// Get the organization's OAuth app for an `oauth2` provider.
 #[utoipa::path(
     get, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "getOAuthApp", tag = "integrations",
-    params(SlugPath),
+    params(SlugPath, IfNoneMatchHeader),
     responses(
         (status = 200, description = "The OAuth app; the client secret is never returned.", body = OAuthAppView),
         (status = 400, description = "The provider is not an `oauth2` provider (`providerSlug`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
@@ -142,18 +142,20 @@ async fn get_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
     slug: web::Path<SlugPath>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, slug) = (caller.0, slug.into_inner().slug);
     let app = state.integrations(|i| async move { i.get_oauth_app(&principal, &slug).await }).await?;
-    Ok(HttpResponse::Ok().json(app))
+    Ok(conditional::read(&if_none_match, &app.etag(), &app))
 }
 
 /// Configure the organization's OAuth app for an `oauth2` provider (administrators).
 ///
-/// Only an owner or admin of the organization may do this (403 otherwise).
+/// Only an owner or admin of the organization may do this (403 otherwise). With `If-Match`, it
+/// replaces only the app of that tag; a first app is configured only without it (412 otherwise).
 #[utoipa::path(
     put, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "putOAuthApp", tag = "integrations",
-    params(SlugPath),
+    params(SlugPath, IfMatchHeader),
     request_body = OAuthAppInput,
     responses((status = 200, description = "The OAuth app as stored; the client secret is never returned.", body = OAuthAppView)),
 )]
@@ -161,11 +163,12 @@ async fn put_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
     slug: web::Path<SlugPath>,
+    if_match: IfMatchHeader,
     JsonBody(input): JsonBody<OAuthAppInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, slug) = (caller.0, slug.into_inner().slug);
-    let app = state.integrations(|i| async move { i.put_oauth_app(&principal, &slug, input).await }).await?;
-    Ok(HttpResponse::Ok().json(app))
+    let (principal, slug, if_match) = (caller.0, slug.into_inner().slug, if_match.0);
+    let app = state.integrations(|i| async move { i.put_oauth_app(&principal, &slug, input, &if_match).await }).await?;
+    Ok(conditional::tagged(HttpResponse::Ok(), &app.etag(), &app))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -183,7 +186,7 @@ struct OAuthAppRemoved {
 /// Existing connections stay; their next refresh or check reports that the app is missing.
 #[utoipa::path(
     delete, path = "/v1/integrations/oauth-apps/{slug}", operation_id = "deleteOAuthApp", tag = "integrations",
-    params(SlugPath),
+    params(SlugPath, IfMatchHeader),
     responses(
         (status = 200, description = "The OAuth app was removed.", body = OAuthAppRemoved),
         (status = 400, description = "The provider is not an `oauth2` provider (`providerSlug`).", body = crate::openapi::Problem, content_type = "application/problem+json"),
@@ -194,10 +197,11 @@ async fn delete_oauth_app(
     state: web::Data<AppState>,
     caller: Caller,
     slug: web::Path<SlugPath>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, provider_slug) = (caller.0, slug.into_inner().slug);
+    let (principal, provider_slug, if_match) = (caller.0, slug.into_inner().slug, if_match.0);
     let slug = provider_slug.clone();
-    state.integrations(|i| async move { i.delete_oauth_app(&principal, &slug).await }).await?;
+    state.integrations(|i| async move { i.delete_oauth_app(&principal, &slug, &if_match).await }).await?;
     Ok(HttpResponse::Ok().json(OAuthAppRemoved { message: "OAuth app removed", provider_slug }))
 }
 
@@ -452,7 +456,7 @@ struct DisconnectedBody {
 /// Disconnecting a disconnected connection answers the same, with `revocation: "not_supported"`.
 #[utoipa::path(
     delete, path = "/v1/integrations/connections/{id}", operation_id = "deleteConnection", tag = "integrations",
-    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404.")),
+    params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404."), IfMatchHeader),
     responses(
         (status = 200, description = "The connection, `disconnected`, and what became of its tokens.", body = DisconnectedBody),
         (status = 409, description = "The connection kept changing during the disconnect; try again.", body = crate::openapi::Problem, content_type = "application/problem+json"),
@@ -462,10 +466,13 @@ async fn delete_connection(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id) = (caller.0, id.into_inner());
-    let outcome = state.integrations(|i| async move { i.disconnect(&principal, &id).await }).await?;
-    Ok(HttpResponse::Ok().json(DisconnectedBody { message: "Connection disconnected", outcome }))
+    let (principal, id, if_match) = (caller.0, id.into_inner(), if_match.0);
+    let outcome = state.integrations(|i| async move { i.disconnect(&principal, &id, &if_match).await }).await?;
+    // The connection stays, disconnected: its new tag comes along, as a change's would.
+    let tag = outcome.connection.etag();
+    Ok(conditional::tagged(HttpResponse::Ok(), &tag, &DisconnectedBody { message: "Connection disconnected", outcome }))
 }
 
 /// Check a connection with the provider's `verify` request.

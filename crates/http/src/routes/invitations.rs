@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::wire::MemberDto;
@@ -109,7 +110,8 @@ fn invitation_id(id: &str) -> Result<InvitationId, ApiError> {
     post, path = "/v1/invitations", operation_id = "createInvitation", tag = "invitations",
     request_body = NewInvitation,
     responses(
-        (status = 201, description = "The invitation and its `acceptUrl`.", body = CreatedInvitation),
+        (status = 201, description = "The invitation and its `acceptUrl`.", body = CreatedInvitation,
+         headers(("ETag" = String, description = "The entity tag of the new invitation."))),
         (status = 403, description = "The caller is not an owner or admin.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
@@ -124,7 +126,8 @@ async fn create_invitation(
     let public_url = state.settings().public_url.trim_end_matches('/');
     let accept_url = format!("{public_url}/invitations/accept?token={}", token.expose_secret());
     let now = invitation.created_at;
-    Ok(HttpResponse::Created().json(CreatedInvitation { invitation: InvitationDto::new(&invitation, now), accept_url }))
+    let body = CreatedInvitation { invitation: InvitationDto::new(&invitation, now), accept_url };
+    Ok(conditional::tagged(HttpResponse::Created(), &invitation.etag_at(now), &body))
 }
 
 /// List invitations
@@ -157,19 +160,20 @@ async fn list_invitations(
 /// Get an invitation
 #[utoipa::path(
     get, path = "/v1/invitations/{id}", operation_id = "getInvitation", tag = "invitations",
-    params(("id" = InvitationId, Path, description = "The invitation's id; an id of another shape is a 404.")),
+    params(("id" = InvitationId, Path, description = "The invitation's id; an id of another shape is a 404."), IfNoneMatchHeader),
     responses((status = 200, description = "The invitation.", body = InvitationDto)),
 )]
 async fn get_invitation(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, invitation_id(&id)?);
     let (invitation, now) = state
         .run(|app| async move { Ok((app.invitations.get(&principal, &id).await?, app.invitations.now())) })
         .await?;
-    Ok(HttpResponse::Ok().json(InvitationDto::new(&invitation, now)))
+    Ok(conditional::read(&if_none_match, &invitation.etag_at(now), &InvitationDto::new(&invitation, now)))
 }
 
 /// Withdraw an invitation
@@ -177,16 +181,17 @@ async fn get_invitation(
 /// Its token stops working at once.
 #[utoipa::path(
     delete, path = "/v1/invitations/{id}", operation_id = "deleteInvitation", tag = "invitations",
-    params(("id" = InvitationId, Path, description = "The invitation's id; an id of another shape is a 404.")),
+    params(("id" = InvitationId, Path, description = "The invitation's id; an id of another shape is a 404."), IfMatchHeader),
     responses((status = 204, description = "The invitation is gone.")),
 )]
 async fn delete_invitation(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, id) = (caller.0, invitation_id(&id)?);
-    state.run(|app| async move { app.invitations.delete(&principal, &id).await }).await?;
+    let (principal, id, if_match) = (caller.0, invitation_id(&id)?, if_match.0);
+    state.run(|app| async move { app.invitations.delete(&principal, &id, &if_match).await }).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
