@@ -25,94 +25,160 @@ use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, naive, optional_id};
 use crate::schema::{audit_chain_heads, audit_checkpoints, audit_entries};
 
-/// The place the next entry of an organization takes: its `seq` and the hash it follows.
+/// The places the next entries of an organization take: the first one's `seq`, how many were
+/// reserved, and the hash the first follows.
 pub(crate) struct Head {
     seq: i64,
+    reserved: i64,
     prev_hash: String,
 }
 
 impl Head {
-    /// The `seq` the entry appended at this place gets.
+    /// The `seq` the (first) entry appended at this place gets.
     pub(crate) fn seq(&self) -> i64 {
         self.seq
     }
 }
 
+/// The most rows one multi-row `INSERT` of the store writes (on PostgreSQL): 1,000 rows of the
+/// widest table it inserts so (16 columns) bind 16,000 parameters, under the 65,535 a statement
+/// may bind.
+pub(crate) const INSERT_CHUNK: usize = 1_000;
+
 /// The two steps of an audited write, on either backend's connection, inside its transaction:
 /// [`lock_head`](AuditChain::lock_head) first, then the change, then
 /// [`append`](AuditChain::append) with the entry made from what the change read and wrote
-/// (which also marks the request's `Idempotency-Key` applied, see [`MarkApplied`]).
+/// (which also marks the request's `Idempotency-Key` applied, see [`MarkApplied`]). A write of
+/// many records (a bulk request) reserves their places at once with
+/// [`lock_head_for`](AuditChain::lock_head_for) and appends their entries together with
+/// [`append_many`](AuditChain::append_many): one statement for all the entries and one update of
+/// the head, instead of a round trip and a head update each.
 ///
 /// A trait with one impl per connection type because diesel type-checks a statement per backend
-/// (see `db_run!`); the two bodies are the same statements.
-pub(crate) trait AuditChain {
-    fn lock_head(&mut self, org: &str) -> impl Future<Output = QueryResult<Head>> + Send;
-    fn append(&mut self, head: Head, draft: AuditDraft) -> impl Future<Output = QueryResult<AuditEntry>> + Send;
+/// (see `db_run!`): the impls hold the three statements (the same on both, but that SQLite
+/// inserts entries one statement each); the steps built from them are written once, here.
+pub(crate) trait AuditChain: EvidenceLog + MarkApplied + Send {
+    /// Reserves the places of `entries` entries (at least one) and holds the head's lock until
+    /// commit: `INSERT … ON CONFLICT DO UPDATE SET seq = seq + entries RETURNING seq, hash`, the
+    /// last reserved `seq` and the hash the first entry follows.
+    fn lock_head_for(&mut self, org: &str, entries: i64) -> impl Future<Output = QueryResult<Head>> + Send;
+    /// Inserts the entries' rows (at most [`INSERT_CHUNK`]) in one statement.
+    fn insert_entries(&mut self, rows: &[AuditRow]) -> impl Future<Output = QueryResult<()>> + Send;
+    /// Sets the head's hash to the last entry's.
+    fn set_head_hash(&mut self, org: &str, hash: &str) -> impl Future<Output = QueryResult<()>> + Send;
+
+    /// The place of one entry.
+    fn lock_head(&mut self, org: &str) -> impl Future<Output = QueryResult<Head>> + Send {
+        self.lock_head_for(org, 1)
+    }
+
+    /// Appends the one entry `head` was reserved for.
+    fn append(&mut self, head: Head, draft: AuditDraft) -> impl Future<Output = QueryResult<AuditEntry>> + Send {
+        async move {
+            let mut entries = self.append_many(head, vec![draft]).await?;
+            entries.pop().ok_or_else(|| diesel::result::Error::QueryBuilderError(RESERVED_OTHERWISE.into()))
+        }
+    }
+
+    /// Appends `drafts` in order at the places `head` reserved (exactly as many): chained one to
+    /// the next, inserted in as few statements as [`INSERT_CHUNK`] allows, each with the evidence
+    /// it proves, the request's `Idempotency-Key` marked applied by the first that carries it.
+    fn append_many(
+        &mut self,
+        head: Head,
+        drafts: Vec<AuditDraft>,
+    ) -> impl Future<Output = QueryResult<Vec<AuditEntry>>> + Send {
+        async move {
+            if i64::try_from(drafts.len()).ok() != Some(head.reserved) {
+                return Err(diesel::result::Error::QueryBuilderError(RESERVED_OTHERWISE.into()));
+            }
+            if let Some(claimed) = drafts.iter().find(|draft| draft.idempotency.is_some())
+                && let Some(claim) = &claimed.idempotency
+            {
+                self.mark_applied(claim, claimed).await?;
+            }
+            let (mut seq, mut prev_hash) = (head.seq, head.prev_hash);
+            let mut entries = Vec::with_capacity(drafts.len());
+            for draft in drafts {
+                let entry = draft.chained(seq, prev_hash);
+                (seq, prev_hash) = (seq + 1, entry.hash.clone());
+                entries.push(entry);
+            }
+            for chunk in entries.chunks(INSERT_CHUNK) {
+                self.insert_entries(&chunk.iter().map(AuditRow::from).collect::<Vec<_>>()).await?;
+            }
+            // What each change proves for the controls linked to its record, in its transaction.
+            for entry in &entries {
+                self.record_evidence(&entry.draft).await?;
+            }
+            if let Some(last) = entries.last() {
+                self.set_head_hash(last.draft.organization_id.as_str(), &last.hash).await?;
+            }
+            Ok(entries)
+        }
+    }
 }
 
+/// A write appended another number of entries than it reserved places for (a bug: the chain's
+/// `seq` would have a gap); the transaction rolls back.
+const RESERVED_OTHERWISE: &str = "an audited write appended another number of entries than it reserved";
+
 impl AuditChain for AsyncPgConnection {
-    async fn lock_head(&mut self, org: &str) -> QueryResult<Head> {
-        // INSERT … ON CONFLICT DO UPDATE SET seq = seq + 1 RETURNING seq, hash: the new seq and
-        // the hash it follows (`append` then sets the head's hash to the new entry's).
-        let (seq, prev_hash) = diesel::insert_into(audit_chain_heads::table)
+    async fn lock_head_for(&mut self, org: &str, entries: i64) -> QueryResult<Head> {
+        let (last, prev_hash) = diesel::insert_into(audit_chain_heads::table)
             .values((
                 audit_chain_heads::organization_id.eq(org),
-                audit_chain_heads::seq.eq(1_i64),
+                audit_chain_heads::seq.eq(entries),
                 audit_chain_heads::hash.eq(GENESIS_HASH),
             ))
             .on_conflict(audit_chain_heads::organization_id)
             .do_update()
-            .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + 1_i64))
+            .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + entries))
             .returning((audit_chain_heads::seq, audit_chain_heads::hash))
             .get_result::<(i64, String)>(self)
             .await?;
-        Ok(Head { seq, prev_hash })
+        Ok(Head { seq: last - entries + 1, reserved: entries, prev_hash })
     }
 
-    async fn append(&mut self, head: Head, draft: AuditDraft) -> QueryResult<AuditEntry> {
-        if let Some(claim) = &draft.idempotency {
-            self.mark_applied(claim, &draft).await?;
-        }
-        let entry = draft.chained(head.seq, head.prev_hash);
-        diesel::insert_into(audit_entries::table).values(AuditRow::from(&entry)).execute(self).await?;
-        // What the change proves for the controls linked to its record, in its own transaction.
-        self.record_evidence(&entry.draft).await?;
-        let this_head = audit_chain_heads::table.find(entry.draft.organization_id.as_str());
-        diesel::update(this_head).set(audit_chain_heads::hash.eq(&entry.hash)).execute(self).await?;
-        Ok(entry)
+    async fn insert_entries(&mut self, rows: &[AuditRow]) -> QueryResult<()> {
+        diesel::insert_into(audit_entries::table).values(rows).execute(self).await.map(drop)
+    }
+
+    async fn set_head_hash(&mut self, org: &str, hash: &str) -> QueryResult<()> {
+        let this_head = audit_chain_heads::table.find(org);
+        diesel::update(this_head).set(audit_chain_heads::hash.eq(hash)).execute(self).await.map(drop)
     }
 }
 
 impl AuditChain for SqliteAsync {
-    async fn lock_head(&mut self, org: &str) -> QueryResult<Head> {
-        // INSERT … ON CONFLICT DO UPDATE SET seq = seq + 1 RETURNING seq, hash: the new seq and
-        // the hash it follows (`append` then sets the head's hash to the new entry's).
-        let (seq, prev_hash) = diesel::insert_into(audit_chain_heads::table)
+    async fn lock_head_for(&mut self, org: &str, entries: i64) -> QueryResult<Head> {
+        let (last, prev_hash) = diesel::insert_into(audit_chain_heads::table)
             .values((
                 audit_chain_heads::organization_id.eq(org),
-                audit_chain_heads::seq.eq(1_i64),
+                audit_chain_heads::seq.eq(entries),
                 audit_chain_heads::hash.eq(GENESIS_HASH),
             ))
             .on_conflict(audit_chain_heads::organization_id)
             .do_update()
-            .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + 1_i64))
+            .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + entries))
             .returning((audit_chain_heads::seq, audit_chain_heads::hash))
             .get_result::<(i64, String)>(self)
             .await?;
-        Ok(Head { seq, prev_hash })
+        Ok(Head { seq: last - entries + 1, reserved: entries, prev_hash })
     }
 
-    async fn append(&mut self, head: Head, draft: AuditDraft) -> QueryResult<AuditEntry> {
-        if let Some(claim) = &draft.idempotency {
-            self.mark_applied(claim, &draft).await?;
+    async fn insert_entries(&mut self, rows: &[AuditRow]) -> QueryResult<()> {
+        // One statement a row: diesel builds no multi-row INSERT for SQLite through diesel-async,
+        // and in-process SQLite pays no round trip per statement.
+        for row in rows {
+            diesel::insert_into(audit_entries::table).values(row).execute(self).await?;
         }
-        let entry = draft.chained(head.seq, head.prev_hash);
-        diesel::insert_into(audit_entries::table).values(AuditRow::from(&entry)).execute(self).await?;
-        // What the change proves for the controls linked to its record, in its own transaction.
-        self.record_evidence(&entry.draft).await?;
-        let this_head = audit_chain_heads::table.find(entry.draft.organization_id.as_str());
-        diesel::update(this_head).set(audit_chain_heads::hash.eq(&entry.hash)).execute(self).await?;
-        Ok(entry)
+        Ok(())
+    }
+
+    async fn set_head_hash(&mut self, org: &str, hash: &str) -> QueryResult<()> {
+        let this_head = audit_chain_heads::table.find(org);
+        diesel::update(this_head).set(audit_chain_heads::hash.eq(hash)).execute(self).await.map(drop)
     }
 }
 

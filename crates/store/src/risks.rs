@@ -15,7 +15,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
-use crate::bulk::Failures;
+use crate::bulk::{self, Failures, InsertCreated};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -148,8 +148,10 @@ impl RiskRepository for Store {
         Ok(Deleted { record: row, attachments })
     }
 
-    /// The writes in order in one transaction: each audited one takes the chain head (see
-    /// crate::audit) and appends its entry, as the single writes do; an empty patch only reads.
+    /// The writes in order in one transaction, which reserves every entry's place in the chain
+    /// first (see crate::bulk): updates and deletes one by one, the creates inserted together
+    /// after them (no update or delete can name a record the request creates: its id is new),
+    /// then every entry appended at once, in the operations' order; an empty patch only reads.
     async fn apply_risk_bulk(
         &self,
         org: &OrganizationId,
@@ -162,18 +164,24 @@ impl RiskRepository for Store {
         let the_risk = |id: &RiskId| {
             risks::table.filter(risks::organization_id.eq(org.to_string())).filter(risks::id.eq(id.to_string()))
         };
+        let audited = bulk::audited(writes, |patch: &RiskPatch| patch.is_empty());
         let mut failures = Failures::default();
         let result: Result<Vec<(Risk, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                // Every entry's place at once: the head stays locked to the commit, as each single
+                // write's does, so the records read below are the ones the writes replace.
+                let head = match audited {
+                    0 => None,
+                    entries => Some(c.lock_head_for(org.as_str(), entries).await?),
+                };
+                let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
                 let mut applied = Vec::with_capacity(writes.len());
                 for (index, write) in writes.iter().enumerate() {
                     let one: Result<(Risk, Vec<AttachmentRow>), TxError> = async {
                         match write {
                             BulkWrite::Create(risk) => {
-                                let head = c.lock_head(org.as_str()).await?;
-                                let row = RiskRow::from(risk);
-                                Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await?;
-                                c.append(head, audit(None, Some(risk))).await?;
+                                created.push(RiskRow::from(risk));
+                                drafts.push(audit(None, Some(risk)));
                                 Ok((risk.clone(), Vec::new()))
                             }
                             BulkWrite::Update(id, patch) if patch.is_empty() => {
@@ -182,18 +190,16 @@ impl RiskRepository for Store {
                                 Ok((risk, Vec::new()))
                             }
                             BulkWrite::Update(id, patch) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 let before: Risk =
                                     the_risk(id).select(RiskRow::as_select()).first(c).await?.try_into()?;
                                 let changes = changed_columns(patch, now);
                                 let update =
                                     diesel::update(the_risk(id)).set(&changes).returning(RiskRow::as_returning());
                                 let after: Risk = Prepared(update).get_result(c).await?.try_into()?;
-                                c.append(head, audit(Some(&before), Some(&after))).await?;
+                                drafts.push(audit(Some(&before), Some(&after)));
                                 Ok((after, Vec::new()))
                             }
                             BulkWrite::Delete(id) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 let attachments: Vec<AttachmentRow> =
                                     diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                                         .returning(AttachmentRow::as_returning())
@@ -205,7 +211,7 @@ impl RiskRepository for Store {
                                     .get_result(c)
                                     .await?
                                     .try_into()?;
-                                c.append(head, audit(Some(&deleted), None)).await?;
+                                drafts.push(audit(Some(&deleted), None));
                                 Ok((deleted, attachments))
                             }
                         }
@@ -219,6 +225,16 @@ impl RiskRepository for Store {
                             }
                         }
                     }
+                }
+                if failures.is_empty()
+                    && let Err(error) = c.insert_risks(&created).await
+                {
+                    failures.record(Failures::first_create(writes), error.into());
+                }
+                if failures.is_empty()
+                    && let Some(head) = head
+                {
+                    c.append_many(head, drafts).await?;
                 }
                 failures.commit_or_roll_back(applied)
             })

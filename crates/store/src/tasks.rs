@@ -15,7 +15,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
-use crate::bulk::Failures;
+use crate::bulk::{self, Failures, InsertCreated};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -182,8 +182,10 @@ impl TaskRepository for Store {
         Ok(Deleted { record, attachments })
     }
 
-    /// The writes in order in one transaction: each audited one takes the chain head (see
-    /// crate::audit) and appends its entry, as the single writes do; an empty patch only reads.
+    /// The writes in order in one transaction, which reserves every entry's place in the chain
+    /// first (see crate::bulk): updates and deletes one by one, the creates inserted together
+    /// after them (no update or delete can name a record the request creates: its id is new),
+    /// then every entry appended at once, in the operations' order; an empty patch only reads.
     async fn apply_task_bulk(
         &self,
         org: &OrganizationId,
@@ -196,18 +198,24 @@ impl TaskRepository for Store {
         let the_task = |id: &TaskId| {
             tasks::table.filter(tasks::organization_id.eq(org.to_string())).filter(tasks::id.eq(id.to_string()))
         };
+        let audited = bulk::audited(writes, |patch: &TaskPatch| patch.is_empty());
         let mut failures = Failures::default();
         let result: Result<Vec<(Task, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                // Every entry's place at once: the head stays locked to the commit, as each single
+                // write's does, so the records read below are the ones the writes replace.
+                let head = match audited {
+                    0 => None,
+                    entries => Some(c.lock_head_for(org.as_str(), entries).await?),
+                };
+                let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
                 let mut applied = Vec::with_capacity(writes.len());
                 for (index, write) in writes.iter().enumerate() {
                     let one: Result<(Task, Vec<AttachmentRow>), TxError> = async {
                         match write {
                             BulkWrite::Create(task) => {
-                                let head = c.lock_head(org.as_str()).await?;
-                                let row = TaskRow::from(task);
-                                Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await?;
-                                c.append(head, audit(None, Some(task))).await?;
+                                created.push(TaskRow::from(task));
+                                drafts.push(audit(None, Some(task)));
                                 Ok((task.clone(), Vec::new()))
                             }
                             BulkWrite::Update(id, patch) if patch.is_empty() => {
@@ -216,17 +224,15 @@ impl TaskRepository for Store {
                                 Ok((task, Vec::new()))
                             }
                             BulkWrite::Update(id, patch) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 let before: Task =
                                     the_task(id).select(TaskRow::as_select()).first(c).await?.try_into()?;
                                 let row = patched_row(&before, patch, now)?;
                                 let update = diesel::update(the_task(id)).set(&row).returning(TaskRow::as_returning());
                                 let after: Task = Prepared(update).get_result(c).await?.try_into()?;
-                                c.append(head, audit(Some(&before), Some(&after))).await?;
+                                drafts.push(audit(Some(&before), Some(&after)));
                                 Ok((after, Vec::new()))
                             }
                             BulkWrite::Delete(id) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 let attachments: Vec<AttachmentRow> =
                                     diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                                         .returning(AttachmentRow::as_returning())
@@ -238,7 +244,7 @@ impl TaskRepository for Store {
                                     .get_result(c)
                                     .await?
                                     .try_into()?;
-                                c.append(head, audit(Some(&deleted), None)).await?;
+                                drafts.push(audit(Some(&deleted), None));
                                 Ok((deleted, attachments))
                             }
                         }
@@ -252,6 +258,16 @@ impl TaskRepository for Store {
                             }
                         }
                     }
+                }
+                if failures.is_empty()
+                    && let Err(error) = c.insert_tasks(&created).await
+                {
+                    failures.record(Failures::first_create(writes), error.into());
+                }
+                if failures.is_empty()
+                    && let Some(head) = head
+                {
+                    c.append_many(head, drafts).await?;
                 }
                 failures.commit_or_roll_back(applied)
             })

@@ -15,7 +15,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
-use crate::bulk::Failures;
+use crate::bulk::{self, Failures, InsertCreated};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -149,8 +149,10 @@ impl VendorRepository for Store {
         Ok(Deleted { record, attachments })
     }
 
-    /// The writes in order in one transaction: each audited one takes the chain head (see
-    /// crate::audit) and appends its entry, as the single writes do; an empty patch only reads.
+    /// The writes in order in one transaction, which reserves every entry's place in the chain
+    /// first (see crate::bulk): updates and deletes one by one, the creates inserted together
+    /// after them (no update or delete can name a record the request creates: its id is new),
+    /// then every entry appended at once, in the operations' order; an empty patch only reads.
     async fn apply_vendor_bulk(
         &self,
         org: &OrganizationId,
@@ -163,18 +165,24 @@ impl VendorRepository for Store {
         let the_vendor = |id: &VendorId| {
             vendors::table.filter(vendors::organization_id.eq(org.to_string())).filter(vendors::id.eq(id.to_string()))
         };
+        let audited = bulk::audited(writes, |patch: &VendorPatch| patch.is_empty());
         let mut failures = Failures::default();
         let result: Result<Vec<(Vendor, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                // Every entry's place at once: the head stays locked to the commit, as each single
+                // write's does, so the records read below are the ones the writes replace.
+                let head = match audited {
+                    0 => None,
+                    entries => Some(c.lock_head_for(org.as_str(), entries).await?),
+                };
+                let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
                 let mut applied = Vec::with_capacity(writes.len());
                 for (index, write) in writes.iter().enumerate() {
                     let one: Result<(Vendor, Vec<AttachmentRow>), TxError> = async {
                         match write {
                             BulkWrite::Create(vendor) => {
-                                let head = c.lock_head(org.as_str()).await?;
-                                let row = VendorRow::from(vendor);
-                                Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await?;
-                                c.append(head, audit(None, Some(vendor))).await?;
+                                created.push(VendorRow::from(vendor));
+                                drafts.push(audit(None, Some(vendor)));
                                 Ok((vendor.clone(), Vec::new()))
                             }
                             BulkWrite::Update(id, patch) if patch.is_empty() => {
@@ -183,18 +191,16 @@ impl VendorRepository for Store {
                                 Ok((vendor, Vec::new()))
                             }
                             BulkWrite::Update(id, patch) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 let before: Vendor =
                                     the_vendor(id).select(VendorRow::as_select()).first(c).await?.try_into()?;
                                 let changes = changed_columns(patch, now);
                                 let update =
                                     diesel::update(the_vendor(id)).set(&changes).returning(VendorRow::as_returning());
                                 let after: Vendor = Prepared(update).get_result(c).await?.try_into()?;
-                                c.append(head, audit(Some(&before), Some(&after))).await?;
+                                drafts.push(audit(Some(&before), Some(&after)));
                                 Ok((after, Vec::new()))
                             }
                             BulkWrite::Delete(id) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 let attachments: Vec<AttachmentRow> =
                                     diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                                         .returning(AttachmentRow::as_returning())
@@ -206,7 +212,7 @@ impl VendorRepository for Store {
                                     .get_result(c)
                                     .await?
                                     .try_into()?;
-                                c.append(head, audit(Some(&deleted), None)).await?;
+                                drafts.push(audit(Some(&deleted), None));
                                 Ok((deleted, attachments))
                             }
                         }
@@ -220,6 +226,16 @@ impl VendorRepository for Store {
                             }
                         }
                     }
+                }
+                if failures.is_empty()
+                    && let Err(error) = c.insert_vendors(&created).await
+                {
+                    failures.record(Failures::first_create(writes), error.into());
+                }
+                if failures.is_empty()
+                    && let Some(head) = head
+                {
+                    c.append_many(head, drafts).await?;
                 }
                 failures.commit_or_roll_back(applied)
             })
