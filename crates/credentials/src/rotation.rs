@@ -87,11 +87,7 @@ async fn reencrypt_one(
         source,
     })?;
     let ciphertext = keyring.encrypt(&plaintext, binding).map_err(RotationError::Encrypt)?;
-    let updated = StoredSecret {
-        key_id: current.to_owned(),
-        ciphertext,
-        updated_at: compliance_domain::Timestamp::now(),
-        ..secret.clone()
-    };
+    // Same value, same `updated_at`: a rotation changes no tag a client holds.
+    let updated = StoredSecret { key_id: current.to_owned(), ciphertext, ..secret.clone() };
     Ok(secrets.reencrypt(&updated, &secret.ciphertext).await?)
 }

@@ -145,7 +145,8 @@ pub trait SecretRepository: Send + Sync {
     async fn stale(&self, current_key: &str, limit: usize) -> Result<Vec<StoredSecret>, RepoError>;
     /// Replaces the ciphertext only if the row still holds exactly `previous` (the ciphertext it
     /// was read with), so that a secret written meanwhile, under any key, is never overwritten by
-    /// an older one re-encrypted. Whether it replaced.
+    /// an older one re-encrypted. Keeps the row's `updated_at` (the value did not change, so
+    /// neither does its [`secret_etag`]). Whether it replaced.
     async fn reencrypt(&self, secret: &StoredSecret, previous: &[u8]) -> Result<bool, RepoError>;
 }
 

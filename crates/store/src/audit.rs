@@ -51,8 +51,9 @@ pub(crate) const INSERT_CHUNK: usize = 1_000;
 /// (which also marks the request's `Idempotency-Key` applied, see [`MarkApplied`]). A write of
 /// many records (a bulk request) reserves their places at once with
 /// [`lock_head_for`](AuditChain::lock_head_for) and appends their entries together with
-/// [`append_many`](AuditChain::append_many): one statement for all the entries and one update of
-/// the head, instead of a round trip and a head update each.
+/// [`append_many`](AuditChain::append_many): one statement for all the entries (on PostgreSQL;
+/// SQLite, which pays no round trips, inserts them one by one) and one update of the head,
+/// instead of a head update each.
 ///
 /// A trait with one impl per connection type because diesel type-checks a statement per backend
 /// (see `db_run!`): the impls hold the three statements (the same on both, but that SQLite

@@ -246,11 +246,8 @@ impl SecretRepository for Store {
                     .find((row.organization_id.as_str(), row.owner_kind.as_str(), row.owner_id.as_str()))
                     .filter(vault_secrets::ciphertext.eq(previous)),
             )
-            .set((
-                vault_secrets::key_id.eq(&row.key_id),
-                vault_secrets::ciphertext.eq(&row.ciphertext),
-                vault_secrets::updated_at.eq(row.updated_at),
-            ))
+            // `updated_at` stays: the value is the same, only its key changed (so does its tag).
+            .set((vault_secrets::key_id.eq(&row.key_id), vault_secrets::ciphertext.eq(&row.ciphertext)))
             .execute(c)
             .await
         })

@@ -841,10 +841,17 @@ async fn vault_secrets(db: &TestDb) {
     let stale = store.stale("k2", 10).await.unwrap();
     assert_eq!(stale, vec![replaced.clone()]);
 
-    let rotated = secret(&ours, "conn_1", "k2", b"rotated");
+    // Made a second after `replaced`: the re-encryption must keep the stored `updated_at`.
+    let rotated = StoredSecret {
+        updated_at: replaced.updated_at.plus(time::Duration::seconds(1)),
+        ..secret(&ours, "conn_1", "k2", b"rotated")
+    };
     assert!(!store.reencrypt(&rotated, &first.ciphertext).await.unwrap(), "not over a value written meanwhile");
     assert!(store.reencrypt(&rotated, b"new").await.unwrap());
     assert_eq!(store.count_stale("k2").await.unwrap(), 0);
+    let reencrypted = SecretRepository::get(store, &ours.id, "connection", "conn_1").await.unwrap().unwrap();
+    assert_eq!((reencrypted.key_id.as_str(), reencrypted.ciphertext.as_slice()), ("k2", b"rotated".as_slice()));
+    assert_eq!(reencrypted.etag(), replaced.etag(), "a re-encryption keeps updatedAt, so the tag");
 
     assert!(!SecretRepository::delete(store, &theirs.id, "connection", "conn_1").await.unwrap());
     assert!(SecretRepository::delete(store, &ours.id, "connection", "conn_1").await.unwrap());
