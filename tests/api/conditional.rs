@@ -477,6 +477,12 @@ async fn connections_and_oauth_apps_honour_preconditions(server: &TestServer, fa
     let other = server.tenant().await;
     let api = &tenant.api;
 
+    // The provider shows whether the organization configured its app: its tag moves with that.
+    let provider = format!("/v1/integrations/providers/{OAUTH}");
+    let unconfigured = strong_tag(&api.get(&provider).await);
+    let cached = send(api, Method::GET, &provider, &[("If-None-Match", &unconfigured)], None).await;
+    assert_eq!((cached.status, cached.bytes.len()), (304, 0), "{}", cached.body);
+
     let app = format!("/v1/integrations/oauth-apps/{OAUTH}");
     let secret = fake.secret("clientsecret");
     let body = |client: &str| json!({"clientId": client, "clientSecret": secret});
@@ -493,6 +499,10 @@ async fn connections_and_oauth_apps_honour_preconditions(server: &TestServer, fa
     let first = strong_tag(&configured);
     configured.ok(200);
     assert_eq!(strong_tag(&api.get(&app).await), first, "the read answers the tag the PUT answered");
+    let configured = send(api, Method::GET, &provider, &[("If-None-Match", &unconfigured)], None).await;
+    assert_eq!(configured.status, 200, "configuring the app changed the provider: {}", configured.body);
+    assert_eq!(configured.body["oauth"]["configured"], true, "{}", configured.body);
+    assert_ne!(strong_tag(&configured), unconfigured);
     let cached = send(api, Method::GET, &app, &[("If-None-Match", &first)], None).await;
     assert_eq!((cached.status, cached.bytes.len()), (304, 0), "{}", cached.body);
     tick().await;

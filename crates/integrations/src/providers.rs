@@ -36,6 +36,15 @@ pub struct ProviderView {
     pub connect_url: String,
 }
 
+impl ProviderView {
+    /// The provider's `ETag`: a digest of all it shows (the shipped manifest, and whether this
+    /// organization configured its OAuth app), which a new manifest or an app's `PUT`/`DELETE`
+    /// changes.
+    pub fn etag(&self) -> compliance_domain::etag::ETag {
+        compliance_domain::etag::ETag::of_state(&self.slug, self)
+    }
+}
+
 /// An `oauth2` provider's OAuth details.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

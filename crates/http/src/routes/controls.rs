@@ -277,7 +277,8 @@ async fn create_control(
     operation_id = "getControl",
     summary = "Get one control with its status now or at `asOf`",
     params(("id" = ControlId, Path), AsOfQuery),
-    responses((status = 200, description = "The control; its `ETag` is the record's, for `If-Match` (the status it shows changes without it, so `If-None-Match` is not honoured).", body = ControlDto)),
+    responses((status = 200, description = "The control; its `ETag` is the record's, for `If-Match` (the status it shows changes without it, so `If-None-Match` is not honoured).", body = ControlDto,
+               headers(("ETag" = String, description = "The entity tag of the control's record.")))),
 )]
 async fn get_control(
     state: web::Data<AppState>,

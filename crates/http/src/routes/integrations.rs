@@ -115,17 +115,18 @@ async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<Ht
 /// Get a provider.
 #[utoipa::path(
     get, path = "/v1/integrations/providers/{slug}", operation_id = "getProvider", tag = "integrations",
-    params(SlugPath),
+    params(SlugPath, IfNoneMatchHeader),
     responses((status = 200, description = "The provider.", body = ProviderView)),
 )]
 async fn get_provider(
     state: web::Data<AppState>,
     caller: Caller,
     slug: web::Path<SlugPath>,
+    if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, slug) = (caller.0, slug.into_inner().slug);
     let provider = state.integrations(|i| async move { i.get_provider(&principal, &slug).await }).await?;
-    Ok(HttpResponse::Ok().json(provider))
+    Ok(conditional::read(&if_none_match, &provider.etag(), &provider))
 }
 
 /// Get the organization's OAuth app for an `oauth2` provider.
