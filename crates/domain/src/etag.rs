@@ -94,21 +94,14 @@ impl IfMatch {
         }
     }
 
-    /// Whether a `PUT` may create the record it names, none existing: only without `If-Match`
-    /// (even `*` asks for a current record, RFC 9110 §13.1.1).
-    pub fn check_absent(&self) -> Result<(), PreconditionFailed> {
-        match self {
-            Self::Absent => Ok(()),
-            Self::Any | Self::Tags(_) => Err(PreconditionFailed { current: None }),
-        }
-    }
-
-    /// [`check`](Self::check) against the record's tag when there is one, else
-    /// [`check_absent`](Self::check_absent).
+    /// For a `PUT` that creates the record it names when there is none: [`check`](Self::check)
+    /// against the record's tag when there is one; with none, the write may go ahead only
+    /// without `If-Match` (even `*` asks for a current record, RFC 9110 §13.1.1).
     pub fn check_existing(&self, current: Option<&ETag>) -> Result<(), PreconditionFailed> {
-        match current {
-            Some(current) => self.check(current),
-            None => self.check_absent(),
+        match (current, self) {
+            (Some(current), _) => self.check(current),
+            (None, Self::Absent) => Ok(()),
+            (None, Self::Any | Self::Tags(_)) => Err(PreconditionFailed { current: None }),
         }
     }
 }

@@ -100,11 +100,14 @@ impl Failures {
         self.0.is_empty()
     }
 
-    /// The index of the first create of `writes`, to report a failure of the creates' insert
-    /// at (the database refuses a multi-row insert as a whole). None is expected: every id is
-    /// new and the members named were checked.
-    pub(crate) fn first_create<T, I, P>(writes: &[BulkWrite<T, I, P>]) -> usize {
-        writes.iter().position(|write| matches!(write, BulkWrite::Create(_))).unwrap_or_default()
+    /// Notes the outcome of the creates' insert: a failure is reported at the first create's
+    /// index (the database refuses a multi-row insert as a whole). None is expected: every id
+    /// is new and the members named were checked.
+    pub(crate) fn record_insert<T, I, P>(&mut self, writes: &[BulkWrite<T, I, P>], inserted: QueryResult<()>) {
+        if let Err(error) = inserted {
+            let first = writes.iter().position(|write| matches!(write, BulkWrite::Create(_))).unwrap_or_default();
+            self.record(first, error.into());
+        }
     }
 
     /// What the transaction's closure answers after the loop: an error, so that it rolls back,

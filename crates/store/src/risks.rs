@@ -226,10 +226,8 @@ impl RiskRepository for Store {
                         }
                     }
                 }
-                if failures.is_empty()
-                    && let Err(error) = c.insert_risks(&created).await
-                {
-                    failures.record(Failures::first_create(writes), error.into());
+                if failures.is_empty() {
+                    failures.record_insert(writes, c.insert_risks(&created).await);
                 }
                 if failures.is_empty()
                     && let Some(head) = head

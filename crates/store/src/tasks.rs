@@ -259,10 +259,8 @@ impl TaskRepository for Store {
                         }
                     }
                 }
-                if failures.is_empty()
-                    && let Err(error) = c.insert_tasks(&created).await
-                {
-                    failures.record(Failures::first_create(writes), error.into());
+                if failures.is_empty() {
+                    failures.record_insert(writes, c.insert_tasks(&created).await);
                 }
                 if failures.is_empty()
                     && let Some(head) = head

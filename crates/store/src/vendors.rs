@@ -227,10 +227,8 @@ impl VendorRepository for Store {
                         }
                     }
                 }
-                if failures.is_empty()
-                    && let Err(error) = c.insert_vendors(&created).await
-                {
-                    failures.record(Failures::first_create(writes), error.into());
+                if failures.is_empty() {
+                    failures.record_insert(writes, c.insert_vendors(&created).await);
                 }
                 if failures.is_empty()
                     && let Some(head) = head
