@@ -31,6 +31,13 @@ const SEARCH_EVERY: u64 = 1_000;
 /// The seeded risks' text (`seed::RISK_TEXT`) says "vulnerabilities"; the last word is a prefix.
 const SEARCH_WORD: &str = "vulnerab";
 
+/// The filtered list's page: as many rows as the seeded organization has `open` risks assigned to
+/// its owner (every third of its risks, all assigned to the owner), so that both sides of the ratio
+/// answer a full page of the same size. With `limit=100` the seeded organization answered its 34
+/// matches and the large one 100, and the ratio (1.88× on PostgreSQL) measured the answer's
+/// size: the large organization's page of 35 took no longer than the seeded one's 34.
+const FILTERED_LIMIT: usize = super::seed::RISKS / 3;
+
 /// One ratio case: its name and its request, given the owner's member id.
 pub struct Query {
     pub name: &'static str,
@@ -46,7 +53,7 @@ impl Query {
 pub const QUERIES: [Query; 3] = [
     Query {
         name: "large: filtered list (status + assigneeId)",
-        path: |member| format!("/v1/risks?status=open&assigneeId={member}&limit=100"),
+        path: |member| format!("/v1/risks?status=open&assigneeId={member}&limit={FILTERED_LIMIT}"),
     },
     Query { name: "large: search (q=)", path: |_| format!("/v1/risks?q={SEARCH_WORD}&limit=100") },
     Query { name: "large: sorted page (sort=title)", path: |_| "/v1/risks?sort=title&limit=100".to_owned() },
