@@ -22,9 +22,6 @@ impl SearchSql for Sqlite {
     }
 
     fn relevance<QS: 'static>(list: &Searched, org: &str, words: &[String]) -> Relevance<QS, Self> {
-        let Some(phrase) = fts_query(list, org, words, Columns::All, Join::Phrase) else {
-            return Self::no_relevance();
-        };
         let rows = fts_rows(list);
         let title = fts_query(list, org, words, Columns::Title, Join::And);
         // One word is its own phrase: every row the search keeps holds it, so its point is 1
@@ -37,6 +34,9 @@ impl SearchSql for Sqlite {
                 ),
             };
         }
+        let Some(phrase) = fts_query(list, org, words, Columns::All, Join::Phrase) else {
+            return Self::no_relevance();
+        };
         let phrase = sql::<BigInt>(&format!("(CASE WHEN {rows}")).bind::<Text, _>(phrase).sql(") THEN 1 ELSE 0 END");
         match title {
             None => Box::new(phrase.sql(")")),
