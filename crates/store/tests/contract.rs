@@ -442,6 +442,64 @@ async fn keyset_pages(db: &TestDb) {
 }
 contract!(keyset_pages);
 
+/// SQLite's search indexes merge (`Store::merge_search_indexes`, which the server runs every
+/// `SEARCH_MERGE_MILLIS`): rows written one transaction at a time leave an index of several
+/// segments; merged, it has fewer, answers the same search the same way, passes FTS5's integrity
+/// check and keeps taking writes. PostgreSQL has nothing to merge.
+async fn search_indexes_merge(db: &TestDb) {
+    let store = &db.store;
+    let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
+    let insert = |org: OrganizationId, n: usize| async move {
+        let input = from_json(json!({"title": format!("Backup {n}"), "description": format!("Nightly copies, batch {n}"),
+                                     "category": "technology"}));
+        RiskRepository::insert_risk(store, &Risk::create(org, input, Timestamp::now()).unwrap(), &unaudited).await.unwrap();
+    };
+    for n in 0..24 {
+        insert(ours.id.clone(), n).await;
+        insert(theirs.id.clone(), n).await;
+    }
+    let search = |words: &[&str]| compliance_ports::ListQuery {
+        search: Some(compliance_ports::Search { words: words.iter().map(|word| (*word).to_owned()).collect() }),
+        ..every()
+    };
+    let before = RiskRepository::list_risks(store, &ours.id, &search(&["nightly", "cop"])).await.unwrap();
+    assert_eq!(before.total, 24);
+    let segments_before = search_segments(db).await;
+
+    let steps = store.merge_search_indexes().await.unwrap();
+    let after = RiskRepository::list_risks(store, &ours.id, &search(&["nightly", "cop"])).await.unwrap();
+    assert_eq!(after.items, before.items, "the same rows in the same order");
+    match (segments_before, search_segments(db).await) {
+        (Some(before), Some(after)) => {
+            assert!(before >= 2, "48 single-row transactions left {before} segment(s)");
+            assert!(steps > 0 && after < before, "{steps} steps: {before} -> {after} segments");
+        }
+        (None, None) => assert_eq!(steps, 0, "PostgreSQL has nothing to merge"),
+        other => panic!("segments {other:?}"),
+    }
+    assert_eq!(store.merge_search_indexes().await.unwrap(), 0, "nothing is left to merge");
+
+    insert(ours.id.clone(), 99).await;
+    let found = RiskRepository::list_risks(store, &ours.id, &search(&["batch", "99"])).await.unwrap();
+    assert_eq!(found.items.iter().map(|risk| risk.title.as_str()).collect::<Vec<_>>(), ["Backup 99"]);
+}
+contract!(search_indexes_merge);
+
+/// The segments of SQLite's risks search index, after FTS5's integrity check; `None` on PostgreSQL.
+async fn search_segments(db: &TestDb) -> Option<i64> {
+    use diesel::{Connection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct Segments {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        segments: i64,
+    }
+    let DatabaseUrl::Sqlite(path) = &db.url else { return None };
+    let mut conn = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+    diesel::sql_query("INSERT INTO risks_search (risks_search) VALUES ('integrity-check')").execute(&mut conn).unwrap();
+    let count = diesel::sql_query("SELECT count(DISTINCT segid) AS segments FROM risks_search_idx");
+    Some(count.get_result::<Segments>(&mut conn).unwrap().segments)
+}
+
 fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
     serde_json::from_value(value).unwrap()
 }

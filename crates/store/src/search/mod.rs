@@ -4,6 +4,7 @@
 //! The indexes are made by the migration `2026-11-26-000016_search`; the SQL of each backend is in
 //! its own module ([`postgres`], [`sqlite`]). A list's query calls [`filter`] among its filters,
 //! selects [`relevance`] with its rows, orders by [`order`] and makes its cursors with [`cursor`].
+//! SQLite's indexes are kept merged by [`merge`].
 //!
 //! Relevance is a small whole number, so that a cursor holds it exactly: 2 when the title (name,
 //! question) holds every word, plus 1 when the words stand next to each other in order (a phrase).
@@ -11,6 +12,7 @@
 //! a page's position stays put while rows are added, and another organization's rows never
 //! change the order of this one's.
 
+mod merge;
 mod postgres;
 mod sqlite;
 
@@ -52,6 +54,8 @@ pub(crate) const RUNS: Searched =
 /// Connections: the provider's slug and the last error.
 pub(crate) const CONNECTIONS: Searched =
     Searched { table: "connections", title: Some("provider"), body: "last_error", scoped: true };
+/// Every searched list, for the upkeep of their indexes.
+const ALL: [Searched; 9] = [RISKS, VENDORS, POLICIES, CONTEXT, TASKS, COMMENTS, PEOPLE, RUNS, CONNECTIONS];
 
 /// A row's relevance: higher first.
 pub(crate) type Relevance<QS, DB> = Box<dyn BoxableExpression<QS, DB, SqlType = BigInt>>;
