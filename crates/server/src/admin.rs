@@ -94,6 +94,7 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
                 "userId": issued.session.user_id,
             })
         }
+        AdminCommand::MergeSearchIndexes => json!({"steps": store.merge_search_indexes().await?}),
     })
 }
 

@@ -112,4 +112,7 @@ pub enum AdminCommand {
         #[arg(long, default_value_t = 24)]
         ttl_hours: u32,
     },
+    /// Merge SQLite's search indexes now, as the server does every SEARCH_MERGE_MILLIS (after a
+    /// bulk load by SQL, say); `steps` counts the merge steps taken. PostgreSQL: nothing to do.
+    MergeSearchIndexes,
 }

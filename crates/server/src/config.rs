@@ -55,6 +55,9 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// `OIDC_*`: sign-in with an OpenID provider, if configured.
     pub oidc: Option<OidcSettings>,
+    /// `SEARCH_MERGE_MILLIS`: how often SQLite's search indexes are merged (see
+    /// `Store::merge_search_indexes`).
+    pub search_merge_interval: Duration,
 }
 
 #[derive(Debug)]
@@ -112,6 +115,7 @@ impl Config {
             http: http_settings()?,
             shutdown_timeout: Duration::from_secs(number("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             oidc,
+            search_merge_interval: millis("SEARCH_MERGE_MILLIS", SEARCH_MERGE_INTERVAL)?,
         })
     }
 }
@@ -480,6 +484,10 @@ fn seconds(name: &str, default: Duration) -> anyhow::Result<Duration> {
 }
 
 /// A positive number of milliseconds from the environment, or `default`.
+/// A minute: a search index merges at most a minute's writes, and a merge with nothing to do costs
+/// one read of each index's structure.
+const SEARCH_MERGE_INTERVAL: Duration = Duration::from_secs(60);
+
 fn millis(name: &str, default: Duration) -> anyhow::Result<Duration> {
     let default = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
     Ok(Duration::from_millis(number(name, default)?))

@@ -39,6 +39,11 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     let policy_review_worker = app.take_policy_review_worker().map(|worker| runtime.spawn(worker.run()));
     // And forgetting expired idempotency keys; deleting them twice is harmless.
     let idempotency_pruner = app.take_idempotency_pruner().map(|pruner| runtime.spawn(pruner.run()));
+    // And merging SQLite's search indexes (PostgreSQL: nothing); SQLite serialises the instances' steps.
+    let search_merger = {
+        let (store, interval) = (store.clone(), config.search_merge_interval);
+        runtime.spawn(async move { store.keep_search_indexes_merged(interval).await })
+    };
     let settings = app.settings.clone();
     let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
@@ -95,6 +100,8 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
         pruner.abort();
         let _ = pruner.await;
     }
+    search_merger.abort();
+    let _ = search_merger.await;
     let _ = stop_deliveries.send(true);
     if let Some(worker) = webhook_worker {
         // A delivery takes at most the 10 s send timeout and two statements.
