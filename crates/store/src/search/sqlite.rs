@@ -1,6 +1,7 @@
 //! The search on SQLite: an FTS5 table `<table>_search` per searched table (unicode61, diacritics
-//! removed), with external content, kept in step by triggers and holding the organization too,
-//! so that a search reads one organization's matches only.
+//! removed), with external content, kept in step by triggers. An organization's rows have FTS5
+//! rowids in a range of their own (migration `2026-11-29-000029_search_by_organization_range`),
+//! so a search reads only that range of each word's rows: [`organization_keys`].
 //!
 //! Each value bound is an FTS5 query that [`fts_query`] writes with every word quoted: no text of
 //! the user's is ever read as FTS5 syntax.
@@ -15,34 +16,42 @@ use crate::paging::Condition;
 
 impl SearchSql for Sqlite {
     fn matches<QS: 'static>(list: &Searched, org: &str, words: &[String]) -> Condition<QS, Self> {
-        let Some(query) = fts_query(list, org, words, Columns::All, Join::And) else {
+        let Some(query) = fts_query(list, words, Columns::All, Join::And) else {
             return Box::new(sql::<Bool>("0"));
         };
-        Box::new(sql::<Bool>(&fts_rows(list)).bind::<Text, _>(query).sql(")"))
+        let (rows, end) = fts_rows(list, org);
+        Box::new(sql::<Bool>(&rows).bind::<Text, _>(query).sql(&end))
     }
 
     fn relevance<QS: 'static>(list: &Searched, org: &str, words: &[String]) -> Relevance<QS, Self> {
-        let rows = fts_rows(list);
-        let title = fts_query(list, org, words, Columns::Title, Join::And);
+        let (rows, end) = fts_rows(list, org);
+        let title = fts_query(list, words, Columns::Title, Join::And);
         // One word is its own phrase: every row the search keeps holds it, so its point is 1
         // without asking FTS5 again for the rows it has just found.
         if let [_] = words {
             return match title {
                 None => Box::new(1_i64.into_sql::<BigInt>()),
                 Some(title) => Box::new(
-                    sql::<BigInt>(&format!("(1 + CASE WHEN {rows}")).bind::<Text, _>(title).sql(") THEN 2 ELSE 0 END)"),
+                    sql::<BigInt>(&format!("(1 + CASE WHEN {rows}"))
+                        .bind::<Text, _>(title)
+                        .sql(&format!("{end} THEN 2 ELSE 0 END)")),
                 ),
             };
         }
-        let Some(phrase) = fts_query(list, org, words, Columns::All, Join::Phrase) else {
+        let Some(phrase) = fts_query(list, words, Columns::All, Join::Phrase) else {
             return Self::no_relevance();
         };
-        let phrase = sql::<BigInt>(&format!("(CASE WHEN {rows}")).bind::<Text, _>(phrase).sql(") THEN 1 ELSE 0 END");
+        let phrase = sql::<BigInt>(&format!("(CASE WHEN {rows}"))
+            .bind::<Text, _>(phrase)
+            .sql(&format!("{end} THEN 1 ELSE 0 END"));
         match title {
             None => Box::new(phrase.sql(")")),
-            Some(title) => {
-                Box::new(phrase.sql(&format!(" + CASE WHEN {rows}")).bind::<Text, _>(title).sql(") THEN 2 ELSE 0 END)"))
-            }
+            Some(title) => Box::new(
+                phrase
+                    .sql(&format!(" + CASE WHEN {rows}"))
+                    .bind::<Text, _>(title)
+                    .sql(&format!("{end} THEN 2 ELSE 0 END)")),
+            ),
         }
     }
 
@@ -53,10 +62,43 @@ impl SearchSql for Sqlite {
     }
 }
 
-/// `<table>.rowid IN (SELECT rowid FROM <table>_search WHERE <table>_search MATCH `, to be
-/// followed by the query and `)`. SQLite reads the subquery's rows once, into a set.
-fn fts_rows(list: &Searched) -> String {
-    format!("{table}.rowid IN (SELECT rowid FROM {table}_search WHERE {table}_search MATCH ", table = list.table)
+/// The SQL around an FTS query (bound between the two) that makes it a condition on the list's
+/// rows: `<table>.rowid IN (SELECT … WHERE <table>_search MATCH ` and, for an organization's
+/// list, ` AND rowid BETWEEN first AND last)` with the organization's range, whose rowids hold
+/// the table's rowid in their low 32 bits. The range's numbers are ours, never the user's, so
+/// they are written into the SQL. SQLite reads the subquery's rows once, into a set.
+fn fts_rows(list: &Searched, org: &str) -> (String, String) {
+    let table = list.table;
+    match list.scoped {
+        true => {
+            let (first, last) = organization_keys(org);
+            (
+                format!("{table}.rowid IN (SELECT rowid & {ROW_MASK} FROM {table}_search WHERE {table}_search MATCH "),
+                format!(" AND rowid BETWEEN {first} AND {last})"),
+            )
+        }
+        false => {
+            (format!("{table}.rowid IN (SELECT rowid FROM {table}_search WHERE {table}_search MATCH "), ")".into())
+        }
+    }
+}
+
+/// The low bits of an FTS rowid: the table row's rowid.
+const ROW_MASK: i64 = (1 << 32) - 1;
+
+/// The FTS5 rowids of organization `org`'s rows: its bucket times 2^32, plus each row's rowid.
+/// The bucket is what the migration's triggers compute in SQL: the id's last six characters, each
+/// one's code point & 31, five bits apiece (the last character lowest). Organizations sharing a
+/// bucket share a range; the list's `organization_id = ?` keeps each one's own rows.
+fn organization_keys(org: &str) -> (i64, i64) {
+    let bucket = org
+        .chars()
+        .rev()
+        .take(6)
+        .enumerate()
+        .fold(0_i64, |sum, (n, c)| sum + ((i64::from(u32::from(c)) & 31) << (5 * n)));
+    let first = bucket << 32;
+    (first, first + ROW_MASK)
 }
 
 /// Which text columns a query reads.
@@ -75,10 +117,10 @@ enum Join {
     Phrase,
 }
 
-/// An FTS5 query: the organization (where the table holds it), then the words in the columns,
-/// each a quoted string (so no word is read as FTS5 syntax), the last marked as a prefix.
-/// `None` without words, or for [`Columns::Title`] of a list without a title.
-fn fts_query(list: &Searched, org: &str, words: &[String], columns: Columns, join: Join) -> Option<String> {
+/// An FTS5 query: the words in the columns, each a quoted string (so no word is read as FTS5
+/// syntax), the last marked as a prefix. `None` without words, or for [`Columns::Title`] of a list
+/// without a title.
+fn fts_query(list: &Searched, words: &[String], columns: Columns, join: Join) -> Option<String> {
     let (last, leading) = words.split_last()?;
     let columns = match (columns, list.title) {
         (Columns::All, Some(title)) => format!("{{{title} {}}}", list.body),
@@ -92,21 +134,7 @@ fn fts_query(list: &Searched, org: &str, words: &[String], columns: Columns, joi
     };
     let mut terms: Vec<String> = leading.iter().map(|word| fts_string(word)).collect();
     terms.push(format!("{} *", fts_string(last)));
-    let words = format!("{columns} : ({})", terms.join(separator));
-    Some(match list.scoped {
-        true => format!("organization_id : {} AND {words}", fts_string(organization_term(org))),
-        false => words,
-    })
-}
-
-/// The one FTS5 term that stands for organization `org` in the `organization_id` column: its id
-/// without the `org_` prefix. unicode61 splits `org_<body>` at the underscore into `org`, which
-/// every row of every organization holds, and the body: matching the body alone reads one term's
-/// rows instead of checking a two-term phrase against every row's `org` (the bench's grown
-/// database: 2.26 ms as a phrase, 1.41 ms as the body for an organization of 100,000 risks;
-/// 0.70 and 0.25 ms for one of 100).
-fn organization_term(org: &str) -> &str {
-    org.split_once('_').map_or(org, |(_, body)| body)
+    Some(format!("{columns} : ({})", terms.join(separator)))
 }
 
 /// An FTS5 string: in double quotes, a double quote doubled. The tokenizer splits it into tokens
@@ -126,38 +154,43 @@ mod tests {
 
     #[test]
     fn an_fts_query_quotes_every_word_and_marks_the_last_as_a_prefix() {
-        let query = fts_query(&RISKS, "org_1", &words("nightly back"), Columns::All, Join::And);
-        let expected = r#"organization_id : "1" AND {title description} : ("nightly" AND "back" *)"#;
-        assert_eq!(query.as_deref(), Some(expected));
+        let query = fts_query(&RISKS, &words("nightly back"), Columns::All, Join::And);
+        assert_eq!(query.as_deref(), Some(r#"{title description} : ("nightly" AND "back" *)"#));
     }
 
     #[test]
     fn a_phrase_joins_the_words_with_plus() {
-        let query = fts_query(&COMMENTS, "org_1", &words("of the back"), Columns::All, Join::Phrase);
-        assert_eq!(query.as_deref(), Some(r#"organization_id : "1" AND content : ("of" + "the" + "back" *)"#));
+        let query = fts_query(&COMMENTS, &words("of the back"), Columns::All, Join::Phrase);
+        assert_eq!(query.as_deref(), Some(r#"content : ("of" + "the" + "back" *)"#));
     }
 
     #[test]
     fn the_title_query_reads_the_title_only_and_comments_have_none() {
-        let query = fts_query(&CONTEXT, "org_1", &words("vpn"), Columns::Title, Join::And);
-        assert_eq!(query.as_deref(), Some(r#"organization_id : "1" AND question : ("vpn" *)"#));
-        assert_eq!(fts_query(&COMMENTS, "org_1", &words("vpn"), Columns::Title, Join::And), None);
-    }
-
-    #[test]
-    fn users_are_not_scoped_in_their_fts_table() {
-        let query = fts_query(&PEOPLE, "org_1", &words("ada"), Columns::All, Join::And);
-        assert_eq!(query.as_deref(), Some(r#"{name email} : ("ada" *)"#));
+        let query = fts_query(&CONTEXT, &words("vpn"), Columns::Title, Join::And);
+        assert_eq!(query.as_deref(), Some(r#"question : ("vpn" *)"#));
+        assert_eq!(fts_query(&COMMENTS, &words("vpn"), Columns::Title, Join::And), None);
     }
 
     #[test]
     fn a_double_quote_in_a_word_cannot_end_its_string() {
-        let query = fts_query(&TASKS, "org_1", &[r#"a" OR "b"#.to_owned()], Columns::All, Join::And);
-        assert_eq!(query.as_deref(), Some(r#"organization_id : "1" AND {title description} : ("a"" OR ""b" *)"#));
+        let query = fts_query(&TASKS, &[r#"a" OR "b"#.to_owned()], Columns::All, Join::And);
+        assert_eq!(query.as_deref(), Some(r#"{title description} : ("a"" OR ""b" *)"#));
     }
 
     #[test]
     fn no_words_no_query() {
-        assert_eq!(fts_query(&RISKS, "org_1", &[], Columns::All, Join::And), None);
+        assert_eq!(fts_query(&RISKS, &[], Columns::All, Join::And), None);
+    }
+
+    #[test]
+    fn an_organization_s_rows_are_a_range_of_rowids_and_users_are_not_scoped() {
+        // The bucket of `…zy0123`: '3' (51 & 31 = 19), '2' (18), '1' (17), '0' (16), 'y' (121 & 31
+        // = 25), 'z' (26), five bits apiece from the last character up.
+        let bucket: i64 = 19 + (18 << 5) + (17 << 10) + (16 << 15) + (25 << 20) + (26 << 25);
+        assert_eq!(organization_keys("org_0000000000000000000000000zy0123"), (bucket << 32, (bucket << 32) + ROW_MASK));
+        let (rows, end) = fts_rows(&RISKS, "org_0000000000000000000000000zy0123");
+        assert_eq!(rows, "risks.rowid IN (SELECT rowid & 4294967295 FROM risks_search WHERE risks_search MATCH ");
+        assert_eq!(end, format!(" AND rowid BETWEEN {} AND {})", bucket << 32, (bucket << 32) + ROW_MASK));
+        assert_eq!(fts_rows(&PEOPLE, "org_1").1, ")");
     }
 }
