@@ -450,9 +450,10 @@ async fn search_indexes_merge(db: &TestDb) {
     let store = &db.store;
     let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
     let insert = |org: OrganizationId, n: usize| async move {
-        let input = from_json(json!({"title": format!("Backup {n}"), "description": format!("Nightly copies, batch {n}"),
-                                     "category": "technology"}));
-        RiskRepository::insert_risk(store, &Risk::create(org, input, Timestamp::now()).unwrap(), &unaudited).await.unwrap();
+        let (title, description) = (format!("Backup {n}"), format!("Nightly copies, batch {n}"));
+        let input = from_json(json!({"title": title, "description": description, "category": "technology"}));
+        let risk = Risk::create(org, input, Timestamp::now()).unwrap();
+        RiskRepository::insert_risk(store, &risk, &unaudited).await.unwrap();
     };
     for n in 0..24 {
         insert(ours.id.clone(), n).await;
