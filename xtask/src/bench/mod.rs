@@ -615,6 +615,11 @@ impl Fixture {
     /// organization (`large` is `None`), or on the large one.
     fn large_p50s(&self, options: &Options, out: &Path, large: Option<&crate::service::Tenant>) -> Result<Vec<f64>> {
         let side = if large.is_some() { "large" } else { "small" };
+        // What the server's own upkeep does within SEARCH_MERGE_MILLIS of the seeding or growth,
+        // done first so that it does not run during the measurement (as `VACUUM ANALYZE` does for
+        // PostgreSQL's autovacuum after a growth).
+        let merged = crate::service::admin(&self.binary, self.store.url(), &["merge-search-indexes"])?;
+        println!("    {}: search indexes merged before the {side} side: {}", self.backend.name(), merged.trim());
         let server = self.another_server(UNCACHED, &format!("large-{side}"))?;
         let (key, member) = match large {
             Some(tenant) => (&tenant.api_key, &tenant.member_id),
