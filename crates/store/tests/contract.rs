@@ -486,6 +486,35 @@ async fn search_indexes_merge(db: &TestDb) {
 }
 contract!(search_indexes_merge);
 
+/// Two organizations whose ids end alike share SQLite's range of FTS rowids (the bucket is taken
+/// from an id's last six characters): each one's search still finds its own rows only.
+async fn organizations_sharing_a_search_bucket(db: &TestDb) {
+    let store = &db.store;
+    let mut alike = Vec::new();
+    for name in ["Ours", "Theirs"] {
+        let mut org = Organization::create(name.into(), None, Timestamp::now()).unwrap();
+        let id = org.id.as_str();
+        org.id = OrganizationId::parse(&format!("{}zzzzzz", &id[..id.len() - 6])).unwrap();
+        OrganizationRepository::insert(store, &org, &unaudited).await.unwrap();
+        let input =
+            from_json(json!({"title": format!("Backup of {name}"), "description": "d", "category": "technology"}));
+        RiskRepository::insert_risk(store, &Risk::create(org.id.clone(), input, Timestamp::now()).unwrap(), &unaudited)
+            .await
+            .unwrap();
+        alike.push(org);
+    }
+    for (org, name) in alike.iter().zip(["Ours", "Theirs"]) {
+        let query = compliance_ports::ListQuery {
+            search: Some(compliance_ports::Search { words: vec!["backup".into()] }),
+            ..every()
+        };
+        let page = RiskRepository::list_risks(store, &org.id, &query).await.unwrap();
+        let titles: Vec<_> = page.items.iter().map(|risk| risk.title.clone()).collect();
+        assert_eq!((titles, page.total), (vec![format!("Backup of {name}")], 1));
+    }
+}
+contract!(organizations_sharing_a_search_bucket);
+
 /// The segments of SQLite's risks search index, after FTS5's integrity check; `None` on PostgreSQL.
 async fn search_segments(db: &TestDb) -> Option<i64> {
     use diesel::{Connection, RunQueryDsl};

@@ -32,8 +32,9 @@ pub(crate) struct Searched {
     /// which have only a body.
     title: Option<&'static str>,
     body: &'static str,
-    /// Whether the FTS table holds `organization_id` (every one but users': a user belongs to
-    /// several organizations, and the people list scopes by membership).
+    /// Whether the list is one organization's rows, which SQLite's FTS table keeps in the
+    /// organization's range of rowids (every one but users': a user belongs to several
+    /// organizations, and the people list scopes by membership).
     scoped: bool,
 }
 
