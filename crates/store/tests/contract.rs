@@ -450,19 +450,12 @@ async fn search_indexes_merge(db: &TestDb) {
     let store = &db.store;
     let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
     let insert = |org: OrganizationId, n: usize| async move {
-        let (title, description) = (format!("Backup {n}"), format!("Nightly copies, batch {n}"));
-        let input = from_json(json!({"title": title, "description": description, "category": "technology"}));
-        let risk = Risk::create(org, input, Timestamp::now()).unwrap();
-        RiskRepository::insert_risk(store, &risk, &unaudited).await.unwrap();
+        insert_risk_about(store, org, &format!("Backup {n}"), &format!("Nightly copies, batch {n}")).await;
     };
     for n in 0..24 {
         insert(ours.id.clone(), n).await;
         insert(theirs.id.clone(), n).await;
     }
-    let search = |words: &[&str]| compliance_ports::ListQuery {
-        search: Some(compliance_ports::Search { words: words.iter().map(|word| (*word).to_owned()).collect() }),
-        ..every()
-    };
     let before = RiskRepository::list_risks(store, &ours.id, &search(&["nightly", "cop"])).await.unwrap();
     assert_eq!(before.total, 24);
     let segments_before = search_segments(db).await;
@@ -496,24 +489,28 @@ async fn organizations_sharing_a_search_bucket(db: &TestDb) {
         let id = org.id.as_str();
         org.id = OrganizationId::parse(&format!("{}zzzzzz", &id[..id.len() - 6])).unwrap();
         OrganizationRepository::insert(store, &org, &unaudited).await.unwrap();
-        let input =
-            from_json(json!({"title": format!("Backup of {name}"), "description": "d", "category": "technology"}));
-        RiskRepository::insert_risk(store, &Risk::create(org.id.clone(), input, Timestamp::now()).unwrap(), &unaudited)
-            .await
-            .unwrap();
+        insert_risk_about(store, org.id.clone(), &format!("Backup of {name}"), "d").await;
         alike.push(org);
     }
     for (org, name) in alike.iter().zip(["Ours", "Theirs"]) {
-        let query = compliance_ports::ListQuery {
-            search: Some(compliance_ports::Search { words: vec!["backup".into()] }),
-            ..every()
-        };
-        let page = RiskRepository::list_risks(store, &org.id, &query).await.unwrap();
+        let page = RiskRepository::list_risks(store, &org.id, &search(&["backup"])).await.unwrap();
         let titles: Vec<_> = page.items.iter().map(|risk| risk.title.clone()).collect();
         assert_eq!((titles, page.total), (vec![format!("Backup of {name}")], 1));
     }
 }
 contract!(organizations_sharing_a_search_bucket);
+
+/// A risk of `org` with this title and description, written in a transaction of its own.
+async fn insert_risk_about(store: &Store, org: OrganizationId, title: &str, description: &str) {
+    let input = from_json(json!({"title": title, "description": description, "category": "technology"}));
+    RiskRepository::insert_risk(store, &Risk::create(org, input, Timestamp::now()).unwrap(), &unaudited).await.unwrap();
+}
+
+/// A search for `words`, every match in one page, by relevance.
+fn search<F: Default, S>(words: &[&str]) -> compliance_ports::ListQuery<F, S> {
+    let words = words.iter().map(|word| (*word).to_owned()).collect();
+    compliance_ports::ListQuery { search: Some(compliance_ports::Search { words }), ..every() }
+}
 
 /// The segments of SQLite's risks search index, after FTS5's integrity check; `None` on PostgreSQL.
 async fn search_segments(db: &TestDb) -> Option<i64> {
