@@ -33,7 +33,10 @@ pub struct Config {
     pub pool: PoolOptions,
     /// `USE_CASE_THREADS`: the worker threads of the runtime that runs start-up and background work.
     pub use_case_threads: usize,
+    /// `LISTEN_ADDR`; port 0 lets the system pick a free port (see [`Config::listening_on`]).
     pub listen: SocketAddr,
+    /// Whether `PUBLIC_URL` was unset, so that it (and what is derived from it) names `listen`.
+    public_url_is_listen: bool,
     pub json_logs: bool,
     pub blobs: BlobConfig,
     pub redis_url: Option<SecretString>,
@@ -75,6 +78,18 @@ impl Config {
         self.pool.max_size + 4
     }
 
+    /// Records the address the server's socket is bound to: with `LISTEN_ADDR` port 0 the system
+    /// picked it, and a `PUBLIC_URL` left unset (and the OpenID callback under it) must name it.
+    pub fn listening_on(&mut self, bound: SocketAddr) {
+        self.listen = bound;
+        if self.public_url_is_listen {
+            self.settings.public_url = format!("http://{bound}");
+            if let Some(oidc) = &mut self.oidc {
+                oidc.redirect_url = oidc_callback(&self.settings.public_url);
+            }
+        }
+    }
+
     pub fn from_env() -> anyhow::Result<Self> {
         let data_dir = PathBuf::from(var("DATA_DIR")?.unwrap_or_else(|| "./data".into()));
         let database = match var("DATABASE_URL")? {
@@ -91,6 +106,7 @@ impl Config {
             Some(other) => bail!("LOG_FORMAT `{other}` is neither pretty nor json"),
         };
         let settings = settings(&listen)?;
+        let public_url_is_listen = var("PUBLIC_URL")?.is_none();
         let oidc = oidc(&settings.public_url)?;
         let pool = PoolOptions {
             max_size: number("DATABASE_POOL_SIZE", default_pool_size(&database))?,
@@ -102,6 +118,7 @@ impl Config {
             pool,
             use_case_threads,
             listen,
+            public_url_is_listen,
             json_logs,
             blobs: blob_config(&data_dir)?,
             redis_url: var("REDIS_URL")?.map(SecretString::from),
@@ -211,6 +228,11 @@ fn vault_keys(data_dir: &std::path::Path) -> anyhow::Result<KeySource> {
     })
 }
 
+/// Where the OpenID provider sends the browser back to, under `PUBLIC_URL`.
+fn oidc_callback(public_url: &str) -> String {
+    format!("{}/auth/callback", public_url.trim_end_matches('/'))
+}
+
 /// `OIDC_ISSUER_URL`, `OIDC_CLIENT_ID` and `OIDC_CLIENT_SECRET` (or `_FILE`): all or none.
 /// `OIDC_SCOPES` (space-separated, default `openid email profile`) must hold `openid`.
 fn oidc(public_url: &str) -> anyhow::Result<Option<OidcSettings>> {
@@ -228,13 +250,12 @@ fn oidc(public_url: &str) -> anyhow::Result<Option<OidcSettings>> {
     if !scopes.iter().any(|scope| scope == "openid") {
         bail!("OIDC_SCOPES must include openid");
     }
-    let redirect_url = format!("{}/auth/callback", public_url.trim_end_matches('/'));
     Ok(Some(OidcSettings {
         issuer_url,
         client_id,
         client_secret,
         scopes,
-        redirect_url,
+        redirect_url: oidc_callback(public_url),
         timeout: Duration::from_secs(number("OIDC_TIMEOUT_SECONDS", 10)?),
     }))
 }

@@ -1,5 +1,6 @@
 //! The HTTP server.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use actix_web::http::KeepAlive;
@@ -11,19 +12,28 @@ use compliance_ports::{OrganizationRepository, RateLimiter};
 use compliance_ratelimit::{MemoryRateLimiter, RedisRateLimiter};
 use compliance_store::Store;
 use secrecy::ExposeSecret;
+use socket2::{Domain, Protocol, Socket, Type};
 use tokio::runtime::Handle;
 
 use crate::config::Config;
 use crate::shutdown::StopSignals;
 use crate::wiring;
 
+/// Connections the kernel queues before they are accepted: actix's default for `bind`.
+const LISTEN_BACKLOG: i32 = 1024;
+
 /// How long a stop waits for the webhook deliveries in flight.
 const WEBHOOK_DRAIN: std::time::Duration = std::time::Duration::from_secs(15);
 
-pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
+pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
     let keyring = Arc::new(wiring::vault_keyring(&config)?);
     let catalog = wiring::provider_catalog(&config)?;
+    // Bound before the database is opened: a taken address stops the server before that work,
+    // and with port 0 the port the system picked is known before `PUBLIC_URL`'s default (which
+    // names it) is handed to the use cases.
+    let listener = listen(config.listen)?;
+    config.listening_on(listener.local_addr()?);
     // Start-up and background work run on the background runtime; requests on actix's threads.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();
@@ -69,8 +79,7 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     .shutdown_timeout(config.shutdown_timeout.as_secs())
     // Use cases run on these threads, so their blocking work (attachment files, DNS) does too.
     .worker_max_blocking_threads(config.blocking_threads())
-    .bind(config.listen)
-    .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", config.listen))?;
+    .listen(listener)?;
     // Said before `listening on`, so a reader (or a test) that saw that line has seen this one.
     let organizations = store.clone();
     if runtime.spawn(async move { organizations.list(1).await }).await??.is_empty() {
@@ -113,6 +122,18 @@ pub async fn serve(config: Config, runtime: Handle) -> anyhow::Result<()> {
     }
     store.close();
     Ok(())
+}
+
+/// A listening socket on `address` as actix's own `bind` makes it (address reuse, a backlog of
+/// 1,024 connections), made here so that the server knows its address before it is built.
+fn listen(address: SocketAddr) -> anyhow::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket
+        .bind(&address.into())
+        .and_then(|()| socket.listen(LISTEN_BACKLOG))
+        .map_err(|error| anyhow::anyhow!("cannot listen on {address}: {error}"))?;
+    Ok(socket.into())
 }
 
 /// Metrics over the store's pools, and the rate limiter: in Redis when `REDIS_URL` is set (shared
