@@ -79,6 +79,8 @@ api_tests!(
     list_orgs_and_list_api_keys_never_show_a_key,
     create_api_key_narrows_a_key_to_its_scopes,
     the_first_start_says_how_to_bootstrap with &[("RUST_LOG", "info")],
+    on_port_0_the_public_url_names_the_port_chosen,
+    a_public_url_set_is_kept_on_port_0 with &[("PUBLIC_URL", "https://compliance.example.test/")],
 );
 
 use serde_json::json;
@@ -270,4 +272,23 @@ async fn the_first_start_says_how_to_bootstrap(server: &TestServer) {
     .await
     .expect("the second server logs `listening on`");
     assert!(!said.contains("admin bootstrap"), "{said}");
+}
+
+/// The OAuth callback GitHub's app must be registered with, as the providers list shows it.
+async fn github_callback(server: &TestServer) -> String {
+    let tenant = server.tenant().await;
+    let providers = tenant.api.get("/v1/integrations/providers").await.ok(200);
+    let github = providers["data"].as_array().unwrap().iter().find(|p| p["slug"] == "github").unwrap().clone();
+    text(&github, "/oauth/callbackUrl").to_owned()
+}
+
+// The harness starts every server with LISTEN_ADDR=127.0.0.1:0 and no PUBLIC_URL.
+async fn on_port_0_the_public_url_names_the_port_chosen(server: &TestServer) {
+    let port = server.base_url().rsplit(':').next().unwrap().parse::<u16>().expect("a port in the base URL");
+    assert_ne!(port, 0, "the `listening on` line names the port the system chose");
+    assert_eq!(github_callback(server).await, format!("{}/v1/integrations/oauth/callback", server.base_url()));
+}
+
+async fn a_public_url_set_is_kept_on_port_0(server: &TestServer) {
+    assert_eq!(github_callback(server).await, "https://compliance.example.test/v1/integrations/oauth/callback");
 }

@@ -1,7 +1,6 @@
 //! One `compliance-server serve` per test, on a fresh SQLite file or a fresh PostgreSQL database.
 
 use std::future::Future;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -147,10 +146,7 @@ impl TestServer {
         let scratch = TempDir::new();
         let blob_dir = scratch.path().join("blobs");
         std::fs::create_dir_all(&blob_dir).expect("create BLOB_DIR");
-        let addr = format!("127.0.0.1:{}", free_port());
-        let base_url = format!("http://{addr}");
-        let spawned =
-            serve_command(database.url(), &addr, &base_url, &blob_dir, &scratch.path().join("data"), env).spawn();
+        let spawned = serve_command(database.url(), &blob_dir, &scratch.path().join("data"), env).spawn();
         let mut child = match spawned {
             Ok(child) if child.id().is_some() => child,
             Ok(_) => {
@@ -165,26 +161,22 @@ impl TestServer {
         let stderr = capture_stderr(&mut child);
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
         let pid = child.id().unwrap_or_default();
-        let child = tokio::sync::Mutex::new(child);
-        let server = Self { base_url, http, admin: Admin::new(database.url()), child, pid, stderr, database, scratch };
-        server.wait_until_healthy().await
-    }
-
-    async fn wait_until_healthy(mut self) -> Self {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let url = format!("{}/health", self.base_url);
-        loop {
-            if let Ok(Some(status)) = self.child.get_mut().try_wait() {
-                self.fail_start(&format!("the server exited with {status}")).await;
-            }
-            let probe = self.http.get(&url).timeout(Duration::from_secs(1)).send().await;
-            if probe.is_ok_and(|r| r.status() == 200) {
-                return self;
-            }
-            if Instant::now() >= deadline {
-                self.fail_start("GET /health did not answer 200 within 10 s").await;
-            }
-            tokio::time::sleep(POLL_INTERVAL).await;
+        let started = wait_until_serving(&mut child, &stderr, &http, deadline).await;
+        let child = tokio::sync::Mutex::new(child);
+        let server = Self {
+            base_url: started.clone().unwrap_or_default(),
+            http,
+            admin: Admin::new(database.url()),
+            child,
+            pid,
+            stderr,
+            database,
+            scratch,
+        };
+        match started {
+            Ok(_) => server,
+            Err(why) => server.fail_start(&why).await,
         }
     }
 
@@ -371,26 +363,20 @@ impl TestServer {
     /// Starts a [`Sibling`] of this server with the extra environment variables `env` (pass the
     /// same ones this server got) and waits until it answers `GET /health`.
     pub async fn start_sibling(&self, env: &[(String, String)]) -> Sibling {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let base_url = format!("http://{addr}");
         let data_dir = self.scratch.path().join("data");
-        let mut child = serve_command(self.database.url(), &addr, &base_url, &self.blob_dir(), &data_dir, env)
+        let mut child = serve_command(self.database.url(), &self.blob_dir(), &data_dir, env)
             .spawn()
             .unwrap_or_else(|err| panic!("cannot start a second {BIN}: {err}"));
         let stderr = capture_stderr(&mut child);
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("reqwest client");
-        let mut sibling = Sibling { base_url, http, child, stderr };
         let deadline = Instant::now() + STARTUP_TIMEOUT;
-        loop {
-            if let Ok(Some(status)) = sibling.child.try_wait() {
-                sibling.stderr.drained().await;
-                panic!("the second server exited with {status}; its stderr:\n{}", sibling.stderr());
+        match wait_until_serving(&mut child, &stderr, &http, deadline).await {
+            Ok(base_url) => Sibling { base_url, http, child, stderr },
+            Err(why) => {
+                let _ = child.kill().await;
+                stderr.drained().await;
+                panic!("the second server: {why}; its stderr:\n{}", stderr.text());
             }
-            if sibling.healthy().await {
-                return sibling;
-            }
-            assert!(Instant::now() < deadline, "the second server did not answer GET /health with 200 within 10 s");
-            tokio::time::sleep(POLL_INTERVAL).await;
         }
     }
 
@@ -430,26 +416,21 @@ impl Drop for Sibling {
     }
 }
 
-/// `compliance-server serve` on `database_url`, listening on `addr` (reached at `base_url`), with
-/// JSON logs at `warn` on a piped stderr, no rate limit, and then the extra environment `env`.
-fn serve_command(
-    database_url: &str,
-    addr: &str,
-    base_url: &str,
-    blob_dir: &Path,
-    data_dir: &Path,
-    env: &[(String, String)],
-) -> Command {
+/// `compliance-server serve` on `database_url`, listening on a port the system picks (its
+/// `listening on` line says which), with JSON logs at `warn` (and that line) on a piped stderr,
+/// no rate limit, and then the extra environment `env`.
+fn serve_command(database_url: &str, blob_dir: &Path, data_dir: &Path, env: &[(String, String)]) -> Command {
     let mut command = Command::new(BIN);
     command
         .arg("serve")
         .env("DATABASE_URL", database_url)
-        .env("LISTEN_ADDR", addr)
-        .env("PUBLIC_URL", base_url)
+        // Port 0: the server holds its port from the moment it is chosen. A port picked here and
+        // released for the server to take could be taken first by any other socket on the machine.
+        .env("LISTEN_ADDR", "127.0.0.1:0")
         .env("BLOB_DIR", blob_dir)
         .env("DATA_DIR", data_dir)
         .env("LOG_FORMAT", "json")
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "warn,compliance_server::serve=info")
         // Tests send bursts of requests; tests/api/limits.rs turns the rate limit on where it is tested.
         .env("RATE_LIMIT_PER_SECOND", "0")
         // Changes made by the admin CLI (another process) reach the server when its cached
@@ -461,6 +442,39 @@ fn serve_command(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     command
+}
+
+/// Waits until `child` has said where it listens and answers `GET /health` there, and returns that
+/// base URL (also its `PUBLIC_URL`, left to default to it); `Err` says why not by `deadline`.
+async fn wait_until_serving(
+    child: &mut Child,
+    stderr: &StderrLog,
+    http: &reqwest::Client,
+    deadline: Instant,
+) -> Result<String, String> {
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("the server exited with {status}"));
+        }
+        if let Some(base_url) = announced_url(&stderr.text())
+            && probe_health(http, &base_url).await
+        {
+            return Ok(base_url);
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("no `listening on` line and 200 from GET /health within {STARTUP_TIMEOUT:?}"));
+        }
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+}
+
+/// The first address of the server's JSON `listening on http://…` line, if it has logged it.
+fn announced_url(stderr: &str) -> Option<String> {
+    stderr.lines().find_map(|line| {
+        let entry: serde_json::Value = serde_json::from_str(line).ok()?;
+        let addresses = entry["fields"]["message"].as_str()?.strip_prefix("listening on ")?;
+        addresses.split(", ").next().map(str::to_owned)
+    })
 }
 
 /// What a child process wrote to its piped stderr, collected by a background task.
@@ -506,12 +520,6 @@ fn capture_stderr(child: &mut Child) -> StderrLog {
 async fn probe_health(http: &reqwest::Client, base_url: &str) -> bool {
     let probe = http.get(format!("{base_url}/health")).timeout(Duration::from_secs(2)).send().await;
     probe.is_ok_and(|r| r.status() == 200)
-}
-
-/// Binds an ephemeral port and releases it for the server to take.
-pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    listener.local_addr().expect("local address").port()
 }
 
 /// A random lowercase hex string of `bytes` bytes.

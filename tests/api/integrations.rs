@@ -1185,12 +1185,10 @@ async fn start_up_fails(manifests: &[(&str, Value)]) -> String {
     for (file, manifest) in manifests {
         std::fs::write(providers.join(file), serde_json::to_vec_pretty(manifest).unwrap()).unwrap();
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let child = tokio::process::Command::new(crate::harness::BIN)
         .arg("serve")
         .env("DATABASE_URL", format!("sqlite://{}", scratch.path().join("test.db").display()))
-        .env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
-        .env("PUBLIC_URL", format!("http://127.0.0.1:{port}"))
+        .env("LISTEN_ADDR", "127.0.0.1:0")
         .env("BLOB_DIR", scratch.path().join("blobs"))
         .env("DATA_DIR", scratch.path().join("data"))
         .env("PROVIDERS_DIR", &providers)

@@ -11,10 +11,10 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::LOCATION;
 use reqwest::redirect::Policy;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
 
-use crate::harness::{Backend, PATIENCE, TestServer, free_port, run_with_owned_env};
+use crate::harness::{Backend, PATIENCE, TestServer, run_with_owned_env};
 
 /// Our server's client at the provider.
 pub const CLIENT_ID: &str = "compliance";
@@ -29,18 +29,17 @@ where
     F: FnOnce(Arc<TestServer>, OidcProvider) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let port = free_port();
-    let issuer = format!("http://127.0.0.1:{port}");
+    let provider = StartingProvider::spawn().await;
     let mut server_env = vec![
-        ("OIDC_ISSUER_URL".to_owned(), issuer.clone()),
+        ("OIDC_ISSUER_URL".to_owned(), provider.issuer.clone()),
         ("OIDC_CLIENT_ID".to_owned(), CLIENT_ID.to_owned()),
         ("OIDC_CLIENT_SECRET".to_owned(), CLIENT_SECRET.to_owned()),
     ];
     server_env.extend(env.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())));
     run_with_owned_env(backend, server_env, move |server| async move {
-        // the server discovers the provider at the first sign-in, so the provider may start now,
-        // knowing the server's callback
-        let provider = OidcProvider::start(port, &format!("{}/auth/callback", server.base_url())).await;
+        // the server discovers the provider at the first sign-in, so the provider may learn the
+        // server's callback now
+        let provider = provider.register_clients(&format!("{}/auth/callback", server.base_url())).await;
         test(server, provider).await;
     })
     .await;
@@ -52,40 +51,62 @@ pub struct OidcProvider {
     _child: Child,
 }
 
+/// The provider listening at its issuer, its clients not yet registered (it answers 503).
+struct StartingProvider {
+    issuer: String,
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
 fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/oidc")
 }
 
-impl OidcProvider {
-    async fn start(port: u16, callback: &str) -> Self {
+impl StartingProvider {
+    /// Starts `node provider.mjs` on a port it picks and waits for its issuer.
+    async fn spawn() -> Self {
         let dir = fixture_dir();
         assert!(
             dir.join("node_modules/oidc-provider").is_dir(),
             "the OpenID provider fixture is not installed: run `npm ci` in tests/oidc (cargo xtask ci does)"
         );
-        let clients = serde_json::json!({"clients": [
-            {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "redirect_uris": [callback]},
-            {"client_id": OTHER_CLIENT_ID, "client_secret": OTHER_CLIENT_SECRET, "redirect_uris": [callback]},
-        ]});
         let mut child = Command::new("node")
             .arg("provider.mjs")
-            .arg(port.to_string())
-            .arg(clients.to_string())
             .current_dir(&dir)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .expect("start node tests/oidc/provider.mjs (is Node.js installed?)");
         let mut lines = BufReader::new(child.stdout.take().expect("provider stdout")).lines();
-        let ready = tokio::time::timeout(PATIENCE, lines.next_line()).await;
-        let issuer = match ready {
-            Ok(Ok(Some(line))) if line.starts_with("ready ") => line["ready ".len()..].to_owned(),
-            other => panic!("the OpenID provider did not start: {other:?}"),
-        };
+        let issuer = next_line(&mut lines).await.strip_prefix("listening ").map(str::to_owned);
+        let issuer = issuer.unwrap_or_else(|| panic!("the OpenID provider did not say where it listens"));
+        Self { issuer, child, lines }
+    }
+
+    /// Registers our server's client and another one, both sending the browser back to `callback`.
+    async fn register_clients(mut self, callback: &str) -> OidcProvider {
+        let clients = serde_json::json!({"clients": [
+            {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "redirect_uris": [callback]},
+            {"client_id": OTHER_CLIENT_ID, "client_secret": OTHER_CLIENT_SECRET, "redirect_uris": [callback]},
+        ]});
+        let mut stdin = self.child.stdin.take().expect("provider stdin");
+        stdin.write_all(format!("{clients}\n").as_bytes()).await.expect("write the provider's clients");
+        let ready = next_line(&mut self.lines).await;
+        assert_eq!(ready, "ready", "the OpenID provider did not take its clients");
         // keep reading: a closed pipe would end the provider at its next line of output
+        let mut lines = self.lines;
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Self { issuer, _child: child }
+        OidcProvider { issuer: self.issuer, _child: self.child }
+    }
+}
+
+/// The provider's next line on stdout, within [`PATIENCE`].
+async fn next_line(lines: &mut Lines<BufReader<ChildStdout>>) -> String {
+    match tokio::time::timeout(PATIENCE, lines.next_line()).await {
+        Ok(Ok(Some(line))) => line,
+        other => panic!("the OpenID provider did not start: {other:?}"),
     }
 }
 

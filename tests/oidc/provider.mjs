@@ -1,15 +1,16 @@
 // A real OpenID provider (the npm package oidc-provider) on loopback, for the sign-in tests.
 //
-// Usage: node provider.mjs <port> <config JSON>
-//   config: { "clients": [{ "client_id", "client_secret", "redirect_uris": [...] }] }
-// Prints "ready <issuer>" on stdout once it listens. Login and consent are the package's own
-// development interactions (HTML forms at /interaction/<uid>), which the tests post to over HTTP:
-// any password is accepted for the accounts below.
+// Usage: node provider.mjs
+// Listens on a port the system picks and prints "listening <issuer>" on stdout. Then reads one
+// line of config JSON from stdin, { "clients": [{ "client_id", "client_secret", "redirect_uris":
+// [...] }] }, and prints "ready" once it serves as that issuer. Two steps because each side names
+// the other: our server is started with the issuer, and its callback is known once it listens.
+// Until then every request is answered 503. Login and consent are the package's own development
+// interactions (HTML forms at /interaction/<uid>), which the tests post to over HTTP: any password
+// is accepted for the accounts below.
+import http from 'node:http';
+import readline from 'node:readline';
 import Provider from 'oidc-provider';
-
-const [port, configText] = process.argv.slice(2);
-const config = JSON.parse(configText);
-const issuer = `http://127.0.0.1:${port}`;
 
 // The people the provider knows: `login` is what the login form takes.
 const accounts = {
@@ -21,7 +22,7 @@ const accounts = {
   dee: { email: 'dee@acme.test', email_verified: true, name: 'Dee Verified' },
 };
 
-const provider = new Provider(issuer, {
+const providerFor = (issuer, config) => new Provider(issuer, {
   clients: config.clients.map((client) => ({
     ...client,
     grant_types: ['authorization_code'],
@@ -39,7 +40,17 @@ const provider = new Provider(issuer, {
   cookies: { keys: ['compliance-tests-only-cookie-key'] },
 });
 
-const server = provider.listen(Number(port), '127.0.0.1', () => {
-  process.stdout.write(`ready ${issuer}\n`);
+let handle = (request, response) => {
+  response.statusCode = 503;
+  response.end('the provider is not configured yet');
+};
+const server = http.createServer((request, response) => handle(request, response));
+server.listen(0, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  process.stdout.write(`listening ${issuer}\n`);
+  readline.createInterface({ input: process.stdin }).once('line', (line) => {
+    handle = providerFor(issuer, JSON.parse(line)).callback();
+    process.stdout.write('ready\n');
+  });
 });
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => server.close(() => process.exit(0)));

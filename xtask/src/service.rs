@@ -3,7 +3,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -125,9 +125,11 @@ pub fn json_string(json: &str, field: &str) -> Result<String> {
     value.map(str::to_owned).with_context(|| format!("no string `{field}` in {json}"))
 }
 
-/// `compliance-server serve` on a free port; killed on drop.
+/// `compliance-server serve` on a port the system picks; killed on drop.
 pub struct Server {
     pub child: Child,
+    /// `host:port`, and `http://host:port`: empty until [`Server::wait_until_ok`] has read them
+    /// from the server's `listening on` log line.
     pub address: String,
     pub base_url: String,
 }
@@ -136,33 +138,30 @@ impl Server {
     /// Starts the server with rate limiting off and JSON logs at `warn` into `log`; `env` adds
     /// to (or overrides) that environment.
     pub fn spawn(binary: &Path, database_url: &str, scratch: &Path, log: &Path, env: &[(&str, &str)]) -> Result<Self> {
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).context("no free port")?.port();
-        let address = format!("127.0.0.1:{port}");
-        let base_url = format!("http://{address}");
         let log_file = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
         let mut command = Command::new(binary);
         command
             .arg("serve")
             .env("DATABASE_URL", database_url)
-            .env("LISTEN_ADDR", &address)
-            .env("PUBLIC_URL", &base_url)
+            // Port 0: a port picked here and released for the server could be taken in between.
+            .env("LISTEN_ADDR", "127.0.0.1:0")
             .env("DATA_DIR", scratch.join("data"))
             .env("BLOB_DIR", scratch.join("blobs"))
             // the tasks send thousands of requests a second from one address and key
             .env("RATE_LIMIT_PER_SECOND", "0")
             .env("LOG_FORMAT", "json")
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", "warn,compliance_server::serve=info")
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file);
         println!("$ {}", display(&command));
         let child = command.spawn().context("could not start compliance-server")?;
-        Ok(Self { child, address, base_url })
+        Ok(Self { child, address: String::new(), base_url: String::new() })
     }
 
-    /// Polls `request` every `interval` until it answers 200; fails when the server exits or
-    /// [`STARTUP_TIMEOUT`] passes.
+    /// Reads where the server listens from its log, then polls `request` there every `interval`
+    /// until it answers 200; fails when the server exits or [`STARTUP_TIMEOUT`] passes.
     pub fn wait_until_ok(&mut self, request: &Request, interval: Duration, log: &Path) -> Result<()> {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
@@ -170,7 +169,13 @@ impl Server {
                 let log = fs::read_to_string(log).unwrap_or_default();
                 bail!("compliance-server exited at start ({status}):\n{log}");
             }
-            if request.send(&self.address).is_ok_and(|response| response.status == 200) {
+            if self.address.is_empty()
+                && let Some(base_url) = announced_url(&fs::read_to_string(log).unwrap_or_default())
+            {
+                self.address = base_url.trim_start_matches("http://").to_owned();
+                self.base_url = base_url;
+            }
+            if !self.address.is_empty() && request.send(&self.address).is_ok_and(|response| response.status == 200) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -187,6 +192,15 @@ impl Server {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// The first address of the server's JSON `listening on http://…` line, if it has logged it.
+fn announced_url(log: &str) -> Option<String> {
+    log.lines().find_map(|line| {
+        let entry: serde_json::Value = serde_json::from_str(line).ok()?;
+        let addresses = entry["fields"]["message"].as_str()?.strip_prefix("listening on ")?;
+        addresses.split(", ").next().map(str::to_owned)
+    })
 }
 
 impl Drop for Server {
