@@ -1,6 +1,7 @@
 //! `cargo xtask ci`: the whole CI run, in order, stopping at the first failure.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -11,27 +12,57 @@ use crate::{client, deps, docs, openapi, postgres, schemathesis};
 const STEPS: usize = 9;
 
 pub fn run() -> Result<()> {
+    let mut steps = Steps::default();
+    let outcome = run_steps(&mut steps);
+    // Last, where a CI log's tail shows it, on success and failure alike.
+    steps.print_times();
+    outcome
+}
+
+fn run_steps(steps: &mut Steps) -> Result<()> {
     // Before anything is built: a machine that lacks a tool learns it at once, and all of them.
-    let tools = step(1, "tools the tests need (Debian, PyPI, npm)", provision::ensure)?;
-    step(2, "formatting", check_formatting)?;
-    step(3, "clippy", run_clippy)?;
-    step(4, "dependency direction", deps::check_dependency_direction)?;
-    step(5, "OpenAPI document and the client generated from it", || openapi::check().and_then(|()| client::check()))?;
-    step(6, "API documentation (rustdoc)", docs::check)?;
-    let database = step(7, "PostgreSQL", postgres::provide)?;
-    let tests = step(8, "tests", || run_tests(&database.admin_url(), &tools));
+    let tools = steps.run("tools the tests need (Debian, PyPI, npm)", provision::ensure)?;
+    steps.run("formatting", check_formatting)?;
+    steps.run("clippy", run_clippy)?;
+    steps.run("dependency direction", deps::check_dependency_direction)?;
+    steps
+        .run("OpenAPI document and the client generated from it", || openapi::check().and_then(|()| client::check()))?;
+    steps.run("API documentation (rustdoc)", docs::check)?;
+    let database = steps.run("PostgreSQL", postgres::provide)?;
+    let tests = steps.run("tests", || run_tests(&database.admin_url(), &tools));
     // after the tests, which built target/debug/compliance-server
     let contract =
-        tests.and_then(|()| step(9, "schemathesis (contract tests)", || schemathesis::run(&database, &tools)));
+        tests.and_then(|()| steps.run("schemathesis (contract tests)", || schemathesis::run(&database, &tools)));
     drop(database); // stops and removes a throwaway cluster, also when a step failed
     contract?;
     println!("\nxtask ci: all {STEPS} steps passed");
     Ok(())
 }
 
-fn step<T>(number: usize, name: &str, action: impl FnOnce() -> Result<T>) -> Result<T> {
-    println!("\n==> [{number}/{STEPS}] {name}");
-    action().with_context(|| format!("step {number}/{STEPS} ({name}) failed"))
+/// The steps run so far, numbered in order, with how long each took.
+#[derive(Default)]
+struct Steps {
+    took: Vec<(String, Duration)>,
+}
+
+impl Steps {
+    fn run<T>(&mut self, name: &str, action: impl FnOnce() -> Result<T>) -> Result<T> {
+        let number = self.took.len() + 1;
+        println!("\n==> [{number}/{STEPS}] {name}");
+        let started = Instant::now();
+        let outcome = action();
+        self.took.push((name.to_owned(), started.elapsed()));
+        outcome.with_context(|| format!("step {number}/{STEPS} ({name}) failed"))
+    }
+
+    fn print_times(&self) {
+        println!("\nxtask ci: time per step");
+        for (number, (name, took)) in self.took.iter().enumerate() {
+            println!("  [{}/{STEPS}] {:>4} s  {name}", number + 1, took.as_secs());
+        }
+        let total: Duration = self.took.iter().map(|(_, took)| *took).sum();
+        println!("  total {} s", total.as_secs());
+    }
 }
 
 fn check_formatting() -> Result<()> {

@@ -10,11 +10,23 @@ pub fn workspace_root() -> Result<PathBuf> {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).context("xtask has no parent directory")
 }
 
-/// `cargo` (the one that started xtask, when known), run in the workspace root.
+/// `cargo` (the one that started xtask, when known), run in the workspace root, without the
+/// variables `cargo run` set for xtask itself (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, …). Build
+/// scripts such as ring's rerun when those change, so with them every build started here would
+/// rebuild ring and the ~20 crates above it, and the next `cargo test` from a shell again.
 pub fn cargo() -> Result<Command> {
     let program = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(program);
     command.current_dir(workspace_root()?);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_xtask = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_", "CARGO_PRIMARY_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix));
+        if set_for_xtask {
+            command.env_remove(name.as_ref());
+        }
+    }
     Ok(command)
 }
 
