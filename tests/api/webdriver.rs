@@ -4,17 +4,35 @@
 // Panicking is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::net::TcpListener;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::harness::poll_every;
 
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The port of chromedriver's `ChromeDriver was started successfully on port N.` line; its
+/// stdout is then read to its end in the background, so that a full pipe never stops it.
+async fn announced_port(driver: &mut Child) -> u16 {
+    let mut lines = BufReader::new(driver.stdout.take().expect("chromedriver's stdout")).lines();
+    let announced = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let port = line.strip_prefix("ChromeDriver was started successfully on port ");
+            if let Some(port) = port.and_then(|port| port.trim_end_matches('.').parse().ok()) {
+                return Some(port);
+            }
+        }
+        None
+    });
+    let port = announced.await.ok().flatten().expect("chromedriver did not say its port within 20 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    port
+}
 
 /// The key of an element reference in WebDriver answers.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -42,18 +60,17 @@ impl Browser {
                  chromium-driver`, as `cargo xtask tools` does)"
             );
         }
-        let port = {
-            let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-            listener.local_addr().expect("local address").port()
-        };
-        let driver = Command::new(CHROMEDRIVER)
-            .arg(format!("--port={port}"))
+        // Port 0: chromedriver binds a free port and says which. A port picked here and released
+        // for it could be taken first by any other socket on the machine.
+        let mut driver = Command::new(CHROMEDRIVER)
+            .arg("--port=0")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .unwrap_or_else(|err| panic!("cannot start {CHROMEDRIVER}: {err}"));
+        let port = announced_port(&mut driver).await;
         let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().expect("reqwest client");
         let base = format!("http://127.0.0.1:{port}");
         let ready = poll_every(Duration::from_millis(100), Duration::from_secs(20), || async {

@@ -2,9 +2,10 @@
 //! One `BlobStore` contract, run against the filesystem (a fresh temp dir) and against S3 (a real
 //! moto_server child process on a free port). No mocks.
 
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use compliance_blobs::{FsBlobStore, S3BlobStore, S3Config};
@@ -150,7 +151,7 @@ async fn fs_store_reports_io_failures_as_internal() {
 const SECRET: &str = "moto-secret-must-not-leak";
 const REGION: &str = "us-east-1";
 
-/// A moto_server child process on a free port, killed on drop.
+/// A moto_server child process on a port it picks, killed on drop.
 struct Moto {
     child: Child,
     endpoint: String,
@@ -158,20 +159,29 @@ struct Moto {
 
 impl Moto {
     async fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        // Port 0: moto binds a free port and says which. A port picked here and released for moto
+        // could be taken first by any other socket on the machine.
         let spawned = Command::new("moto_server")
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-H", "127.0.0.1", "-p", "0"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn();
-        let child = match spawned {
+        let mut child = match spawned {
             Ok(child) => child,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
                 "moto_server is not on PATH; the S3 tests need a real local S3 server: `cargo xtask tools` installs it in target/tools/venv/bin"
             ),
             Err(e) => panic!("could not start moto_server: {e}"),
         };
-        let mut moto = Self { child, endpoint: format!("http://127.0.0.1:{port}") };
+        let announced = announced_endpoint(child.stderr.take().expect("moto_server's stderr"));
+        let endpoint = match tokio::time::timeout(Duration::from_secs(60), announced).await {
+            Ok(Ok(endpoint)) => endpoint,
+            _ => {
+                let _ = child.kill();
+                panic!("moto_server did not say where it listens within 60 s; try: pip install 'moto[server]'")
+            }
+        };
+        let mut moto = Self { child, endpoint };
         moto.wait_until_ready().await;
         moto
     }
@@ -208,6 +218,25 @@ impl Moto {
             path_style: true,
         }
     }
+}
+
+/// The `http://127.0.0.1:PORT` of the ` * Running on …` line moto's web server writes on `stderr`,
+/// which a thread then reads to its end: the server logs every request there, and a full pipe
+/// would stop it.
+fn announced_endpoint(stderr: ChildStderr) -> tokio::sync::oneshot::Receiver<String> {
+    let (announce, announced) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut announce = Some(announce);
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let url = line.split_whitespace().find(|word| word.starts_with("http://"));
+            if let (Some(url), true) = (url, line.contains("Running on"))
+                && let Some(announce) = announce.take()
+            {
+                let _ = announce.send(url.to_owned());
+            }
+        }
+    });
+    announced
 }
 
 impl Drop for Moto {
