@@ -228,8 +228,8 @@ fn announced_endpoint(stderr: ChildStderr) -> tokio::sync::oneshot::Receiver<Str
     std::thread::spawn(move || {
         let mut announce = Some(announce);
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let url = line.split_whitespace().find(|word| word.starts_with("http://"));
-            if let (Some(url), true) = (url, line.contains("Running on"))
+            if line.contains("Running on")
+                && let Some(url) = line.split_whitespace().find(|word| word.starts_with("http://"))
                 && let Some(announce) = announce.take()
             {
                 let _ = announce.send(url.to_owned());
