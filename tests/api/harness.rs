@@ -165,7 +165,7 @@ impl TestServer {
         let started = wait_until_serving(&mut child, &stderr, &http, deadline).await;
         let child = tokio::sync::Mutex::new(child);
         let server = Self {
-            base_url: started.clone().unwrap_or_default(),
+            base_url: String::new(),
             http,
             admin: Admin::new(database.url()),
             child,
@@ -175,7 +175,7 @@ impl TestServer {
             scratch,
         };
         match started {
-            Ok(_) => server,
+            Ok(base_url) => Self { base_url, ..server },
             Err(why) => server.fail_start(&why).await,
         }
     }

@@ -69,18 +69,14 @@ impl SearchSql for Sqlite {
 /// they are written into the SQL. SQLite reads the subquery's rows once, into a set.
 fn fts_rows(list: &Searched, org: &str) -> (String, String) {
     let table = list.table;
-    match list.scoped {
-        true => {
-            let (first, last) = organization_keys(org);
-            (
-                format!("{table}.rowid IN (SELECT rowid & {ROW_MASK} FROM {table}_search WHERE {table}_search MATCH "),
-                format!(" AND rowid BETWEEN {first} AND {last})"),
-            )
-        }
-        false => {
-            (format!("{table}.rowid IN (SELECT rowid FROM {table}_search WHERE {table}_search MATCH "), ")".into())
-        }
+    if !list.scoped {
+        return (format!("{table}.rowid IN (SELECT rowid FROM {table}_search WHERE {table}_search MATCH "), ")".into());
     }
+    let (first, last) = organization_keys(org);
+    (
+        format!("{table}.rowid IN (SELECT rowid & {ROW_MASK} FROM {table}_search WHERE {table}_search MATCH "),
+        format!(" AND rowid BETWEEN {first} AND {last})"),
+    )
 }
 
 /// The low bits of an FTS rowid: the table row's rowid.
