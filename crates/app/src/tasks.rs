@@ -62,9 +62,12 @@ impl TaskService {
     /// A new task; its assignee must be an active member of the organization.
     pub async fn create_task(&self, caller: &Principal, input: NewTask) -> Result<Task, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
-        skips_the_approval(&input)?;
+        // Decided after the input is valid and its members exist: an approver who does not exist
+        // is the 400 naming `approverId`, not a conflict about an approval nobody could give.
+        let skips = skips_the_approval(&input);
         let created = Task::create(caller.organization_id.clone(), input, self.clock.now())?;
         require_active_members(self.members.as_ref(), &caller.organization_id, created.named_members()).await?;
+        skips?;
         self.tasks.insert_task(&created, &self.audit.change(caller, "task.created", &TASK)).await?;
         Ok(created)
     }
@@ -133,12 +136,16 @@ impl TaskService {
         let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
         for (index, operation) in operations.into_iter().enumerate() {
             let write = match operation {
-                BulkOperation::Create(input) => match skips_the_approval(&input)
-                    .and_then(|()| Task::create(org.clone(), input, now).map_err(AppError::from))
-                {
-                    Ok(task) => members.require_all(task.named_members()).await.map(|()| BulkWrite::Create(task)),
-                    Err(error) => Err(error),
-                },
+                BulkOperation::Create(input) => {
+                    // As a single create: the conflict only once the input and its members hold.
+                    let skips = skips_the_approval(&input);
+                    match Task::create(org.clone(), input, now) {
+                        Ok(task) => {
+                            members.require_all(task.named_members()).await.and(skips).map(|()| BulkWrite::Create(task))
+                        }
+                        Err(error) => Err(error.into()),
+                    }
+                }
                 BulkOperation::Update(id, changes) => match TaskPatch::new(changes) {
                     Ok(patch) => {
                         members.require_all(patch.named_members()).await.map(|()| BulkWrite::Update(id, patch))
