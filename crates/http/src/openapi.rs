@@ -9,6 +9,8 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 pub(crate) use crate::error::{PreconditionFailed, Problem, SetupRequired};
 
+mod idempotent;
+
 /// Security scheme names, as operations refer to them.
 pub const API_KEY: &str = "apiKey";
 pub const SESSION: &str = "session";
@@ -44,6 +46,7 @@ pub fn document() -> Document {
     }
     StandardErrors.modify(&mut document);
     Conditional.modify(&mut document);
+    idempotent::modify(&mut document);
     document
 }
 
@@ -142,8 +145,15 @@ impl Modify for Conditional {
         failed.headers.insert("ETag".to_owned(), RefOr::T(etag_header()));
         components.responses.insert("PreconditionFailed".to_owned(), RefOr::T(failed));
         for item in document.paths.paths.values_mut() {
-            let operations =
-                [(&mut item.get, false), (&mut item.put, false), (&mut item.patch, false), (&mut item.delete, true)];
+            // A `POST` that changes a record's state (a task's submit, approve, reject) takes
+            // `If-Match` as a `PATCH` does.
+            let operations = [
+                (&mut item.get, false),
+                (&mut item.put, false),
+                (&mut item.post, false),
+                (&mut item.patch, false),
+                (&mut item.delete, true),
+            ];
             for (operation, deletes) in operations {
                 let Some(operation) = operation else { continue };
                 let headers: Vec<String> = operation

@@ -5,7 +5,7 @@
 //! `App::new().app_data(web::Data::new(operations)).wrap(from_fn(compliance_http::middleware::guard))`.
 
 mod hold;
-mod idempotency;
+pub(crate) mod idempotency;
 mod limiter;
 mod metrics;
 mod patterns;

@@ -200,7 +200,10 @@ struct PersonPolicyList<'a> {
                    the one submitting; it becomes `pending_approval`.",
     params(("id" = PolicyId, Path)),
     request_body = PolicySubmission,
-    responses((status = 200, description = "The policy, pending approval.", body = PolicyWithAuth)),
+    responses(
+        (status = 200, description = "The policy, pending approval.", body = PolicyWithAuth),
+        (status = 409, description = "The policy has no approver, the caller is its approver, or its state (named) does not allow a submission.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn submit_policy(
     state: web::Data<AppState>,
@@ -221,7 +224,10 @@ async fn submit_policy(
     summary = "Approve the pending submission, publishing the next version",
     description = "Only the policy's approver (`approverId`), who may not be the user who submitted it.",
     params(("id" = PolicyId, Path)),
-    responses((status = 200, description = "The policy, published.", body = PolicyWithAuth)),
+    responses(
+        (status = 200, description = "The policy, published.", body = PolicyWithAuth),
+        (status = 409, description = "The policy is not `pending_approval` (its state is named), or the approver is the user who submitted it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn approve_policy(
     state: web::Data<AppState>,
@@ -242,7 +248,10 @@ async fn approve_policy(
     description = "Only the policy's approver (`approverId`).",
     params(("id" = PolicyId, Path)),
     request_body = PolicyRejection,
-    responses((status = 200, description = "The policy, a draft again, with `rejectionReason`.", body = PolicyWithAuth)),
+    responses(
+        (status = 200, description = "The policy, a draft again, with `rejectionReason`.", body = PolicyWithAuth),
+        (status = 409, description = "The policy is not `pending_approval` (its state is named).", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn reject_policy(
     state: web::Data<AppState>,
@@ -264,7 +273,10 @@ async fn reject_policy(
     description = "As the session's user, or the API key's creator. Signing again changes nothing; a policy never \
                    published is 409.",
     params(("id" = PolicyId, Path)),
-    responses((status = 200, description = "The policy, the caller in `signedBy`.", body = PolicyWithAuth)),
+    responses(
+        (status = 200, description = "The policy, the caller in `signedBy`.", body = PolicyWithAuth),
+        (status = 409, description = "The policy was never published (there is no version to sign), or it kept changing while the signature was written: retry.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn sign_policy(
     state: web::Data<AppState>,

@@ -233,7 +233,10 @@ pub(crate) fn task_query(mut params: ListParams, settings: &Settings) -> Result<
     operation_id = "createTask",
     summary = "Create a task",
     request_body = NewTask,
-    responses((status = 201, description = "The new task.", body = TaskWithAuth, headers(("ETag" = String, description = "The entity tag of the new state.")))),
+    responses(
+        (status = 201, description = "The new task.", body = TaskWithAuth, headers(("ETag" = String, description = "The entity tag of the new state."))),
+        (status = 409, description = "A task created `done` with an approver would skip the approval: create it, then submit it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn create_task(
     state: web::Data<AppState>,
@@ -281,7 +284,10 @@ async fn get_task(
     summary = "Change a task: only the fields sent change",
     params(("id" = TaskId, Path), IfMatchHeader),
     request_body = TaskChanges,
-    responses((status = 200, description = "The changed task.", body = TaskWithAuth)),
+    responses(
+        (status = 200, description = "The changed task.", body = TaskWithAuth),
+        (status = 409, description = "The change is not allowed in the task's state: `done` on a task with an approver (submit it for review instead), or a new approver while it is `in_review`.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
 )]
 async fn update_task(
     state: web::Data<AppState>,
