@@ -182,6 +182,7 @@ impl Response {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let body =
             if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        crate::declared::assert_declared(&what, status, &body);
         Self { status, content_type, retry_after, content_disposition, headers, body, bytes, what }
     }
 

@@ -21,6 +21,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::attachments::file;
 use crate::checks::str_of;
 use crate::client::{Auth, Client, Response};
+use crate::declared::{matches_template, request_path};
 use crate::fake_fleet::{FakeFleet, host};
 use crate::fake_provider::{self, FakeProvider, HEADER_KEY, KEY_PREFIX, OAUTH, QUERY_KEY, ScratchDir};
 use crate::harness::{Backend, TestServer, poll_every, run_with_owned_env};
@@ -639,37 +640,4 @@ fn validate(operation_id: &str, status: u16, schema: &Value, body: &Value) {
         "{operation_id} answered {status} with a body its documented schema refuses:\n{}\nbody: {body}",
         errors.join("\n")
     );
-}
-
-/// `("GET", "/v1/x/1")` from `GET /v1/x/1?y=2` or `GET http://host:port/v1/x/1?y=2`.
-fn request_path(request: &str) -> (String, String) {
-    let (method, target) = request.split_once(' ').unwrap_or_else(|| panic!("not `METHOD PATH`: {request}"));
-    let path = match target.split_once("://") {
-        Some((_, rest)) => rest.find('/').map_or("/", |at| &rest[at..]),
-        None => target,
-    };
-    let path = path.split(['?', '#']).next().unwrap_or_default();
-    (method.to_owned(), path.to_owned())
-}
-
-/// Whether `path` is an instance of the OpenAPI path `template` (`{name}` matching one segment).
-fn matches_template(template: &str, path: &str) -> bool {
-    let (template, path): (Vec<_>, Vec<_>) = (template.split('/').collect(), path.split('/').collect());
-    template.len() == path.len()
-        && template.iter().zip(&path).all(|(t, p)| if t.starts_with('{') { !p.is_empty() } else { t == p })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{matches_template, request_path};
-
-    #[test]
-    fn requests_match_their_templates() {
-        let (method, path) = request_path("GET http://127.0.0.1:1/v1/attachments/att_1/content?org=o&signature=s");
-        assert_eq!((method.as_str(), path.as_str()), ("GET", "/v1/attachments/att_1/content"));
-        assert!(matches_template("/v1/attachments/{id}/content", &path));
-        assert!(!matches_template("/v1/attachments/{id}/download", &path));
-        assert!(!matches_template("/v1/attachments/{id}", &path));
-        assert_eq!(request_path("DELETE /v1/tasks/tsk_1").1, "/v1/tasks/tsk_1");
-    }
 }

@@ -65,6 +65,7 @@ mod checks;
 mod cli;
 mod client;
 mod cluster;
+mod declared;
 mod fake_fleet;
 mod fake_model;
 mod fake_provider;
