@@ -1,4 +1,4 @@
-//! The `Idempotency-Key` request header and the answers it can bring (`crate::middleware::
+//! The `Idempotency-Key` request header and the answers it can bring (400, 409, 422) (`crate::middleware::
 //! idempotency`; docs/api.md, "Idempotency keys"), added to every write under `/v1` that honours
 //! it, so that a client reads them in the document rather than only in the prose.
 
@@ -9,7 +9,7 @@ use utoipa::{PartialSchema, ToSchema};
 use crate::middleware::idempotency::{IDEMPOTENCY_KEY_HEADER, OUTSIDE_THE_ORGANIZATION};
 use crate::openapi::Problem;
 
-/// Adds the header and its 409 and 422 to each write the middleware applies keys to.
+/// Adds the header and its 400, 409 and 422 to each write the middleware applies keys to.
 pub(super) fn modify(document: &mut Document) {
     let components = document.components.get_or_insert_with(Default::default);
     components.responses.insert("IdempotencyConflict".to_owned(), RefOr::T(conflict()));
@@ -37,6 +37,8 @@ pub(super) fn modify(document: &mut Document) {
 fn add(operation: &mut Operation) {
     operation.parameters.get_or_insert_with(Vec::new).push(header());
     let responses = &mut operation.responses.responses;
+    // A malformed key, or the header sent twice, is refused before the route reads anything.
+    responses.entry("400".to_owned()).or_insert_with(|| RefOr::Ref(Ref::from_response_name("BadRequest")));
     responses.entry("409".to_owned()).or_insert_with(|| RefOr::Ref(Ref::from_response_name("IdempotencyConflict")));
     responses.entry("422".to_owned()).or_insert_with(|| RefOr::Ref(Ref::from_response_name("IdempotencyKeyReused")));
 }
