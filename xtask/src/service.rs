@@ -215,6 +215,8 @@ pub struct Request<'a> {
     pub method: &'a str,
     pub path: &'a str,
     pub api_key: Option<&'a str>,
+    /// A session token, sent as the `session_token` cookie.
+    pub session: Option<&'a str>,
     pub body: Option<&'a str>,
 }
 
@@ -225,21 +227,32 @@ pub struct Response {
 
 impl<'a> Request<'a> {
     pub fn get(path: &'a str) -> Self {
-        Self { method: "GET", path, api_key: None, body: None }
+        Self { method: "GET", path, api_key: None, session: None, body: None }
     }
 
     pub fn post(path: &'a str, body: &'a str) -> Self {
-        Self { method: "POST", path, api_key: None, body: Some(body) }
+        Self { method: "POST", path, api_key: None, session: None, body: Some(body) }
+    }
+
+    pub fn put(path: &'a str, body: &'a str) -> Self {
+        Self { method: "PUT", path, api_key: None, session: None, body: Some(body) }
     }
 
     pub fn with_key(self, api_key: &'a str) -> Self {
         Self { api_key: Some(api_key), ..self }
     }
 
+    pub fn with_session(self, token: &'a str) -> Self {
+        Self { session: Some(token), ..self }
+    }
+
     pub fn send(&self, address: &str) -> Result<Response> {
         let mut head = format!("{} {} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n", self.method, self.path);
         if let Some(key) = self.api_key {
             head.push_str(&format!("X-API-Key: {key}\r\n"));
+        }
+        if let Some(token) = self.session {
+            head.push_str(&format!("Cookie: session_token={token}\r\n"));
         }
         if let Some(body) = self.body {
             head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
@@ -257,6 +270,15 @@ impl<'a> Request<'a> {
         };
         let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body).to_owned();
         Ok(Response { status, body })
+    }
+
+    /// Sends and fails unless the answer is 2xx; the body.
+    pub fn expect_success(&self, address: &str) -> Result<String> {
+        let response = self.send(address)?;
+        if !(200..300).contains(&response.status) {
+            bail!("{} {} answered {}: {:.500}", self.method, self.path, response.status, response.body);
+        }
+        Ok(response.body)
     }
 
     /// Sends and fails unless the answer has `status`; the body.

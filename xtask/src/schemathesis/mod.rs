@@ -10,11 +10,15 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use serde_json::Value;
 
 use crate::cmd::{self, cargo, display, workspace_root};
 use crate::postgres::{self, Database};
 use crate::provision::{self, Tools};
 use crate::service::{Request, Scratch, Server, Store, Tenant, json_string, target_dir};
+
+mod reach;
+mod seed;
 
 /// A fixed seed: a failure found in CI is found again locally.
 const SEED: &str = "42";
@@ -48,7 +52,9 @@ impl Backend {
 /// `cargo xtask schemathesis`: builds the dev binary, provides PostgreSQL, runs both backends.
 pub fn run_standalone() -> Result<()> {
     let tools = provision::ensure()?;
-    cmd::run(cargo()?.args(["build", "--locked", "-p", "compliance-server"]))?;
+    // The same selection as the other steps (`--workspace --all-targets`): building one package
+    // alone unifies its dependencies' features differently and compiles hundreds of them again.
+    cmd::run(cargo()?.args(["build", "--workspace", "--all-targets", "--locked"]))?;
     let database = postgres::provide()?;
     let outcome = run(&database, &tools);
     drop(database);
@@ -74,7 +80,7 @@ pub fn run(database: &Database, tools: &Tools) -> Result<()> {
 fn server_binary() -> Result<PathBuf> {
     let binary = target_dir()?.join("debug").join("compliance-server");
     if !binary.is_file() {
-        bail!("{} is missing: run `cargo build -p compliance-server` first", binary.display());
+        bail!("{} is missing: run `cargo build --workspace --all-targets` first", binary.display());
     }
     Ok(binary)
 }
@@ -100,12 +106,35 @@ fn run_backend(binary: &Path, backend: Backend, database: &Database, tools: &Too
     let log = reports.join("server.log");
     let mut server = Server::spawn(binary, store.url(), &scratch.0, &log, &[])?;
     server.wait_until_ok(&Request::get("/health"), POLL_INTERVAL, &log)?;
-    let outcome = create_task(&server.address, &tenant.api_key)
-        .and_then(|task_id| schemathesis(&server.base_url, &tenant, &task_id, &reports, tools));
+    let outcome = create_task(&server.address, &tenant.api_key).and_then(|task_id| {
+        let seeded = seed::seed(binary, store.url(), &server.address, &tenant, &task_id)?;
+        let before = request_counts(&server.address)?;
+        let found = schemathesis(&server.base_url, &tenant, &task_id, &seeded, &reports, tools);
+        // Reached or not is reported even when schemathesis failed: it tells what the run tested.
+        match (found, reached_handlers(&server.address, &before)) {
+            (Ok(()), reached) => reached,
+            (Err(found), Ok(())) => Err(found),
+            (Err(found), Err(reached)) => Err(found.context(format!("{reached:#}"))),
+        }
+    });
     drop(server);
     drop(store);
     println!("schemathesis on {} took {:.0?}", backend.name(), started.elapsed());
     outcome.with_context(|| format!("reports in {}, the server's log in {}", reports.display(), log.display()))
+}
+
+/// The server's request counters (`/metrics`) by route, method and status.
+fn request_counts(address: &str) -> Result<reach::Counts> {
+    reach::parse_metrics(&Request::get("/metrics").expect(address, 200)?)
+}
+
+/// Fails when an operation outside the listed ones never reached its handler during the run (see
+/// `reach`): requests that all end at authentication or for want of data test no handler.
+fn reached_handlers(address: &str, before: &reach::Counts) -> Result<()> {
+    let counts = reach::since(&request_counts(address)?, before);
+    let document: Value = serde_json::from_str(&Request::get("/openapi.json").expect(address, 200)?)
+        .context("the served /openapi.json is not JSON")?;
+    reach::Reach::new(&document, &counts)?.check()
 }
 
 /// A task through the API (the admin CLI makes no records): automations must name a real task.
@@ -114,7 +143,14 @@ fn create_task(address: &str, api_key: &str) -> Result<String> {
     json_string(&body, "id")
 }
 
-fn schemathesis(base_url: &str, tenant: &Tenant, task_id: &str, reports: &Path, tools: &Tools) -> Result<()> {
+fn schemathesis(
+    base_url: &str,
+    tenant: &Tenant,
+    task_id: &str,
+    seeded: &seed::Seed,
+    reports: &Path,
+    tools: &Tools,
+) -> Result<()> {
     let root = workspace_root()?;
     let mut command = Command::new(tools.program("schemathesis"));
     command.current_dir(&root).arg("--config-file").arg(root.join("schemathesis.toml"));
@@ -124,18 +160,21 @@ fn schemathesis(base_url: &str, tenant: &Tenant, task_id: &str, reports: &Path, 
     command.args(["--report", "junit,ndjson"]).arg("--report-dir").arg(reports);
     command.arg("--report-junit-path").arg(reports.join("junit.xml"));
     command.arg("--report-ndjson-path").arg(reports.join("events.ndjson"));
-    // The key is passed by header (shown in the echoed command line below as a placeholder);
-    // the config file names the organization through ${SCHEMATHESIS_ORG_ID}.
+    // The config file's authentication section reads the key and its organization from these, and
+    // the hooks the session; the key and the session are set after the command line is echoed, so
+    // neither is printed.
     command.env("SCHEMATHESIS_ORG_ID", &tenant.organization_id);
     command.env("SCHEMATHESIS_MEMBER_ID", &tenant.member_id);
     command.env("SCHEMATHESIS_USER_ID", &tenant.user_id);
     command.env("SCHEMATHESIS_TASK_ID", task_id);
     command.env("SCHEMATHESIS_BASE_URL", base_url);
-    // Positive cases go without a made-up list cursor (see the file).
+    command.envs(seeded.variables.iter().map(|(name, value)| (name, value)));
+    // Positive cases go without a made-up list cursor or idempotency key, with the real references
+    // to data, and the session-only operations with the session (see the file).
     command.env("SCHEMATHESIS_HOOKS", root.join("tests").join("schemathesis").join("hooks.py"));
-    let shown = format!("{} -H \"X-API-Key: …\"", display(&command));
-    command.args(["-H", &format!("X-API-Key: {}", tenant.api_key)]);
-    println!("$ {shown}");
+    println!("$ {}", display(&command));
+    command.env("SCHEMATHESIS_API_KEY", &tenant.api_key);
+    command.env("SCHEMATHESIS_SESSION", &seeded.session);
     let status = command.status().context("could not start schemathesis")?;
     if !status.success() {
         bail!("schemathesis found failures ({status})");
