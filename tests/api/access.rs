@@ -131,7 +131,6 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("clearChatHistory", "/v1/assistant-chat/history", "", SessionOnly),
     ("listPeople", "/v1/people", "", Needs('r', "people")),
     ("exportPeople", "/v1/people/export", "", Needs('r', "people")),
-    ("createPerson", "/v1/people", "{}", Needs('w', "people")),
     ("getPerson", "/v1/people/{mem}", "", Needs('r', "people")),
     ("updatePerson", "/v1/people/{mem}", "{}", Needs('w', "people")),
     ("bulkPeople", "/v1/people/bulk", r#"{"operations":[]}"#, Needs('w', "people")),

@@ -17,7 +17,7 @@ api_tests!(
     malformed_operations_are_named_by_index,
     another_organizations_ids_are_not_found_and_stay_unchanged,
     a_caller_who_may_not_write_gets_403_and_nothing_changes,
-    people_are_added_and_changed_in_bulk_but_never_deleted,
+    people_are_changed_in_bulk_but_never_created_or_deleted,
     the_last_owner_rule_rolls_back_a_bulk_of_people,
 );
 
@@ -327,57 +327,59 @@ async fn people_counts(client: &Client) -> (u64, u64) {
     (people["count"].as_u64().unwrap(), audit["count"].as_u64().unwrap())
 }
 
-async fn people_are_added_and_changed_in_bulk_but_never_deleted(server: &TestServer) {
+async fn people_are_changed_in_bulk_but_never_created_or_deleted(server: &TestServer) {
     let tenant = server.tenant().await;
     let (_, member) = server.member(&tenant, "employee").await;
-    let (new, other) = (server.user().await, server.user().await);
+    let new = server.user().await;
     let (people, audit) = people_counts(&tenant.api).await;
     let operations = json!({"operations": [
-        {"op": "create", "body": {"userId": new.id, "role": "auditor"}},
         {"op": "update", "id": member["id"], "body": {"department": "hr"}},
     ]});
     let answer = tenant.api.post("/v1/people/bulk", operations).await.ok(200);
-    assert_eq!(statuses(&answer), [201, 200], "{answer}");
-    assert_eq!(results(&answer)[0]["body"]["userId"], new.id.as_str());
-    assert_eq!(results(&answer)[1]["body"]["department"], "hr");
-    assert_eq!(people_counts(&tenant.api).await, (people + 1, audit + 2));
+    assert_eq!(statuses(&answer), [200], "{answer}");
+    assert_eq!(results(&answer)[0]["body"]["department"], "hr");
+    assert_eq!(people_counts(&tenant.api).await, (people, audit + 1));
 
-    // a delete is refused, and with it the whole atomic request
+    // a create (users join by accepting an invitation) and a delete are refused, and with them
+    // the whole atomic request
     let (people, audit) = people_counts(&tenant.api).await;
     let operations = json!({"operations": [
-        {"op": "create", "body": {"userId": other.id, "role": "employee"}},
+        {"op": "create", "body": {"userId": new.id, "role": "employee"}},
+        {"op": "update", "id": member["id"], "body": {"department": "it"}},
         {"op": "delete", "id": member["id"]},
     ]});
     let problem = tenant.api.post("/v1/people/bulk", operations).await.problem(400);
-    assert_eq!(failing(&problem), [(1, 400)], "{problem}");
+    assert_eq!(failing(&problem), [(0, 400), (2, 400)], "{problem}");
     assert_eq!(problem["operations"][0]["errors"][0]["field"], "op", "{problem}");
+    assert_eq!(problem["operations"][1]["errors"][0]["field"], "op", "{problem}");
     assert_eq!(people_counts(&tenant.api).await, (people, audit));
 
-    // one by one: the good ones apply, a second membership is a 409, the delete a 400
+    // one by one: the good ones apply, the create and the delete are a 400
     let operations = json!({"operations": [
-        {"op": "create", "body": {"userId": other.id, "role": "employee"}},
         {"op": "create", "body": {"userId": new.id, "role": "employee"}},
         {"op": "delete", "id": member["id"]},
         {"op": "update", "id": member["id"], "body": {"isActive": false}},
     ]});
     let answer = tenant.api.post("/v1/people/bulk?atomic=false", operations).await.ok(200);
-    assert_eq!(statuses(&answer), [201, 409, 400, 200], "{answer}");
-    assert_eq!(results(&answer)[3]["body"]["isActive"], false);
-    assert_eq!(people_counts(&tenant.api).await, (people + 1, audit + 2));
+    assert_eq!(statuses(&answer), [400, 400, 200], "{answer}");
+    assert_eq!(results(&answer)[2]["body"]["isActive"], false);
+    assert_eq!(people_counts(&tenant.api).await, (people, audit + 1));
 }
 
 async fn the_last_owner_rule_rolls_back_a_bulk_of_people(server: &TestServer) {
     let tenant = server.tenant().await;
-    let new = server.user().await;
+    let (_, member) = server.member(&tenant, "employee").await;
     let before = people_counts(&tenant.api).await;
     // every operation is valid on its own; the demotion of the only owner fails in the transaction
     let operations = json!({"operations": [
-        {"op": "create", "body": {"userId": new.id, "role": "employee"}},
+        {"op": "update", "id": member["id"], "body": {"department": "hr"}},
         {"op": "update", "id": tenant.owner_member_id, "body": {"role": "admin"}},
     ]});
     let problem = tenant.api.post("/v1/people/bulk", operations).await.problem(400);
     assert_eq!(failing(&problem), [(1, 409)], "{problem}");
-    assert_eq!(people_counts(&tenant.api).await, before, "the create rolled back with the demotion");
+    assert_eq!(people_counts(&tenant.api).await, before, "the update rolled back with the demotion");
+    let kept = tenant.api.get(&format!("/v1/people/{}", member["id"].as_str().unwrap())).await.ok(200);
+    assert_eq!(kept["department"], "none");
     let owner = tenant.api.get(&format!("/v1/people/{}", tenant.owner_member_id)).await.ok(200);
     assert_eq!(owner["role"], "owner");
 }

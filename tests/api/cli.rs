@@ -9,11 +9,19 @@ use crate::harness::BIN;
 #[derive(Debug, Clone)]
 pub struct Admin {
     database_url: String,
+    /// More environment for the command (`FLEET_URL`, `FLEET_TOKEN`).
+    env: Vec<(String, String)>,
 }
 
 impl Admin {
     pub fn new(database_url: &str) -> Self {
-        Self { database_url: database_url.to_owned() }
+        Self { database_url: database_url.to_owned(), env: Vec::new() }
+    }
+
+    /// The same commands with `name=value` in their environment.
+    pub fn with_env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
     }
 
     /// Runs `admin ARGS…`: the JSON object printed on stdout, or the stderr of a failed run.
@@ -22,6 +30,7 @@ impl Admin {
             .arg("admin")
             .args(args)
             .env("DATABASE_URL", &self.database_url)
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
             .env("RUST_LOG", "warn")
             .env("LOG_FORMAT", "json")
             .kill_on_drop(true)
@@ -66,6 +75,20 @@ impl Admin {
 
     pub async fn revoke_api_key(&self, key_id: &str) -> Value {
         self.run(&["revoke-api-key", "--id", key_id]).await
+    }
+
+    /// `set-device-label`: the organization's label, or with `member` that member's; `None` clears it.
+    pub async fn try_set_device_label(&self, org_id: &str, member: Option<&str>, label: Option<i64>) -> Result<Value, String> {
+        let label = label.map(|label| label.to_string());
+        let mut args = vec!["set-device-label", "--org", org_id];
+        if let Some(member) = member {
+            args.extend(["--member", member]);
+        }
+        match &label {
+            Some(label) => args.extend(["--label", label]),
+            None => args.push("--clear"),
+        }
+        self.try_run(&args).await
     }
 
     pub async fn create_session(&self, user_id: &str) -> Value {

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::checks::{assert_acting_user, data, missing_id, str_of};
 use crate::client::{Client, Response};
 use crate::fake_fleet::{Answer, FakeFleet, HOSTS_PATH, host};
+use crate::cli::Admin;
 use crate::harness::TestServer;
 use crate::tenant::Tenant;
 
@@ -52,6 +53,7 @@ fleet_tests!(
     an_unreachable_upstream_is_502 on ClosedPort,
     organizations_see_only_the_hosts_of_their_label,
     a_label_belongs_to_one_organization,
+    no_tenant_sees_another_tenants_hosts_through_a_label,
 );
 
 const INTEGERS: [&str; 9] = [
@@ -121,17 +123,23 @@ fn hosts(label: i64, ids: std::ops::RangeInclusive<i64>) -> Vec<Value> {
     ids.map(|id| host(id, label)).collect()
 }
 
-/// Sets the organization's label (`PATCH /v1/organization`).
-async fn set_org_label(tenant: &Tenant, label: Option<i64>) {
-    let org = tenant.api.patch("/v1/organization", json!({"deviceManagerLabelId": label})).await.ok(200);
-    assert_eq!(org["deviceManagerLabelId"], json!(label), "{org}");
+/// The operator's CLI, asking the fake FleetDM about the labels it assigns.
+fn operator(server: &TestServer, fleet: &FakeFleet) -> Admin {
+    server.admin().clone().with_env("FLEET_URL", &fleet.uri()).with_env("FLEET_TOKEN", &fleet.token)
 }
 
-/// Sets a member's label (`PATCH /v1/people/{id}`).
-async fn set_member_label(tenant: &Tenant, member_id: &str, label: Option<i64>) {
-    let path = format!("/v1/people/{member_id}");
-    let member = tenant.api.patch(&path, json!({"deviceManagerLabelId": label})).await.ok(200);
-    assert_eq!(member["deviceManagerLabelId"], json!(label), "{member}");
+/// The operator assigns the organization's label (`admin set-device-label`).
+async fn set_org_label(server: &TestServer, fleet: &FakeFleet, tenant: &Tenant, label: Option<i64>) {
+    let assigned = operator(server, fleet).try_set_device_label(&tenant.org_id, None, label).await;
+    let org = assigned.unwrap_or_else(|error| panic!("set-device-label: {error}"));
+    assert_eq!(org["organization"]["deviceManagerLabelId"], json!(label), "{org}");
+}
+
+/// The operator assigns a member's label (`admin set-device-label --member`).
+async fn set_member_label(server: &TestServer, fleet: &FakeFleet, tenant: &Tenant, member_id: &str, label: Option<i64>) {
+    let assigned = operator(server, fleet).try_set_device_label(&tenant.org_id, Some(member_id), label).await;
+    let member = assigned.unwrap_or_else(|error| panic!("set-device-label: {error}"));
+    assert_eq!(member["member"]["deviceManagerLabelId"], json!(label), "{member}");
 }
 
 async fn get(fleet: &FakeFleet, client: &Client, path: &str) -> Response {
@@ -243,7 +251,7 @@ async fn lists_the_hosts_of_the_organizations_label_as_fleet_returns_them(server
     let expected = hosts(ours, 1..=3);
     fleet.set_hosts(ours, expected.clone());
     fleet.set_hosts(theirs, hosts(theirs, 50..=52));
-    set_org_label(&tenant, Some(ours)).await;
+    set_org_label(server, fleet, &tenant, Some(ours)).await;
 
     let body = get(fleet, &tenant.api, "/v1/devices").await.ok(200);
     assert_eq!(body["authType"], "api-key", "{body}");
@@ -270,7 +278,7 @@ async fn pages_are_read_one_after_another_until_a_short_page(server: &TestServer
     let big = label();
     let expected = hosts(big, 1..=150);
     fleet.set_hosts(big, expected.clone());
-    set_org_label(&tenant, Some(big)).await;
+    set_org_label(server, fleet, &tenant, Some(big)).await;
 
     let body = get(fleet, &tenant.api, "/v1/devices").await.ok(200);
     assert_devices(&body, &expected);
@@ -288,7 +296,7 @@ async fn pages_are_read_one_after_another_until_a_short_page(server: &TestServer
     let full = big + 1;
     let expected = hosts(full, 201..=300);
     fleet.set_hosts(full, expected.clone());
-    set_org_label(&tenant, Some(full)).await;
+    set_org_label(server, fleet, &tenant, Some(full)).await;
     let body = get(fleet, &tenant.api, "/v1/devices").await.ok(200);
     assert_devices(&body, &expected);
     let requests = fleet.requests();
@@ -304,10 +312,10 @@ async fn a_members_devices_use_the_members_label(server: &TestServer, fleet: &Fa
     fleet.set_hosts(org_label, hosts(org_label, 1..=4));
     let expected = hosts(member_label, 10..=11);
     fleet.set_hosts(member_label, expected.clone());
-    set_org_label(&tenant, Some(org_label)).await;
+    set_org_label(server, fleet, &tenant, Some(org_label)).await;
     let (_, member) = server.member(&tenant, "employee").await;
     let member_id = str_of(&member, "id");
-    set_member_label(&tenant, member_id, Some(member_label)).await;
+    set_member_label(server, fleet, &tenant, member_id, Some(member_label)).await;
 
     let path = format!("/v1/people/{member_id}/devices");
     let body = get(fleet, &tenant.api, &path).await.ok(200);
@@ -350,8 +358,8 @@ async fn a_null_label_gives_no_devices_and_asks_nothing(server: &TestServer, fle
     }
 
     // A label set and then cleared again.
-    set_org_label(&tenant, Some(label())).await;
-    set_org_label(&tenant, None).await;
+    set_org_label(server, fleet, &tenant, Some(label())).await;
+    set_org_label(server, fleet, &tenant, None).await;
     let body = get(fleet, &tenant.api, "/v1/devices").await.ok(200);
     assert_eq!((&body["count"], &body["data"]), (&json!(0), &json!([])), "{body}");
 
@@ -361,10 +369,10 @@ async fn a_null_label_gives_no_devices_and_asks_nothing(server: &TestServer, fle
 
 async fn not_configured_is_503(server: &TestServer, fleet: &FakeFleet) {
     let tenant = server.tenant().await;
-    set_org_label(&tenant, Some(label())).await;
+    set_org_label(server, fleet, &tenant, Some(label())).await;
     let (_, member) = server.member(&tenant, "employee").await;
     let member_id = str_of(&member, "id");
-    set_member_label(&tenant, member_id, Some(label())).await;
+    set_member_label(server, fleet, &tenant, member_id, Some(label())).await;
 
     for path in ["/v1/devices".to_owned(), format!("/v1/people/{member_id}/devices")] {
         let response = get(fleet, &tenant.api, &path).await;
@@ -378,10 +386,10 @@ async fn upstream_errors_are_502_without_the_token(server: &TestServer, fleet: &
     let tenant = server.tenant().await;
     let ours = label();
     fleet.set_hosts(ours, hosts(ours, 1..=2));
-    set_org_label(&tenant, Some(ours)).await;
+    set_org_label(server, fleet, &tenant, Some(ours)).await;
     let (_, member) = server.member(&tenant, "employee").await;
     let member_id = str_of(&member, "id");
-    set_member_label(&tenant, member_id, Some(ours)).await;
+    set_member_label(server, fleet, &tenant, member_id, Some(ours)).await;
     let member_devices = format!("/v1/people/{member_id}/devices");
 
     let answers = [
@@ -417,7 +425,7 @@ async fn a_slow_upstream_is_504(server: &TestServer, fleet: &FakeFleet) {
     let tenant = server.tenant().await;
     let ours = label();
     fleet.set_hosts(ours, hosts(ours, 1..=2));
-    set_org_label(&tenant, Some(ours)).await;
+    set_org_label(server, fleet, &tenant, Some(ours)).await;
     fleet.answer(Answer::Delay(Duration::from_secs(11)));
 
     let started = Instant::now();
@@ -430,10 +438,10 @@ async fn a_slow_upstream_is_504(server: &TestServer, fleet: &FakeFleet) {
 
 async fn an_unreachable_upstream_is_502(server: &TestServer, fleet: &FakeFleet) {
     let tenant = server.tenant().await;
-    set_org_label(&tenant, Some(label())).await;
+    set_org_label(server, fleet, &tenant, Some(label())).await;
     let (_, member) = server.member(&tenant, "employee").await;
     let member_id = str_of(&member, "id");
-    set_member_label(&tenant, member_id, Some(label())).await;
+    set_member_label(server, fleet, &tenant, member_id, Some(label())).await;
     for path in ["/v1/devices".to_owned(), format!("/v1/people/{member_id}/devices")] {
         let started = Instant::now();
         let response = get(fleet, &tenant.api, &path).await;
@@ -450,8 +458,8 @@ async fn organizations_see_only_the_hosts_of_their_label(server: &TestServer, fl
     let hosts_b = hosts(label_b, 11..=12);
     fleet.set_hosts(label_a, hosts_a.clone());
     fleet.set_hosts(label_b, hosts_b.clone());
-    set_org_label(&a, Some(label_a)).await;
-    set_org_label(&b, Some(label_b)).await;
+    set_org_label(server, fleet, &a, Some(label_a)).await;
+    set_org_label(server, fleet, &b, Some(label_b)).await;
 
     assert_devices(&get(fleet, &b.api, "/v1/devices").await.ok(200), &hosts_b);
     assert_devices(&get(fleet, &b.session, "/v1/devices").await.ok(200), &hosts_b);
@@ -470,25 +478,58 @@ async fn organizations_see_only_the_hosts_of_their_label(server: &TestServer, fl
 }
 
 /// With one FleetDM token for every tenant, a label another organization uses would show its
-/// devices: it is refused, on the organization and on a member, and so is a label that is not a
-/// positive id.
+/// devices: only the operator assigns labels, one organization's at a time; a label that is not a
+/// positive id is refused.
 async fn a_label_belongs_to_one_organization(server: &TestServer, fleet: &FakeFleet) {
     let a = server.tenant().await;
     let b = server.tenant().await;
     let taken = label();
-    set_org_label(&a, Some(taken)).await;
-    let refused = b.api.patch("/v1/organization", json!({"deviceManagerLabelId": taken})).await;
-    problem(fleet, refused, 409, "/problems/conflict");
-    let path = format!("/v1/people/{}", b.owner_member_id);
-    problem(fleet, b.api.patch(&path, json!({"deviceManagerLabelId": taken})).await, 409, "/problems/conflict");
+    set_org_label(server, fleet, &a, Some(taken)).await;
+    let operator = operator(server, fleet);
+    let refused = operator.try_set_device_label(&b.org_id, None, Some(taken)).await.unwrap_err();
+    assert!(refused.contains("another organization"), "{refused}");
+    let refused = operator.try_set_device_label(&b.org_id, Some(&b.owner_member_id), Some(taken)).await.unwrap_err();
+    assert!(refused.contains("another organization"), "{refused}");
     for bad in [0, -5] {
-        let refused = b.api.patch("/v1/organization", json!({"deviceManagerLabelId": bad})).await;
-        problem(fleet, refused, 400, "/problems/validation");
+        let refused = operator.try_set_device_label(&b.org_id, None, Some(bad)).await.unwrap_err();
+        assert!(refused.contains("label"), "{refused}");
     }
     // A's own member may share A's label, and once A lets it go, B may take it.
-    set_member_label(&a, &a.owner_member_id, Some(taken)).await;
-    set_member_label(&a, &a.owner_member_id, None).await;
-    set_org_label(&a, None).await;
-    set_org_label(&b, Some(taken)).await;
-    assert!(fleet.requests().is_empty(), "assigning labels asks FleetDM nothing");
+    set_member_label(server, fleet, &a, &a.owner_member_id, Some(taken)).await;
+    set_member_label(server, fleet, &a, &a.owner_member_id, None).await;
+    set_org_label(server, fleet, &a, None).await;
+    set_org_label(server, fleet, &b, Some(taken)).await;
+    assert!(fleet.requests().is_empty(), "assigning labels lists no hosts");
+}
+
+/// Issue 42, finding 1: a tenant chose FleetDM's built-in `All Hosts` label and listed every
+/// customer's hosts. No tenant sets a label, the operator never assigns a built-in one, and the
+/// refusal says nothing about which labels other tenants use.
+async fn no_tenant_sees_another_tenants_hosts_through_a_label(server: &TestServer, fleet: &FakeFleet) {
+    let (victim, attacker) = (server.tenant().await, server.tenant().await);
+    let (all_hosts, victims) = (label(), label() + 70_000);
+    fleet.set_builtin(all_hosts, "All Hosts");
+    fleet.set_hosts(all_hosts, hosts(all_hosts, 1..=5));
+    fleet.set_hosts(victims, hosts(victims, 1..=2));
+    set_org_label(server, fleet, &victim, Some(victims)).await;
+
+    for label in [all_hosts, victims, label() + 140_000] {
+        let refused = attacker.api.patch("/v1/organization", json!({"deviceManagerLabelId": label})).await;
+        let body = problem(fleet, refused, 403, "/problems/forbidden");
+        let detail = body["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("deviceManagerLabelId") && detail.contains("operator"), "{body}");
+        let path = format!("/v1/people/{}", attacker.owner_member_id);
+        let refused = attacker.session.patch(&path, json!({"deviceManagerLabelId": label})).await;
+        assert_eq!(problem(fleet, refused, 403, "/problems/forbidden")["detail"], body["detail"], "the same answer for every label");
+    }
+    let org = attacker.api.get("/v1/organization").await.ok(200);
+    assert_eq!(org["deviceManagerLabelId"], Value::Null, "{org}");
+    assert_devices(&get(fleet, &attacker.api, "/v1/devices").await.ok(200), &[]);
+    // What it read it may write back unchanged.
+    attacker.api.patch("/v1/organization", json!({"deviceManagerLabelId": null, "hasAccess": true})).await.ok(200);
+
+    let refused = operator(server, fleet).try_set_device_label(&attacker.org_id, None, Some(all_hosts)).await;
+    let refused = refused.unwrap_err();
+    assert!(refused.contains("All Hosts") && refused.contains("built-in"), "{refused}");
+    assert!(fleet.requests().is_empty(), "no hosts were listed");
 }

@@ -1,6 +1,7 @@
 //! A fake FleetDM on a real local HTTP server (wiremock): `GET /api/v1/fleet/hosts` answers the
 //! hosts of a label page by page (pages start at 0, as FleetDM's do) to requests that carry the
-//! expected bearer token, and records every request. Tests can make it fail in the ways a real
+//! expected bearer token, and records every request. `GET /api/v1/fleet/labels/{id}` answers a
+//! regular label for any id, or a built-in one (`All Hosts`) for the ids a test marks so. Tests can make it fail in the ways a real
 //! FleetDM does (an error status, a slow answer, a body that is not `{"hosts": […]}`, a redirect).
 
 // Panicking is how a test fails.
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use crate::client::Response;
@@ -74,6 +75,8 @@ pub struct State {
     /// Every request to the hosts endpoint.
     pub requests: Vec<Seen>,
     pub answer: Answer,
+    /// The ids of FleetDM's built-in labels, with their names.
+    pub builtin: BTreeMap<i64, String>,
 }
 
 /// The fake FleetDM.
@@ -90,9 +93,16 @@ impl FakeFleet {
         let server = MockServer::start().await;
         let token = format!("fleet-token-{}", random_hex(20));
         let state =
-            Arc::new(Mutex::new(State { hosts: BTreeMap::new(), requests: Vec::new(), answer: Answer::Normal }));
+            Arc::new(Mutex::new(State {
+                hosts: BTreeMap::new(),
+                requests: Vec::new(),
+                answer: Answer::Normal,
+                builtin: BTreeMap::new(),
+            }));
         let responder = Hosts { state: Arc::clone(&state), token: token.clone(), base: server.uri() };
         Mock::given(method("GET")).and(path(HOSTS_PATH)).respond_with(responder).mount(&server).await;
+        let labels = Labels { state: Arc::clone(&state), token: token.clone() };
+        Mock::given(method("GET")).and(path_regex(r"^/api/v1/fleet/labels/[0-9]+$")).respond_with(labels).mount(&server).await;
         Self { server, state, token }
     }
 
@@ -108,6 +118,11 @@ impl FakeFleet {
     /// The hosts FleetDM has in `label`.
     pub fn set_hosts(&self, label: i64, hosts: Vec<Value>) {
         self.state().hosts.insert(label, hosts);
+    }
+
+    /// Makes `label` one of FleetDM's built-in labels, such as `All Hosts`.
+    pub fn set_builtin(&self, label: i64, name: &str) {
+        self.state().builtin.insert(label, name.to_owned());
     }
 
     pub fn answer(&self, answer: Answer) {
@@ -189,6 +204,32 @@ impl Respond for Hosts {
             Some(delay) => template.set_delay(delay),
             None => template,
         }
+    }
+}
+
+/// `GET /api/v1/fleet/labels/{id}` as FleetDM answers it.
+struct Labels {
+    state: Arc<Mutex<State>>,
+    token: String,
+}
+
+impl Respond for Labels {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        if Seen::of(request).header("authorization") != Some(format!("Bearer {}", self.token).as_str()) {
+            return ResponseTemplate::new(401).set_body_json(json!({"message": "Authentication required"}));
+        }
+        let Some(id) = request.url.path().rsplit('/').next().and_then(|id| id.parse::<i64>().ok()) else {
+            return ResponseTemplate::new(404).set_body_json(json!({"message": "Resource Not Found"}));
+        };
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (name, kind) = match state.builtin.get(&id) {
+            Some(name) => (name.clone(), "builtin"),
+            None => (format!("label {id}"), "regular"),
+        };
+        ResponseTemplate::new(200).set_body_json(json!({"label": {
+            "id": id, "name": name, "label_type": kind, "label_membership_type": "dynamic",
+            "host_count": state.hosts.get(&id).map_or(0, Vec::len),
+        }}))
     }
 }
 

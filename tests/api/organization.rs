@@ -10,6 +10,7 @@ api_tests!(
     update_sets_the_given_fields,
     slug_of_another_organization_is_409,
     invalid_fields_are_400_naming_the_field,
+    the_operators_fields_are_only_read,
 );
 
 const ENVELOPE: [&str; 2] = ["authType", "authenticatedUser"];
@@ -43,7 +44,7 @@ async fn update_sets_the_given_fields(server: &TestServer) {
         "website": "http://acme.example.test",
         "onboardingCompleted": true,
         "hasAccess": true,
-        "deviceManagerLabelId": 12,
+        "deviceManagerLabelId": null,
         "isDeviceManagerSetupCompleted": true,
         "primaryColor": "#1a2b3c",
     });
@@ -112,4 +113,22 @@ async fn invalid_fields_are_400_naming_the_field(server: &TestServer) {
         tenant.api.patch(PATH, json!({field: value})).await.invalid(field);
     }
     assert_eq!(tenant.api.get(PATH).await.ok(200), tenant.org, "failed updates change nothing");
+}
+
+/// `hasAccess` and `deviceManagerLabelId` are the operator's: a tenant may send back what it read,
+/// never change them (403 naming the field), on its own or with other changes.
+async fn the_operators_fields_are_only_read(server: &TestServer) {
+    let tenant = server.tenant().await;
+    for (field, value) in [("hasAccess", json!(false)), ("deviceManagerLabelId", json!(6)), ("deviceManagerLabelId", json!(77_777))] {
+        for client in [&tenant.api, &tenant.session] {
+            let refused = client.patch(PATH, json!({field: value, "name": "Renamed"})).await.problem(403);
+            let detail = refused["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains(field), "{refused}");
+        }
+    }
+    assert_eq!(tenant.api.get(PATH).await.ok(200), tenant.org, "refused updates change nothing");
+    let same = json!({"hasAccess": tenant.org["hasAccess"], "deviceManagerLabelId": null, "name": "Renamed"});
+    let updated = tenant.api.patch(PATH, same).await.ok(200);
+    assert_eq!(updated["name"], "Renamed");
+    assert_eq!(updated["hasAccess"], true);
 }

@@ -9,8 +9,8 @@ use crate::harness::TestServer;
 
 api_tests!(
     list_has_active_members_with_their_user,
-    create_answers_201_with_the_member,
-    create_rejects_unknown_users_and_duplicates,
+    a_user_joins_only_by_accepting_never_by_id,
+    last_login_is_the_organizations_own,
     get_one_is_the_bare_member,
     update_changes_only_the_given_fields,
     deactivation_keeps_the_record_and_locks_the_session,
@@ -61,40 +61,53 @@ async fn list_has_active_members_with_their_user(server: &TestServer) {
     assert_acting_user(&list, &auditor);
 }
 
-async fn create_answers_201_with_the_member(server: &TestServer) {
-    let tenant = server.tenant().await;
-    let user = server.user().await;
-    let body = json!({"userId": user.id, "role": "auditor", "department": "it", "deviceManagerLabelId": 7});
-    let member = tenant.api.post("/v1/people", body).await.ok(201);
-    assert_member(&member, &tenant.org_id, &user.id);
-    assert_eq!(member["role"], "auditor");
-    assert_eq!(member["department"], "it");
-    assert_eq!(member["deviceManagerLabelId"], 7);
-    assert_eq!(member["isActive"], true);
-    assert_eq!(member["user"]["email"], user.email.as_str());
-    assert_lacks(&member, &["authType", "authenticatedUser"]);
+/// Issue 42, finding 3: an admin enrolled another tenant's user by id (`POST /v1/people`, or
+/// `PATCH` re-pointing `userId`) and then saw that user's e-mail, name, last login and every
+/// sign-in. A user joins only by accepting an invitation (or through the operator).
+async fn a_user_joins_only_by_accepting_never_by_id(server: &TestServer) {
+    let attacker = server.tenant().await;
+    let victim = server.tenant().await;
+    let (_, member) = server.member(&attacker, "employee").await;
+    let member_id = str_of(&member, "id");
 
-    let user = server.user().await;
-    let member = tenant.session.post("/v1/people", json!({"userId": user.id, "role": "viewer"})).await.ok(201);
-    assert_eq!(member["department"], "none", "department defaults to none");
-    assert_eq!(member["deviceManagerLabelId"], Value::Null);
-    assert_eq!(tenant.api.get("/v1/people").await.ok(200)["count"], 3);
+    let refused = attacker.api.post("/v1/people", json!({"userId": victim.owner.id, "role": "employee"})).await;
+    assert_eq!(refused.status, 405, "{}", refused.body);
+    let bulk = json!({"operations": [{"op": "create", "body": {"userId": victim.owner.id, "role": "employee"}}]});
+    attacker.api.post("/v1/people/bulk", bulk).await.problem(400);
+    let path = format!("/v1/people/{member_id}");
+    attacker.session.patch(&path, json!({"userId": victim.owner.id})).await.invalid("userId");
+    attacker.api.patch(&path, json!({"userId": missing_id("usr_")})).await.invalid("userId");
+    // Its own user, sent back as read, is no change.
+    attacker.api.patch(&path, json!({"userId": member["userId"], "role": "auditor"})).await.ok(200);
+
+    let people = attacker.api.get("/v1/people?includeInactive=true").await.ok(200);
+    assert_eq!(people["count"], 2, "{people}");
+    assert!(!people.to_string().contains(&victim.owner.email), "{people}");
+    // The victim signs in: nothing of it reaches the attacker's audit trail.
+    server.session(&victim.owner.id, None).await;
+    let log = attacker.api.get("/v1/audit-log?limit=100").await.ok(200);
+    assert!(!log.to_string().contains(&victim.owner.id), "{log}");
 }
 
-async fn create_rejects_unknown_users_and_duplicates(server: &TestServer) {
-    let tenant = server.tenant().await;
-    let post = |body: Value| tenant.api.post("/v1/people", body);
-    post(json!({"userId": missing_id("usr_"), "role": "x"})).await.invalid("userId");
-    post(json!({"userId": "bob", "role": "x"})).await.invalid("userId");
-    post(json!({"role": "x"})).await.invalid("userId");
-    let user = server.user().await;
-    post(json!({"userId": user.id})).await.invalid("role");
-    post(json!({"userId": user.id, "role": ""})).await.invalid("role");
-    post(json!({"userId": user.id, "role": "r".repeat(101)})).await.invalid("role");
-    post(json!({"userId": user.id, "role": "x", "department": "sales"})).await.invalid("department");
-    post(json!({"userId": user.id, "role": "x", "isOwner": true})).await.invalid("isOwner");
-    post(json!({"userId": tenant.owner.id, "role": "again"})).await.problem(409);
-    assert_eq!(tenant.api.get("/v1/people").await.ok(200)["count"], 1);
+/// A person's `user.lastLogin` is when a session of theirs last came to this organization, not
+/// when they signed in to use another one.
+async fn last_login_is_the_organizations_own(server: &TestServer) {
+    let (ours, theirs) = (server.tenant().await, server.tenant().await);
+    let (user, in_theirs) = server.member(&theirs, "employee").await;
+    let in_ours = server.admin().add_member(&ours.org_id, &user.id, "employee").await;
+    let (ours_path, theirs_path) =
+        (format!("/v1/people/{}", str_of(&in_ours, "id")), format!("/v1/people/{}", str_of(&in_theirs, "id")));
+
+    let session = server.session(&user.id, Some(&theirs.org_id)).await;
+    session.get("/v1/people").await.ok(200);
+    let seen_by_them = theirs.api.get(&theirs_path).await.ok(200);
+    assert_timestamp(&seen_by_them["user"]["lastLogin"]);
+    let seen_by_us = ours.api.get(&ours_path).await.ok(200);
+    assert_eq!(seen_by_us["user"]["lastLogin"], Value::Null, "{seen_by_us}");
+
+    // Once the session comes to this organization too, it sees it.
+    session.with_org(Some(&ours.org_id)).get("/v1/people").await.ok(200);
+    assert_timestamp(&ours.api.get(&ours_path).await.ok(200)["user"]["lastLogin"]);
 }
 
 async fn get_one_is_the_bare_member(server: &TestServer) {
@@ -120,11 +133,11 @@ async fn update_changes_only_the_given_fields(server: &TestServer) {
     assert_eq!(updated["user"], member["user"]);
     assert_lacks(&updated, &["authType", "authenticatedUser"]);
 
-    let updated = tenant.api.patch(&path, json!({"deviceManagerLabelId": 42})).await.ok(200);
-    assert_eq!(updated["deviceManagerLabelId"], 42);
-    assert_eq!(updated["role"], "admin");
+    // The operator assigns device labels; the current value may be sent back.
+    tenant.api.patch(&path, json!({"deviceManagerLabelId": 42})).await.problem(403);
     let updated = tenant.api.patch(&path, json!({"deviceManagerLabelId": null})).await.ok(200);
     assert_eq!(updated["deviceManagerLabelId"], Value::Null);
+    assert_eq!(updated["role"], "admin");
 
     tenant.api.patch(&path, json!({"deviceManagerLabelId": "42"})).await.invalid("deviceManagerLabelId");
     tenant.api.patch(&path, json!({"deviceManagerLabelId": 1.5})).await.invalid("deviceManagerLabelId");

@@ -45,6 +45,7 @@ oidc_tests!(
     invitations_make_members_of_verified_addresses,
     an_expired_invitation_is_gone with &[("INVITATION_TTL_SECONDS", "1")],
     signed_in_users_create_organizations,
+    look_alike_addresses_never_reach_an_account,
     self_service_organizations_can_be_turned_off with &[("SELF_SERVICE_ORGANIZATIONS", "false")],
 );
 
@@ -194,6 +195,23 @@ async fn users_list_and_end_their_own_sessions(server: &TestServer, _: &OidcProv
 /// Someone signs in first with an address their provider did not verify (account pre-hijacking);
 /// when the address's owner signs in with it verified, the account is theirs alone: the first
 /// person's linked account and sessions are gone, and they cannot sign in to it again.
+/// An address that only looks like another once case-folded (the KELVIN SIGN before the `@`)
+/// neither signs in to that account nor receives an invitation meant for it.
+async fn look_alike_addresses_never_reach_an_account(server: &TestServer, _: &OidcProvider) {
+    let kelvin = Browser::new(server).sign_in("kelvin").await;
+    let me = signed_in(server, &kelvin).get("/v1/me").await.ok(200);
+    let tenant = server.tenant().await;
+    let look_alike = json!({"email": "\u{212A}elvin@acme.test", "role": "admin"});
+    tenant.api.post("/v1/invitations", look_alike).await.invalid("email");
+
+    let browser = Browser::new(server);
+    let callback = browser.authorize(&browser.start("/").await, "kelvin-look-alike").await;
+    let response = browser.finish(&callback).await;
+    assert_eq!(response.status(), 400, "the look-alike is refused");
+    assert!(session_cookie(&response).is_none(), "and gets no session");
+    assert_eq!(signed_in(server, &kelvin).get("/v1/me").await.ok(200)["user"], me["user"]);
+}
+
 async fn an_address_proved_later_takes_the_account_back(server: &TestServer, _: &OidcProvider) {
     let squatter = Browser::new(server).sign_in("bob").await;
     let squatted = signed_in(server, &squatter).get("/v1/me").await.ok(200);

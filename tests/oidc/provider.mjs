@@ -20,6 +20,9 @@ const accounts = {
   'bob-owner': { email: 'bob@acme.test', email_verified: true, name: 'Bob Owner' },
   cy: { email: 'cy@acme.test', email_verified: true, name: 'Cy Verified' },
   dee: { email: 'dee@acme.test', email_verified: true, name: 'Dee Verified' },
+  kelvin: { email: 'kelvin@acme.test', email_verified: true, name: 'Kelvin' },
+  // a look-alike of kelvin@acme.test: the KELVIN SIGN (U+212A), which lowercases to `k`
+  'kelvin-look-alike': { email: '\u212Aelvin@acme.test', email_verified: true, name: 'Look-alike' },
 };
 
 const providerFor = (issuer, config) => new Provider(issuer, {

@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use compliance_domain::access::Scopes;
 use compliance_domain::audit::Actor;
-use compliance_domain::organization::Organization;
+use compliance_domain::etag::IfMatch;
+use compliance_domain::organization::{Organization, OrganizationChanges, OrganizationPatch};
 use compliance_domain::people::{ApiKey, NewMember, Person, User};
-use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
+use compliance_domain::{ApiKeyId, Department, MemberId, OrganizationId, UserId};
 use compliance_ports::{
-    Clock, CredentialRepository, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
+    Clock, CredentialRepository, DeviceDirectory, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
     SignInRepository, UserRepository,
 };
 use secrecy::SecretString;
@@ -48,6 +49,15 @@ pub struct Ensured<T> {
     pub created: bool,
 }
 
+/// Where `set-device-label` put the label: the organization or one of its members, as now stored.
+#[derive(Debug)]
+pub enum DeviceLabelAssigned {
+    /// The organization's label.
+    Organization(Organization),
+    /// A member's label.
+    Member(Person),
+}
+
 /// A new API key and the only copy of its text.
 #[derive(Debug)]
 pub struct IssuedApiKey {
@@ -67,6 +77,8 @@ pub struct AdminService {
     /// Users by e-mail address, for `bootstrap`.
     sign_in: Arc<dyn SignInRepository>,
     people: PeopleService,
+    /// The device management system, asked about a label before it is assigned.
+    devices: Arc<dyn DeviceDirectory>,
     clock: Arc<dyn Clock>,
     principals: Arc<PrincipalCache>,
     /// The operator's changes are the system's (`admin`) in the audit trail.
@@ -82,6 +94,7 @@ impl AdminService {
             members: ports.members.clone(),
             sign_in: ports.sign_in.clone(),
             people: PeopleService::new(ports, principals.clone()),
+            devices: ports.devices.clone(),
             clock: ports.clock.clone(),
             principals,
             audit: Arc::new(AuditTrail::new(ports.renderer.clone(), ports.clock.clone())),
@@ -247,6 +260,36 @@ impl AdminService {
         self.organizations.get(&org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
         let input = NewMember { user_id: Some(user), role: Some(role), department, device_manager_label_id: None };
         self.people.create_in(&org, input, Author::system(ADMIN, &org)).await
+    }
+
+    /// Assigns device label `label` (`None`: clears it) to organization `org`, or to its member
+    /// `member`. Only the operator assigns labels: the device management system must know the
+    /// label and it must not be one of its built-in labels (when a system is configured), and no
+    /// other organization may hold it.
+    pub async fn set_device_label(
+        &self,
+        org: OrganizationId,
+        member: Option<MemberId>,
+        label: Option<i64>,
+    ) -> Result<DeviceLabelAssigned, AppError> {
+        self.organizations.get(&org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
+        if let Some(label) = label {
+            let label = compliance_domain::validation::device_label("label", label)?;
+            crate::devices::require_assignable(self.devices.as_ref(), self.organizations.as_ref(), &org, label).await?;
+        }
+        let author = Author::system(ADMIN, &org);
+        let assigned = match member {
+            Some(member) => DeviceLabelAssigned::Member(self.people.set_device_label(&org, &member, label, author).await?),
+            None => {
+                let changes = OrganizationChanges { device_manager_label_id: Some(label), ..OrganizationChanges::default() };
+                let audit = self.audit.change_by(author, |_, _| "organization.updated", &ORGANIZATION);
+                let patch = OrganizationPatch::new(changes)?;
+                let updated = self.organizations.update(&org, &patch, &IfMatch::Absent, &audit).await;
+                DeviceLabelAssigned::Organization(updated.map_err(|e| AppError::from_repo(e, "organization"))?)
+            }
+        };
+        self.principals.forget_organization(&org);
+        Ok(assigned)
     }
 
     /// A new API key for the organization, acting as `created_by`, who must be an active member,

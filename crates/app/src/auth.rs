@@ -208,6 +208,13 @@ impl AuthService {
             false => (session, 0),
         };
         let person = self.active_person(&org, &session.user_id).await?.ok_or(NOT_MEMBER)?;
+        // The first time this session comes to the organization is a sign-in the organization
+        // sees (its member's `lastLogin`); a sign-in to use another organization is not.
+        if person.member.last_login.is_none_or(|at| at < session.created_at)
+            && let Err(error) = self.members.record_member_login(&org, &person.member.id, now).await
+        {
+            tracing::warn!(%error, member = %person.member.id, "could not record the member's sign-in");
+        }
         let principal = principal(org, person, AuthType::Session, None);
         self.cache.put(key, &principal, None, Some(session.expires_at), generation, now);
         Ok(principal)
@@ -347,6 +354,9 @@ mod tests {
         }
         async fn get(&self, _: &OrganizationId, _: &MemberId) -> Result<Person, RepoError> {
             Ok(self.person.clone())
+        }
+        async fn record_member_login(&self, _: &OrganizationId, _: &MemberId, _: Timestamp) -> Result<(), RepoError> {
+            Ok(())
         }
         async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError> {
             let member = &self.person.member;

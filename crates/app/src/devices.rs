@@ -53,12 +53,48 @@ impl DeviceService {
         }
     }
 
+    /// The hosts of `label`. A built-in label (one stored before only the operator assigned
+    /// labels) is refused here too: it would list every customer's hosts.
     async fn hosts(&self, label: Option<i64>) -> Result<Vec<DeviceRecord>, AppError> {
-        match label {
+        let Some(label) = label else { return Ok(Vec::new()) };
+        match self.directory.label(label).await.map_err(device_error)? {
             None => Ok(Vec::new()),
-            Some(label) => self.directory.hosts_with_label(label).await.map_err(device_error),
+            Some(found) if found.builtin => Err(AppError::Conflict(BUILTIN_ASSIGNED.into())),
+            Some(_) => self.directory.hosts_with_label(label).await.map_err(device_error),
         }
     }
+}
+
+const BUILTIN_ASSIGNED: &str = "the device label assigned here is one of the device management system's built-in labels, \
+     which span every customer's hosts; the operator must assign this organization's own label (admin set-device-label)";
+
+/// The 403 of a tenant's write to a field only the operator sets. It says nothing about the
+/// values other organizations use.
+pub(crate) fn operator_sets(field: &str, how: &str) -> AppError {
+    AppError::Denied(format!("{field} is set by the operator of this deployment ({how}), not through the API"))
+}
+
+/// The operator's assignment of `label` in `org`: the device management system must know the
+/// label (when one is configured) and it must not be built in; no other organization may hold it.
+pub(crate) async fn require_assignable(
+    directory: &dyn DeviceDirectory,
+    organizations: &dyn OrganizationRepository,
+    org: &compliance_domain::OrganizationId,
+    label: i64,
+) -> Result<(), AppError> {
+    if directory.is_configured() {
+        match directory.label(label).await.map_err(device_error)? {
+            None => return Err(AppError::invalid("label", "the device management system has no label with this id")),
+            Some(found) if found.builtin => {
+                return Err(AppError::invalid(
+                    "label",
+                    format!("`{}` is a built-in label of the device management system: it spans every customer's hosts", found.name),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    require_label_free(organizations, org, label).await
 }
 
 fn device_error(error: DeviceError) -> AppError {
@@ -74,8 +110,8 @@ fn device_error(error: DeviceError) -> AppError {
 
 /// A device label belongs to one organization: with one token for the whole device management
 /// system, a label shared across organizations would show one organization another's devices.
-/// First come, first served; an operator can free a label by clearing it where it is used.
-pub(crate) async fn require_label_free(
+/// Only the operator assigns labels, so the conflict tells no tenant anything.
+async fn require_label_free(
     organizations: &dyn OrganizationRepository,
     org: &compliance_domain::OrganizationId,
     label: i64,

@@ -65,7 +65,7 @@ use compliance_ports::{
     SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
-pub use admin::{AdminService, Bootstrapped, Ensured, IssuedApiKey};
+pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
 pub use api_keys::ApiKeyService;
 pub use audit::{AuditService, AuditTrail, Author, Subject, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};

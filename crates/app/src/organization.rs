@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
 use compliance_domain::etag::IfMatch;
-use compliance_domain::organization::{NewOrganization, Organization, OrganizationChanges, OrganizationPatch};
+use compliance_domain::OrganizationId;
+use compliance_domain::organization::{
+    NewOrganization, OperatorFields, Organization, OrganizationChanges, OrganizationPatch,
+};
 use compliance_domain::people::{Member, NewMember};
 use compliance_ports::{Clock, OrganizationRepository, RepoError};
 use rand::Rng;
@@ -84,10 +87,8 @@ impl OrganizationService {
         if_match: &IfMatch,
     ) -> Result<Organization, AppError> {
         require(caller, Family::Organization, Action::Write)?;
-        let patch = OrganizationPatch::new(changes)?;
-        if let Some(label) = patch.device_label() {
-            crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
-        }
+        let mut patch = OrganizationPatch::new(changes)?;
+        self.refuse_operator_fields(&caller.organization_id, patch.take_operator_fields()).await?;
         let audit = self.audit.change(caller, "organization.updated", &ORGANIZATION);
         self.organizations.update(&caller.organization_id, &patch, if_match, &audit).await.map_err(
             |error| match error {
@@ -95,6 +96,24 @@ impl OrganizationService {
                 other => AppError::from_repo(other, "organization"),
             },
         )
+    }
+}
+
+impl OrganizationService {
+    /// A tenant may send `deviceManagerLabelId` and `hasAccess` back as they are (a client that
+    /// writes what it read), never change them: the operator sets them.
+    async fn refuse_operator_fields(&self, org: &OrganizationId, asked: OperatorFields) -> Result<(), AppError> {
+        if asked == OperatorFields::default() {
+            return Ok(());
+        }
+        let current = self.organizations.get(org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
+        if asked.device_manager_label_id.is_some_and(|label| label != current.device_manager_label_id) {
+            return Err(crate::devices::operator_sets("deviceManagerLabelId", "admin set-device-label"));
+        }
+        if asked.has_access.is_some_and(|has_access| has_access != current.has_access) {
+            return Err(AppError::Denied("hasAccess is read-only: no tenant sets its own access".into()));
+        }
+        Ok(())
     }
 }
 

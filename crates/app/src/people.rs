@@ -8,7 +8,7 @@ use compliance_domain::etag::IfMatch;
 use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person, User};
 use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{
-    BulkError, BulkWrite, Clock, MemberRepository, OrganizationRepository, Page, PersonQuery, RepoError, UserRepository,
+    BulkError, BulkWrite, Clock, MemberRepository, Page, PersonQuery, RepoError, UserRepository,
 };
 
 use crate::access::{holds, require};
@@ -18,13 +18,16 @@ use crate::{AppError, Ports, Principal, PrincipalCache};
 
 const ONE_MEMBERSHIP: &str = "the user is already a member of this organization";
 const NOT_DELETED: &str = "people are not deleted: deactivate them with an update setting isActive to false";
+const JOIN_BY_INVITATION: &str =
+    "people are not created: a user joins by accepting an invitation (POST /v1/invitations)";
+const USER_FIXED: &str =
+    "a membership's user never changes: invite the other user (POST /v1/invitations) and deactivate this member";
 const OWNERS_ONLY: &str = "only an owner may make someone an owner or change an owner's membership";
 
 /// Members of the organization: their roles, departments and devices.
 pub struct PeopleService {
     members: Arc<dyn MemberRepository>,
     users: Arc<dyn UserRepository>,
-    organizations: Arc<dyn OrganizationRepository>,
     clock: Arc<dyn Clock>,
     /// Forgets the organization's authenticated callers when a membership changes.
     principals: Arc<PrincipalCache>,
@@ -36,7 +39,6 @@ impl PeopleService {
         Self {
             members: ports.members.clone(),
             users: ports.users.clone(),
-            organizations: ports.organizations.clone(),
             clock: ports.clock.clone(),
             principals,
             audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
@@ -58,15 +60,6 @@ impl PeopleService {
     pub async fn get(&self, caller: &Principal, id: &MemberId) -> Result<Person, AppError> {
         require(caller, Family::People, Action::Read)?;
         self.members.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "person"))
-    }
-
-    /// Only an owner may make someone an owner.
-    pub async fn create(&self, caller: &Principal, input: NewMember) -> Result<Person, AppError> {
-        require(caller, Family::People, Action::Write)?;
-        if input.role.as_deref().is_some_and(|role| holds(role, Role::Owner)) && !holds(&caller.role, Role::Owner) {
-            return Err(AppError::Denied(OWNERS_ONLY.into()));
-        }
-        self.create_in(&caller.organization_id, input, Author::of(caller)).await
     }
 
     /// `author` is whom the entry names: the caller, or the operator.
@@ -103,45 +96,62 @@ impl PeopleService {
         })
     }
 
-    /// A new member of `org` from `input`, validated, with its user: a device label must be free
-    /// and the user must exist.
+    /// A new member of `org` from `input`, validated, with its user, who must exist.
     async fn new_member(&self, org: &OrganizationId, input: NewMember) -> Result<(Member, User), AppError> {
         let member = Member::create(org.clone(), input, self.clock.now())?;
-        if let Some(label) = member.device_manager_label_id {
-            crate::devices::require_label_free(self.organizations.as_ref(), org, label).await?;
-        }
         let user = self.existing_user(&member.user_id).await?;
         Ok((member, user))
     }
 
     /// `changes` to member `id` validated, and allowed to the caller: only an owner may change
-    /// an owner or make someone an owner; a device label must be free, a new user must exist.
+    /// an owner or make someone an owner. `userId` and `deviceManagerLabelId` may be sent as they
+    /// are, never changed: a membership is its user's for good (another user joins by accepting
+    /// an invitation), and only the operator assigns device labels.
     async fn checked_patch(
         &self,
         caller: &Principal,
         id: &MemberId,
         changes: MemberChanges,
     ) -> Result<MemberPatch, AppError> {
-        let patch = MemberPatch::new(changes)?;
-        if !holds(&caller.role, Role::Owner) {
-            let target = self.get(caller, id).await?;
-            if holds(&target.member.role, Role::Owner) || patch.role().is_some_and(|role| holds(role, Role::Owner)) {
-                return Err(AppError::Denied(OWNERS_ONLY.into()));
-            }
+        let mut patch = MemberPatch::new(changes)?;
+        let (user, label) = patch.take_fixed_fields();
+        let checks_target = !holds(&caller.role, Role::Owner) || user.is_some() || label.is_some();
+        if !checks_target {
+            return Ok(patch);
         }
-        if let Some(label) = patch.device_label() {
-            crate::devices::require_label_free(self.organizations.as_ref(), &caller.organization_id, label).await?;
+        let target = self.get(caller, id).await?;
+        if !holds(&caller.role, Role::Owner)
+            && (holds(&target.member.role, Role::Owner) || patch.role().is_some_and(|role| holds(role, Role::Owner)))
+        {
+            return Err(AppError::Denied(OWNERS_ONLY.into()));
         }
-        if let Some(user) = patch.user_id() {
-            self.existing_user(user).await?;
+        if user.is_some_and(|user| user != target.member.user_id) {
+            return Err(AppError::invalid("userId", USER_FIXED));
+        }
+        if label.is_some_and(|label| label != target.member.device_manager_label_id) {
+            return Err(crate::devices::operator_sets("deviceManagerLabelId", "admin set-device-label --member"));
         }
         Ok(patch)
     }
 
-    /// Applies a bulk request's operations (see [`crate::bulk`]): creates and updates as
-    /// `POST /v1/people` and `PATCH /v1/people/{id}` do them, each allowed and validated the same
-    /// way. People are deactivated (an update with `isActive: false`), never deleted, so a
-    /// `delete` fails with a 400 naming `op`. Atomic: all validated first and then written in one
+    /// The operator's assignment of a device label to member `id` of `org` (`None` clears it).
+    pub(crate) async fn set_device_label(
+        &self,
+        org: &OrganizationId,
+        id: &MemberId,
+        label: Option<i64>,
+        author: Author,
+    ) -> Result<Person, AppError> {
+        let patch = MemberPatch::new(MemberChanges { device_manager_label_id: Some(label), ..MemberChanges::default() })?;
+        let audit = self.audit.change_by(author, member_action, &MEMBER);
+        let updated = self.members.update(org, id, &patch, &IfMatch::Absent, &audit).await;
+        updated.map_err(|e| AppError::from_repo(e, "person"))
+    }
+
+    /// Applies a bulk request's operations (see [`crate::bulk`]): updates as
+    /// `PATCH /v1/people/{id}` does them, each allowed and validated the same way. People join by
+    /// accepting an invitation and are deactivated (an update with `isActive: false`), never
+    /// deleted, so a `create` or a `delete` fails with a 400 naming `op`. Atomic: all validated first and then written in one
     /// transaction, or nothing and [`AppError::BulkFailed`]; else one by one.
     pub async fn bulk_people(
         &self,
@@ -155,7 +165,7 @@ impl PeopleService {
             let mut results = Vec::with_capacity(operations.len());
             for operation in operations {
                 results.push(match operation {
-                    BulkOperation::Create(input) => self.create(caller, input).await,
+                    BulkOperation::Create(_) => Err(AppError::invalid("op", JOIN_BY_INVITATION)),
                     BulkOperation::Update(id, changes) => self.update(caller, &id, changes, &IfMatch::Absent).await,
                     BulkOperation::Delete(_) => Err(AppError::invalid("op", NOT_DELETED)),
                     BulkOperation::Unreadable(error) => Err(error),
@@ -167,15 +177,7 @@ impl PeopleService {
         let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
         for (index, operation) in operations.into_iter().enumerate() {
             let write = match operation {
-                BulkOperation::Create(input) => {
-                    if input.role.as_deref().is_some_and(|role| holds(role, Role::Owner))
-                        && !holds(&caller.role, Role::Owner)
-                    {
-                        Err(AppError::Denied(OWNERS_ONLY.into()))
-                    } else {
-                        self.new_member(org, input).await.map(|(member, _)| BulkWrite::Create(member))
-                    }
-                }
+                BulkOperation::Create(_) => Err(AppError::invalid("op", JOIN_BY_INVITATION)),
                 BulkOperation::Update(id, changes) => {
                     self.checked_patch(caller, &id, changes).await.map(|patch| BulkWrite::Update(id, patch))
                 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use compliance_ports::{DeviceDirectory, DeviceError, DeviceRecord};
+use compliance_ports::{DeviceDirectory, DeviceError, DeviceLabel, DeviceRecord};
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
@@ -71,6 +71,8 @@ pub struct FleetDeviceDirectory {
     client: reqwest::Client,
     /// `{base}/api/v1/fleet/hosts`, without a query.
     hosts_url: Url,
+    /// `{base}/api/v1/fleet/labels`, to which a label's id is appended.
+    labels_url: Url,
     /// `Bearer {token}`, marked sensitive.
     authorization: HeaderValue,
     page_size: usize,
@@ -89,7 +91,8 @@ impl fmt::Debug for FleetDeviceDirectory {
 impl FleetDeviceDirectory {
     /// Checks the settings and builds the HTTP client (no redirects, the settings' timeouts).
     pub fn new(settings: FleetSettings) -> Result<Self, FleetConfigError> {
-        let hosts_url = hosts_url(&settings.url)?;
+        let hosts_url = endpoint_url(&settings.url, "hosts")?;
+        let labels_url = endpoint_url(&settings.url, "labels")?;
         if settings.page_size == 0 || settings.page_size > MAX_PAGE_SIZE {
             return Err(FleetConfigError::InvalidPageSize);
         }
@@ -108,7 +111,7 @@ impl FleetDeviceDirectory {
             .user_agent(concat!("compliance-devices/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| FleetConfigError::Client(e.without_url()))?;
-        Ok(Self { client, hosts_url, authorization, page_size: settings.page_size })
+        Ok(Self { client, hosts_url, labels_url, authorization, page_size: settings.page_size })
     }
 
     /// One page of the label's hosts, each checked to be a JSON object.
@@ -166,10 +169,45 @@ impl DeviceDirectory for FleetDeviceDirectory {
             self.page_size
         )))
     }
+
+    /// `GET /api/v1/fleet/labels/{id}`: a 404 is no such label; `label_type: builtin` marks
+    /// FleetDM's own labels (`All Hosts`, `macOS`, …).
+    async fn label(&self, label_id: i64) -> Result<Option<DeviceLabel>, DeviceError> {
+        let mut url = self.labels_url.clone();
+        url.path_segments_mut().map_err(|()| DeviceError::InvalidResponse("no label URL".into()))?.push(&label_id.to_string());
+        let response = self
+            .client
+            .get(url)
+            .header(AUTHORIZATION, self.authorization.clone())
+            .header(ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(transport_error)?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(DeviceError::Upstream { status: status.as_u16() });
+        }
+        let body = read_body(response, 0).await?;
+        parse_label(&body).map(Some)
+    }
 }
 
-/// `{base}/api/v1/fleet/hosts`, keeping a path prefix of the base URL.
-fn hosts_url(base: &str) -> Result<Url, FleetConfigError> {
+/// `{"label": {"name": …, "label_type": …}}`. Messages never quote the body.
+fn parse_label(body: &[u8]) -> Result<DeviceLabel, DeviceError> {
+    let wrong = |what: &str| DeviceError::InvalidResponse(format!("label: {what}"));
+    let value: Value = serde_json::from_slice(body).map_err(|_| wrong("the body is not JSON"))?;
+    let label = value.get("label").ok_or_else(|| wrong("the body has no `label` object"))?;
+    let name = label.get("name").and_then(Value::as_str).ok_or_else(|| wrong("the label has no `name`"))?;
+    let kind = label.get("label_type").and_then(Value::as_str).ok_or_else(|| wrong("the label has no `label_type`"))?;
+    // Anything but `regular` counts as built in: a kind FleetDM adds later is not trusted.
+    Ok(DeviceLabel { name: name.chars().take(200).collect(), builtin: kind != "regular" })
+}
+
+/// `{base}/api/v1/fleet/{endpoint}`, keeping a path prefix of the base URL.
+fn endpoint_url(base: &str, endpoint: &str) -> Result<Url, FleetConfigError> {
     let mut url = Url::parse(base.trim()).map_err(|_| FleetConfigError::InvalidUrl)?;
     let acceptable = matches!(url.scheme(), "http" | "https")
         && url.host().is_some()
@@ -180,7 +218,7 @@ fn hosts_url(base: &str) -> Result<Url, FleetConfigError> {
     if !acceptable {
         return Err(FleetConfigError::InvalidUrl);
     }
-    let path = format!("{}/api/v1/fleet/hosts", url.path().trim_end_matches('/'));
+    let path = format!("{}/api/v1/fleet/{endpoint}", url.path().trim_end_matches('/'));
     url.set_path(&path);
     Ok(url)
 }
@@ -251,11 +289,11 @@ mod tests {
     #[test]
     fn hosts_url_keeps_a_path_prefix_and_refuses_queries() {
         assert_eq!(
-            hosts_url("https://fleet.example.com").unwrap().as_str(),
+            endpoint_url("https://fleet.example.com", "hosts").unwrap().as_str(),
             "https://fleet.example.com/api/v1/fleet/hosts"
         );
         assert_eq!(
-            hosts_url("https://example.com/fleet/").unwrap().as_str(),
+            endpoint_url("https://example.com/fleet/", "hosts").unwrap().as_str(),
             "https://example.com/fleet/api/v1/fleet/hosts"
         );
         for bad in [
@@ -265,7 +303,7 @@ mod tests {
             "https://f.example.com/?a=1",
             "https://f.example.com/#x",
         ] {
-            assert!(matches!(hosts_url(bad), Err(FleetConfigError::InvalidUrl)), "{bad}");
+            assert!(matches!(endpoint_url(bad, "hosts"), Err(FleetConfigError::InvalidUrl)), "{bad}");
         }
     }
 
@@ -284,6 +322,17 @@ mod tests {
             assert!(matches!(&error, DeviceError::InvalidResponse(m) if m.starts_with("hosts page 3: ")), "{error:?}");
             assert!(!error.to_string().contains("secret-value"), "{error}");
         }
+    }
+
+    #[test]
+    fn only_regular_labels_are_not_built_in() {
+        let label = |kind: &str| parse_label(format!(r#"{{"label": {{"name": "n", "label_type": "{kind}"}}}}"#).as_bytes());
+        assert!(!label("regular").unwrap().builtin);
+        assert!(label("builtin").unwrap().builtin);
+        assert!(label("something-new").unwrap().builtin);
+        let error = parse_label(br#"{"label": {"name": "secret-value"}}"#).unwrap_err();
+        assert!(!error.to_string().contains("secret-value"), "{error}");
+        assert!(parse_label(b"secret-value").is_err());
     }
 
     #[test]

@@ -165,11 +165,12 @@ pub struct OrganizationChanges {
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub onboarding_completed: Option<bool>,
-    /// Absent: unchanged; `null` is refused.
+    /// Read-only: only its current value is accepted (else 403); `null` is refused.
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub has_access: Option<bool>,
-    /// A label held by another organization is a 409.
+    /// Only its current value is accepted (else 403): the operator assigns device labels
+    /// (`admin set-device-label`).
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::people::schemas::device_label))]
     #[serde(default, deserialize_with = "nullable")]
     pub device_manager_label_id: Option<Option<i64>>,
@@ -275,6 +276,24 @@ impl OrganizationPatch {
     pub fn device_label(&self) -> Option<i64> {
         self.0.device_manager_label_id.flatten()
     }
+
+    /// Takes out the fields only the operator sets (`deviceManagerLabelId`, `hasAccess`), so the
+    /// patch no longer writes them; the caller compares what was asked with the stored values.
+    pub fn take_operator_fields(&mut self) -> OperatorFields {
+        OperatorFields {
+            device_manager_label_id: self.0.device_manager_label_id.take(),
+            has_access: self.0.has_access.take(),
+        }
+    }
+}
+
+/// What a tenant's `PATCH /v1/organization` asked of the fields the operator sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OperatorFields {
+    /// `deviceManagerLabelId`, when present: `Some(None)` clears it.
+    pub device_manager_label_id: Option<Option<i64>>,
+    /// `hasAccess`, when present.
+    pub has_access: Option<bool>,
 }
 
 #[cfg(test)]

@@ -42,9 +42,18 @@ pub struct User {
     pub last_login: Option<Timestamp>,
 }
 
-/// A plausible e-mail address: one `@` with text on both sides and a dot in the domain.
+/// A plausible e-mail address (one `@` with text on both sides and a dot in the domain) in the
+/// one form addresses are compared in: NFKC, then lowercase. The part before the `@` must be
+/// ASCII: there, Unicode case folding and compatibility forms make distinct mailboxes look
+/// alike (`\u{212A}elvin@` becomes `kelvin@`), and an account or invitation matched by such an
+/// address could be someone else's.
 pub fn email(value: String) -> Result<String, FieldError> {
-    let value = text("email", value.trim().to_lowercase(), 3, EMAIL_MAX)?;
+    use unicode_normalization::UnicodeNormalization;
+    let trimmed = value.trim();
+    if trimmed.rsplit_once('@').is_some_and(|(local, _)| !local.is_ascii()) {
+        return Err(FieldError::new("email", "must have only ASCII characters before the @"));
+    }
+    let value = text("email", trimmed.nfkc().collect::<String>().to_lowercase(), 3, EMAIL_MAX)?;
     let plausible = match value.split_once('@') {
         Some((local, domain)) => {
             !local.is_empty() && domain.contains('.') && !domain.contains('@') && !value.contains(char::is_whitespace)
@@ -106,6 +115,9 @@ pub struct Member {
     pub device_manager_label_id: Option<i64>,
     /// When they joined.
     pub created_at: Timestamp,
+    /// When a session of theirs last came to this organization: its own view of their sign-ins,
+    /// never when they signed in to use another organization.
+    pub last_login: Option<Timestamp>,
 }
 
 /// A member together with the user behind it, as the API shows people.
@@ -125,7 +137,8 @@ impl Person {
     }
 }
 
-/// The body of `POST /v1/people`: a membership of an existing user.
+/// A new membership of an existing user: made when the user accepts an invitation or creates an
+/// organization, or by the operator (`admin add-member`); never by a tenant naming a user.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -142,7 +155,7 @@ pub struct NewMember {
     #[cfg_attr(feature = "openapi", schema(value_type = Department))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub department: Option<Department>,
-    /// A device management label id; one held by another organization is a 409.
+    /// A device management label id (the operator assigns labels).
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::device_label))]
     #[serde(default, deserialize_with = "optional_whole_number")]
     pub device_manager_label_id: Option<i64>,
@@ -153,7 +166,8 @@ pub struct NewMember {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberChanges {
-    /// Moves the membership to another existing user (else 400) who is not yet a member (else 409).
+    /// The membership's user: only its current value is accepted (else 400); another user joins
+    /// by accepting an invitation.
     #[cfg_attr(feature = "openapi", schema(value_type = UserId))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub user_id: Option<UserId>,
@@ -169,7 +183,8 @@ pub struct MemberChanges {
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub is_active: Option<bool>,
-    /// A device management label id, or `null` to clear it; one held by another organization is a 409.
+    /// Only its current value is accepted (else 403): the operator assigns device labels
+    /// (`admin set-device-label --member`).
     #[cfg_attr(feature = "openapi", schema(schema_with = schemas::device_label))]
     #[serde(default, deserialize_with = "nullable_whole_number")]
     pub device_manager_label_id: Option<Option<i64>>,
@@ -236,6 +251,12 @@ impl MemberPatch {
     pub fn user_id(&self) -> Option<&UserId> {
         self.0.user_id.as_ref()
     }
+
+    /// Takes out the fields a tenant may not change (`userId`, `deviceManagerLabelId`), so the
+    /// patch no longer writes them; the caller compares what was asked with the stored values.
+    pub fn take_fixed_fields(&mut self) -> (Option<UserId>, Option<Option<i64>>) {
+        (self.0.user_id.take(), self.0.device_manager_label_id.take())
+    }
 }
 
 impl Member {
@@ -253,6 +274,7 @@ impl Member {
                 .map(|l| device_label("deviceManagerLabelId", l))
                 .transpose()?,
             created_at: now,
+            last_login: None,
         })
     }
 
@@ -393,6 +415,19 @@ mod tests {
         assert!(email("ada".into()).is_err());
         assert!(email("ada@localhost".into()).is_err());
         assert!(email("a da@x.io".into()).is_err());
+    }
+
+    #[test]
+    fn look_alike_addresses_are_refused_or_folded_to_one_form() {
+        // The Kelvin sign folds to `k`: such a local part is refused, not matched to kelvin@.
+        for look_alike in ["\u{212A}elvin@example.com", "kelv\u{0131}n@example.com", "ｋelvin@example.com"] {
+            let error = email(look_alike.into()).unwrap_err();
+            assert_eq!(error.field, "email");
+            assert!(error.message.contains("ASCII"), "{look_alike}: {}", error.message);
+        }
+        // In the domain, NFKC then lowercase: the form every comparison uses.
+        assert_eq!(email("kelvin@EXAMPLE.\u{212A}Z".into()).unwrap(), "kelvin@example.kz");
+        assert_eq!(email("ada@ｅxample.com".into()).unwrap(), "ada@example.com");
     }
 
     #[test]

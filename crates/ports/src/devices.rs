@@ -14,6 +14,18 @@ pub trait DeviceDirectory: Send + Sync {
     }
     /// Every host carrying label `label_id`, with its policies, paged through as needed.
     async fn hosts_with_label(&self, label_id: i64) -> Result<Vec<DeviceRecord>, DeviceError>;
+    /// The label `label_id`, or `None` when the system has no such label.
+    async fn label(&self, label_id: i64) -> Result<Option<DeviceLabel>, DeviceError>;
+}
+
+/// A label of the device management system, as far as the service needs to know it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceLabel {
+    /// Its name, such as `All Hosts`.
+    pub name: String,
+    /// Whether the system made it itself (FleetDM's `label_type: builtin`: `All Hosts`, `macOS`,
+    /// …): such a label spans every customer's hosts, so no organization may have it.
+    pub builtin: bool,
 }
 
 /// Why hosts could not be listed. Messages never carry the system's token.
@@ -50,6 +62,10 @@ impl DeviceDirectory for NoDeviceDirectory {
     }
 
     async fn hosts_with_label(&self, _: i64) -> Result<Vec<DeviceRecord>, DeviceError> {
+        Err(DeviceError::NotConfigured)
+    }
+
+    async fn label(&self, _: i64) -> Result<Option<DeviceLabel>, DeviceError> {
         Err(DeviceError::NotConfigured)
     }
 }

@@ -44,7 +44,7 @@ pub use chat::ChatStore;
 pub use connections::ConnectionRepository;
 pub use control_requirements::{ControlRequirementRepository, MappedRequirement};
 pub use controls::{ControlEvidenceState, ControlFilter, ControlRepository, DeletedControl};
-pub use devices::{DeviceDirectory, DeviceError, DeviceRecord, NoDeviceDirectory};
+pub use devices::{DeviceDirectory, DeviceError, DeviceLabel, DeviceRecord, NoDeviceDirectory};
 pub use error::RepoError;
 pub use frameworks::{FrameworkFilter, FrameworkQuery, FrameworkRepository, FrameworkSort};
 pub use idempotency::{IdempotencyRepository, NewReservation, Outcome, Reservation, StoredResponse};

@@ -111,6 +111,9 @@ pub trait MemberRepository: Send + Sync {
     async fn get(&self, org: &OrganizationId, id: &MemberId) -> Result<Person, RepoError>;
     /// The user's membership in the organization, active or not.
     async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError>;
+    /// Notes that a session of member `id` came to organization `org` at `at` (its `lastLogin`
+    /// there); no audit entry, as a key's `lastUsedAt`.
+    async fn record_member_login(&self, org: &OrganizationId, id: &MemberId, at: Timestamp) -> Result<(), RepoError>;
     /// Conflict when the patch moves the membership to a user who already has one.
     async fn update(
         &self,

@@ -1,11 +1,11 @@
 //! The `admin` subcommands: each prints one JSON object on stdout.
 
 use anyhow::Context;
-use compliance_app::{App, IssuedApiKey};
+use compliance_app::{App, DeviceLabelAssigned, IssuedApiKey};
 use compliance_credentials::{add_current_key, reencrypt_all};
 use compliance_domain::access::Scopes;
 use compliance_domain::people::ApiKey;
-use compliance_domain::{ApiKeyId, Department, OrganizationId, UserId};
+use compliance_domain::{ApiKeyId, Department, MemberId, OrganizationId, UserId};
 use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
 use compliance_store::Store;
 use secrecy::ExposeSecret;
@@ -56,6 +56,15 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
             let department = department.map(|d| d.parse::<Department>()).transpose().context("--department")?;
             let person = admin.add_member(parse_org(&org)?, parse_user(&user, "--user")?, role, department).await?;
             json!(MemberDto::from(&person))
+        }
+        AdminCommand::SetDeviceLabel { org, member, label, clear: _ } => {
+            let member = member.map(|m| MemberId::parse(&m)).transpose().context("--member")?;
+            match admin.set_device_label(parse_org(&org)?, member, label).await? {
+                DeviceLabelAssigned::Organization(organization) => {
+                    json!({"organization": OrganizationDto::from(&organization)})
+                }
+                DeviceLabelAssigned::Member(person) => json!({"member": MemberDto::from(&person)}),
+            }
         }
         AdminCommand::CreateApiKey { org, created_by, name, expires_in_days, scopes } => {
             let created_by = parse_user(&created_by, "--created-by")?;

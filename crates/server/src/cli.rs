@@ -78,6 +78,23 @@ pub enum AdminCommand {
         #[arg(long)]
         department: Option<String>,
     },
+    /// Assign the device management system's label whose hosts are the organization's devices
+    /// (or, with --member, one member's). Only the operator assigns labels: with FLEET_URL set,
+    /// FleetDM must know the label and it must not be built in (`All Hosts`, …); a label another
+    /// organization holds is refused.
+    SetDeviceLabel {
+        #[arg(long)]
+        org: String,
+        /// A member id (`mem_…`) of the organization: assign the member's label instead.
+        #[arg(long)]
+        member: Option<String>,
+        /// The label id.
+        #[arg(long, required_unless_present = "clear", conflicts_with = "clear")]
+        label: Option<i64>,
+        /// Remove the label instead.
+        #[arg(long)]
+        clear: bool,
+    },
     /// Create an API key acting as an active member; the key is shown only this once.
     CreateApiKey {
         #[arg(long)]

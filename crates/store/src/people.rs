@@ -171,6 +171,19 @@ impl MemberRepository for Store {
         person(row)
     }
 
+    async fn record_member_login(&self, org: &OrganizationId, id: &MemberId, at: Timestamp) -> Result<(), RepoError> {
+        let mut conn = self.pools.write().await?;
+        let at = at.to_utc_naive();
+        db_run!(&mut conn, |c| {
+            diesel::update(members::table.find(id.as_str()).filter(members::organization_id.eq(org.as_str())))
+                .set(members::last_login.eq(at))
+                .execute(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        Ok(())
+    }
+
     async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError> {
         let mut conn = self.pools.read().await?;
         let row: Option<(MemberRow, UserRow)> = db_run!(&mut conn, |c| {

@@ -166,6 +166,7 @@ pub struct MemberRow {
     is_active: bool,
     device_manager_label_id: Option<i64>,
     created_at: PrimitiveDateTime,
+    last_login: Option<PrimitiveDateTime>,
 }
 
 impl From<&Member> for MemberRow {
@@ -179,6 +180,7 @@ impl From<&Member> for MemberRow {
             is_active: m.is_active,
             device_manager_label_id: m.device_manager_label_id,
             created_at: naive(m.created_at),
+            last_login: m.last_login.map(naive),
         }
     }
 }
@@ -195,6 +197,7 @@ impl TryFrom<MemberRow> for Member {
             is_active: r.is_active,
             device_manager_label_id: r.device_manager_label_id,
             created_at: instant(r.created_at),
+            last_login: r.last_login.map(instant),
         })
     }
 }

@@ -40,6 +40,7 @@ diesel::table! {
         is_active -> Bool,
         device_manager_label_id -> Nullable<BigInt>,
         created_at -> Timestamp,
+        last_login -> Nullable<Timestamp>,
     }
 }
 

@@ -214,7 +214,8 @@ pub struct UserDto<'a> {
     pub created_at: Timestamp,
     /// When it last changed.
     pub updated_at: Timestamp,
-    /// When they last signed in, or `null`.
+    /// When they last signed in, or `null`; in a person, when a session of theirs last came to
+    /// this organization (never a sign-in to use another organization).
     #[schema(required = true)]
     pub last_login: Option<Timestamp>,
 }
@@ -272,7 +273,8 @@ impl<'a> From<&'a Person> for MemberDto<'a> {
             department: m.department,
             is_active: m.is_active,
             device_manager_label_id: m.device_manager_label_id,
-            user: UserDto::from(&p.user),
+            // The organization's own view of the user's sign-ins, not the user's global one.
+            user: UserDto { last_login: m.last_login, ..UserDto::from(&p.user) },
         }
     }
 }

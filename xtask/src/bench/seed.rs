@@ -1,6 +1,6 @@
 //! The data every case reads and writes: two organizations, each with 50 members, 100 risks,
 //! 100 vendors, 100 context entries and 20 policies with rich-text content, and an API key.
-//! Made the way a customer would: people through the admin CLI and `POST /v1/people`, records
+//! Made the way a customer would: people through the admin CLI (users join by invitation or the operator), records
 //! through the API, so both backends hold the same shape of data.
 
 use std::path::Path;
@@ -38,7 +38,8 @@ pub fn organization(binary: &Path, database_url: &str, address: &str, name: &str
         let email = format!("member{n}@{name}.test");
         let user = admin(binary, database_url, &["create-user", "--email", &email, "--name", &format!("Member {n}")])?;
         let user_id = json_string(&user, "id")?;
-        post("/v1/people", json!({"userId": user_id, "role": pick(&ROLES, n)}))?;
+        let role = pick(&ROLES, n);
+        admin(binary, database_url, &["add-member", "--org", &tenant.organization_id, "--user", &user_id, "--role", role])?;
     }
     let mut risk_ids = Vec::with_capacity(RISKS);
     for n in 0..RISKS {

@@ -8,6 +8,7 @@ pub mod chat;
 pub mod clock;
 pub mod comments;
 pub mod controls;
+pub mod devices;
 pub mod frameworks;
 pub mod idempotency;
 pub mod people;
@@ -26,7 +27,7 @@ use compliance_app::{
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
-use compliance_ports::{Cursor, NoDeviceDirectory, NoEventFeed, Page, PageRequest};
+use compliance_ports::{Cursor, NoEventFeed, Page, PageRequest};
 use secrecy::SecretString;
 
 pub use automations::MemoryAutomations;
@@ -36,6 +37,7 @@ pub use chat::MemoryChat;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use controls::MemoryControls;
+pub use devices::FakeDevices;
 pub use frameworks::NoFrameworks;
 pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
@@ -87,6 +89,7 @@ pub struct World {
     pub generations: Arc<MemoryGenerations>,
     pub policies: Arc<MemoryPolicies>,
     pub idempotency: Arc<MemoryIdempotency>,
+    pub devices: Arc<FakeDevices>,
     ports: Ports,
     settings: Settings,
 }
@@ -116,6 +119,7 @@ impl World {
         let generations = Arc::new(MemoryGenerations::default());
         let policies = Arc::new(MemoryPolicies::default());
         let idempotency = Arc::new(MemoryIdempotency::default());
+        let devices = Arc::new(FakeDevices::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -136,7 +140,7 @@ impl World {
             comments: comments.clone(),
             automations: automations.clone(),
             blobs: blobs.clone(),
-            devices: Arc::new(NoDeviceDirectory),
+            devices: devices.clone(),
             browser: browser.clone(),
             printer: Arc::new(compliance_ports::NoPrinter),
             chat: chat.clone(),
@@ -169,6 +173,7 @@ impl World {
             generations,
             policies,
             idempotency,
+            devices,
             ports,
             settings,
         }

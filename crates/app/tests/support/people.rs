@@ -162,6 +162,13 @@ impl MemberRepository for MemoryMembers {
         self.person(member.ok_or(RepoError::NotFound)?)
     }
 
+    async fn record_member_login(&self, org: &OrganizationId, id: &MemberId, at: Timestamp) -> Result<(), RepoError> {
+        let mut members = self.members.lock().unwrap();
+        let member = members.iter_mut().find(|m| &m.organization_id == org && &m.id == id).ok_or(RepoError::NotFound)?;
+        member.last_login = Some(at);
+        Ok(())
+    }
+
     async fn find_by_user(&self, org: &OrganizationId, user: &UserId) -> Result<Option<Person>, RepoError> {
         let member =
             self.members.lock().unwrap().iter().find(|m| &m.organization_id == org && &m.user_id == user).cloned();

@@ -58,6 +58,8 @@ async fn get_organization(
 ///
 /// Changes the fields present; `null` clears a nullable field. `metadata` must be JSON text: the
 /// schema's pattern admits only JSON nested at most one level deep, the service any JSON text.
+/// `deviceManagerLabelId` and `hasAccess` may be sent with their current values, never changed
+/// (403): the operator assigns device labels.
 #[utoipa::path(
     patch, path = "/v1/organization", operation_id = "updateOrganization", tag = "organization",
     params(IfMatchHeader),
@@ -65,7 +67,8 @@ async fn get_organization(
     responses(
         (status = 200, description = "The updated organization with `authType` (and `authenticatedUser` with session auth).",
          body = OrganizationWithAuth),
-        (status = 409, description = "The slug is taken, or the device label belongs to another organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The role may not change the organization, or the body changes `deviceManagerLabelId` or `hasAccess`, which the operator sets.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The slug is taken.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
 async fn update_organization(

@@ -6,7 +6,7 @@ use actix_web::{HttpResponse, web};
 use compliance_app::{App, Settings};
 use compliance_domain::MemberId;
 use compliance_domain::access::Role;
-use compliance_domain::people::{MemberChanges, NewMember};
+use compliance_domain::people::MemberChanges;
 use compliance_ports::{ListName, PersonFilter, PersonQuery, PersonSort};
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,7 @@ use crate::{ApiError, AppState, Caller};
 
 pub fn configure(router: &mut Router<'_>) {
     router
-        .add(Endpoint::new("/v1/people").get(list_people).post(create_person))
+        .add(Endpoint::new("/v1/people").get(list_people))
         .add(Endpoint::new("/v1/people/export").get(export_people))
         .add(Endpoint::new("/v1/people/bulk").app_data(BULK_BODY_LIMIT).post(bulk_people))
         .add(Endpoint::new("/v1/people/{id}").get(get_person).patch(update_person));
@@ -35,7 +35,7 @@ pub fn configure(router: &mut Router<'_>) {
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(list_people, export_people, get_person, create_person, update_person, bulk_people),
+    paths(list_people, export_people, get_person, update_person, bulk_people),
     components(schemas(IncludeInactive))
 )]
 pub(super) struct Api;
@@ -211,36 +211,11 @@ async fn get_person(
     Ok(conditional::read(&if_none_match, &person.etag(), &MemberDto::from(&person)))
 }
 
-/// Add a person
+/// Change people in bulk
 ///
-/// Makes an existing user a member of the organization. `userId` must name an existing user (a
-/// well-formed id of no user is a 400, which the schema cannot express); a user may hold one
-/// membership per organization and a device label may belong to one organization (409).
-#[utoipa::path(
-    post, path = "/v1/people", operation_id = "createPerson", tag = "people",
-    request_body = NewMember,
-    responses(
-        (status = 201, description = "The new member (no envelope).", body = MemberDto<'static>,
-         headers(("ETag" = String, description = "The entity tag of the new state."))),
-        (status = 409, description = "The user is already a member, or the device label belongs to another organization.",
-         body = crate::openapi::Problem, content_type = "application/problem+json"),
-    ),
-)]
-async fn create_person(
-    state: web::Data<AppState>,
-    caller: Caller,
-    JsonBody(input): JsonBody<NewMember>,
-) -> Result<HttpResponse, ApiError> {
-    let principal = caller.0;
-    let person = state.run(|app| async move { app.people.create(&principal, input).await }).await?;
-    Ok(conditional::tagged(HttpResponse::Created(), &person.etag(), &MemberDto::from(&person)))
-}
-
-/// Add and change people in bulk
-///
-/// Up to 500 operations: `create` takes the body `POST /v1/people` takes, `update` an id and the
-/// body `PATCH /v1/people/{id}` takes (`isActive: false` deactivates). People are never deleted,
-/// so a `delete` operation fails (400 naming `op`). By default all or nothing: every operation is
+/// Up to 500 operations: `update` takes an id and the body `PATCH /v1/people/{id}` takes
+/// (`isActive: false` deactivates). People join by accepting an invitation and are never deleted,
+/// so a `create` or `delete` operation fails (400 naming `op`). By default all or nothing: every operation is
 /// checked, then all are applied in one transaction, or none and a 400 lists each failing
 /// operation by index. With `atomic=false` they are applied one by one, each with its own result.
 #[utoipa::path(
@@ -267,15 +242,17 @@ async fn bulk_people(
 
 /// Update a person
 ///
-/// Changes the fields present; `isActive: false` deactivates the member. A `userId` must name an
-/// existing user (else 400, which the schema cannot express).
+/// Changes the fields present; `isActive: false` deactivates the member. `userId` and
+/// `deviceManagerLabelId` may be sent with their current values, never changed: another user
+/// joins by accepting an invitation (a different `userId` is a 400), and the operator assigns
+/// device labels (a different `deviceManagerLabelId` is a 403).
 #[utoipa::path(
     patch, path = "/v1/people/{id}", operation_id = "updatePerson", tag = "people",
     params(("id" = MemberId, Path, description = "The member's id; an id of another shape is a 404."), IfMatchHeader),
     request_body = MemberChanges,
     responses(
         (status = 200, description = "The updated member (no envelope).", body = MemberDto<'static>),
-        (status = 409, description = "The user is already a member, or the device label belongs to another organization.",
+        (status = 403, description = "The role may not change people, or the body changes `deviceManagerLabelId`, which the operator assigns.",
          body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]

@@ -1,0 +1,1 @@
+ALTER TABLE members DROP COLUMN last_login;
