@@ -78,7 +78,12 @@ impl Admin {
     }
 
     /// `set-device-label`: the organization's label, or with `member` that member's; `None` clears it.
-    pub async fn try_set_device_label(&self, org_id: &str, member: Option<&str>, label: Option<i64>) -> Result<Value, String> {
+    pub async fn try_set_device_label(
+        &self,
+        org_id: &str,
+        member: Option<&str>,
+        label: Option<i64>,
+    ) -> Result<Value, String> {
         let label = label.map(|label| label.to_string());
         let mut args = vec!["set-device-label", "--org", org_id];
         if let Some(member) = member {

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::checks::{assert_acting_user, data, missing_id, str_of};
+use crate::cli::Admin;
 use crate::client::{Client, Response};
 use crate::fake_fleet::{Answer, FakeFleet, HOSTS_PATH, host};
-use crate::cli::Admin;
 use crate::harness::TestServer;
 use crate::tenant::Tenant;
 
@@ -136,7 +136,13 @@ async fn set_org_label(server: &TestServer, fleet: &FakeFleet, tenant: &Tenant, 
 }
 
 /// The operator assigns a member's label (`admin set-device-label --member`).
-async fn set_member_label(server: &TestServer, fleet: &FakeFleet, tenant: &Tenant, member_id: &str, label: Option<i64>) {
+async fn set_member_label(
+    server: &TestServer,
+    fleet: &FakeFleet,
+    tenant: &Tenant,
+    member_id: &str,
+    label: Option<i64>,
+) {
     let assigned = operator(server, fleet).try_set_device_label(&tenant.org_id, Some(member_id), label).await;
     let member = assigned.unwrap_or_else(|error| panic!("set-device-label: {error}"));
     assert_eq!(member["member"]["deviceManagerLabelId"], json!(label), "{member}");
@@ -357,14 +363,16 @@ async fn a_null_label_gives_no_devices_and_asks_nothing(server: &TestServer, fle
         }
     }
 
-    // A label set and then cleared again.
-    set_org_label(server, fleet, &tenant, Some(label())).await;
-    set_org_label(server, fleet, &tenant, None).await;
-    let body = get(fleet, &tenant.api, "/v1/devices").await.ok(200);
-    assert_eq!((&body["count"], &body["data"]), (&json!(0), &json!([])), "{body}");
-
     let all = fleet.all_requests().await;
     assert!(all.is_empty(), "no request may reach FleetDM without a label: {all:?}");
+
+    // A label set and then cleared again (the operator's CLI asks FleetDM about the label).
+    set_org_label(server, fleet, &tenant, Some(label())).await;
+    set_org_label(server, fleet, &tenant, None).await;
+    let before = fleet.all_requests().await.len();
+    let body = get(fleet, &tenant.api, "/v1/devices").await.ok(200);
+    assert_eq!((&body["count"], &body["data"]), (&json!(0), &json!([])), "{body}");
+    assert_eq!(fleet.all_requests().await.len(), before, "no request may reach FleetDM without a label");
 }
 
 async fn not_configured_is_503(server: &TestServer, fleet: &FakeFleet) {
@@ -374,12 +382,15 @@ async fn not_configured_is_503(server: &TestServer, fleet: &FakeFleet) {
     let member_id = str_of(&member, "id");
     set_member_label(server, fleet, &tenant, member_id, Some(label())).await;
 
+    // Only the operator's CLI (which has FLEET_URL) asked FleetDM, about the labels; the server has none.
+    let before = fleet.all_requests().await.len();
     for path in ["/v1/devices".to_owned(), format!("/v1/people/{member_id}/devices")] {
         let response = get(fleet, &tenant.api, &path).await;
         assert_eq!(response.retry_after, None, "{path}: a missing configuration is not worth retrying");
         problem(fleet, response, 503, "/problems/not-configured");
     }
-    assert!(fleet.all_requests().await.is_empty());
+    assert_eq!(fleet.all_requests().await.len(), before);
+    assert!(fleet.requests().is_empty());
 }
 
 async fn upstream_errors_are_502_without_the_token(server: &TestServer, fleet: &FakeFleet) {
@@ -513,15 +524,21 @@ async fn no_tenant_sees_another_tenants_hosts_through_a_label(server: &TestServe
     fleet.set_hosts(victims, hosts(victims, 1..=2));
     set_org_label(server, fleet, &victim, Some(victims)).await;
 
+    // The same answer for every label, whoever uses it: nothing tells one tenant another's.
+    let mut answers = std::collections::BTreeSet::new();
     for label in [all_hosts, victims, label() + 140_000] {
         let refused = attacker.api.patch("/v1/organization", json!({"deviceManagerLabelId": label})).await;
-        let body = problem(fleet, refused, 403, "/problems/forbidden");
-        let detail = body["detail"].as_str().unwrap_or_default();
-        assert!(detail.contains("deviceManagerLabelId") && detail.contains("operator"), "{body}");
+        let on_org = problem(fleet, refused, 403, "/problems/forbidden");
         let path = format!("/v1/people/{}", attacker.owner_member_id);
         let refused = attacker.session.patch(&path, json!({"deviceManagerLabelId": label})).await;
-        assert_eq!(problem(fleet, refused, 403, "/problems/forbidden")["detail"], body["detail"], "the same answer for every label");
+        let on_member = problem(fleet, refused, 403, "/problems/forbidden");
+        for body in [&on_org, &on_member] {
+            let detail = body["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains("deviceManagerLabelId") && detail.contains("operator"), "{body}");
+        }
+        answers.insert((on_org["detail"].to_string(), on_member["detail"].to_string()));
     }
+    assert_eq!(answers.len(), 1, "{answers:?}");
     let org = attacker.api.get("/v1/organization").await.ok(200);
     assert_eq!(org["deviceManagerLabelId"], Value::Null, "{org}");
     assert_devices(&get(fleet, &attacker.api, "/v1/devices").await.ok(200), &[]);

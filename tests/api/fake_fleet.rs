@@ -92,17 +92,20 @@ impl FakeFleet {
     pub async fn start() -> Self {
         let server = MockServer::start().await;
         let token = format!("fleet-token-{}", random_hex(20));
-        let state =
-            Arc::new(Mutex::new(State {
-                hosts: BTreeMap::new(),
-                requests: Vec::new(),
-                answer: Answer::Normal,
-                builtin: BTreeMap::new(),
-            }));
+        let state = Arc::new(Mutex::new(State {
+            hosts: BTreeMap::new(),
+            requests: Vec::new(),
+            answer: Answer::Normal,
+            builtin: BTreeMap::new(),
+        }));
         let responder = Hosts { state: Arc::clone(&state), token: token.clone(), base: server.uri() };
         Mock::given(method("GET")).and(path(HOSTS_PATH)).respond_with(responder).mount(&server).await;
         let labels = Labels { state: Arc::clone(&state), token: token.clone() };
-        Mock::given(method("GET")).and(path_regex(r"^/api/v1/fleet/labels/[0-9]+$")).respond_with(labels).mount(&server).await;
+        Mock::given(method("GET"))
+            .and(path_regex(r"^/api/v1/fleet/labels/[0-9]+$"))
+            .respond_with(labels)
+            .mount(&server)
+            .await;
         Self { server, state, token }
     }
 

@@ -119,7 +119,9 @@ async fn invalid_fields_are_400_naming_the_field(server: &TestServer) {
 /// never change them (403 naming the field), on its own or with other changes.
 async fn the_operators_fields_are_only_read(server: &TestServer) {
     let tenant = server.tenant().await;
-    for (field, value) in [("hasAccess", json!(false)), ("deviceManagerLabelId", json!(6)), ("deviceManagerLabelId", json!(77_777))] {
+    for (field, value) in
+        [("hasAccess", json!(false)), ("deviceManagerLabelId", json!(6)), ("deviceManagerLabelId", json!(77_777))]
+    {
         for client in [&tenant.api, &tenant.session] {
             let refused = client.patch(PATH, json!({field: value, "name": "Renamed"})).await.problem(403);
             let detail = refused["detail"].as_str().unwrap_or_default();

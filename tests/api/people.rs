@@ -93,8 +93,8 @@ async fn a_user_joins_only_by_accepting_never_by_id(server: &TestServer) {
 /// when they signed in to use another one.
 async fn last_login_is_the_organizations_own(server: &TestServer) {
     let (ours, theirs) = (server.tenant().await, server.tenant().await);
-    let (user, in_theirs) = server.member(&theirs, "employee").await;
-    let in_ours = server.admin().add_member(&ours.org_id, &user.id, "employee").await;
+    let (user, in_theirs) = server.member(&theirs, "admin").await;
+    let in_ours = server.admin().add_member(&ours.org_id, &user.id, "admin").await;
     let (ours_path, theirs_path) =
         (format!("/v1/people/{}", str_of(&in_ours, "id")), format!("/v1/people/{}", str_of(&in_theirs, "id")));
 
