@@ -2513,7 +2513,8 @@ pub mod types {
         pub is_active: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub role: Option<String>,
-        /// Moves the membership to another existing user (else 400) who is not yet a member (else 409).
+        /// The membership's user: only its current value is accepted (else 400); another user joins
+        /// by accepting an invitation.
         #[serde(rename = "userId")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub user_id: Option<UserId>,
@@ -2775,28 +2776,6 @@ pub mod types {
         /// A value with `email`, `role`; every other member absent or `null`.
         pub fn new(email: String, role: String) -> Self {
             Self { email, role, department: None }
-        }
-    }
-
-    /// The body of `POST /v1/people`: a membership of an existing user.
-    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-    pub struct NewMember {
-        /// Default `none`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub department: Option<Department>,
-        #[serde(rename = "deviceManagerLabelId")]
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
-        pub device_manager_label_id: Option<Option<u64>>,
-        pub role: String,
-        /// An existing user (else 400), not yet a member of this organization (else 409).
-        #[serde(rename = "userId")]
-        pub user_id: UserId,
-    }
-
-    impl NewMember {
-        /// A value with `role`, `user_id`; every other member absent or `null`.
-        pub fn new(role: String, user_id: UserId) -> Self {
-            Self { role, user_id, department: None, device_manager_label_id: None }
         }
     }
 
@@ -3300,7 +3279,7 @@ pub mod types {
         #[serde(rename = "deviceManagerLabelId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub device_manager_label_id: Option<Option<u64>>,
-        /// Absent: unchanged; `null` is refused.
+        /// Read-only: only its current value is accepted (else 403); `null` is refused.
         #[serde(rename = "hasAccess")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub has_access: Option<bool>,
@@ -9891,6 +9870,8 @@ impl crate::Client {
     ///
     /// Changes the fields present; `null` clears a nullable field. `metadata` must be JSON text: the
     /// schema's pattern admits only JSON nested at most one level deep, the service any JSON text.
+    /// `deviceManagerLabelId` and `hasAccess` may be sent with their current values, never changed
+    /// (403): the operator assigns device labels.
     ///
     /// `PATCH /v1/organization` (`updateOrganization`).
     pub async fn update_organization(&self, body: &OrganizationChanges) -> Result<OrganizationWithAuth, crate::Error> {
@@ -9943,28 +9924,11 @@ impl crate::Client {
         crate::pagination::items(query, move |query: ListPeopleQuery| async move { self.list_people(&query).await })
     }
 
-    /// Add a person.
+    /// Change people in bulk.
     ///
-    /// Makes an existing user a member of the organization. `userId` must name an existing user (a
-    /// well-formed id of no user is a 400, which the schema cannot express); a user may hold one
-    /// membership per organization and a device label may belong to one organization (409).
-    ///
-    /// `POST /v1/people` (`createPerson`).
-    pub async fn create_person(&self, body: &NewMember) -> Result<Member, crate::Error> {
-        let request = crate::transport::Request {
-            method: reqwest::Method::POST,
-            path: "/v1/people".to_owned(),
-            query: Vec::new(),
-            body: crate::transport::Body::json(body)?,
-        };
-        self.json(request).await
-    }
-
-    /// Add and change people in bulk.
-    ///
-    /// Up to 500 operations: `create` takes the body `POST /v1/people` takes, `update` an id and the
-    /// body `PATCH /v1/people/{id}` takes (`isActive: false` deactivates). People are never deleted,
-    /// so a `delete` operation fails (400 naming `op`). By default all or nothing: every operation is
+    /// Up to 500 operations: `update` takes an id and the body `PATCH /v1/people/{id}` takes
+    /// (`isActive: false` deactivates). People join by accepting an invitation and are never deleted,
+    /// so a `create` or `delete` operation fails (400 naming `op`). By default all or nothing: every operation is
     /// checked, then all are applied in one transaction, or none and a 400 lists each failing
     /// operation by index. With `atomic=false` they are applied one by one, each with its own result.
     ///
@@ -10015,8 +9979,10 @@ impl crate::Client {
 
     /// Update a person.
     ///
-    /// Changes the fields present; `isActive: false` deactivates the member. A `userId` must name an
-    /// existing user (else 400, which the schema cannot express).
+    /// Changes the fields present; `isActive: false` deactivates the member. `userId` and
+    /// `deviceManagerLabelId` may be sent with their current values, never changed: another user
+    /// joins by accepting an invitation (a different `userId` is a 400), and the operator assigns
+    /// device labels (a different `deviceManagerLabelId` is a 403).
     ///
     /// `PATCH /v1/people/{id}` (`updatePerson`).
     pub async fn update_person(&self, id: &str, body: &MemberChanges) -> Result<Member, crate::Error> {
