@@ -9,8 +9,8 @@ use compliance_domain::organization::{Organization, OrganizationChanges, Organiz
 use compliance_domain::people::{ApiKey, NewMember, Person, User};
 use compliance_domain::{ApiKeyId, Department, MemberId, OrganizationId, UserId};
 use compliance_ports::{
-    Clock, CredentialRepository, DeviceDirectory, MemberRepository, OrganizationRepository, Page, PageRequest, RepoError,
-    SignInRepository, UserRepository,
+    Clock, CredentialRepository, DeviceDirectory, MemberRepository, OrganizationRepository, Page, PageRequest,
+    RepoError, SignInRepository, UserRepository,
 };
 use secrecy::SecretString;
 use time::Duration;
@@ -279,9 +279,12 @@ impl AdminService {
         }
         let author = Author::system(ADMIN, &org);
         let assigned = match member {
-            Some(member) => DeviceLabelAssigned::Member(self.people.set_device_label(&org, &member, label, author).await?),
+            Some(member) => {
+                DeviceLabelAssigned::Member(self.people.set_device_label(&org, &member, label, author).await?)
+            }
             None => {
-                let changes = OrganizationChanges { device_manager_label_id: Some(label), ..OrganizationChanges::default() };
+                let changes =
+                    OrganizationChanges { device_manager_label_id: Some(label), ..OrganizationChanges::default() };
                 let audit = self.audit.change_by(author, |_, _| "organization.updated", &ORGANIZATION);
                 let patch = OrganizationPatch::new(changes)?;
                 let updated = self.organizations.update(&org, &patch, &IfMatch::Absent, &audit).await;

@@ -88,7 +88,10 @@ pub(crate) async fn require_assignable(
             Some(found) if found.builtin => {
                 return Err(AppError::invalid(
                     "label",
-                    format!("`{}` is a built-in label of the device management system: it spans every customer's hosts", found.name),
+                    format!(
+                        "`{}` is a built-in label of the device management system: it spans every customer's hosts",
+                        found.name
+                    ),
                 ));
             }
             Some(_) => {}

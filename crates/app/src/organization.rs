@@ -3,9 +3,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use compliance_domain::OrganizationId;
 use compliance_domain::access::{Action, Family};
 use compliance_domain::etag::IfMatch;
-use compliance_domain::OrganizationId;
 use compliance_domain::organization::{
     NewOrganization, OperatorFields, Organization, OrganizationChanges, OrganizationPatch,
 };

@@ -7,9 +7,7 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::etag::IfMatch;
 use compliance_domain::people::{LAST_OWNER, Member, MemberChanges, MemberPatch, NewMember, Person, User};
 use compliance_domain::{MemberId, OrganizationId, UserId};
-use compliance_ports::{
-    BulkError, BulkWrite, Clock, MemberRepository, Page, PersonQuery, RepoError, UserRepository,
-};
+use compliance_ports::{BulkError, BulkWrite, Clock, MemberRepository, Page, PersonQuery, RepoError, UserRepository};
 
 use crate::access::{holds, require};
 use crate::audit::{AuditTrail, Author, MEMBER, member_action};
@@ -142,7 +140,8 @@ impl PeopleService {
         label: Option<i64>,
         author: Author,
     ) -> Result<Person, AppError> {
-        let patch = MemberPatch::new(MemberChanges { device_manager_label_id: Some(label), ..MemberChanges::default() })?;
+        let patch =
+            MemberPatch::new(MemberChanges { device_manager_label_id: Some(label), ..MemberChanges::default() })?;
         let audit = self.audit.change_by(author, member_action, &MEMBER);
         let updated = self.members.update(org, id, &patch, &IfMatch::Absent, &audit).await;
         updated.map_err(|e| AppError::from_repo(e, "person"))

@@ -174,7 +174,9 @@ impl DeviceDirectory for FleetDeviceDirectory {
     /// FleetDM's own labels (`All Hosts`, `macOS`, …).
     async fn label(&self, label_id: i64) -> Result<Option<DeviceLabel>, DeviceError> {
         let mut url = self.labels_url.clone();
-        url.path_segments_mut().map_err(|()| DeviceError::InvalidResponse("no label URL".into()))?.push(&label_id.to_string());
+        url.path_segments_mut()
+            .map_err(|()| DeviceError::InvalidResponse("no label URL".into()))?
+            .push(&label_id.to_string());
         let response = self
             .client
             .get(url)
@@ -326,7 +328,8 @@ mod tests {
 
     #[test]
     fn only_regular_labels_are_not_built_in() {
-        let label = |kind: &str| parse_label(format!(r#"{{"label": {{"name": "n", "label_type": "{kind}"}}}}"#).as_bytes());
+        let label =
+            |kind: &str| parse_label(format!(r#"{{"label": {{"name": "n", "label_type": "{kind}"}}}}"#).as_bytes());
         assert!(!label("regular").unwrap().builtin);
         assert!(label("builtin").unwrap().builtin);
         assert!(label("something-new").unwrap().builtin);

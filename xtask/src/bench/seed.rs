@@ -39,7 +39,11 @@ pub fn organization(binary: &Path, database_url: &str, address: &str, name: &str
         let user = admin(binary, database_url, &["create-user", "--email", &email, "--name", &format!("Member {n}")])?;
         let user_id = json_string(&user, "id")?;
         let role = pick(&ROLES, n);
-        admin(binary, database_url, &["add-member", "--org", &tenant.organization_id, "--user", &user_id, "--role", role])?;
+        admin(
+            binary,
+            database_url,
+            &["add-member", "--org", &tenant.organization_id, "--user", &user_id, "--role", role],
+        )?;
     }
     let mut risk_ids = Vec::with_capacity(RISKS);
     for n in 0..RISKS {

@@ -17,10 +17,8 @@ pub struct FakeDevices {
 impl FakeDevices {
     /// A label with hosts whose ids are `hosts`; `builtin` as FleetDM's `All Hosts` is.
     pub fn add_label(&self, id: i64, name: &str, builtin: bool, hosts: &[i64]) {
-        let hosts = hosts
-            .iter()
-            .map(|host| serde_json::json!({"id": host}).as_object().cloned().unwrap_or_default())
-            .collect();
+        let hosts =
+            hosts.iter().map(|host| serde_json::json!({"id": host}).as_object().cloned().unwrap_or_default()).collect();
         self.labels.lock().unwrap().insert(id, (DeviceLabel { name: name.into(), builtin }, hosts));
     }
 

@@ -164,7 +164,8 @@ impl MemberRepository for MemoryMembers {
 
     async fn record_member_login(&self, org: &OrganizationId, id: &MemberId, at: Timestamp) -> Result<(), RepoError> {
         let mut members = self.members.lock().unwrap();
-        let member = members.iter_mut().find(|m| &m.organization_id == org && &m.id == id).ok_or(RepoError::NotFound)?;
+        let member =
+            members.iter_mut().find(|m| &m.organization_id == org && &m.id == id).ok_or(RepoError::NotFound)?;
         member.last_login = Some(at);
         Ok(())
     }
