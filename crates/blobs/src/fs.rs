@@ -82,10 +82,10 @@ async fn blocking<T: Send + 'static>(
 /// directory so the rename itself survives a crash.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("blob path has no parent"))?;
-    std::fs::create_dir_all(dir)?;
+    private_dirs(dir)?;
     let tmp = dir.join(temp_name(path));
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut file = private_file().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -96,6 +96,24 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     written?;
     sync_dir(dir)
+}
+
+/// Creates `dir` and its missing parents readable by the server's user only (0700): attachments
+/// are tenants' files, not the host's other users'.
+fn private_dirs(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Options that create a file readable by the server's user only (0600).
+fn private_file() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
 }
 
 /// A name no key can have (keys never contain `.`), unique per process and call.

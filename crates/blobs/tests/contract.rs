@@ -113,6 +113,20 @@ async fn fs_store_passes_the_contract() {
     assert_eq!(store.presigned_get("org_b/att_1", Duration::from_secs(60)).await.unwrap(), None);
 }
 
+/// Attachments are tenants' files: readable by the server's user only, whatever the umask.
+#[cfg(unix)]
+#[tokio::test]
+async fn fs_store_creates_private_files_and_directories() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = TempDir::new("modes");
+    let store = FsBlobStore::new(dir.0.join("blobs"));
+    store.put("org_a/att_1", b"tenant file".to_vec(), "text/plain").await.unwrap();
+    let mode = |path: &str| std::fs::metadata(dir.0.join(path)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("blobs"), 0o700, "the root");
+    assert_eq!(mode("blobs/org_a"), 0o700, "an organization's directory");
+    assert_eq!(mode("blobs/org_a/att_1"), 0o600, "an attachment");
+}
+
 #[tokio::test]
 async fn fs_store_never_leaves_its_root() {
     let dir = TempDir::new("escape");

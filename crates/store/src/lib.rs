@@ -89,13 +89,42 @@ impl DatabaseUrl {
         }
     }
 
+    /// The path SQLite opens, after creating its directory (0700) and an empty database file
+    /// (0600) if there is none: SQLite would create the file world-readable (0644), and gives its
+    /// `-wal` and `-shm` files the database file's mode.
     fn sqlite_path(path: &std::path::Path) -> Result<String, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|error| {
+            private_dirs(parent).map_err(|error| {
                 StoreError::Config(format!("cannot create the data directory {}: {error}", parent.display()))
             })?;
         }
+        private_file(path).map_err(|error| {
+            StoreError::Config(format!("cannot create the database file {}: {error}", path.display()))
+        })?;
         path.to_str().map(str::to_owned).ok_or_else(|| StoreError::Config("the SQLite path is not UTF-8".into()))
+    }
+}
+
+/// Creates `dir` and its missing parents readable by the server's user only (0700).
+fn private_dirs(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates `path` empty and readable by the server's user only (0600) unless it exists; an
+/// existing file keeps its mode (the operator's choice).
+fn private_file(path: &std::path::Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(error) => Err(error),
     }
 }
 

@@ -867,6 +867,27 @@ async fn a_closed_store_is_unavailable(db: &TestDb) {
 }
 contract!(a_closed_store_is_unavailable);
 
+/// The SQLite database, its WAL and shared-memory files hold every tenant's data: readable by the
+/// server's user only (0600, their directory 0700), whatever the umask. SQLite only.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_files_are_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let db = TestDb::sqlite().await;
+    organization(&db.store, "Acme").await;
+    let DatabaseUrl::Sqlite(path) = &db.url else { panic!("a SQLite TestDb") };
+    let dir = path.parent().unwrap();
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(dir), 0o700, "the data directory");
+    let files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|entry| entry.unwrap().path()).collect();
+    let names: Vec<String> = files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert!(names.contains(&"test.db-wal".to_owned()), "a write made the WAL: {names:?}");
+    for file in &files {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+    db.drop_async().await;
+}
+
 /// A thread's own connection that the server ends (a restart, an administrator) is replaced: the
 /// reads on it answer "unavailable" (503) meanwhile, never an internal error, and then answer again.
 /// PostgreSQL only: SQLite has no server to end a connection. One thread, so that every read uses
