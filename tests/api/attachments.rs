@@ -110,6 +110,8 @@ async fn attachments_round_trip_through_a_signed_url(server: &TestServer) {
             assert!(fetched.content_type.starts_with(media_type), "Content-Type {:?}", fetched.content_type);
             let disposition = fetched.content_disposition.clone().unwrap_or_default();
             assert!(disposition.starts_with("attachment"), "Content-Disposition {disposition:?}");
+            // Opened in a browser anyway, a tenant's file runs in an opaque origin, not ours.
+            assert_eq!(fetched.header("content-security-policy").as_deref(), Some("sandbox"), "GET {url}");
         }
     }
 }

@@ -288,6 +288,7 @@ async fn an_uploaded_file_is_evidence_with_a_signed_download(server: &TestServer
     assert_eq!(fetched.status, 200);
     assert_eq!(fetched.bytes, bytes);
     assert_eq!(fetched.content_type, "application/pdf");
+    assert_eq!(fetched.header("content-security-policy").as_deref(), Some("sandbox"));
     let tampered = str_of(&item, "link").replace("signature=", "signature=00");
     server.anonymous().get_url(&tampered).await.problem(403);
 

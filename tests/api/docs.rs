@@ -123,7 +123,12 @@ async fn the_explorer_authorizes_with_a_key_and_runs_list_risks_in_chromium() {
             .text(&browser.find("[id$='-listRisks'] .live-responses-table tbody .response-col_description").await)
             .await;
         let refused = browser.execute("return window.refused;", vec![]).await;
+        // The key stays in the page: nothing on this origin can read it from localStorage later.
+        let stored = browser.execute("return window.localStorage.getItem('authorized');", vec![]).await;
+        let kept = browser.execute("return JSON.stringify(window.localStorage);", vec![]).await;
         browser.quit().await;
+        assert_eq!(stored, serde_json::Value::Null, "the explorer kept the authorization: {kept}");
+        assert!(!kept.to_string().contains(&key), "the key is in localStorage");
         assert!(status.starts_with("200"), "the explorer showed {status:?}: {body}");
         assert!(body.contains("Explored"), "the answer lists the risk: {body}");
         assert_eq!(refused, serde_json::json!([]), "the policy refused something the explorer needs");
@@ -150,6 +155,7 @@ async fn the_explorer_files_are_served_by_the_service() {
         let initializer = crate::client::get(&server, "/explorer/swagger-initializer.js", &[]).await;
         let initializer = initializer.text().await.unwrap();
         assert!(initializer.contains("\"/openapi.json\"") && !initializer.contains("petstore"), "{initializer}");
+        assert!(!initializer.contains("\"persistAuthorization\":true"), "keys are not persisted: {initializer}");
         for missing in ["nothing.js", "index.rs", "..%2Fsecrets.js"] {
             server.anonymous().get(&format!("/explorer/{missing}")).await.problem(404);
         }

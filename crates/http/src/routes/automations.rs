@@ -1,6 +1,5 @@
 //! Browser automations and their runs.
 
-use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::automation::{AutomationChanges, NewAutomation, RunStatus, RunTrigger};
@@ -321,7 +320,7 @@ struct Signed {
         ("signature" = String, Query, description = "The link's signature. A link that is tampered with, expired, or misses a part is a 403."),
     ),
     responses(
-        (status = 200, description = "The PNG screenshot.", content_type = "image/png", body = String),
+        (status = 200, description = "The PNG screenshot, with `Content-Security-Policy: sandbox`.", content_type = "image/png", body = String),
         (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The run has no screenshot (anymore).", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (
@@ -348,9 +347,5 @@ async fn get_run_screenshot(
     };
     let png =
         state.run(|app| async move { app.automations.screenshot(&org, &run, step, expires, &signature).await }).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "image/png"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .body(png))
+    Ok(super::comments::stored_file("image/png").body(png))
 }

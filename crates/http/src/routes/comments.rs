@@ -326,7 +326,7 @@ pub(super) struct Signed {
         ("signature" = String, Query, description = "The link's signature (hex HMAC-SHA256)."),
     ),
     responses(
-        (status = 200, description = "The attachment's bytes, with its media type and `Content-Disposition: attachment`.",
+        (status = 200, description = "The attachment's bytes, with its media type, `Content-Disposition: attachment` and `Content-Security-Policy: sandbox`.",
          content_type = "*/*", body = AttachmentBytes,
          headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"`, with an RFC 6266 `filename*` for names that are not plain ASCII."))),
         (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
@@ -346,12 +346,21 @@ async fn download_attachment(
     let (attachment, bytes) =
         state.run(|app| async move { app.comments.download(&org, &id, expires, &signature).await }).await?;
     let disposition = attachment_disposition(&attachment.name);
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, attachment.media_type.as_str()))
-        .insert_header(disposition)
+    Ok(stored_file(attachment.media_type.as_str()).insert_header(disposition).body(bytes))
+}
+
+/// A 200 serving a file a tenant stored (an attachment, evidence, a screenshot) on this origin:
+/// its media type never sniffed, never cached, and `Content-Security-Policy: sandbox`, so that an
+/// HTML or SVG file opened in a browser runs in an opaque origin, without this origin's cookies,
+/// storage or API.
+pub(super) fn stored_file(media_type: &str) -> actix_web::HttpResponseBuilder {
+    let mut response = HttpResponse::Ok();
+    response
+        .insert_header((header::CONTENT_TYPE, media_type))
+        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .body(bytes))
+        .insert_header((header::CACHE_CONTROL, "private, no-store"));
+    response
 }
 
 /// `attachment; filename="…"`, with an RFC 6266 `filename*` when the name is not plain ASCII.

@@ -15,7 +15,7 @@ use compliance_ports::{ControlFilter, PageRequest};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::comments::{AttachmentBytes, Signed, attachment_disposition};
+use super::comments::{AttachmentBytes, Signed, attachment_disposition, stored_file};
 use super::{Endpoint, Router};
 use crate::as_of::AsOfQuery;
 use crate::body::{BodyLimit, JsonBody};
@@ -466,7 +466,7 @@ async fn upload_control_evidence(
         ("signature" = String, Query, description = "The link's signature (hex HMAC-SHA256)."),
     ),
     responses(
-        (status = 200, description = "The file's bytes, with its media type and `Content-Disposition: attachment`.",
+        (status = 200, description = "The file's bytes, with its media type, `Content-Disposition: attachment` and `Content-Security-Policy: sandbox`.",
          content_type = "*/*", body = AttachmentBytes),
         (status = 403, description = "The link is invalid or has expired.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
@@ -484,12 +484,7 @@ async fn download_evidence(
         state.run(|app| async move { app.controls.download_evidence(&org, &id, expires, &signature).await }).await?;
     let text = |name: &str| item.detail.get(name).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
     let (name, media_type) = (text("fileName"), text("fileType"));
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, media_type.as_str()))
-        .insert_header(attachment_disposition(&name))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .body(bytes))
+    Ok(stored_file(media_type.as_str()).insert_header(attachment_disposition(&name)).body(bytes))
 }
 
 /// A malformed id names no control: 404, as a missing one.

@@ -48,7 +48,9 @@ pub fn configure(router: &mut Router<'_>) {
 pub(super) struct Api;
 
 /// Swagger UI's settings, written into its `swagger-initializer.js`: this service's document,
-/// "Try it out" open, the key kept across reloads, and no call to Swagger's online validator.
+/// "Try it out" open, no call to Swagger's online validator, and the key pasted under "Authorize"
+/// kept in the page only: persisted, it would sit in this origin's `localStorage`, where any
+/// script that ever runs on the origin reads it.
 fn config() -> Arc<Config<'static>> {
     static CONFIG: OnceLock<Arc<Config<'static>>> = OnceLock::new();
     CONFIG
@@ -56,7 +58,7 @@ fn config() -> Arc<Config<'static>> {
             Arc::new(
                 Config::new(["/openapi.json"])
                     .try_it_out_enabled(true)
-                    .persist_authorization(true)
+                    .persist_authorization(false)
                     .validator_url("none")
                     .deep_linking(true),
             )
