@@ -16,12 +16,16 @@ api_tests!(
     a_caller_over_its_burst_gets_429_with_retry_after with SMALL_BURST,
     probes_and_metrics_are_never_limited with SMALL_BURST,
     invented_keys_share_their_address_bucket with SMALL_BURST,
+    anonymous_ipv6_callers_share_their_64s_bucket with BEHIND_A_PROXY,
     long_urls_and_headers_are_refused_and_the_server_keeps_serving,
     a_slow_request_head_times_out with SLOW_HEAD,
     oversized_bodies_are_refused_without_being_read with LINGER,
 );
 
 const SMALL_BURST: Env = &[("RATE_LIMIT_PER_SECOND", "1"), ("RATE_LIMIT_BURST", "3")];
+/// [`SMALL_BURST`], with the client address taken from the proxy's `X-Forwarded-For`.
+const BEHIND_A_PROXY: Env =
+    &[("RATE_LIMIT_PER_SECOND", "1"), ("RATE_LIMIT_BURST", "3"), ("RATE_LIMIT_TRUST_FORWARDED", "true")];
 const SLOW_HEAD: Env = &[("HTTP_REQUEST_TIMEOUT_SECONDS", "1")];
 /// After refusing a body, the server reads on for at most this long (a lingering close), then closes.
 const LINGER: Env = &[("HTTP_DISCONNECT_TIMEOUT_SECONDS", "1")];
@@ -63,6 +67,29 @@ async fn until_limited(base: &str, from: IpAddr, headers: &[(&str, &str)]) -> (V
         passed.push(response.status().as_u16());
     }
     panic!("20 requests passed a limit of 1/s with a burst of 3: {passed:?}");
+}
+
+/// An IPv6 client holds a whole /64 and can send each request from a fresh address of it: an
+/// anonymous caller (sign-in attempts, invented keys) is charged to its /64's bucket.
+async fn anonymous_ipv6_callers_share_their_64s_bucket(server: &TestServer) {
+    let base = server.base_url();
+    let mut passed = Vec::new();
+    let mut limited = None;
+    for n in 1..=20 {
+        let address = format!("2001:db8:42:7::{n:x}");
+        let response = get_from(LOOPBACK, base, "/v1/risks", &[("X-Forwarded-For", &address)]).await;
+        if response.status() == 429 {
+            limited = Some(response);
+            break;
+        }
+        passed.push(response.status().as_u16());
+    }
+    let limited = limited.unwrap_or_else(|| panic!("20 addresses of one /64 each passed: {passed:?}"));
+    assert!(passed.len() >= 3 && passed.iter().all(|status| *status == 401), "{passed:?}");
+    assert_limited(limited).await;
+    // The next /64 has a bucket of its own.
+    let other = get_from(LOOPBACK, base, "/v1/risks", &[("X-Forwarded-For", "2001:db8:42:8::1")]).await;
+    assert_eq!(other.status(), 401);
 }
 
 async fn a_caller_over_its_burst_gets_429_with_retry_after(server: &TestServer) {

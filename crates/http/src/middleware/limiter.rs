@@ -73,7 +73,8 @@ impl Caller {
         };
         let peer = req.peer_addr().map(|address| address.ip().to_string());
         let address = if trust_forwarded { forwarded_client(req.headers()).or(peer) } else { peer };
-        Self { credential, address: format!("ip:{}", digest(address.unwrap_or_default().as_bytes())) }
+        let network = address.as_deref().map(network_of).unwrap_or_default();
+        Self { credential, address: format!("ip:{}", digest(network.as_bytes())) }
     }
 
     /// The bucket to charge: the credential's once it is known to be valid, else the address's,
@@ -124,6 +125,21 @@ fn without_port(address: &str) -> String {
     match address.split_once(':') {
         Some((host, port)) if !port.contains(':') => host.to_owned(),
         _ => address.to_owned(),
+    }
+}
+
+/// The network an address's bucket is named by: an IPv4 address itself, an IPv6 address's /64
+/// (one subscriber's, or one host's, allocation: a client can pick any of its 2^64 addresses, so
+/// keyed by address it would get a fresh bucket per request). An IPv4-mapped IPv6 address is its
+/// IPv4 address; anything that is no address (`unknown`) is kept as it is.
+fn network_of(address: &str) -> String {
+    match address.parse::<IpAddr>().map(|ip| ip.to_canonical()) {
+        Ok(IpAddr::V6(ip)) => {
+            let prefix = u128::from(ip) & !(u128::MAX >> 64);
+            format!("{}/64", std::net::Ipv6Addr::from(prefix))
+        }
+        Ok(IpAddr::V4(ip)) => ip.to_string(),
+        Err(_) => address.to_owned(),
     }
 }
 
@@ -178,6 +194,23 @@ mod tests {
         let other = TestRequest::default().peer_addr("10.0.0.1:5000".parse().unwrap()).to_srv_request();
         assert_eq!(Caller::of(&req, false).address, Caller::of(&other, false).address, "the port does not matter");
         assert!(Caller::of(&req, false).credential.is_none());
+    }
+
+    #[test]
+    fn an_ipv6_caller_is_charged_per_64() {
+        assert_eq!(network_of("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_eq!(network_of("2001:db8:1:2:ffff:ffff:ffff:ffff"), "2001:db8:1:2::/64");
+        assert_eq!(network_of("2001:db8:1:3::1"), "2001:db8:1:3::/64");
+        assert_eq!(network_of("::ffff:203.0.113.7"), "203.0.113.7", "IPv4-mapped");
+        assert_eq!(network_of("203.0.113.7"), "203.0.113.7");
+        assert_eq!(network_of("unknown"), "unknown");
+
+        let from =
+            |peer: &str| Caller::of(&TestRequest::default().peer_addr(peer.parse().unwrap()).to_srv_request(), false);
+        let first = from("[2001:db8:1:2::1]:4000");
+        assert_eq!(first.address, from("[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:4001").address, "the same /64");
+        assert_ne!(first.address, from("[2001:db8:1:3::1]:4000").address, "another /64");
+        assert_ne!(from("203.0.113.7:1").address, from("203.0.113.8:1").address, "IPv4 by address");
     }
 
     fn forwarded(headers: &[(&str, &str)]) -> Option<String> {
