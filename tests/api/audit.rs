@@ -425,7 +425,8 @@ async fn webhooks_write_entries_without_the_secret(server: &TestServer) {
     let (deleted, rotation, updated, made) = (&log[0], &log[1], &log[2], &log[3]);
     assert_eq!(made["actor"]["type"], "apiKey");
     assert_eq!(made["actor"]["apiKeyId"], tenant.api_key_id.as_str());
-    assert_eq!(made["changes"]["url"], json!({"from": null, "to": "https://hooks.example.com/a"}));
+    // The URL is a credential: entries show it masked (docs/api.md, "Webhooks").
+    assert_eq!(made["changes"]["url"], json!({"from": null, "to": "https://hooks.example.com/…"}));
     assert_eq!(made["changes"]["events"], json!({"from": null, "to": ["risk.*"]}));
     assert_eq!(updated["actor"]["type"], "user");
     assert_eq!(
@@ -435,11 +436,12 @@ async fn webhooks_write_entries_without_the_secret(server: &TestServer) {
     );
     assert_eq!(rotation["changes"]["previousSecretExpiresAt"]["from"], Value::Null, "{rotation}");
     assert!(rotation["changes"]["previousSecretExpiresAt"]["to"].is_string(), "{rotation}");
-    assert_eq!(deleted["changes"]["url"], json!({"from": "https://hooks.example.com/a", "to": null}));
+    assert_eq!(deleted["changes"]["url"], json!({"from": "https://hooks.example.com/…", "to": null}));
     assert!(entries(&tenant.api, "?action=webhook.test").await.is_empty());
 
     let all = tenant.api.get("/v1/audit-log?limit=100").await.ok(200).to_string();
     assert!(!all.contains(&first) && !all.contains(&second), "a webhook secret is in the log");
     assert!(!all.contains("whsec_"), "{all}");
+    assert!(!all.contains("hooks.example.com/a"), "a webhook URL's path is in the log: {all}");
     assert_eq!(tenant.api.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
 }

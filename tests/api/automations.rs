@@ -36,6 +36,7 @@ api_tests!(
     an_unknown_step_is_400_naming_the_line,
     runs_come_in_pages with LOOPBACK,
     schedules_firing_too_often_are_refused,
+    a_host_granted_to_one_organization_is_opened_for_it_only,
 );
 
 /// Loopback pages may be opened (the test pages are served there).
@@ -94,6 +95,30 @@ async fn create(client: &Client, task: &str, url: &str) -> Value {
     let body = json!({"taskId": task, "name": "Status page", "targetUrl": url,
                       "instruction": "screenshot"});
     client.post(AUTOMATIONS, body).await.ok(201)
+}
+
+/// `admin allow-host --for automations` lets one organization's automations open an internal
+/// host (the loopback test pages here, with no `AUTOMATION_ALLOWED_HOSTS`): its run completes;
+/// another organization's automation is refused, and a webhooks grant is not an automations one.
+async fn a_host_granted_to_one_organization_is_opened_for_it_only(server: &TestServer) {
+    let pages = pages().await;
+    let url = format!("{}/ok", pages.uri());
+    let (a, b) = (server.tenant().await, server.tenant().await);
+    let body = |task: &str| json!({"taskId": task, "name": "Intranet", "targetUrl": url, "instruction": "screenshot"});
+    let (task_a, task_b) = (task(&a).await, task(&b).await);
+    a.api.post(AUTOMATIONS, body(&task_a)).await.invalid("targetUrl");
+    server.admin().run(&["allow-host", "--org", &a.org_id, "--for", "webhooks", "--host", "127.0.0.1"]).await;
+    a.api.post(AUTOMATIONS, body(&task_a)).await.invalid("targetUrl");
+
+    server.admin().run(&["allow-host", "--org", &a.org_id, "--for", "automations", "--host", "127.0.0.1"]).await;
+    let automation = a.api.post(AUTOMATIONS, body(&task_a)).await.ok(201);
+    let id = str_of(&automation, "id").to_owned();
+    let run = a.api.post(&runs_path(&id), json!({})).await.ok(202);
+    let done = finished(&a.api, &id, str_of(&run, "id")).await;
+    assert_eq!(done["status"], "completed", "the runner opened the granted host: {done}");
+    assert!(hits(&pages, "/ok").await >= 1, "the page was opened");
+
+    b.api.post(AUTOMATIONS, body(&task_b)).await.invalid("targetUrl");
 }
 
 /// Every field of an Automation is there with its type.
@@ -467,6 +492,7 @@ async fn a_manual_run_completes_with_a_signed_png_screenshot(server: &TestServer
     let shot = server.anonymous().get_url(&url).await;
     assert_eq!(shot.status, 200, "GET {url}: {}", shot.body);
     assert_eq!(shot.content_type, "image/png", "GET {url}");
+    assert_eq!(shot.header("content-security-policy").as_deref(), Some("sandbox"), "GET {url}");
     assert_eq!(png_size(&shot.bytes), (1280, 800), "the screenshot's size");
     assert_eq!(tenant.api.get_url(&url).await.bytes, shot.bytes);
 

@@ -44,6 +44,9 @@ const VERBOSE: crate::harness::Env = &[
     ("RUST_LOG", "debug"),
 ];
 
+/// A quick worker and quick retries, and no host allowed for every organization.
+const NOTHING_ALLOWED: crate::harness::Env = &[("WEBHOOK_POLL_MILLIS", "100"), ("WEBHOOK_RETRY_BASE_MILLIS", "200")];
+
 /// How long a burst of changes may take to reach its endpoints (the suite runs on 2 cores).
 const BURST_DEADLINE: Duration = Duration::from_secs(90);
 
@@ -59,6 +62,8 @@ api_tests!(
     a_delivery_cut_off_by_a_crash_is_sent_again_under_its_id with SHORT_CLAIMS,
     no_secret_in_any_answer_record_delivery_or_log with VERBOSE,
     a_bulk_request_sends_an_event_per_operation_in_order with LOOPBACK,
+    a_url_is_a_credential_shown_once_then_masked with LOOPBACK,
+    a_host_granted_to_one_organization_is_reachable_by_it_only with NOTHING_ALLOWED,
 );
 
 // PostgreSQL only: two server processes sharing one database is a PostgreSQL deployment (SQLite
@@ -368,6 +373,86 @@ async fn crud_and_another_organization_sees_nothing(server: &TestServer) {
 
     assert_eq!(tenant.api.delete(&path).await.status, 204);
     tenant.api.get(&path).await.problem(404);
+}
+
+/// Slack and Teams put the key of a webhook in its URL's path: the full URL is shown in the create
+/// answer only; every other answer, the audit trail and the events other webhooks get show its
+/// origin and `/…`, and deliveries still go to the full URL.
+async fn a_url_is_a_credential_shown_once_then_masked(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let receiver = Receiver::start(0).await;
+    let watcher = Receiver::start(0).await;
+    let watching = hook(&tenant.api, &watcher, json!(["webhook.*"])).await;
+    let secret_url = format!("{}/services/T0/B0/SecretPath42?token=SecretQuery42", receiver.url);
+    let origin = receiver.url.trim_end_matches("/hook");
+    let masked = format!("{origin}/…");
+
+    let created = tenant.api.post("/v1/webhooks", json!({"url": secret_url, "events": ["*"]})).await.ok(201);
+    assert_eq!(created["url"], secret_url.as_str(), "the create answer shows the URL once");
+    receiver.trust(&[&secret_of(&created)]);
+    let id = created["id"].as_str().unwrap();
+    let path = format!("/v1/webhooks/{id}");
+    let rotated_url = format!("{}/services/T0/B0/SecretPath43", receiver.url);
+    let mut answers = vec![tenant.api.get(&path).await.ok(200)];
+    answers.push(tenant.api.patch(&path, json!({"url": rotated_url})).await.ok(200));
+    answers.push(tenant.api.get("/v1/webhooks").await.ok(200));
+    for answer in &answers[..2] {
+        assert_eq!(answer["url"], masked.as_str(), "{answer}");
+    }
+
+    // Deliveries go to the full URL, the new one.
+    tenant.api.post(&format!("{path}/test"), json!({})).await.ok(202);
+    let received = receiver.wait_for(1).await;
+    assert_eq!(received[0]["type"], "webhook.test");
+    assert_eq!(received[0]["verifiedWith"], json!([0]));
+
+    // The watcher got webhook.created and webhook.updated, with the masked URL only.
+    let events = watcher.wait_for(2).await;
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert!(types.contains(&"webhook.created") && types.contains(&"webhook.updated"), "{types:?}");
+    answers.extend(events);
+    answers.push(tenant.api.get("/v1/audit-log?limit=1000").await.ok(200));
+    answers.push(tenant.api.get(&format!("{path}/deliveries")).await.ok(200));
+    answers.push(tenant.api.get(&format!("/v1/webhooks/{watching}/deliveries")).await.ok(200));
+    let shown = answers.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
+    assert!(shown.contains(&masked), "the masked URL is shown: {shown}");
+    let log = server.stop().await;
+    for needle in ["SecretPath42", "SecretQuery42", "SecretPath43", "/services/T0"] {
+        assert!(!shown.contains(needle), "{needle} is in an answer, audit entry or event: {shown}");
+        assert!(!log.contains(needle), "{needle} is in the server log");
+    }
+}
+
+/// `admin allow-host` lets one organization reach an internal host (127.0.0.1 here, over http)
+/// from its webhooks; another organization may not use it, and deliveries to it are sent.
+async fn a_host_granted_to_one_organization_is_reachable_by_it_only(server: &TestServer) {
+    let (a, b) = (server.tenant().await, server.tenant().await);
+    let receiver = Receiver::start(0).await;
+    let body = json!({"url": receiver.url, "events": ["*"]});
+    a.api.post("/v1/webhooks", body.clone()).await.invalid("url");
+
+    let granted =
+        server.admin().run(&["allow-host", "--org", &a.org_id, "--for", "webhooks", "--host", "127.0.0.1"]).await;
+    assert_eq!((granted["for"].as_str(), granted["host"].as_str()), (Some("webhooks"), Some("127.0.0.1")), "{granted}");
+    let listed = server.admin().run(&["list-allowed-hosts", "--org", &a.org_id]).await;
+    assert_eq!(listed["allowedHosts"].as_array().map(Vec::len), Some(1), "{listed}");
+    let created = a.api.post("/v1/webhooks", body.clone()).await.ok(201);
+    receiver.trust(&[&secret_of(&created)]);
+    a.api.post(&format!("/v1/webhooks/{}/test", created["id"].as_str().unwrap()), json!({})).await.ok(202);
+    assert_eq!(receiver.wait_for(1).await[0]["verifiedWith"], json!([0]), "sent to the granted host");
+
+    // B may not, for webhooks or automations; nor may A's automations (a grant is for one use).
+    b.api.post("/v1/webhooks", body).await.invalid("url");
+    let other = server.admin().run(&["list-allowed-hosts", "--org", &b.org_id]).await;
+    assert_eq!(other["allowedHosts"], json!([]), "{other}");
+    let refused =
+        server.admin().try_run(&["allow-host", "--org", &a.org_id, "--for", "everything", "--host", "x"]).await;
+    assert!(refused.is_err_and(|error| error.contains("--for")), "an unknown use is refused naming --for");
+
+    let removed =
+        server.admin().run(&["disallow-host", "--org", &a.org_id, "--for", "webhooks", "--host", "127.0.0.1"]).await;
+    assert_eq!(removed["removed"], true);
+    a.api.post("/v1/webhooks", json!({"url": receiver.url, "events": ["*"]})).await.invalid("url");
 }
 
 fn owned(env: crate::harness::Env) -> Vec<(String, String)> {

@@ -6,8 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use compliance_domain::Timestamp;
+use compliance_domain::allowed_host::AllowedHostUse;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation, Instruction, RunTrigger, Verdict};
-use compliance_ports::{AutomationRepository, BlobStore, BrowserPage, BrowserRunner, Clock, RepoError};
+use compliance_ports::{
+    AllowedHostRepository, AutomationRepository, BlobStore, BrowserPage, BrowserRunner, Clock, RepoError,
+};
 use tokio::sync::Notify;
 
 use crate::Ports;
@@ -80,6 +83,8 @@ impl AutomationSettings {
 pub struct AutomationWorker {
     automations: Arc<dyn AutomationRepository>,
     browser: Arc<dyn BrowserRunner>,
+    /// The internal hosts the operator granted to each organization.
+    grants: Arc<dyn AllowedHostRepository>,
     blobs: Arc<dyn BlobStore>,
     clock: Arc<dyn Clock>,
     secrets: AutomationSecrets,
@@ -98,6 +103,7 @@ impl AutomationWorker {
         Self {
             automations: ports.automations.clone(),
             browser: ports.browser.clone(),
+            grants: ports.allowed_hosts.clone(),
             blobs: ports.blobs.clone(),
             clock: ports.clock.clone(),
             secrets: AutomationSecrets::new(ports),
@@ -259,7 +265,11 @@ impl AutomationWorker {
         recorder: &mut RunRecorder,
         deadline: Instant,
     ) -> (Result<Verdict, String>, Option<String>) {
-        let mut page = match self.browser.open(&automation.target_url, self.settings.run_timeout).await {
+        let granted = match self.grants.hosts(&automation.organization_id, AllowedHostUse::Automations).await {
+            Ok(granted) => granted,
+            Err(error) => return (Err(format!("the organization's allowed hosts could not be read: {error}")), None),
+        };
+        let mut page = match self.browser.open(&automation.target_url, &granted, self.settings.run_timeout).await {
             Ok(page) => page,
             Err(error) => return (Err(error.to_string()), None),
         };

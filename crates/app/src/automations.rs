@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::allowed_host::AllowedHostUse;
 use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
@@ -10,8 +11,8 @@ use compliance_domain::etag::IfMatch;
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId};
 use compliance_ports::{
-    AutomationRepository, BrowserRunner, CaptureError, Clock, ConnectionRepository, Page, RepoError, RunQuery,
-    TaskRepository,
+    AllowedHostRepository, AutomationRepository, BrowserRunner, CaptureError, Clock, ConnectionRepository, Page,
+    RepoError, RunQuery, TaskRepository,
 };
 use tokio::sync::Notify;
 
@@ -42,6 +43,8 @@ pub struct AutomationService {
     tasks: Arc<dyn TaskRepository>,
     connections: Arc<dyn ConnectionRepository>,
     browser: Arc<dyn BrowserRunner>,
+    /// The internal hosts the operator granted to each organization.
+    grants: Arc<dyn AllowedHostRepository>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
     links: BlobLinks,
@@ -57,6 +60,7 @@ impl AutomationService {
             tasks: ports.tasks.clone(),
             connections: ports.connections.clone(),
             browser: ports.browser.clone(),
+            grants: ports.allowed_hosts.clone(),
             clock: ports.clock.clone(),
             links: BlobLinks::new(ports.blobs.clone(), ports.clock.clone(), settings.clone()),
             settings,
@@ -78,7 +82,7 @@ impl AutomationService {
         if let Some(connection) = &automation.connection_id {
             self.check_connection(caller, connection).await?;
         }
-        self.check_target(&automation.target_url).await?;
+        self.check_target(org, &automation.target_url).await?;
         self.automations.insert(&automation, &self.audit.change(caller, "automation.created", &AUTOMATION)).await?;
         Ok(automation)
     }
@@ -111,7 +115,7 @@ impl AutomationService {
             self.check_interval(schedule)?;
         }
         if let Some(target) = patch.target_url() {
-            self.check_target(target).await?;
+            self.check_target(&caller.organization_id, target).await?;
         }
         if let Some(connection) = patch.connection_id() {
             self.check_connection(caller, connection).await?;
@@ -290,9 +294,11 @@ impl AutomationService {
         }
     }
 
-    /// Refuses targets the browser may not open (private addresses not allow-listed, …).
-    async fn check_target(&self, url: &str) -> Result<(), AppError> {
-        match self.browser.check_target(url).await {
+    /// Refuses targets the browser may not open (private addresses not allow-listed for every
+    /// organization nor granted to `org`, …).
+    async fn check_target(&self, org: &OrganizationId, url: &str) -> Result<(), AppError> {
+        let granted = self.grants.hosts(org, AllowedHostUse::Automations).await?;
+        match self.browser.check_target(url, &granted).await {
             Err(CaptureError::Refused(why)) => Err(AppError::invalid("targetUrl", why)),
             // Anything else (a host that does not resolve today) is for the run to report.
             _ => Ok(()),

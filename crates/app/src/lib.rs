@@ -7,6 +7,7 @@
 
 pub mod access;
 mod admin;
+mod allowed_hosts;
 mod api_keys;
 mod assignees;
 mod audit;
@@ -57,15 +58,17 @@ use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
-    AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository, CredentialRepository,
-    Cursor, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository,
-    IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository, OrganizationRepository,
-    PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
-    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    AgentModel, AllowedHostRepository, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore,
+    Clock, CommentRepository, ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository,
+    CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck,
+    IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository,
+    OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
+pub use allowed_hosts::AllowedHostService;
 pub use api_keys::ApiKeyService;
 pub use audit::{AuditService, AuditTrail, Author, Subject, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
@@ -177,6 +180,8 @@ pub struct Ports {
     pub idempotency: Arc<dyn IdempotencyRepository>,
     /// Frameworks and their requirements.
     pub frameworks: Arc<dyn FrameworkRepository>,
+    /// The internal hosts the operator granted to each organization.
+    pub allowed_hosts: Arc<dyn AllowedHostRepository>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -297,6 +302,8 @@ pub struct App {
     pub organization: OrganizationService,
     /// The operator's use cases, outside any organization's permissions.
     pub admin: AdminService,
+    /// The operator's grants of internal hosts to organizations.
+    pub allowed_hosts: AllowedHostService,
     /// Sign-in with the OpenID provider.
     pub sign_in: SignInService,
     /// The signed-in user's sessions and memberships.
@@ -384,6 +391,7 @@ impl App {
             sessions: SessionService::new(&ports, principals.clone()),
             invitations: InvitationService::new(&ports, principals.clone(), settings.clone()),
             admin: AdminService::new(&ports, principals),
+            allowed_hosts: AllowedHostService::new(&ports),
             health: ports.health,
             generations: ports.list_generations,
         }

@@ -10,16 +10,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use compliance_domain::allowed_host::AllowedHostUse;
 use compliance_domain::webhook::{
     AttemptOutcome, DISABLE_AFTER, DeliveryStatus, RESPONSE_EXCERPT_BYTES, RETRY_WINDOW, Webhook, WebhookDelivery,
 };
 use compliance_domain::{Timestamp, WebhookId};
 use compliance_ports::{
-    Clock, EventFeed, OutboundRequest, OutboundResponse, RepoError, SecretCipher, SecretOwner, SendError,
-    WEBHOOK_SECRET_OWNER_KIND, WebhookRepository, WebhookSender,
+    AllowedHostRepository, Clock, EventFeed, OutboundRequest, OutboundResponse, RepoError, SealedUrl, SecretCipher,
+    SecretOwner, SendError, WEBHOOK_SECRET_OWNER_KIND, WEBHOOK_URL_OWNER_KIND, WebhookRepository, WebhookSender,
 };
 use rand::Rng;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::{Notify, watch};
 
 use crate::Ports;
@@ -77,6 +78,8 @@ pub struct WebhookWorker {
     feed: Arc<dyn EventFeed>,
     sender: Arc<dyn WebhookSender>,
     cipher: Arc<dyn SecretCipher>,
+    /// The internal hosts the operator granted to each organization.
+    grants: Arc<dyn AllowedHostRepository>,
     clock: Arc<dyn Clock>,
     settings: WebhookSettings,
     work: Arc<Notify>,
@@ -97,6 +100,7 @@ impl WebhookWorker {
             feed: ports.event_feed.clone(),
             sender: ports.webhook_sender.clone(),
             cipher: ports.cipher.clone(),
+            grants: ports.allowed_hosts.clone(),
             clock: ports.clock.clone(),
             settings,
             work,
@@ -295,8 +299,21 @@ impl WebhookWorker {
             .iter()
             .filter_map(|secret| sign(secret, delivery.id.as_str(), timestamp, &delivery.payload))
             .collect();
+        let url = match &sealed.url {
+            SealedUrl::Sealed(ciphertext) => {
+                let owner = SecretOwner { owner_kind: WEBHOOK_URL_OWNER_KIND, ..owner };
+                self.cipher.open(ciphertext, owner).map_err(|error| error.to_string())?.expose_secret().to_owned()
+            }
+            SealedUrl::Clear(url) => url.clone(),
+        };
+        let granted_hosts = self
+            .grants
+            .hosts(&webhook.organization_id, AllowedHostUse::Webhooks)
+            .await
+            .map_err(|error| format!("the organization's allowed hosts could not be read: {error}"))?;
         Ok(OutboundRequest {
-            url: webhook.url.clone(),
+            url,
+            granted_hosts,
             headers: vec![
                 ("webhook-id", delivery.id.to_string()),
                 ("webhook-timestamp", timestamp.to_string()),

@@ -4,28 +4,33 @@
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::allowed_host::AllowedHostUse;
 use compliance_domain::etag::IfMatch;
 use compliance_domain::webhook::{
     NewWebhook, ROTATION_OVERLAP, TEST_EVENT, Webhook, WebhookChanges, WebhookDelivery, WebhookPatch,
 };
-use compliance_domain::{Timestamp, WebhookDeliveryId, WebhookId};
+use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 use compliance_ports::{
-    Clock, EventFeed, Page, PageRequest, SecretCipher, SecretOwner, WEBHOOK_SECRET_OWNER_KIND, WebhookRepository,
+    AllowedHostRepository, Clock, EventFeed, Page, PageRequest, SecretCipher, SecretOwner, WEBHOOK_SECRET_OWNER_KIND,
+    WEBHOOK_URL_OWNER_KIND, WebhookRepository,
 };
 use secrecy::SecretString;
 use tokio::sync::Notify;
 
 use crate::access::require;
+use crate::allowed_hosts::reachable_hosts;
 use crate::audit::{AuditTrail, WEBHOOK};
 use crate::webhook_signing::generate_secret;
 use crate::{AppError, Ports, Principal};
 
 /// A webhook and the only copy of its (new) secret.
 pub struct IssuedWebhook {
-    /// The webhook as stored.
+    /// The webhook as stored (its URL masked).
     pub webhook: Webhook,
     /// Its signing secret (`whsec_…`): shown once.
     pub secret: SecretString,
+    /// Its full URL, shown once in the create answer; `None` after a rotation.
+    pub url: Option<SecretString>,
 }
 
 /// Webhooks: their endpoints, secrets and deliveries.
@@ -34,7 +39,10 @@ pub struct WebhookService {
     feed: Arc<dyn EventFeed>,
     cipher: Arc<dyn SecretCipher>,
     clock: Arc<dyn Clock>,
+    /// `WEBHOOK_ALLOWED_HOSTS`, for every organization.
     allowed_hosts: Vec<String>,
+    /// The internal hosts the operator granted to each organization.
+    grants: Arc<dyn AllowedHostRepository>,
     /// Wakes this instance's delivery worker when a delivery is queued.
     work: Arc<Notify>,
     audit: AuditTrail,
@@ -48,6 +56,7 @@ impl WebhookService {
             cipher: ports.cipher.clone(),
             clock: ports.clock.clone(),
             allowed_hosts,
+            grants: ports.allowed_hosts.clone(),
             work,
             audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
         }
@@ -70,16 +79,20 @@ impl WebhookService {
         require(caller, Family::Webhooks, Action::Write)?;
         let org = &caller.organization_id;
         let cursor = self.feed.last_seq(org).await?;
-        let webhook =
-            Webhook::create(WebhookId::generate(), org.clone(), input, &self.allowed_hosts, cursor, self.clock.now())?;
+        let allowed = self.reachable_hosts(org).await?;
+        let (webhook, url) =
+            Webhook::create(WebhookId::generate(), org.clone(), input, &allowed, cursor, self.clock.now())?;
         let secret = generate_secret();
-        let sealed = self.seal(&webhook, &secret)?;
-        self.webhooks.insert(&webhook, &sealed, &self.audit.change(caller, "webhook.created", &WEBHOOK)).await?;
-        Ok(IssuedWebhook { webhook, secret })
+        let sealed = self.seal(&webhook, WEBHOOK_SECRET_OWNER_KIND, &secret)?;
+        let url = SecretString::from(url.expose());
+        let sealed_url = self.seal(&webhook, WEBHOOK_URL_OWNER_KIND, &url)?;
+        let audit = self.audit.change(caller, "webhook.created", &WEBHOOK);
+        self.webhooks.insert(&webhook, &sealed, &sealed_url, &audit).await?;
+        Ok(IssuedWebhook { webhook, secret, url: Some(url) })
     }
 
     /// Applies `changes` (only the fields given); a URL must be https to a public address unless
-    /// its host is in `WEBHOOK_ALLOWED_HOSTS`.
+    /// its host is in `WEBHOOK_ALLOWED_HOSTS` or granted to the organization.
     pub async fn update(
         &self,
         caller: &Principal,
@@ -88,16 +101,21 @@ impl WebhookService {
         if_match: &IfMatch,
     ) -> Result<Webhook, AppError> {
         require(caller, Family::Webhooks, Action::Write)?;
-        let patch = WebhookPatch::new(changes, &self.allowed_hosts)?;
+        let patch = WebhookPatch::new(changes, &self.reachable_hosts(&caller.organization_id).await?)?;
         let previous = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;
         // The store writes only while the row is still `previous` (compare-and-swap), so a
         // precondition that holds for `previous` holds at the commit.
         if_match.check(&previous.etag())?;
         let mut webhook = previous.clone();
         webhook.apply(&patch, self.clock.now());
-        if webhook != previous {
+        // A new URL on the same origin looks the same masked, and is a change all the same.
+        let sealed_url = match patch.url() {
+            Some(url) => Some(self.seal(&webhook, WEBHOOK_URL_OWNER_KIND, &SecretString::from(url.expose()))?),
+            None => None,
+        };
+        if webhook != previous || sealed_url.is_some() {
             let audit = self.audit.change(caller, "webhook.updated", &WEBHOOK);
-            let written = self.webhooks.update(&webhook, &previous, &audit).await;
+            let written = self.webhooks.update(&webhook, &previous, sealed_url.as_deref(), &audit).await;
             if let Err(compliance_ports::RepoError::NotFound) = written {
                 // Another write got there first: with `If-Match`, that is the 412 of its new tag.
                 let current = self.webhooks.get(&caller.organization_id, id).await.map_err(not_found)?;
@@ -124,12 +142,12 @@ impl WebhookService {
         let org = &caller.organization_id;
         let existing = self.webhooks.get(org, id).await.map_err(not_found)?;
         let secret = generate_secret();
-        let sealed = self.seal(&existing, &secret)?;
+        let sealed = self.seal(&existing, WEBHOOK_SECRET_OWNER_KIND, &secret)?;
         let now = self.clock.now();
         let audit = self.audit.change(caller, "webhook.secret_rotated", &WEBHOOK);
         let until = now.plus(ROTATION_OVERLAP);
         let webhook = self.webhooks.rotate_secret(org, id, &sealed, until, now, &audit).await.map_err(not_found)?;
-        Ok(IssuedWebhook { webhook, secret })
+        Ok(IssuedWebhook { webhook, secret, url: None })
     }
 
     /// Queues a `webhook.test` event for the endpoint (whatever its `events`), after what is
@@ -178,12 +196,15 @@ impl WebhookService {
         Ok(retried)
     }
 
-    fn seal(&self, webhook: &Webhook, secret: &SecretString) -> Result<Vec<u8>, AppError> {
-        let owner = SecretOwner {
-            organization_id: &webhook.organization_id,
-            owner_kind: WEBHOOK_SECRET_OWNER_KIND,
-            owner_id: webhook.id.as_str(),
-        };
+    /// `WEBHOOK_ALLOWED_HOSTS` and the hosts granted to `org` for webhooks.
+    async fn reachable_hosts(&self, org: &OrganizationId) -> Result<Vec<String>, AppError> {
+        Ok(reachable_hosts(self.grants.as_ref(), org, AllowedHostUse::Webhooks, &self.allowed_hosts).await?)
+    }
+
+    /// Seals the webhook's signing secret or full URL (`kind`), bound to the webhook.
+    fn seal(&self, webhook: &Webhook, kind: &str, secret: &SecretString) -> Result<Vec<u8>, AppError> {
+        let owner =
+            SecretOwner { organization_id: &webhook.organization_id, owner_kind: kind, owner_id: webhook.id.as_str() };
         self.cipher.seal(secret, owner).map_err(|error| AppError::Internal(error.to_string()))
     }
 }

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use compliance_ports::{
-    AgentModel, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore, Clock, CommentRepository,
-    ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository, CredentialRepository,
-    DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository,
-    IdentityProvider, InvitationRepository, ListGenerations, MemberRepository, OrganizationRepository,
-    PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
-    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    AgentModel, AllowedHostRepository, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore,
+    Clock, CommentRepository, ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository,
+    CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck,
+    IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
+    OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
+    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
+    WebhookSender,
 };
 
 use crate::Ports;
@@ -71,6 +72,7 @@ impl Ports {
             + EventFeed
             + IdempotencyRepository
             + FrameworkRepository
+            + AllowedHostRepository
             + 'static,
     {
         let Adapters {
@@ -123,6 +125,7 @@ impl Ports {
             webhook_sender,
             idempotency: store.clone(),
             frameworks: store.clone(),
+            allowed_hosts: store.clone(),
         }
     }
 }

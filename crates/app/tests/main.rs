@@ -8,6 +8,7 @@
 mod support;
 
 mod access;
+mod allowed_hosts;
 mod automation_secrets;
 mod automations;
 mod chat;
@@ -19,3 +20,4 @@ mod idempotency;
 mod people;
 mod policy_reviews;
 mod principal_cache;
+mod webhooks;

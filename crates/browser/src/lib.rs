@@ -160,15 +160,15 @@ impl ChromiumRunner {
 
 #[async_trait]
 impl BrowserRunner for ChromiumRunner {
-    async fn check_target(&self, url: &str) -> Result<(), CaptureError> {
-        outbound::check(url, &self.settings.allowed_hosts).await.map(|_| ())
+    async fn check_target(&self, url: &str, granted_hosts: &[String]) -> Result<(), CaptureError> {
+        outbound::check(url, &self.allowed_hosts(granted_hosts)).await.map(|_| ())
     }
 
     async fn capture(&self, request: &CaptureRequest) -> Result<Capture, CaptureError> {
         let target = outbound::check(&request.url, &self.settings.allowed_hosts).await?;
         let timeout = self.timeout(request.timeout);
         let _slot = self.slots.acquire().await.map_err(|_| CaptureError::Browser("the runner is closed".into()))?;
-        let (chromium, tab) = self.launch().await?;
+        let (chromium, tab) = self.launch(self.settings.allowed_hosts.clone()).await?;
         let result = match tab {
             Ok(mut tab) => {
                 let run = tokio::time::timeout(timeout, page::capture(&mut tab, &target));
@@ -183,12 +183,18 @@ impl BrowserRunner for ChromiumRunner {
         result
     }
 
-    async fn open(&self, url: &str, timeout: Duration) -> Result<Box<dyn BrowserPage>, PageError> {
-        let target = outbound::check(url, &self.settings.allowed_hosts).await?;
+    async fn open(
+        &self,
+        url: &str,
+        granted_hosts: &[String],
+        timeout: Duration,
+    ) -> Result<Box<dyn BrowserPage>, PageError> {
+        let allowed_hosts = self.allowed_hosts(granted_hosts);
+        let target = outbound::check(url, &allowed_hosts).await?;
         let timeout = self.timeout(timeout);
         let slot =
             self.slots.clone().acquire_owned().await.map_err(|_| PageError::Browser("the runner is closed".into()))?;
-        let (chromium, tab) = self.launch().await?;
+        let (chromium, tab) = self.launch(allowed_hosts).await?;
         let mut tab = match tab {
             Ok(tab) => tab,
             Err(error) => {
@@ -213,6 +219,11 @@ impl BrowserRunner for ChromiumRunner {
 }
 
 impl ChromiumRunner {
+    /// `AUTOMATION_ALLOWED_HOSTS` (every organization's) and the hosts granted to this one.
+    fn allowed_hosts(&self, granted_hosts: &[String]) -> Vec<String> {
+        self.settings.allowed_hosts.iter().chain(granted_hosts).cloned().collect()
+    }
+
     fn timeout(&self, requested: Duration) -> Duration {
         match requested.is_zero() {
             true => self.settings.default_timeout,
@@ -220,11 +231,15 @@ impl ChromiumRunner {
         }
     }
 
-    /// Starts Chromium behind a fresh egress proxy and opens a blank tab in it. The browser is
-    /// returned even when the tab could not be opened, for the caller to shut it down.
-    async fn launch(&self) -> Result<(Chromium, Result<page::Tab, CaptureError>), CaptureError> {
+    /// Starts Chromium behind a fresh egress proxy and opens a blank tab in it, both letting
+    /// `allowed_hosts` through. The browser is returned even when the tab could not be opened,
+    /// for the caller to shut it down.
+    async fn launch(
+        &self,
+        allowed_hosts: Vec<String>,
+    ) -> Result<(Chromium, Result<page::Tab, CaptureError>), CaptureError> {
         let settings = &self.settings;
-        let proxy = proxy::Proxy::start(settings.allowed_hosts.clone()).await?;
+        let proxy = proxy::Proxy::start(allowed_hosts.clone()).await?;
         let args = [
             format!("--proxy-server=http://127.0.0.1:{}", proxy.port),
             // Loopback too: Chromium bypasses proxies for it by default.
@@ -237,7 +252,7 @@ impl ChromiumRunner {
         let chromium = Chromium::launch(&settings.chromium_path, &settings.work_dir, &args, LAUNCH_ALLOWANCE).await?;
         let tab = match tokio::time::timeout_at(launch_deadline, Cdp::connect(&chromium.ws_url)).await {
             Ok(Ok(cdp)) => {
-                let opening = page::Tab::open(cdp, proxy, settings.allowed_hosts.clone());
+                let opening = page::Tab::open(cdp, proxy, allowed_hosts);
                 match tokio::time::timeout_at(launch_deadline, opening).await {
                     Ok(tab) => tab,
                     Err(_) => Err(CaptureError::Browser("the browser did not open a page in time".into())),

@@ -403,7 +403,7 @@ async fn stale_profiles_are_swept_when_a_runner_is_created() {
 async fn a_page_session_types_clicks_presses_and_reads_the_page() {
     let server = Server::start().await;
     let (runner, work_dir) = runner("session");
-    let mut page = runner.open(&server.url("/form"), Duration::from_secs(20)).await.unwrap();
+    let mut page = runner.open(&server.url("/form"), &[], Duration::from_secs(20)).await.unwrap();
 
     let value = SecretString::from("evidence".to_owned());
     page.type_into(Field::Named("search"), &value).await.unwrap();
@@ -438,7 +438,7 @@ async fn a_page_session_types_clicks_presses_and_reads_the_page() {
 async fn a_page_session_never_goes_where_the_target_may_not() {
     let server = Server::start().await;
     let (runner, work_dir) = runner("session-refused");
-    let mut page = runner.open(&server.url("/form"), Duration::from_secs(20)).await.unwrap();
+    let mut page = runner.open(&server.url("/form"), &[], Duration::from_secs(20)).await.unwrap();
     let secret = format!("http://localhost:{}/secret", server.port);
     let refused = page.navigate(&secret).await;
     assert_eq!(refused, Err(PageError::Refused("localhost is a loopback name".into())));
@@ -450,7 +450,7 @@ async fn a_page_session_never_goes_where_the_target_may_not() {
     assert_cleaned_up(&work_dir);
 
     let (slow, work_dir) = self::runner("session-never-loads");
-    let result = slow.open(&server.url("/hang"), Duration::from_secs(2)).await.err();
+    let result = slow.open(&server.url("/hang"), &[], Duration::from_secs(2)).await.err();
     assert_eq!(result, Some(PageError::Timeout("the page did not load within 2 seconds".into())));
     assert_cleaned_up(&work_dir);
 }

@@ -10,7 +10,7 @@ fn runner(allowed_hosts: &[&str]) -> ChromiumRunner {
 }
 
 async fn refusal(runner: &ChromiumRunner, url: &str) -> String {
-    match runner.check_target(url).await {
+    match runner.check_target(url, &[]).await {
         Err(CaptureError::Refused(reason)) => reason,
         other => panic!("{url}: expected a refusal, got {other:?}"),
     }
@@ -68,18 +68,28 @@ async fn the_reason_names_the_host_and_not_the_rest_of_the_url() {
 #[tokio::test]
 async fn allow_listed_hosts_pass() {
     let runner = runner(&["127.0.0.1", "LOCALHOST", "::1"]);
-    runner.check_target("http://127.0.0.1:8080/status").await.unwrap();
-    runner.check_target("http://[::1]/").await.unwrap();
-    runner.check_target("http://localhost/").await.unwrap();
+    runner.check_target("http://127.0.0.1:8080/status", &[]).await.unwrap();
+    runner.check_target("http://[::1]/", &[]).await.unwrap();
+    runner.check_target("http://localhost/", &[]).await.unwrap();
     // Exact matches only.
     refusal(&runner, "http://127.0.0.2/").await;
     refusal(&runner, "http://app.localhost/").await;
 }
 
+/// An organization's grants hold for the call that carries them, beside the runner's own hosts.
+#[tokio::test]
+async fn granted_hosts_pass_for_the_call_that_carries_them() {
+    let runner = runner(&["127.0.0.1"]);
+    let granted = vec!["10.1.2.3".to_owned()];
+    runner.check_target("http://10.1.2.3/", &granted).await.unwrap();
+    runner.check_target("http://127.0.0.1/", &granted).await.unwrap();
+    refusal(&runner, "http://10.1.2.3/").await;
+}
+
 #[tokio::test]
 async fn an_unresolvable_host_is_unreachable() {
     let runner = runner(&[]);
-    match runner.check_target("https://no-such-host.invalid/").await {
+    match runner.check_target("https://no-such-host.invalid/", &[]).await {
         Err(CaptureError::Unreachable(reason)) => assert!(reason.starts_with("no-such-host.invalid: "), "{reason}"),
         other => panic!("expected Unreachable, got {other:?}"),
     }

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod access;
+pub mod allowed_host;
 pub mod audit;
 pub mod automation;
 pub mod automation_secret;

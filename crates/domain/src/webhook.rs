@@ -41,7 +41,8 @@ pub struct Webhook {
     pub id: WebhookId,
     /// The organization it belongs to; every read and write is scoped by it.
     pub organization_id: OrganizationId,
-    /// The endpoint deliveries are POSTed to: https to a public address unless allowed.
+    /// The endpoint's URL as it is shown: its origin and `/…` ([`masked_url`]). The full URL is
+    /// a credential (Slack and Teams put theirs in the path) and is kept sealed beside the record.
     pub url: String,
     /// Up to [`DESCRIPTION_MAX`] characters, if any.
     pub description: Option<String>,
@@ -132,7 +133,7 @@ pub struct WebhookChanges {
 /// Validated changes to a webhook.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WebhookPatch {
-    url: Option<String>,
+    url: Option<WebhookUrl>,
     events: Option<Vec<String>>,
     description: Option<Option<String>>,
     is_enabled: Option<bool>,
@@ -148,10 +149,52 @@ impl WebhookPatch {
             is_enabled: changes.is_enabled,
         })
     }
+
+    /// The new URL, if the patch gives one: to be sealed in place of the current one.
+    pub fn url(&self) -> Option<&WebhookUrl> {
+        self.url.as_ref()
+    }
+}
+
+/// The full URL of a webhook, validated: a credential (a Slack or Teams webhook's path is its key),
+/// so it is only ever sealed or sent to, and its `Debug` shows the masked form.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookUrl(String);
+
+impl WebhookUrl {
+    /// The URL itself, to seal or to send to.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL as it is shown ([`masked_url`]).
+    pub fn masked(&self) -> String {
+        masked_url(&self.0)
+    }
+}
+
+impl std::fmt::Debug for WebhookUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WebhookUrl").field(&self.masked()).finish()
+    }
+}
+
+/// What follows the origin of a masked URL: it says that the path and query are hidden.
+pub const MASK: &str = "/…";
+
+/// A webhook URL as it is shown: its origin (scheme, host and a port other than the scheme's)
+/// and [`MASK`], whatever the path and query were; so `https://hooks.slack.com/services/T0/B0/x`
+/// shows as `https://hooks.slack.com/…`. Masking a masked URL changes nothing.
+pub fn masked_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(parsed) if parsed.has_host() => format!("{}{MASK}", parsed.origin().ascii_serialization()),
+        _ => MASK.trim_start_matches('/').to_owned(),
+    }
 }
 
 impl Webhook {
-    /// A new webhook of the organization, validated; its URL is checked against `allowed_hosts`.
+    /// A new webhook of the organization, validated, and its full URL (to be sealed); the URL is
+    /// checked against `allowed_hosts`.
     pub fn create(
         id: WebhookId,
         organization_id: OrganizationId,
@@ -159,7 +202,7 @@ impl Webhook {
         allowed_hosts: &[String],
         event_cursor: i64,
         now: Timestamp,
-    ) -> Result<Self, ValidationErrors> {
+    ) -> Result<(Self, WebhookUrl), ValidationErrors> {
         let url = required("url", input.url).and_then(|u| webhook_url("url", u, allowed_hosts));
         let events = required("events", input.events).and_then(events);
         let description = input.description.map(|d| text("description", d, 0, DESCRIPTION_MAX)).transpose();
@@ -173,10 +216,10 @@ impl Webhook {
                 return Err(ValidationErrors(errors));
             }
         };
-        Ok(Self {
+        let webhook = Self {
             id,
             organization_id,
-            url,
+            url: url.masked(),
             description,
             events,
             is_enabled: true,
@@ -186,7 +229,8 @@ impl Webhook {
             failing_since: None,
             created_at: now,
             updated_at: now,
-        })
+        };
+        Ok((webhook, url))
     }
 
     /// Applies a validated patch. Enabling clears the worker's reason and the failure streak.
@@ -194,7 +238,9 @@ impl Webhook {
         if patch == &WebhookPatch::default() {
             return;
         }
-        set(&mut self.url, &patch.url);
+        if let Some(url) = &patch.url {
+            self.url = url.masked();
+        }
         set(&mut self.events, &patch.events);
         set(&mut self.description, &patch.description);
         if let Some(enabled) = patch.is_enabled {
@@ -211,7 +257,11 @@ impl Webhook {
 /// A URL events may be sent to: absolute, `https` (or `http` for an allowed host), a plain host
 /// name or a public IP literal, not an internal name. Where a name resolves is checked again at
 /// every delivery (it can change), by the sender.
-pub fn webhook_url(field: &str, value: String, allowed_hosts: &[String]) -> Checked<String> {
+pub fn webhook_url(field: &str, value: String, allowed_hosts: &[String]) -> Checked<WebhookUrl> {
+    checked_url(field, value, allowed_hosts).map(WebhookUrl)
+}
+
+fn checked_url(field: &str, value: String, allowed_hosts: &[String]) -> Checked<String> {
     let value = http_url(field, value)?;
     let parsed = url::Url::parse(&value).map_err(|_| FieldError::new(field, "must be an absolute https URL"))?;
     let Some(host) = parsed.host() else { return Err(FieldError::new(field, "must have a host")) };
@@ -448,5 +498,17 @@ mod tests {
         assert!(webhook_url("url", "https://user:pw@hooks.example.com/".into(), none).is_err());
         let allowed = vec!["127.0.0.1".to_owned()];
         assert!(webhook_url("url", "http://127.0.0.1:8080/x".into(), &allowed).is_ok());
+    }
+
+    #[test]
+    fn a_masked_url_keeps_the_origin_and_hides_path_and_query() {
+        let slack = "https://hooks.slack.com/services/T000/B000/XXXXSECRET?token=abc";
+        assert_eq!(masked_url(slack), "https://hooks.slack.com/…");
+        assert_eq!(masked_url("http://127.0.0.1:8080/hook"), "http://127.0.0.1:8080/…");
+        assert_eq!(masked_url("https://example.com:443/"), "https://example.com/…");
+        assert_eq!(masked_url(&masked_url(slack)), masked_url(slack), "masking is idempotent");
+        let url = webhook_url("url", slack.into(), &[]).unwrap();
+        assert_eq!(url.expose(), slack);
+        assert!(!format!("{url:?}").contains("SECRET"), "{url:?}");
     }
 }

@@ -57,8 +57,9 @@ pub enum CaptureError {
 #[async_trait]
 pub trait BrowserRunner: Send + Sync {
     /// Whether `url` may be opened at all (scheme, and where its host resolves), before a run is
-    /// stored: `CaptureError::Refused` with the reason if not.
-    async fn check_target(&self, url: &str) -> Result<(), CaptureError>;
+    /// stored: `CaptureError::Refused` with the reason if not. `granted_hosts` are the internal
+    /// hosts granted to the automation's organization, allowed beside the runner's own.
+    async fn check_target(&self, url: &str, granted_hosts: &[String]) -> Result<(), CaptureError>;
     /// Opens `request.url`, waits for the page to load, takes a screenshot. Checks the target
     /// again first (DNS may have changed since the automation was created).
     async fn capture(&self, request: &CaptureRequest) -> Result<Capture, CaptureError>;
@@ -66,7 +67,13 @@ pub trait BrowserRunner: Send + Sync {
     /// for it to load. `timeout` bounds the start and every later navigation or load of the page;
     /// the caller bounds the whole session. Dropping the page ends the browser too, but
     /// [`BrowserPage::close`] ends it gracefully.
-    async fn open(&self, url: &str, timeout: Duration) -> Result<Box<dyn BrowserPage>, PageError>;
+    /// `granted_hosts` hold for every request the page makes, as in `check_target`.
+    async fn open(
+        &self,
+        url: &str,
+        granted_hosts: &[String],
+        timeout: Duration,
+    ) -> Result<Box<dyn BrowserPage>, PageError>;
 }
 
 /// The element a click means.

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod agent;
+mod allowed_hosts;
 mod audit;
 mod automations;
 mod blobs;
@@ -32,6 +33,7 @@ mod vault;
 mod webhooks;
 
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
+pub use allowed_hosts::AllowedHostRepository;
 pub use audit::{AuditCheckpoint, AuditEach, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
@@ -75,6 +77,6 @@ pub use vault::{
     OAuthStateRepository, RefreshLeases, SecretCipher, SecretOwner, SecretRepository, StoredSecret, secret_etag,
 };
 pub use webhooks::{
-    EventFeed, FeedEvent, NoEventFeed, OutboundRequest, OutboundResponse, SealedSecrets, SendError,
-    WEBHOOK_SECRET_OWNER_KIND, WebhookRepository, WebhookSender,
+    EventFeed, FeedEvent, NoEventFeed, OutboundRequest, OutboundResponse, SealedSecrets, SealedUrl, SendError,
+    WEBHOOK_SECRET_OWNER_KIND, WEBHOOK_URL_OWNER_KIND, WebhookRepository, WebhookSender,
 };

@@ -17,6 +17,17 @@ pub struct SealedSecrets {
     pub current: Vec<u8>,
     /// The secret before the last rotation and until when it still signs.
     pub previous: Option<(Vec<u8>, Timestamp)>,
+    /// Where deliveries go.
+    pub url: SealedUrl,
+}
+
+/// A webhook's full URL as stored.
+#[derive(Clone, PartialEq, Eq)]
+pub enum SealedUrl {
+    /// Sealed by the vault for [`WEBHOOK_URL_OWNER_KIND`] and the webhook.
+    Sealed(Vec<u8>),
+    /// In the clear: a webhook made before URLs were sealed, until its URL is next changed.
+    Clear(String),
 }
 
 /// Never shows the ciphertexts.
@@ -28,6 +39,9 @@ impl std::fmt::Debug for SealedSecrets {
 
 /// The owner kind a webhook's secret is sealed for (its owner id is the webhook's id).
 pub const WEBHOOK_SECRET_OWNER_KIND: &str = "webhook";
+/// The owner kind a webhook's full URL is sealed for (its owner id is the webhook's id), so that
+/// a URL's ciphertext never opens as a secret, nor the other way round.
+pub const WEBHOOK_URL_OWNER_KIND: &str = "webhook_url";
 
 /// Webhooks, their delivery cursors and deliveries; every method is scoped to an organization
 /// or claims work across them.
@@ -35,10 +49,12 @@ pub const WEBHOOK_SECRET_OWNER_KIND: &str = "webhook";
 pub trait WebhookRepository: Send + Sync {
     /// Inserts the webhook with `audit`'s entry; its event cursor starts at that entry, so it
     /// receives the events that commit after it.
+    /// `webhook.url` is the masked form; `sealed_url` the full URL.
     async fn insert(
         &self,
         webhook: &Webhook,
         sealed_secret: &[u8],
+        sealed_url: &[u8],
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<(), RepoError>;
     /// One webhook; `RepoError::NotFound` when it is not the organization's.
@@ -46,11 +62,13 @@ pub trait WebhookRepository: Send + Sync {
     /// Oldest first.
     async fn list(&self, org: &OrganizationId, page: &PageRequest) -> Result<Page<Webhook>, RepoError>;
     /// Replaces url, events, description, enabled state, reason and failure streak, if the row is
-    /// still as `previous` (its `updated_at`); `NotFound` otherwise.
+    /// still as `previous` (its `updated_at`); `NotFound` otherwise. `sealed_url`, when given,
+    /// replaces the full URL.
     async fn update(
         &self,
         webhook: &Webhook,
         previous: &Webhook,
+        sealed_url: Option<&[u8]>,
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<(), RepoError>;
     /// Deletes the webhook and its deliveries; the webhook as it was.
@@ -71,7 +89,7 @@ pub trait WebhookRepository: Send + Sync {
         now: Timestamp,
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError>;
-    /// The webhook's sealed signing secrets.
+    /// The webhook's sealed signing secrets and full URL.
     async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError>;
 
     /// Queues `delivery` at the end of its webhook's queue (the store gives its ordinal).
@@ -169,14 +187,27 @@ impl EventFeed for NoEventFeed {
 }
 
 /// One POST of a delivery.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OutboundRequest {
-    /// The endpoint.
+    /// The endpoint: its full URL, a credential (see [`SealedUrl`]).
     pub url: String,
+    /// The internal hosts granted to the webhook's organization: reachable for this request as
+    /// the sender's own allowed hosts are for every request.
+    pub granted_hosts: Vec<String>,
     /// Headers to send: the content type and the Standard Webhooks signature headers.
     pub headers: Vec<(&'static str, String)>,
     /// The JSON body.
     pub body: String,
+}
+
+/// Shows the URL masked, and neither the body nor the signatures.
+impl std::fmt::Debug for OutboundRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutboundRequest")
+            .field("url", &compliance_domain::webhook::masked_url(&self.url))
+            .field("granted_hosts", &self.granted_hosts)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What the receiver answered.

@@ -4,6 +4,7 @@ use anyhow::Context;
 use compliance_app::{App, DeviceLabelAssigned, IssuedApiKey};
 use compliance_credentials::{add_current_key, reencrypt_all};
 use compliance_domain::access::Scopes;
+use compliance_domain::allowed_host::{AllowedHost, AllowedHostUse};
 use compliance_domain::people::ApiKey;
 use compliance_domain::{ApiKeyId, Department, MemberId, OrganizationId, UserId};
 use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
@@ -103,6 +104,18 @@ async fn execute(app: &App, store: &Store, config: &Config, command: AdminComman
                 "userId": issued.session.user_id,
             })
         }
+        AdminCommand::AllowHost { org, used_for, host } => {
+            let grant = app.allowed_hosts.grant(&parse_org(&org)?, parse_use(&used_for)?, &host).await?;
+            allowed_host(&grant)
+        }
+        AdminCommand::DisallowHost { org, used_for, host } => {
+            let removed = app.allowed_hosts.revoke(&parse_org(&org)?, parse_use(&used_for)?, &host).await?;
+            json!({"removed": removed})
+        }
+        AdminCommand::ListAllowedHosts { org } => {
+            let grants = app.allowed_hosts.list(&parse_org(&org)?).await?;
+            json!({"allowedHosts": grants.iter().map(allowed_host).collect::<Vec<_>>()})
+        }
         AdminCommand::MergeSearchIndexes => json!({"steps": store.merge_search_indexes().await?}),
     })
 }
@@ -141,6 +154,18 @@ fn progress_bar(done: u64, total: u64) {
     if done >= total {
         eprintln!();
     }
+}
+
+/// A grant as `allow-host` and `list-allowed-hosts` show it.
+fn allowed_host(grant: &AllowedHost) -> Value {
+    json!({
+        "organizationId": grant.organization_id, "for": grant.used_for, "host": grant.host,
+        "grantedAt": grant.granted_at,
+    })
+}
+
+fn parse_use(text: &str) -> anyhow::Result<AllowedHostUse> {
+    text.parse::<AllowedHostUse>().map_err(|error| anyhow::anyhow!("--for: {error}"))
 }
 
 fn parse_org(text: &str) -> anyhow::Result<OrganizationId> {

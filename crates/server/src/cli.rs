@@ -129,6 +129,34 @@ pub enum AdminCommand {
         #[arg(long, default_value_t = 24)]
         ttl_hours: u32,
     },
+    /// Let one organization reach an internal host (a private address, a loopback or internal
+    /// name, plain http) from its webhooks or its browser automations; no other organization
+    /// gets it. WEBHOOK_ALLOWED_HOSTS and AUTOMATION_ALLOWED_HOSTS still apply to every one.
+    AllowHost {
+        #[arg(long)]
+        org: String,
+        /// `webhooks` or `automations`.
+        #[arg(long = "for")]
+        used_for: String,
+        /// A host name or an IP address, exactly as URLs will name it (no scheme, port or path).
+        #[arg(long)]
+        host: String,
+    },
+    /// Withdraw a grant of `allow-host`; `removed` says whether there was one.
+    DisallowHost {
+        #[arg(long)]
+        org: String,
+        /// `webhooks` or `automations`.
+        #[arg(long = "for")]
+        used_for: String,
+        #[arg(long)]
+        host: String,
+    },
+    /// List the internal hosts granted to an organization.
+    ListAllowedHosts {
+        #[arg(long)]
+        org: String,
+    },
     /// Merge SQLite's search indexes now, as the server does every SEARCH_MERGE_MILLIS (after a
     /// bulk load by SQL, say); `steps` counts the merge steps taken. PostgreSQL: nothing to do.
     MergeSearchIndexes,

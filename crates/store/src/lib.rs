@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+mod allowed_hosts;
 mod audit;
 mod automations;
 mod bulk;

@@ -446,6 +446,7 @@ diesel::table! {
         failing_since -> Nullable<Timestamp>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        sealed_url -> Nullable<Binary>,
     }
 }
 
@@ -575,3 +576,12 @@ diesel::table! {
 diesel::joinable!(control_requirements -> controls (control_id));
 diesel::joinable!(control_requirements -> requirements (requirement_id));
 diesel::allow_tables_to_appear_in_same_query!(control_requirements, controls, requirements);
+
+diesel::table! {
+    organization_allowed_hosts (organization_id, used_for, host) {
+        organization_id -> Text,
+        used_for -> Text,
+        host -> Text,
+        granted_at -> Timestamp,
+    }
+}

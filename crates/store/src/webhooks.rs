@@ -7,10 +7,10 @@ use std::collections::HashSet;
 
 use async_trait::async_trait;
 use compliance_domain::etag::IfMatch;
-use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery};
+use compliance_domain::webhook::{AttemptOutcome, DeliveryStatus, Webhook, WebhookDelivery, masked_url};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 use compliance_ports::{
-    AuditOf, Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, WebhookRepository,
+    AuditOf, Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, SealedUrl, WebhookRepository,
 };
 use diesel::dsl::min;
 use diesel::prelude::*;
@@ -62,17 +62,17 @@ struct NewWebhookRow<'a> {
     events: String,
     is_enabled: bool,
     secret: &'a [u8],
+    sealed_url: &'a [u8],
     event_cursor: i64,
     next_ordinal: i64,
     created_at: PrimitiveDateTime,
     updated_at: PrimitiveDateTime,
 }
 
-/// What `update` replaces; `None` writes NULL.
+/// What `update` replaces; `None` writes NULL. The URL is written only with its sealed form.
 #[derive(AsChangeset)]
 #[diesel(table_name = webhooks, treat_none_as_null = true)]
 struct WebhookChangesRow<'a> {
-    url: &'a str,
     description: Option<&'a str>,
     events: String,
     is_enabled: bool,
@@ -122,7 +122,8 @@ impl TryFrom<WebhookRow> for Webhook {
         Ok(Self {
             id: id("webhooks", r.id)?,
             organization_id: id("webhooks", r.organization_id)?,
-            url: r.url,
+            // A row made before URLs were sealed holds its full URL here: it is never shown.
+            url: masked_url(&r.url),
             description: r.description,
             events: json("webhooks", &r.events)?,
             is_enabled: r.is_enabled,
@@ -194,6 +195,7 @@ impl WebhookRepository for Store {
         &self,
         webhook: &Webhook,
         sealed_secret: &[u8],
+        sealed_url: &[u8],
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<(), RepoError> {
         let org = webhook.organization_id.as_str();
@@ -209,6 +211,7 @@ impl WebhookRepository for Store {
                     events: json_text(&webhook.events),
                     is_enabled: webhook.is_enabled,
                     secret: sealed_secret,
+                    sealed_url,
                     event_cursor: head.seq(),
                     next_ordinal: 1,
                     created_at: webhook.created_at.to_utc_naive(),
@@ -257,10 +260,10 @@ impl WebhookRepository for Store {
         &self,
         webhook: &Webhook,
         previous: &Webhook,
+        sealed_url: Option<&[u8]>,
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<(), RepoError> {
         let changes = WebhookChangesRow {
-            url: &webhook.url,
             description: webhook.description.as_deref(),
             events: json_text(&webhook.events),
             is_enabled: webhook.is_enabled,
@@ -291,6 +294,14 @@ impl WebhookRepository for Store {
                 }
                 if let Some(failing_since) = reenabled {
                     diesel::update(mine).set(webhooks::failing_since.eq(failing_since)).execute(c).await?;
+                }
+                // The shown URL is written with its sealed one only: a row made before URLs were
+                // sealed keeps its clear URL (which it is sent to) until it gets a new one.
+                if let Some(sealed) = sealed_url {
+                    diesel::update(mine)
+                        .set((webhooks::url.eq(webhook.url.as_str()), webhooks::sealed_url.eq(Some(sealed))))
+                        .execute(c)
+                        .await?;
                 }
                 c.append(head, audit(Some(previous), Some(webhook))).await?;
                 Ok(())
@@ -371,18 +382,25 @@ impl WebhookRepository for Store {
 
     async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError> {
         let mut conn = self.pools.read().await?;
-        let (current, previous, until): (Vec<u8>, Option<Vec<u8>>, Option<PrimitiveDateTime>) =
-            db_run!(&mut conn, |c| {
-                webhooks::table
-                    .filter(webhooks::organization_id.eq(org.as_str()))
-                    .filter(webhooks::id.eq(id.as_str()))
-                    .select((webhooks::secret, webhooks::previous_secret, webhooks::previous_secret_expires_at))
-                    .first(c)
-                    .await
-            })
-            .map_err(repo_error)?;
+        type Sealed = (Vec<u8>, Option<Vec<u8>>, Option<PrimitiveDateTime>, Option<Vec<u8>>, String);
+        let (current, previous, until, sealed_url, url): Sealed = db_run!(&mut conn, |c| {
+            webhooks::table
+                .filter(webhooks::organization_id.eq(org.as_str()))
+                .filter(webhooks::id.eq(id.as_str()))
+                .select((
+                    webhooks::secret,
+                    webhooks::previous_secret,
+                    webhooks::previous_secret_expires_at,
+                    webhooks::sealed_url,
+                    webhooks::url,
+                ))
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
         let previous = previous.zip(until).map(|(sealed, until)| (sealed, instant(until)));
-        Ok(SealedSecrets { current, previous })
+        let url = sealed_url.map_or(SealedUrl::Clear(url), SealedUrl::Sealed);
+        Ok(SealedSecrets { current, previous, url })
     }
 
     async fn enqueue(&self, delivery: &WebhookDelivery) -> Result<WebhookDelivery, RepoError> {

@@ -21,7 +21,8 @@ pub use target::{Target, check};
 /// Settings of the sender.
 #[derive(Debug, Clone)]
 pub struct SenderSettings {
-    /// `WEBHOOK_ALLOWED_HOSTS`: hosts that may be reached over `http` and at internal addresses.
+    /// `WEBHOOK_ALLOWED_HOSTS`: hosts that may be reached over `http` and at internal addresses,
+    /// by every request (a request adds its organization's own grants).
     pub allowed_hosts: Vec<String>,
     /// The whole request, from connecting to the last body byte read.
     pub timeout: Duration,
@@ -99,7 +100,8 @@ impl HttpWebhookSender {
 #[async_trait]
 impl WebhookSender for HttpWebhookSender {
     async fn send(&self, request: &OutboundRequest) -> Result<OutboundResponse, SendError> {
-        let target = check(&request.url, &self.settings.allowed_hosts).await?;
+        let allowed: Vec<String> = self.settings.allowed_hosts.iter().chain(&request.granted_hosts).cloned().collect();
+        let target = check(&request.url, &allowed).await?;
         let client = self.client(&target)?;
         let mut post = client.post(target.url.clone()).header("content-type", "application/json");
         for (name, value) in &request.headers {

@@ -34,6 +34,8 @@ pub struct FakeBrowser {
     /// Told when a capture starts.
     started: Notify,
     release: Notify,
+    /// Hosts of this fake network that are internal: refused unless a call grants them.
+    internal: Mutex<Vec<String>>,
 }
 
 impl Default for FakeBrowser {
@@ -44,6 +46,7 @@ impl Default for FakeBrowser {
             captures: AtomicUsize::new(0),
             started: Notify::new(),
             release: Notify::new(),
+            internal: Mutex::new(Vec::new()),
         }
     }
 }
@@ -51,6 +54,20 @@ impl Default for FakeBrowser {
 impl FakeBrowser {
     pub fn set(&self, page: Page) {
         *self.page.lock().unwrap() = page;
+    }
+
+    /// Makes `host` internal: `check_target` and `open` refuse it unless their granted hosts name it.
+    pub fn make_internal(&self, host: &str) {
+        self.internal.lock().unwrap().push(host.to_owned());
+    }
+
+    fn refuse_internal(&self, url: &str, granted_hosts: &[String]) -> Result<(), CaptureError> {
+        let authority = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let host = authority.split(['/', ':', '?', '#']).next().unwrap_or_default().to_owned();
+        match self.internal.lock().unwrap().contains(&host) && !granted_hosts.contains(&host) {
+            true => Err(CaptureError::Refused(format!("{host} is a private address"))),
+            false => Ok(()),
+        }
     }
 
     /// What pages opened from now on show.
@@ -76,8 +93,8 @@ impl FakeBrowser {
 
 #[async_trait]
 impl BrowserRunner for FakeBrowser {
-    async fn check_target(&self, _url: &str) -> Result<(), CaptureError> {
-        Ok(())
+    async fn check_target(&self, url: &str, granted_hosts: &[String]) -> Result<(), CaptureError> {
+        self.refuse_internal(url, granted_hosts)
     }
 
     async fn capture(&self, _request: &CaptureRequest) -> Result<Capture, CaptureError> {
@@ -85,7 +102,13 @@ impl BrowserRunner for FakeBrowser {
         Ok(Capture { png: PNG.to_vec(), http_status: Some(200) })
     }
 
-    async fn open(&self, url: &str, _timeout: std::time::Duration) -> Result<Box<dyn BrowserPage>, PageError> {
+    async fn open(
+        &self,
+        url: &str,
+        granted_hosts: &[String],
+        _timeout: std::time::Duration,
+    ) -> Result<Box<dyn BrowserPage>, PageError> {
+        self.refuse_internal(url, granted_hosts)?;
         self.load().await?;
         Ok(Box::new(FakePage { url: url.to_owned(), text: self.text.lock().unwrap().clone() }))
     }

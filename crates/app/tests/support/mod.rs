@@ -44,7 +44,7 @@ pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUs
 pub use policies::MemoryPolicies;
 pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
 pub use vault::{BindingCipher, MemorySecrets, NoConnections};
-pub use webhooks::{NoWebhooks, RefusingSender};
+pub use webhooks::{MemoryAllowedHosts, MemoryWebhooks, RefusingSender};
 
 /// Where the fake clock starts: a Monday at noon, UTC.
 pub fn start() -> Timestamp {
@@ -90,6 +90,7 @@ pub struct World {
     pub policies: Arc<MemoryPolicies>,
     pub idempotency: Arc<MemoryIdempotency>,
     pub devices: Arc<FakeDevices>,
+    pub webhooks: Arc<MemoryWebhooks>,
     ports: Ports,
     settings: Settings,
 }
@@ -120,6 +121,8 @@ impl World {
         let policies = Arc::new(MemoryPolicies::default());
         let idempotency = Arc::new(MemoryIdempotency::default());
         let devices = Arc::new(FakeDevices::default());
+        let webhooks = Arc::new(MemoryWebhooks::default());
+        let allowed_hosts = Arc::new(MemoryAllowedHosts::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -152,11 +155,12 @@ impl World {
             agent_model: None,
             audit: Arc::new(NoAudit),
             renderer: Arc::new(IdRenderer),
-            webhooks: Arc::new(NoWebhooks),
+            webhooks: webhooks.clone(),
             event_feed: Arc::new(NoEventFeed),
             webhook_sender: Arc::new(RefusingSender),
             idempotency: idempotency.clone(),
             frameworks: Arc::new(NoFrameworks),
+            allowed_hosts: allowed_hosts.clone(),
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {
@@ -174,6 +178,7 @@ impl World {
             policies,
             idempotency,
             devices,
+            webhooks,
             ports,
             settings,
         }

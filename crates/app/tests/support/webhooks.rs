@@ -1,38 +1,104 @@
-//! Webhooks that no test here uses: a store that holds none and a sender that refuses.
+//! Webhooks: a store that holds endpoints (and the audit entries of their changes) but never
+//! delivers, and a sender that refuses.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use async_trait::async_trait;
+use compliance_domain::allowed_host::{AllowedHost, AllowedHostUse};
+use compliance_domain::audit::AuditDraft;
 use compliance_domain::webhook::{AttemptOutcome, Webhook, WebhookDelivery};
 use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId};
 use compliance_ports::{
-    AuditOf, OutboundRequest, OutboundResponse, Page, PageRequest, RepoError, SealedSecrets, SendError,
-    WebhookRepository, WebhookSender,
+    AllowedHostRepository, AuditOf, OutboundRequest, OutboundResponse, Page, PageRequest, RepoError, SealedSecrets,
+    SealedUrl, SendError, WebhookRepository, WebhookSender,
 };
 
-/// No webhook is ever stored: writes answer `NotFound`, reads nothing.
-pub struct NoWebhooks;
+/// A stored endpoint: the record and its ciphertexts.
+#[derive(Clone)]
+pub struct StoredWebhook {
+    pub webhook: Webhook,
+    pub sealed_secret: Vec<u8>,
+    pub sealed_url: Vec<u8>,
+}
+
+/// Webhooks held in memory, with every audit entry their changes made; nothing is ever queued or
+/// delivered (the worker finds no enabled endpoint).
+#[derive(Default)]
+pub struct MemoryWebhooks {
+    rows: Mutex<HashMap<WebhookId, StoredWebhook>>,
+    pub entries: Mutex<Vec<AuditDraft>>,
+}
+
+impl MemoryWebhooks {
+    pub fn stored(&self, id: &WebhookId) -> StoredWebhook {
+        self.rows.lock().unwrap()[id].clone()
+    }
+
+    pub fn entries(&self) -> Vec<AuditDraft> {
+        self.entries.lock().unwrap().clone()
+    }
+
+    fn mine(&self, org: &OrganizationId, id: &WebhookId) -> Result<StoredWebhook, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        rows.get(id).filter(|row| &row.webhook.organization_id == org).cloned().ok_or(RepoError::NotFound)
+    }
+}
 
 #[async_trait]
-impl WebhookRepository for NoWebhooks {
-    async fn insert(&self, _: &Webhook, _: &[u8], _: &AuditOf<'_, Webhook>) -> Result<(), RepoError> {
-        Err(RepoError::NotFound)
+impl WebhookRepository for MemoryWebhooks {
+    async fn insert(
+        &self,
+        webhook: &Webhook,
+        sealed_secret: &[u8],
+        sealed_url: &[u8],
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<(), RepoError> {
+        let row = StoredWebhook {
+            webhook: webhook.clone(),
+            sealed_secret: sealed_secret.to_vec(),
+            sealed_url: sealed_url.to_vec(),
+        };
+        self.rows.lock().unwrap().insert(webhook.id.clone(), row);
+        self.entries.lock().unwrap().push(audit(None, Some(webhook)));
+        Ok(())
     }
-    async fn get(&self, _: &OrganizationId, _: &WebhookId) -> Result<Webhook, RepoError> {
-        Err(RepoError::NotFound)
+    async fn get(&self, org: &OrganizationId, id: &WebhookId) -> Result<Webhook, RepoError> {
+        self.mine(org, id).map(|row| row.webhook)
     }
-    async fn list(&self, _: &OrganizationId, _: &PageRequest) -> Result<Page<Webhook>, RepoError> {
-        Ok(Page { items: Vec::new(), total: 0, next: None })
+    async fn list(&self, org: &OrganizationId, _: &PageRequest) -> Result<Page<Webhook>, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        let items: Vec<Webhook> =
+            rows.values().filter(|row| &row.webhook.organization_id == org).map(|row| row.webhook.clone()).collect();
+        Ok(Page { total: items.len() as u64, items, next: None })
     }
-    async fn update(&self, _: &Webhook, _: &Webhook, _: &AuditOf<'_, Webhook>) -> Result<(), RepoError> {
-        Err(RepoError::NotFound)
+    async fn update(
+        &self,
+        webhook: &Webhook,
+        previous: &Webhook,
+        sealed_url: Option<&[u8]>,
+        audit: &AuditOf<'_, Webhook>,
+    ) -> Result<(), RepoError> {
+        let mut rows = self.rows.lock().unwrap();
+        let row = rows.get_mut(&webhook.id).filter(|row| &row.webhook == previous).ok_or(RepoError::NotFound)?;
+        row.webhook = webhook.clone();
+        if let Some(sealed) = sealed_url {
+            row.sealed_url = sealed.to_vec();
+        }
+        self.entries.lock().unwrap().push(audit(Some(previous), Some(webhook)));
+        Ok(())
     }
     async fn delete(
         &self,
-        _: &OrganizationId,
-        _: &WebhookId,
+        org: &OrganizationId,
+        id: &WebhookId,
         _: &compliance_domain::etag::IfMatch,
-        _: &AuditOf<'_, Webhook>,
+        audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError> {
-        Err(RepoError::NotFound)
+        let row = self.mine(org, id)?;
+        self.rows.lock().unwrap().remove(id);
+        self.entries.lock().unwrap().push(audit(Some(&row.webhook), None));
+        Ok(row.webhook)
     }
     async fn rotate_secret(
         &self,
@@ -43,13 +109,14 @@ impl WebhookRepository for NoWebhooks {
         _: Timestamp,
         _: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError> {
-        Err(RepoError::NotFound)
+        Err(RepoError::Internal("rotation is not kept in memory".into()))
     }
-    async fn sealed_secrets(&self, _: &OrganizationId, _: &WebhookId) -> Result<SealedSecrets, RepoError> {
-        Err(RepoError::NotFound)
+    async fn sealed_secrets(&self, org: &OrganizationId, id: &WebhookId) -> Result<SealedSecrets, RepoError> {
+        let row = self.mine(org, id)?;
+        Ok(SealedSecrets { current: row.sealed_secret, previous: None, url: SealedUrl::Sealed(row.sealed_url) })
     }
-    async fn enqueue(&self, _: &WebhookDelivery) -> Result<WebhookDelivery, RepoError> {
-        Err(RepoError::NotFound)
+    async fn enqueue(&self, delivery: &WebhookDelivery) -> Result<WebhookDelivery, RepoError> {
+        Ok(delivery.clone())
     }
     async fn deliveries(
         &self,
@@ -57,7 +124,7 @@ impl WebhookRepository for NoWebhooks {
         _: &WebhookId,
         _: &PageRequest,
     ) -> Result<Page<WebhookDelivery>, RepoError> {
-        Err(RepoError::NotFound)
+        Ok(Page { items: Vec::new(), total: 0, next: None })
     }
     async fn retry_delivery(
         &self,
@@ -98,6 +165,44 @@ impl WebhookRepository for NoWebhooks {
         _: &AuditOf<'_, Webhook>,
     ) -> Result<bool, RepoError> {
         Ok(false)
+    }
+}
+
+/// The operator's grants of internal hosts, in memory.
+#[derive(Default)]
+pub struct MemoryAllowedHosts {
+    grants: Mutex<Vec<AllowedHost>>,
+}
+
+#[async_trait]
+impl AllowedHostRepository for MemoryAllowedHosts {
+    async fn hosts(&self, org: &OrganizationId, used_for: AllowedHostUse) -> Result<Vec<String>, RepoError> {
+        let grants = self.grants.lock().unwrap();
+        Ok(grants
+            .iter()
+            .filter(|g| &g.organization_id == org && g.used_for == used_for)
+            .map(|g| g.host.clone())
+            .collect())
+    }
+    async fn list(&self, org: &OrganizationId) -> Result<Vec<AllowedHost>, RepoError> {
+        Ok(self.grants.lock().unwrap().iter().filter(|g| &g.organization_id == org).cloned().collect())
+    }
+    async fn grant(&self, grant: &AllowedHost) -> Result<AllowedHost, RepoError> {
+        let mut grants = self.grants.lock().unwrap();
+        let same = |g: &&AllowedHost| {
+            g.organization_id == grant.organization_id && g.used_for == grant.used_for && g.host == grant.host
+        };
+        if let Some(existing) = grants.iter().find(same) {
+            return Ok(existing.clone());
+        }
+        grants.push(grant.clone());
+        Ok(grant.clone())
+    }
+    async fn revoke(&self, org: &OrganizationId, used_for: AllowedHostUse, host: &str) -> Result<bool, RepoError> {
+        let mut grants = self.grants.lock().unwrap();
+        let before = grants.len();
+        grants.retain(|g| !(&g.organization_id == org && g.used_for == used_for && g.host == host));
+        Ok(grants.len() < before)
     }
 }
 

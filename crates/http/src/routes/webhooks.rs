@@ -41,11 +41,13 @@ pub fn configure(router: &mut Router<'_>) {
 ))]
 pub(super) struct Api;
 
-/// A webhook as it is shown: never its secret.
+/// A webhook as it is shown: never its secret, nor its URL's path and query.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct WebhookDto<'a> {
     id: &'a WebhookId,
+    /// The URL's origin followed by `/…` (`https://hooks.slack.com/…`): the path and query may
+    /// carry a credential, so they are kept sealed and shown only in the create answer.
     url: &'a str,
     #[schema(value_type = Option<String>)]
     description: Option<&'a str>,
@@ -80,7 +82,8 @@ impl<'a> From<&'a Webhook> for WebhookDto<'a> {
     }
 }
 
-/// A webhook with its (new) signing secret, shown this once.
+/// A webhook with its (new) signing secret, shown this once; the create answer shows its full
+/// `url` this once too.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct WebhookWithSecret<'a> {
@@ -93,7 +96,11 @@ struct WebhookWithSecret<'a> {
 
 impl<'a> From<&'a IssuedWebhook> for WebhookWithSecret<'a> {
     fn from(issued: &'a IssuedWebhook) -> Self {
-        Self { webhook: WebhookDto::from(&issued.webhook), secret: issued.secret.expose_secret() }
+        let mut webhook = WebhookDto::from(&issued.webhook);
+        if let Some(url) = &issued.url {
+            webhook.url = url.expose_secret();
+        }
+        Self { webhook, secret: issued.secret.expose_secret() }
     }
 }
 
@@ -202,7 +209,8 @@ async fn list_webhooks(
 /// Create a webhook
 ///
 /// The endpoint receives the events named by `events` that commit from now on. The answer holds
-/// its signing `secret`, shown this once.
+/// its signing `secret` and its full `url`, shown this once: every other answer, audit entry and
+/// event shows the URL masked (its origin and `/…`).
 #[utoipa::path(
     post, path = "/v1/webhooks", operation_id = "createWebhook", tag = "webhooks",
     request_body = NewWebhook,

@@ -1,0 +1,1 @@
+DROP TABLE organization_allowed_hosts;
