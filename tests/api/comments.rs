@@ -15,7 +15,7 @@ api_tests!(
     list_requires_entity_id_and_entity_type,
     list_is_newest_first_and_per_entity,
     content_and_context_url_limits_are_exact,
-    api_key_comments_need_the_user_id_of_an_active_member,
+    an_api_key_comments_as_its_creator_only,
     a_session_is_the_author_whatever_the_body_says,
     only_the_author_may_edit_or_delete,
     put_and_delete_answer_the_documented_shapes,
@@ -193,22 +193,22 @@ async fn content_and_context_url_limits_are_exact(server: &TestServer) {
     assert_eq!(stored["content"], "ü".repeat(2000), "failed edits change nothing");
 }
 
-async fn api_key_comments_need_the_user_id_of_an_active_member(server: &TestServer) {
+async fn an_api_key_comments_as_its_creator_only(server: &TestServer) {
     let tenant = server.tenant().await;
     let other = server.tenant().await;
-    let (auditor, _) = server.member(&tenant, "admin").await;
+    let (admin, _) = server.member(&tenant, "admin").await;
     let (former, former_member) = server.member(&tenant, "admin").await;
     tenant.deactivate(str_of(&former_member, "id")).await;
     let stranger = server.user().await;
     let vendor = entity(&tenant.api, "vendor").await;
     let post = |body: Value| tenant.api.post("/v1/comments", body);
 
-    post(body("vendor", &vendor, "no author")).await.invalid("userId");
+    // The owner's key names another member, a former one, a stranger, another tenant's owner.
     for bad in [
-        json!(null),
         json!("bob"),
         json!(5),
         json!(missing_id("usr_")),
+        json!(admin.id),
         json!(stranger.id),
         json!(other.owner.id),
         json!(former.id),
@@ -218,10 +218,14 @@ async fn api_key_comments_need_the_user_id_of_an_active_member(server: &TestServ
     }
     assert!(list(&tenant.api, "vendor", &vendor).await.is_empty());
 
-    let comment = post(with(body("vendor", &vendor, "by the auditor"), "userId", json!(auditor.id))).await.ok(201);
-    assert_comment(&comment, "by the auditor", &auditor);
+    let comment = post(body("vendor", &vendor, "no author named")).await.ok(201);
+    assert_comment(&comment, "no author named", &tenant.owner);
     let comment = post(with(body("vendor", &vendor, "by the owner"), "userId", json!(tenant.owner.id))).await.ok(201);
     assert_comment(&comment, "by the owner", &tenant.owner);
+    // The admin's own key writes as the admin.
+    let admin_key = server.api_key(&tenant, &admin.id).await;
+    let comment = admin_key.post("/v1/comments", body("vendor", &vendor, "by the admin")).await.ok(201);
+    assert_comment(&comment, "by the admin", &admin);
 }
 
 async fn a_session_is_the_author_whatever_the_body_says(server: &TestServer) {
@@ -259,9 +263,8 @@ async fn only_the_author_may_edit_or_delete(server: &TestServer) {
     let edited = tenant.session.put(&path, json!({"content": "by session"})).await.ok(200);
     assert_comment(&edited, "by session", &tenant.owner);
 
-    // Written by the auditor through the owner's key: the key acts as the owner, not the author.
-    let body = with(body("task", &task, "auditor's"), "userId", json!(auditor.id));
-    let auditors = tenant.api.post("/v1/comments", body).await.ok(201);
+    // Written by the auditor through the auditor's own key: the owner's key may not touch it.
+    let auditors = auditor_key.post("/v1/comments", body("task", &task, "auditor's")).await.ok(201);
     let path = format!("/v1/comments/{}", str_of(&auditors, "id"));
     for intruder in [&tenant.api, &tenant.session] {
         intruder.put(&path, json!({"content": "hijacked"})).await.problem(403);

@@ -8,7 +8,7 @@ use compliance_domain::comment::{
 };
 use compliance_domain::etag::IfMatch;
 use compliance_domain::{AttachmentId, CommentId, Id, OrganizationId, UserId};
-use compliance_ports::{BlobStore, Clock, CommentQuery, CommentRepository, MemberRepository, Page, RepoError};
+use compliance_ports::{BlobStore, Clock, CommentQuery, CommentRepository, Page, RepoError};
 
 use crate::access::{Reach, only_own, require};
 use crate::audit::{AuditTrail, COMMENT};
@@ -18,7 +18,6 @@ use crate::{AppError, AuthType, Ports, Principal, Settings};
 /// Comments on risks, vendors, policies and tasks, with their attachments.
 pub struct CommentService {
     comments: Arc<dyn CommentRepository>,
-    members: Arc<dyn MemberRepository>,
     blobs: Arc<dyn BlobStore>,
     clock: Arc<dyn Clock>,
     entities: EntityLookup,
@@ -31,7 +30,6 @@ impl CommentService {
     pub(crate) fn new(ports: &Ports, settings: Arc<Settings>) -> Self {
         Self {
             comments: ports.comments.clone(),
-            members: ports.members.clone(),
             blobs: ports.blobs.clone(),
             clock: ports.clock.clone(),
             entities: EntityLookup::new(ports),
@@ -57,12 +55,9 @@ impl CommentService {
     /// Stores the attachments' bytes, then the comment and its attachment rows in one transaction.
     /// On any failure the bytes already written are removed again: all or nothing.
     pub async fn create(&self, caller: &Principal, input: NewComment) -> Result<CommentView, AppError> {
-        let reach = require(caller, Family::Comments, Action::Write)?;
+        require(caller, Family::Comments, Action::Write)?;
         let org = &caller.organization_id;
-        let author = self.author(caller, input.user_id.clone()).await?;
-        if reach == Reach::Own && author != caller.user_id {
-            return Err(only_own(caller, Action::Write, "comments of their own (userId must be theirs)"));
-        }
+        let author = author(caller, input.user_id.as_ref())?;
         let draft = CommentDraft::new(org.clone(), author, input, self.settings.attachments, self.clock.now())
             .map_err(|error| match error {
                 CommentInputError::Invalid(errors) => AppError::Validation(errors),
@@ -185,18 +180,19 @@ impl CommentService {
         }
         Ok(view)
     }
+}
 
-    /// With a session the session's user writes; with an API key the body's `userId`, which must
-    /// be the user of an active member.
-    async fn author(&self, caller: &Principal, user_id: Option<UserId>) -> Result<UserId, AppError> {
-        if caller.auth_type == AuthType::Session {
-            return Ok(caller.user_id.clone());
-        }
-        let user = user_id.ok_or_else(|| AppError::invalid("userId", "is required with API-key auth"))?;
-        match self.members.find_by_user(&caller.organization_id, &user).await? {
-            Some(person) if person.member.is_active => Ok(user),
-            _ => Err(AppError::invalid("userId", "must be the user of an active member of the organization")),
-        }
+/// The author is always the caller's own user: a session's user, or the member who created the
+/// API key (a key acts as its creator, so it never writes in another member's name). With a key
+/// the body's `userId` may still name that user, as older clients send it; any other is a 400.
+/// With a session it is ignored.
+fn author(caller: &Principal, named: Option<&UserId>) -> Result<UserId, AppError> {
+    match named {
+        Some(named) if caller.auth_type == AuthType::ApiKey && *named != caller.user_id => Err(AppError::invalid(
+            "userId",
+            "with an API key the author is the key's creator: leave userId out or send the creator's user id",
+        )),
+        _ => Ok(caller.user_id.clone()),
     }
 }
 

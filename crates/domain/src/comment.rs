@@ -133,7 +133,8 @@ pub struct NewComment {
     pub context_url: Option<String>,
     /// Files to store with the comment; see `NewAttachment` for the size limits (413 when over).
     pub attachments: Option<Vec<NewAttachment>>,
-    /// The author with API-key auth; ignored with a session.
+    /// Optional: the author is always the caller's user (an API key's creator). With an API key,
+    /// if sent, it must be the key creator's user id (400 otherwise); ignored with a session.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<UserId>))]
     pub user_id: Option<UserId>,
 }
