@@ -116,6 +116,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("rejectTask", "/v1/tasks/{tsk}/reject", r#"{"reason":"x"}"#, Needs('r', "tasks")),
     ("listComments", "/v1/comments?entityType=policy&entityId={pol}", "", Needs('r', "comments")),
     ("exportComments", "/v1/comments/export?entityType=policy&entityId={pol}", "", Needs('r', "comments")),
+    // A key writes as its creator only (a `userId` naming anyone else is a 400): tests/api/comments.rs.
     (
         "createComment",
         "/v1/comments",
@@ -201,6 +202,8 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("listFrameworks", "/v1/frameworks", "", Needs('r', "frameworks")),
     ("createFramework", "/v1/frameworks", "{}", Needs('w', "frameworks")),
     ("importFramework", "/v1/frameworks/import", "{}", Needs('w', "frameworks")),
+    // Without controls read (employees) the requirements come without their mapped controls:
+    // tests/api/framework_status.rs `roles_and_other_organizations`.
     ("getFramework", "/v1/frameworks/{fwk}", "", Needs('r', "frameworks")),
     ("deleteFramework", "/v1/frameworks/{fwk}", "", Needs('w', "frameworks")),
     ("getFrameworkStatus", "/v1/frameworks/{fwk}/status", "", Needs('r', "frameworks")),

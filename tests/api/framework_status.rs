@@ -286,9 +286,18 @@ async fn roles_and_other_organizations(server: &TestServer) {
         auditor.post(&format!("{control_path}/requirements"), json!({"requirementId": bl1})).await.problem(403);
     assert!(str_of(&denied, "detail").contains("may not write controls"), "{denied}");
     auditor.delete(&format!("{control_path}/requirements/{bl1}")).await.problem(403);
+    assert_eq!(status_of(&auditor.get(&framework_path).await.ok(200), "BL-1").1, [str_of(&control, "id")]);
     let (employee, _) = server.member(&tenant, "employee").await;
     let employee = server.api_key(&tenant, &employee.id).await;
-    employee.get(&format!("{framework_path}/status")).await.ok(200);
+    // The requirement's status, but not the mapped controls' names and statuses (no controls read).
+    for path in [framework_path.clone(), format!("{framework_path}/status")] {
+        let seen = employee.get(&path).await.ok(200);
+        assert_eq!(status_of(&seen, "BL-1"), ("not_started".into(), vec![]), "{path}: {seen}");
+        assert!(!seen.to_string().contains("Backups"), "{path}: {seen}");
+    }
+    let narrow = tenant.session.post("/v1/api-keys", json!({"name": "fw", "scopes": ["frameworks:read"]})).await.ok(201);
+    let narrow = server.client(crate::client::Auth::ApiKey(str_of(&narrow, "key").to_owned()), None);
+    assert_eq!(status_of(&narrow.get(&framework_path).await.ok(200), "BL-1").1, Vec::<String>::new());
     let denied = employee.get(&format!("{framework_path}/assessment-results")).await.problem(403);
     assert!(str_of(&denied, "detail").contains("may not read controls"), "{denied}");
     employee.get(&format!("{control_path}/requirements")).await.problem(403);

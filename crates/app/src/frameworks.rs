@@ -91,7 +91,8 @@ impl FrameworkService {
     /// with the controls mapped to it and its status now.
     pub async fn get_framework(&self, caller: &Principal, id: &FrameworkId) -> Result<FrameworkView, AppError> {
         require(caller, Family::Frameworks, Action::Read)?;
-        Ok(self.assess(&caller.organization_id, id, self.clock.now()).await?.view)
+        let view = self.assess(&caller.organization_id, id, self.clock.now()).await?.view;
+        Ok(without_unreadable_controls(caller, view))
     }
 
     /// The framework's status at `as_of` (now when `None`; a future moment is refused): each
@@ -105,7 +106,8 @@ impl FrameworkService {
     ) -> Result<FrameworkView, AppError> {
         require(caller, Family::Frameworks, Action::Read)?;
         let moment = moment(self.clock.now(), as_of)?;
-        Ok(self.assess(&caller.organization_id, id, moment).await?.view)
+        let view = self.assess(&caller.organization_id, id, moment).await?.view;
+        Ok(without_unreadable_controls(caller, view))
     }
 
     /// The framework's status at `as_of` as an OSCAL assessment-results document
@@ -238,6 +240,18 @@ impl FrameworkService {
         let status = framework_status::roll_up(framework.requirements, &mapped, moment);
         Ok(Assessed { view: FrameworkView { framework: framework.framework, status }, evidence })
     }
+}
+
+/// The view as `caller` may see it: a caller who may not read controls (an employee, a key
+/// without `controls:read`) gets each requirement's status and the counts, but not the mapped
+/// controls' names and statuses.
+fn without_unreadable_controls(caller: &Principal, mut view: FrameworkView) -> FrameworkView {
+    if require(caller, Family::Controls, Action::Read).is_err() {
+        for requirement in &mut view.status.requirements {
+            requirement.controls.clear();
+        }
+    }
+    view
 }
 
 fn not_found(error: compliance_ports::RepoError) -> AppError {

@@ -16,6 +16,7 @@ mod comments;
 mod controls;
 mod devices;
 mod download_links;
+mod frameworks;
 mod idempotency;
 mod people;
 mod policy_reviews;

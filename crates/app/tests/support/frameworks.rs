@@ -1,4 +1,8 @@
-//! Frameworks that no test here uses: a store that holds none, and so no mapping to one.
+//! Frameworks and their mappings to controls in memory: enough of the store for the use cases'
+//! own decisions (who sees a framework's mapped controls). The store's own rules (names unique,
+//! a mapped requirement's framework kept) are tested over HTTP on both databases.
+
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use compliance_domain::control::Control;
@@ -6,26 +10,47 @@ use compliance_domain::framework::{Framework, FrameworkWithRequirements};
 use compliance_domain::framework_status::RequirementMapping;
 use compliance_domain::{ControlId, FrameworkId, OrganizationId, RequirementId, Timestamp};
 use compliance_ports::{
-    AuditOf, ControlRequirementRepository, FrameworkQuery, FrameworkRepository, MappedRequirement, Page, RepoError,
+    AuditOf, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository,
+    MappedRequirement, Page, RepoError,
 };
 
-/// No framework is ever stored: writes answer `NotFound`, reads nothing; no control maps to one.
-pub struct NoFrameworks;
+use super::MemoryControls;
+
+pub struct MemoryFrameworks {
+    controls: Arc<MemoryControls>,
+    frameworks: Mutex<Vec<FrameworkWithRequirements>>,
+    mappings: Mutex<Vec<RequirementMapping>>,
+}
+
+impl MemoryFrameworks {
+    pub fn new(controls: Arc<MemoryControls>) -> Self {
+        Self { controls, frameworks: Mutex::default(), mappings: Mutex::default() }
+    }
+
+    fn find(&self, org: &OrganizationId, id: &FrameworkId) -> Result<FrameworkWithRequirements, RepoError> {
+        let frameworks = self.frameworks.lock().unwrap();
+        let found = frameworks.iter().find(|f| &f.framework.organization_id == org && &f.framework.id == id);
+        found.cloned().ok_or(RepoError::NotFound)
+    }
+}
 
 #[async_trait]
-impl FrameworkRepository for NoFrameworks {
-    async fn list_frameworks(&self, _: &OrganizationId, _: &FrameworkQuery) -> Result<Page<Framework>, RepoError> {
-        Ok(Page { items: Vec::new(), total: 0, next: None })
+impl FrameworkRepository for MemoryFrameworks {
+    async fn list_frameworks(&self, org: &OrganizationId, _: &FrameworkQuery) -> Result<Page<Framework>, RepoError> {
+        let frameworks = self.frameworks.lock().unwrap();
+        let items: Vec<Framework> = frameworks
+            .iter()
+            .filter(|f| &f.framework.organization_id == org)
+            .map(|f| f.framework.clone())
+            .collect();
+        Ok(Page { total: items.len() as u64, items, next: None })
     }
-    async fn get_framework(&self, _: &OrganizationId, _: &FrameworkId) -> Result<FrameworkWithRequirements, RepoError> {
-        Err(RepoError::NotFound)
+    async fn get_framework(&self, org: &OrganizationId, id: &FrameworkId) -> Result<FrameworkWithRequirements, RepoError> {
+        self.find(org, id)
     }
-    async fn insert_framework(
-        &self,
-        _: &FrameworkWithRequirements,
-        _: &AuditOf<'_, Framework>,
-    ) -> Result<(), RepoError> {
-        Err(RepoError::NotFound)
+    async fn insert_framework(&self, framework: &FrameworkWithRequirements, _: &AuditOf<'_, Framework>) -> Result<(), RepoError> {
+        self.frameworks.lock().unwrap().push(framework.clone());
+        Ok(())
     }
     async fn delete_framework(
         &self,
@@ -34,21 +59,36 @@ impl FrameworkRepository for NoFrameworks {
         _: &compliance_domain::etag::IfMatch,
         _: &AuditOf<'_, Framework>,
     ) -> Result<Framework, RepoError> {
-        Err(RepoError::NotFound)
+        Err(RepoError::Internal("not kept in memory".into()))
     }
 }
 
 #[async_trait]
-impl ControlRequirementRepository for NoFrameworks {
+impl ControlRequirementRepository for MemoryFrameworks {
     async fn map_requirement(
         &self,
-        _: &OrganizationId,
-        _: &ControlId,
-        _: &RequirementId,
-        _: Timestamp,
+        org: &OrganizationId,
+        control: &ControlId,
+        requirement: &RequirementId,
+        now: Timestamp,
         _: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError> {
-        Err(RepoError::NotFound)
+        let framework_id = {
+            let frameworks = self.frameworks.lock().unwrap();
+            let owner = frameworks.iter().find(|f| {
+                &f.framework.organization_id == org && f.requirements.iter().any(|r| &r.id == requirement)
+            });
+            owner.map(|f| f.framework.id.clone()).ok_or(RepoError::NotFound)?
+        };
+        let mapping = RequirementMapping {
+            organization_id: org.clone(),
+            control_id: control.clone(),
+            requirement_id: requirement.clone(),
+            framework_id,
+            created_at: now,
+        };
+        self.mappings.lock().unwrap().push(mapping.clone());
+        Ok(mapping)
     }
     async fn unmap_requirement(
         &self,
@@ -57,21 +97,25 @@ impl ControlRequirementRepository for NoFrameworks {
         _: &RequirementId,
         _: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError> {
-        Err(RepoError::NotFound)
+        Err(RepoError::Internal("not kept in memory".into()))
     }
-    async fn control_requirements(
-        &self,
-        _: &OrganizationId,
-        _: &ControlId,
-    ) -> Result<Vec<MappedRequirement>, RepoError> {
+    async fn control_requirements(&self, _: &OrganizationId, _: &ControlId) -> Result<Vec<MappedRequirement>, RepoError> {
         Ok(Vec::new())
     }
     async fn framework_controls(
         &self,
-        _: &OrganizationId,
-        _: &FrameworkId,
-        _: Timestamp,
+        org: &OrganizationId,
+        framework: &FrameworkId,
+        moment: Timestamp,
     ) -> Result<Vec<(RequirementId, Control)>, RepoError> {
-        Ok(Vec::new())
+        let mappings: Vec<RequirementMapping> = self.mappings.lock().unwrap().clone();
+        let mut mapped = Vec::new();
+        for mapping in mappings {
+            if &mapping.organization_id == org && &mapping.framework_id == framework && mapping.created_at <= moment {
+                let control = self.controls.get_control(org, &mapping.control_id).await?;
+                mapped.push((mapping.requirement_id, control));
+            }
+        }
+        Ok(mapped)
     }
 }

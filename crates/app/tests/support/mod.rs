@@ -38,7 +38,7 @@ pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use controls::MemoryControls;
 pub use devices::FakeDevices;
-pub use frameworks::NoFrameworks;
+pub use frameworks::MemoryFrameworks;
 pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
@@ -123,6 +123,8 @@ impl World {
         let devices = Arc::new(FakeDevices::default());
         let webhooks = Arc::new(MemoryWebhooks::default());
         let allowed_hosts = Arc::new(MemoryAllowedHosts::default());
+        let controls = Arc::new(MemoryControls::default());
+        let frameworks = Arc::new(MemoryFrameworks::new(controls.clone()));
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -135,8 +137,8 @@ impl World {
             context: Arc::new(NoRecords),
             policies: policies.clone(),
             vendors: Arc::new(NoRecords),
-            controls: Arc::new(MemoryControls::default()),
-            control_requirements: Arc::new(NoFrameworks),
+            controls,
+            control_requirements: frameworks.clone(),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
             tasks: Arc::new(MemoryTasks::new(comments.clone())),
             list_generations: generations.clone(),
@@ -159,8 +161,8 @@ impl World {
             event_feed: Arc::new(NoEventFeed),
             webhook_sender: Arc::new(RefusingSender),
             idempotency: idempotency.clone(),
-            frameworks: Arc::new(NoFrameworks),
             allowed_hosts: allowed_hosts.clone(),
+            frameworks,
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {
