@@ -14,6 +14,7 @@ api_tests!(
     members_manage_their_own_keys_and_owners_all,
     another_organizations_keys_are_neither_listed_nor_revocable,
     the_last_owner_cannot_be_deactivated_or_demoted,
+    a_key_made_by_a_key_cannot_outlive_it,
 );
 
 async fn make_key(client: &Client, scopes: &[&str]) -> Value {
@@ -50,6 +51,42 @@ async fn a_key_is_shown_once_listed_without_its_text_and_revoked_at_once(server:
     tenant.api.get("/v1/risks").await.ok(200);
     server.admin().revoke_api_key(&tenant.api_key_id).await;
     tenant.api.get("/v1/risks").await.problem(401);
+}
+
+async fn a_key_made_by_a_key_cannot_outlive_it(server: &TestServer) {
+    let tenant = server.tenant().await;
+    let expiry = "2099-01-01T00:00:00Z";
+    let made = |expires_at: Value| json!({"name": "ci", "scopes": ["*"], "expiresAt": expires_at});
+    let parent = tenant.session.post("/v1/api-keys", made(json!(expiry))).await.ok(201);
+    assert_eq!(parent["parentId"], Value::Null, "made with a session");
+    let as_parent = key_client(server, &parent);
+
+    // No expiry, or a later one, becomes the parent's; an earlier one is kept.
+    let child = as_parent.post("/v1/api-keys", made(Value::Null)).await.ok(201);
+    assert_eq!((&child["expiresAt"], &child["parentId"]), (&json!(expiry), &parent["id"]), "{child}");
+    let later = as_parent.post("/v1/api-keys", made(json!("2100-01-01T00:00:00Z"))).await.ok(201);
+    assert_eq!(later["expiresAt"], expiry, "{later}");
+    let earlier = as_parent.post("/v1/api-keys", made(json!("2098-01-01T00:00:00Z"))).await.ok(201);
+    assert_eq!(earlier["expiresAt"], "2098-01-01T00:00:00Z", "{earlier}");
+    let as_child = key_client(server, &child);
+    let grandchild = as_child.post("/v1/api-keys", made(Value::Null)).await.ok(201);
+    assert_eq!(grandchild["parentId"], child["id"]);
+    let as_grandchild = key_client(server, &grandchild);
+    as_grandchild.get("/v1/risks").await.ok(200);
+
+    // Revoking the parent revokes what it made, however deep, with an entry each.
+    tenant.session.delete(&format!("/v1/api-keys/{}", str_of(&parent, "id"))).await.ok(200);
+    for key in [&as_parent, &as_child, &as_grandchild] {
+        key.get("/v1/risks").await.problem(401);
+    }
+    let listed = tenant.session.get("/v1/api-keys").await.ok(200);
+    let revoked = |id: &Value| listed["data"].as_array().unwrap().iter().any(|k| &k["id"] == id && k["revokedAt"].is_string());
+    for key in [&parent, &child, &later, &earlier, &grandchild] {
+        assert!(revoked(&key["id"]), "{} was not revoked: {listed}", key["id"]);
+    }
+    tenant.api.get("/v1/risks").await.ok(200);
+    let log = tenant.session.get("/v1/audit-log?action=apiKey.revoked&limit=50").await.ok(200);
+    assert_eq!(log["data"].as_array().unwrap().len(), 5, "an entry per revoked key: {log}");
 }
 
 async fn scopes_limit_a_key_within_its_creators_role(server: &TestServer) {

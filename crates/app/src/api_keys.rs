@@ -5,7 +5,7 @@ use std::sync::Arc;
 use compliance_domain::access::{Action, Family, Scopes};
 use compliance_domain::people::{ApiKey, ApiKeyRequest, NewApiKey};
 use compliance_domain::{ApiKeyId, OrganizationId, Timestamp, UserId};
-use compliance_ports::{Clock, CredentialRepository, Page, PageRequest};
+use compliance_ports::{Clock, CredentialRepository, Page, PageRequest, RepoError, RevokedApiKey};
 use secrecy::ExposeSecret;
 
 use crate::access::{Reach, require, require_grantable};
@@ -40,36 +40,62 @@ impl ApiKeyService {
         Ok(self.credentials.list_api_keys(&caller.organization_id, creator, page).await?)
     }
 
-    /// A key acting as the caller, with at most what the caller may do (403 otherwise).
+    /// A key acting as the caller, with at most what the caller may do (403 otherwise). Made
+    /// with an API key, it records that key as its parent, expires no later than it, and is
+    /// revoked with it: a key cannot outlive the key that made it.
     pub async fn create(&self, caller: &Principal, input: NewApiKey) -> Result<IssuedApiKey, AppError> {
         require(caller, Family::ApiKeys, Action::Write)?;
         let now = self.clock.now();
         let request = ApiKeyRequest::new(input, now)?;
         require_grantable(caller, &request.scopes)?;
-        let issued = issue(
+        let (expires_at, parent_id) = match &caller.api_key_id {
+            Some(parent) => {
+                let parent = self.credentials.get_api_key(&caller.organization_id, parent).await.map_err(not_found)?;
+                (parent.capped_expiry(request.expires_at), Some(parent.id))
+            }
+            None => (request.expires_at, None),
+        };
+        let mut issued = issue(
             caller.organization_id.clone(),
             caller.user_id.clone(),
             request.name,
-            request.expires_at,
+            expires_at,
             request.scopes,
             now,
         );
+        issued.key.parent_id = parent_id;
         self.credentials.insert_api_key(&issued.key, &self.audit.change(caller, "apiKey.created", &API_KEY)).await?;
         Ok(issued)
     }
 
-    /// Revokes the key at once on every instance; revoking a revoked key keeps its first time.
+    /// Revokes the key, and every key made from it, at once on every instance; revoking a
+    /// revoked key keeps its first time.
     pub async fn revoke(&self, caller: &Principal, id: &ApiKeyId) -> Result<ApiKey, AppError> {
         let reach = require(caller, Family::ApiKeys, Action::Write)?;
-        let key = self.credentials.get_api_key(&caller.organization_id, id).await.map_err(not_found)?;
+        let org = &caller.organization_id;
+        let key = self.credentials.get_api_key(org, id).await.map_err(not_found)?;
         if reach == Reach::Own && key.created_by != caller.user_id {
             return Err(crate::access::only_own(caller, Action::Write, "the API keys they created"));
         }
         let audit = self.audit.change(caller, "apiKey.revoked", &API_KEY);
-        let revoked = self.credentials.revoke_api_key(id, self.clock.now(), &audit).await;
-        self.principals.forget_api_key(id);
-        revoked.map_err(not_found)
+        let revoked = self.credentials.revoke_api_key(org, id, self.clock.now(), &audit).await;
+        Ok(forget_revoked(&self.principals, id, revoked)?)
     }
+}
+
+/// Forgets the revoked keys' callers in this process (whatever the outcome: a revocation that
+/// failed to answer may have committed); the key as revoked.
+pub(crate) fn forget_revoked(
+    principals: &PrincipalCache,
+    id: &ApiKeyId,
+    revoked: Result<RevokedApiKey, RepoError>,
+) -> Result<ApiKey, AppError> {
+    principals.forget_api_key(id);
+    let revoked = revoked.map_err(not_found)?;
+    for descendant in &revoked.descendants {
+        principals.forget_api_key(&descendant.id);
+    }
+    Ok(revoked.key)
 }
 
 /// A new key and the only copy of its text.
@@ -93,10 +119,11 @@ pub(crate) fn issue(
         revoked_at: None,
         last_used_at: None,
         scopes,
+        parent_id: None,
     };
     IssuedApiKey { key, secret }
 }
 
-fn not_found(error: compliance_ports::RepoError) -> AppError {
+fn not_found(error: RepoError) -> AppError {
     AppError::from_repo(error, "API key")
 }

@@ -316,6 +316,7 @@ pub(crate) const API_KEY: Subject<compliance_domain::people::ApiKey> = Subject {
         serde_json::json!({
             "id": k.id, "organizationId": k.organization_id, "name": k.name, "createdBy": k.created_by,
             "createdAt": k.created_at, "expiresAt": k.expires_at, "revokedAt": k.revoked_at, "scopes": scopes,
+            "parentId": k.parent_id,
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },

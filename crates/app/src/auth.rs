@@ -315,12 +315,16 @@ mod tests {
         async fn get_api_key(&self, _: &OrganizationId, _: &ApiKeyId) -> Result<ApiKey, RepoError> {
             Ok(self.key.clone())
         }
+        async fn api_key_organization(&self, _: &ApiKeyId) -> Result<OrganizationId, RepoError> {
+            Err(RepoError::NotFound)
+        }
         async fn revoke_api_key(
             &self,
+            _: &OrganizationId,
             _: &ApiKeyId,
             _: Timestamp,
             _: &compliance_ports::AuditOf<'_, ApiKey>,
-        ) -> Result<ApiKey, RepoError> {
+        ) -> Result<compliance_ports::RevokedApiKey, RepoError> {
             Err(RepoError::NotFound)
         }
         async fn touch_api_key(&self, _: &ApiKeyId, _: Timestamp) -> Result<(), RepoError> {
@@ -434,6 +438,7 @@ mod tests {
             revoked_at: None,
             last_used_at: None,
             scopes: compliance_domain::access::Scopes::everything(),
+            parent_id: None,
         };
         let fixture = Arc::new(Fixture {
             key,

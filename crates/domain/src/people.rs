@@ -317,6 +317,9 @@ pub struct ApiKey {
     pub last_used_at: Option<Timestamp>,
     /// What the key may be used for, within what its creator's role allows.
     pub scopes: Scopes,
+    /// The key that made it (`POST /v1/api-keys` with an API key), if one did: it expires no
+    /// later than that key and is revoked with it.
+    pub parent_id: Option<ApiKeyId>,
 }
 
 /// The body of `POST /v1/api-keys`.
@@ -362,6 +365,15 @@ impl ApiKeyRequest {
 }
 
 impl ApiKey {
+    /// When a key made by this one may expire at the latest, given the expiry asked for: never
+    /// later than this key's own (**choice:** a later or missing expiry is capped, not refused).
+    pub fn capped_expiry(&self, asked: Option<Timestamp>) -> Option<Timestamp> {
+        match (asked, self.expires_at) {
+            (Some(asked), Some(own)) => Some(asked.min(own)),
+            (asked, own) => asked.or(own),
+        }
+    }
+
     /// Whether the key authenticates at `now`: not revoked, not expired.
     pub fn is_usable_at(&self, now: Timestamp) -> bool {
         self.revoked_at.is_none() && self.expires_at.is_none_or(|expiry| now < expiry)
@@ -391,6 +403,7 @@ impl std::fmt::Debug for ApiKey {
             .field("created_by", &self.created_by)
             .field("expires_at", &self.expires_at)
             .field("revoked_at", &self.revoked_at)
+            .field("parent_id", &self.parent_id)
             .finish_non_exhaustive()
     }
 }
@@ -444,6 +457,7 @@ mod tests {
             revoked_at: None,
             last_used_at: None,
             scopes: Scopes::everything(),
+            parent_id: None,
         };
         assert!(key.is_usable_at(now));
         assert!(!key.is_usable_at(now.plus(time::Duration::hours(2))));

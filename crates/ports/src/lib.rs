@@ -66,6 +66,7 @@ pub use records::{
 };
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,
+    RevokedApiKey,
     UserRepository,
 };
 pub use sessions::{Membership, SessionRepository};

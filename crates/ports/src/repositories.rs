@@ -136,6 +136,15 @@ pub trait MemberRepository: Send + Sync {
     ) -> Result<BulkApplied<Person>, BulkError>;
 }
 
+/// A revoked key, and the keys made from it that were revoked with it.
+#[derive(Debug, Clone)]
+pub struct RevokedApiKey {
+    /// The key as revoked (or as it was, when it was revoked already).
+    pub key: ApiKey,
+    /// The keys it made, directly or through others, that this revocation revoked.
+    pub descendants: Vec<ApiKey>,
+}
+
 /// API keys and sessions, found by the hash of their secret.
 #[async_trait]
 pub trait CredentialRepository: Send + Sync {
@@ -152,13 +161,20 @@ pub trait CredentialRepository: Send + Sync {
     ) -> Result<Page<ApiKey>, RepoError>;
     /// One key; `RepoError::NotFound` when it is not the organization's.
     async fn get_api_key(&self, org: &OrganizationId, id: &ApiKeyId) -> Result<ApiKey, RepoError>;
-    /// Marks the key revoked at `at`, with `audit`'s entry; revoking twice keeps the first time.
+    /// The organization of the key `id`, in whichever it is (the operator's CLI names a key by id
+    /// alone); `RepoError::NotFound` when there is no such key.
+    async fn api_key_organization(&self, id: &ApiKeyId) -> Result<OrganizationId, RepoError>;
+    /// Marks the organization's key revoked at `at`, and every key made from it (by it, or by a
+    /// key it made, …) that is not revoked yet, with `audit`'s entry for each, in one
+    /// transaction. Revoking twice keeps the first time and writes nothing. `RepoError::NotFound`
+    /// when the key is not the organization's.
     async fn revoke_api_key(
         &self,
+        org: &OrganizationId,
         id: &ApiKeyId,
         at: Timestamp,
         audit: &AuditOf<'_, ApiKey>,
-    ) -> Result<ApiKey, RepoError>;
+    ) -> Result<RevokedApiKey, RepoError>;
     /// Notes that the key was used at `at` (`lastUsedAt`).
     async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError>;
     /// Inserts the session with `audit`'s entry in each organization the user is an active

@@ -7,7 +7,7 @@ use compliance_domain::people::{ApiKey, LAST_OWNER, Member, MemberPatch, Person,
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
     AuditEach, AuditOf, BulkApplied, BulkError, BulkWrite, CredentialRepository, Cursor, MemberRepository, Page,
-    PageRequest, PersonFilter, PersonQuery, PersonSort, RepoError, SortValue, UserRepository,
+    PageRequest, PersonFilter, PersonQuery, PersonSort, RepoError, RevokedApiKey, SortValue, UserRepository,
 };
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
@@ -413,27 +413,39 @@ impl CredentialRepository for Store {
         row.try_into()
     }
 
-    /// Revoking twice keeps the first revocation time and writes no second entry.
+    async fn api_key_organization(&self, id: &ApiKeyId) -> Result<OrganizationId, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let org: String = db_run!(&mut conn, |c| {
+            api_keys::table.find(id.as_str()).select(api_keys::organization_id).first(c).await
+        })
+        .map_err(repo_error)?;
+        crate::rows::id("api_keys", org)
+    }
+
+    /// Revoking twice keeps the first revocation time and writes no second entry. The keys made
+    /// from the key are found under the chain head's lock, which every key's insert takes too, so
+    /// no child can be made meanwhile by a key being revoked.
     async fn revoke_api_key(
         &self,
+        org: &OrganizationId,
         id: &ApiKeyId,
         at: Timestamp,
         audit: &AuditOf<'_, ApiKey>,
-    ) -> Result<ApiKey, RepoError> {
+    ) -> Result<RevokedApiKey, RepoError> {
         let mut conn = self.pools.write().await?;
         let at = at.to_utc_naive();
-        let the_key = || api_keys::table.find(id.as_str());
+        let org = org.as_str();
+        let the_key = || api_keys::table.filter(api_keys::organization_id.eq(org)).filter(api_keys::id.eq(id.as_str()));
         let found: ApiKey = db_run!(&mut conn, |c| the_key().select(ApiKeyRow::as_select()).first(c).await)
             .map_err(repo_error)?
             .try_into()?;
         if found.revoked_at.is_some() {
-            return Ok(found);
+            return Ok(RevokedApiKey { key: found, descendants: Vec::new() });
         }
-        let org = found.organization_id.to_string();
-        let result: Result<ApiKey, TxError> = db_run!(&mut conn, |c| {
+        let result: Result<RevokedApiKey, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 // The head first, as every audited write: the key read after it is the one replaced.
-                let head = c.lock_head(&org).await?;
+                let head = c.lock_head(org).await?;
                 let before: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
                 diesel::update(the_key().filter(api_keys::revoked_at.is_null()))
                     .set(api_keys::revoked_at.eq(at))
@@ -441,7 +453,40 @@ impl CredentialRepository for Store {
                     .await?;
                 let after: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
                 c.append(head, audit(Some(&before), Some(&after))).await?;
-                Ok(after)
+                // Its descendants, generation by generation; those not revoked yet go with it.
+                let (mut live, mut parents) = (Vec::new(), vec![id.to_string()]);
+                while !parents.is_empty() {
+                    let rows: Vec<ApiKeyRow> = api_keys::table
+                        .filter(api_keys::organization_id.eq(org))
+                        .filter(api_keys::parent_id.eq_any(parents.clone()))
+                        .select(ApiKeyRow::as_select())
+                        .load(c)
+                        .await?;
+                    let children = rows.into_iter().map(ApiKey::try_from).collect::<Result<Vec<_>, _>>()?;
+                    parents = children.iter().map(|child| child.id.to_string()).collect();
+                    live.extend(children.into_iter().filter(|child| child.revoked_at.is_none()));
+                }
+                if live.is_empty() {
+                    return Ok(RevokedApiKey { key: after, descendants: Vec::new() });
+                }
+                let ids: Vec<&str> = live.iter().map(|key| key.id.as_str()).collect();
+                diesel::update(
+                    api_keys::table
+                        .filter(api_keys::organization_id.eq(org))
+                        .filter(api_keys::id.eq_any(ids.clone()))
+                        .filter(api_keys::revoked_at.is_null()),
+                )
+                .set(api_keys::revoked_at.eq(at))
+                .execute(c)
+                .await?;
+                let revoked: Vec<ApiKey> = live
+                    .iter()
+                    .map(|key| ApiKey { revoked_at: Some(Timestamp::from_utc_naive(at)), ..key.clone() })
+                    .collect();
+                let drafts = live.iter().zip(&revoked).map(|(before, after)| audit(Some(before), Some(after))).collect();
+                let heads = c.lock_head_for(org, i64::try_from(live.len()).unwrap_or(i64::MAX)).await?;
+                c.append_many(heads, drafts).await?;
+                Ok(RevokedApiKey { key: after, descendants: revoked })
             })
             .await
         });

@@ -219,6 +219,7 @@ pub struct ApiKeyRow {
     revoked_at: Option<PrimitiveDateTime>,
     last_used_at: Option<PrimitiveDateTime>,
     scopes: String,
+    parent_id: Option<String>,
 }
 
 impl From<&ApiKey> for ApiKeyRow {
@@ -234,6 +235,7 @@ impl From<&ApiKey> for ApiKeyRow {
             revoked_at: k.revoked_at.map(naive),
             last_used_at: k.last_used_at.map(naive),
             scopes: k.scopes.to_text(),
+            parent_id: k.parent_id.as_ref().map(ToString::to_string),
         }
     }
 }
@@ -252,6 +254,7 @@ impl TryFrom<ApiKeyRow> for ApiKey {
             revoked_at: r.revoked_at.map(instant),
             last_used_at: r.last_used_at.map(instant),
             scopes: Scopes::from_text(&r.scopes),
+            parent_id: r.parent_id.map(|parent| id("api_keys", parent)).transpose()?,
         })
     }
 }

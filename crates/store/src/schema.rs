@@ -56,6 +56,7 @@ diesel::table! {
         revoked_at -> Nullable<Timestamp>,
         last_used_at -> Nullable<Timestamp>,
         scopes -> Text,
+        parent_id -> Nullable<Text>,
     }
 }
 

@@ -824,17 +824,48 @@ async fn credentials(db: &TestDb) {
         revoked_at: None,
         last_used_at: None,
         scopes: compliance_domain::access::Scopes::everything(),
+        parent_id: None,
     };
     store.insert_api_key(&key, &unaudited).await.unwrap();
     assert_eq!(store.find_api_key(&key.key_hash).await.unwrap(), Some(key.clone()));
     assert_eq!(store.find_api_key(&"b".repeat(64)).await.unwrap(), None);
+    // A child and a grandchild made by keys, and a key made beside them.
+    let child_of = |parent: &ApiKey, hash: &str| ApiKey {
+        id: ApiKeyId::generate(),
+        key_hash: hash.repeat(64),
+        parent_id: Some(parent.id.clone()),
+        ..key.clone()
+    };
+    let child = child_of(&key, "d");
+    let grandchild = child_of(&child, "e");
+    let beside = ApiKey { parent_id: None, ..child_of(&key, "f") };
+    for made in [&child, &grandchild, &beside] {
+        store.insert_api_key(made, &unaudited).await.unwrap();
+    }
+    assert_eq!(store.get_api_key(&org.id, &grandchild.id).await.unwrap().parent_id, Some(child.id.clone()));
+    assert_eq!(store.api_key_organization(&key.id).await.unwrap(), org.id);
     store.touch_api_key(&key.id, now).await.unwrap();
-    let revoked = store.revoke_api_key(&key.id, now, &unaudited).await.unwrap();
-    assert_eq!(revoked.revoked_at, Some(now));
-    assert_eq!(revoked.last_used_at, Some(now));
-    let again = store.revoke_api_key(&key.id, now.plus(time::Duration::hours(1)), &unaudited).await.unwrap();
-    assert_eq!(again.revoked_at, Some(now), "the first revocation time stays");
-    assert!(matches!(store.revoke_api_key(&ApiKeyId::generate(), now, &unaudited).await, Err(RepoError::NotFound)));
+    let other = organization(store, "Theirs").await;
+    let foreign = store.revoke_api_key(&other.id, &key.id, now, &unaudited).await;
+    assert!(matches!(foreign, Err(RepoError::NotFound)), "another organization's key is not found: {foreign:?}");
+    assert_eq!(store.get_api_key(&org.id, &key.id).await.unwrap().revoked_at, None);
+
+    let revoked = store.revoke_api_key(&org.id, &key.id, now, &unaudited).await.unwrap();
+    assert_eq!(revoked.key.revoked_at, Some(now));
+    assert_eq!(revoked.key.last_used_at, Some(now));
+    let mut gone: Vec<ApiKeyId> = revoked.descendants.iter().map(|k| k.id.clone()).collect();
+    gone.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    let mut expected = vec![child.id.clone(), grandchild.id.clone()];
+    expected.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    assert_eq!(gone, expected, "the keys made from it, however deep");
+    for (made, revoked_at) in [(&child, Some(now)), (&grandchild, Some(now)), (&beside, None)] {
+        assert_eq!(store.get_api_key(&org.id, &made.id).await.unwrap().revoked_at, revoked_at, "{made:?}");
+    }
+    let again = store.revoke_api_key(&org.id, &key.id, now.plus(time::Duration::hours(1)), &unaudited).await.unwrap();
+    assert_eq!(again.key.revoked_at, Some(now), "the first revocation time stays");
+    assert!(again.descendants.is_empty());
+    let missing = store.revoke_api_key(&org.id, &ApiKeyId::generate(), now, &unaudited).await;
+    assert!(matches!(missing, Err(RepoError::NotFound)));
 
     let session = Session {
         id: SessionId::generate(),

@@ -11,7 +11,7 @@ use compliance_domain::people::{ApiKey, Member, MemberPatch, Person, Session, Us
 use compliance_domain::{ApiKeyId, MemberId, OrganizationId, Timestamp, UserId};
 use compliance_ports::{
     AuditEach, AuditOf, CredentialRepository, Cursor, MemberRepository, OrganizationRepository, Page, PageRequest,
-    RepoError, UserRepository,
+    RepoError, RevokedApiKey, UserRepository,
 };
 
 use super::newest_first;
@@ -248,11 +248,39 @@ impl CredentialRepository for MemoryCredentials {
         keys.iter().find(|k| &k.organization_id == org && &k.id == id).cloned().ok_or(RepoError::NotFound)
     }
 
-    async fn revoke_api_key(&self, id: &ApiKeyId, at: Timestamp, _: &AuditOf<'_, ApiKey>) -> Result<ApiKey, RepoError> {
+    async fn api_key_organization(&self, id: &ApiKeyId) -> Result<OrganizationId, RepoError> {
+        let keys = self.keys.lock().unwrap();
+        keys.iter().find(|k| &k.id == id).map(|k| k.organization_id.clone()).ok_or(RepoError::NotFound)
+    }
+
+    async fn revoke_api_key(
+        &self,
+        org: &OrganizationId,
+        id: &ApiKeyId,
+        at: Timestamp,
+        _: &AuditOf<'_, ApiKey>,
+    ) -> Result<RevokedApiKey, RepoError> {
         let mut keys = self.keys.lock().unwrap();
-        let key = keys.iter_mut().find(|k| &k.id == id).ok_or(RepoError::NotFound)?;
-        key.revoked_at.get_or_insert(at);
-        Ok(key.clone())
+        let key = keys.iter_mut().find(|k| &k.organization_id == org && &k.id == id).ok_or(RepoError::NotFound)?;
+        if key.revoked_at.is_some() {
+            return Ok(RevokedApiKey { key: key.clone(), descendants: Vec::new() });
+        }
+        key.revoked_at = Some(at);
+        let key = key.clone();
+        // The keys made from it, generation by generation.
+        let (mut descendants, mut parents) = (Vec::new(), vec![key.id.clone()]);
+        while !parents.is_empty() {
+            let mut children = Vec::new();
+            for child in keys.iter_mut().filter(|k| k.parent_id.as_ref().is_some_and(|p| parents.contains(p))) {
+                children.push(child.id.clone());
+                if child.revoked_at.is_none() {
+                    child.revoked_at = Some(at);
+                    descendants.push(child.clone());
+                }
+            }
+            parents = children;
+        }
+        Ok(RevokedApiKey { key, descendants })
     }
 
     async fn touch_api_key(&self, id: &ApiKeyId, at: Timestamp) -> Result<(), RepoError> {

@@ -44,6 +44,11 @@ struct ApiKeyDto<'a> {
     revoked_at: Option<Timestamp>,
     #[schema(value_type = Option<Timestamp>)]
     last_used_at: Option<Timestamp>,
+    /// The key that made this one (with `POST /v1/api-keys` under `X-API-Key`), if one did: this
+    /// key expires no later than that one and is revoked with it. `null` for a key made with a
+    /// session or by the operator.
+    #[schema(value_type = Option<ApiKeyId>)]
+    parent_id: Option<&'a ApiKeyId>,
 }
 
 impl<'a> From<&'a ApiKey> for ApiKeyDto<'a> {
@@ -57,6 +62,7 @@ impl<'a> From<&'a ApiKey> for ApiKeyDto<'a> {
             expires_at: key.expires_at,
             revoked_at: key.revoked_at,
             last_used_at: key.last_used_at,
+            parent_id: key.parent_id.as_ref(),
         }
     }
 }
@@ -119,6 +125,8 @@ async fn list_api_keys(
 ///
 /// A key acting as the caller, limited to `scopes`. A scope beyond what the caller's role allows
 /// (or, for a caller using a key, beyond that key's scopes) is a 403; an unknown scope a 400.
+/// Made with an API key, the new key records it as `parentId`, expires no later than it (a later
+/// or missing `expiresAt` becomes the parent's), and is revoked with it.
 #[utoipa::path(
     post, path = "/v1/api-keys", operation_id = "createApiKey", tag = "api-keys",
     request_body = NewApiKey,
@@ -137,8 +145,9 @@ async fn create_api_key(
 
 /// Revoke an API key
 ///
-/// The key stops working at once, on every instance. Owners and admins may revoke any key of the
-/// organization; others only their own. Revoking a revoked key answers it unchanged.
+/// The key stops working at once, on every instance, and so does every key made from it (by it,
+/// or by a key it made, …). Owners and admins may revoke any key of the organization; others only
+/// their own. Revoking a revoked key answers it unchanged.
 #[utoipa::path(
     delete, path = "/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys",
     params(("id" = ApiKeyId, Path, description = "The key's id; an id of another shape is a 404.")),
