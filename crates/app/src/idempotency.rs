@@ -83,10 +83,22 @@ pub fn fingerprint(method: &str, path_and_query: &str, caller: &Principal, body:
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
-    hasher.update(caller.api_key_id.as_ref().map_or("session", |key| key.as_str()).as_bytes());
+    hasher.update(credential(caller).as_bytes());
     hasher.update([0]);
     hasher.update(body);
     hex::encode(hasher.finalize())
+}
+
+/// Whose keys a reservation is among: the user and the credential (`usr_…/apk_…`,
+/// `usr_…/session`). **Choice:** keys are per caller, not per organization, so no member can
+/// reserve (squat) a key another member sends; a user's sessions share their keys, each API key
+/// has its own.
+fn caller_scope(caller: &Principal) -> String {
+    format!("{}/{}", caller.user_id, credential(caller))
+}
+
+fn credential(caller: &Principal) -> &str {
+    caller.api_key_id.as_ref().map_or("session", |key| key.as_str())
 }
 
 /// Reserving keys, keeping outcomes, forgetting expired keys.
@@ -115,6 +127,7 @@ impl IdempotencyService {
         let new = NewReservation {
             id: hex::encode(rand::random::<[u8; 16]>()),
             organization_id: caller.organization_id.clone(),
+            caller: caller_scope(caller),
             key: key.as_str().to_owned(),
             route: route.to_owned(),
             fingerprint,
@@ -157,10 +170,11 @@ impl IdempotencyService {
         Ok(Decision::InFlight { retry_after: self.settings.lease })
     }
 
-    /// Keeps the answer of the request that holds `claim`: 2xx and 4xx answers are replayed to
-    /// repeats (a route that shows a secret once, `reveals_secret`, keeps only its status); after
-    /// a 5xx or 429 the reservation is released so that a retry runs again, unless its change
-    /// was applied.
+    /// Keeps the answer of the request that holds `claim`: 2xx and other 4xx answers are
+    /// replayed to repeats (a route that shows a secret once, `reveals_secret`, keeps only its
+    /// status); after a 5xx or 429, and after a refusal (401, 403: nothing was done, and the
+    /// caller's access may change), the reservation is released so that a retry runs again,
+    /// unless its change was applied.
     pub async fn finish(
         &self,
         org: &OrganizationId,
@@ -168,7 +182,7 @@ impl IdempotencyService {
         response: StoredResponse,
         reveals_secret: bool,
     ) -> Result<(), AppError> {
-        if response.status >= 500 || response.status == 429 {
+        if matches!(response.status, 401 | 403 | 429) || response.status >= 500 {
             return Ok(self.keys.release_idempotency_key(org, claim).await?);
         }
         let outcome = match reveals_secret {

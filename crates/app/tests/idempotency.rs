@@ -110,3 +110,28 @@ async fn keys_expire_after_their_ttl_and_the_pruner_deletes_them() {
     // Forgotten: the same key is a new request now.
     assert!(matches!(reserve(&world, &tenant, "k-5", "other").await, Decision::Run(_)));
 }
+
+#[tokio::test]
+async fn a_key_is_its_callers_own_and_a_refusal_is_not_kept() {
+    let world = World::new();
+    let tenant = world.tenant().await;
+    let key = IdempotencyKey::parse("k-shared").unwrap();
+    let member = world.member(&tenant.org, "admin").await;
+    let (_, owners_key) = world.api_key(&tenant.owner).await;
+    // Another member reserves the key first (the squat): the owner's request still runs.
+    let squatted = world.app.idempotency.reserve(&member, &key, ROUTE, "squat".into()).await.unwrap();
+    claim(squatted);
+    for owner in [&tenant.owner, &owners_key] {
+        let decision = world.app.idempotency.reserve(owner, &key, ROUTE, "owner's".into()).await.unwrap();
+        claim(decision);
+    }
+
+    // A 401 or 403 is released, not kept: once allowed, the same request runs under the same key.
+    for status in [401, 403] {
+        let key = format!("k-refused-{status}");
+        let refused = claim(reserve(&world, &tenant, &key, "f").await);
+        let answer = StoredResponse { status, ..created() };
+        world.app.idempotency.finish(&tenant.org, &refused, answer, false).await.unwrap();
+        claim(reserve(&world, &tenant, &key, "f").await);
+    }
+}

@@ -1,5 +1,7 @@
 //! The JSON body extractor: media type, size limit, and errors that name the field.
 
+use std::collections::HashMap;
+
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, web};
@@ -12,6 +14,22 @@ use crate::{ApiError, JSON_BODY_LIMIT};
 /// The largest body a route accepts, in bytes; routes without one accept [`JSON_BODY_LIMIT`].
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
+
+/// Every route's body limit by its pattern (`/v1/comments`), for a layer that reads a body before
+/// the route is matched (the `Idempotency-Key` middleware): it reads no more than the route would.
+#[derive(Debug, Default)]
+pub struct RouteBodyLimits(HashMap<String, usize>);
+
+impl RouteBodyLimits {
+    pub(crate) fn new(limits: HashMap<String, usize>) -> Self {
+        Self(limits)
+    }
+
+    /// The limit of the route `pattern`: its own, else [`JSON_BODY_LIMIT`].
+    pub fn of(&self, pattern: &str) -> usize {
+        self.0.get(pattern).copied().unwrap_or(JSON_BODY_LIMIT)
+    }
+}
 
 /// A JSON request body deserialised into `T`.
 #[derive(Debug)]

@@ -6,13 +6,16 @@ use compliance_domain::{OrganizationId, Timestamp};
 
 use crate::RepoError;
 
-/// A new reservation: the first request with its key in its organization and route.
+/// A new reservation: the first request with its key in its organization, caller and route.
 #[derive(Debug, Clone)]
 pub struct NewReservation {
     /// The reservation's id.
     pub id: String,
     /// The caller's organization.
     pub organization_id: OrganizationId,
+    /// Who reserves it: a key is the caller's own, so no other member can take (squat) it.
+    /// The user and the credential (`usr_…/apk_…`, `usr_…/session`), see the app's `idempotency`.
+    pub caller: String,
     /// The key as the client sent it.
     pub key: String,
     /// The method and matched route, e.g. `POST /v1/risks`.
@@ -91,7 +94,7 @@ pub enum Outcome {
 /// audited write itself (`AuditDraft::idempotency`), in the change's transaction.
 #[async_trait]
 pub trait IdempotencyRepository: Send + Sync {
-    /// Inserts `new` unless its organization, key and route are reserved already (an expired
+    /// Inserts `new` unless its organization, caller, key and route are reserved already (an expired
     /// reservation of the same scope is deleted first); `None` when inserted, else the existing
     /// reservation.
     async fn reserve_idempotency_key(

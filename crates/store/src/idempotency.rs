@@ -99,6 +99,7 @@ impl IdempotencyRepository for Store {
                 c.transaction(async |c| {
                     let scope = idempotency_keys::table
                         .filter(idempotency_keys::organization_id.eq(&row.organization_id))
+                        .filter(idempotency_keys::caller.eq(&row.caller))
                         .filter(idempotency_keys::idempotency_key.eq(&row.idempotency_key))
                         .filter(idempotency_keys::route.eq(&row.route));
                     diesel::delete(scope.filter(idempotency_keys::expires_at.le(naive(now)))).execute(c).await?;
@@ -222,6 +223,7 @@ impl IdempotencyRepository for Store {
 struct KeyRow {
     id: String,
     organization_id: String,
+    caller: String,
     idempotency_key: String,
     route: String,
     fingerprint: String,
@@ -245,6 +247,7 @@ impl KeyRow {
         Self {
             id: new.id.clone(),
             organization_id: new.organization_id.to_string(),
+            caller: new.caller.clone(),
             idempotency_key: new.key.clone(),
             route: new.route.clone(),
             fingerprint: new.fingerprint.clone(),

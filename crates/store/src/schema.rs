@@ -480,6 +480,7 @@ diesel::table! {
     idempotency_keys (id) {
         id -> Text,
         organization_id -> Text,
+        caller -> Text,
         idempotency_key -> Text,
         route -> Text,
         fingerprint -> Text,

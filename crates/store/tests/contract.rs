@@ -1639,6 +1639,7 @@ async fn idempotency_keys(db: &TestDb) {
     let new = |id: &str, org: &OrganizationId| NewReservation {
         id: id.into(),
         organization_id: org.clone(),
+        caller: "usr_1/session".into(),
         key: "k-1".into(),
         route: "POST /v1/risks".into(),
         fingerprint: "f".into(),
@@ -1650,6 +1651,8 @@ async fn idempotency_keys(db: &TestDb) {
     let held = store.reserve_idempotency_key(&new("r2", &org.id), now).await.unwrap().unwrap();
     assert_eq!((held.id.as_str(), held.attempt, held.applied_at), ("r1", 0, None));
     assert!(store.reserve_idempotency_key(&new("r3", &other.id), now).await.unwrap().is_none(), "per organization");
+    let another_caller = NewReservation { caller: "usr_2/session".into(), ..new("r2b", &org.id) };
+    assert!(store.reserve_idempotency_key(&another_caller, now).await.unwrap().is_none(), "per caller");
 
     let later = now.plus(time::Duration::minutes(2));
     let retry = store.take_over_idempotency_key(&org.id, "r1", 0, later).await.unwrap().unwrap();
@@ -1707,5 +1710,9 @@ async fn idempotency_keys(db: &TestDb) {
     let expired = now.plus(time::Duration::hours(24));
     assert_eq!(store.prune_idempotency_keys(now).await.unwrap(), 0);
     assert!(store.reserve_idempotency_key(&new("r9", &org.id), expired).await.unwrap().is_none(), "expired: new");
-    assert_eq!(store.prune_idempotency_keys(expired).await.unwrap(), 2, "B's r8 and A's r9 (made with the old expiry)");
+    assert_eq!(
+        store.prune_idempotency_keys(expired).await.unwrap(),
+        3,
+        "B's r8, A's r9 and the other caller's r2b (made with the old expiry)"
+    );
 }

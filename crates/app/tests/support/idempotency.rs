@@ -39,7 +39,9 @@ impl IdempotencyRepository for MemoryIdempotency {
     ) -> Result<Option<Reservation>, RepoError> {
         let mut rows = self.rows.lock().unwrap();
         let same_scope =
-            |n: &NewReservation| n.organization_id == new.organization_id && n.key == new.key && n.route == new.route;
+            |n: &NewReservation| {
+            n.organization_id == new.organization_id && n.caller == new.caller && n.key == new.key && n.route == new.route
+        };
         rows.retain(|(n, _)| !(same_scope(n) && n.expires_at <= now));
         if let Some((_, existing)) = rows.iter().find(|(n, _)| same_scope(n)) {
             return Ok(Some(existing.clone()));

@@ -28,6 +28,7 @@ use tracing::Instrument;
 
 use super::{Operations, RequestId};
 use crate::auth::{Authenticated, Caller};
+use crate::body::RouteBodyLimits;
 use crate::{ApiError, AppState};
 
 /// The request header (the IETF httpapi draft's).
@@ -97,7 +98,9 @@ async fn with_key(
     let Some(mut principal) = caller_of(&req, &state).await else {
         return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
     };
-    let body = match read_body(&mut req, body_limit(&state)).await {
+    // No more than the matched route takes: a larger body is refused as the route would.
+    let limit = req.app_data::<web::Data<RouteBodyLimits>>().map_or(crate::JSON_BODY_LIMIT, |limits| limits.of(&pattern));
+    let body = match read_body(&mut req, limit).await {
         Ok(body) => body,
         Err(refusal) => return Ok(req.into_response(refusal.error_response())),
     };
@@ -157,15 +160,6 @@ async fn caller_of(req: &ServiceRequest, state: &AppState) -> Option<Principal> 
     let mut principal = crate::auth::principal(state, credentials).await.ok()?;
     principal.request_id = req.extensions().get::<RequestId>().map(|id| id.0.clone());
     Some(principal)
-}
-
-/// The largest body any route accepts: a larger one is refused as that route would.
-fn body_limit(state: &AppState) -> usize {
-    let settings = state.settings();
-    let comments = crate::routes::comment_body_limit(settings).0;
-    let chat = crate::routes::chat_body_limit(settings).0;
-    let bulk = crate::routes::BULK_BODY_LIMIT.0;
-    crate::JSON_BODY_LIMIT.max(comments).max(chat).max(bulk)
 }
 
 /// The whole body, to fingerprint it before the route runs (it is put back for the route).

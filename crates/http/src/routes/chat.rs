@@ -23,7 +23,7 @@ pub fn chat_body_limit(settings: &Settings) -> BodyLimit {
 pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
     router.add(
         Endpoint::new("/v1/assistant-chat/history")
-            .app_data(body_limit)
+            .body_limit(body_limit)
             .get(get_chat_history)
             .put(replace_chat_history)
             .delete(clear_chat_history),

@@ -23,7 +23,7 @@ const JSON_OVERHEAD: usize = 64 * 1024;
 
 pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
     router
-        .add(Endpoint::new("/v1/comments").app_data(body_limit).get(list_comments).post(create_comment))
+        .add(Endpoint::new("/v1/comments").body_limit(body_limit).get(list_comments).post(create_comment))
         .add(Endpoint::new("/v1/comments/export").get(export_comments))
         .add(Endpoint::new("/v1/comments/{id}").put(update_comment).delete(delete_comment))
         .add(Endpoint::new("/v1/attachments/{id}/download").get(get_attachment_download_link))

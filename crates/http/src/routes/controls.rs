@@ -33,7 +33,7 @@ pub fn configure(router: &mut Router<'_>, upload_limit: BodyLimit) {
         .add(Endpoint::new("/v1/controls/{id}/evidence-sources/{sourceId}").delete(remove_evidence_source))
         .add(
             Endpoint::new("/v1/controls/{id}/evidence")
-                .app_data(upload_limit)
+                .body_limit(upload_limit)
                 .get(list_control_evidence)
                 .post(upload_control_evidence),
         )

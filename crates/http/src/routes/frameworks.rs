@@ -31,7 +31,7 @@ pub const IMPORT_BODY_LIMIT: BodyLimit = BodyLimit(15 * 1024 * 1024);
 pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/frameworks").get(list_frameworks).post(create_framework))
-        .add(Endpoint::new("/v1/frameworks/import").app_data(IMPORT_BODY_LIMIT).post(import_framework))
+        .add(Endpoint::new("/v1/frameworks/import").body_limit(IMPORT_BODY_LIMIT).post(import_framework))
         .add(Endpoint::new("/v1/frameworks/{id}").get(get_framework).delete(delete_framework))
         .add(Endpoint::new("/v1/frameworks/{id}/status").get(get_framework_status))
         .add(Endpoint::new("/v1/frameworks/{id}/assessment-results").get(get_framework_assessment_results))

@@ -31,16 +31,17 @@ mod tasks;
 mod vendors;
 mod webhooks;
 
-pub(crate) use bulk::BULK_BODY_LIMIT;
 pub use chat::chat_body_limit;
 pub use comments::comment_body_limit;
+
+use std::collections::HashMap;
 
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{FromRequest, Handler, Resource, Responder, ResponseError, web};
 
 use crate::ApiError;
-use crate::body::BodyLimit;
+use crate::body::{BodyLimit, RouteBodyLimits};
 
 /// Body limits of the routes that take more than the default.
 #[derive(Debug, Clone, Copy)]
@@ -127,13 +128,15 @@ pub fn documents() -> Vec<utoipa::openapi::OpenApi> {
 pub struct Router<'c> {
     config: &'c mut web::ServiceConfig,
     table: Vec<(Method, String)>,
+    /// The paths that take another body limit than the default, and that limit.
+    body_limits: HashMap<String, usize>,
     /// Each scope's prefix and resources, in registration order.
     scopes: Vec<(String, Vec<Resource>)>,
 }
 
 impl<'c> Router<'c> {
     pub fn new(config: &'c mut web::ServiceConfig) -> Self {
-        Self { config, table: Vec::new(), scopes: Vec::new() }
+        Self { config, table: Vec::new(), body_limits: HashMap::new(), scopes: Vec::new() }
     }
 
     /// Registers the endpoint; any method it does not take is answered 405 with `Allow`.
@@ -152,6 +155,9 @@ impl<'c> Router<'c> {
                 response
             }
         }));
+        if let Some(limit) = endpoint.body_limit {
+            self.body_limits.insert(endpoint.path.clone(), limit.0);
+        }
         self.table.extend(endpoint.methods.into_iter().map(|method| (method, endpoint.path.clone())));
         match self.scopes.iter_mut().find(|(prefix, _)| *prefix == endpoint.scope) {
             Some((_, resources)) => resources.push(resource),
@@ -160,8 +166,10 @@ impl<'c> Router<'c> {
         self
     }
 
-    /// Registers the scopes; returns every method and path, in registration order.
+    /// Registers the scopes and the routes' body limits ([`RouteBodyLimits`]); returns every
+    /// method and path, in registration order.
     pub fn finish(self) -> Vec<(Method, String)> {
+        self.config.app_data(web::Data::new(RouteBodyLimits::new(self.body_limits)));
         for (prefix, resources) in self.scopes {
             self.config.service(resources.into_iter().fold(web::scope(&prefix), actix_web::Scope::service));
         }
@@ -206,21 +214,25 @@ pub struct Endpoint {
     methods: Vec<Method>,
     /// An HTML page answers its errors in HTML.
     page: bool,
+    /// The largest body it takes, when not the default.
+    body_limit: Option<BodyLimit>,
 }
 
 impl Endpoint {
     pub fn new(path: &str) -> Self {
         let (scope, rest) = scope_of(path);
         let (scope, resource) = (scope.to_owned(), web::resource(rest));
-        Self { path: path.to_owned(), scope, resource, methods: Vec::new(), page: false }
+        Self { path: path.to_owned(), scope, resource, methods: Vec::new(), page: false, body_limit: None }
     }
 
     pub fn page(path: &str) -> Self {
         Self { page: true, ..Self::new(path) }
     }
 
-    pub fn app_data<U: 'static>(mut self, data: U) -> Self {
-        self.resource = self.resource.app_data(data);
+    /// The largest body the endpoint takes (the JSON extractor's and the idempotency layer's).
+    pub fn body_limit(mut self, limit: BodyLimit) -> Self {
+        self.resource = self.resource.app_data(limit);
+        self.body_limit = Some(limit);
         self
     }
 

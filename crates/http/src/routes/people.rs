@@ -28,7 +28,7 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/people").get(list_people))
         .add(Endpoint::new("/v1/people/export").get(export_people))
-        .add(Endpoint::new("/v1/people/bulk").app_data(BULK_BODY_LIMIT).post(bulk_people))
+        .add(Endpoint::new("/v1/people/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_people))
         .add(Endpoint::new("/v1/people/{id}").get(get_person).patch(update_person));
 }
 

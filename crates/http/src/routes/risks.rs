@@ -28,7 +28,7 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/risks").get(list_risks).post(create_risk))
         .add(Endpoint::new("/v1/risks/export").get(export_risks))
-        .add(Endpoint::new("/v1/risks/bulk").app_data(BULK_BODY_LIMIT).post(bulk_risks))
+        .add(Endpoint::new("/v1/risks/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_risks))
         .add(Endpoint::new("/v1/risks/{id}").get(get_risk).patch(update_risk).delete(delete_risk));
 }
 

@@ -28,7 +28,7 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/tasks").get(list_tasks).post(create_task))
         .add(Endpoint::new("/v1/tasks/export").get(export_tasks))
-        .add(Endpoint::new("/v1/tasks/bulk").app_data(BULK_BODY_LIMIT).post(bulk_tasks))
+        .add(Endpoint::new("/v1/tasks/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_tasks))
         .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task))
         .add(Endpoint::new("/v1/tasks/{id}/submit").post(submit_task))
         .add(Endpoint::new("/v1/tasks/{id}/approve").post(approve_task))

@@ -26,7 +26,7 @@ pub fn configure(router: &mut Router<'_>) {
     router
         .add(Endpoint::new("/v1/vendors").get(list_vendors).post(create_vendor))
         .add(Endpoint::new("/v1/vendors/export").get(export_vendors))
-        .add(Endpoint::new("/v1/vendors/bulk").app_data(BULK_BODY_LIMIT).post(bulk_vendors))
+        .add(Endpoint::new("/v1/vendors/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_vendors))
         .add(Endpoint::new("/v1/vendors/{id}").get(get_vendor).patch(update_vendor).delete(delete_vendor));
 }
 
