@@ -280,7 +280,13 @@ impl CommentRepository for Store {
                     .select(AttachmentRow::as_select())
                     .load(c)
                     .await?;
-                diesel::delete(attachments::table.filter(attachments::comment_id.eq(id.as_str()))).execute(c).await?;
+                diesel::delete(
+                    attachments::table
+                        .filter(attachments::organization_id.eq(org.as_str()))
+                        .filter(attachments::comment_id.eq(id.as_str())),
+                )
+                .execute(c)
+                .await?;
                 let deleted: Comment = diesel::delete(
                     comments::table
                         .filter(comments::organization_id.eq(org.as_str()))
