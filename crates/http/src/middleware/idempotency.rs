@@ -37,13 +37,15 @@ pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
 pub const REPLAYED_HEADER: HeaderName = HeaderName::from_static("idempotent-replayed");
 
 /// Routes whose answer shows a secret once (an API key, a webhook's signing secret, an
-/// invitation's link): their bodies are never stored, and a repeat of their key gets a 409 that
-/// names the record instead. An answer that sets a cookie is treated alike.
-pub(crate) const REVEALS_SECRET: [(Method, &str); 4] = [
+/// invitation's link, an OAuth authorization URL's live `state`): their bodies are never stored,
+/// and a repeat of their key gets a 409 that names the record instead. An answer that sets a
+/// cookie is treated alike.
+pub(crate) const REVEALS_SECRET: [(Method, &str); 5] = [
     (Method::POST, "/v1/api-keys"),
     (Method::POST, "/v1/webhooks"),
     (Method::POST, "/v1/webhooks/{id}/rotate-secret"),
     (Method::POST, "/v1/invitations"),
+    (Method::POST, "/v1/integrations/oauth/start"),
 ];
 
 /// Routes whose change belongs to no organization the caller acts in: creating an organization
