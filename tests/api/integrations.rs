@@ -29,6 +29,7 @@ provider_tests!(
     an_expiring_token_is_refreshed_before_the_check,
     a_refused_refresh_token_needs_reauthorisation_and_reconnecting_keeps_the_id,
     oauth_state_is_single_use_and_bound_to_the_user,
+    an_oauth_start_with_an_idempotency_key_never_keeps_its_state,
     oauth_errors_come_back_to_the_redirect_url,
     oauth_header_client_auth_and_authorize_url_placeholders,
     api_key_in_a_header_with_its_prefix,
@@ -754,21 +755,38 @@ async fn oauth_state_is_single_use_and_bound_to_the_user(server: &TestServer, fa
     let without = format!("{}{CALLBACK_PATH}?code={code}", server.base_url());
     assert_eq!(hop(&without, Some(&token)).await.status, 400, "no state at all");
 
-    // Another user's session: refused, and the state is consumed.
+    // Another user's session, or one that does not authenticate: refused before the state is
+    // touched, so the user who started still finishes.
     let back = authorize(server, fake, &start(fake, &client, OAUTH, None).await).await;
     let (colleague, _) = server.member(&tenant, "owner").await;
     let colleague_token = session_token(server, &colleague).await;
     let stolen = hop(&back, Some(&colleague_token)).await;
     assert_eq!(stolen.status, 400, "the session of another user: {stolen:?}");
-    let late = hop(&back, Some(&token)).await;
-    assert_eq!(late.status, 400, "the state was consumed by the failed attempt: {late:?}");
+    let forged = hop(&back, Some("not-a-session")).await;
+    assert_eq!(forged.status, 400, "a session that does not authenticate: {forged:?}");
 
     assert_eq!(get(fake, &tenant.api, CONNECTIONS).await.ok(200), connections_before);
     assert_eq!(fake.state().token.len(), 1, "no refused callback reaches the token endpoint");
+    let finished = callback(fake, &back, &token).await;
+    assert_eq!(query_of(&finished).get("status").map(String::as_str), Some("connected"), "{finished}");
     server.stderr_containing("Invalid state").await;
     assert!(reused.to_string().contains("Invalid OAuth state"), "the problem says `Invalid OAuth state`: {reused}");
     // docs/api.md gives every 400 the type `/problems/validation`; docs/integrations.md names no other.
     assert_eq!(reused["type"], "/problems/validation", "the problem type of a refused state: {reused}");
+}
+
+async fn an_oauth_start_with_an_idempotency_key_never_keeps_its_state(server: &TestServer, fake: &FakeProvider) {
+    let tenant = server.tenant().await;
+    configure_app(fake, &tenant, OAUTH).await;
+    let keyed = tenant.api.with_header("Idempotency-Key", "start-once");
+    let started = keyed.post(START, json!({"providerSlug": OAUTH})).await.ok(200);
+    let state = query_of(str_of(&started, "authorizationUrl")).remove("state").expect("a state");
+    // The live state is shown once: a repeat is told the answer is not kept, and never gets it.
+    let repeat = keyed.post(START, json!({"providerSlug": OAUTH})).await;
+    let raw = String::from_utf8_lossy(&repeat.bytes).into_owned();
+    assert!(!raw.contains(&state), "the state was kept and replayed: {raw}");
+    assert_eq!(repeat.status, 409, "{raw}");
+    assert_eq!(repeat.body["type"], "/problems/idempotency-response-not-kept", "{raw}");
 }
 
 async fn oauth_errors_come_back_to_the_redirect_url(server: &TestServer, fake: &FakeProvider) {

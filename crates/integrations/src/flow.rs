@@ -41,15 +41,20 @@ pub struct PendingAuthorization {
     record: OAuthStateRecord,
 }
 
-impl PendingAuthorization {
-    /// The organization the flow was started for: the callback authenticates the session for it.
-    pub fn organization_id(&self) -> &OrganizationId {
-        &self.record.organization_id
-    }
 
-    pub fn provider(&self) -> &str {
-        &self.record.provider
-    }
+/// What a presented state says before it is taken: where the callback authenticates.
+#[derive(Debug, Clone)]
+pub struct StateFor {
+    /// The organization the flow was started for.
+    pub organization_id: OrganizationId,
+    /// The provider's slug.
+    pub provider: String,
+}
+
+/// The presented state, or the 400 of a missing one (the provider is unknown until a stored
+/// state names it).
+fn presented(state: Option<&str>) -> Result<StateToken, AppError> {
+    state.filter(|s| !s.is_empty()).map(StateToken::presented).ok_or_else(|| invalid_state("unknown", "no state"))
 }
 
 /// Where the callback sends the browser.
@@ -116,14 +121,23 @@ impl Integrations {
         Ok(url.into())
     }
 
-    /// Takes the presented state from the store (once: a second callback with it finds nothing).
-    pub async fn take_state(&self, state: Option<&str>) -> Result<PendingAuthorization, AppError> {
-        // The provider is unknown until a stored state names it.
-        let Some(presented) = state.filter(|s| !s.is_empty()).map(StateToken::presented) else {
-            return Err(invalid_state("unknown", "no state"));
-        };
-        let record = self.oauth_states.take(&presented.hash()).await?;
+    /// Which organization and provider the presented state is for, leaving the state in place:
+    /// the callback authenticates its session there first, so that a request that cannot
+    /// authenticate (or another user's) never uses up the state of the user who started.
+    pub async fn state_for(&self, state: Option<&str>) -> Result<StateFor, AppError> {
+        let record = self.oauth_states.find(&presented(state)?.hash()).await?;
         let record = record.ok_or_else(|| invalid_state("unknown", "unknown or already used state"))?;
+        Ok(StateFor { organization_id: record.organization_id, provider: record.provider })
+    }
+
+    /// Takes the presented state from the store, if the caller started it (once: a second
+    /// callback with it finds nothing; another user's leaves it in place).
+    pub async fn take_state(&self, caller: &Principal, state: Option<&str>) -> Result<PendingAuthorization, AppError> {
+        let presented = presented(state)?;
+        let record = self.oauth_states.take(&presented.hash(), &caller.organization_id, &caller.user_id).await?;
+        let record = record.ok_or_else(|| {
+            invalid_state("unknown", "unknown or already used state, or the session is not the one that started the flow")
+        })?;
         if record.expires_at <= self.clock.now() {
             return Err(invalid_state(&record.provider, "expired state"));
         }

@@ -30,7 +30,7 @@ pub use catalog::{ManifestError, Provider, ProviderCatalog, VerifyRequest};
 /// puts in URLs: the delivery layer reaches the credentials crate only through these.
 pub use compliance_credentials::{CredentialField, FieldOption, FieldType, percent_encode};
 pub use connections::{CheckReport, ConnectionView, Disconnected, NewConnection, Revocation};
-pub use flow::{CallbackRedirect, PendingAuthorization, StartOAuth, invalid_state};
+pub use flow::{CallbackRedirect, PendingAuthorization, StartOAuth, StateFor, invalid_state};
 pub use oauth_apps::{OAuthAppInput, OAuthAppView};
 pub use providers::{OAuthView, ProviderView};
 

@@ -190,8 +190,17 @@ impl std::fmt::Debug for OAuthStateRecord {
 pub trait OAuthStateRepository: Send + Sync {
     /// Stores a new state.
     async fn insert(&self, state: &OAuthStateRecord) -> Result<(), RepoError>;
-    /// Removes and returns the state: a state can be taken once, however many callers race.
-    async fn take(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError>;
+    /// The state, left in place: the callback reads which organization to authenticate its
+    /// session in before it takes the state.
+    async fn find(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError>;
+    /// Removes and returns the state if `user` started it in `org`: a state can be taken once,
+    /// however many callers race, and never by another user (whose attempt leaves it in place).
+    async fn take(
+        &self,
+        state_hash: &str,
+        org: &OrganizationId,
+        user: &UserId,
+    ) -> Result<Option<OAuthStateRecord>, RepoError>;
     /// Removes states that expired before `now`; how many.
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, RepoError>;
 }

@@ -283,6 +283,22 @@ struct StateRow {
     pkce_verifier: Option<Vec<u8>>,
 }
 
+impl StateRow {
+    fn record(self) -> Result<OAuthStateRecord, RepoError> {
+        let bad = |e| corrupt("oauth_states", e);
+        Ok(OAuthStateRecord {
+            state_hash: self.state_hash,
+            organization_id: OrganizationId::parse(&self.organization_id).map_err(bad)?,
+            user_id: compliance_domain::UserId::parse(&self.user_id).map_err(bad)?,
+            provider: self.provider,
+            redirect_url: self.redirect_url,
+            created_at: Timestamp::from_utc_naive(self.created_at),
+            expires_at: Timestamp::from_utc_naive(self.expires_at),
+            sealed_pkce_verifier: self.pkce_verifier,
+        })
+    }
+}
+
 #[async_trait]
 impl OAuthStateRepository for Store {
     async fn insert(&self, state: &OAuthStateRecord) -> Result<(), RepoError> {
@@ -302,31 +318,32 @@ impl OAuthStateRepository for Store {
         Ok(())
     }
 
-    async fn take(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError> {
-        let mut conn = self.pools.write().await?;
-        // DELETE … RETURNING: of two racing callers, only one gets the row.
+    async fn find(&self, state_hash: &str) -> Result<Option<OAuthStateRecord>, RepoError> {
+        let mut conn = self.pools.read().await?;
         let row: Option<StateRow> = db_run!(&mut conn, |c| {
-            diesel::delete(oauth_states::table.find(state_hash))
-                .returning(StateRow::as_returning())
-                .get_result(c)
-                .await
-                .optional()
+            oauth_states::table.find(state_hash).select(StateRow::as_select()).first(c).await.optional()
         })
         .map_err(repo_error)?;
-        row.map(|r| {
-            let bad = |e| corrupt("oauth_states", e);
-            Ok(OAuthStateRecord {
-                state_hash: r.state_hash,
-                organization_id: OrganizationId::parse(&r.organization_id).map_err(bad)?,
-                user_id: compliance_domain::UserId::parse(&r.user_id).map_err(bad)?,
-                provider: r.provider,
-                redirect_url: r.redirect_url,
-                created_at: Timestamp::from_utc_naive(r.created_at),
-                expires_at: Timestamp::from_utc_naive(r.expires_at),
-                sealed_pkce_verifier: r.pkce_verifier,
-            })
+        row.map(StateRow::record).transpose()
+    }
+
+    async fn take(
+        &self,
+        state_hash: &str,
+        org: &OrganizationId,
+        user: &compliance_domain::UserId,
+    ) -> Result<Option<OAuthStateRecord>, RepoError> {
+        let mut conn = self.pools.write().await?;
+        // DELETE … RETURNING: of two racing callers, only one gets the row; another user none.
+        let row: Option<StateRow> = db_run!(&mut conn, |c| {
+            let started_by_them = oauth_states::table
+                .filter(oauth_states::state_hash.eq(state_hash))
+                .filter(oauth_states::organization_id.eq(org.as_str()))
+                .filter(oauth_states::user_id.eq(user.as_str()));
+            diesel::delete(started_by_them).returning(StateRow::as_returning()).get_result(c).await.optional()
         })
-        .transpose()
+        .map_err(repo_error)?;
+        row.map(StateRow::record).transpose()
     }
 
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, RepoError> {

@@ -1015,13 +1015,22 @@ async fn oauth_states(db: &TestDb) {
     OAuthStateRepository::insert(store, &live).await.unwrap();
     OAuthStateRepository::insert(store, &state("h2", now.plus(time::Duration::minutes(-1)))).await.unwrap();
 
-    let takers = (0..8).map(|_| OAuthStateRepository::take(store, "h1"));
+    // Read without being used up; another user, or the user in another organization, takes nothing.
+    assert_eq!(OAuthStateRepository::find(store, "h1").await.unwrap(), Some(live.clone()));
+    let bob = person(store, &org, "bob@ours.test").await;
+    let other = organization(store, "Theirs").await;
+    assert_eq!(OAuthStateRepository::take(store, "h1", &org.id, &bob.user.id).await.unwrap(), None);
+    assert_eq!(OAuthStateRepository::take(store, "h1", &other.id, &ada.user.id).await.unwrap(), None);
+    assert_eq!(OAuthStateRepository::find(store, "h1").await.unwrap(), Some(live.clone()), "still there");
+
+    let takers = (0..8).map(|_| OAuthStateRepository::take(store, "h1", &org.id, &ada.user.id));
     let taken: Vec<_> = join_all(takers).await.into_iter().map(Result::unwrap).collect();
     assert_eq!(taken.iter().flatten().count(), 1, "a state is taken once, however many race");
     assert_eq!(taken.into_iter().flatten().next(), Some(live));
+    assert_eq!(OAuthStateRepository::find(store, "h1").await.unwrap(), None);
 
     assert_eq!(store.purge_expired(now).await.unwrap(), 1);
-    assert_eq!(OAuthStateRepository::take(store, "h2").await.unwrap(), None);
+    assert_eq!(OAuthStateRepository::take(store, "h2", &org.id, &ada.user.id).await.unwrap(), None);
 }
 contract!(oauth_states);
 

@@ -267,7 +267,7 @@ struct CallbackQuery {
             description = "To the `redirectUrl` given at start (default: the provider's connect page) with `provider` and `status=connected&connectionId=…`, or `status=error&error=<code>` (`access_denied`, …, `token_exchange_failed`, `oauth_app_missing`, `missing_code`, `connection_changed`).",
             headers(("Location" = String, description = "Where the browser goes next.")),
         ),
-        (status = 400, description = "The state is missing, unknown, expired, already used, or was started by another user or organization (title `Invalid OAuth state`, field `state`); or the query is malformed.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 400, description = "The state is missing, unknown, expired, already used, or was started by another user or organization (title `Invalid OAuth state`, field `state`); or the query is malformed. The session is authenticated before the state is taken: a refused attempt leaves the state to the user who started.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 401, description = "No `session_token` cookie.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The state's provider is no longer offered.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
@@ -282,19 +282,22 @@ async fn oauth_callback(
         .cookie(SESSION_COOKIE)
         .map(|c| SecretString::from(c.value().to_owned()))
         .ok_or_else(|| ApiError::unauthenticated("the OAuth callback needs the session_token cookie of who started"))?;
-    let pending = state.integrations(|i| async move { i.take_state(presented.as_deref()).await }).await?;
-    let provider = pending.provider().to_owned();
-    let organization = Some(pending.organization_id().to_string());
+    // Authenticate before the state is taken: a caller who cannot (or another user) leaves it for
+    // the user who started.
+    let read = presented.clone();
+    let target = state.integrations(|i| async move { i.state_for(read.as_deref()).await }).await?;
+    let organization = Some(target.organization_id.to_string());
     let principal = state
         .run(|app| async move { app.auth.authenticate(Credentials::Session { token, organization }).await })
         .await
         .map_err(|error| match error.status() {
-            // The state is consumed: whoever this is, the flow must start again.
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                invalid_state(&provider, "the session may not act for the state's organization").into()
+                invalid_state(&target.provider, "the session may not act for the state's organization").into()
             }
             _ => error,
         })?;
+    let taker = principal.clone();
+    let pending = state.integrations(|i| async move { i.take_state(&taker, presented.as_deref()).await }).await?;
     let code = code.map(SecretString::from);
     let redirect =
         state.integrations(|i| async move { i.complete_oauth(&principal, pending, code, error).await }).await?;
