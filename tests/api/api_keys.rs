@@ -80,7 +80,8 @@ async fn a_key_made_by_a_key_cannot_outlive_it(server: &TestServer) {
         key.get("/v1/risks").await.problem(401);
     }
     let listed = tenant.session.get("/v1/api-keys").await.ok(200);
-    let revoked = |id: &Value| listed["data"].as_array().unwrap().iter().any(|k| &k["id"] == id && k["revokedAt"].is_string());
+    let revoked =
+        |id: &Value| listed["data"].as_array().unwrap().iter().any(|k| &k["id"] == id && k["revokedAt"].is_string());
     for key in [&parent, &child, &later, &earlier, &grandchild] {
         assert!(revoked(&key["id"]), "{} was not revoked: {listed}", key["id"]);
     }

@@ -295,7 +295,8 @@ async fn roles_and_other_organizations(server: &TestServer) {
         assert_eq!(status_of(&seen, "BL-1"), ("not_started".into(), vec![]), "{path}: {seen}");
         assert!(!seen.to_string().contains("Backups"), "{path}: {seen}");
     }
-    let narrow = tenant.session.post("/v1/api-keys", json!({"name": "fw", "scopes": ["frameworks:read"]})).await.ok(201);
+    let narrow =
+        tenant.session.post("/v1/api-keys", json!({"name": "fw", "scopes": ["frameworks:read"]})).await.ok(201);
     let narrow = server.client(crate::client::Auth::ApiKey(str_of(&narrow, "key").to_owned()), None);
     assert_eq!(status_of(&narrow.get(&framework_path).await.ok(200), "BL-1").1, Vec::<String>::new());
     let denied = employee.get(&format!("{framework_path}/assessment-results")).await.problem(403);

@@ -309,7 +309,8 @@ async fn a_keyed_body_is_read_up_to_its_routes_own_limit(server: &TestServer) {
     // read, and answered by the route (a malformed catalog, not a too-large body).
     let importing = tenant.api.with_header(HEADER, &fresh_key());
     let catalog = json!({"catalog": {"padding": "x".repeat(2 * 1024 * 1024)}}).to_string();
-    let imported = importing.raw(reqwest::Method::POST, "/v1/frameworks/import", Some("application/json"), &catalog).await;
+    let imported =
+        importing.raw(reqwest::Method::POST, "/v1/frameworks/import", Some("application/json"), &catalog).await;
     assert_ne!(imported.status, 413, "{}", imported.body);
     assert!(imported.status < 500, "{}", imported.body);
 }

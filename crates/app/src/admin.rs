@@ -322,8 +322,7 @@ impl AdminService {
     /// Revokes the key `id`, in whichever organization it belongs to; it stops authenticating at
     /// the next request on every instance.
     pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {
-        let org =
-            self.credentials.api_key_organization(id).await.map_err(|e| AppError::from_repo(e, "API key"))?;
+        let org = self.credentials.api_key_organization(id).await.map_err(|e| AppError::from_repo(e, "API key"))?;
         let audit = self.audit.change_by(Author::system(ADMIN, &org), |_, _| "apiKey.revoked", &API_KEY);
         let revoked = self.credentials.revoke_api_key(&org, id, self.clock.now(), &audit).await;
         crate::api_keys::forget_revoked(&self.principals, id, revoked)

@@ -26,7 +26,9 @@ async fn a_child_key_expires_no_later_than_its_parent() {
     assert_eq!(parent.key.parent_id, None, "made with a session: no parent");
     let as_parent = signed_in(&world, &parent).await.unwrap();
 
-    for (asked, expected) in [(None, day), (Some(week), day), (Some(now.plus(time::Duration::hours(1))), now.plus(time::Duration::hours(1)))] {
+    for (asked, expected) in
+        [(None, day), (Some(week), day), (Some(now.plus(time::Duration::hours(1))), now.plus(time::Duration::hours(1)))]
+    {
         let child = world.app.api_keys.create(&as_parent, expiring(asked)).await.unwrap();
         assert_eq!(child.key.expires_at, Some(expected), "asked {asked:?}");
         assert_eq!(child.key.parent_id.as_ref(), Some(&parent.key.id));

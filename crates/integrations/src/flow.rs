@@ -41,7 +41,6 @@ pub struct PendingAuthorization {
     record: OAuthStateRecord,
 }
 
-
 /// What a presented state says before it is taken: where the callback authenticates.
 #[derive(Debug, Clone)]
 pub struct StateFor {
@@ -136,7 +135,10 @@ impl Integrations {
         let presented = presented(state)?;
         let record = self.oauth_states.take(&presented.hash(), &caller.organization_id, &caller.user_id).await?;
         let record = record.ok_or_else(|| {
-            invalid_state("unknown", "unknown or already used state, or the session is not the one that started the flow")
+            invalid_state(
+                "unknown",
+                "unknown or already used state, or the session is not the one that started the flow",
+            )
         })?;
         if record.expires_at <= self.clock.now() {
             return Err(invalid_state(&record.provider, "expired state"));

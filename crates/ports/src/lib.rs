@@ -66,8 +66,7 @@ pub use records::{
 };
 pub use repositories::{
     Clock, CommentRepository, CredentialRepository, HealthCheck, MemberRepository, OrganizationRepository,
-    RevokedApiKey,
-    UserRepository,
+    RevokedApiKey, UserRepository,
 };
 pub use sessions::{Membership, SessionRepository};
 pub use sign_in::{

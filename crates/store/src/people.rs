@@ -483,7 +483,8 @@ impl CredentialRepository for Store {
                     .iter()
                     .map(|key| ApiKey { revoked_at: Some(Timestamp::from_utc_naive(at)), ..key.clone() })
                     .collect();
-                let drafts = live.iter().zip(&revoked).map(|(before, after)| audit(Some(before), Some(after))).collect();
+                let drafts =
+                    live.iter().zip(&revoked).map(|(before, after)| audit(Some(before), Some(after))).collect();
                 let heads = c.lock_head_for(org, i64::try_from(live.len()).unwrap_or(i64::MAX)).await?;
                 c.append_many(heads, drafts).await?;
                 Ok(RevokedApiKey { key: after, descendants: revoked })

@@ -10,8 +10,8 @@ use compliance_domain::framework::{Framework, FrameworkWithRequirements};
 use compliance_domain::framework_status::RequirementMapping;
 use compliance_domain::{ControlId, FrameworkId, OrganizationId, RequirementId, Timestamp};
 use compliance_ports::{
-    AuditOf, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository,
-    MappedRequirement, Page, RepoError,
+    AuditOf, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository, MappedRequirement,
+    Page, RepoError,
 };
 
 use super::MemoryControls;
@@ -38,17 +38,22 @@ impl MemoryFrameworks {
 impl FrameworkRepository for MemoryFrameworks {
     async fn list_frameworks(&self, org: &OrganizationId, _: &FrameworkQuery) -> Result<Page<Framework>, RepoError> {
         let frameworks = self.frameworks.lock().unwrap();
-        let items: Vec<Framework> = frameworks
-            .iter()
-            .filter(|f| &f.framework.organization_id == org)
-            .map(|f| f.framework.clone())
-            .collect();
+        let items: Vec<Framework> =
+            frameworks.iter().filter(|f| &f.framework.organization_id == org).map(|f| f.framework.clone()).collect();
         Ok(Page { total: items.len() as u64, items, next: None })
     }
-    async fn get_framework(&self, org: &OrganizationId, id: &FrameworkId) -> Result<FrameworkWithRequirements, RepoError> {
+    async fn get_framework(
+        &self,
+        org: &OrganizationId,
+        id: &FrameworkId,
+    ) -> Result<FrameworkWithRequirements, RepoError> {
         self.find(org, id)
     }
-    async fn insert_framework(&self, framework: &FrameworkWithRequirements, _: &AuditOf<'_, Framework>) -> Result<(), RepoError> {
+    async fn insert_framework(
+        &self,
+        framework: &FrameworkWithRequirements,
+        _: &AuditOf<'_, Framework>,
+    ) -> Result<(), RepoError> {
         self.frameworks.lock().unwrap().push(framework.clone());
         Ok(())
     }
@@ -75,9 +80,9 @@ impl ControlRequirementRepository for MemoryFrameworks {
     ) -> Result<RequirementMapping, RepoError> {
         let framework_id = {
             let frameworks = self.frameworks.lock().unwrap();
-            let owner = frameworks.iter().find(|f| {
-                &f.framework.organization_id == org && f.requirements.iter().any(|r| &r.id == requirement)
-            });
+            let owner = frameworks
+                .iter()
+                .find(|f| &f.framework.organization_id == org && f.requirements.iter().any(|r| &r.id == requirement));
             owner.map(|f| f.framework.id.clone()).ok_or(RepoError::NotFound)?
         };
         let mapping = RequirementMapping {
@@ -99,7 +104,11 @@ impl ControlRequirementRepository for MemoryFrameworks {
     ) -> Result<RequirementMapping, RepoError> {
         Err(RepoError::Internal("not kept in memory".into()))
     }
-    async fn control_requirements(&self, _: &OrganizationId, _: &ControlId) -> Result<Vec<MappedRequirement>, RepoError> {
+    async fn control_requirements(
+        &self,
+        _: &OrganizationId,
+        _: &ControlId,
+    ) -> Result<Vec<MappedRequirement>, RepoError> {
         Ok(Vec::new())
     }
     async fn framework_controls(

@@ -38,9 +38,11 @@ impl IdempotencyRepository for MemoryIdempotency {
         now: Timestamp,
     ) -> Result<Option<Reservation>, RepoError> {
         let mut rows = self.rows.lock().unwrap();
-        let same_scope =
-            |n: &NewReservation| {
-            n.organization_id == new.organization_id && n.caller == new.caller && n.key == new.key && n.route == new.route
+        let same_scope = |n: &NewReservation| {
+            n.organization_id == new.organization_id
+                && n.caller == new.caller
+                && n.key == new.key
+                && n.route == new.route
         };
         rows.retain(|(n, _)| !(same_scope(n) && n.expires_at <= now));
         if let Some((_, existing)) = rows.iter().find(|(n, _)| same_scope(n)) {

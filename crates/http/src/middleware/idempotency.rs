@@ -101,7 +101,8 @@ async fn with_key(
         return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
     };
     // No more than the matched route takes: a larger body is refused as the route would.
-    let limit = req.app_data::<web::Data<RouteBodyLimits>>().map_or(crate::JSON_BODY_LIMIT, |limits| limits.of(&pattern));
+    let limit =
+        req.app_data::<web::Data<RouteBodyLimits>>().map_or(crate::JSON_BODY_LIMIT, |limits| limits.of(&pattern));
     let body = match read_body(&mut req, limit).await {
         Ok(body) => body,
         Err(refusal) => return Ok(req.into_response(refusal.error_response())),
