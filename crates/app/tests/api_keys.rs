@@ -61,5 +61,5 @@ async fn revoking_a_key_revokes_every_key_made_from_it() {
     signed_in(&world, &sibling).await.expect("a key not made from it keeps working");
     let listed = world.app.api_keys.list(&tenant.owner, &compliance_ports::PageRequest::first(50)).await.unwrap();
     let revoked: Vec<&ApiKeyId> = listed.items.iter().filter(|k| k.revoked_at.is_some()).map(|k| &k.id).collect();
-    assert_eq!(revoked.len(), 3, "{listed:?}");
+    assert_eq!(revoked.len(), 3, "{revoked:?}");
 }
