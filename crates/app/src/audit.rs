@@ -384,6 +384,7 @@ pub(crate) const AUTOMATION: Subject<compliance_domain::automation::BrowserAutom
             "schedule": a.schedule.as_ref().map(|s| s.as_str()), "isEnabled": a.is_enabled,
             "nextRunAt": a.next_run_at, "createdAt": a.created_at, "updatedAt": a.updated_at,
             "connectionId": a.connection_id, "postResultToTask": a.post_result_to_task,
+            "allowedOrigins": a.allowed_origins,
         })
     },
     redaction: Redaction { secret: &[], rich_text: &["instruction", "description"] },

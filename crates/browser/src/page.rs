@@ -1,6 +1,6 @@
 //! One capture in a running browser: open a page, navigate, wait for the load event, screenshot.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -60,6 +60,52 @@ pub(crate) struct Tab {
     document: Document,
     /// The HTTP status of the current main document.
     status: Option<u16>,
+    /// The origins the page's documents may come from, once a session is kept to them.
+    confinement: Confinement,
+}
+
+/// Where a page session may go: `None` anywhere the outbound rules allow (captures), else only to
+/// these origins. Frames inside the page (known by `Page.frameAttached`) may load what they like;
+/// the top frame and any other frame (a new window) may not leave.
+#[derive(Default)]
+struct Confinement {
+    origins: Option<Vec<String>>,
+    subframes: HashSet<String>,
+}
+
+impl Confinement {
+    /// Notes a frame attached inside the page.
+    fn note(&mut self, event: &Event, session: Option<&str>) {
+        if event.method == "Page.frameAttached"
+            && event.session_id.as_deref() == session
+            && let Some(frame) = event.params.get("frameId").and_then(Value::as_str)
+        {
+            self.subframes.insert(frame.to_owned());
+        }
+    }
+
+    /// Why a paused request may not be sent: a document of the top frame or of a new window on an
+    /// origin outside the kept ones.
+    fn refusal(&self, event: &Event, target_id: &str) -> Option<String> {
+        let origins = self.origins.as_ref()?;
+        let params = &event.params;
+        if params.get("resourceType").and_then(Value::as_str) != Some("Document") {
+            return None;
+        }
+        let frame = params.get("frameId").and_then(Value::as_str).unwrap_or_default();
+        if frame != target_id && self.subframes.contains(frame) {
+            return None;
+        }
+        let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or_default();
+        let parsed = url::Url::parse(url).ok()?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return None; // about:blank, data: — no network
+        }
+        let origin = parsed.origin().ascii_serialization();
+        (!origins.contains(&origin)).then(|| {
+            format!("{origin} is neither the origin of targetUrl nor one of the automation's allowedOrigins")
+        })
+    }
 }
 
 /// What a navigation wait saw.
@@ -99,6 +145,21 @@ impl Tab {
             verdicts: HashMap::new(),
             document: Document::default(),
             status: None,
+            confinement: Confinement::default(),
+        })
+    }
+
+    /// Keeps the page's documents on `origins` from now on ([`Confinement`]).
+    pub(crate) fn keep_to(&mut self, origins: &[String]) {
+        self.confinement.origins = Some(origins.to_vec());
+    }
+
+    /// Why a navigation to `url` would be refused by [`Tab::keep_to`], before it is asked for.
+    pub(crate) fn leaves_origins(&self, url: &url::Url) -> Option<String> {
+        let origins = self.confinement.origins.as_ref()?;
+        let origin = url.origin().ascii_serialization();
+        (!origins.contains(&origin)).then(|| {
+            format!("{origin} is neither the origin of targetUrl nor one of the automation's allowedOrigins")
         })
     }
 
@@ -248,6 +309,7 @@ impl Tab {
             &mut self.verdicts,
             &mut self.document,
             &mut self.status,
+            &mut self.confinement,
         )
         .await?;
         match proxy_answer(event, &self.target_id, session, &self.proxy) {
@@ -275,12 +337,19 @@ async fn handle(
     verdicts: &mut HashMap<String, Option<String>>,
     document: &mut Document,
     status: &mut Option<u16>,
+    confinement: &mut Confinement,
 ) -> Result<(), CaptureError> {
+    confinement.note(event, session);
     match event.method.as_str() {
         "Fetch.requestPaused" => {
             let top = is_top_document(event, target_id);
             if top && let Some(url) = event.params.pointer("/request/url").and_then(Value::as_str) {
                 document.urls.push(url.to_owned());
+            }
+            if let Some(reason) = confinement.refusal(event, target_id) {
+                fail_request(cdp, event).await?;
+                document.refused.get_or_insert(reason);
+                return Ok(());
             }
             if let Some(reason) = pass_or_fail(cdp, event, allowed_hosts, verdicts).await?
                 && top
@@ -351,12 +420,16 @@ async fn pass_or_fail(
         None => {
             cdp.send("Fetch.continueRequest", json!({ "requestId": request_id }), event.session_id.as_deref()).await?
         }
-        Some(_) => {
-            let params = json!({ "requestId": request_id, "errorReason": "BlockedByClient" });
-            cdp.send("Fetch.failRequest", params, event.session_id.as_deref()).await?
-        }
+        Some(_) => return fail_request(cdp, event).await.map(|()| verdict),
     };
     Ok(verdict)
+}
+
+/// Fails a paused request as blocked (not awaited, as in [`pass_or_fail`]).
+async fn fail_request(cdp: &mut Cdp, event: &Event) -> Result<(), CdpError> {
+    let Some(request_id) = event.params.get("requestId").and_then(Value::as_str) else { return Ok(()) };
+    let params = json!({ "requestId": request_id, "errorReason": "BlockedByClient" });
+    cdp.send("Fetch.failRequest", params, event.session_id.as_deref()).await.map(|_| ())
 }
 
 /// Whether an event is about the main document of the page (the top frame's id is the target's).

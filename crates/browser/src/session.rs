@@ -111,9 +111,17 @@ fn first_line(text: &str) -> &str {
 
 #[async_trait]
 impl BrowserPage for ChromiumPage {
+    async fn keep_to_origins(&mut self, origins: &[String]) -> Result<(), PageError> {
+        self.tab.keep_to(origins);
+        Ok(())
+    }
+
     async fn navigate(&mut self, url: &str) -> Result<(), PageError> {
         let allowed = self.tab.allowed_hosts().to_vec();
         let target = crate::outbound::check(url, &allowed).await?;
+        if let Some(refusal) = self.tab.leaves_origins(&target.url) {
+            return Err(PageError::Refused(refusal));
+        }
         let seconds = whole_seconds(self.timeout);
         match tokio::time::timeout(self.timeout, self.tab.navigate(target.url.as_str())).await {
             Ok(result) => result.map_err(PageError::from),

@@ -3,12 +3,14 @@
 mod evidence;
 mod grammar;
 mod instruction;
+mod origins;
 
 use serde::Deserialize;
 
 pub use evidence::{MAX_RUN_STEPS, RunStep, StepOutcome, Verdict, VerdictOutcome};
 pub use grammar::PRESSABLE_KEYS;
 pub use instruction::{Executor, Instruction, MAX_STEPS, Step, StepError, parse};
+pub use origins::{ALLOWED_ORIGINS_MAX, is_on, origin_of};
 
 use crate::schedule::Schedule;
 use crate::validation::{
@@ -69,6 +71,9 @@ pub struct BrowserAutomation {
     pub connection_id: Option<ConnectionId>,
     /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
     pub post_result_to_task: bool,
+    /// Origins besides the target's that a run's page may go to (`https://login.example.com`),
+    /// as [`origin_of`] writes them; a navigation anywhere else is refused.
+    pub allowed_origins: Vec<String>,
 }
 
 /// `POST /v1/browser/automations`.
@@ -108,6 +113,10 @@ pub struct NewAutomation {
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub post_result_to_task: Option<bool>,
+    /// Origins besides the target's that a run's page may go to; default none.
+    #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::allowed_origins))]
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// `PATCH /v1/browser/automations/{id}`: absent fields stay; `description` and `schedule` may be
@@ -148,6 +157,10 @@ pub struct AutomationChanges {
     #[serde(default, deserialize_with = "required_non_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = bool))]
     pub post_result_to_task: Option<bool>,
+    /// Replaces the list (`[]` empties it); `null` is refused.
+    #[serde(default, deserialize_with = "required_non_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::allowed_origins))]
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// Validated changes to an automation.
@@ -161,6 +174,7 @@ pub struct AutomationPatch {
     is_enabled: Option<bool>,
     connection_id: Option<Option<ConnectionId>>,
     post_result_to_task: Option<bool>,
+    allowed_origins: Option<Vec<String>>,
 }
 
 impl AutomationPatch {
@@ -175,6 +189,7 @@ impl AutomationPatch {
             is_enabled: changes.is_enabled,
             connection_id: map_nullable(changes.connection_id, |c| connection_id(&c))?,
             post_result_to_task: changes.post_result_to_task,
+            allowed_origins: map_present(changes.allowed_origins, origins::allowed_origins)?,
         })
     }
 
@@ -196,6 +211,11 @@ impl AutomationPatch {
     /// The new target, when the patch changes it (it must be checked before it is stored).
     pub fn target_url(&self) -> Option<&str> {
         self.target_url.as_deref()
+    }
+
+    /// The new `allowedOrigins`, when the patch replaces them (each must be checked as a target is).
+    pub fn allowed_origins(&self) -> Option<&[String]> {
+        self.allowed_origins.as_deref()
     }
 }
 
@@ -251,9 +271,21 @@ impl BrowserAutomation {
             created_by: Some(created_by),
             connection_id: input.connection_id.as_deref().map(connection_id).transpose()?,
             post_result_to_task: input.post_result_to_task.unwrap_or(true),
+            allowed_origins: origins::allowed_origins(input.allowed_origins.unwrap_or_default())?,
         };
         automation.reschedule(now);
         Ok(automation)
+    }
+
+    /// The origins a run's page may be on: the target's, then `allowed_origins`.
+    pub fn navigable_origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = origin_of(&self.target_url).into_iter().collect();
+        for origin in &self.allowed_origins {
+            if !origins.contains(origin) {
+                origins.push(origin.clone());
+            }
+        }
+        origins
     }
 
     /// How the instruction will be carried out (a stored instruction always parses).
@@ -285,6 +317,7 @@ impl BrowserAutomation {
         set(&mut self.is_enabled, &patch.is_enabled);
         set(&mut self.connection_id, &patch.connection_id);
         set(&mut self.post_result_to_task, &patch.post_result_to_task);
+        set(&mut self.allowed_origins, &patch.allowed_origins);
         self.updated_at = now;
         // Only a new schedule or switch moves the next run: a rename must not skip a firing.
         if patch.schedule.is_some() || patch.is_enabled.is_some() {
@@ -407,6 +440,9 @@ mod schemas {
 
     use crate::openapi::text;
 
+    /// An https origin of a host name of [`URL_PATTERN`]'s kind: a part of what the server accepts.
+    const ORIGIN_PATTERN: &str = "^https://(?:[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\\.)+[A-Za-z]{2,63}(?::[1-9][0-9]{0,3})?$";
+
     /// Host names whose last label is letters (so never an IP address) and with no `--` (so never an
     /// IDNA label), an optional port, then printable ASCII: a subset of the absolute http(s) URLs `validation::http_url` accepts.
     const URL_PATTERN: &str =
@@ -467,6 +503,20 @@ mod schemas {
             .build()
     }
 
+    pub(super) fn allowed_origins() -> utoipa::openapi::schema::Array {
+        let origin = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(ORIGIN_PATTERN))
+            .description(Some("An origin: a scheme, a host and an optional port, nothing after (the pattern lists a safe part)."));
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .items(origin.build())
+            .max_items(Some(super::ALLOWED_ORIGINS_MAX))
+            .description(Some(
+                "Origins besides the origin of `targetUrl` that a run's page may go to (an identity provider                  the login passes through, say); at most 20. A navigation anywhere else (the agent's                  `navigate`, a `go to` step, a link, a redirect, a script) is refused and the run reports it.                  Each must be an `https` origin, or an `http` one whose host `AUTOMATION_ALLOWED_HOSTS`                  names, and must pass the checks of `targetUrl`; else a 400 naming `allowedOrigins`.                  Secrets are typed only on the origin of `targetUrl`.",
+            ))
+            .build()
+    }
+
     pub(super) fn new_schedule() -> Object {
         let description = format!("{SCHEDULE} Blank text or `null` means no schedule.");
         nullable(ObjectBuilder::new()).pattern(Some(BLANK_OR_CRON_PATTERN)).description(Some(description)).build()
@@ -498,6 +548,7 @@ mod tests {
             schedule: Some("*/5 * * * *".into()),
             connection_id: None,
             post_result_to_task: None,
+            allowed_origins: None,
         }
     }
 

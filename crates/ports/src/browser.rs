@@ -185,6 +185,11 @@ impl From<CaptureError> for PageError {
 /// automation's `targetUrl`; a refused one is [`PageError::Refused`].
 #[async_trait]
 pub trait BrowserPage: Send {
+    /// From now on the page stays on `origins` (each `scheme://host[:port]`, as a browser writes
+    /// it): a request for a document of the page or of a new window on any other origin (a
+    /// `navigate`, a link, a form, a redirect, a script) is not sent, and the action that caused
+    /// it (or the next one) fails with [`PageError::Refused`] naming that origin.
+    async fn keep_to_origins(&mut self, origins: &[String]) -> Result<(), PageError>;
     /// Opens `url` and waits for it to load.
     async fn navigate(&mut self, url: &str) -> Result<(), PageError>;
     /// Clicks the element, then waits for a navigation it started to load.

@@ -163,6 +163,7 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
             poll_interval: millis("AUTOMATION_POLL_MILLIS", automations.poll_interval)?,
             min_interval: seconds("AUTOMATION_MIN_INTERVAL_SECONDS", automations.min_interval)?,
             concurrency: max_browsers()?,
+            allowed_hosts: list("AUTOMATION_ALLOWED_HOSTS")?,
             run_retention: Duration::from_secs(
                 number("AUTOMATION_RUN_RETENTION_DAYS", retention_days)?.saturating_mul(DAY),
             ),

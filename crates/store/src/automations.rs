@@ -54,6 +54,8 @@ struct AutomationRow {
     created_by: Option<String>,
     connection_id: Option<String>,
     post_result_to_task: bool,
+    /// A JSON array of origins.
+    allowed_origins: String,
 }
 
 /// What `update` replaces; `None` writes NULL (a cleared schedule must be stored as such).
@@ -70,6 +72,7 @@ struct AutomationChanges<'a> {
     updated_at: PrimitiveDateTime,
     connection_id: Option<&'a str>,
     post_result_to_task: bool,
+    allowed_origins: String,
 }
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -103,6 +106,10 @@ struct StoredStep {
     detail: String,
     duration_ms: i64,
     screenshot_key: Option<String>,
+}
+
+fn origins_json(origins: &[String]) -> String {
+    serde_json::to_string(origins).unwrap_or_else(|_| "[]".to_owned())
 }
 
 fn steps_json(steps: &[RunStep]) -> String {
@@ -172,6 +179,7 @@ impl From<&BrowserAutomation> for AutomationRow {
             created_by: a.created_by.as_ref().map(ToString::to_string),
             connection_id: a.connection_id.as_ref().map(ToString::to_string),
             post_result_to_task: a.post_result_to_task,
+            allowed_origins: origins_json(&a.allowed_origins),
         }
     }
 }
@@ -189,6 +197,7 @@ impl<'a> From<&'a BrowserAutomation> for AutomationChanges<'a> {
             updated_at: a.updated_at.to_utc_naive(),
             connection_id: a.connection_id.as_ref().map(|c| c.as_str()),
             post_result_to_task: a.post_result_to_task,
+            allowed_origins: origins_json(&a.allowed_origins),
         }
     }
 }
@@ -215,6 +224,8 @@ impl TryFrom<AutomationRow> for BrowserAutomation {
             created_by: optional_id("browser_automations", r.created_by)?,
             connection_id: optional_id("browser_automations", r.connection_id)?,
             post_result_to_task: r.post_result_to_task,
+            allowed_origins: serde_json::from_str(&r.allowed_origins)
+                .map_err(|e| corrupt("browser_automations", e))?,
         })
     }
 }

@@ -286,6 +286,7 @@ diesel::table! {
         created_by -> Nullable<Text>,
         connection_id -> Nullable<Text>,
         post_result_to_task -> Bool,
+        allowed_origins -> Text,
     }
 }
 

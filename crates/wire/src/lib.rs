@@ -637,6 +637,10 @@ pub struct AutomationDto<'a> {
     pub connection_id: Option<&'a compliance_domain::ConnectionId>,
     /// Whether a completed run posts its verdict and final screenshot as a comment on the task.
     pub post_result_to_task: bool,
+    /// Origins besides the origin of `targetUrl` that a run's page may go to; a navigation
+    /// anywhere else is refused and reported by the run.
+    #[schema(value_type = Vec<String>)]
+    pub allowed_origins: &'a [String],
 }
 
 impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for AutomationDto<'a> {
@@ -656,6 +660,7 @@ impl<'a> From<&'a compliance_domain::automation::BrowserAutomation> for Automati
             updated_at: a.updated_at,
             connection_id: a.connection_id.as_ref(),
             post_result_to_task: a.post_result_to_task,
+            allowed_origins: &a.allowed_origins,
         }
     }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE browser_automations DROP COLUMN allowed_origins;
