@@ -37,13 +37,15 @@ const MATRIX: &[(&str, [&str; 4])] = &[
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
 
 /// The scopes of the walk's API key (made by the owner).
-const KEY_SCOPES: [&str; 2] = ["risks:read", "tasks:write"];
+const KEY_SCOPES: [&str; 3] = ["risks:read", "tasks:write", "automations:write"];
 
 /// What an operation needs.
 #[derive(Clone, Copy)]
 enum Rule {
     /// Reading (`r`) or writing (`w`) the family.
     Needs(char, &'static str),
+    /// As `Needs`, and then the second family too (an automation's connection: integrations).
+    AlsoNeeds(char, &'static str, char, &'static str),
     /// As `Needs`, but an employee is refused this record: their "own" reach does not cover it.
     NotOwn(char, &'static str, &'static str),
     /// The caller's own data, sessions only (the assistant chat history).
@@ -54,7 +56,7 @@ enum Rule {
     Skip(&'static str),
 }
 
-use Rule::{Needs, NotOwn, Public, SessionOnly, Skip};
+use Rule::{AlsoNeeds, Needs, NotOwn, Public, SessionOnly, Skip};
 
 /// One row per operation: its id, the request (`{rsk}` etc. stand for well-formed ids of no
 /// record: an allowed caller gets a 404, a denied one the 403 before any look-up), the body of
@@ -160,10 +162,21 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("submitConnectOAuth", "", "", Skip("needs the page's signed form token first; tests/api/connect_page.rs")),
     ("listDevices", "/v1/devices", "", NotOwn('r', "devices", "may read only their own devices")),
     ("listPersonDevices", "/v1/people/{mem}/devices", "", NotOwn('r', "devices", "may read only their own devices")),
-    ("createAutomation", "/v1/browser/automations", "{}", Needs('w', "automations")),
+    // handing an automation a connection's credentials writes integrations too
+    (
+        "createAutomation",
+        "/v1/browser/automations",
+        r#"{"connectionId":"{con}"}"#,
+        AlsoNeeds('w', "automations", 'w', "integrations"),
+    ),
     ("listTaskAutomations", "/v1/browser/automations/task/{tsk}", "", Needs('r', "automations")),
     ("getAutomation", "/v1/browser/automations/{aut}", "", Needs('r', "automations")),
-    ("updateAutomation", "/v1/browser/automations/{aut}", "{}", Needs('w', "automations")),
+    (
+        "updateAutomation",
+        "/v1/browser/automations/{aut}",
+        r#"{"connectionId":"{con}"}"#,
+        AlsoNeeds('w', "automations", 'w', "integrations"),
+    ),
     ("deleteAutomation", "/v1/browser/automations/{aut}", "", Needs('w', "automations")),
     ("listAutomationRuns", "/v1/browser/automations/{aut}/runs", "", Needs('r', "automations")),
     ("exportAutomationRuns", "/v1/browser/automations/{aut}/runs/export", "", Needs('r', "automations")),
@@ -243,6 +256,9 @@ const SIGNED_IN_USER: &str = "the signed-in user's own, outside the organization
 /// The 403 detail a caller must get, or `None` when it is allowed.
 fn expected(rule: Rule, role: Option<&str>) -> Option<String> {
     let (action, family, not_own) = match rule {
+        AlsoNeeds(action, family, then, other) => {
+            return expected(Needs(action, family), role).or_else(|| expected(Needs(then, other), role));
+        }
         Needs(action, family) => (action, family, None),
         NotOwn(action, family, why) => (action, family, Some(why)),
         SessionOnly => return role.is_none().then(|| "signed-in user".to_owned()),

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use compliance_domain::automation::{BrowserAutomation, StepOutcome, Verdict};
+use compliance_domain::automation::{BrowserAutomation, StepOutcome, Verdict, is_on};
 use compliance_ports::{
     AgentModel, BrowserPage, ChatMessage, ChatRole, Clickable, Field, ModelReply, PageError, PageSnapshot,
     ScrollDirection, ToolCall, ToolSpec,
@@ -20,7 +20,8 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use crate::automation_recorder::{RunRecorder, StepRecord};
-use crate::automation_secrets::{AutomationSecrets, TypedSecrets};
+use crate::automation_secrets::{AutomationSecrets, NotTyped, TypedSecrets};
+use crate::automation_steps::off_origins;
 use crate::{AutomationSettings, Ports};
 
 /// The message of a free-text run when no model is configured.
@@ -56,6 +57,8 @@ pub(crate) struct AgentRun<'a> {
     pub secrets: &'a AutomationSecrets,
     /// The run's deadline: the agent stops before it.
     pub deadline: Instant,
+    /// Where `navigate` may go: the target's origin and the automation's `allowedOrigins`.
+    pub origins: &'a [String],
 }
 
 impl AgentExecutor {
@@ -76,6 +79,7 @@ impl AgentExecutor {
             recorder: run.recorder,
             secrets: run.secrets,
             deadline: run.deadline,
+            origins: run.origins,
             conversation: vec![ChatMessage::system(system_prompt(&names)), ChatMessage::user(task(run.instruction))],
             typed: TypedSecrets::default(),
             tokens: 0,
@@ -93,6 +97,7 @@ struct Agent<'a> {
     recorder: &'a mut RunRecorder,
     secrets: &'a AutomationSecrets,
     deadline: Instant,
+    origins: &'a [String],
     conversation: Vec<ChatMessage>,
     /// The secrets typed so far, masked out of everything the model reads and every step.
     typed: TypedSecrets,
@@ -180,6 +185,9 @@ impl Agent<'_> {
                 self.record(name, None, StepOutcome::Ok, detail, started, false).await;
                 return Ok(Turn::Finished(verdict));
             }
+            // A page the model read may have told it where to go: it goes nowhere else than where
+            // the automation's owner allowed, and learns that it was refused.
+            Action::Navigate(url) if !is_on(url, self.origins) => Err(PageError::NotFound(off_origins(url))),
             Action::Navigate(url) => self.page.navigate(url).await.map(|()| "navigated".to_owned()),
             Action::Click(reference) => {
                 self.page.click(Clickable::Reference(reference)).await.map(|()| "clicked".to_owned())
@@ -215,15 +223,13 @@ impl Agent<'_> {
 
     /// Types the named secret; an unknown name is a failed step the model can recover from.
     async fn type_secret(&mut self, reference: &str, name: &str) -> Result<String, PageError> {
-        let value = match self.secrets.resolve(self.automation, name).await {
-            Ok(value) => value,
-            Err(why) => return Err(PageError::NotFound(why)),
-        };
         // A page the agent reads may tell it to carry a secret to another site: secrets are typed
         // only on the origin of the automation's own target.
-        if !same_origin(&self.page.current_url().await?, &self.automation.target_url) {
-            return Err(PageError::NotFound(format!("the secret {name} may be typed only on the site of targetUrl")));
-        }
+        let value = match self.secrets.for_page(self.page, self.automation, name).await {
+            Ok(value) => value,
+            Err(NotTyped::Refused(why)) => return Err(PageError::NotFound(why)),
+            Err(NotTyped::Page(error)) => return Err(error),
+        };
         self.page.type_into(Field::Reference(reference), &value).await?;
         self.typed.remember(name, value);
         Ok(format!("typed the secret {name}"))
@@ -372,7 +378,7 @@ fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "navigate",
-            description: "Opens a URL in the browser.",
+            description: "Opens a URL in the browser: only on the sites this automation may visit.",
             parameters: object(json!({"url": {"type": "string"}}), &["url"]),
         },
         ToolSpec {
@@ -411,34 +417,12 @@ fn tools() -> Vec<ToolSpec> {
     ]
 }
 
-/// Whether two absolute URLs share scheme, host and port, compared as written up to the path
-/// (anything unusual, such as user info or an explicit default port, counts as another origin).
-fn same_origin(a: &str, b: &str) -> bool {
-    fn origin(url: &str) -> Option<String> {
-        let start = url.find("://")? + 3;
-        let end = url[start..].find(['/', '?', '#']).map_or(url.len(), |i| start + i);
-        Some(url[..end].to_ascii_lowercase())
-    }
-    matches!((origin(a), origin(b)), (Some(a), Some(b)) if a == b)
-}
-
 #[cfg(test)]
 mod tests {
 
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
 
     use super::*;
-
-    #[test]
-    fn secrets_stay_on_the_targets_origin() {
-        assert!(same_origin("http://127.0.0.1:4000/settings?x=1", "http://127.0.0.1:4000/login"));
-        assert!(same_origin("https://Acme.test/a", "https://acme.test"));
-        assert!(!same_origin("https://evil.test/login", "https://acme.test/login"));
-        assert!(!same_origin("https://acme.test@evil.test/", "https://acme.test/"));
-        assert!(!same_origin("http://acme.test/", "https://acme.test/"));
-        assert!(!same_origin("http://127.0.0.1:4001/", "http://127.0.0.1:4000/"));
-        assert!(!same_origin("about:blank", "https://acme.test/"));
-    }
 
     fn call(name: &str, arguments: Value) -> ToolCall {
         ToolCall { id: "c1".into(), name: name.into(), arguments }

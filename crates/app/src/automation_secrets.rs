@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
-use compliance_domain::automation::BrowserAutomation;
+use compliance_domain::automation::{BrowserAutomation, origin_of};
 use compliance_domain::automation_secret::{PER_AUTOMATION_MAX, SecretInput, SecretName};
 use compliance_domain::etag::{ETag, IfMatch};
 use compliance_domain::{AutomationId, OrganizationId, Timestamp};
 use compliance_ports::{
-    AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, CONNECTION_CREDENTIALS_OWNER_KIND, Clock, SecretCipher,
-    SecretOwner, SecretRepository, StoredSecret,
+    AUTOMATION_SECRET_OWNER_KIND, AutomationRepository, BrowserPage, CONNECTION_CREDENTIALS_OWNER_KIND, Clock,
+    PageError, SecretCipher, SecretOwner, SecretRepository, StoredSecret,
 };
 use secrecy::{ExposeSecret, SecretString};
 
@@ -132,11 +132,33 @@ impl AutomationSecrets {
         }
     }
 
+    /// The value of secret `name` for typing into `page`, which must be on the origin of the
+    /// automation's `targetUrl`: a page a run reaches (a link, a redirect, a step, the model's
+    /// choice) may be another site's, which must never receive the automation's or its
+    /// connection's credentials. The origin is checked before the value is opened.
+    pub(crate) async fn for_page(
+        &self,
+        page: &mut dyn BrowserPage,
+        automation: &BrowserAutomation,
+        name: &str,
+    ) -> Result<SecretString, NotTyped> {
+        let here = origin_of(&page.current_url().await.map_err(NotTyped::Page)?);
+        let target = origin_of(&automation.target_url);
+        if here.is_none() || here != target {
+            let target = target.unwrap_or_default();
+            let here = here.map_or_else(|| "this page".to_owned(), |origin| format!("the page's origin {origin}"));
+            return Err(NotTyped::Refused(format!(
+                "the secret {name} may be typed only on the origin of targetUrl ({target}), not on {here}"
+            )));
+        }
+        self.resolve(automation, name).await.map_err(NotTyped::Refused)
+    }
+
     /// The value a run types for `type secret "NAME"` (the agent's `type_secret`): the
     /// automation's own secret of that name, else the field of that name of the automation's
     /// connection's credentials (the automation's own wins a clash). The error is fit for a
     /// step's detail and never holds a value.
-    pub(crate) async fn resolve(&self, automation: &BrowserAutomation, name: &str) -> Result<SecretString, String> {
+    async fn resolve(&self, automation: &BrowserAutomation, name: &str) -> Result<SecretString, String> {
         match self.lookup(automation, name).await {
             Ok(Some(value)) => Ok(value),
             Ok(None) => Err(format!("no secret named {name} is stored for this automation")),
@@ -227,6 +249,15 @@ impl AutomationSecrets {
     async fn automation(&self, org: &OrganizationId, id: &AutomationId) -> Result<BrowserAutomation, AppError> {
         self.automations.get(org, id).await.map_err(|e| AppError::from_repo(e, "automation"))
     }
+}
+
+/// Why a secret was not handed out for typing.
+#[derive(Debug)]
+pub(crate) enum NotTyped {
+    /// No such secret, or the page is not on the target's origin: a message fit for a step.
+    Refused(String),
+    /// The page could not tell where it is.
+    Page(PageError),
 }
 
 /// The name part of a stored secret's owner id; `None` for a row that is not well formed.

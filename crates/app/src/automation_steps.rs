@@ -8,12 +8,12 @@
 
 use std::time::Instant;
 
-use compliance_domain::automation::{BrowserAutomation, Step, StepOutcome, Verdict};
+use compliance_domain::automation::{BrowserAutomation, Step, StepOutcome, Verdict, is_on};
 use compliance_ports::{BrowserPage, Clickable, Field, PageError};
 use secrecy::SecretString;
 
 use crate::automation_recorder::{RunRecorder, StepRecord};
-use crate::automation_secrets::{AutomationSecrets, TypedSecrets};
+use crate::automation_secrets::{AutomationSecrets, NotTyped, TypedSecrets};
 
 pub(crate) struct StepExecutor<'a> {
     pub page: &'a mut dyn BrowserPage,
@@ -22,6 +22,8 @@ pub(crate) struct StepExecutor<'a> {
     pub recorder: &'a mut RunRecorder,
     /// `wait for` gives up here.
     pub deadline: Instant,
+    /// Where `go to` may go: the target's origin and the automation's `allowedOrigins`.
+    pub origins: &'a [String],
     /// The secrets typed so far, masked out of every step's detail and the run's error: a page
     /// or the browser may echo a typed value in an error text.
     pub typed: TypedSecrets,
@@ -75,6 +77,7 @@ impl StepExecutor<'_> {
     async fn step(&mut self, step: &Step) -> Result<String, Failure> {
         let page = &mut *self.page;
         match step {
+            Step::GoTo { url } if !is_on(url, self.origins) => Err(Failure::Run(off_origins(url))),
             Step::GoTo { url } => page.navigate(url).await.map(|()| "the page loaded".to_owned()).map_err(failure),
             Step::ClickText { text } => page.click(Clickable::Text(text)).await.map(|()| clicked()).map_err(failure),
             Step::ClickCss { selector } => {
@@ -85,7 +88,11 @@ impl StepExecutor<'_> {
                 page.type_into(Field::Named(field), &value).await.map(|()| typed()).map_err(failure)
             }
             Step::TypeSecret { name, field } => {
-                let value = self.secrets.resolve(self.automation, name).await.map_err(Failure::Run)?;
+                let value = match self.secrets.for_page(page, self.automation, name).await {
+                    Ok(value) => value,
+                    Err(NotTyped::Refused(why)) => return Err(Failure::Run(why)),
+                    Err(NotTyped::Page(error)) => return Err(failure(error)),
+                };
                 self.typed.remember(name, value.clone());
                 page.type_into(Field::Named(field), &value).await.map(|()| typed()).map_err(failure)
             }
@@ -123,6 +130,12 @@ fn failure(error: PageError) -> Failure {
         true => Failure::Evidence(error.to_string()),
         false => Failure::Run(error.to_string()),
     }
+}
+
+/// Why a navigation to `url` is not made (the agent's `navigate` says the same).
+pub(crate) fn off_origins(url: &str) -> String {
+    let origin = compliance_domain::automation::origin_of(url).unwrap_or_else(|| "this address".to_owned());
+    format!("refused to go to {origin}: it is neither the origin of targetUrl nor one of the automation's allowedOrigins")
 }
 
 fn clicked() -> String {

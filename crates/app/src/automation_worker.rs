@@ -42,6 +42,9 @@ pub struct AutomationSettings {
     pub min_interval: Duration,
     /// Runs executed at once by one instance (the browser adapter has its own bound too).
     pub concurrency: usize,
+    /// `AUTOMATION_ALLOWED_HOSTS`: the hosts an automation may reach at internal addresses, and the
+    /// only ones its `allowedOrigins` may name over plain `http`.
+    pub allowed_hosts: Vec<String>,
     /// Finished runs older than this are removed with their screenshots.
     pub run_retention: Duration,
     /// The bounds of free-text (agent) runs.
@@ -56,6 +59,7 @@ impl Default for AutomationSettings {
             stale_after: Duration::from_secs(10 * 60),
             min_interval: Duration::from_secs(60),
             concurrency: 2,
+            allowed_hosts: Vec::new(),
             run_retention: Duration::from_secs(90 * 24 * 60 * 60),
             agent: AgentSettings::default(),
         }
@@ -273,7 +277,13 @@ impl AutomationWorker {
             Ok(page) => page,
             Err(error) => return (Err(error.to_string()), None),
         };
-        let outcome = self.follow(page.as_mut(), automation, recorder, deadline).await;
+        // The page stays on the target's origin and the allowed ones, whatever a step, a link or
+        // the model asks for.
+        let origins = automation.navigable_origins();
+        let outcome = match page.keep_to_origins(&origins).await {
+            Ok(()) => self.follow(page.as_mut(), automation, &origins, recorder, deadline).await,
+            Err(error) => Err(error.to_string()),
+        };
         let screenshot = match outcome {
             Ok(_) => recorder.final_screenshot(page.as_mut()).await,
             Err(_) => None,
@@ -286,6 +296,7 @@ impl AutomationWorker {
         &self,
         page: &mut dyn BrowserPage,
         automation: &BrowserAutomation,
+        origins: &[String],
         recorder: &mut RunRecorder,
         deadline: Instant,
     ) -> Result<Verdict, String> {
@@ -294,7 +305,8 @@ impl AutomationWorker {
                 // `wait for` is bounded by the run timeout, well inside the run's own limit.
                 let deadline = deadline.min(Instant::now() + self.settings.run_timeout);
                 let typed = TypedSecrets::default();
-                let executor = StepExecutor { page, automation, secrets: &self.secrets, recorder, deadline, typed };
+                let secrets = &self.secrets;
+                let executor = StepExecutor { page, automation, secrets, recorder, deadline, origins, typed };
                 executor.run(&steps).await
             }
             Instruction::FreeText(instruction) => {
@@ -305,6 +317,7 @@ impl AutomationWorker {
                     recorder,
                     secrets: &self.secrets,
                     deadline,
+                    origins,
                 };
                 self.agent.run(run).await
             }

@@ -8,6 +8,7 @@ use compliance_domain::automation::{
     AutomationChanges, AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunTrigger,
 };
 use compliance_domain::etag::IfMatch;
+use compliance_domain::network::is_allowed;
 use compliance_domain::schedule::Schedule;
 use compliance_domain::{AutomationId, AutomationRunId, ConnectionId, OrganizationId, TaskId};
 use compliance_ports::{
@@ -72,6 +73,9 @@ impl AutomationService {
     /// A new automation on one of the organization's tasks.
     pub async fn create(&self, caller: &Principal, input: NewAutomation) -> Result<BrowserAutomation, AppError> {
         require(caller, Family::Automations, Action::Write)?;
+        if input.connection_id.is_some() {
+            require_connection_rights(caller)?;
+        }
         let org = &caller.organization_id;
         let task = BrowserAutomation::task_id(&input).map_err(AppError::Validation)?;
         self.require_task(org, &task, TaskRefusal::InvalidField).await?;
@@ -83,6 +87,7 @@ impl AutomationService {
             self.check_connection(caller, connection).await?;
         }
         self.check_target(org, &automation.target_url).await?;
+        self.check_origins(org, &automation.allowed_origins).await?;
         self.automations.insert(&automation, &self.audit.change(caller, "automation.created", &AUTOMATION)).await?;
         Ok(automation)
     }
@@ -111,11 +116,17 @@ impl AutomationService {
     ) -> Result<BrowserAutomation, AppError> {
         require(caller, Family::Automations, Action::Write)?;
         let patch = AutomationPatch::new(changes)?;
+        if patch.connection_id().is_some() {
+            require_connection_rights(caller)?;
+        }
         if let Some(schedule) = patch.schedule() {
             self.check_interval(schedule)?;
         }
         if let Some(target) = patch.target_url() {
             self.check_target(&caller.organization_id, target).await?;
+        }
+        if let Some(origins) = patch.allowed_origins() {
+            self.check_origins(&caller.organization_id, origins).await?;
         }
         if let Some(connection) = patch.connection_id() {
             self.check_connection(caller, connection).await?;
@@ -129,10 +140,10 @@ impl AutomationService {
             if patch.is_empty() {
                 return Ok(previous);
             }
-            if previous.connection_id.is_some() && !caller.is_administrator() {
-                return Err(AppError::Forbidden(
-                    "only an administrator may change an automation that uses a connection's credentials",
-                ));
+            // Its runs type the connection's credentials: whoever changes what they do (the target,
+            // the steps, where they may go) could send them elsewhere.
+            if previous.connection_id.is_some() {
+                require_connection_rights(caller)?;
             }
             let mut automation = previous.clone();
             automation.apply(&patch, self.clock.now());
@@ -278,12 +289,9 @@ impl AutomationService {
         }
     }
 
-    /// A connection's credentials may be typed into any page the automation opens, so only an
-    /// administrator may hand them to an automation, and only a live connection of the organization.
+    /// Only a live connection of the organization may be handed to an automation (the caller's
+    /// right to do so is [`require_connection_rights`]).
     async fn check_connection(&self, caller: &Principal, connection: &ConnectionId) -> Result<(), AppError> {
-        if !caller.is_administrator() {
-            return Err(AppError::Forbidden("only an administrator may let an automation use a connection"));
-        }
         match self.connections.get(&caller.organization_id, connection).await {
             Ok(found) if found.is_disconnected() => Err(AppError::invalid("connectionId", "is disconnected")),
             Ok(_) => Ok(()),
@@ -292,6 +300,34 @@ impl AutomationService {
             }
             Err(other) => Err(other.into()),
         }
+    }
+
+    /// Each of `allowedOrigins` must be `https`, or `http` on a host `AUTOMATION_ALLOWED_HOSTS`
+    /// names or the operator granted to `org`, and pass the target's checks.
+    async fn check_origins(&self, org: &OrganizationId, origins: &[String]) -> Result<(), AppError> {
+        if origins.is_empty() {
+            return Ok(());
+        }
+        let granted = self.grants.hosts(org, AllowedHostUse::Automations).await?;
+        let allowed_hosts = &self.settings.automations.allowed_hosts;
+        for origin in origins {
+            if let Some(host) = origin.strip_prefix("http://")
+                && !is_allowed(host_of(host), allowed_hosts)
+                && !is_allowed(host_of(host), &granted)
+            {
+                return Err(AppError::invalid(
+                    "allowedOrigins",
+                    format!(
+                        "{origin} must use https (http only for a host AUTOMATION_ALLOWED_HOSTS names or the operator \
+                         granted to this organization)"
+                    ),
+                ));
+            }
+            if let Err(CaptureError::Refused(why)) = self.browser.check_target(origin, &granted).await {
+                return Err(AppError::invalid("allowedOrigins", format!("{origin}: {why}")));
+            }
+        }
+        Ok(())
     }
 
     /// Refuses targets the browser may not open (private addresses not allow-listed for every
@@ -306,10 +342,31 @@ impl AutomationService {
     }
 }
 
+/// A connection's credentials are typed by the automation's runs, so attaching one to an
+/// automation, or changing an automation that has one, writes integrations too: the caller's role
+/// and, for an API key, its scopes must allow `integrations:write` (a key scoped to
+/// `automations:write` alone may not hand itself the credentials).
+fn require_connection_rights(caller: &Principal) -> Result<(), AppError> {
+    require(caller, Family::Integrations, Action::Write).map(|_| ()).map_err(|error| match error {
+        AppError::Denied(why) => {
+            AppError::Denied(format!("{why}, which an automation using a connection's credentials needs"))
+        }
+        other => other,
+    })
+}
+
 /// A task named in a body is an invalid field; a task in the path is a missing resource.
 enum TaskRefusal {
     InvalidField,
     NotFound,
+}
+
+/// The host of an origin's `host[:port]` (an IPv6 literal keeps its brackets off).
+fn host_of(authority: &str) -> &str {
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    }
 }
 
 /// What a screenshot link signs: the purpose keeps it from ever passing for another kind of link,

@@ -1,7 +1,8 @@
 //! A browser whose pages the test scripts: a page that loads (showing a text the test sets), an
-//! error, a page that never loads, or one that waits until the test lets it load.
+//! error, a page that never loads, or one that waits until the test lets it load. Its pages note
+//! what was typed where and the origins they were kept to, for the tests to look at.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
@@ -11,7 +12,7 @@ use compliance_ports::{
     BrowserPage, BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError, PageSnapshot,
     ScrollDirection,
 };
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::Notify;
 
 pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\nfake";
@@ -36,6 +37,18 @@ pub struct FakeBrowser {
     release: Notify,
     /// Hosts of this fake network that are internal: refused unless a call grants them.
     internal: Mutex<Vec<String>>,
+    log: Arc<Mutex<PageLog>>,
+}
+
+/// What the pages of a [`FakeBrowser`] were asked to do.
+#[derive(Debug, Default, Clone)]
+pub struct PageLog {
+    /// Each value typed, with the page's URL at that moment.
+    pub typed: Vec<(String, String)>,
+    /// The origins each page was kept to.
+    pub kept_to: Vec<Vec<String>>,
+    /// The URLs navigated to.
+    pub visited: Vec<String>,
 }
 
 impl Default for FakeBrowser {
@@ -47,6 +60,7 @@ impl Default for FakeBrowser {
             started: Notify::new(),
             release: Notify::new(),
             internal: Mutex::new(Vec::new()),
+            log: Arc::default(),
         }
     }
 }
@@ -85,6 +99,11 @@ impl FakeBrowser {
         self.started.notified().await;
     }
 
+    /// What the pages were asked to do so far.
+    pub fn log(&self) -> PageLog {
+        self.log.lock().unwrap().clone()
+    }
+
     /// Lets a waiting capture finish.
     pub fn release(&self) {
         self.release.notify_one();
@@ -110,7 +129,8 @@ impl BrowserRunner for FakeBrowser {
     ) -> Result<Box<dyn BrowserPage>, PageError> {
         self.refuse_internal(url, granted_hosts)?;
         self.load().await?;
-        Ok(Box::new(FakePage { url: url.to_owned(), text: self.text.lock().unwrap().clone() }))
+        let text = self.text.lock().unwrap().clone();
+        Ok(Box::new(FakePage { url: url.to_owned(), text, origins: None, log: self.log.clone() }))
     }
 }
 
@@ -129,16 +149,31 @@ impl FakeBrowser {
     }
 }
 
-/// A loaded page that shows a fixed text and has no elements.
+/// A loaded page that shows a fixed text, has nothing to click, and takes whatever is typed.
 struct FakePage {
     url: String,
     text: String,
+    /// Where the page may go, once kept to origins (as the Chromium adapter enforces it).
+    origins: Option<Vec<String>>,
+    log: Arc<Mutex<PageLog>>,
 }
 
 #[async_trait]
 impl BrowserPage for FakePage {
+    async fn keep_to_origins(&mut self, origins: &[String]) -> Result<(), PageError> {
+        self.origins = Some(origins.to_vec());
+        self.log.lock().unwrap().kept_to.push(origins.to_vec());
+        Ok(())
+    }
+
     async fn navigate(&mut self, url: &str) -> Result<(), PageError> {
+        if let Some(origins) = &self.origins
+            && !compliance_domain::automation::is_on(url, origins)
+        {
+            return Err(PageError::Refused(format!("{url} is outside the kept origins")));
+        }
         self.url = url.to_owned();
+        self.log.lock().unwrap().visited.push(url.to_owned());
         Ok(())
     }
 
@@ -146,8 +181,9 @@ impl BrowserPage for FakePage {
         Err(PageError::NotFound(format!("nothing to click on a fake page: {target:?}")))
     }
 
-    async fn type_into(&mut self, field: Field<'_>, _value: &SecretString) -> Result<(), PageError> {
-        Err(PageError::NotFound(format!("no field on a fake page: {field:?}")))
+    async fn type_into(&mut self, _field: Field<'_>, value: &SecretString) -> Result<(), PageError> {
+        self.log.lock().unwrap().typed.push((self.url.clone(), value.expose_secret().to_owned()));
+        Ok(())
     }
 
     async fn press(&mut self, _key: &str) -> Result<(), PageError> {

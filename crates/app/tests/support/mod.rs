@@ -43,7 +43,7 @@ pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
 pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
-pub use vault::{BindingCipher, MemorySecrets, NoConnections};
+pub use vault::{BindingCipher, MemoryConnections, MemorySecrets};
 pub use webhooks::{MemoryAllowedHosts, MemoryWebhooks, RefusingSender};
 
 /// Where the fake clock starts: a Monday at noon, UTC.
@@ -82,6 +82,7 @@ pub struct World {
     pub credentials: Arc<MemoryCredentials>,
     pub comments: Arc<MemoryComments>,
     pub secrets: Arc<MemorySecrets>,
+    pub connections: Arc<MemoryConnections>,
     pub automations: Arc<MemoryAutomations>,
     pub blobs: Arc<MemoryBlobs>,
     pub browser: Arc<FakeBrowser>,
@@ -107,6 +108,15 @@ impl World {
     }
 
     pub fn with(settings: Settings) -> Self {
+        Self::build(settings, None)
+    }
+
+    /// A world whose automations' free-text runs ask `model`.
+    pub fn with_model(settings: Settings, model: Arc<dyn compliance_ports::AgentModel>) -> Self {
+        Self::build(settings, Some(model))
+    }
+
+    fn build(settings: Settings, agent_model: Option<Arc<dyn compliance_ports::AgentModel>>) -> Self {
         let clock = Arc::new(FakeClock::at(start()));
         let users = Arc::new(MemoryUsers::default());
         let members = Arc::new(MemoryMembers::new(users.clone()));
@@ -117,6 +127,7 @@ impl World {
         let browser = Arc::new(FakeBrowser::default());
         let chat = Arc::new(MemoryChat::new(clock.clone()));
         let secrets = Arc::new(MemorySecrets::default());
+        let connections = Arc::new(MemoryConnections::default());
         let generations = Arc::new(MemoryGenerations::default());
         let policies = Arc::new(MemoryPolicies::default());
         let idempotency = Arc::new(MemoryIdempotency::default());
@@ -151,10 +162,10 @@ impl World {
             chat: chat.clone(),
             health: Arc::new(Unchanging),
             clock: clock.clone(),
-            connections: Arc::new(NoConnections),
+            connections: connections.clone(),
             secrets: secrets.clone(),
             cipher: Arc::new(BindingCipher),
-            agent_model: None,
+            agent_model,
             audit: Arc::new(NoAudit),
             renderer: Arc::new(IdRenderer),
             webhooks: webhooks.clone(),
@@ -172,6 +183,7 @@ impl World {
             credentials,
             comments,
             secrets,
+            connections,
             automations,
             blobs,
             browser,

@@ -1,5 +1,5 @@
 //! The vault in memory: a secret store, a cipher that binds each ciphertext to its owner (without
-//! encrypting: these tests look at who may open what, not at cryptography), and no connections.
+//! encrypting: these tests look at who may open what, not at cryptography), and connections.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -104,27 +104,57 @@ impl SecretCipher for BindingCipher {
     }
 }
 
-/// An organization without integration connections.
-pub struct NoConnections;
+/// Integration connections in memory: the tests add live ones with [`MemoryConnections::add`].
+#[derive(Default)]
+pub struct MemoryConnections {
+    rows: Mutex<Vec<Connection>>,
+}
+
+impl MemoryConnections {
+    /// A new active connection of `org`, made by `by`.
+    pub fn add(&self, org: &OrganizationId, by: &compliance_domain::UserId, now: Timestamp) -> ConnectionId {
+        let connection = Connection {
+            id: ConnectionId::generate(),
+            organization_id: org.clone(),
+            provider: "acme".into(),
+            status: compliance_domain::integration::ConnectionStatus::Active,
+            created_by: by.clone(),
+            created_at: now,
+            updated_at: now,
+            connected_at: Some(now),
+            disconnected_at: None,
+            token_expires_at: None,
+            last_checked_at: None,
+            last_error: None,
+        };
+        let id = connection.id.clone();
+        self.rows.lock().unwrap().push(connection);
+        id
+    }
+}
 
 #[async_trait]
-impl ConnectionRepository for NoConnections {
+impl ConnectionRepository for MemoryConnections {
     async fn insert(
         &self,
         _connection: &Connection,
         _: &compliance_ports::AuditOf<'_, Connection>,
     ) -> Result<(), RepoError> {
-        Err(RepoError::Internal("no connections in these tests".into()))
+        Err(RepoError::Internal("connections are added by the tests".into()))
     }
     async fn list(
         &self,
-        _org: &OrganizationId,
+        org: &OrganizationId,
         _query: &compliance_ports::ConnectionQuery,
     ) -> Result<compliance_ports::Page<Connection>, RepoError> {
-        Ok(compliance_ports::Page { items: Vec::new(), total: 0, next: None })
+        let items: Vec<Connection> =
+            self.rows.lock().unwrap().iter().filter(|c| &c.organization_id == org).cloned().collect();
+        let total = items.len() as u64;
+        Ok(compliance_ports::Page { items, total, next: None })
     }
-    async fn get(&self, _org: &OrganizationId, _id: &ConnectionId) -> Result<Connection, RepoError> {
-        Err(RepoError::NotFound)
+    async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        rows.iter().find(|c| &c.organization_id == org && &c.id == id).cloned().ok_or(RepoError::NotFound)
     }
     async fn find_live(&self, _org: &OrganizationId, _provider: &str) -> Result<Option<Connection>, RepoError> {
         Ok(None)
