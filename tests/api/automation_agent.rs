@@ -357,7 +357,11 @@ async fn the_agent_stays_on_the_targets_origin_and_the_allowed_ones(server: &Tes
     assert_eq!(refused["detail"], detail, "{run}");
     assert!(model.requests()[1].to_string().contains(&format!("Failed: {detail}")), "the model is told");
     let received = elsewhere.received_requests().await.unwrap_or_default();
-    assert!(received.is_empty(), "the other site was reached: {:?}", received.iter().map(|r| r.url.to_string()).collect::<Vec<_>>());
+    assert!(
+        received.is_empty(),
+        "the other site was reached: {:?}",
+        received.iter().map(|r| r.url.to_string()).collect::<Vec<_>>()
+    );
 
     // Allowed, the same link is followed: the refusal above was the allow-list's.
     let path = format!("{AUTOMATIONS}/{id}");

@@ -206,10 +206,8 @@ async fn a_key_with_only_automations_write_neither_attaches_a_connection_nor_typ
     tenant.api.post(AUTOMATIONS, attach).await.invalid("connectionId");
 
     let (target, elsewhere) = (login_site().await, login_site().await);
-    let script = format!(
-        "go to \"{}/login\"\ntype secret \"PASSWORD\" into \"password\"\nclick \"Sign in\"",
-        elsewhere.uri()
-    );
+    let script =
+        format!("go to \"{}/login\"\ntype secret \"PASSWORD\" into \"password\"\nclick \"Sign in\"", elsewhere.uri());
     let body = json!({"taskId": task, "name": "Admin console", "targetUrl": format!("{}/login", target.uri()),
                       "instruction": script, "allowedOrigins": [elsewhere.uri()]});
     let automation = key.post(AUTOMATIONS, body).await.ok(201);

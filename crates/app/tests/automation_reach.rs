@@ -61,8 +61,11 @@ async fn create(
 
 /// Seals `fields` as the connection's credentials, as `compliance-integrations` stores them.
 async fn seal_credentials(world: &World, org: &OrganizationId, connection: &ConnectionId, fields: Value) {
-    let owner =
-        SecretOwner { organization_id: org, owner_kind: CONNECTION_CREDENTIALS_OWNER_KIND, owner_id: connection.as_str() };
+    let owner = SecretOwner {
+        organization_id: org,
+        owner_kind: CONNECTION_CREDENTIALS_OWNER_KIND,
+        owner_id: connection.as_str(),
+    };
     let ciphertext = BindingCipher.seal(&SecretString::from(fields.to_string()), owner).unwrap();
     let stored = StoredSecret {
         organization_id: org.clone(),
@@ -99,7 +102,12 @@ fn worker(world: &mut World) -> Arc<AutomationWorker> {
 }
 
 /// Starts a run of `automation` and lets the worker carry it out; the run.
-async fn run(world: &World, worker: &AutomationWorker, caller: &Principal, automation: &BrowserAutomation) -> AutomationRun {
+async fn run(
+    world: &World,
+    worker: &Arc<AutomationWorker>,
+    caller: &Principal,
+    automation: &BrowserAutomation,
+) -> AutomationRun {
     let started = world.app.automations.start_run(caller, &automation.id).await.unwrap();
     worker.tick().await;
     world.automations.all_runs().into_iter().find(|r| r.id == started.run.id).unwrap()
@@ -127,7 +135,10 @@ async fn a_key_scoped_to_automations_write_may_not_attach_a_connection_nor_chang
     let changes = [
         rename(),
         AutomationChanges { target_url: Some("https://elsewhere.example.org/".into()), ..AutomationChanges::default() },
-        AutomationChanges { instruction: Some("type secret \"password\" into \"Search\"".into()), ..Default::default() },
+        AutomationChanges {
+            instruction: Some("type secret \"password\" into \"Search\"".into()),
+            ..Default::default()
+        },
         AutomationChanges { allowed_origins: Some(vec!["https://elsewhere.example.org".into()]), ..Default::default() },
         AutomationChanges { connection_id: Some(None), ..AutomationChanges::default() },
     ];
@@ -246,8 +257,12 @@ struct ScriptedModel {
 impl AgentModel for ScriptedModel {
     async fn complete(&self, messages: &[ChatMessage], _tools: &[ToolSpec]) -> Result<ModelReply, ModelError> {
         self.heard.lock().unwrap().push(messages.iter().map(|m| m.content.clone()).collect());
-        let (name, arguments) =
-            self.calls.lock().unwrap().pop_front().unwrap_or(("finish", json!({"outcome": "passed", "reason": "done"})));
+        let (name, arguments) = self
+            .calls
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(("finish", json!({"outcome": "passed", "reason": "done"})));
         let call = ToolCall { id: "call".into(), name: name.into(), arguments };
         Ok(ModelReply { content: None, tool_calls: vec![call], usage: None })
     }
@@ -289,7 +304,11 @@ async fn allowed_origins_are_bare_https_origins_or_http_on_an_allowed_host() {
         move |input: &mut NewAutomation| input.allowed_origins = Some(list)
     };
     let bare = "must be an origin such as https://login.example.com";
-    assert_invalid(create(&world, owner, owner, origins(&["https://login.example.com/path"])).await, "allowedOrigins", bare);
+    assert_invalid(
+        create(&world, owner, owner, origins(&["https://login.example.com/path"])).await,
+        "allowedOrigins",
+        bare,
+    );
     assert_invalid(create(&world, owner, owner, origins(&["login.example.com"])).await, "allowedOrigins", bare);
     let http = "http://login.example.com must use https (http only for a host AUTOMATION_ALLOWED_HOSTS names)";
     assert_invalid(create(&world, owner, owner, origins(&["http://login.example.com"])).await, "allowedOrigins", http);

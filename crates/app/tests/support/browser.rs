@@ -2,8 +2,8 @@
 //! error, a page that never loads, or one that waits until the test lets it load. Its pages note
 //! what was typed where and the origins they were kept to, for the tests to look at.
 
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use std::time::Instant;
