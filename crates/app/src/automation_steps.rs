@@ -135,7 +135,9 @@ fn failure(error: PageError) -> Failure {
 /// Why a navigation to `url` is not made (the agent's `navigate` says the same).
 pub(crate) fn off_origins(url: &str) -> String {
     let origin = compliance_domain::automation::origin_of(url).unwrap_or_else(|| "this address".to_owned());
-    format!("refused to go to {origin}: it is neither the origin of targetUrl nor one of the automation's allowedOrigins")
+    format!(
+        "refused to go to {origin}: it is neither the origin of targetUrl nor one of the automation's allowedOrigins"
+    )
 }
 
 fn clicked() -> String {

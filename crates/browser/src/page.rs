@@ -102,9 +102,8 @@ impl Confinement {
             return None; // about:blank, data: — no network
         }
         let origin = parsed.origin().ascii_serialization();
-        (!origins.contains(&origin)).then(|| {
-            format!("{origin} is neither the origin of targetUrl nor one of the automation's allowedOrigins")
-        })
+        (!origins.contains(&origin))
+            .then(|| format!("{origin} is neither the origin of targetUrl nor one of the automation's allowedOrigins"))
     }
 }
 
@@ -158,9 +157,8 @@ impl Tab {
     pub(crate) fn leaves_origins(&self, url: &url::Url) -> Option<String> {
         let origins = self.confinement.origins.as_ref()?;
         let origin = url.origin().ascii_serialization();
-        (!origins.contains(&origin)).then(|| {
-            format!("{origin} is neither the origin of targetUrl nor one of the automation's allowedOrigins")
-        })
+        (!origins.contains(&origin))
+            .then(|| format!("{origin} is neither the origin of targetUrl nor one of the automation's allowedOrigins"))
     }
 
     /// Navigates to `url` and waits for the load event; the caller bounds it in time. A document

@@ -504,10 +504,9 @@ mod schemas {
     }
 
     pub(super) fn allowed_origins() -> utoipa::openapi::schema::Array {
-        let origin = ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(ORIGIN_PATTERN))
-            .description(Some("An origin: a scheme, a host and an optional port, nothing after (the pattern lists a safe part)."));
+        let origin = ObjectBuilder::new().schema_type(Type::String).pattern(Some(ORIGIN_PATTERN)).description(Some(
+            "An origin: a scheme, a host and an optional port, nothing after (the pattern lists a safe part).",
+        ));
         utoipa::openapi::schema::ArrayBuilder::new()
             .items(origin.build())
             .max_items(Some(super::ALLOWED_ORIGINS_MAX))

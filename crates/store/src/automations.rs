@@ -224,8 +224,7 @@ impl TryFrom<AutomationRow> for BrowserAutomation {
             created_by: optional_id("browser_automations", r.created_by)?,
             connection_id: optional_id("browser_automations", r.connection_id)?,
             post_result_to_task: r.post_result_to_task,
-            allowed_origins: serde_json::from_str(&r.allowed_origins)
-                .map_err(|e| corrupt("browser_automations", e))?,
+            allowed_origins: serde_json::from_str(&r.allowed_origins).map_err(|e| corrupt("browser_automations", e))?,
         })
     }
 }
