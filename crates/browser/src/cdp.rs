@@ -1,16 +1,17 @@
-//! A minimal Chrome DevTools Protocol client over one websocket: send a command, read the answer
-//! with the same id, and keep the events that arrive meanwhile for [`Cdp::next`].
+//! A minimal Chrome DevTools Protocol client over the browser's DevTools pipe
+//! (`--remote-debugging-pipe`: JSON messages, each ended by a NUL byte, written to the browser's
+//! fd 3 and read from its fd 4): send a command, read the answer with the same id, and keep the
+//! events that arrive meanwhile for [`Cdp::next`]. A pipe, unlike a DevTools TCP port, cannot be
+//! reached by any other local process (or by a page that guesses the port).
 //!
 //! Sessions are "flat": a command for a page carries the `sessionId` of the attachment, and so do
 //! the page's events, all on the browser's one connection.
 
 use std::collections::VecDeque;
 
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
 
 /// An event: its method, its parameters and, for a page, the session it belongs to.
 #[derive(Debug, Clone)]
@@ -26,8 +27,14 @@ pub(crate) enum Incoming {
     Event(Event),
 }
 
+/// The longest message read from the browser (a full-page screenshot or a PDF, base64-encoded).
+const MAX_MESSAGE: u64 = 256 << 20;
+
 pub(crate) struct Cdp {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// The browser's fd 3: where commands go.
+    commands: ChildStdin,
+    /// The browser's fd 4: answers and events.
+    messages: BufReader<ChildStdout>,
     next_id: u64,
     events: VecDeque<Event>,
 }
@@ -37,12 +44,9 @@ pub(crate) struct Cdp {
 pub(crate) struct CdpError(pub String);
 
 impl Cdp {
-    /// Connects to a `ws://` DevTools endpoint (the browser's, from its stderr).
-    pub(crate) async fn connect(ws_url: &str) -> Result<Self, CdpError> {
-        let (ws, _) = tokio_tungstenite::connect_async(ws_url)
-            .await
-            .map_err(|e| CdpError(format!("cannot connect to the DevTools endpoint: {e}")))?;
-        Ok(Self { ws, next_id: 0, events: VecDeque::new() })
+    /// A client over the browser's DevTools pipe.
+    pub(crate) fn over_pipe(commands: ChildStdin, messages: ChildStdout) -> Self {
+        Self { commands, messages: BufReader::new(messages), next_id: 0, events: VecDeque::new() }
     }
 
     /// Sends a command without waiting for its answer (which [`Cdp::next`] returns, and
@@ -59,10 +63,10 @@ impl Cdp {
         if let (Some(session_id), Some(object)) = (session_id, command.as_object_mut()) {
             object.insert("sessionId".into(), Value::String(session_id.into()));
         }
-        self.ws
-            .send(Message::text(command.to_string()))
-            .await
-            .map_err(|e| CdpError(format!("cannot send {method}: {e}")))?;
+        let mut bytes = command.to_string().into_bytes();
+        bytes.push(0);
+        self.commands.write_all(&bytes).await.map_err(|e| CdpError(format!("cannot send {method}: {e}")))?;
+        self.commands.flush().await.map_err(|e| CdpError(format!("cannot send {method}: {e}")))?;
         Ok(id)
     }
 
@@ -105,17 +109,18 @@ impl Cdp {
 
     async fn read(&mut self) -> Result<Incoming, CdpError> {
         loop {
-            let message = match self.ws.next().await {
-                Some(Ok(message)) => message,
-                Some(Err(e)) => return Err(CdpError(format!("the DevTools connection failed: {e}"))),
-                None => return Err(CdpError("the DevTools connection closed".into())),
-            };
-            let text = match message {
-                Message::Text(text) => text,
-                Message::Close(_) => return Err(CdpError("the DevTools connection closed".into())),
-                _ => continue,
-            };
-            let mut value: Value = serde_json::from_str(text.as_str())
+            let mut message = Vec::new();
+            let read = (&mut self.messages)
+                .take(MAX_MESSAGE)
+                .read_until(0, &mut message)
+                .await
+                .map_err(|e| CdpError(format!("the DevTools connection failed: {e}")))?;
+            match message.pop() {
+                Some(0) => {}
+                _ if read == 0 => return Err(CdpError("the DevTools connection closed".into())),
+                _ => return Err(CdpError("the browser sent an unfinished or oversized message".into())),
+            }
+            let mut value: Value = serde_json::from_slice(&message)
                 .map_err(|e| CdpError(format!("the browser sent a message that is not JSON: {e}")))?;
             if let Some(id) = value.get("id").and_then(Value::as_u64) {
                 let result = match value.get_mut("error") {

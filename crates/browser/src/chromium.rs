@@ -1,17 +1,27 @@
-//! One headless Chromium process with its own fresh profile directory.
+//! One headless Chromium process with its own fresh profile directory, driven over its DevTools
+//! pipe, sandboxed as [`BrowserIsolation`] says.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use compliance_ports::CaptureError;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 
-/// What Chromium prints on stderr once its DevTools endpoint is up.
-const LISTENING: &str = "DevTools listening on ";
+use crate::BrowserIsolation;
+use crate::cdp::Cdp;
+
+/// Starts Chromium with its DevTools pipe on fds 3 (commands) and 4 (messages), which the standard
+/// library cannot set up without `unsafe`: the shell moves our stdin and stdout pipes there and
+/// gives Chromium `/dev/null` as stdin and stdout instead.
+const PIPE_SHIM: &str = "exec \"$0\" \"$@\" 3<&0 4>&1 </dev/null >/dev/null";
+
+/// How many of Chromium's last stderr lines a start failure reports.
+const STDERR_TAIL: usize = 5;
 
 /// How long a graceful exit may take before the process is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -34,20 +44,26 @@ pub(crate) struct Chromium {
     /// The process group (the leader's pid), until the group was killed.
     group: Option<u32>,
     profile: Profile,
-    /// The browser's DevTools websocket, `ws://127.0.0.1:<port>/devtools/browser/<id>`.
-    pub ws_url: String,
+    /// Chromium's last lines on stderr, for a start that failed.
+    stderr_tail: Arc<Mutex<Vec<String>>>,
 }
 
 impl Chromium {
-    /// Starts Chromium and waits (up to `timeout`) until it prints its DevTools endpoint.
-    pub(crate) async fn launch(
+    /// Starts Chromium and returns it with a DevTools client over its pipe; the browser answers
+    /// once it is up, which the caller bounds with its own deadline.
+    pub(crate) fn launch(
         executable: &Path,
         work_dir: &Path,
+        isolation: &BrowserIsolation,
         extra_args: &[String],
-        timeout: Duration,
-    ) -> Result<Self, CaptureError> {
-        let profile = Profile::create(work_dir)?;
-        let mut command = Command::new(executable);
+    ) -> Result<(Self, Cdp), CaptureError> {
+        let sandbox_flag = match isolation {
+            BrowserIsolation::Refused => return Err(CaptureError::Browser(REFUSED.into())),
+            BrowserIsolation::NoSandbox => Some("--no-sandbox"),
+            BrowserIsolation::Sandbox | BrowserIsolation::User { .. } => None,
+        };
+        let profile = Profile::create(work_dir, isolation)?;
+        let mut command = Command::new("/bin/sh");
         // Only what Chromium needs from our environment: no secrets of the service (database
         // URLs, keys) reach a process that runs tenants' pages.
         command.env_clear().env("HOME", &profile.path);
@@ -56,10 +72,16 @@ impl Chromium {
                 command.env(name, value);
             }
         }
-        let child = command
+        if let BrowserIsolation::User { uid, gid } = isolation {
+            // As root, `uid` also drops every supplementary group.
+            command.uid(*uid).gid(*gid);
+        }
+        let mut child = command
+            .arg("-c")
+            .arg(PIPE_SHIM)
+            .arg(executable)
             .args([
                 "--headless=new",
-                "--no-sandbox",
                 "--disable-gpu",
                 "--disable-dev-shm-usage",
                 "--no-first-run",
@@ -71,41 +93,35 @@ impl Chromium {
                 "--disable-sync",
                 "--hide-scrollbars",
                 "--mute-audio",
-                "--remote-debugging-port=0",
+                "--remote-debugging-pipe",
                 "--window-size=1280,800",
             ])
+            .args(sandbox_flag)
             .arg(format!("--user-data-dir={}", profile.path.display()))
             .args(extra_args)
             .arg("about:blank")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0)
             .spawn()
             .map_err(|e| CaptureError::Browser(format!("cannot start {}: {e}", executable.display())))?;
         let group = child.id();
-        let mut chromium = Self { child, group, profile, ws_url: String::new() };
-        let Some(stderr) = chromium.child.stderr.take() else {
-            chromium.shutdown().await;
-            return Err(CaptureError::Browser("Chromium's stderr is not captured".into()));
-        };
-        match tokio::time::timeout(timeout, wait_for_endpoint(stderr)).await {
-            Ok(Ok(ws_url)) => {
-                chromium.ws_url = ws_url;
-                Ok(chromium)
-            }
-            Ok(Err(error)) => {
-                let _ = chromium.child.start_kill();
-                chromium.shutdown().await;
-                Err(error)
-            }
-            Err(_) => {
-                let _ = chromium.child.start_kill();
-                chromium.shutdown().await;
-                Err(CaptureError::Browser(format!("Chromium did not start within {} seconds", timeout.as_secs())))
-            }
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(keep_tail(stderr, stderr_tail.clone()));
         }
+        let (Some(commands), Some(messages)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(CaptureError::Browser("Chromium's DevTools pipe is not captured".into()));
+        };
+        let chromium = Self { child, group, profile, stderr_tail };
+        Ok((chromium, Cdp::over_pipe(commands, messages)))
+    }
+
+    /// Chromium's last lines on stderr (why it did not start, when it did not).
+    pub(crate) fn stderr_tail(&self) -> String {
+        self.stderr_tail.lock().unwrap_or_else(PoisonError::into_inner).join(" / ")
     }
 
     /// Waits briefly for the process to exit (after `Browser.close`), kills its whole process group
@@ -169,31 +185,22 @@ pub(crate) fn sweep_stale_profiles(work_dir: &Path) {
     }
 }
 
-/// Reads stderr until the DevTools line, then keeps draining it (so Chromium never blocks on a
-/// full pipe) until the process exits.
-async fn wait_for_endpoint(stderr: ChildStderr) -> Result<String, CaptureError> {
+/// What a launch answers when the service runs as root without a browser user and without the
+/// operator's explicit choice to run Chromium unsandboxed.
+pub(crate) const REFUSED: &str = "Chromium is not started: the service runs as root, where Chromium's sandbox cannot \
+    run, and neither a browser user (AUTOMATION_BROWSER_USER) nor running without the sandbox \
+    (AUTOMATION_BROWSER_NO_SANDBOX=true) is configured";
+
+/// Drains Chromium's stderr (so it never blocks on a full pipe) until it exits, keeping the last
+/// lines.
+async fn keep_tail(stderr: ChildStderr, tail: Arc<Mutex<Vec<String>>>) {
     let mut lines = BufReader::new(stderr).lines();
-    let mut last = Vec::new();
-    loop {
-        match lines.next_line().await {
-            Ok(Some(line)) => {
-                if let Some(at) = line.find(LISTENING) {
-                    let ws_url = line[at + LISTENING.len()..].trim().to_owned();
-                    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-                    return Ok(ws_url);
-                }
-                if last.len() == 5 {
-                    last.remove(0);
-                }
-                last.push(line);
-            }
-            Ok(None) | Err(_) => {
-                return Err(CaptureError::Browser(format!(
-                    "Chromium exited before it was ready: {}",
-                    last.join(" / ")
-                )));
-            }
+    while let Ok(Some(line)) = lines.next_line().await {
+        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        if tail.len() == STDERR_TAIL {
+            tail.remove(0);
         }
+        tail.push(line);
     }
 }
 
@@ -204,14 +211,24 @@ struct Profile {
 }
 
 impl Profile {
-    fn create(work_dir: &Path) -> Result<Self, CaptureError> {
+    /// A directory only the browser's user may enter: created 0700, and given to the browser
+    /// user when there is one.
+    fn create(work_dir: &Path, isolation: &BrowserIsolation) -> Result<Self, CaptureError> {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let mut last_error = None;
         for _ in 0..8 {
             let n = PROFILES.fetch_add(1, Ordering::Relaxed);
             let path = work_dir.join(format!("{PROFILE_PREFIX}{}-{n}-{nanos:08x}", std::process::id()));
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(Self { path, removed: false }),
+                Ok(()) => {
+                    let profile = Self { path, removed: false };
+                    if let BrowserIsolation::User { uid, gid } = isolation {
+                        std::os::unix::fs::chown(&profile.path, Some(*uid), Some(*gid)).map_err(|e| {
+                            CaptureError::Browser(format!("cannot give the profile directory to the browser user: {e}"))
+                        })?;
+                    }
+                    return Ok(profile);
+                }
                 Err(e) => last_error = Some(e),
             }
         }

@@ -3,12 +3,13 @@
 //!
 //! # Choices
 //!
-//! - **Raw CDP over one websocket**, not `chromiumoxide` or `headless_chrome`. Those crates
+//! - **Raw CDP over the DevTools pipe**, not `chromiumoxide` or `headless_chrome`. Those crates
 //!   generate bindings for the whole protocol (hundreds of thousands of lines, minutes of
 //!   compilation on a small machine) while a capture needs about ten commands. The `cdp` module is a
-//!   client over `tokio-tungstenite`: send a command, read the answer with the same id, keep the
-//!   events that arrive meanwhile. Sessions are "flat" (`Target.attachToTarget` with
-//!   `flatten: true`): page commands and events carry a `sessionId` on the browser's connection.
+//!   client over Chromium's `--remote-debugging-pipe` (fds 3 and 4, NUL-separated JSON): send a
+//!   command, read the answer with the same id, keep the events that arrive meanwhile. No DevTools
+//!   TCP port exists for another local process or a page to reach. Sessions are "flat"
+//!   (`Target.attachToTarget` with `flatten: true`): page commands and events carry a `sessionId`.
 //! - **A process per capture.** Each capture starts Chromium with a fresh `--user-data-dir`
 //!   (cookies, cache and service workers never leak from one tenant's page to another's) as the
 //!   leader of its own process group, with an emptied environment (`PATH`, `TMPDIR`, `LANG`,
@@ -16,14 +17,16 @@
 //!   afterwards, on errors, timeouts and cancellation too; the profile directory is removed, and
 //!   profiles older than an hour that a crash left in [`BrowserSettings::work_dir`] are removed
 //!   when a runner is created. Downloads are denied (`Browser.setDownloadBehavior`). Starting
-//!   Chromium costs about a second, which is acceptable for automations; a semaphore bounds the
-//!   browsers running at once to [`BrowserSettings::max_concurrent`] (captures beyond it wait for a
-//!   slot, outside their timeout).
-//! - **`--no-sandbox`.** The service may run as root (in a container), where Chromium refuses to
-//!   start its sandbox. The browser is contained instead by its egress proxy (below), its emptied
-//!   environment, its throw-away profile and the process-group kill; run the service as an
-//!   unprivileged user in a container without secrets on disk to limit what a renderer exploit
-//!   could reach.
+//!   Chromium costs about a second, which is acceptable for automations.
+//! - **The sandbox** ([`BrowserIsolation`]): Chromium's own sandbox is on. A service running as
+//!   root, where Chromium cannot run its sandbox, starts it as an unprivileged browser user (its
+//!   uid and primary group, no supplementary groups, a profile directory it owns), which cannot read
+//!   the service's data directory; without one, no browser starts unless the operator chose
+//!   `--no-sandbox` explicitly, which [`ChromiumRunner::new`] logs as dangerous.
+//! - **Two pools.** Automations' browsers ([`BrowserSettings::max_concurrent`]; a run waits for a
+//!   slot, outside its timeout) and printing browsers ([`BrowserSettings::max_prints`]; a print
+//!   waits at most [`BrowserSettings::print_wait`], then is [`PrintError::Busy`]) never wait for
+//!   each other.
 //! - **Time.** A capture takes at most the request's timeout plus [`LAUNCH_ALLOWANCE`] (15 s):
 //!   Chromium's start and the DevTools connection get the allowance (a slow start is reported as a
 //!   browser failure, not as a slow page), navigation, load and screenshot the request's timeout
@@ -43,7 +46,7 @@
 //!   or when dropped.
 //!
 //! - **Printing** ([`DocumentPrinter::print_pdf`], the `print` module): a browser per document as
-//!   for a capture, in a slot of the same semaphore, but with no network at all: the HTML is
+//!   for a capture, in a slot of the printing pool, but with no network at all: the HTML is
 //!   written into a blank page (`Page.setDocumentContent`), scripts are disabled, every request is
 //!   failed and the proxy is a local black hole; then `Page.printToPDF` on A4. A browser that
 //!   cannot start is [`PrintError::Unavailable`]; the print takes at most
@@ -123,8 +126,88 @@ pub struct BrowserSettings {
     /// The timeout of a capture whose request has a zero timeout; 30 seconds by default.
     pub default_timeout: Duration,
     /// Where the fresh profile directories are created; the system's temporary directory by
-    /// default.
+    /// default. A browser user must be able to enter it (`/tmp` is fine).
     pub work_dir: PathBuf,
+    /// How many browsers may print documents at once, apart from [`BrowserSettings::max_concurrent`]
+    /// (automations never take a printing slot, nor prints an automation's); 1 by default.
+    pub max_prints: usize,
+    /// How long a print waits for a printing slot before it is refused as
+    /// [`PrintError::Busy`]; 10 seconds by default.
+    pub print_wait: Duration,
+    /// Which sandbox Chromium runs in.
+    pub isolation: BrowserIsolation,
+}
+
+/// How Chromium is kept from the service's own files and privileges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrowserIsolation {
+    /// Chromium's own sandbox (user namespaces), in the service's user, which is not root.
+    Sandbox,
+    /// The service runs as root: Chromium runs as this unprivileged user and group (no
+    /// supplementary groups), with its sandbox, in a profile directory it owns.
+    User {
+        /// The browser user's id.
+        uid: u32,
+        /// The browser user's primary group.
+        gid: u32,
+    },
+    /// `--no-sandbox`: the operator chose it explicitly. A renderer exploit runs with the
+    /// service's privileges.
+    NoSandbox,
+    /// Root without a browser user and without the operator's choice: no browser is started
+    /// (captures fail, prints are [`PrintError::Unavailable`]).
+    Refused,
+}
+
+impl BrowserIsolation {
+    /// What a service that runs as `root` (or not) gets: with a browser user, that user; with the
+    /// operator's explicit `no_sandbox`, no sandbox; as root without either, refused; otherwise
+    /// Chromium's own sandbox.
+    pub fn choose(root: bool, user: Option<(u32, u32)>, no_sandbox: bool) -> Self {
+        match (root, user, no_sandbox) {
+            (true, Some((uid, gid)), _) => Self::User { uid, gid },
+            (_, _, true) => Self::NoSandbox,
+            (true, None, false) => Self::Refused,
+            (false, _, false) => Self::Sandbox,
+        }
+    }
+}
+
+/// Says in the log when `isolation` is dangerous (no sandbox) or refused, and why: for the service
+/// to call once at start-up.
+pub fn log_isolation(isolation: &BrowserIsolation) {
+    match isolation {
+        BrowserIsolation::NoSandbox => tracing::warn!(
+            "Chromium runs WITHOUT its sandbox (AUTOMATION_BROWSER_NO_SANDBOX): it renders pages tenants choose, and a \
+             renderer exploit would run with this service's privileges, able to read its data directory (vault.keys, \
+             the URL signing key), its database and every secret in reach; run the service as a non-root user, set \
+             AUTOMATION_BROWSER_USER, or run the browser in a sidecar without secrets (docs/operations.md)"
+        ),
+        BrowserIsolation::Refused => {
+            tracing::error!("{}; automations and PDF documents fail until one is", chromium::REFUSED);
+        }
+        BrowserIsolation::Sandbox | BrowserIsolation::User { .. } => {}
+    }
+}
+
+/// Whether this process runs as root (its `/proc/self` belongs to uid 0).
+pub fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
+}
+
+/// The user id and primary group id of the local user `name` (from `/etc/passwd`); `None` when
+/// there is no such user.
+pub fn local_user(name: &str) -> std::io::Result<Option<(u32, u32)>> {
+    let passwd = std::fs::read_to_string("/etc/passwd")?;
+    Ok(passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let (Some(user), Some(_), Some(uid), Some(gid)) = (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return None;
+        };
+        (user == name).then(|| Some((uid.parse().ok()?, gid.parse().ok()?))).flatten()
+    }))
 }
 
 impl Default for BrowserSettings {
@@ -135,6 +218,9 @@ impl Default for BrowserSettings {
             max_concurrent: 2,
             default_timeout: Duration::from_secs(30),
             work_dir: std::env::temp_dir(),
+            max_prints: 1,
+            print_wait: Duration::from_secs(10),
+            isolation: BrowserIsolation::Sandbox,
         }
     }
 }
@@ -143,14 +229,19 @@ impl Default for BrowserSettings {
 #[derive(Debug)]
 pub struct ChromiumRunner {
     settings: BrowserSettings,
+    /// Automations' browsers.
     slots: Arc<Semaphore>,
+    /// Printing browsers: a pool of its own, so that prints and automations never wait for each
+    /// other.
+    print_slots: Arc<Semaphore>,
 }
 
 impl ChromiumRunner {
     pub fn new(settings: BrowserSettings) -> Self {
         let slots = Arc::new(Semaphore::new(settings.max_concurrent.max(1)));
+        let print_slots = Arc::new(Semaphore::new(settings.max_prints.max(1)));
         chromium::sweep_stale_profiles(&settings.work_dir);
-        Self { settings, slots }
+        Self { settings, slots, print_slots }
     }
 
     pub fn settings(&self) -> &BrowserSettings {
@@ -249,22 +340,31 @@ impl ChromiumRunner {
             "--webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
         ];
         let launch_deadline = tokio::time::Instant::now() + LAUNCH_ALLOWANCE;
-        let chromium = Chromium::launch(&settings.chromium_path, &settings.work_dir, &args, LAUNCH_ALLOWANCE).await?;
-        let tab = match tokio::time::timeout_at(launch_deadline, Cdp::connect(&chromium.ws_url)).await {
-            Ok(Ok(cdp)) => {
+        let (chromium, mut cdp) =
+            Chromium::launch(&settings.chromium_path, &settings.work_dir, &settings.isolation, &args)?;
+        let tab = match tokio::time::timeout_at(launch_deadline, ready(&mut cdp)).await {
+            Ok(Ok(())) => {
                 let opening = page::Tab::open(cdp, proxy, allowed_hosts);
                 match tokio::time::timeout_at(launch_deadline, opening).await {
                     Ok(tab) => tab,
                     Err(_) => Err(CaptureError::Browser("the browser did not open a page in time".into())),
                 }
             }
-            // On a connection failure, `shutdown` waits a moment for an exit that will not come,
-            // then kills the process.
-            Ok(Err(error)) => Err(error.into()),
-            Err(_) => Err(CaptureError::Browser("the DevTools connection timed out".into())),
+            // On a failure, `shutdown` waits a moment for an exit that will not come, then kills
+            // the process.
+            Ok(Err(error)) => Err(CaptureError::Browser(format!("{}: {}", error.0, chromium.stderr_tail()))),
+            Err(_) => Err(CaptureError::Browser(format!(
+                "Chromium did not start within {} seconds",
+                LAUNCH_ALLOWANCE.as_secs()
+            ))),
         };
         Ok((chromium, tab))
     }
+}
+
+/// Waits until the browser answers on its DevTools pipe (it has started).
+async fn ready(cdp: &mut Cdp) -> Result<(), cdp::CdpError> {
+    cdp.call("Browser.getVersion", json!({}), None).await.map(|_| ())
 }
 
 /// How long sending `Browser.close` may take.

@@ -1,6 +1,8 @@
 //! Printing a self-contained HTML document to PDF ([`DocumentPrinter`]) with the same headless
 //! Chromium as captures: a process per print, its own profile and process group, a slot of the
-//! runner's semaphore.
+//! runner's printing pool ([`BrowserSettings::max_prints`], apart from automations' browsers). A
+//! print waits at most [`BrowserSettings::print_wait`] for its slot, then is refused as
+//! [`PrintError::Busy`] (the caller retries later) instead of queueing without end.
 //!
 //! The document never touches the network: it is written into a blank page with
 //! `Page.setDocumentContent` (no URL, no navigation), page scripts are off from the browser's start
@@ -19,9 +21,14 @@ use compliance_ports::{DocumentPrinter, PrintError};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+#[cfg(doc)]
+use crate::BrowserSettings;
 use crate::cdp::{Cdp, CdpError, Incoming};
 use crate::chromium::Chromium;
-use crate::{ChromiumRunner, EXIT_COMMAND, LAUNCH_ALLOWANCE, whole_seconds};
+use crate::{ChromiumRunner, EXIT_COMMAND, LAUNCH_ALLOWANCE, ready, whole_seconds};
+
+/// When a refused print may be tried again: about what one print takes.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A4 in inches, and 15 mm.
 const A4_WIDTH: f64 = 8.27;
@@ -34,8 +41,12 @@ const FOOTER: &str = "<div style=\"font-size:8px;width:100%;text-align:center;co
 #[async_trait]
 impl DocumentPrinter for ChromiumRunner {
     async fn print_pdf(&self, html: &str) -> Result<Vec<u8>, PrintError> {
-        let timeout = self.settings().default_timeout;
-        let _slot = self.slots.acquire().await.map_err(|_| PrintError::Unavailable("the runner is closed".into()))?;
+        let settings = self.settings();
+        let timeout = settings.default_timeout;
+        let _slot = match tokio::time::timeout(settings.print_wait, self.print_slots.acquire()).await {
+            Ok(slot) => slot.map_err(|_| PrintError::Unavailable("the runner is closed".into()))?,
+            Err(_) => return Err(PrintError::Busy { retry_after: RETRY_AFTER }),
+        };
         let black_hole = BlackHole::start().await?;
         let args = [
             format!("--proxy-server=http://127.0.0.1:{}", black_hole.port),
@@ -44,12 +55,11 @@ impl DocumentPrinter for ChromiumRunner {
             "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
             "--webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
         ];
-        let settings = self.settings();
-        let chromium = Chromium::launch(&settings.chromium_path, &settings.work_dir, &args, LAUNCH_ALLOWANCE)
-            .await
-            .map_err(|error| PrintError::Unavailable(error.to_string()))?;
-        let result = match tokio::time::timeout(LAUNCH_ALLOWANCE, Cdp::connect(&chromium.ws_url)).await {
-            Ok(Ok(mut cdp)) => {
+        let (chromium, mut cdp) =
+            Chromium::launch(&settings.chromium_path, &settings.work_dir, &settings.isolation, &args)
+                .map_err(|error| PrintError::Unavailable(error.to_string()))?;
+        let result = match tokio::time::timeout(LAUNCH_ALLOWANCE, ready(&mut cdp)).await {
+            Ok(Ok(())) => {
                 let printed = tokio::time::timeout(timeout, print(&mut cdp, html)).await;
                 let _ = tokio::time::timeout(EXIT_COMMAND, cdp.send("Browser.close", json!({}), None)).await;
                 match printed {
@@ -57,8 +67,8 @@ impl DocumentPrinter for ChromiumRunner {
                     Err(_) => Err(PrintError::Timeout(whole_seconds(timeout))),
                 }
             }
-            Ok(Err(error)) => Err(PrintError::Unavailable(error.0)),
-            Err(_) => Err(PrintError::Unavailable("the DevTools connection timed out".into())),
+            Ok(Err(error)) => Err(PrintError::Unavailable(format!("{}: {}", error.0, chromium.stderr_tail()))),
+            Err(_) => Err(PrintError::Unavailable("Chromium did not start in time".into())),
         };
         chromium.shutdown().await;
         drop(black_hole);
@@ -99,10 +109,11 @@ async fn print(cdp: &mut Cdp, html: &str) -> Result<Vec<u8>, CdpError> {
 }
 
 /// Waits for the answer to `Page.setDocumentContent` (command `written`) and the page's load
-/// event after it, failing every request meanwhile.
+/// event, failing every request meanwhile. A document without sub-resources is loaded while the
+/// command runs: its load event comes before the answer.
 async fn wait_for_load(cdp: &mut Cdp, written: u64, session: Option<&str>) -> Result<(), CdpError> {
-    let mut answered = false;
-    loop {
+    let (mut answered, mut loaded) = (false, false);
+    while !(answered && loaded) {
         match cdp.next().await? {
             Incoming::Response { id, result } if id == written => {
                 result.map_err(|message| CdpError(format!("Page.setDocumentContent failed: {message}")))?;
@@ -111,12 +122,11 @@ async fn wait_for_load(cdp: &mut Cdp, written: u64, session: Option<&str>) -> Re
             Incoming::Response { .. } => {}
             Incoming::Event(event) if event.method == "Fetch.requestPaused" => fail_request(cdp, &event.params).await?,
             Incoming::Event(event) => {
-                if answered && event.method == "Page.loadEventFired" && event.session_id.as_deref() == session {
-                    return Ok(());
-                }
+                loaded |= event.method == "Page.loadEventFired" && event.session_id.as_deref() == session;
             }
         }
     }
+    Ok(())
 }
 
 /// Sends a command and waits for its answer, failing every request meanwhile.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use compliance_browser::{BrowserSettings, ChromiumRunner};
+use compliance_browser::{BrowserIsolation, BrowserSettings, ChromiumRunner, local_user, running_as_root};
 use compliance_ports::{BrowserRunner, Capture, CaptureError, CaptureRequest, Clickable, Field, PageError};
 use secrecy::SecretString;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -175,6 +175,7 @@ fn settings(name: &str) -> (BrowserSettings, PathBuf) {
         chromium_path,
         allowed_hosts: vec!["127.0.0.1".into()],
         work_dir: work_dir.clone(),
+        isolation: sandboxed(),
         ..BrowserSettings::default()
     };
     (settings, work_dir)
@@ -453,4 +454,11 @@ async fn a_page_session_never_goes_where_the_target_may_not() {
     let result = slow.open(&server.url("/hang"), &[], Duration::from_secs(2)).await.err();
     assert_eq!(result, Some(PageError::Timeout("the page did not load within 2 seconds".into())));
     assert_cleaned_up(&work_dir);
+}
+
+/// Chromium's sandbox on: as root (tests and CI), as the unprivileged `nobody`.
+fn sandboxed() -> BrowserIsolation {
+    let nobody = local_user("nobody").unwrap();
+    assert!(!running_as_root() || nobody.is_some(), "as root, the sandboxed browser runs as `nobody`");
+    BrowserIsolation::choose(running_as_root(), nobody, false)
 }

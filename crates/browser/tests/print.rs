@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use compliance_browser::{BrowserSettings, ChromiumRunner};
+use compliance_browser::{BrowserIsolation, BrowserSettings, ChromiumRunner, local_user, running_as_root};
 use compliance_ports::{DocumentPrinter, PrintError};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 fn runner() -> ChromiumRunner {
     let chromium_path =
         std::env::var_os("CHROMIUM_PATH").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
-    ChromiumRunner::new(BrowserSettings { chromium_path, ..BrowserSettings::default() })
+    ChromiumRunner::new(BrowserSettings { chromium_path, isolation: sandboxed(), ..BrowserSettings::default() })
 }
 
 async fn pdf_text(pdf: &[u8]) -> String {
@@ -79,4 +79,11 @@ async fn without_a_browser_printing_is_unavailable() {
     });
     let error = runner.print_pdf("<p>x</p>").await.unwrap_err();
     assert!(matches!(error, PrintError::Unavailable(_)), "{error:?}");
+}
+
+/// Chromium's sandbox on: as root (tests and CI), as the unprivileged `nobody`.
+fn sandboxed() -> BrowserIsolation {
+    let nobody = local_user("nobody").unwrap();
+    assert!(!running_as_root() || nobody.is_some(), "as root, the sandboxed browser runs as `nobody`");
+    BrowserIsolation::choose(running_as_root(), nobody, false)
 }

@@ -14,6 +14,12 @@ pub enum PrintError {
     /// The printer failed while printing (crashed, or answered a protocol error).
     #[error("printing failed: {0}")]
     Failed(String),
+    /// Every printer is busy and none came free in time: try again after `retry_after`.
+    #[error("every printer is busy")]
+    Busy {
+        /// When a retry may find a printer free.
+        retry_after: std::time::Duration,
+    },
 }
 
 /// Prints HTML documents to PDF (the headless browser, or `NoPrinter` where there is none).
