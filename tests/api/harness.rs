@@ -436,6 +436,9 @@ fn serve_command(database_url: &str, blob_dir: &Path, data_dir: &Path, env: &[(S
         // Changes made by the admin CLI (another process) reach the server when its cached
         // credentials expire: one second keeps those tests short and the cache in use.
         .env("AUTH_CACHE_SECONDS", "1")
+        // The tests run as root: Chromium without its sandbox, chosen explicitly (a test runs
+        // without it, and one with a browser user).
+        .env("AUTOMATION_BROWSER_NO_SANDBOX", "true")
         .envs(env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

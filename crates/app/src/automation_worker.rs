@@ -2,12 +2,13 @@
 //! executes pending runs. Every server instance runs one; the store's claims make sure each due
 //! schedule and each pending run is taken by exactly one instance.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use compliance_domain::Timestamp;
 use compliance_domain::allowed_host::AllowedHostUse;
 use compliance_domain::automation::{AutomationRun, BrowserAutomation, Instruction, RunTrigger, Verdict};
+use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AllowedHostRepository, AutomationRepository, BlobStore, BrowserPage, BrowserRunner, Clock, RepoError,
 };
@@ -45,6 +46,9 @@ pub struct AutomationSettings {
     /// `AUTOMATION_ALLOWED_HOSTS`: the hosts an automation may reach at internal addresses, and the
     /// only ones its `allowedOrigins` may name over plain `http`.
     pub allowed_hosts: Vec<String>,
+    /// Runs of one organization executed at once by one instance, so that one tenant's runs
+    /// cannot take every browser; 1 by default.
+    pub runs_per_organization: usize,
     /// Finished runs older than this are removed with their screenshots.
     pub run_retention: Duration,
     /// The bounds of free-text (agent) runs.
@@ -60,6 +64,7 @@ impl Default for AutomationSettings {
             min_interval: Duration::from_secs(60),
             concurrency: 2,
             allowed_hosts: Vec::new(),
+            runs_per_organization: 1,
             run_retention: Duration::from_secs(90 * 24 * 60 * 60),
             agent: AgentSettings::default(),
         }
@@ -152,12 +157,18 @@ impl AutomationWorker {
         if let Err(error) = self.start_due().await {
             tracing::warn!(%error, "could not start due automations");
         }
-        // Batches of up to `concurrency` runs at once, until none is pending.
+        // Batches of up to `concurrency` runs at once, at most `runs_per_organization` of one
+        // organization (the others' runs are claimed past theirs), until none is pending.
         loop {
             let mut batch = tokio::task::JoinSet::new();
+            let mut per_organization: HashMap<OrganizationId, usize> = HashMap::new();
             while batch.len() < self.settings.concurrency.max(1) {
-                match self.automations.claim_pending(self.clock.now()).await {
+                let bound = self.settings.runs_per_organization.max(1);
+                let full: Vec<OrganizationId> =
+                    per_organization.iter().filter(|(_, runs)| **runs >= bound).map(|(org, _)| org.clone()).collect();
+                match self.automations.claim_pending(self.clock.now(), &full).await {
                     Ok(Some((run, automation))) => {
+                        *per_organization.entry(run.organization_id.clone()).or_default() += 1;
                         let worker = Arc::clone(self);
                         batch.spawn(async move { worker.execute(run, &automation).await });
                     }

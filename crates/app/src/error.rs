@@ -65,6 +65,15 @@ pub enum AppError {
     #[error("service unavailable")]
     /// The database or another dependency is down for now (503); the detail is for the log.
     Unavailable(String),
+    /// Capacity this request needs (the browsers that print) stayed in use for the bounded wait
+    /// (503 with `Retry-After`); the detail is fit to show.
+    #[error("{detail}")]
+    Busy {
+        /// What is busy, without naming other tenants.
+        detail: String,
+        /// When a retry may find capacity.
+        retry_after: std::time::Duration,
+    },
     /// Operations of an atomic bulk request failed (400), so nothing was written: each failing
     /// operation's index in the request and its error, in the request's order.
     #[error("{} bulk operations failed", .0.len())]

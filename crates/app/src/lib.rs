@@ -32,6 +32,7 @@ mod frameworks;
 mod idempotency;
 mod invitations;
 mod organization;
+mod organization_slots;
 mod people;
 mod policies;
 mod policy_diff;
@@ -91,7 +92,7 @@ pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
 pub use policy_diff::{DiffTarget, PolicyDiff};
-pub use policy_document::{DocumentFormat, PolicyDocument, PolicyDocumentService};
+pub use policy_document::{DocumentFormat, DocumentSettings, PolicyDocument, PolicyDocumentService};
 pub use policy_lifecycle::{NOTE_MAX, PolicyToSign, Signatures};
 pub use policy_review_worker::{PolicyReviewSettings, PolicyReviewWorker};
 pub use principal_cache::PrincipalCache;
@@ -223,6 +224,8 @@ pub struct Settings {
     pub audit_checkpoint_key: Vec<u8>,
     /// How long idempotency keys are kept and block repeats (`IDEMPOTENCY_*`).
     pub idempotency: IdempotencySettings,
+    /// How PDF documents share the printing browsers (`PDF_*`).
+    pub documents: DocumentSettings,
 }
 
 /// The server's defaults (docs/operations.md lists the variable of each): the server's
@@ -250,6 +253,7 @@ impl Default for Settings {
             audit_retention: None,
             audit_checkpoint_key: random_key(),
             idempotency: IdempotencySettings::default(),
+            documents: DocumentSettings::default(),
         }
     }
 }
@@ -376,7 +380,7 @@ impl App {
             control_requirements: ControlRequirementService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
-            policy_documents: PolicyDocumentService::new(&ports),
+            policy_documents: PolicyDocumentService::new(&ports, &settings.documents),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
             controls: ControlService::new(&ports, settings.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),

@@ -3,17 +3,51 @@
 //!
 //! Reading a version's document takes what reading the version takes (reading policies); the
 //! header's names are read from the caller's organization and its users.
+//!
+//! A published version never changes, so its PDF is printed once and kept in the blob store
+//! (shared by every instance, kept across restarts) under
+//! `<organization>/<policy>_v<version>_pdf_<SHA-256 of the HTML>`: the HTML's digest
+//! in the key makes a renamed organization or user print a fresh PDF instead of serving a stale
+//! header. A print takes one of the organization's printing slots
+//! ([`DocumentSettings::prints_per_organization`], waited for at most
+//! [`DocumentSettings::print_wait`]), so one tenant's flood of prints cannot hold the printing
+//! browsers other tenants need: over it, and when every browser stays busy, the answer is
+//! [`AppError::Busy`] (503 with `Retry-After`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use compliance_domain::access::{Action, Family};
 use compliance_domain::policy::PolicyVersion;
 use compliance_domain::policy_document::{DocumentHeader, file_stem, render_html};
 use compliance_domain::{PolicyId, UserId};
-use compliance_ports::{DocumentPrinter, OrganizationRepository, PolicyRepository, PrintError, UserRepository};
+use compliance_ports::{
+    BlobError, BlobStore, DocumentPrinter, OrganizationRepository, PolicyRepository, PrintError, UserRepository,
+};
+use sha2::{Digest, Sha256};
 
 use crate::access::require;
+use crate::organization_slots::OrganizationSlots;
 use crate::{AppError, Ports, Principal};
+
+/// How printing PDF documents shares the browsers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentSettings {
+    /// Prints one organization may run at once in one instance; 1 by default.
+    pub prints_per_organization: usize,
+    /// How long a print waits for its organization's slot (and again for a browser) before it is
+    /// refused as busy; 10 seconds by default.
+    pub print_wait: Duration,
+}
+
+impl Default for DocumentSettings {
+    fn default() -> Self {
+        Self { prints_per_organization: 1, print_wait: Duration::from_secs(10) }
+    }
+}
+
+/// When a print refused for its organization's bound may be tried again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// The formats a version's document comes in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,21 +70,26 @@ pub struct PolicyDocument {
 }
 
 /// Renders a published policy version as a document people can read (HTML or PDF), with the
-/// same permission as reading the version.
+/// same permission as reading the version. Clones share the organizations' slots.
+#[derive(Clone)]
 pub struct PolicyDocumentService {
     policies: Arc<dyn PolicyRepository>,
     organizations: Arc<dyn OrganizationRepository>,
     users: Arc<dyn UserRepository>,
     printer: Arc<dyn DocumentPrinter>,
+    blobs: Arc<dyn BlobStore>,
+    slots: Arc<OrganizationSlots>,
 }
 
 impl PolicyDocumentService {
-    pub(crate) fn new(ports: &Ports) -> Self {
+    pub(crate) fn new(ports: &Ports, settings: &DocumentSettings) -> Self {
         Self {
             policies: ports.policies.clone(),
             organizations: ports.organizations.clone(),
             users: ports.users.clone(),
             printer: ports.printer.clone(),
+            blobs: ports.blobs.clone(),
+            slots: OrganizationSlots::new(settings.prints_per_organization, settings.print_wait),
         }
     }
 
@@ -71,9 +110,46 @@ impl PolicyDocumentService {
         let html = self.html(caller, &version).await?;
         let bytes = match format {
             DocumentFormat::Html => html.into_bytes(),
-            DocumentFormat::Pdf => self.printer.print_pdf(&html).await.map_err(not_printed)?,
+            DocumentFormat::Pdf => self.pdf(caller, &version, &html).await?,
         };
         Ok(PolicyDocument { format, bytes, file_stem: file_stem(&version.name, version.number) })
+    }
+
+    /// The version's PDF: the kept one, or printed (in one of the organization's slots) and kept.
+    async fn pdf(&self, caller: &Principal, version: &PolicyVersion, html: &str) -> Result<Vec<u8>, AppError> {
+        let key = pdf_key(version, html);
+        if let Some(kept) = self.kept(&key).await {
+            return Ok(kept);
+        }
+        let Some(_slot) = self.slots.take(&caller.organization_id).await else {
+            return Err(AppError::Busy {
+                detail: "this organization's PDF documents are being printed at the most it may print at once; \
+                         retry shortly"
+                    .into(),
+                retry_after: RETRY_AFTER,
+            });
+        };
+        // A request of the same organization may have printed it while this one waited.
+        if let Some(kept) = self.kept(&key).await {
+            return Ok(kept);
+        }
+        let pdf = self.printer.print_pdf(html).await.map_err(not_printed)?;
+        if let Err(error) = self.blobs.put(&key, pdf.clone(), "application/pdf").await {
+            tracing::warn!(%error, "cannot keep a printed policy document; it is printed again next time");
+        }
+        Ok(pdf)
+    }
+
+    /// The PDF kept under `key`, if any; a store that fails is logged and printed around.
+    async fn kept(&self, key: &str) -> Option<Vec<u8>> {
+        match self.blobs.get(key).await {
+            Ok(pdf) => Some(pdf),
+            Err(BlobError::NotFound) => None,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read a kept policy document; printing it");
+                None
+            }
+        }
     }
 
     async fn html(&self, caller: &Principal, version: &PolicyVersion) -> Result<String, AppError> {
@@ -103,6 +179,12 @@ impl PolicyDocumentService {
     }
 }
 
+/// Where the PDF of `version` rendered as `html` is kept (see the module's documentation).
+fn pdf_key(version: &PolicyVersion, html: &str) -> String {
+    let digest = hex::encode(Sha256::digest(html.as_bytes()));
+    format!("{}/{}_v{}_pdf_{digest}", version.organization_id, version.policy_id, version.number)
+}
+
 /// Printing failures are the deployment's, never the caller's: no browser is 503, a print that
 /// took too long 504, a browser that failed 502; the reason is logged, not answered.
 fn not_printed(error: PrintError) -> AppError {
@@ -120,6 +202,10 @@ fn not_printed(error: PrintError) -> AppError {
         PrintError::Failed(_) => AppError::Upstream {
             timeout: false,
             detail: "the headless Chromium failed while printing the PDF document".into(),
+        },
+        PrintError::Busy { retry_after } => AppError::Busy {
+            detail: "every browser that prints PDF documents is busy; retry shortly".into(),
+            retry_after,
         },
     }
 }

@@ -455,3 +455,48 @@ async fn a_step_screenshot_link_opens_that_step_only() {
     assert!(matches!(open(Some(0)).await, Err(AppError::Forbidden(_))), "not another step's");
     assert!(matches!(open(None).await, Err(AppError::Forbidden(_))), "not the run's");
 }
+
+#[tokio::test]
+async fn one_organizations_runs_take_at_most_its_bound_of_browsers_and_others_run_past_them() {
+    let mut world = World::new();
+    assert_eq!(
+        (AutomationSettings::default().concurrency, AutomationSettings::default().runs_per_organization),
+        (2, 1),
+        "two browsers, one run of an organization at a time"
+    );
+    let (busy, other) = (world.tenant().await, world.tenant().await);
+    let first = automation(&world, &busy.owner, None).await;
+    let second = automation(&world, &busy.owner, None).await;
+    let theirs = automation(&world, &other.owner, None).await;
+    let worker = worker(&mut world);
+    world.browser.set(BrowserPage::Waits);
+    for (caller, automation) in [(&busy.owner, &first), (&busy.owner, &second), (&other.owner, &theirs)] {
+        world.clock.advance(time::Duration::seconds(1));
+        world.app.automations.start_run(caller, &automation.id).await.unwrap();
+    }
+
+    let ticking = tokio::spawn({
+        let worker = worker.clone();
+        async move { worker.tick().await }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while world.browser.captures() < 2 {
+        assert!(std::time::Instant::now() < deadline, "two runs started");
+        tokio::task::yield_now().await;
+    }
+    let running = |org: &compliance_domain::OrganizationId| {
+        runs(&world).iter().filter(|r| &r.organization_id == org && r.status == RunStatus::Running).count()
+    };
+    assert_eq!((running(&busy.org), running(&other.org)), (1, 1), "the younger run of another organization went first");
+
+    world.browser.set(BrowserPage::Loads);
+    // Each release lets one waiting page load (a release before it waits is kept, once).
+    while !ticking.is_finished() {
+        assert!(std::time::Instant::now() < deadline, "the runs finished");
+        world.browser.release();
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    ticking.await.unwrap();
+    assert!(runs(&world).iter().all(|r| r.status == RunStatus::Completed), "all three ran");
+    assert_eq!(world.browser.captures(), 3);
+}

@@ -21,6 +21,7 @@ mod download_links;
 mod frameworks;
 mod idempotency;
 mod people;
+mod policy_documents;
 mod policy_reviews;
 mod principal_cache;
 mod webhooks;

@@ -231,6 +231,14 @@ impl ApiError {
         Self { retry_after: Some(RETRY_AFTER_SECONDS), ..error }
     }
 
+    /// 503 with `Retry-After`: capacity the request needs (the browsers that print) stayed busy.
+    fn busy(detail: String, retry_after: std::time::Duration) -> Self {
+        let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        let seconds = NonZeroU32::new(u32::try_from(seconds).unwrap_or(u32::MAX)).unwrap_or(NonZeroU32::MIN);
+        let error = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", "Busy", detail);
+        Self { retry_after: Some(seconds), ..error }
+    }
+
     /// The caller used up its request rate; `Retry-After` says when a request passes again.
     pub fn rate_limited(retry_after: std::time::Duration) -> Self {
         let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
@@ -331,6 +339,7 @@ impl From<AppError> for ApiError {
                 crate::middleware::count_store_unavailable();
                 Self::unavailable()
             }
+            AppError::Busy { detail, retry_after } => Self::busy(detail, retry_after),
             AppError::BulkFailed(failed) => Self::bulk_failed(failed),
             AppError::Internal(why) => {
                 tracing::error!(reason = %why, "internal error");

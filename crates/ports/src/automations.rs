@@ -77,9 +77,14 @@ pub trait AutomationRepository: Send + Sync {
         run: &AutomationRun,
         audit: &AuditOf<'_, AutomationRun>,
     ) -> Result<bool, RepoError>;
-    /// Takes the oldest pending run (of any organization) and marks it running from `now`, if
-    /// no other worker took it first; with its automation.
-    async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError>;
+    /// Takes the oldest pending run of any organization but those in `skip` (those at their bound
+    /// of runs at once) and marks it running from `now`, if no other worker took it first; with its
+    /// automation.
+    async fn claim_pending(
+        &self,
+        now: Timestamp,
+        skip: &[OrganizationId],
+    ) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError>;
     /// Stores a run's outcome (status, completion, duration, screenshot, error) if the run is
     /// still running; `RepoError::NotFound` otherwise (deleted, or failed as stale meanwhile).
     /// With `audit`'s entry, made from the run as it was and as it finished.

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use compliance_app::{
-    AgentSettings, AutomationSettings, IdempotencySettings, PolicyReviewSettings, SIGNING_KEY_BYTES, Settings,
-    WebhookSettings,
+    AgentSettings, AutomationSettings, DocumentSettings, IdempotencySettings, PolicyReviewSettings, SIGNING_KEY_BYTES,
+    Settings, WebhookSettings,
 };
 use compliance_blobs::S3Config;
-use compliance_browser::BrowserSettings;
+use compliance_browser::{BrowserIsolation, BrowserSettings};
 use compliance_credentials::KeySource;
 use compliance_devices::FleetSettings;
 use compliance_domain::chat::ChatLimits;
@@ -164,6 +164,7 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
             min_interval: seconds("AUTOMATION_MIN_INTERVAL_SECONDS", automations.min_interval)?,
             concurrency: max_browsers()?,
             allowed_hosts: list("AUTOMATION_ALLOWED_HOSTS")?,
+            runs_per_organization: number("AUTOMATION_RUNS_PER_ORGANIZATION", automations.runs_per_organization)?,
             run_retention: Duration::from_secs(
                 number("AUTOMATION_RUN_RETENTION_DAYS", retention_days)?.saturating_mul(DAY),
             ),
@@ -191,6 +192,7 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
             lease: seconds("IDEMPOTENCY_LEASE_SECONDS", defaults.idempotency.lease)?,
             prune_interval: millis("IDEMPOTENCY_PRUNE_MILLIS", defaults.idempotency.prune_interval)?,
         },
+        documents: documents(defaults.documents.clone())?,
     })
 }
 
@@ -316,14 +318,45 @@ fn webhooks(defaults: WebhookSettings) -> anyhow::Result<WebhookSettings> {
 }
 
 /// `CHROMIUM_PATH`, `AUTOMATION_ALLOWED_HOSTS` (comma-separated hosts that may resolve to
-/// internal addresses), `AUTOMATION_MAX_BROWSERS`.
+/// internal addresses), `AUTOMATION_MAX_BROWSERS`, `PDF_MAX_BROWSERS`, `PDF_WAIT_SECONDS`, and the
+/// browser's isolation: `AUTOMATION_BROWSER_USER`, `AUTOMATION_BROWSER_NO_SANDBOX`.
 fn browser() -> anyhow::Result<BrowserSettings> {
     let defaults = BrowserSettings::default();
     Ok(BrowserSettings {
         chromium_path: var("CHROMIUM_PATH")?.map_or(defaults.chromium_path.clone(), PathBuf::from),
         allowed_hosts: list("AUTOMATION_ALLOWED_HOSTS")?,
         max_concurrent: max_browsers()?,
+        max_prints: number("PDF_MAX_BROWSERS", defaults.max_prints)?,
+        print_wait: seconds("PDF_WAIT_SECONDS", defaults.print_wait)?,
+        isolation: browser_isolation()?,
         ..defaults
+    })
+}
+
+/// The browser's sandbox: as root, the unprivileged `AUTOMATION_BROWSER_USER` (a local user name),
+/// or no sandbox only when `AUTOMATION_BROWSER_NO_SANDBOX=true` says so; otherwise Chromium's own
+/// sandbox in the service's user. As root with neither, browsers are refused (see
+/// [`BrowserIsolation::Refused`]), which the runner logs.
+fn browser_isolation() -> anyhow::Result<BrowserIsolation> {
+    let root = compliance_browser::running_as_root();
+    let user = match var("AUTOMATION_BROWSER_USER")? {
+        None => None,
+        Some(_) if !root => bail!("AUTOMATION_BROWSER_USER needs the service to run as root (to switch to it)"),
+        Some(name) => match compliance_browser::local_user(&name) {
+            Ok(Some((0, _))) => bail!("AUTOMATION_BROWSER_USER `{name}` is root; name an unprivileged user"),
+            Ok(Some(ids)) => Some(ids),
+            Ok(None) => bail!("AUTOMATION_BROWSER_USER `{name}` is not a user of this system"),
+            Err(error) => bail!("cannot read /etc/passwd for AUTOMATION_BROWSER_USER: {error}"),
+        },
+    };
+    Ok(BrowserIsolation::choose(root, user, boolean("AUTOMATION_BROWSER_NO_SANDBOX", false)?))
+}
+
+/// `PDF_PRINTS_PER_ORGANIZATION` and `PDF_WAIT_SECONDS`: how PDF documents share the browsers.
+fn documents(defaults: DocumentSettings) -> anyhow::Result<DocumentSettings> {
+    Ok(DocumentSettings {
+        prints_per_organization: number("PDF_PRINTS_PER_ORGANIZATION", defaults.prints_per_organization)?,
+        print_wait: seconds("PDF_WAIT_SECONDS", defaults.print_wait)?,
     })
 }
 

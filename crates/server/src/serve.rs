@@ -29,6 +29,8 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
     let keyring = Arc::new(wiring::vault_keyring(&config)?);
     let catalog = wiring::provider_catalog(&config)?;
+    // Says at start-up when browsers run unsandboxed, or are refused, and why.
+    compliance_browser::log_isolation(&config.browser.isolation);
     // Bound before the database is opened: a taken address stops the server before that work,
     // and with port 0 the port the system picked is known before `PUBLIC_URL`'s default (which
     // names it) is handed to the use cases.

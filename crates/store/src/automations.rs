@@ -655,8 +655,13 @@ impl AutomationRepository for Store {
         }
     }
 
-    async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError> {
+    async fn claim_pending(
+        &self,
+        now: Timestamp,
+        skip: &[OrganizationId],
+    ) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError> {
         let now = now.to_utc_naive();
+        let skip: Vec<&str> = skip.iter().map(OrganizationId::as_str).collect();
         let mut conn = self.pools.write().await?;
         // Select the oldest candidates, then take the first one still pending: the conditional
         // update is the claim, and a candidate another worker took first updates nothing.
@@ -664,6 +669,7 @@ impl AutomationRepository for Store {
             c.transaction(async |c| {
                 let candidates: Vec<String> = automation_runs::table
                     .filter(automation_runs::status.eq(PENDING))
+                    .filter(automation_runs::organization_id.ne_all(&skip))
                     .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
                     .limit(CLAIM_CANDIDATES)
                     .select(automation_runs::id)

@@ -207,10 +207,15 @@ impl AutomationRepository for MemoryAutomations {
         Ok(true)
     }
 
-    async fn claim_pending(&self, now: Timestamp) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError> {
+    async fn claim_pending(
+        &self,
+        now: Timestamp,
+        skip: &[OrganizationId],
+    ) -> Result<Option<(AutomationRun, BrowserAutomation)>, RepoError> {
         let automations = self.automations.lock().unwrap();
         let mut runs = self.runs.lock().unwrap();
-        let Some(run) = runs.iter_mut().filter(|r| r.status == RunStatus::Pending).min_by_key(|r| r.created_at) else {
+        let pending = runs.iter_mut().filter(|r| r.status == RunStatus::Pending && !skip.contains(&r.organization_id));
+        let Some(run) = pending.min_by_key(|r| r.created_at) else {
             return Ok(None);
         };
         let automation = automations.get(&run.automation_id).cloned().ok_or(RepoError::NotFound)?;

@@ -13,6 +13,7 @@ pub mod frameworks;
 pub mod idempotency;
 pub mod people;
 pub mod policies;
+pub mod printer;
 pub mod records;
 pub mod vault;
 pub mod webhooks;
@@ -42,6 +43,7 @@ pub use frameworks::MemoryFrameworks;
 pub use idempotency::MemoryIdempotency;
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
+pub use printer::FakePrinter;
 pub use records::{IdRenderer, MemoryGenerations, MemoryRisks, MemoryTasks, NoAudit, NoRecords, Unchanging};
 pub use vault::{BindingCipher, MemoryConnections, MemorySecrets};
 pub use webhooks::{MemoryAllowedHosts, MemoryWebhooks, RefusingSender};
@@ -71,6 +73,7 @@ pub fn settings() -> Settings {
         webhooks: WebhookSettings::default(),
         policy_reviews: PolicyReviewSettings::default(),
         idempotency: compliance_app::IdempotencySettings::default(),
+        documents: compliance_app::DocumentSettings::default(),
     }
 }
 
@@ -92,6 +95,7 @@ pub struct World {
     pub idempotency: Arc<MemoryIdempotency>,
     pub devices: Arc<FakeDevices>,
     pub webhooks: Arc<MemoryWebhooks>,
+    pub printer: Arc<FakePrinter>,
     ports: Ports,
     settings: Settings,
 }
@@ -136,6 +140,7 @@ impl World {
         let allowed_hosts = Arc::new(MemoryAllowedHosts::default());
         let controls = Arc::new(MemoryControls::default());
         let frameworks = Arc::new(MemoryFrameworks::new(controls.clone()));
+        let printer = Arc::new(FakePrinter::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -158,7 +163,7 @@ impl World {
             blobs: blobs.clone(),
             devices: devices.clone(),
             browser: browser.clone(),
-            printer: Arc::new(compliance_ports::NoPrinter),
+            printer: printer.clone(),
             chat: chat.clone(),
             health: Arc::new(Unchanging),
             clock: clock.clone(),
@@ -193,6 +198,7 @@ impl World {
             idempotency,
             devices,
             webhooks,
+            printer,
             ports,
             settings,
         }

@@ -1,6 +1,7 @@
 //! Policies in memory, for the review worker: the policies a test puts there, the review claim
-//! as the stores make it, and the audit entries written with it. Every other use of policies is
-//! refused, and lists are empty (tests/api covers them over the real stores).
+//! as the stores make it, and the audit entries written with it; and the published versions a test
+//! puts there, for policy documents. Every other use of policies is refused, and lists are empty
+//! (tests/api covers them over the real stores).
 
 use std::sync::Mutex;
 
@@ -16,6 +17,7 @@ use compliance_ports::{AuditOf, Deleted, Page, PolicyQuery, PolicyRepository, Po
 #[derive(Default)]
 pub struct MemoryPolicies {
     policies: Mutex<Vec<Policy>>,
+    versions: Mutex<Vec<PolicyVersion>>,
     /// The entries written with each change, oldest first.
     pub entries: Mutex<Vec<AuditDraft>>,
 }
@@ -23,6 +25,10 @@ pub struct MemoryPolicies {
 impl MemoryPolicies {
     pub fn put(&self, policy: Policy) {
         self.policies.lock().unwrap().push(policy);
+    }
+
+    pub fn put_version(&self, version: PolicyVersion) {
+        self.versions.lock().unwrap().push(version);
     }
 
     pub fn status(&self, id: &PolicyId) -> PolicyStatus {
@@ -85,8 +91,15 @@ impl PolicyRepository for MemoryPolicies {
     ) -> Result<Vec<PolicyVersionSummary>, RepoError> {
         Err(refused())
     }
-    async fn get_policy_version(&self, _: &OrganizationId, _: &PolicyId, _: i32) -> Result<PolicyVersion, RepoError> {
-        Err(refused())
+    async fn get_policy_version(
+        &self,
+        org: &OrganizationId,
+        id: &PolicyId,
+        number: i32,
+    ) -> Result<PolicyVersion, RepoError> {
+        let versions = self.versions.lock().unwrap();
+        let found = versions.iter().find(|v| &v.organization_id == org && &v.policy_id == id && v.number == number);
+        found.cloned().ok_or(RepoError::NotFound)
     }
     async fn policy_signers(&self, _: &OrganizationId, _: &PolicyId, _: i32) -> Result<VersionSigners, RepoError> {
         Err(refused())

@@ -40,8 +40,8 @@ struct DocumentQuery {
     description = "The version's rich text as one self-contained HTML5 page (inline styles, no script, no \
                    external asset; links only to `http`, `https` and `mailto` URLs), headed by the organization's \
                    name, the policy's name, the version, who published and approved it and when. `format=pdf` is \
-                   that page printed on A4 by the service's headless Chromium. Needs what reading the version \
-                   needs.",
+                   that page printed on A4 by the service's headless Chromium, printed once per version and \
+                   kept. Needs what reading the version needs.",
     params(
         ("id" = PolicyId, Path),
         ("version" = i32, Path, description = "The version's number, from 1."),
@@ -57,7 +57,7 @@ struct DocumentQuery {
         (status = 400, description = "`format` is neither `html` nor `pdf`.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such policy or version in the caller's organization.", body = crate::openapi::Problem, content_type = "application/problem+json"),
         (status = 502, description = "PDF: the headless Chromium failed while printing.", body = crate::openapi::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "PDF: this deployment has no headless Chromium (`CHROMIUM_PATH`); or the database is unavailable.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "PDF: `/problems/busy` when the caller's organization is printing as many documents as it may at once, or every printing browser stayed busy, for the bounded wait (retry after `Retry-After` seconds); `/problems/not-configured` when this deployment has no headless Chromium (`CHROMIUM_PATH`); or the database is unavailable.", body = crate::openapi::Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait before retrying (busy, or the database unavailable)."))),
         (status = 504, description = "PDF: printing took longer than the browser's timeout.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
