@@ -21,7 +21,7 @@ api_tests!(
     bad_formats_versions_and_other_organizations_are_refused,
     without_a_browser_the_pdf_is_503 with &[("CHROMIUM_PATH", "/nonexistent/chromium")],
     a_printed_version_is_kept_for_every_instance,
-    one_employees_flood_leaves_another_tenants_pdf_about_as_fast with &[("PDF_WAIT_SECONDS", "5")],
+    one_employees_flood_leaves_another_tenants_pdf_about_as_fast with &[("PDF_WAIT_SECONDS", "20")],
     the_browser_runs_sandboxed_as_its_user_and_as_root_needs_one_or_an_explicit_choice,
 );
 
@@ -294,7 +294,15 @@ async fn a_printed_version_is_kept_for_every_instance(server: &TestServer) {
     assert_eq!(kept.status, 200, "{}", kept.body);
     assert_eq!(kept.bytes, first.bytes, "the kept PDF, printed once");
     assert_eq!(kept.content_type, "application/pdf");
-    other.get(&never_printed).await.problem(503);
+    assert_503(other.get(&never_printed).await, "/problems/not-configured");
+}
+
+/// A 503 problem of type `kind` (the `problem` helper expects `/problems/unavailable` for 503).
+fn assert_503(answer: Response, kind: &str) {
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    assert!(answer.content_type.starts_with("application/problem+json"), "{}", answer.content_type);
+    assert_eq!(answer.body["type"], kind, "{}", answer.body);
+    assert!(answer.body["detail"].is_string(), "{}", answer.body);
 }
 
 /// The median of `times`.
@@ -359,7 +367,7 @@ async fn one_employees_flood_leaves_another_tenants_pdf_about_as_fast(server: &T
         if answer.status == 503 {
             let retry_after = answer.header("retry-after").expect("a 503 carries Retry-After");
             assert!(retry_after.parse::<u32>().unwrap() > 0, "{retry_after}");
-            assert_eq!(answer.problem(503)["type"], "/problems/busy");
+            assert_503(answer, "/problems/busy");
             busy += 1;
         } else {
             assert_eq!(answer.status, 200, "{}", answer.body);
@@ -388,8 +396,7 @@ async fn the_browser_runs_sandboxed_as_its_user_and_as_root_needs_one_or_an_expl
     let sibling = server.start_sibling(&[("AUTOMATION_BROWSER_NO_SANDBOX".into(), "false".into())]).await;
     let answer = sibling.client(Auth::ApiKey(key.clone()), None).get(&refused_path).await;
     if running_as_root() {
-        let problem = answer.problem(503);
-        assert_eq!(problem["type"], "/problems/not-configured");
+        assert_503(answer, "/problems/not-configured");
         let log = sibling.stderr();
         assert!(log.contains("AUTOMATION_BROWSER_USER") && log.contains("sandbox"), "the log says why: {log}");
         drop(sibling);
