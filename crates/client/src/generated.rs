@@ -169,6 +169,9 @@ pub mod types {
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_used_at: Option<Option<Timestamp>>,
         pub name: String,
+        #[serde(rename = "parentId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub parent_id: Option<Option<ApiKeyId>>,
         #[serde(rename = "revokedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub revoked_at: Option<Option<Timestamp>>,
@@ -178,7 +181,17 @@ pub mod types {
     impl ApiKeyDto {
         /// A value with `created_at`, `created_by`, `id`, `name`, `scopes`; every other member absent or `null`.
         pub fn new(created_at: Timestamp, created_by: UserId, id: ApiKeyId, name: String, scopes: Vec<Scopes>) -> Self {
-            Self { created_at, created_by, id, name, scopes, expires_at: None, last_used_at: None, revoked_at: None }
+            Self {
+                created_at,
+                created_by,
+                id,
+                name,
+                scopes,
+                expires_at: None,
+                last_used_at: None,
+                parent_id: None,
+                revoked_at: None,
+            }
         }
     }
 
@@ -333,6 +346,10 @@ pub mod types {
     /// when the schedule fires next (not in the spec's table; useful and harmless).
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Automation {
+        /// Origins besides the origin of `targetUrl` that a run's page may go to; a navigation
+        /// anywhere else is refused and reported by the run.
+        #[serde(rename = "allowedOrigins")]
+        pub allowed_origins: Vec<String>,
         #[serde(rename = "connectionId")]
         pub connection_id: Option<ConnectionId>,
         /// When it was created.
@@ -375,6 +392,10 @@ pub mod types {
     /// `null` to clear them.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
     pub struct AutomationChanges {
+        /// Origins besides the origin of `targetUrl` that a run's page may go to (an identity provider                  the login passes through, say); at most 20. A navigation anywhere else (the agent's                  `navigate`, a `go to` step, a link, a redirect, a script) is refused and the run reports it.                  Each must be an `https` origin, or an `http` one whose host `AUTOMATION_ALLOWED_HOSTS`                  names, and must pass the checks of `targetUrl`; else a 400 naming `allowedOrigins`.                  Secrets are typed only on the origin of `targetUrl`.
+        #[serde(rename = "allowedOrigins")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub allowed_origins: Option<Vec<String>>,
         #[serde(rename = "connectionId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub connection_id: Option<Option<ConnectionId>>,
@@ -1474,6 +1495,9 @@ pub mod types {
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_used_at: Option<Option<Timestamp>>,
         pub name: String,
+        #[serde(rename = "parentId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub parent_id: Option<Option<ApiKeyId>>,
         #[serde(rename = "revokedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub revoked_at: Option<Option<Timestamp>>,
@@ -1499,6 +1523,7 @@ pub mod types {
                 scopes,
                 expires_at: None,
                 last_used_at: None,
+                parent_id: None,
                 revoked_at: None,
             }
         }
@@ -2608,6 +2633,10 @@ pub mod types {
     /// `POST /v1/browser/automations`.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct NewAutomation {
+        /// Origins besides the origin of `targetUrl` that a run's page may go to (an identity provider                  the login passes through, say); at most 20. A navigation anywhere else (the agent's                  `navigate`, a `go to` step, a link, a redirect, a script) is refused and the run reports it.                  Each must be an `https` origin, or an `http` one whose host `AUTOMATION_ALLOWED_HOSTS`                  names, and must pass the checks of `targetUrl`; else a 400 naming `allowedOrigins`.                  Secrets are typed only on the origin of `targetUrl`.
+        #[serde(rename = "allowedOrigins")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub allowed_origins: Option<Vec<String>>,
         #[serde(rename = "connectionId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub connection_id: Option<Option<ConnectionId>>,
@@ -2640,6 +2669,7 @@ pub mod types {
                 name,
                 target_url,
                 task_id,
+                allowed_origins: None,
                 connection_id: None,
                 description: None,
                 post_result_to_task: None,
@@ -5598,7 +5628,7 @@ pub mod types {
 
     pub type WebhookDeliveryId = String;
 
-    /// A webhook as it is shown: never its secret.
+    /// A webhook as it is shown: never its secret, nor its URL's path and query.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct WebhookDto {
         #[serde(rename = "createdAt")]
@@ -5620,6 +5650,8 @@ pub mod types {
         pub previous_secret_expires_at: Option<Timestamp>,
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
+        /// The URL's origin followed by `/…` (`https://hooks.slack.com/…`): the path and query may
+        /// carry a credential, so they are kept sealed and shown only in the create answer.
         pub url: String,
     }
 
@@ -5666,7 +5698,8 @@ pub mod types {
         }
     }
 
-    /// A webhook with its (new) signing secret, shown this once.
+    /// A webhook with its (new) signing secret, shown this once; the create answer shows its full
+    /// `url` this once too.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct WebhookWithSecret {
         #[serde(rename = "createdAt")]
@@ -5691,6 +5724,8 @@ pub mod types {
         pub secret: String,
         #[serde(rename = "updatedAt")]
         pub updated_at: Timestamp,
+        /// The URL's origin followed by `/…` (`https://hooks.slack.com/…`): the path and query may
+        /// carry a credential, so they are kept sealed and shown only in the create answer.
         pub url: String,
     }
 
@@ -8594,6 +8629,8 @@ impl crate::Client {
     ///
     /// A key acting as the caller, limited to `scopes`. A scope beyond what the caller's role allows
     /// (or, for a caller using a key, beyond that key's scopes) is a 403; an unknown scope a 400.
+    /// Made with an API key, the new key records it as `parentId`, expires no later than it (a later
+    /// or missing `expiresAt` becomes the parent's), and is revoked with it.
     ///
     /// `POST /v1/api-keys` (`createApiKey`).
     pub async fn create_api_key(&self, body: &NewApiKey) -> Result<CreatedApiKey, crate::Error> {
@@ -8608,8 +8645,9 @@ impl crate::Client {
 
     /// Revoke an API key.
     ///
-    /// The key stops working at once, on every instance. Owners and admins may revoke any key of the
-    /// organization; others only their own. Revoking a revoked key answers it unchanged.
+    /// The key stops working at once, on every instance, and so does every key made from it (by it,
+    /// or by a key it made, …). Owners and admins may revoke any key of the organization; others only
+    /// their own. Revoking a revoked key answers it unchanged.
     ///
     /// `DELETE /v1/api-keys/{id}` (`revokeApiKey`).
     pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKeyDto, crate::Error> {
@@ -10262,7 +10300,7 @@ impl crate::Client {
 
     /// One published version as a document to read, print or file (HTML or PDF).
     ///
-    /// The version's rich text as one self-contained HTML5 page (inline styles, no script, no external asset; links only to `http`, `https` and `mailto` URLs), headed by the organization's name, the policy's name, the version, who published and approved it and when. `format=pdf` is that page printed on A4 by the service's headless Chromium. Needs what reading the version needs.
+    /// The version's rich text as one self-contained HTML5 page (inline styles, no script, no external asset; links only to `http`, `https` and `mailto` URLs), headed by the organization's name, the policy's name, the version, who published and approved it and when. `format=pdf` is that page printed on A4 by the service's headless Chromium, printed once per version and kept. Needs what reading the version needs.
     ///
     /// `GET /v1/policies/{id}/versions/{version}/document` (`getPolicyVersionDocument`).
     pub async fn get_policy_version_document(
@@ -10779,7 +10817,8 @@ impl crate::Client {
     /// Create a webhook.
     ///
     /// The endpoint receives the events named by `events` that commit from now on. The answer holds
-    /// its signing `secret`, shown this once.
+    /// its signing `secret` and its full `url`, shown this once: every other answer, audit entry and
+    /// event shows the URL masked (its origin and `/…`).
     ///
     /// `POST /v1/webhooks` (`createWebhook`).
     pub async fn create_webhook(&self, body: &NewWebhook) -> Result<WebhookWithSecret, crate::Error> {
