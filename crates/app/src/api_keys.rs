@@ -79,7 +79,7 @@ impl ApiKeyService {
         }
         let audit = self.audit.change(caller, "apiKey.revoked", &API_KEY);
         let revoked = self.credentials.revoke_api_key(org, id, self.clock.now(), &audit).await;
-        Ok(forget_revoked(&self.principals, id, revoked)?)
+        forget_revoked(&self.principals, id, revoked)
     }
 }
 

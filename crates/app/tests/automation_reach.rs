@@ -310,7 +310,8 @@ async fn allowed_origins_are_bare_https_origins_or_http_on_an_allowed_host() {
         bare,
     );
     assert_invalid(create(&world, owner, owner, origins(&["login.example.com"])).await, "allowedOrigins", bare);
-    let http = "http://login.example.com must use https (http only for a host AUTOMATION_ALLOWED_HOSTS names)";
+    let http = "http://login.example.com must use https (http only for a host AUTOMATION_ALLOWED_HOSTS names or the \
+                operator granted to this organization)";
     assert_invalid(create(&world, owner, owner, origins(&["http://login.example.com"])).await, "allowedOrigins", http);
     let fine = create(&world, owner, owner, origins(&["http://127.0.0.1:8080", "https://login.example.com"])).await;
     assert_eq!(fine.unwrap().allowed_origins, ["http://127.0.0.1:8080", "https://login.example.com"]);
