@@ -20,15 +20,6 @@ pub const UNREACHABLE: &[(&str, &str)] = &[
     ("finishSignIn", "no OpenID Connect provider is configured in the run: the sign-in routes answer 404"),
     ("signOut", "no OpenID Connect provider is configured in the run: the sign-in routes answer 404"),
     ("getConnection", "a connection is made only with credentials its provider verifies, and the run has no provider"),
-    (
-        "deleteConnection",
-        "a connection is made only with credentials its provider verifies, and the run has no provider",
-    ),
-    (
-        "checkConnection",
-        "a connection is made only with credentials its provider verifies, and the run has no provider",
-    ),
-    ("approvePolicy", "only a policy's approver may approve, never its submitter; the run has one user"),
 ];
 
 /// Answers that say nothing about the handler: credentials refused, no such record (or route),
