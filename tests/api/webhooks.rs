@@ -387,7 +387,9 @@ async fn a_url_is_a_credential_shown_once_then_masked(server: &TestServer) {
     let origin = receiver.url.trim_end_matches("/hook");
     let masked = format!("{origin}/…");
 
-    let created = tenant.api.post("/v1/webhooks", json!({"url": secret_url, "events": ["*"]})).await.ok(201);
+    // Subscribed to risks only, so that its own `webhook.updated` is not delivered to it before
+    // the test event (a test event is sent whatever the subscription).
+    let created = tenant.api.post("/v1/webhooks", json!({"url": secret_url, "events": ["risk.*"]})).await.ok(201);
     assert_eq!(created["url"], secret_url.as_str(), "the create answer shows the URL once");
     receiver.trust(&[&secret_of(&created)]);
     let id = created["id"].as_str().unwrap();
