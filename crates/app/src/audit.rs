@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH, Redaction, diff, redact_data};
+use compliance_domain::evidence::Observation;
 use compliance_domain::idempotency::IdempotencyClaim;
 use compliance_domain::{AuditEntryId, OrganizationId, Timestamp};
 use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Clock, Page, PageRequest, ResourceRenderer};
@@ -26,7 +27,14 @@ pub struct Subject<T> {
     pub render: fn(&dyn ResourceRenderer, &T) -> Value,
     /// Which fields never reach an entry (secrets) or reach it shortened (rich text).
     pub redaction: Redaction,
+    /// What a change of such a record proves about a control's evidence source, from its action
+    /// and the record before and after (`compliance_domain::evidence::of_task`, …); `None` for
+    /// records that are no evidence source.
+    pub evidence: Option<Evidence<T>>,
 }
+
+/// The rule of [`Subject::evidence`].
+pub type Evidence<T> = fn(&str, Option<&T>, Option<&T>) -> Option<Observation>;
 
 /// Makes the entries of changes, for the use cases (which hand them to the store with the change).
 pub struct AuditTrail {
@@ -65,11 +73,12 @@ impl AuditTrail {
             let (before_view, after_view) = (before.map(render), after.map(render));
             let record = after.or(before);
             let data = after_view.clone().or_else(|| before_view.clone()).map(|v| redact_data(v, &subject.redaction));
+            let action = action_of(before, after);
             AuditDraft {
                 id: AuditEntryId::generate(),
                 organization_id: author.organization_id.clone(),
                 actor: author.actor.clone(),
-                action: action_of(before, after).to_owned(),
+                action: action.to_owned(),
                 resource_type: subject.resource_type.to_owned(),
                 resource_id: record.map(subject.id).unwrap_or_default(),
                 changes: diff(before_view.as_ref(), after_view.as_ref(), &subject.redaction),
@@ -77,6 +86,7 @@ impl AuditTrail {
                 request_id: author.request_id.clone(),
                 created_at: self.clock.now(),
                 idempotency: author.idempotency.clone(),
+                evidence: subject.evidence.and_then(|observe| observe(action, before, after)),
             }
         }
     }
@@ -291,6 +301,7 @@ pub(crate) const MEMBER: Subject<compliance_domain::people::Member> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// The action of a membership's change: what matters most of what it changed.
@@ -320,6 +331,7 @@ pub(crate) const API_KEY: Subject<compliance_domain::people::ApiKey> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// Sessions in entries: never the token, nor its hash.
@@ -328,6 +340,7 @@ pub(crate) const SESSION: Subject<compliance_domain::people::Session> = Subject 
     id: |session| session.id.to_string(),
     render: |_, s| serde_json::json!({"id": s.id, "userId": s.user_id, "createdAt": s.created_at, "expiresAt": s.expires_at}),
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 pub(crate) const ORGANIZATION: Subject<compliance_domain::organization::Organization> = Subject {
@@ -343,6 +356,7 @@ pub(crate) const ORGANIZATION: Subject<compliance_domain::organization::Organiza
         })
     },
     redaction: Redaction { secret: &[], rich_text: &["metadata"] },
+    evidence: None,
 };
 
 /// Invitations in entries: never the token, nor its hash.
@@ -357,6 +371,7 @@ pub(crate) const INVITATION: Subject<compliance_domain::invitation::Invitation> 
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// Comments in entries: their content is text, shown by length.
@@ -371,6 +386,7 @@ pub(crate) const COMMENT: Subject<compliance_domain::comment::Comment> = Subject
         })
     },
     redaction: Redaction { secret: &[], rich_text: &["content"] },
+    evidence: None,
 };
 
 /// Automations in entries: their instruction and description are text, shown by length.
@@ -388,6 +404,7 @@ pub(crate) const AUTOMATION: Subject<compliance_domain::automation::BrowserAutom
         })
     },
     redaction: Redaction { secret: &[], rich_text: &["instruction", "description"] },
+    evidence: Some(|_, before, after| compliance_domain::evidence::of_automation(before, after)),
 };
 
 /// An automation's login secret in entries: in the automation's history (`resourceType`
@@ -402,6 +419,7 @@ pub(crate) const AUTOMATION_SECRET: Subject<compliance_ports::StoredSecret> = Su
         serde_json::json!({"secretName": name, "secretSetAt": s.updated_at})
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// Webhook endpoints in entries: the row holds no secret in the clear, and none is rendered (a
@@ -418,6 +436,7 @@ pub(crate) const WEBHOOK: Subject<compliance_domain::webhook::Webhook> = Subject
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// An automation's runs in entries: in the automation's history (`resourceType` `automation`),
@@ -432,6 +451,7 @@ pub(crate) const AUTOMATION_RUN: Subject<compliance_domain::automation::Automati
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: Some(|_, before, after| compliance_domain::evidence::of_run(before, after)),
 };
 
 /// A scheduled claim: `automation.run_started` when it queued the run, `automation.run_skipped`

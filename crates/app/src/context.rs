@@ -26,6 +26,7 @@ pub(crate) const CONTEXT_ENTRY: Subject<ContextEntry> = Subject {
     id: |entry| entry.id.to_string(),
     render: |renderer, entry| renderer.context_entry(entry),
     redaction: Redaction { secret: &[], rich_text: &["answer"] },
+    evidence: None,
 };
 
 impl ContextService {

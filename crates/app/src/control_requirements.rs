@@ -25,6 +25,7 @@ const REQUIREMENT_MAPPING: Subject<RequirementMapping> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// Which requirements each control is mapped to.

@@ -56,6 +56,7 @@ const CONTROL: Subject<Control> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &["description"] },
+    evidence: None,
 };
 
 /// A control's links in the audit trail: in the control's history.
@@ -68,6 +69,7 @@ const EVIDENCE_SOURCE: Subject<EvidenceSource> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// Uploaded evidence in the audit trail: in the control's history.
@@ -81,6 +83,7 @@ const EVIDENCE: Subject<Evidence> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// Controls, their evidence sources, evidence and status.

@@ -63,6 +63,7 @@ pub(crate) const FRAMEWORK: Subject<Framework> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 impl FrameworkService {

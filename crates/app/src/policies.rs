@@ -30,6 +30,7 @@ pub(crate) const POLICY: Subject<Policy> = Subject {
     id: |policy| policy.id.to_string(),
     render: |renderer, policy| renderer.policy(policy),
     redaction: Redaction { secret: &[], rich_text: &["description", "content"] },
+    evidence: Some(compliance_domain::evidence::of_policy),
 };
 
 impl PolicyService {

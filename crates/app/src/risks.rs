@@ -31,6 +31,7 @@ pub(crate) const RISK: Subject<Risk> = Subject {
     id: |risk| risk.id.to_string(),
     render: |renderer, risk| renderer.risk(risk),
     redaction: Redaction { secret: &[], rich_text: &["description", "treatmentStrategyDescription"] },
+    evidence: None,
 };
 
 impl RiskService {

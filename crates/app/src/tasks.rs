@@ -32,6 +32,7 @@ pub(crate) const TASK: Subject<Task> = Subject {
     id: |task| task.id.to_string(),
     render: |renderer, task| renderer.task(task),
     redaction: Redaction { secret: &[], rich_text: &["description"] },
+    evidence: Some(compliance_domain::evidence::of_task),
 };
 
 impl TaskService {

@@ -31,6 +31,7 @@ pub(crate) const VENDOR: Subject<Vendor> = Subject {
     id: |vendor| vendor.id.to_string(),
     render: |renderer, vendor| renderer.vendor(vendor),
     redaction: Redaction { secret: &[], rich_text: &["description"] },
+    evidence: None,
 };
 
 impl VendorService {

@@ -96,6 +96,10 @@ pub struct AuditDraft {
     /// The request's hold on its `Idempotency-Key`, if it sent one: the store marks the key
     /// applied in the change's transaction. Not part of the entry (neither stored nor hashed).
     pub idempotency: Option<crate::idempotency::IdempotencyClaim>,
+    /// What the change proves about a control's evidence source (see [`crate::evidence`]), decided
+    /// by the use case from the typed records: the store records it for the linked controls in
+    /// the change's transaction. Not part of the entry (neither stored nor hashed).
+    pub evidence: Option<crate::evidence::Observation>,
 }
 
 /// An entry in its organization's chain.
@@ -244,6 +248,7 @@ mod tests {
             request_id: Some("rid".into()),
             created_at: Timestamp::now(),
             idempotency: None,
+            evidence: None,
         }
     }
 

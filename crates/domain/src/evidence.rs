@@ -1,20 +1,26 @@
-//! What an audit entry proves: the single place every change passes through (the store's
-//! audit-chain append) asks [`observe`] of each entry, and records one evidence item per control
-//! linked to the source it names, in the change's own transaction. So evidence is written when
-//! it happens, and deleting or changing a source later does not rewrite the past.
+//! What a change proves about a control's evidence source, decided from the typed record before
+//! and after it. The use case's audit subject names the rule of its kind of record
+//! (`of_task`, `of_policy`, `of_connection`, `of_automation`, `of_run`); the draft of the change's
+//! audit entry carries the [`Observation`], and the store records one evidence item per control
+//! linked to the source, in the change's own transaction. So evidence is written when it happens,
+//! and deleting or changing a source later does not rewrite the past.
 
 use serde_json::{Value, json};
 
+use crate::automation::{AutomationRun, BrowserAutomation, RunStatus, VerdictOutcome};
 use crate::control::{EvidenceOutcome, SourceKind};
+use crate::integration::Connection;
+use crate::policy::{Policy, PolicyStatus};
+use crate::task::{Task, TaskStatus};
 
-/// What an entry shows about a source, before the controls linked to it are known.
+/// What a change shows about a source, before the controls linked to it are known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observation {
     /// The source's kind.
     pub kind: SourceKind,
     /// The source's id.
     pub source_id: String,
-    /// Whether it proves or fails, or (for a policy) the signatures the store must check.
+    /// Whether it proves or fails, or (for a policy) the signatures still to compare.
     pub proof: Proof,
     /// What it found, for the evidence list: `{reason, …}`.
     pub detail: Value,
@@ -25,201 +31,353 @@ pub struct Observation {
 /// What an observation proves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Proof {
-    /// The source proves the control.
+    /// The source proves the control, or fails it.
     Outcome(EvidenceOutcome),
-    /// A published policy proves the control once every active member of the organization has
-    /// signed its current version: these users have; the store compares them with the members.
-    SignedBy(Vec<String>),
+    /// A published policy that must be signed proves the control once every active member of the
+    /// organization has signed its current version: these users have. Short of that, a new
+    /// version fails (the last version's pass no longer holds), and one more signature proves
+    /// nothing yet.
+    Signatures {
+        /// The users who signed the current version.
+        signed: Vec<String>,
+        /// Whether the change published a new version (whose signatures start over).
+        new_version: bool,
+    },
 }
 
-/// What the entry `resource_type`/`action` with `changes` and `data` (the record as the API shows
-/// it after the change) proves, if anything:
-/// - `automation.run_finished`: the run's verdict (`completed` with a passed verdict passes;
-///   a failed verdict or a run that could not be carried out fails);
-/// - `connection.checked`: the check's result (`lastError` null passes);
-/// - a task entry whose status changed to `done` passes, to `failed` fails (`task.updated`, and
-///   the lifecycle's `task.approved` alike);
-/// - a policy entry that decides a published policy's standing (a new version, a signature, the
-///   signing rule, its status) passes once every active member signed its current version (or it
-///   requires no signature); a new version not yet signed by all, an entry that moved it out of
-///   `published` (`needs_review`, …) or one that archived it fails;
-/// - deleting a policy, task or automation, or disconnecting a connection, fails: it can prove
-///   nothing any more.
-pub fn observe(resource_type: &str, action: &str, changes: &Value, data: Option<&Value>) -> Option<Observation> {
-    let data = data?;
-    let field = |name: &str| data.get(name).and_then(Value::as_str);
-    let status_changed = changes.get("status").is_some();
-    let deleted = action.ends_with(".deleted");
-    match resource_type {
-        "automation" if action == "automation.run_finished" => {
-            let run_id = field("runId")?.to_owned();
-            let verdict = data.get("verdict").filter(|v| !v.is_null());
-            let passed = field("status") == Some("completed")
-                && verdict.and_then(|v| v.get("outcome")).and_then(Value::as_str) == Some("passed");
-            let reason = match verdict.and_then(|v| v.get("reason")).and_then(Value::as_str) {
-                Some(reason) => reason.to_owned(),
-                None => field("error").unwrap_or("the run could not be carried out").to_owned(),
-            };
-            let outcome = if passed { EvidenceOutcome::Pass } else { EvidenceOutcome::Fail };
-            Some(Observation {
-                kind: SourceKind::Automation,
-                source_id: field("automationId").or(field("id"))?.to_owned(),
-                proof: Proof::Outcome(outcome),
-                detail: json!({"reason": reason, "runStatus": field("status"), "verdict": verdict}),
-                run_id: Some(run_id),
-            })
-        }
-        "automation" if action == "automation.deleted" => gone(SourceKind::Automation, field("id")?, "automation"),
-        "connection" if action == "connection.checked" => {
-            let error = field("lastError");
-            let outcome = if error.is_none() { EvidenceOutcome::Pass } else { EvidenceOutcome::Fail };
-            Some(Observation {
-                kind: SourceKind::Connection,
-                source_id: field("id")?.to_owned(),
-                proof: Proof::Outcome(outcome),
-                detail: json!({
-                    "reason": error.unwrap_or("the provider's verify request succeeded"),
-                    "ok": error.is_none(),
-                    "connectionStatus": field("status"),
-                    "checkedAt": data.get("lastCheckedAt"),
-                }),
-                run_id: None,
-            })
-        }
-        "connection" if deleted || action == "connection.disconnected" => {
-            gone(SourceKind::Connection, field("id")?, "connection")
-        }
-        "task" if deleted => gone(SourceKind::Task, field("id")?, "task"),
-        "task" if status_changed => {
-            let outcome = match field("status")? {
-                "done" => EvidenceOutcome::Pass,
-                "failed" => EvidenceOutcome::Fail,
-                _ => return None,
-            };
-            let reason = if outcome == EvidenceOutcome::Pass { "the task was done" } else { "the task failed" };
-            Some(Observation {
-                kind: SourceKind::Task,
-                source_id: field("id")?.to_owned(),
-                proof: Proof::Outcome(outcome),
-                detail: json!({"reason": reason, "action": action}),
-                run_id: None,
-            })
-        }
-        "policy" if deleted => gone(SourceKind::Policy, field("id")?, "policy"),
-        "policy" => {
-            let id = field("id")?.to_owned();
-            let version = data.get("currentVersion").cloned().unwrap_or(Value::Null);
-            let changed = |name: &str| changes.get(name).is_some();
-            let fail = |reason: &str| {
-                Some(Observation {
-                    kind: SourceKind::Policy,
-                    source_id: id.clone(),
-                    proof: Proof::Outcome(EvidenceOutcome::Fail),
-                    detail: json!({"reason": reason, "version": version, "action": action}),
-                    run_id: None,
-                })
-            };
-            // Archived, a policy is out of force whatever its status.
-            if data.get("isArchived").and_then(Value::as_bool) == Some(true) {
-                return if changed("isArchived") { fail("the policy was archived") } else { None };
+/// Why a new version that not everyone signed yet fails its controls.
+const AWAITS_SIGNATURES: &str = "a new version was published: it awaits every active member's signature";
+
+impl Observation {
+    /// Whether [`decide`](Self::decide) needs the users of the organization's active members.
+    pub fn needs_active_members(&self) -> bool {
+        matches!(self.proof, Proof::Signatures { .. })
+    }
+
+    /// The outcome to record and its detail, given the users of the organization's active members
+    /// (read only when [`needs_active_members`](Self::needs_active_members)); `None` when the
+    /// change proves nothing yet.
+    pub fn decide(&self, active: &[String]) -> Option<(EvidenceOutcome, Value)> {
+        match &self.proof {
+            Proof::Outcome(outcome) => Some((*outcome, self.detail.clone())),
+            Proof::Signatures { signed, .. } if signed_by_all(signed, active) => {
+                Some((EvidenceOutcome::Pass, self.detail.clone()))
             }
-            match field("status")? {
-                // Only what decides it is recorded again: a new version (whose signatures start
-                // over), a signature, the signing rule, leaving the archive. An edit of its
-                // owner or department proves nothing new.
-                "published" => {
-                    let decides = matches!(action, "policy.published" | "policy.signed")
-                        || ["status", "signedBy", "isRequiredToSign", "isArchived"].iter().any(|name| changed(name));
-                    if !decides {
-                        return None;
-                    }
-                    let required = data.get("isRequiredToSign").and_then(Value::as_bool).unwrap_or(true);
-                    let proof = if required {
-                        let signed = data.get("signedBy").and_then(Value::as_array).cloned().unwrap_or_default();
-                        Proof::SignedBy(signed.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-                    } else {
-                        Proof::Outcome(EvidenceOutcome::Pass)
-                    };
-                    let reason = if required {
-                        "the policy is published and every active member signed its current version"
-                    } else {
-                        "the policy is published and requires no signature"
-                    };
-                    let detail = json!({"reason": reason, "version": version, "action": action});
-                    Some(Observation { kind: SourceKind::Policy, source_id: id, proof, detail, run_id: None })
-                }
-                "needs_review" if status_changed => fail("the policy's review is due"),
-                other if status_changed => fail(&format!("the policy is no longer published (it is {other})")),
-                _ => None,
+            Proof::Signatures { new_version: true, .. } => {
+                let mut detail = self.detail.clone();
+                detail["reason"] = AWAITS_SIGNATURES.into();
+                Some((EvidenceOutcome::Fail, detail))
             }
+            Proof::Signatures { new_version: false, .. } => None,
         }
+    }
+}
+
+/// Whether every user of `active` is among `signed` (a set: an organization of thousands of
+/// members would otherwise compare every pair).
+fn signed_by_all(signed: &[String], active: &[String]) -> bool {
+    let signed: std::collections::HashSet<&str> = signed.iter().map(String::as_str).collect();
+    active.iter().all(|user| signed.contains(user.as_str()))
+}
+
+/// A task proves its controls when its status becomes `done`, and fails them when it becomes
+/// `failed` (by a `PATCH` or the approval alike); deleted, it fails them. `action` is only shown.
+pub fn of_task(action: &str, before: Option<&Task>, after: Option<&Task>) -> Option<Observation> {
+    let Some(task) = after else { return before.map(|task| gone(SourceKind::Task, task.id.as_str(), "task")) };
+    if before.map(|before| before.status) == Some(task.status) {
+        return None;
+    }
+    let (outcome, reason) = match task.status {
+        TaskStatus::Done => (EvidenceOutcome::Pass, "the task was done"),
+        TaskStatus::Failed => (EvidenceOutcome::Fail, "the task failed"),
+        _ => return None,
+    };
+    Some(Observation {
+        kind: SourceKind::Task,
+        source_id: task.id.to_string(),
+        proof: Proof::Outcome(outcome),
+        detail: json!({"reason": reason, "action": action}),
+        run_id: None,
+    })
+}
+
+/// A policy's standing, recorded when a change decides it: a published policy proves its controls
+/// once every active member signed its current version (or when it requires no signature), and
+/// is recorded again on a new version, a signature, a change of the signing rule or leaving the
+/// archive; moving out of `published`, being archived or deleted fails them. An edit of its
+/// owner or text proves nothing new. `action` is only shown.
+pub fn of_policy(action: &str, before: Option<&Policy>, after: Option<&Policy>) -> Option<Observation> {
+    let Some(policy) = after else {
+        return before.map(|policy| gone(SourceKind::Policy, policy.id.as_str(), "policy"));
+    };
+    let status_changed = differs(before, policy, |p| p.status);
+    let observation = |proof, reason: &str| Observation {
+        kind: SourceKind::Policy,
+        source_id: policy.id.to_string(),
+        proof,
+        detail: json!({"reason": reason, "version": policy.current_version, "action": action}),
+        run_id: None,
+    };
+    let fail = |reason: &str| Some(observation(Proof::Outcome(EvidenceOutcome::Fail), reason));
+    // Archived, a policy is out of force whatever its status.
+    if policy.is_archived {
+        return if differs(before, policy, |p| p.is_archived) { fail("the policy was archived") } else { None };
+    }
+    match policy.status {
+        PolicyStatus::Published => {
+            let new_version = differs(before, policy, |p| p.current_version);
+            let decides = new_version
+                || status_changed
+                || differs(before, policy, |p| p.signed_by.clone())
+                || differs(before, policy, |p| p.is_required_to_sign)
+                || differs(before, policy, |p| p.is_archived);
+            if !decides {
+                return None;
+            }
+            Some(match policy.is_required_to_sign {
+                true => observation(
+                    Proof::Signatures {
+                        signed: policy.signed_by.iter().map(ToString::to_string).collect(),
+                        new_version,
+                    },
+                    "the policy is published and every active member signed its current version",
+                ),
+                false => observation(
+                    Proof::Outcome(EvidenceOutcome::Pass),
+                    "the policy is published and requires no signature",
+                ),
+            })
+        }
+        PolicyStatus::NeedsReview if status_changed => fail("the policy's review is due"),
+        other if status_changed => fail(&format!("the policy is no longer published (it is {other})")),
         _ => None,
     }
 }
 
-fn gone(kind: SourceKind, id: &str, what: &str) -> Option<Observation> {
+/// A check of a connection proves its controls when the provider accepted the credentials and
+/// fails them otherwise; disconnected or deleted, it fails them.
+pub fn of_connection(before: Option<&Connection>, after: Option<&Connection>) -> Option<Observation> {
+    let Some(connection) = after else {
+        return before.map(|c| gone(SourceKind::Connection, c.id.as_str(), "connection"));
+    };
+    if connection.is_disconnected() && before.is_some_and(|before| !before.is_disconnected()) {
+        return Some(gone(SourceKind::Connection, connection.id.as_str(), "connection"));
+    }
+    if before.map(|before| before.last_checked_at) == Some(connection.last_checked_at)
+        || connection.last_checked_at.is_none()
+    {
+        return None;
+    }
+    let error = connection.last_error.as_deref();
+    let outcome = if error.is_none() { EvidenceOutcome::Pass } else { EvidenceOutcome::Fail };
     Some(Observation {
+        kind: SourceKind::Connection,
+        source_id: connection.id.to_string(),
+        proof: Proof::Outcome(outcome),
+        detail: json!({
+            "reason": error.unwrap_or("the provider's verify request succeeded"),
+            "ok": error.is_none(),
+            "connectionStatus": connection.status,
+            "checkedAt": connection.last_checked_at,
+        }),
+        run_id: None,
+    })
+}
+
+/// A deleted automation fails its controls.
+pub fn of_automation(before: Option<&BrowserAutomation>, after: Option<&BrowserAutomation>) -> Option<Observation> {
+    match (before, after) {
+        (Some(automation), None) => Some(gone(SourceKind::Automation, automation.id.as_str(), "automation")),
+        _ => None,
+    }
+}
+
+/// A finished run proves its automation's controls with a passed verdict, and fails them with a
+/// failed verdict or when it could not be carried out.
+pub fn of_run(before: Option<&AutomationRun>, after: Option<&AutomationRun>) -> Option<Observation> {
+    let run = after?;
+    if run.completed_at.is_none() || before.is_some_and(|before| before.completed_at.is_some()) {
+        return None;
+    }
+    let verdict = run.verdict.as_ref();
+    let passed = run.status == RunStatus::Completed && verdict.is_some_and(|v| v.outcome == VerdictOutcome::Passed);
+    let reason = match (verdict, &run.error) {
+        (Some(verdict), _) => verdict.reason.clone(),
+        (None, Some(error)) => error.clone(),
+        (None, None) => "the run could not be carried out".to_owned(),
+    };
+    Some(Observation {
+        kind: SourceKind::Automation,
+        source_id: run.automation_id.to_string(),
+        proof: Proof::Outcome(if passed { EvidenceOutcome::Pass } else { EvidenceOutcome::Fail }),
+        detail: json!({"reason": reason, "runStatus": run.status, "verdict": verdict}),
+        run_id: Some(run.id.to_string()),
+    })
+}
+
+/// Whether `field` of the record differs after the change (a new record differs in everything).
+fn differs<R, T: PartialEq>(before: Option<&R>, after: &R, field: impl Fn(&R) -> T) -> bool {
+    before.map(&field) != Some(field(after))
+}
+
+fn gone(kind: SourceKind, id: &str, what: &str) -> Observation {
+    Observation {
         kind,
         source_id: id.to_owned(),
         proof: Proof::Outcome(EvidenceOutcome::Fail),
         detail: json!({"reason": format!("the {what} was deleted")}),
         run_id: None,
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use serde_json::json;
 
-    #[test]
-    fn a_finished_run_passes_only_with_a_passed_verdict() {
-        let data = json!({"automationId": "aut_1", "runId": "run_1", "status": "completed",
-            "verdict": {"outcome": "passed", "reason": "MFA is on"}});
-        let seen = observe("automation", "automation.run_finished", &json!({}), Some(&data)).unwrap();
-        assert_eq!((seen.kind, seen.proof), (SourceKind::Automation, Proof::Outcome(EvidenceOutcome::Pass)));
-        assert_eq!(seen.run_id.as_deref(), Some("run_1"));
-        let failed = json!({"automationId": "aut_1", "runId": "run_2", "status": "failed", "error": "timeout"});
-        let seen = observe("automation", "automation.run_finished", &json!({}), Some(&failed)).unwrap();
-        assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Fail));
-        assert_eq!(seen.detail["reason"], "timeout");
-        assert_eq!(observe("automation", "automation.run_started", &json!({}), Some(&data)), None);
+    use super::*;
+    use crate::automation::{RunTrigger, Verdict};
+    use crate::integration::CheckOutcome;
+    use crate::policy::NewPolicy;
+    use crate::task::NewTask;
+    use crate::{AutomationId, AutomationRunId, OrganizationId, Timestamp, UserId};
+
+    fn task(status: TaskStatus) -> Task {
+        let input = NewTask { title: Some("Review access".into()), status: Some(status), ..NewTask::default() };
+        Task::create(OrganizationId::generate(), input, Timestamp::now()).unwrap()
+    }
+
+    fn published_policy() -> Policy {
+        let input: NewPolicy = serde_json::from_value(json!({
+            "name": "Access control", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "x"}]}]
+        }))
+        .unwrap();
+        let mut policy = Policy::create(OrganizationId::generate(), input, Timestamp::now()).unwrap();
+        policy.publish(&UserId::generate(), None, Timestamp::now());
+        policy
+    }
+
+    fn outcome(seen: Option<Observation>) -> Option<EvidenceOutcome> {
+        seen.and_then(|seen| seen.decide(&[]).map(|(outcome, _)| outcome))
     }
 
     #[test]
     fn tasks_prove_when_their_status_becomes_done_or_failed() {
-        let done = json!({"id": "tsk_1", "status": "done"});
-        let changed = json!({"status": {"from": "todo", "to": "done"}});
-        let seen = observe("task", "task.approved", &changed, Some(&done)).unwrap();
-        assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Pass));
-        assert_eq!(observe("task", "task.updated", &json!({"title": {}}), Some(&done)), None);
-        let failed = json!({"id": "tsk_1", "status": "failed"});
+        let todo = task(TaskStatus::Todo);
+        let done = Task { status: TaskStatus::Done, ..todo.clone() };
+        let seen = of_task("task.approved", Some(&todo), Some(&done)).unwrap();
+        assert_eq!((seen.kind, seen.proof.clone()), (SourceKind::Task, Proof::Outcome(EvidenceOutcome::Pass)));
+        assert_eq!(seen.detail["action"], "task.approved", "the action is shown, not matched");
+        let failed = Task { status: TaskStatus::Failed, ..todo.clone() };
+        assert_eq!(outcome(of_task("task.updated", Some(&todo), Some(&failed))), Some(EvidenceOutcome::Fail));
+        let retitled = Task { title: "Another".into(), ..done.clone() };
+        assert_eq!(of_task("task.updated", Some(&done), Some(&retitled)), None, "the status did not change");
         assert_eq!(
-            observe("task", "task.rejected", &changed, Some(&failed)).unwrap().proof,
-            Proof::Outcome(EvidenceOutcome::Fail)
+            of_task("task.updated", Some(&todo), Some(&Task { status: TaskStatus::InProgress, ..todo.clone() })),
+            None
+        );
+        assert_eq!(outcome(of_task("task.created", None, Some(&task(TaskStatus::Done)))), Some(EvidenceOutcome::Pass));
+        let gone = of_task("task.deleted", Some(&done), None).unwrap();
+        assert_eq!((gone.source_id, gone.proof), (done.id.to_string(), Proof::Outcome(EvidenceOutcome::Fail)));
+    }
+
+    #[test]
+    fn a_published_policy_passes_once_every_active_member_signed() {
+        let policy = published_policy();
+        let (a, b) = (UserId::generate(), UserId::generate());
+        let active = [a.to_string(), b.to_string()];
+        let new_version = of_policy("policy.published", None, Some(&policy)).unwrap();
+        assert!(new_version.needs_active_members());
+        let (fail, detail) = new_version.decide(&active).unwrap();
+        assert_eq!(fail, EvidenceOutcome::Fail, "a new version nobody signed fails");
+        assert_eq!(detail["reason"], AWAITS_SIGNATURES);
+
+        let mut signed_once = policy.clone();
+        signed_once.signed_by = vec![a];
+        let one = of_policy("policy.signed", Some(&policy), Some(&signed_once)).unwrap();
+        assert_eq!(one.decide(&active), None, "one more signature proves nothing yet");
+        let mut signed_by_all = signed_once.clone();
+        signed_by_all.signed_by.push(b);
+        let all = of_policy("policy.signed", Some(&signed_once), Some(&signed_by_all)).unwrap();
+        assert_eq!(all.decide(&active).map(|(outcome, _)| outcome), Some(EvidenceOutcome::Pass));
+
+        let edited = Policy { description: "longer".into(), ..signed_by_all.clone() };
+        assert_eq!(of_policy("policy.updated", Some(&signed_by_all), Some(&edited)), None, "an edit decides nothing");
+        let unsigned = Policy { is_required_to_sign: false, ..signed_once.clone() };
+        assert_eq!(
+            outcome(of_policy("policy.updated", Some(&signed_once), Some(&unsigned))),
+            Some(EvidenceOutcome::Pass)
         );
     }
 
     #[test]
-    fn policies_and_checks_and_deletions() {
-        let policy = json!({"id": "pol_1", "status": "published", "isRequiredToSign": true, "signedBy": ["usr_a"]});
-        let seen = observe("policy", "policy.signed", &json!({}), Some(&policy)).unwrap();
-        assert_eq!(seen.proof, Proof::SignedBy(vec!["usr_a".into()]));
-        let check = json!({"id": "con_1", "status": "error", "lastError": "401 from the provider"});
-        let seen = observe("connection", "connection.checked", &json!({}), Some(&check)).unwrap();
-        assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Fail));
-        let edit = json!({"description": {"from": 3, "to": 9}});
-        assert_eq!(observe("policy", "policy.updated", &edit, Some(&policy)), None, "an edit decides nothing");
-        let version = observe("policy", "policy.published", &json!({}), Some(&policy)).unwrap();
-        assert!(matches!(version.proof, Proof::SignedBy(_)), "the store fails it unless all signed");
-        let archived = json!({"id": "pol_1", "status": "published", "isArchived": true});
-        let seen =
-            observe("policy", "policy.updated", &json!({"isArchived": {"from": false, "to": true}}), Some(&archived));
-        assert_eq!(seen.unwrap().proof, Proof::Outcome(EvidenceOutcome::Fail));
-        let draft = json!({"id": "pol_1", "status": "draft"});
-        let seen =
-            observe("policy", "policy.updated", &json!({"status": {"from": "published", "to": "draft"}}), Some(&draft));
-        assert_eq!(seen.unwrap().proof, Proof::Outcome(EvidenceOutcome::Fail));
-        let gone = observe("task", "task.deleted", &json!({}), Some(&json!({"id": "tsk_9"}))).unwrap();
-        assert_eq!((gone.source_id.as_str(), gone.proof), ("tsk_9", Proof::Outcome(EvidenceOutcome::Fail)));
+    fn a_policy_out_of_force_fails() {
+        let policy = published_policy();
+        let archived = Policy { is_archived: true, ..policy.clone() };
+        assert_eq!(outcome(of_policy("policy.updated", Some(&policy), Some(&archived))), Some(EvidenceOutcome::Fail));
+        assert_eq!(of_policy("policy.updated", Some(&archived), Some(&archived)), None, "still archived");
+        let due = Policy { status: PolicyStatus::NeedsReview, ..policy.clone() };
+        let seen = of_policy("policy.review_due", Some(&policy), Some(&due)).unwrap();
+        assert_eq!(seen.detail["reason"], "the policy's review is due");
+        let draft = Policy { status: PolicyStatus::Draft, ..policy.clone() };
+        assert_eq!(outcome(of_policy("policy.updated", Some(&policy), Some(&draft))), Some(EvidenceOutcome::Fail));
+        assert_eq!(outcome(of_policy("policy.deleted", Some(&policy), None)), Some(EvidenceOutcome::Fail));
+    }
+
+    #[test]
+    fn a_connection_check_proves_or_fails_and_a_disconnect_fails() {
+        let org = OrganizationId::generate();
+        let connection = Connection::connected(org, "github".into(), UserId::generate(), None, Timestamp::now());
+        assert_eq!(of_connection(None, Some(&connection)), None, "connected, not yet checked");
+        let mut passed = connection.clone();
+        passed.record_check(CheckOutcome::Passed, Timestamp::now());
+        let seen = of_connection(Some(&connection), Some(&passed)).unwrap();
+        assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Pass));
+        assert_eq!(seen.detail["ok"], true);
+        let mut refused = passed.clone();
+        refused
+            .record_check(CheckOutcome::Refused("HTTP 401".into()), Timestamp::now().plus(time::Duration::seconds(1)));
+        let seen = of_connection(Some(&passed), Some(&refused)).unwrap();
+        assert_eq!(
+            (seen.proof, seen.detail["reason"].as_str()),
+            (Proof::Outcome(EvidenceOutcome::Fail), Some("HTTP 401"))
+        );
+        let mut disconnected = refused.clone();
+        disconnected.disconnect(Timestamp::now());
+        assert_eq!(outcome(of_connection(Some(&refused), Some(&disconnected))), Some(EvidenceOutcome::Fail));
+        assert_eq!(outcome(of_connection(Some(&refused), None)), Some(EvidenceOutcome::Fail));
+    }
+
+    #[test]
+    fn a_finished_run_passes_only_with_a_passed_verdict() {
+        let now = Timestamp::now();
+        let running = AutomationRun {
+            id: AutomationRunId::generate(),
+            organization_id: OrganizationId::generate(),
+            automation_id: AutomationId::generate(),
+            status: RunStatus::Running,
+            trigger: RunTrigger::Manual,
+            created_at: now,
+            started_at: Some(now),
+            completed_at: None,
+            duration_ms: None,
+            screenshot_key: None,
+            error: None,
+            verdict: None,
+            steps: Vec::new(),
+        };
+        assert_eq!(of_run(None, Some(&running)), None, "started, not finished");
+        let mut passed = running.clone();
+        passed.finish(Ok(Verdict::passed("MFA is on")), None, now);
+        let seen = of_run(Some(&running), Some(&passed)).unwrap();
+        assert_eq!(seen.proof, Proof::Outcome(EvidenceOutcome::Pass));
+        assert_eq!((seen.source_id, seen.run_id), (running.automation_id.to_string(), Some(running.id.to_string())));
+        let mut failed = running.clone();
+        failed.finish(Err("timeout".into()), None, now);
+        let seen = of_run(Some(&running), Some(&failed)).unwrap();
+        assert_eq!(
+            (seen.proof, seen.detail["reason"].as_str()),
+            (Proof::Outcome(EvidenceOutcome::Fail), Some("timeout"))
+        );
+        assert_eq!(of_run(Some(&passed), None), None, "a skipped run proves nothing");
     }
 }

@@ -19,6 +19,7 @@ pub(crate) const CONNECTION: Subject<Connection> = Subject {
         })
     },
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: Some(|_, before, after| compliance_domain::evidence::of_connection(before, after)),
 };
 
 /// An OAuth app in entries (`resourceId` is the provider's slug): that it was set and when; its
@@ -28,6 +29,7 @@ pub(crate) const OAUTH_APP: Subject<StoredSecret> = Subject {
     id: |app| app.owner_id.clone(),
     render: |_, app| serde_json::json!({"providerSlug": app.owner_id, "updatedAt": app.updated_at}),
     redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
 };
 
 /// `oauthApp.created` for the first PUT of a provider's app, `oauthApp.updated` after.

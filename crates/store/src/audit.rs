@@ -425,6 +425,7 @@ impl TryFrom<AuditRow> for AuditEntry {
             request_id: r.request_id,
             created_at: instant(r.created_at),
             idempotency: None,
+            evidence: None,
         };
         Ok(AuditEntry { draft, seq: r.seq, prev_hash: r.prev_hash, hash: r.hash })
     }

@@ -1,13 +1,13 @@
 //! Evidence recorded by the audit chain: [`EvidenceLog::record_evidence`] runs inside every
 //! audited transaction, right after its entry is appended, and writes one evidence row per control
-//! linked to the source the entry proves something about (`compliance_domain::evidence::observe`).
-
-use std::collections::HashSet;
+//! linked to the source the use case observed (the draft's `evidence`, see
+//! `compliance_domain::evidence`). The store decides nothing: it finds the linked controls, reads
+//! the active members when the observation compares signatures, and inserts the rows.
 
 use compliance_domain::EvidenceId;
 use compliance_domain::audit::AuditDraft;
-use compliance_domain::control::{EvidenceKind, EvidenceOutcome};
-use compliance_domain::evidence::{Observation, Proof, observe};
+use compliance_domain::control::EvidenceKind;
+use compliance_domain::evidence::Observation;
 use diesel::prelude::*;
 use diesel::result::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -22,21 +22,9 @@ pub(crate) trait EvidenceLog {
     fn record_evidence(&mut self, draft: &AuditDraft) -> impl Future<Output = QueryResult<()>> + Send;
 }
 
-/// The rows to write for `observation`, given the controls linked to its source and (for a policy)
-/// the users of the organization's active members.
-fn rows(draft: &AuditDraft, observation: Observation, controls: Vec<String>, active: &[String]) -> Vec<Row> {
-    let outcome = match &observation.proof {
-        Proof::Outcome(outcome) => *outcome,
-        Proof::SignedBy(signed) if signed_by_all(signed, active) => EvidenceOutcome::Pass,
-        // A new version not yet signed by everyone: the last version's pass no longer holds.
-        Proof::SignedBy(_) if draft.action == "policy.published" => EvidenceOutcome::Fail,
-        // A signature that still leaves some to sign: it proves nothing yet, and fails nothing.
-        Proof::SignedBy(_) => return Vec::new(),
-    };
-    let mut detail = observation.detail.clone();
-    if outcome == EvidenceOutcome::Fail && matches!(observation.proof, Proof::SignedBy(_)) {
-        detail["reason"] = "a new version was published: it awaits every active member's signature".into();
-    }
+/// One row per control in `controls` for what `observation` decided.
+fn rows(draft: &AuditDraft, observation: &Observation, controls: Vec<String>, active: &[String]) -> Vec<Row> {
+    let Some((outcome, detail)) = observation.decide(active) else { return Vec::new() };
     let kind = EvidenceKind::from(observation.kind).to_string();
     let detail = json_text(&detail);
     controls
@@ -56,13 +44,6 @@ fn rows(draft: &AuditDraft, observation: Observation, controls: Vec<String>, act
         .collect()
 }
 
-/// Whether every user of `active` is among `signed` (a set: an organization of thousands of
-/// members would otherwise compare every pair).
-fn signed_by_all(signed: &[String], active: &[String]) -> bool {
-    let signed: HashSet<&str> = signed.iter().map(String::as_str).collect();
-    active.iter().all(|user| signed.contains(user.as_str()))
-}
-
 #[derive(Insertable)]
 #[diesel(table_name = evidence)]
 struct Row {
@@ -80,10 +61,7 @@ struct Row {
 
 impl EvidenceLog for AsyncPgConnection {
     async fn record_evidence(&mut self, draft: &AuditDraft) -> QueryResult<()> {
-        let Some(observation) = observe(&draft.resource_type, &draft.action, &draft.changes, draft.data.as_ref())
-        else {
-            return Ok(());
-        };
+        let Some(observation) = &draft.evidence else { return Ok(()) };
         let org = draft.organization_id.as_str();
         let controls: Vec<String> = control_evidence_sources::table
             .filter(control_evidence_sources::organization_id.eq(org))
@@ -95,8 +73,8 @@ impl EvidenceLog for AsyncPgConnection {
         if controls.is_empty() {
             return Ok(());
         }
-        let active: Vec<String> = match observation.proof {
-            Proof::SignedBy(_) => {
+        let active: Vec<String> = match observation.needs_active_members() {
+            true => {
                 members::table
                     .filter(members::organization_id.eq(org))
                     .filter(members::is_active.eq(true))
@@ -104,7 +82,7 @@ impl EvidenceLog for AsyncPgConnection {
                     .load(self)
                     .await?
             }
-            Proof::Outcome(_) => Vec::new(),
+            false => Vec::new(),
         };
         let rows = rows(draft, observation, controls, &active);
         // One row per linked control: a handful, and SQLite has no batch insert in diesel.
@@ -117,10 +95,7 @@ impl EvidenceLog for AsyncPgConnection {
 
 impl EvidenceLog for SqliteAsync {
     async fn record_evidence(&mut self, draft: &AuditDraft) -> QueryResult<()> {
-        let Some(observation) = observe(&draft.resource_type, &draft.action, &draft.changes, draft.data.as_ref())
-        else {
-            return Ok(());
-        };
+        let Some(observation) = &draft.evidence else { return Ok(()) };
         let org = draft.organization_id.as_str();
         let controls: Vec<String> = control_evidence_sources::table
             .filter(control_evidence_sources::organization_id.eq(org))
@@ -132,8 +107,8 @@ impl EvidenceLog for SqliteAsync {
         if controls.is_empty() {
             return Ok(());
         }
-        let active: Vec<String> = match observation.proof {
-            Proof::SignedBy(_) => {
+        let active: Vec<String> = match observation.needs_active_members() {
+            true => {
                 members::table
                     .filter(members::organization_id.eq(org))
                     .filter(members::is_active.eq(true))
@@ -141,7 +116,7 @@ impl EvidenceLog for SqliteAsync {
                     .load(self)
                     .await?
             }
-            Proof::Outcome(_) => Vec::new(),
+            false => Vec::new(),
         };
         let rows = rows(draft, observation, controls, &active);
         // One row per linked control: a handful, and SQLite has no batch insert in diesel.

@@ -180,6 +180,7 @@ fn unaudited<T>(_: Option<&T>, _: Option<&T>) -> compliance_domain::audit::Audit
         request_id: None,
         created_at: Timestamp::now(),
         idempotency: None,
+        evidence: None,
     }
 }
 
