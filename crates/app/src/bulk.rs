@@ -1,6 +1,6 @@
 //! Bulk operations: up to [`MAX_OPERATIONS`] creates, updates and deletes of one kind of record in
 //! one request (`POST /v1/<resource>/bulk`). Each resource's service has its `bulk_<resource>`
-//! method (`RiskService::bulk_risks`); this module holds what they share.
+//! method (`RiskService::bulk_risks`), which hands its own steps to the one [`apply`] here.
 //!
 //! Atomic (the default): every operation is validated first (the domain's rules, the members it
 //! names), then the store applies them all in ONE transaction, each with its audit entry, through
@@ -10,12 +10,15 @@
 //! result.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
 
 use compliance_domain::{MemberId, OrganizationId};
-use compliance_ports::{BulkError, MemberRepository, RepoError};
+use compliance_ports::{BulkApplied, BulkError, BulkWrite, MemberRepository, RepoError};
 
-use crate::AppError;
 use crate::assignees::NOT_ACTIVE;
+use crate::{AppError, CommentService};
 
 /// The most operations one bulk request may hold.
 pub const MAX_OPERATIONS: usize = 500;
@@ -34,6 +37,84 @@ pub enum BulkOperation<N, C, I> {
     Unreadable(AppError),
 }
 
+/// A step's work, borrowed from the use case that runs the bulk request.
+pub(crate) type Work<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// One step of a resource's bulk request: from one operation's input to its result.
+pub(crate) type Step<'a, In, Out> = Box<dyn Fn(In) -> Work<'a, Result<Out, AppError>> + Send + Sync + 'a>;
+
+/// What a resource hands [`apply`]: record `T`, created from `N`, changed by `C` (checked into
+/// patch `P`), named by id `I`.
+pub(crate) struct Steps<'a, T, N, C, I, P> {
+    /// What the record is called in errors ("risk" for "risk not found").
+    pub what: &'static str,
+    /// The single writes, for a request that is not atomic (each with its own result, `If-Match`
+    /// absent): `create_risk`, `update_risk`, `delete_risk`.
+    pub create: Step<'a, N, T>,
+    pub update: Step<'a, (I, C), T>,
+    pub delete: Step<'a, I, T>,
+    /// For an atomic request, the single create's and update's checks without their write: the
+    /// domain's rules and the members they name (through the shared [`ActiveMembers`]).
+    pub check_create: Step<'a, N, T>,
+    pub check_update: Step<'a, C, P>,
+    /// Reads a record, to name the missing ones of a request that failed validation.
+    pub find: Step<'a, I, T>,
+    /// The store's one-transaction write of every checked operation.
+    pub write: Box<dyn FnOnce(Vec<BulkWrite<T, I, P>>) -> Work<'a, Result<BulkApplied<T>, BulkError>> + Send + 'a>,
+}
+
+/// Applies a bulk request's `operations` with a resource's `steps` (see the module's text):
+/// answers each operation's record, in order (for a delete, the record as it was), and removes
+/// the bytes of the attachments the deleted records had.
+pub(crate) async fn apply<T, N, C, I: Clone, P>(
+    operations: Vec<BulkOperation<N, C, I>>,
+    atomic: bool,
+    comments: &CommentService,
+    steps: Steps<'_, T, N, C, I, P>,
+) -> Result<Vec<Result<T, AppError>>, AppError> {
+    check_count(operations.len())?;
+    if !atomic {
+        let mut results = Vec::with_capacity(operations.len());
+        for operation in operations {
+            results.push(match operation {
+                BulkOperation::Create(input) => (steps.create)(input).await,
+                BulkOperation::Update(id, changes) => (steps.update)((id, changes)).await,
+                BulkOperation::Delete(id) => (steps.delete)(id).await,
+                BulkOperation::Unreadable(error) => Err(error),
+            });
+        }
+        return Ok(results);
+    }
+    let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
+    for (index, operation) in operations.into_iter().enumerate() {
+        let write = match operation {
+            BulkOperation::Create(input) => (steps.check_create)(input).await.map(BulkWrite::Create),
+            BulkOperation::Update(id, changes) => (steps.check_update)(changes).await.map(|p| BulkWrite::Update(id, p)),
+            BulkOperation::Delete(id) => Ok(BulkWrite::Delete(id)),
+            BulkOperation::Unreadable(error) => Err(error),
+        };
+        match write {
+            Ok(write) => writes.push((index, write)),
+            Err(error) => failed.push((index, error)),
+        }
+    }
+    if !failed.is_empty() {
+        // Nothing is written, but the answer also names the valid operations' missing records.
+        for (index, write) in &writes {
+            if let BulkWrite::Update(id, _) | BulkWrite::Delete(id) = write
+                && let Err(AppError::NotFound(_)) = (steps.find)(id.clone()).await
+            {
+                failed.push((*index, AppError::NotFound(steps.what)));
+            }
+        }
+        failed.sort_by_key(|(index, _)| *index);
+        return Err(AppError::BulkFailed(failed));
+    }
+    let writes = writes.into_iter().map(|(_, write)| write).collect();
+    let applied = (steps.write)(writes).await.map_err(|error| store_failure(error, steps.what))?;
+    comments.remove_attachments(&applied.attachments).await;
+    Ok(applied.records.into_iter().map(Ok).collect())
+}
+
 /// 1 to [`MAX_OPERATIONS`] operations; else a 400 naming `operations`.
 pub(crate) fn check_count(count: usize) -> Result<(), AppError> {
     match count {
@@ -44,7 +125,7 @@ pub(crate) fn check_count(count: usize) -> Result<(), AppError> {
 
 /// The error of a bulk write the store refused: its failed operations, each named as the single
 /// write would name it (`what`: "risk not found").
-pub(crate) fn store_failure(error: BulkError, what: &'static str) -> AppError {
+fn store_failure(error: BulkError, what: &'static str) -> AppError {
     match error {
         BulkError::Operations(failed) => AppError::BulkFailed(
             failed.into_iter().map(|(index, error)| (index, AppError::from_repo(error, what))).collect(),
@@ -66,49 +147,44 @@ pub(crate) fn action_of<T>(
 }
 
 /// The check that a named member is active, asked once per member however many operations name
-/// them (500 operations naming one assignee read it once).
+/// them (500 operations naming one assignee read it once). Shared by a request's create and
+/// update checks, hence the lock (never held across a read).
 pub(crate) struct ActiveMembers<'a> {
     members: &'a dyn MemberRepository,
     org: &'a OrganizationId,
-    known: HashMap<MemberId, bool>,
+    known: Mutex<HashMap<MemberId, bool>>,
 }
 
 impl<'a> ActiveMembers<'a> {
     pub(crate) fn new(members: &'a dyn MemberRepository, org: &'a OrganizationId) -> Self {
-        Self { members, org, known: HashMap::new() }
+        Self { members, org, known: Mutex::new(HashMap::new()) }
     }
 
-    /// Every `(field, member)` must name an active member of the organization.
+    /// Every `(field, member)` must name an active member of the organization (the rule of
+    /// `assignees::require_active_members`); else a 400 naming the first that does not.
     pub(crate) async fn require_all(
-        &mut self,
+        &self,
         named: impl IntoIterator<Item = (&'static str, &MemberId)>,
     ) -> Result<(), AppError> {
-        for named in named {
-            self.require(Some(named)).await?;
+        for (field, member) in named {
+            let known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(member).copied();
+            let active = match known {
+                Some(active) => active,
+                None => {
+                    let active = match self.members.get(self.org, member).await {
+                        Ok(person) => person.member.is_active,
+                        Err(RepoError::NotFound) => false,
+                        Err(other) => return Err(other.into()),
+                    };
+                    self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(member.clone(), active);
+                    active
+                }
+            };
+            if !active {
+                return Err(AppError::invalid(field, NOT_ACTIVE));
+            }
         }
         Ok(())
-    }
-
-    /// The `(field, member)`, if any, must name an active member of the organization (the rule
-    /// of `assignees::require_active_members`).
-    pub(crate) async fn require(&mut self, named: Option<(&'static str, &MemberId)>) -> Result<(), AppError> {
-        let Some((field, member)) = named else { return Ok(()) };
-        let active = match self.known.get(member) {
-            Some(active) => *active,
-            None => {
-                let active = match self.members.get(self.org, member).await {
-                    Ok(person) => person.member.is_active,
-                    Err(RepoError::NotFound) => false,
-                    Err(other) => return Err(other.into()),
-                };
-                self.known.insert(member.clone(), active);
-                active
-            }
-        };
-        match active {
-            true => Ok(()),
-            false => Err(AppError::invalid(field, NOT_ACTIVE)),
-        }
     }
 }
 

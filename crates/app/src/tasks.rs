@@ -7,12 +7,12 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::etag::IfMatch;
 use compliance_domain::task::{NewTask, SKIPS_THE_APPROVAL, Task, TaskChanges, TaskPatch};
-use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, TaskQuery, TaskRepository};
+use compliance_ports::{Clock, MemberRepository, Page, TaskQuery, TaskRepository};
 
 use crate::access::{Reach, only_own, require};
 use crate::assignees::require_active_members;
 use crate::audit::{AuditTrail, Author, Subject};
-use crate::bulk::{self, ActiveMembers, BulkOperation};
+use crate::bulk::{self, ActiveMembers, BulkOperation, Steps};
 use crate::{AppError, CommentService, Ports, Principal};
 
 /// Tasks: their assignees, status and due dates; their review lifecycle is in
@@ -117,72 +117,39 @@ impl TaskService {
         atomic: bool,
     ) -> Result<Vec<Result<Task, AppError>>, AppError> {
         require(caller, Family::Tasks, Action::Write)?;
-        bulk::check_count(operations.len())?;
-        if !atomic {
-            let mut results = Vec::with_capacity(operations.len());
-            for operation in operations {
-                results.push(match operation {
-                    BulkOperation::Create(input) => self.create_task(caller, input).await,
-                    BulkOperation::Update(id, changes) => {
-                        self.update_task(caller, &id, changes, &IfMatch::Absent).await
-                    }
-                    BulkOperation::Delete(id) => self.delete_task(caller, &id, &IfMatch::Absent).await,
-                    BulkOperation::Unreadable(error) => Err(error),
-                });
-            }
-            return Ok(results);
-        }
         let (org, now) = (&caller.organization_id, self.clock.now());
-        let mut members = ActiveMembers::new(self.members.as_ref(), org);
-        let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
-        for (index, operation) in operations.into_iter().enumerate() {
-            let write = match operation {
-                BulkOperation::Create(input) => {
-                    // As a single create: the conflict only once the input and its members hold.
-                    let skips = skips_the_approval(&input);
-                    match Task::create(org.clone(), input, now) {
-                        Ok(task) => {
-                            members.require_all(task.named_members()).await.and(skips).map(|()| BulkWrite::Create(task))
-                        }
-                        Err(error) => Err(error.into()),
-                    }
-                }
-                BulkOperation::Update(id, changes) => match TaskPatch::new(changes) {
-                    Ok(patch) => {
-                        members.require_all(patch.named_members()).await.map(|()| BulkWrite::Update(id, patch))
-                    }
-                    Err(error) => Err(error.into()),
-                },
-                BulkOperation::Delete(id) => Ok(BulkWrite::Delete(id)),
-                BulkOperation::Unreadable(error) => Err(error),
-            };
-            match write {
-                Ok(write) => writes.push((index, write)),
-                Err(error) => failed.push((index, error)),
-            }
-        }
-        if !failed.is_empty() {
-            // Nothing is written, but the answer also names the valid operations' missing records.
-            for (index, write) in &writes {
-                if let BulkWrite::Update(id, _) | BulkWrite::Delete(id) = write
-                    && let Err(RepoError::NotFound) = self.tasks.get_task(org, id).await
-                {
-                    failed.push((*index, AppError::NotFound("task")));
-                }
-            }
-            failed.sort_by_key(|(index, _)| *index);
-            return Err(AppError::BulkFailed(failed));
-        }
-        let writes: Vec<_> = writes.into_iter().map(|(_, write)| write).collect();
+        let members = &ActiveMembers::new(self.members.as_ref(), org);
         let actions = bulk::action_of(["task.created", "task.updated", "task.deleted"]);
         let audit = self.audit.change_by(Author::of(caller), actions, &TASK);
-        let applied = self
-            .tasks
-            .apply_task_bulk(org, &writes, now, &audit)
-            .await
-            .map_err(|error| bulk::store_failure(error, "task"))?;
-        self.comments.remove_attachments(&applied.attachments).await;
-        Ok(applied.records.into_iter().map(Ok).collect())
+        let steps = Steps {
+            what: "task",
+            create: Box::new(move |input| Box::pin(self.create_task(caller, input))),
+            update: Box::new(move |(id, changes)| {
+                Box::pin(async move { self.update_task(caller, &id, changes, &IfMatch::Absent).await })
+            }),
+            delete: Box::new(move |id| Box::pin(async move { self.delete_task(caller, &id, &IfMatch::Absent).await })),
+            check_create: Box::new(move |input| {
+                Box::pin(async move {
+                    // As a single create: the conflict only once the input and its members hold.
+                    let skips = skips_the_approval(&input);
+                    let task = Task::create(org.clone(), input, now)?;
+                    members.require_all(task.named_members()).await?;
+                    skips.map(|()| task)
+                })
+            }),
+            check_update: Box::new(move |changes| {
+                Box::pin(async move {
+                    let patch = TaskPatch::new(changes)?;
+                    members.require_all(patch.named_members()).await?;
+                    Ok(patch)
+                })
+            }),
+            find: Box::new(move |id| Box::pin(async move { self.tasks.get_task(org, &id).await.map_err(not_found) })),
+            write: Box::new(move |writes| {
+                Box::pin(async move { self.tasks.apply_task_bulk(org, &writes, now, &audit).await })
+            }),
+        };
+        bulk::apply(operations, atomic, &self.comments, steps).await
     }
 }
 

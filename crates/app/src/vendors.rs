@@ -7,12 +7,12 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::audit::Redaction;
 use compliance_domain::etag::IfMatch;
 use compliance_domain::vendor::{NewVendor, Vendor, VendorChanges, VendorPatch};
-use compliance_ports::{BulkWrite, Clock, MemberRepository, Page, RepoError, VendorQuery, VendorRepository};
+use compliance_ports::{Clock, MemberRepository, Page, VendorQuery, VendorRepository};
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
 use crate::audit::{AuditTrail, Author, Subject};
-use crate::bulk::{self, ActiveMembers, BulkOperation};
+use crate::bulk::{self, ActiveMembers, BulkOperation, Steps};
 use crate::{AppError, CommentService, Ports, Principal};
 
 /// Vendors: their assessment and review dates.
@@ -117,68 +117,41 @@ impl VendorService {
         atomic: bool,
     ) -> Result<Vec<Result<Vendor, AppError>>, AppError> {
         require(caller, Family::Vendors, Action::Write)?;
-        bulk::check_count(operations.len())?;
-        if !atomic {
-            let mut results = Vec::with_capacity(operations.len());
-            for operation in operations {
-                results.push(match operation {
-                    BulkOperation::Create(input) => self.create_vendor(caller, input).await,
-                    BulkOperation::Update(id, changes) => {
-                        self.update_vendor(caller, &id, changes, &IfMatch::Absent).await
-                    }
-                    BulkOperation::Delete(id) => self.delete_vendor(caller, &id, &IfMatch::Absent).await,
-                    BulkOperation::Unreadable(error) => Err(error),
-                });
-            }
-            return Ok(results);
-        }
         let (org, now) = (&caller.organization_id, self.clock.now());
-        let mut members = ActiveMembers::new(self.members.as_ref(), org);
-        let (mut writes, mut failed) = (Vec::with_capacity(operations.len()), Vec::new());
-        for (index, operation) in operations.into_iter().enumerate() {
-            let write = match operation {
-                BulkOperation::Create(input) => match Vendor::create(org.clone(), input, now) {
-                    Ok(vendor) => {
-                        members.require(assignee(vendor.assignee_id.as_ref())).await.map(|()| BulkWrite::Create(vendor))
-                    }
-                    Err(error) => Err(error.into()),
-                },
-                BulkOperation::Update(id, changes) => match VendorPatch::new(changes) {
-                    Ok(patch) => {
-                        members.require(assignee(patch.assignee())).await.map(|()| BulkWrite::Update(id, patch))
-                    }
-                    Err(error) => Err(error.into()),
-                },
-                BulkOperation::Delete(id) => Ok(BulkWrite::Delete(id)),
-                BulkOperation::Unreadable(error) => Err(error),
-            };
-            match write {
-                Ok(write) => writes.push((index, write)),
-                Err(error) => failed.push((index, error)),
-            }
-        }
-        if !failed.is_empty() {
-            // Nothing is written, but the answer also names the valid operations' missing records.
-            for (index, write) in &writes {
-                if let BulkWrite::Update(id, _) | BulkWrite::Delete(id) = write
-                    && let Err(RepoError::NotFound) = self.vendors.get_vendor(org, id).await
-                {
-                    failed.push((*index, AppError::NotFound("vendor")));
-                }
-            }
-            failed.sort_by_key(|(index, _)| *index);
-            return Err(AppError::BulkFailed(failed));
-        }
-        let writes: Vec<_> = writes.into_iter().map(|(_, write)| write).collect();
+        let members = &ActiveMembers::new(self.members.as_ref(), org);
         let actions = bulk::action_of(["vendor.created", "vendor.updated", "vendor.deleted"]);
         let audit = self.audit.change_by(Author::of(caller), actions, &VENDOR);
-        let applied = self
-            .vendors
-            .apply_vendor_bulk(org, &writes, now, &audit)
-            .await
-            .map_err(|error| bulk::store_failure(error, "vendor"))?;
-        self.comments.remove_attachments(&applied.attachments).await;
-        Ok(applied.records.into_iter().map(Ok).collect())
+        let steps = Steps {
+            what: "vendor",
+            create: Box::new(move |input| Box::pin(self.create_vendor(caller, input))),
+            update: Box::new(move |(id, changes)| {
+                Box::pin(async move { self.update_vendor(caller, &id, changes, &IfMatch::Absent).await })
+            }),
+            delete: Box::new(move |id| {
+                Box::pin(async move { self.delete_vendor(caller, &id, &IfMatch::Absent).await })
+            }),
+            check_create: Box::new(move |input| {
+                Box::pin(async move {
+                    let vendor = Vendor::create(org.clone(), input, now)?;
+                    members.require_all(assignee(vendor.assignee_id.as_ref())).await?;
+                    Ok(vendor)
+                })
+            }),
+            check_update: Box::new(move |changes| {
+                Box::pin(async move {
+                    let patch = VendorPatch::new(changes)?;
+                    members.require_all(assignee(patch.assignee())).await?;
+                    Ok(patch)
+                })
+            }),
+            find: Box::new(move |id| {
+                Box::pin(async move { self.vendors.get_vendor(org, &id).await.map_err(not_found) })
+            }),
+            write: Box::new(move |writes| {
+                Box::pin(async move { self.vendors.apply_vendor_bulk(org, &writes, now, &audit).await })
+            }),
+        };
+        bulk::apply(operations, atomic, &self.comments, steps).await
     }
 }
 

@@ -8,75 +8,29 @@
 //! audit head, the list counters of the statement triggers) leaves one more row version to step
 //! over; one multi-row `INSERT` and one `append_many` make 500 creates a handful of statements.
 
-use compliance_domain::comment::Attachment;
-use compliance_ports::{BulkApplied, BulkError, BulkWrite, RepoError};
-use diesel::result::QueryResult;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use std::future::Future;
+use std::pin::Pin;
 
-use crate::audit::INSERT_CHUNK;
-use crate::db::SqliteAsync;
+use compliance_domain::comment::Attachment;
+use compliance_ports::{AuditOf, BulkApplied, BulkError, BulkWrite, RepoError};
+use diesel::result::QueryResult;
+
+use crate::audit::AuditChain;
 use crate::error::TxError;
-use crate::risks::RiskRow;
 use crate::rows::AttachmentRow;
-use crate::schema::{risks, tasks, vendors};
-use crate::tasks::TaskRow;
-use crate::vendors::VendorRow;
 
 /// How many audit entries `writes` make: one for each but an empty patch's (which only reads).
-pub(crate) fn audited<T, I, P>(writes: &[BulkWrite<T, I, P>], is_empty: impl Fn(&P) -> bool) -> i64 {
+fn audited<T, I, P>(writes: &[BulkWrite<T, I, P>], is_empty: impl Fn(&P) -> bool) -> i64 {
     let audited = writes.iter().filter(|write| !matches!(write, BulkWrite::Update(_, patch) if is_empty(patch)));
     i64::try_from(audited.count()).unwrap_or(i64::MAX)
 }
 
-/// The creates of a bulk request, inserted in one statement per [`INSERT_CHUNK`] rows on
-/// PostgreSQL, one per row on SQLite (diesel builds no multi-row `INSERT` for SQLite through
-/// diesel-async, and in-process SQLite pays no round trip a statement).
-pub(crate) trait InsertCreated {
-    fn insert_risks(&mut self, rows: &[RiskRow]) -> impl Future<Output = QueryResult<()>> + Send;
-    fn insert_vendors(&mut self, rows: &[VendorRow]) -> impl Future<Output = QueryResult<()>> + Send;
-    fn insert_tasks(&mut self, rows: &[TaskRow]) -> impl Future<Output = QueryResult<()>> + Send;
-}
-
-impl InsertCreated for AsyncPgConnection {
-    async fn insert_risks(&mut self, rows: &[RiskRow]) -> QueryResult<()> {
-        for chunk in rows.chunks(INSERT_CHUNK) {
-            diesel::insert_into(risks::table).values(chunk).execute(self).await?;
-        }
-        Ok(())
-    }
-    async fn insert_vendors(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
-        for chunk in rows.chunks(INSERT_CHUNK) {
-            diesel::insert_into(vendors::table).values(chunk).execute(self).await?;
-        }
-        Ok(())
-    }
-    async fn insert_tasks(&mut self, rows: &[TaskRow]) -> QueryResult<()> {
-        for chunk in rows.chunks(INSERT_CHUNK) {
-            diesel::insert_into(tasks::table).values(chunk).execute(self).await?;
-        }
-        Ok(())
-    }
-}
-
-impl InsertCreated for SqliteAsync {
-    async fn insert_risks(&mut self, rows: &[RiskRow]) -> QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(risks::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
-    async fn insert_vendors(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(vendors::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
-    async fn insert_tasks(&mut self, rows: &[TaskRow]) -> QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(tasks::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
+/// The creates of a bulk request (rows `R`), inserted in one statement per [`INSERT_CHUNK`](crate::audit::INSERT_CHUNK) rows
+/// on PostgreSQL, one per row on SQLite (diesel builds no multi-row `INSERT` for SQLite through
+/// diesel-async, and in-process SQLite pays no round trip a statement). Each resource implements
+/// it for its row on both connections, beside the row.
+pub(crate) trait InsertCreated<R> {
+    fn insert_created(&mut self, rows: &[R]) -> impl Future<Output = QueryResult<()>> + Send;
 }
 
 /// The failed operations of one bulk transaction, by their index in the request.
@@ -138,4 +92,89 @@ impl Failures {
         }
         Ok(BulkApplied { records, attachments })
     }
+}
+
+/// A statement's work on the transaction's connection, for [`Statements`].
+pub(crate) type Work<'c, T> = Pin<Box<dyn Future<Output = T> + Send + 'c>>;
+
+/// The statements of one resource's bulk write on connection `C`, for [`apply_in`]: record `T`
+/// (row `R`), named by id `I`, changed by patch `P`. Written in the resource's `db_run!` body, so
+/// once per backend like every statement.
+pub(crate) struct Statements<'s, C, T, I, P, R> {
+    /// Whether a patch changes nothing (then the record is only read).
+    pub is_empty: fn(&P) -> bool,
+    /// The organization's record with this id.
+    pub read: &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c I) -> Work<'c, Result<T, TxError>> + Sync),
+    /// The record as `P` leaves it, from the record before.
+    pub update: &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c T, &'c P) -> Work<'c, Result<T, TxError>> + Sync),
+    /// Deletes the record with its comments: the record as it was and its attachments' rows.
+    pub delete:
+        &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c I) -> Work<'c, Result<(T, Vec<AttachmentRow>), TxError>> + Sync),
+    /// The creates' rows, inserted together (see [`InsertCreated`]).
+    pub insert: &'s (dyn for<'c> Fn(&'c mut C, &'c [R]) -> Work<'c, QueryResult<()>> + Sync),
+    /// A created record's row.
+    pub row: fn(&T) -> R,
+}
+
+/// A bulk request's `writes` in order, inside the caller's transaction on `c`: every entry's
+/// place in the chain reserved first (the head stays locked to the commit, as each single write's
+/// does, so the records read are the ones the writes replace); updates and deletes one by one;
+/// the creates inserted together after them (no update or delete can name a record the request
+/// creates: its id is new); then every entry appended at once, in the operations' order. An empty
+/// patch only reads. Failed operations go to `failures`, and the transaction rolls back.
+pub(crate) async fn apply_in<C: AuditChain, T: Clone, I, P, R>(
+    c: &mut C,
+    org: &str,
+    writes: &[BulkWrite<T, I, P>],
+    audit: &AuditOf<'_, T>,
+    failures: &mut Failures,
+    statements: Statements<'_, C, T, I, P, R>,
+) -> Result<Vec<(T, Vec<AttachmentRow>)>, TxError> {
+    let Statements { is_empty, read, update, delete, insert, row } = statements;
+    let head = match audited(writes, is_empty) {
+        0 => None,
+        entries => Some(c.lock_head_for(org, entries).await?),
+    };
+    let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
+    let mut applied = Vec::with_capacity(writes.len());
+    for (index, write) in writes.iter().enumerate() {
+        let one = match write {
+            BulkWrite::Create(record) => {
+                created.push(row(record));
+                drafts.push(audit(None, Some(record)));
+                Ok((record.clone(), Vec::new()))
+            }
+            BulkWrite::Update(id, patch) if is_empty(patch) => {
+                read(c, org, id).await.map(|record| (record, Vec::new()))
+            }
+            BulkWrite::Update(id, patch) => match read(c, org, id).await {
+                Ok(before) => update(c, org, &before, patch).await.map(|after| {
+                    drafts.push(audit(Some(&before), Some(&after)));
+                    (after, Vec::new())
+                }),
+                Err(error) => Err(error),
+            },
+            BulkWrite::Delete(id) => delete(c, org, id).await.map(|(deleted, attachments)| {
+                drafts.push(audit(Some(&deleted), None));
+                (deleted, attachments)
+            }),
+        };
+        match one {
+            Ok(done) => applied.push(done),
+            Err(error) => {
+                if !failures.record(index, error) {
+                    break;
+                }
+            }
+        }
+    }
+    if failures.is_empty() {
+        failures.record_insert(writes, insert(c, &created).await);
+    }
+    if failures.is_empty()
+        && let Some(head) = head
+    {
+        c.append_many(head, drafts).await?;
+    }
+    failures.commit_or_roll_back(applied)
 }

@@ -15,7 +15,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditChain;
-use crate::bulk::{self, Failures, InsertCreated};
+use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
 use crate::error::{TxError, repo_error};
@@ -149,10 +149,7 @@ impl VendorRepository for Store {
         Ok(Deleted { record, attachments })
     }
 
-    /// The writes in order in one transaction, which reserves every entry's place in the chain
-    /// first (see crate::bulk): updates and deletes one by one, the creates inserted together
-    /// after them (no update or delete can name a record the request creates: its id is new),
-    /// then every entry appended at once, in the operations' order; an empty patch only reads.
+    /// The writes in one transaction (see [`bulk::apply_in`]).
     async fn apply_vendor_bulk(
         &self,
         org: &OrganizationId,
@@ -161,81 +158,59 @@ impl VendorRepository for Store {
         audit: &AuditOf<'_, Vendor>,
     ) -> Result<BulkApplied<Vendor>, BulkError> {
         let mut conn = self.pools.write().await.map_err(RepoError::from)?;
-        let entity = CommentEntityType::Vendor.as_str();
-        let the_vendor = |id: &VendorId| {
-            vendors::table.filter(vendors::organization_id.eq(org.to_string())).filter(vendors::id.eq(id.to_string()))
+        let (org, entity) = (org.as_str(), CommentEntityType::Vendor.as_str());
+        let the_vendor = |org: &str, id: &VendorId| {
+            vendors::table.filter(vendors::organization_id.eq(org.to_owned())).filter(vendors::id.eq(id.to_string()))
         };
-        let audited = bulk::audited(writes, |patch: &VendorPatch| patch.is_empty());
         let mut failures = Failures::default();
-        let result: Result<Vec<(Vendor, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
+        let result = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                // Every entry's place at once: the head stays locked to the commit, as each single
-                // write's does, so the records read below are the ones the writes replace.
-                let head = match audited {
-                    0 => None,
-                    entries => Some(c.lock_head_for(org.as_str(), entries).await?),
-                };
-                let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
-                let mut applied = Vec::with_capacity(writes.len());
-                for (index, write) in writes.iter().enumerate() {
-                    let one: Result<(Vendor, Vec<AttachmentRow>), TxError> = async {
-                        match write {
-                            BulkWrite::Create(vendor) => {
-                                created.push(VendorRow::from(vendor));
-                                drafts.push(audit(None, Some(vendor)));
-                                Ok((vendor.clone(), Vec::new()))
-                            }
-                            BulkWrite::Update(id, patch) if patch.is_empty() => {
+                bulk::apply_in(
+                    c,
+                    org,
+                    writes,
+                    audit,
+                    &mut failures,
+                    Statements {
+                        is_empty: VendorPatch::is_empty,
+                        read: &|c, org, id| {
+                            Box::pin(async move {
                                 let vendor: Vendor =
-                                    the_vendor(id).select(VendorRow::as_select()).first(c).await?.try_into()?;
-                                Ok((vendor, Vec::new()))
-                            }
-                            BulkWrite::Update(id, patch) => {
-                                let before: Vendor =
-                                    the_vendor(id).select(VendorRow::as_select()).first(c).await?.try_into()?;
+                                    the_vendor(org, id).select(VendorRow::as_select()).first(c).await?.try_into()?;
+                                Ok(vendor)
+                            })
+                        },
+                        update: &|c, org, before, patch| {
+                            Box::pin(async move {
                                 let changes = changed_columns(patch, now);
-                                let update =
-                                    diesel::update(the_vendor(id)).set(&changes).returning(VendorRow::as_returning());
+                                let update = diesel::update(the_vendor(org, &before.id))
+                                    .set(&changes)
+                                    .returning(VendorRow::as_returning());
                                 let after: Vendor = Prepared(update).get_result(c).await?.try_into()?;
-                                drafts.push(audit(Some(&before), Some(&after)));
-                                Ok((after, Vec::new()))
-                            }
-                            BulkWrite::Delete(id) => {
+                                Ok(after)
+                            })
+                        },
+                        delete: &|c, org, id| {
+                            Box::pin(async move {
                                 let attachments: Vec<AttachmentRow> =
-                                    diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                                    diesel::delete(attachments_on(org, entity, id.as_str()))
                                         .returning(AttachmentRow::as_returning())
                                         .get_results(c)
                                         .await?;
-                                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                                let deleted: Vendor = diesel::delete(the_vendor(id))
+                                diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
+                                let deleted: Vendor = diesel::delete(the_vendor(org, id))
                                     .returning(VendorRow::as_returning())
                                     .get_result(c)
                                     .await?
                                     .try_into()?;
-                                drafts.push(audit(Some(&deleted), None));
                                 Ok((deleted, attachments))
-                            }
-                        }
-                    }
-                    .await;
-                    match one {
-                        Ok(done) => applied.push(done),
-                        Err(error) => {
-                            if !failures.record(index, error) {
-                                break;
-                            }
-                        }
-                    }
-                }
-                if failures.is_empty() {
-                    failures.record_insert(writes, c.insert_vendors(&created).await);
-                }
-                if failures.is_empty()
-                    && let Some(head) = head
-                {
-                    c.append_many(head, drafts).await?;
-                }
-                failures.commit_or_roll_back(applied)
+                            })
+                        },
+                        insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                        row: |record| VendorRow::from(record),
+                    },
+                )
+                .await
             })
             .await
         });
@@ -374,5 +349,23 @@ impl TryFrom<VendorRow> for Vendor {
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
         })
+    }
+}
+
+impl InsertCreated<VendorRow> for diesel_async::AsyncPgConnection {
+    async fn insert_created(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
+        for chunk in rows.chunks(crate::audit::INSERT_CHUNK) {
+            diesel::insert_into(vendors::table).values(chunk).execute(self).await?;
+        }
+        Ok(())
+    }
+}
+
+impl InsertCreated<VendorRow> for crate::db::SqliteAsync {
+    async fn insert_created(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
+        for row in rows {
+            diesel::insert_into(vendors::table).values(row).execute(self).await?;
+        }
+        Ok(())
     }
 }
