@@ -7,9 +7,9 @@ use anyhow::{Context, Result};
 
 use crate::cmd::{self, capture, cargo};
 use crate::provision::{self, Tools};
-use crate::{client, deps, docs, openapi, postgres, schemathesis};
+use crate::{client, deps, doc_paths, docs, openapi, postgres, schemathesis};
 
-const STEPS: usize = 9;
+const STEPS: usize = 10;
 
 pub fn run() -> Result<()> {
     let mut steps = Steps::default();
@@ -23,6 +23,7 @@ fn run_steps(steps: &mut Steps) -> Result<()> {
     // Before anything is built: a machine that lacks a tool learns it at once, and all of them.
     let tools = steps.run("tools the tests need (Debian, PyPI, npm)", provision::ensure)?;
     steps.run("formatting", check_formatting)?;
+    steps.run("docs name what the tree holds", doc_paths::check)?;
     steps.run("clippy", run_clippy)?;
     steps.run("dependency direction", deps::check_dependency_direction)?;
     steps

@@ -8,6 +8,7 @@ mod ci;
 mod client;
 mod cmd;
 mod deps;
+mod doc_paths;
 mod docs;
 mod openapi;
 mod postgres;
@@ -27,8 +28,11 @@ Commands:
           dependency-direction checks, the OpenAPI document, rustdoc, PostgreSQL
           (DATABASE_URL or a throwaway cluster), every test, then the contract tests
   tools   install what the tests need besides Rust (as `ci` does first)
-  deps    the dependency-direction checks alone (step 4 of `ci`)
-  docs    the workspace's rustdoc with warnings as errors, alone (step 6 of `ci`)
+  doc-paths
+          every repository path and link the Markdown quotes exists, every crate is on
+          docs/architecture.md's map (step 3 of `ci`)
+  deps    the dependency-direction checks alone (step 5 of `ci`)
+  docs    the workspace's rustdoc with warnings as errors, alone (step 7 of `ci`)
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
   client  write crates/client/src/generated.rs from docs/openapi.json (`--check`: fail
           when it is stale)
@@ -44,29 +48,32 @@ Usage: cargo xtask ci
 
 Runs, in order, stopping at the first failure:
   1. the tools the tests need (`cargo xtask tools`): Debian's chromium, chromium-driver,
-     poppler-utils and redis-server (apt-get, as root), Redis answering on
+     poppler-utils, postgresql and redis-server (apt-get, as root), Redis answering on
      127.0.0.1:6379, the pinned PyPI packages (schemathesis, standardwebhooks, moto) in
      target/tools/venv, `npm ci` in tests/oidc; what cannot be installed is listed in
      one message before anything is built
   2. cargo fmt --all -- --check
-  3. cargo clippy --workspace --all-targets --locked -- -D warnings
-  4. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
+  3. the docs name what the tree holds (`cargo xtask doc-paths`): every repository path
+     quoted in README.md and docs/**/*.md, and every relative link, exists; every crate
+     under crates/ is on the map in docs/architecture.md
+  4. cargo clippy --workspace --all-targets --locked -- -D warnings
+  5. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
      and app reach neither diesel nor actix-web, app and http reach no adapter crate
      (http names credentials not even directly: it uses them through integrations),
      no adapter reaches another, the typed client (compliance-client) reaches no
      server crate; with positive controls
-  5. docs/openapi.json is the document the code generates (`cargo xtask openapi`), and
+  6. docs/openapi.json is the document the code generates (`cargo xtask openapi`), and
      crates/client/src/generated.rs is what that document generates (`cargo xtask client`)
-  6. cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS='-D warnings
+  7. cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS='-D warnings
      -D rustdoc::broken_intra_doc_links -D rustdoc::private_intra_doc_links'
      (`cargo xtask docs`): no rustdoc warning, no broken intra-doc link
-  7. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
+  8. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
      throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
      at the end); otherwise an error
-  8. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
+  9. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
      (or cargo test --workspace --locked without nextest), with DATABASE_URL set to
      the PostgreSQL admin URL and target/tools/venv/bin first on PATH
-  9. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
+  10. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
      fresh database on each backend; schemathesis runs every check in positive and
      negative mode with a fixed seed (settings in schemathesis.toml, see docs/testing.md)";
 
@@ -103,6 +110,7 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["tools"] => provision::ensure().map(|_| ()),
         ["deps"] => deps::check_dependency_direction(),
         ["docs"] => docs::check(),
+        ["doc-paths"] => doc_paths::check(),
         ["openapi"] => openapi::write(),
         ["openapi", "--check"] => openapi::check(),
         ["client"] => client::write(),

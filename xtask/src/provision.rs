@@ -33,6 +33,13 @@ const DEBIAN: &[DebianPackage] = &[
     DebianPackage { package: "chromium", file: "/usr/bin/chromium", needed_by: "the browser tests" },
     DebianPackage { package: "chromium-driver", file: "/usr/bin/chromedriver", needed_by: "the browser tests" },
     DebianPackage { package: "poppler-utils", file: "/usr/bin/pdftotext", needed_by: "reading PDFs' text (pdftotext)" },
+    // The server the tests need when no DATABASE_URL answers: step 8 of `ci` starts a throwaway
+    // cluster from its binaries (xtask/src/postgres.rs).
+    DebianPackage {
+        package: "postgresql",
+        file: "/usr/bin/pg_ctlcluster",
+        needed_by: "the PostgreSQL tests and the bench (initdb, pg_ctl, pgbench)",
+    },
     DebianPackage {
         package: "redis-server",
         file: "/usr/bin/redis-server",
