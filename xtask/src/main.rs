@@ -50,11 +50,11 @@ Runs, in order, stopping at the first failure:
      one message before anything is built
   2. cargo fmt --all -- --check
   3. cargo clippy --workspace --all-targets --locked -- -D warnings
-  4. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
-     and app reach neither diesel nor actix-web, app and http reach no adapter crate
-     (http names credentials not even directly: it uses them through integrations),
-     no adapter reaches another, the typed client (compliance-client) reaches no
-     server crate; with positive controls
+  4. dependency direction (cargo tree -i, dev-dependencies included): domain, the
+     credential model, ports and app reach neither diesel nor actix-web (nor, past
+     domain, an HTTP or OAuth client), every use-case crate and http reach no adapter
+     crate with no exception, no adapter reaches another, the typed client
+     (compliance-client) reaches no server crate; with positive controls
   5. docs/openapi.json is the document the code generates (`cargo xtask openapi`), and
      crates/client/src/generated.rs is what that document generates (`cargo xtask client`)
   6. cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS='-D warnings
