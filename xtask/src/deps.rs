@@ -1,8 +1,9 @@
-//! Dependency direction: `domain ← ports ← app ← adapters ← integrations ← http ← server`; the
-//! typed client (`compliance-client`) depends on none of them.
+//! Dependency direction: `domain ← credentials (the credential model) ← ports ← app ← adapters ←
+//! http ← server`; the typed client (`compliance-client`) depends on none of them.
 //!
 //! The inner crates must not reach diesel or actix-web, not even through another crate; adapters
-//! must not reach each other; delivery (`http`) reaches no adapter. `cargo tree -p PACKAGE -i
+//! must not reach each other; the use cases and delivery (`http`) reach no adapter, with no
+//! exception. `cargo tree -p PACKAGE -i
 //! DEPENDENCY` prints the paths from PACKAGE to DEPENDENCY (dev-dependencies included: a test may
 //! not cross a layer either); when DEPENDENCY is not in PACKAGE's graph it exits non-zero with
 //! "package ID specification `DEPENDENCY` did not match any packages". The same error comes for a
@@ -10,7 +11,7 @@
 
 use anyhow::{Result, bail};
 
-use crate::cmd::{capture, capture_ok, cargo, display};
+use crate::cmd::{capture, cargo, display};
 
 /// The crates that implement ports against the outside world. None may depend on another: what
 /// two of them share lives in a helper that implements no port (`compliance-redis`).
@@ -18,7 +19,8 @@ const ADAPTERS: &[&str] = &[
     "compliance-store",
     "compliance-blobs",
     "compliance-chat",
-    "compliance-credentials",
+    "compliance-provider-client",
+    "compliance-vault",
     "compliance-devices",
     "compliance-browser",
     "compliance-ratelimit",
@@ -27,20 +29,28 @@ const ADAPTERS: &[&str] = &[
     "compliance-webhooks",
 ];
 
+/// The crates that hold use cases. Each is forbidden every adapter, with no exception: the server
+/// wires adapters in as trait objects behind the ports.
+const USE_CASES: &[&str] = &["compliance-app"];
+
 /// (package, dependencies it must not have, not even through another crate). Besides these, every
-/// adapter is forbidden every other adapter (see [`check_dependency_direction`]).
+/// adapter is forbidden every other adapter and every use-case crate every adapter (see
+/// [`check_dependency_direction`]).
 const FORBIDDEN: &[(&str, &[&str])] = &[
     // the inner crates reach no Redis client either, not even through the adapters' helper
     ("compliance-domain", &["diesel", "actix-web", "diesel-async", "compliance-redis"]),
-    ("compliance-ports", &["diesel", "actix-web", "compliance-redis"]),
-    // use cases never name an adapter: the server wires them as trait objects
-    ("compliance-app", &["diesel", "actix-web", "compliance-redis"]),
-    ("compliance-app", ADAPTERS),
+    // the credential model is pure: no HTTP client, no OAuth client, no database
+    ("compliance-credentials", &["diesel", "actix-web", "reqwest", "oauth2", "tokio", "compliance-redis"]),
+    ("compliance-credentials", ADAPTERS),
+    ("compliance-ports", &["diesel", "actix-web", "reqwest", "oauth2", "compliance-redis"]),
+    ("compliance-ports", ADAPTERS),
+    ("compliance-app", &["diesel", "actix-web", "reqwest", "oauth2", "compliance-redis"]),
     // adapters depend on ports, never on the database layer or delivery
     ("compliance-blobs", &["diesel", "actix-web"]),
     ("compliance-chat", &["diesel", "actix-web"]),
     ("compliance-store", &["actix-web"]),
-    ("compliance-credentials", &["diesel", "actix-web"]),
+    ("compliance-provider-client", &["diesel", "actix-web"]),
+    ("compliance-vault", &["diesel", "actix-web"]),
     ("compliance-devices", &["diesel", "actix-web"]),
     ("compliance-browser", &["diesel", "actix-web"]),
     ("compliance-ratelimit", &["diesel", "actix-web"]),
@@ -54,7 +64,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     // actix-web (docs/embedding.md)
     ("compliance-wire", &["diesel", "actix-web", "compliance-redis"]),
     ("compliance-wire", ADAPTERS),
-    ("compliance-embedded", &["actix-web", "compliance-http", "compliance-integrations"]),
+    // nor an OAuth client: an embedding reaches no integration provider (`NoProviderClient`)
+    ("compliance-embedded", &["actix-web", "compliance-http", "compliance-provider-client", "oauth2"]),
     // the typed client is for API consumers: HTTP and serde, no server crate (it is generated
     // from docs/openapi.json, not built on the server's types)
     (
@@ -67,45 +78,25 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "compliance-http",
             "compliance-server",
             "compliance-embedded",
-            "compliance-integrations",
             "compliance-redis",
         ],
     ),
     ("compliance-client", ADAPTERS),
-    // integration use cases reach storage through the ports only
-    ("compliance-integrations", &["diesel", "actix-web", "compliance-store", "compliance-redis"]),
-    // delivery reaches every adapter through the ports; credentials, which it does reach through
-    // integrations, is in FORBIDDEN_DIRECT
-    (
-        "compliance-http",
-        &[
-            "diesel",
-            "compliance-store",
-            "compliance-blobs",
-            "compliance-chat",
-            "compliance-devices",
-            "compliance-browser",
-            "compliance-ratelimit",
-            "compliance-redis",
-            "compliance-oidc",
-            "compliance-llm",
-            "compliance-webhooks",
-        ],
-    ),
+    // delivery reaches every adapter through the ports
+    ("compliance-http", &["diesel", "compliance-redis", "reqwest", "oauth2"]),
+    ("compliance-http", ADAPTERS),
 ];
-
-/// (package, dependencies it must not name itself; it may reach them through another crate).
-/// `http` renders integrations' views, made of credentials' types that integrations re-exports.
-const FORBIDDEN_DIRECT: &[(&str, &[&str])] = &[("compliance-http", &["compliance-credentials"])];
 
 /// (package, dependency it must have): the proof that the checks above can fail.
 const REQUIRED: &[(&str, &str)] = &[
     ("compliance-store", "diesel"),
     ("compliance-store", "diesel-async"),
     ("compliance-http", "actix-web"),
-    ("compliance-integrations", "compliance-credentials"),
-    // through integrations: why http's rule on credentials is a direct one
-    ("compliance-http", "compliance-credentials"),
+    // the model is a real crate in the use cases' graph, and the adapters' HTTP and OAuth
+    // clients are found where they are
+    ("compliance-app", "compliance-credentials"),
+    ("compliance-provider-client", "reqwest"),
+    ("compliance-provider-client", "oauth2"),
     ("compliance-chat", "compliance-redis"),
     ("compliance-ratelimit", "compliance-redis"),
     // the facade wires the store: proof that its actix-web check looks at a real graph
@@ -113,10 +104,6 @@ const REQUIRED: &[(&str, &str)] = &[
     // the client's graph is a real one: its HTTP library is found
     ("compliance-client", "reqwest"),
 ];
-
-/// (package, dependency it must name itself): the proof that the direct check can fail.
-const REQUIRED_DIRECT: &[(&str, &str)] =
-    &[("compliance-integrations", "compliance-credentials"), ("compliance-http", "compliance-integrations")];
 
 /// The package that wires every adapter: each adapter's name must be found in its graph.
 const WIRING: &str = "compliance-server";
@@ -141,13 +128,9 @@ pub fn check_dependency_direction() -> Result<()> {
             require_absent(package, other)?;
         }
     }
-    for (package, dependencies) in FORBIDDEN_DIRECT {
-        let direct = direct_dependencies(package)?;
-        for dependency in *dependencies {
-            if direct.iter().any(|name| name == dependency) {
-                bail!("{package} must not depend on {dependency} itself, but its Cargo.toml names it");
-            }
-            println!("ok: {package} does not name {dependency} itself");
+    for package in USE_CASES {
+        for adapter in ADAPTERS {
+            require_absent(package, adapter)?;
         }
     }
     for (package, dependency) in REQUIRED {
@@ -156,31 +139,7 @@ pub fn check_dependency_direction() -> Result<()> {
     for adapter in ADAPTERS {
         require_present(WIRING, adapter)?;
     }
-    for (package, dependency) in REQUIRED_DIRECT {
-        if !direct_dependencies(package)?.iter().any(|name| name == dependency) {
-            bail!(
-                "{package} should name {dependency} itself but cargo tree --depth 1 does not list it: \
-                 the direct check would pass for the wrong reason"
-            );
-        }
-        println!("ok: {package} names {dependency} itself (the direct check can see it)");
-    }
     Ok(())
-}
-
-/// The names of the packages `package` depends on itself (normal, build and dev).
-fn direct_dependencies(package: &str) -> Result<Vec<String>> {
-    let mut command = cargo()?;
-    command.args(["tree", "--locked", "--color", "never", "-p", package, "--depth", "1", "--prefix", "none"]);
-    command.args(["--format", "{p}"]);
-    let output = capture_ok(&mut command)?;
-    Ok(direct_names(&String::from_utf8_lossy(&output.stdout)))
-}
-
-/// `cargo tree --depth 1 --prefix none --format {p}` lists the package itself first, then one
-/// `name version [(source)] [(*)]` line per dependency.
-fn direct_names(tree: &str) -> Vec<String> {
-    tree.lines().skip(1).filter_map(|line| line.split_whitespace().next()).map(str::to_owned).collect()
 }
 
 fn require_absent(package: &str, dependency: &str) -> Result<()> {
@@ -228,24 +187,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn direct_names_skip_the_package_itself() {
-        let tree = "compliance-chat v0.1.0 (/w/crates/chat)\nasync-trait v0.1.92 (proc-macro)\n\
-                    compliance-redis v0.1.0 (/w/crates/redis)\nredis v1.8.1\nredis v1.8.1 (*)\n";
-        assert_eq!(direct_names(tree), ["async-trait", "compliance-redis", "redis", "redis"]);
-        assert!(direct_names("compliance-domain v0.1.0 (/w/crates/domain)\n").is_empty());
-    }
-
-    #[test]
-    fn every_adapter_is_forbidden_http_directly_or_not() {
+    fn delivery_is_forbidden_every_adapter() {
         let forbidden = |package: &str, dependency: &str| {
-            FORBIDDEN
-                .iter()
-                .chain(FORBIDDEN_DIRECT)
-                .any(|(p, dependencies)| *p == package && dependencies.contains(&dependency))
+            FORBIDDEN.iter().any(|(p, dependencies)| *p == package && dependencies.contains(&dependency))
         };
         for adapter in ADAPTERS {
             assert!(forbidden("compliance-http", adapter), "http → {adapter} is not checked");
-            assert!(forbidden("compliance-app", adapter), "app → {adapter} is not checked");
         }
     }
 }

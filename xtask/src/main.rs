@@ -57,11 +57,11 @@ Runs, in order, stopping at the first failure:
      quoted in README.md and docs/**/*.md, and every relative link, exists; every crate
      under crates/ is on the map in docs/architecture.md
   4. cargo clippy --workspace --all-targets --locked -- -D warnings
-  5. dependency direction (cargo tree -i, dev-dependencies included): domain, ports
-     and app reach neither diesel nor actix-web, app and http reach no adapter crate
-     (http names credentials not even directly: it uses them through integrations),
-     no adapter reaches another, the typed client (compliance-client) reaches no
-     server crate; with positive controls
+  5. dependency direction (cargo tree -i, dev-dependencies included): domain, the
+     credential model, ports and app reach neither diesel nor actix-web (nor, past
+     domain, an HTTP or OAuth client), every use-case crate and http reach no adapter
+     crate with no exception, no adapter reaches another, the typed client
+     (compliance-client) reaches no server crate; with positive controls
   6. docs/openapi.json is the document the code generates (`cargo xtask openapi`), and
      crates/client/src/generated.rs is what that document generates (`cargo xtask client`)
   7. cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS='-D warnings

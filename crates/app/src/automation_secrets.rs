@@ -216,7 +216,7 @@ impl AutomationSecrets {
     }
 
     /// One credential field of a connection: its vault document is a JSON object of field name
-    /// to value (as `compliance-integrations` seals it). A disconnected connection has none.
+    /// to value (as the integration use cases seal it). A disconnected connection has none.
     async fn connection_field(
         &self,
         org: &OrganizationId,

@@ -292,7 +292,7 @@ impl AutomationService {
     /// Only a live connection of the organization may be handed to an automation (the caller's
     /// right to do so is [`require_connection_rights`]).
     async fn check_connection(&self, caller: &Principal, connection: &ConnectionId) -> Result<(), AppError> {
-        match self.connections.get(&caller.organization_id, connection).await {
+        match self.connections.get_connection(&caller.organization_id, connection).await {
             Ok(found) if found.is_disconnected() => Err(AppError::invalid("connectionId", "is disconnected")),
             Ok(_) => Ok(()),
             Err(RepoError::NotFound) => {

@@ -342,7 +342,7 @@ impl ControlService {
             }
             Some(SourceRef::Task(id)) => self.tasks.get_task(org, &id).await.map(drop).map_err(|e| (e, "task")),
             Some(SourceRef::Connection(id)) => {
-                self.connections.get(org, &id).await.map(drop).map_err(|e| (e, "connection"))
+                self.connections.get_connection(org, &id).await.map(drop).map_err(|e| (e, "connection"))
             }
             Some(SourceRef::Automation(id)) => {
                 self.automations.get(org, &id).await.map(drop).map_err(|e| (e, "automation"))

@@ -30,6 +30,7 @@ mod devices;
 mod error;
 mod frameworks;
 mod idempotency;
+pub mod integrations;
 mod invitations;
 mod organization;
 mod organization_slots;
@@ -63,9 +64,9 @@ use compliance_ports::{
     Clock, CommentRepository, ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository,
     CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck,
     IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository,
-    OrganizationRepository, PageRequest, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher,
-    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
-    WebhookRepository, WebhookSender,
+    OAuthStateRepository, OrganizationRepository, PageRequest, PolicyRepository, ProviderClient, RefreshLeases,
+    ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
+    TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
@@ -87,6 +88,7 @@ pub use devices::DeviceService;
 pub use error::AppError;
 pub use frameworks::{FrameworkService, FrameworkView};
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
+pub use integrations::{IntegrationService, IntegrationSettings};
 pub use invitations::{InvitationService, IssuedInvitation};
 pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
@@ -159,9 +161,16 @@ pub struct Ports {
     pub health: Arc<dyn HealthCheck>,
     /// The time every use case reads.
     pub clock: Arc<dyn Clock>,
-    /// Integration connections, whose credentials an automation may type (`connectionId`).
+    /// Integration connections (an automation may type their credentials, `connectionId`).
     pub connections: Arc<dyn ConnectionRepository>,
-    /// The vault's ciphertexts and its cipher, for an automation's login secrets.
+    /// Pending OAuth authorizations of connections.
+    pub oauth_states: Arc<dyn OAuthStateRepository>,
+    /// Leases that let one instance at a time refresh a connection's OAuth tokens.
+    pub refresh_leases: Arc<dyn RefreshLeases>,
+    /// The connected providers: their token endpoints and their APIs.
+    pub provider_client: Arc<dyn ProviderClient>,
+    /// The vault's ciphertexts: connections' credentials and tokens, OAuth apps, automations'
+    /// and webhooks' secrets.
     pub secrets: Arc<dyn SecretRepository>,
     /// Seals and opens the vault's secrets.
     pub cipher: Arc<dyn SecretCipher>,
@@ -226,6 +235,8 @@ pub struct Settings {
     pub idempotency: IdempotencySettings,
     /// How PDF documents share the printing browsers (`PDF_*`).
     pub documents: DocumentSettings,
+    /// The provider catalog and where an OAuth flow may send the browser back to.
+    pub integrations: IntegrationSettings,
 }
 
 /// The server's defaults (docs/operations.md lists the variable of each): the server's
@@ -254,6 +265,7 @@ impl Default for Settings {
             audit_checkpoint_key: random_key(),
             idempotency: IdempotencySettings::default(),
             documents: DocumentSettings::default(),
+            integrations: IntegrationSettings::default(),
         }
     }
 }
@@ -326,6 +338,8 @@ pub struct App {
     pub webhooks: WebhookService,
     /// Frameworks and their requirements.
     pub frameworks: FrameworkService,
+    /// Integrations: providers, OAuth apps, the OAuth connect flow and connections.
+    pub integrations: IntegrationService,
     /// The audit trail: listing and verifying it.
     pub audit: AuditService,
     /// `Idempotency-Key`: reservations and the outcomes repeats get.
@@ -377,6 +391,7 @@ impl App {
                 principals.clone(),
             ),
             frameworks: FrameworkService::new(&ports, settings.clone(), trail.clone()),
+            integrations: IntegrationService::new(&ports, &settings, trail.clone()),
             control_requirements: ControlRequirementService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),

@@ -8,9 +8,9 @@ use compliance_ports::{
     Clock, CommentRepository, ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository,
     CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck,
     IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
-    OrganizationRepository, PolicyRepository, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
-    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
-    WebhookSender,
+    OAuthStateRepository, OrganizationRepository, PolicyRepository, ProviderClient, RefreshLeases, ResourceRenderer,
+    RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository,
+    UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;
@@ -40,6 +40,9 @@ pub struct Adapters {
     pub renderer: Arc<dyn ResourceRenderer>,
     /// Sends webhook deliveries (only when the webhook worker runs).
     pub webhook_sender: Arc<dyn WebhookSender>,
+    /// The connected providers' token endpoints and APIs; `compliance_ports::NoProviderClient`
+    /// where nothing may be reached.
+    pub provider_client: Arc<dyn ProviderClient>,
 }
 
 impl Ports {
@@ -66,6 +69,8 @@ impl Ports {
             + AutomationRepository
             + HealthCheck
             + ConnectionRepository
+            + OAuthStateRepository
+            + RefreshLeases
             + SecretRepository
             + AuditRepository
             + WebhookRepository
@@ -87,6 +92,7 @@ impl Ports {
             agent_model,
             renderer,
             webhook_sender,
+            provider_client,
         } = adapters;
         Self {
             organizations: store.clone(),
@@ -115,6 +121,9 @@ impl Ports {
             health: store.clone(),
             clock,
             connections: store.clone(),
+            oauth_states: store.clone(),
+            refresh_leases: store.clone(),
+            provider_client,
             secrets: store.clone(),
             cipher,
             agent_model,

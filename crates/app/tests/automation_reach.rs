@@ -59,7 +59,7 @@ async fn create(
     world.app.automations.create(caller, input).await
 }
 
-/// Seals `fields` as the connection's credentials, as `compliance-integrations` stores them.
+/// Seals `fields` as the connection's credentials, as the integration use cases store them.
 async fn seal_credentials(world: &World, org: &OrganizationId, connection: &ConnectionId, fields: Value) {
     let owner = SecretOwner {
         organization_id: org,

@@ -20,6 +20,7 @@ mod devices;
 mod download_links;
 mod frameworks;
 mod idempotency;
+mod integrations;
 mod people;
 mod policy_documents;
 mod policy_reviews;

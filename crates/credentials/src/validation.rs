@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::field_error::{FieldError, ValidationErrors, is_http_url};
 use crate::fields::CredentialField;
-use crate::oauth::authorize::{RESERVED_AUTHORIZATION_PARAMS, placeholders_in};
+use crate::oauth::authorize::{RESERVED_AUTHORIZATION_PARAMS, is_placeholder, placeholders_in};
 use crate::oauth::token::RESERVED_TOKEN_PARAMS;
 use crate::strategy::{
     ApiKeyConfig, ApiKeyLocation, AuthStrategy, BasicConfig, CustomConfig, OAuth2Config, StrategyKind,
@@ -126,23 +126,13 @@ fn check_params(
     }
 }
 
-/// `{NAME}` with NAME made of letters, digits, `_` or `-`.
-pub(crate) fn is_placeholder(token: &str) -> bool {
-    token
-        .strip_prefix('{')
-        .and_then(|t| t.strip_suffix('}'))
-        .is_some_and(|name| !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || "_-".contains(ch)))
-}
-
 fn check_api_key(c: &ApiKeyConfig, errors: &mut Vec<FieldError>) {
     if c.name.trim().is_empty() {
         errors.push(FieldError::new("config.name", "must not be empty"));
-    } else if c.location == ApiKeyLocation::Header
-        && reqwest::header::HeaderName::from_bytes(c.name.as_bytes()).is_err()
-    {
+    } else if c.location == ApiKeyLocation::Header && !crate::header_text::is_header_name(&c.name) {
         errors.push(FieldError::new("config.name", "must be a valid HTTP header name"));
     }
-    if c.location == ApiKeyLocation::Header && reqwest::header::HeaderValue::from_str(&c.prefix).is_err() {
+    if c.location == ApiKeyLocation::Header && !crate::header_text::is_header_value(&c.prefix) {
         errors.push(FieldError::new("config.prefix", "must be valid in an HTTP header value"));
     }
 }

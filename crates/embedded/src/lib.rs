@@ -13,9 +13,9 @@ use compliance_app::{Adapters, App, Ports, Settings, SystemClock};
 use compliance_blobs::FsBlobStore;
 use compliance_browser::{BrowserSettings, ChromiumRunner};
 use compliance_chat::MemoryChatStore;
-use compliance_credentials::{KeySource, load_keyring};
-use compliance_ports::NoDeviceDirectory;
+use compliance_ports::{NoDeviceDirectory, NoProviderClient};
 pub use compliance_store::{DatabaseUrl, PoolOptions, Store};
+use compliance_vault::{KeySource, load_keyring};
 use compliance_webhooks::{HttpWebhookSender, SenderSettings};
 
 /// The crates an embedder calls, under one name each.
@@ -61,8 +61,9 @@ pub async fn open_with(database: &DatabaseUrl, dir: &Path, settings: Settings) -
 /// [`App::take_worker`]'s worker is run; a PDF policy document starts one to print), no webhook
 /// is sent (likewise [`App::take_webhook_worker`]; no policy moves to `needs_review` unless
 /// [`App::take_policy_review_worker`]'s worker runs), no Redis, no device manager, no sign-in
-/// provider, no model.
-fn adapters(keyring: compliance_credentials::Keyring, dir: &Path, settings: &Settings) -> Adapters {
+/// provider, no model, and no integration provider is reached (a connection's check answers that
+/// the provider could not be reached).
+fn adapters(keyring: compliance_vault::Keyring, dir: &Path, settings: &Settings) -> Adapters {
     let browser = Arc::new(ChromiumRunner::new(BrowserSettings::default()));
     Adapters {
         identity: None,
@@ -80,5 +81,6 @@ fn adapters(keyring: compliance_credentials::Keyring, dir: &Path, settings: &Set
             allowed_hosts: settings.webhooks.allowed_hosts.clone(),
             ..SenderSettings::default()
         })),
+        provider_client: Arc::new(NoProviderClient),
     }
 }

@@ -1,10 +1,9 @@
-//! The state handlers share: the application, the integrations and the kept list pages.
+//! The state handlers share: the application and the kept list pages.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use compliance_app::{App, AppError, Credentials, Principal};
-use compliance_integrations::Integrations;
 use compliance_ports::Page;
 use serde_json::value::RawValue;
 use tracing::Instrument;
@@ -20,13 +19,12 @@ use crate::list_cache::{ListCache, ListKey, ListPage};
 /// hand-off to another runtime and back cost more than most use cases (docs/architecture.md).
 pub struct AppState {
     app: Arc<App>,
-    integrations: Arc<Integrations>,
     lists: ListCache,
 }
 
 impl AppState {
-    pub fn new(app: App, integrations: Integrations, lists: ListCache) -> Self {
-        Self { app: Arc::new(app), integrations: Arc::new(integrations), lists }
+    pub fn new(app: App, lists: ListCache) -> Self {
+        Self { app: Arc::new(app), lists }
     }
 
     /// The page of a list under `key`: the kept one while its list is unchanged, else the page
@@ -88,16 +86,6 @@ impl AppState {
     /// Signs and checks links and form tokens with the service's key.
     pub fn signer(&self) -> compliance_app::UrlSigner {
         compliance_app::UrlSigner::new(self.app.settings.url_signing_key.clone())
-    }
-
-    /// [`AppState::run`] for the integration use cases.
-    pub async fn integrations<T, F, Fut>(&self, use_case: F) -> Result<T, ApiError>
-    where
-        F: FnOnce(Arc<Integrations>) -> Fut,
-        Fut: Future<Output = Result<T, AppError>> + Send + 'static,
-        T: Send + 'static,
-    {
-        Ok(self.spawn(use_case(self.integrations.clone())).await?)
     }
 
     async fn spawn<T, Fut>(&self, use_case: Fut) -> Result<T, AppError>

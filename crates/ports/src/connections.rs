@@ -16,7 +16,7 @@ pub trait ConnectionRepository: Send + Sync {
     /// out), in its order (newest first by default).
     async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError>;
     /// One connection; `RepoError::NotFound` when it is not the organization's.
-    async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError>;
+    async fn get_connection(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError>;
     /// The organization's connection to `provider` that is not disconnected, if any.
     async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError>;
     /// Replaces every mutable field (status, timestamps, token expiry, last check) of the
@@ -24,7 +24,7 @@ pub trait ConnectionRepository: Send + Sync {
     /// value it was read with): a change made meanwhile is never overwritten by an older view.
     /// A disconnected connection is final: it is never updated again. `RepoError::NotFound` when
     /// there is no such live connection, or it changed since `read_at`.
-    async fn update(
+    async fn update_connection(
         &self,
         connection: &Connection,
         read_at: Timestamp,

@@ -25,6 +25,7 @@ mod list_query;
 mod operations;
 mod page;
 mod printer;
+mod provider_client;
 mod records;
 mod repositories;
 mod sessions;
@@ -60,6 +61,7 @@ pub use list_query::{
 pub use operations::{PoolMetrics, PoolStatus, RateDecision, RateLimit, RateLimiter};
 pub use page::{Cursor, ListGenerations, ListName, Page, PageRequest};
 pub use printer::{DocumentPrinter, NoPrinter, PrintError};
+pub use provider_client::{NoProviderClient, ProviderAnswer, ProviderClient, ProviderRequestError};
 pub use records::{
     ContextRepository, Deleted, POLICY_CHANGED, PolicyRepository, PolicyWrite, RiskRepository, TASK_CHANGED,
     TaskRepository, VendorRepository,

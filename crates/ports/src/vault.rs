@@ -1,7 +1,7 @@
 //! Storage for the credential vault: encrypted secrets, OAuth states and refresh leases.
 //!
-//! The vault itself (encryption, keys) lives in `compliance-credentials`; these ports only keep
-//! what it produces, so the database never sees a plaintext secret.
+//! The vault itself (encryption, keys) lives in `compliance-vault`, behind [`SecretCipher`]; these
+//! ports only keep what it produces, so the database never sees a plaintext secret.
 
 use async_trait::async_trait;
 use compliance_domain::etag::{ETag, IfMatch};
@@ -55,7 +55,7 @@ impl std::fmt::Debug for StoredSecret {
 }
 
 /// The owner kind of a connection's credential values: one sealed JSON object of field name to
-/// value, owned by the connection's id (written by `compliance-integrations`).
+/// value, owned by the connection's id (written by the integration use cases).
 pub const CONNECTION_CREDENTIALS_OWNER_KIND: &str = "connection";
 /// The owner kind of an automation's login secrets: one row per secret, owned by
 /// `{automation id}/{NAME}` (see [`SecretOwner::automation_secret`]).

@@ -2,13 +2,13 @@
 
 use anyhow::Context;
 use compliance_app::{App, DeviceLabelAssigned, IssuedApiKey};
-use compliance_credentials::{add_current_key, reencrypt_all};
 use compliance_domain::access::Scopes;
 use compliance_domain::allowed_host::{AllowedHost, AllowedHostUse};
 use compliance_domain::people::ApiKey;
 use compliance_domain::{ApiKeyId, Department, MemberId, OrganizationId, UserId};
 use compliance_http::wire::{MemberDto, OrganizationDto, UserDto};
 use compliance_store::Store;
+use compliance_vault::{add_current_key, reencrypt_all};
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 

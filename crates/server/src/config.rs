@@ -12,7 +12,6 @@ use compliance_app::{
 };
 use compliance_blobs::S3Config;
 use compliance_browser::{BrowserIsolation, BrowserSettings};
-use compliance_credentials::KeySource;
 use compliance_devices::FleetSettings;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
@@ -21,6 +20,7 @@ use compliance_llm::LlmSettings;
 use compliance_oidc::OidcSettings;
 use compliance_ports::RateLimit;
 use compliance_store::{DatabaseUrl, PoolOptions};
+use compliance_vault::KeySource;
 use secrecy::SecretString;
 
 /// The SQLite file used when `DATABASE_URL` is not set.
@@ -193,6 +193,8 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
             prune_interval: millis("IDEMPOTENCY_PRUNE_MILLIS", defaults.idempotency.prune_interval)?,
         },
         documents: documents(defaults.documents.clone())?,
+        // The catalog (`PROVIDERS_DIR`) and `OAUTH_REDIRECT_ORIGINS` are set by the wiring.
+        integrations: defaults.integrations.clone(),
     })
 }
 

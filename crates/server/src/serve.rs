@@ -28,7 +28,7 @@ const WEBHOOK_DRAIN: std::time::Duration = std::time::Duration::from_secs(15);
 pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Checked (or created) at start-up, so that a bad key or manifest stops the server before it serves.
     let keyring = Arc::new(wiring::vault_keyring(&config)?);
-    let catalog = wiring::provider_catalog(&config)?;
+    wiring::provider_catalog(&config)?;
     // Says at start-up when browsers run unsandboxed, or are refused, and why.
     compliance_browser::log_isolation(&config.browser.isolation);
     // Bound before the database is opened: a taken address stops the server before that work,
@@ -39,9 +39,8 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // Start-up and background work run on the background runtime; requests on actix's threads.
     let config = std::sync::Arc::new(config);
     let setup = config.clone();
-    let vault = keyring.clone();
     let (mut app, store) =
-        runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server, vault).await }).await??;
+        runtime.spawn(async move { wiring::app(&setup, wiring::Role::Server, keyring).await }).await??;
     // Browser automations run in the background of every instance; the store's claims share them.
     let worker = app.take_worker().map(|worker| runtime.spawn(worker.run()));
     // So do webhook deliveries; on stop, the ones in flight finish first (nothing is sent twice).
@@ -57,9 +56,8 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
         runtime.spawn(async move { store.keep_search_indexes_merged(interval).await })
     };
     let settings = app.settings.clone();
-    let integrations = wiring::integrations(&config, &store, catalog, keyring)?;
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
-    let app = web::Data::new(AppState::new(app, integrations, ListCache::new(config.http.list_cache_bytes)));
+    let app = web::Data::new(AppState::new(app, ListCache::new(config.http.list_cache_bytes)));
     let stop = StopSignals::install(config.shutdown_timeout)?;
     let server = HttpServer::new(move || {
         ActixApp::new()

@@ -3,17 +3,18 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use compliance_app::{Adapters, App, Ports, SystemClock};
+use compliance_app::{Adapters, App, IntegrationSettings, Ports, SystemClock};
 use compliance_blobs::{FsBlobStore, S3BlobStore};
 use compliance_browser::ChromiumRunner;
 use compliance_chat::{MemoryChatStore, RedisChatStore};
-use compliance_credentials::{HttpSettings, KeySource, Keyring, load_keyring};
+use compliance_credentials::ProviderCatalog;
 use compliance_devices::FleetDeviceDirectory;
-use compliance_integrations::{IntegrationPorts, IntegrationSettings, Integrations, ProviderCatalog};
 use compliance_llm::ChatCompletionsModel;
 use compliance_oidc::OidcProvider;
 use compliance_ports::{AgentModel, BlobStore, ChatStore, DeviceDirectory, IdentityProvider, NoDeviceDirectory};
+use compliance_provider_client::{HttpProviderClient, HttpSettings};
 use compliance_store::Store;
+use compliance_vault::{KeySource, Keyring, load_keyring};
 use compliance_webhooks::{HttpWebhookSender, SenderSettings};
 use secrecy::ExposeSecret;
 
@@ -43,8 +44,8 @@ pub fn vault_keyring(config: &Config) -> anyhow::Result<Keyring> {
     Ok(keyring)
 }
 
-/// Migrates, connects, and builds the application over the adapters; `keyring` seals the
-/// automations' secrets (the integrations get the same one).
+/// Migrates, connects, and builds the application over the adapters; `keyring` seals every
+/// secret of the vault (connections', OAuth apps', automations', webhooks').
 pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::Result<(App, Arc<Store>)> {
     compliance_store::migrate(&config.database).await?;
     let store = Arc::new(Store::connect(&config.database, &config.pool).await?);
@@ -84,9 +85,18 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
             allowed_hosts: config.settings.webhooks.allowed_hosts.clone(),
             ..SenderSettings::default()
         })),
+        provider_client: Arc::new(HttpProviderClient::new(HttpSettings::default())?),
     };
     let ports = Ports::from_store(&store, adapters);
-    Ok((App::new(ports, config.settings.clone()), store))
+    let mut settings = config.settings.clone();
+    // The operator CLI connects nothing: `PROVIDERS_DIR` is read (and can stop) the server alone.
+    if role == Role::Server {
+        settings.integrations = IntegrationSettings {
+            catalog: Arc::new(provider_catalog(config)?),
+            redirect_origins: config.redirect_origins.clone(),
+        };
+    }
+    Ok((App::new(ports, settings), store))
 }
 
 /// The OpenID provider users sign in with, when `OIDC_*` is set. Discovery happens at the first
@@ -103,27 +113,4 @@ pub fn provider_catalog(config: &Config) -> anyhow::Result<ProviderCatalog> {
     let catalog = ProviderCatalog::load(config.providers_dir.as_deref())?;
     tracing::debug!(providers = catalog.iter().count(), "provider catalog loaded");
     Ok(catalog)
-}
-
-/// The integration use cases over the same store as the application.
-pub fn integrations(
-    config: &Config,
-    store: &Arc<Store>,
-    catalog: ProviderCatalog,
-    keyring: Arc<Keyring>,
-) -> anyhow::Result<Integrations> {
-    let ports = IntegrationPorts {
-        connections: store.clone(),
-        secrets: store.clone(),
-        oauth_states: store.clone(),
-        refresh_leases: store.clone(),
-        clock: Arc::new(SystemClock),
-        renderer: Arc::new(compliance_http::WireRenderer),
-    };
-    let settings = IntegrationSettings {
-        public_url: config.settings.public_url.clone(),
-        redirect_origins: config.redirect_origins.clone(),
-        http: HttpSettings::default(),
-    };
-    Ok(Integrations::new(catalog, ports, keyring, settings)?)
 }

@@ -189,7 +189,7 @@ impl ConnectionRepository for Store {
         Ok(page.map(|(item, _)| item))
     }
 
-    async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {
+    async fn get_connection(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {
         let mut conn = self.pools.read().await?;
         let row: ConnectionRow = db_run!(&mut conn, |c| {
             connections::table
@@ -219,7 +219,7 @@ impl ConnectionRepository for Store {
         row.map(Connection::try_from).transpose()
     }
 
-    async fn update(
+    async fn update_connection(
         &self,
         connection: &Connection,
         read_at: Timestamp,

@@ -1105,9 +1105,13 @@ async fn connections(db: &TestDb) {
         ConnectionRepository::insert(store, c, &unaudited).await.unwrap();
     }
 
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), full, "round trip is exact");
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &bare.id).await.unwrap(), bare, "nulls stay null");
-    assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign);
+    assert_eq!(
+        ConnectionRepository::get_connection(store, &ours.id, &full.id).await.unwrap(),
+        full,
+        "round trip is exact"
+    );
+    assert_eq!(ConnectionRepository::get_connection(store, &ours.id, &bare.id).await.unwrap(), bare, "nulls stay null");
+    assert_eq!(ConnectionRepository::get_connection(store, &theirs.id, &foreign.id).await.unwrap(), foreign);
 
     let mut same_time = vec![bare.clone(), tie.clone()];
     same_time.sort_by(|a, b| b.id.as_str().cmp(a.id.as_str()));
@@ -1119,9 +1123,9 @@ async fn connections(db: &TestDb) {
     );
     assert_eq!(ConnectionRepository::list(store, &theirs.id, &every()).await.unwrap().items, vec![foreign.clone()]);
 
-    let missing = ConnectionRepository::get(store, &ours.id, &foreign.id).await;
+    let missing = ConnectionRepository::get_connection(store, &ours.id, &foreign.id).await;
     assert!(matches!(missing, Err(RepoError::NotFound)), "another organization's connection reads as missing");
-    let missing = ConnectionRepository::get(store, &ours.id, &ConnectionId::generate()).await;
+    let missing = ConnectionRepository::get_connection(store, &ours.id, &ConnectionId::generate()).await;
     assert!(matches!(missing, Err(RepoError::NotFound)));
 
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(full.clone()));
@@ -1132,27 +1136,34 @@ async fn connections(db: &TestDb) {
     let mut checked = full.clone();
     checked.record_check(CheckOutcome::Passed, later);
     checked.token_expires_at = None;
-    ConnectionRepository::update(store, &checked, full.updated_at, &unaudited).await.unwrap();
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked);
+    ConnectionRepository::update_connection(store, &checked, full.updated_at, &unaudited).await.unwrap();
+    assert_eq!(ConnectionRepository::get_connection(store, &ours.id, &full.id).await.unwrap(), checked);
     assert_eq!(checked.last_error, None);
 
     // Optimistic: an update read before another one landed is refused and changes nothing.
     let mut stale = full.clone();
     stale.record_check(CheckOutcome::Failed("HTTP 500".into()), later.plus(time::Duration::seconds(1)));
-    let refused = ConnectionRepository::update(store, &stale, full.updated_at, &unaudited).await;
+    let refused = ConnectionRepository::update_connection(store, &stale, full.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "read before the last update: {refused:?}");
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
+    assert_eq!(ConnectionRepository::get_connection(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
 
     let mut unknown = checked.clone();
     unknown.id = ConnectionId::generate();
-    assert!(matches!(ConnectionRepository::update(store, &unknown, later, &unaudited).await, Err(RepoError::NotFound)));
+    assert!(matches!(
+        ConnectionRepository::update_connection(store, &unknown, later, &unaudited).await,
+        Err(RepoError::NotFound)
+    ));
     let mut hijack = foreign.clone();
     hijack.organization_id = ours.id.clone();
     hijack.disconnect(later);
-    let refused = ConnectionRepository::update(store, &hijack, foreign.updated_at, &unaudited).await;
+    let refused = ConnectionRepository::update_connection(store, &hijack, foreign.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)));
-    assert_eq!(ConnectionRepository::get(store, &theirs.id, &foreign.id).await.unwrap(), foreign, "untouched");
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
+    assert_eq!(
+        ConnectionRepository::get_connection(store, &theirs.id, &foreign.id).await.unwrap(),
+        foreign,
+        "untouched"
+    );
+    assert_eq!(ConnectionRepository::get_connection(store, &ours.id, &full.id).await.unwrap(), checked, "untouched");
 }
 contract!(connections);
 
@@ -1171,15 +1182,22 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     broken.status = ConnectionStatus::Error;
     let refused = ConnectionRepository::insert(store, &broken, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "a second live one, even in error: {refused:?}");
-    assert!(matches!(ConnectionRepository::get(store, &ours.id, &broken.id).await, Err(RepoError::NotFound)));
+    assert!(matches!(
+        ConnectionRepository::get_connection(store, &ours.id, &broken.id).await,
+        Err(RepoError::NotFound)
+    ));
     ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now), &unaudited).await.unwrap();
     ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now), &unaudited).await.unwrap();
 
     let read_at = first.updated_at;
     first.disconnect(later);
-    ConnectionRepository::update(store, &first, read_at, &unaudited).await.unwrap();
+    ConnectionRepository::update_connection(store, &first, read_at, &unaudited).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), None, "disconnected is not live");
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "kept for the record");
+    assert_eq!(
+        ConnectionRepository::get_connection(store, &ours.id, &first.id).await.unwrap(),
+        first,
+        "kept for the record"
+    );
 
     let second = connection(&ours, "github", &ada, later);
     ConnectionRepository::insert(store, &second, &unaudited).await.unwrap();
@@ -1195,9 +1213,9 @@ async fn one_live_connection_per_provider(db: &TestDb) {
 
     let mut revived = first.clone();
     revived.reconnect(None, later.plus(time::Duration::seconds(1)));
-    let refused = ConnectionRepository::update(store, &revived, first.updated_at, &unaudited).await;
+    let refused = ConnectionRepository::update_connection(store, &revived, first.updated_at, &unaudited).await;
     assert!(matches!(refused, Err(RepoError::NotFound)), "a disconnected connection is final: {refused:?}");
-    assert_eq!(ConnectionRepository::get(store, &ours.id, &first.id).await.unwrap(), first, "unchanged");
+    assert_eq!(ConnectionRepository::get_connection(store, &ours.id, &first.id).await.unwrap(), first, "unchanged");
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second));
 }
 contract!(one_live_connection_per_provider);

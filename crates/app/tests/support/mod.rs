@@ -11,6 +11,7 @@ pub mod controls;
 pub mod devices;
 pub mod frameworks;
 pub mod idempotency;
+pub mod integrations;
 pub mod people;
 pub mod policies;
 pub mod printer;
@@ -41,6 +42,7 @@ pub use controls::MemoryControls;
 pub use devices::FakeDevices;
 pub use frameworks::MemoryFrameworks;
 pub use idempotency::MemoryIdempotency;
+pub use integrations::{FakeProvider, MemoryLeases, MemoryOAuthStates};
 pub use people::{MemoryCredentials, MemoryMembers, MemoryOrganizations, MemoryUsers};
 pub use policies::MemoryPolicies;
 pub use printer::FakePrinter;
@@ -74,6 +76,10 @@ pub fn settings() -> Settings {
         policy_reviews: PolicyReviewSettings::default(),
         idempotency: compliance_app::IdempotencySettings::default(),
         documents: compliance_app::DocumentSettings::default(),
+        integrations: compliance_app::IntegrationSettings {
+            catalog: Arc::new(integrations::catalog()),
+            redirect_origins: Vec::new(),
+        },
     }
 }
 
@@ -96,6 +102,8 @@ pub struct World {
     pub devices: Arc<FakeDevices>,
     pub webhooks: Arc<MemoryWebhooks>,
     pub printer: Arc<FakePrinter>,
+    pub provider: Arc<FakeProvider>,
+    pub leases: Arc<MemoryLeases>,
     ports: Ports,
     settings: Settings,
 }
@@ -141,6 +149,8 @@ impl World {
         let controls = Arc::new(MemoryControls::default());
         let frameworks = Arc::new(MemoryFrameworks::new(controls.clone()));
         let printer = Arc::new(FakePrinter::default());
+        let provider = Arc::new(FakeProvider::default());
+        let leases = Arc::new(MemoryLeases::default());
         let ports = Ports {
             organizations: Arc::new(MemoryOrganizations::default()),
             users,
@@ -168,6 +178,9 @@ impl World {
             health: Arc::new(Unchanging),
             clock: clock.clone(),
             connections: connections.clone(),
+            oauth_states: Arc::new(MemoryOAuthStates::default()),
+            refresh_leases: leases.clone(),
+            provider_client: provider.clone(),
             secrets: secrets.clone(),
             cipher: Arc::new(BindingCipher),
             agent_model,
@@ -199,6 +212,8 @@ impl World {
             devices,
             webhooks,
             printer,
+            provider,
+            leases,
             ports,
             settings,
         }

@@ -104,7 +104,8 @@ impl SecretCipher for BindingCipher {
     }
 }
 
-/// Integration connections in memory: the tests add live ones with [`MemoryConnections::add`].
+/// Integration connections in memory, with the store's rules: one live connection per provider,
+/// an update only while the row is as it was read, a disconnected connection final.
 #[derive(Default)]
 pub struct MemoryConnections {
     rows: Mutex<Vec<Connection>>,
@@ -131,16 +132,36 @@ impl MemoryConnections {
         self.rows.lock().unwrap().push(connection);
         id
     }
+
+    /// Someone else disconnects `id` at `now` (another request, another instance).
+    pub fn disconnect_behind_the_back(&self, id: &ConnectionId, now: Timestamp) {
+        let mut rows = self.rows.lock().unwrap();
+        let row = rows.iter_mut().find(|c| &c.id == id).unwrap();
+        row.disconnect(now);
+    }
+
+    /// The connection as stored.
+    pub fn row(&self, id: &ConnectionId) -> Connection {
+        self.rows.lock().unwrap().iter().find(|c| &c.id == id).cloned().unwrap()
+    }
 }
 
 #[async_trait]
 impl ConnectionRepository for MemoryConnections {
     async fn insert(
         &self,
-        _connection: &Connection,
+        connection: &Connection,
         _: &compliance_ports::AuditOf<'_, Connection>,
     ) -> Result<(), RepoError> {
-        Err(RepoError::Internal("connections are added by the tests".into()))
+        let mut rows = self.rows.lock().unwrap();
+        let live = |c: &&Connection| {
+            c.organization_id == connection.organization_id && c.provider == connection.provider && !c.is_disconnected()
+        };
+        if rows.iter().any(|c| live(&c)) {
+            return Err(RepoError::Conflict("a live connection to this provider exists".into()));
+        }
+        rows.push(connection.clone());
+        Ok(())
     }
     async fn list(
         &self,
@@ -152,19 +173,27 @@ impl ConnectionRepository for MemoryConnections {
         let total = items.len() as u64;
         Ok(compliance_ports::Page { items, total, next: None })
     }
-    async fn get(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {
+    async fn get_connection(&self, org: &OrganizationId, id: &ConnectionId) -> Result<Connection, RepoError> {
         let rows = self.rows.lock().unwrap();
         rows.iter().find(|c| &c.organization_id == org && &c.id == id).cloned().ok_or(RepoError::NotFound)
     }
-    async fn find_live(&self, _org: &OrganizationId, _provider: &str) -> Result<Option<Connection>, RepoError> {
-        Ok(None)
+    async fn find_live(&self, org: &OrganizationId, provider: &str) -> Result<Option<Connection>, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        Ok(rows.iter().find(|c| &c.organization_id == org && c.provider == provider && !c.is_disconnected()).cloned())
     }
-    async fn update(
+    async fn update_connection(
         &self,
-        _connection: &Connection,
-        _read_at: Timestamp,
+        connection: &Connection,
+        read_at: Timestamp,
         _: &compliance_ports::AuditOf<'_, Connection>,
     ) -> Result<(), RepoError> {
-        Err(RepoError::NotFound)
+        let mut rows = self.rows.lock().unwrap();
+        let row = rows
+            .iter_mut()
+            .find(|c| c.organization_id == connection.organization_id && c.id == connection.id)
+            .filter(|c| !c.is_disconnected() && c.updated_at == read_at)
+            .ok_or(RepoError::NotFound)?;
+        *row = connection.clone();
+        Ok(())
     }
 }

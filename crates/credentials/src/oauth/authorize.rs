@@ -102,12 +102,20 @@ pub(crate) fn placeholders_in(text: &str) -> Vec<&str> {
     while let Some(start) = rest.find('{') {
         let Some(len) = rest[start..].find('}') else { break };
         let candidate = &rest[start..=start + len];
-        if crate::validation::is_placeholder(candidate) {
+        if is_placeholder(candidate) {
             found.push(candidate);
         }
         rest = &rest[start + len + 1..];
     }
     found
+}
+
+/// `{NAME}` with NAME made of letters, digits, `_` or `-`.
+pub(crate) fn is_placeholder(token: &str) -> bool {
+    token
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .is_some_and(|name| !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || "_-".contains(ch)))
 }
 
 #[cfg(test)]

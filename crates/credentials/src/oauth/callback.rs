@@ -1,11 +1,10 @@
-//! The two steps of the callback the HTTP layer will call: accept the redirect, then finish the flow.
+//! Accepting the redirect back from the provider: its error, its state, its code.
 
 use secrecy::SecretString;
 use time::OffsetDateTime;
 
 use crate::diagnostics;
 use crate::oauth::state::{OAuthState, StateError, StateToken};
-use crate::oauth::token::{CodeExchange, TokenClient, TokenError, TokenSet};
 
 /// The query of the redirect back from the provider. `Debug` leaves the state value out.
 #[derive(Default)]
@@ -68,14 +67,6 @@ pub fn accept_callback(
         return Err(error.into());
     }
     params.code.ok_or(CallbackError::MissingCode)
-}
-
-/// Exchanges the code and logs `OAuth completed for <provider>` on success (`Token exchange failed`
-/// is logged by the exchange itself).
-pub async fn complete_authorization(client: &TokenClient, exchange: &CodeExchange<'_>) -> Result<TokenSet, TokenError> {
-    let tokens = client.exchange_code(exchange).await?;
-    diagnostics::oauth_completed(exchange.provider);
-    Ok(tokens)
 }
 
 #[cfg(test)]

@@ -1,27 +1,24 @@
-//! Token exchange (RFC 6749 §4.1.3) and refresh (§6) with the `oauth2` crate, over our own HTTP
-//! client ([`ProviderHttp`]), which decides what a provider's answer means before oauth2 parses it.
+//! What a token endpoint is asked and answers (RFC 6749 §4.1.3 and §6, RFC 7009), as data: the
+//! requests are sent by the `ProviderClient` port's adapter, which decides what an answer means.
 
-use std::borrow::Cow;
-use std::collections::BTreeMap;
+use secrecy::SecretString;
+use time::{Duration, OffsetDateTime};
 
-use oauth2::basic::{BasicErrorResponse, BasicRevocationErrorResponse, BasicTokenIntrospectionResponse};
-use oauth2::{
-    AuthType, AuthorizationCode, ClientId, ClientSecret, EndpointNotSet, EndpointSet, PkceCodeVerifier, RedirectUrl,
-    RefreshToken, RequestTokenError, StandardRevocableToken, TokenResponse as _, TokenUrl,
-};
-use secrecy::{ExposeSecret, SecretString};
-use time::OffsetDateTime;
-
-use crate::diagnostics;
-use crate::http_client::{HttpClientError, HttpSettings, build_http_client};
 use crate::oauth::pkce::PkceVerifier;
-use crate::oauth::provider_http::ProviderHttp;
-use crate::oauth::token_response::ProviderTokenResponse;
-use crate::strategy::{ClientAuthMethod, OAuth2Config};
+use crate::strategy::OAuth2Config;
 
 /// Form fields the flow sets itself; `tokenParams` may not override them.
 pub const RESERVED_TOKEN_PARAMS: &[&str] =
     &["grant_type", "code", "redirect_uri", "code_verifier", "client_id", "client_secret", "refresh_token"];
+
+/// The spec leaves the margin open: five minutes covers clock skew and a slow check run.
+pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::minutes(5);
+
+/// True when a token expiring at `expires_at` should be refreshed at `now`. A token without an
+/// expiry is long-lived and never refreshed proactively.
+pub fn needs_refresh(expires_at: Option<OffsetDateTime>, now: OffsetDateTime, margin: Duration) -> bool {
+    expires_at.is_some_and(|at| now + margin >= at)
+}
 
 /// The OAuth app's client credentials, entered by an administrator.
 #[derive(Debug, Clone)]
@@ -42,7 +39,7 @@ pub struct TokenSet {
 }
 
 /// Why a token request failed. No variant carries a code, token or secret.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
     #[error("the grant is no longer valid: the connection must be authorised again")]
     InvalidGrant,
@@ -65,8 +62,10 @@ pub enum TokenError {
     InvalidClientCredentials,
     #[error("the endpoint or the redirect URI is not a valid URL")]
     InvalidUrl,
+    /// The request could not be built or sent (the adapter's own error is left out: it may name
+    /// the URL, which may hold a secret).
     #[error("the token request could not be sent")]
-    Request(#[source] reqwest::Error),
+    Request,
 }
 
 impl TokenError {
@@ -80,7 +79,8 @@ impl TokenError {
         matches!(self, Self::InvalidGrant)
     }
 
-    pub(super) fn short_reason(&self) -> &str {
+    /// A code for the diagnostic log: the provider's own only when it is a plain word.
+    pub fn short_reason(&self) -> &str {
         match self {
             Self::InvalidGrant => "invalid_grant",
             Self::Transient { .. } => "temporarily_unavailable",
@@ -92,7 +92,7 @@ impl TokenError {
             Self::MissingCodeVerifier => "missing_code_verifier",
             Self::InvalidClientCredentials => "invalid_client_credentials",
             Self::InvalidUrl => "invalid_url",
-            Self::Request(_) => "request_failed",
+            Self::Request => "request_failed",
         }
     }
 }
@@ -119,149 +119,57 @@ pub struct RefreshRequest<'a> {
     pub refresh_token: &'a SecretString,
 }
 
-/// Talks to token endpoints.
-#[derive(Debug, Clone)]
-pub struct TokenClient {
-    pub(super) http: ProviderHttp,
+/// Which kind of token is revoked (RFC 7009 §2.1 `token_type_hint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenTypeHint {
+    RefreshToken,
+    AccessToken,
 }
 
-/// oauth2's client with a token endpoint, reading answers as [`ProviderTokenResponse`].
-type OAuthClient = oauth2::Client<
-    BasicErrorResponse,
-    ProviderTokenResponse,
-    BasicTokenIntrospectionResponse,
-    StandardRevocableToken,
-    BasicRevocationErrorResponse,
-    EndpointNotSet,
-    EndpointNotSet,
-    EndpointNotSet,
-    EndpointNotSet,
-    EndpointSet,
->;
-
-impl TokenClient {
-    pub fn new(settings: HttpSettings) -> Result<Self, HttpClientError> {
-        Ok(Self::with_client(build_http_client(settings)?))
-    }
-
-    /// Uses an already built client; it must not follow redirects (see [`build_http_client`]).
-    pub fn with_client(http: reqwest::Client) -> Self {
-        Self { http: ProviderHttp::new(http) }
-    }
-
-    /// Exchanges an authorization code. Logs `Token exchange failed` on failure.
-    pub async fn exchange_code(&self, request: &CodeExchange<'_>) -> Result<TokenSet, TokenError> {
-        let result = self.send_code_exchange(request).await;
-        if let Err(error) = &result {
-            diagnostics::token_exchange_failed(request.provider, error.short_reason());
-        }
-        result
-    }
-
-    async fn send_code_exchange(&self, request: &CodeExchange<'_>) -> Result<TokenSet, TokenError> {
-        let verifier = match (request.config.pkce, request.pkce_verifier) {
-            // Without the verifier the provider refuses the code anyway; fail before sending it.
-            (true, None) => return Err(TokenError::MissingCodeVerifier),
-            (true, Some(verifier)) => Some(PkceCodeVerifier::new(verifier.secret().expose_secret().to_owned())),
-            (false, _) => None,
-        };
-        let redirect_uri = RedirectUrl::new(request.redirect_uri.to_owned()).map_err(|_| TokenError::InvalidUrl)?;
-        let client = oauth_client(request.config, request.client)?;
-        let mut exchange = client
-            .exchange_code(AuthorizationCode::new(request.code.expose_secret().to_owned()))
-            .set_redirect_uri(Cow::Owned(redirect_uri));
-        if let Some(verifier) = verifier {
-            exchange = exchange.set_pkce_verifier(verifier);
-        }
-        for (name, value) in token_params(&request.config.token_params) {
-            exchange = exchange.add_extra_param(name, value);
-        }
-        let sent_at = OffsetDateTime::now_utc();
-        token_set(exchange.request_async(&self.http).await.map_err(from_oauth2)?, sent_at)
-    }
-
-    /// Refreshes an access token. When the provider sends no new refresh token the old one is kept.
-    /// No scope is sent: the grant keeps the scopes it was given.
-    pub async fn refresh(&self, request: &RefreshRequest<'_>) -> Result<TokenSet, TokenError> {
-        if !request.config.supports_refresh_token {
-            return Err(TokenError::RefreshNotSupported);
-        }
-        let mut tokens = self.send_refresh(request).await.inspect_err(|error| {
-            tracing::warn!(provider = request.provider, reason = error.short_reason(), "Token refresh failed");
-        })?;
-        if tokens.refresh_token.is_none() {
-            tokens.refresh_token = Some(request.refresh_token.clone());
-        }
-        Ok(tokens)
-    }
-
-    async fn send_refresh(&self, request: &RefreshRequest<'_>) -> Result<TokenSet, TokenError> {
-        let client = oauth_client(request.config, request.client)?;
-        let refresh_token = RefreshToken::new(request.refresh_token.expose_secret().to_owned());
-        let mut refresh = client.exchange_refresh_token(&refresh_token);
-        // tokenParams go into refreshes too: providers that need e.g. `audience` need it on both.
-        for (name, value) in token_params(&request.config.token_params) {
-            refresh = refresh.add_extra_param(name, value);
-        }
-        let sent_at = OffsetDateTime::now_utc();
-        token_set(refresh.request_async(&self.http).await.map_err(from_oauth2)?, sent_at)
-    }
-}
-
-/// Client authentication as `clientAuthMethod` says: `client_id` and `client_secret` in the form
-/// (`body`), or the RFC 6749 §2.3.1 Basic header (each part form-urlencoded) and nothing in the form
-/// (`header`).
-fn oauth_client(config: &OAuth2Config, client: &ClientCredentials) -> Result<OAuthClient, TokenError> {
-    let token_url = TokenUrl::new(config.token_url.clone()).map_err(|_| TokenError::InvalidUrl)?;
-    let auth_type = match config.client_auth_method {
-        ClientAuthMethod::Body => AuthType::RequestBody,
-        ClientAuthMethod::Header => AuthType::BasicAuth,
-    };
-    Ok(oauth2::Client::new(ClientId::new(client.client_id.clone()))
-        .set_client_secret(ClientSecret::new(client.client_secret.expose_secret().to_owned()))
-        .set_auth_type(auth_type)
-        .set_token_uri(token_url))
-}
-
-/// `tokenParams` without the ones the flow sets itself (validation refuses those already).
-fn token_params(params: &BTreeMap<String, String>) -> impl Iterator<Item = (&str, &str)> {
-    params
-        .iter()
-        .filter(|(name, _)| !RESERVED_TOKEN_PARAMS.contains(&name.as_str()))
-        .map(|(name, value)| (name.as_str(), value.as_str()))
-}
-
-/// [`ProviderHttp`] hands oauth2 only successful answers, so what oauth2 reports besides our own
-/// errors is about a success's body: not a token response. The body itself is dropped here (it may
-/// hold a token), and so is the parse error (serde quotes the values it refuses).
-fn from_oauth2(error: RequestTokenError<TokenError, BasicErrorResponse>) -> TokenError {
-    match error {
-        RequestTokenError::Request(ours) => ours,
-        RequestTokenError::ServerResponse(_) | RequestTokenError::Parse(..) | RequestTokenError::Other(_) => {
-            TokenError::InvalidResponse
+impl TokenTypeHint {
+    /// The form value: `refresh_token` or `access_token`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RefreshToken => "refresh_token",
+            Self::AccessToken => "access_token",
         }
     }
 }
 
-fn token_set(response: ProviderTokenResponse, sent_at: OffsetDateTime) -> Result<TokenSet, TokenError> {
-    if response.access_token().secret().is_empty() {
-        return Err(TokenError::InvalidResponse);
+/// A revocation request (RFC 7009 §2.1).
+#[derive(Debug)]
+pub struct RevokeRequest<'a> {
+    /// Name of the integration, for the diagnostic log only.
+    pub provider: &'a str,
+    /// The revocation endpoint.
+    pub url: &'a str,
+    pub client: &'a ClientCredentials,
+    /// Only its `clientAuthMethod` is used: the client authenticates as it does at the token endpoint.
+    pub config: &'a OAuth2Config,
+    pub token: &'a SecretString,
+    pub token_type_hint: TokenTypeHint,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-22 08:00 UTC);
+
+    #[test]
+    fn refresh_is_due_within_the_margin() {
+        let margin = DEFAULT_REFRESH_MARGIN;
+        assert!(!needs_refresh(Some(NOW + Duration::minutes(6)), NOW, margin));
+        assert!(needs_refresh(Some(NOW + Duration::minutes(5)), NOW, margin));
+        assert!(needs_refresh(Some(NOW + Duration::minutes(1)), NOW, margin));
+        assert!(needs_refresh(Some(NOW - Duration::minutes(1)), NOW, margin));
+        assert!(!needs_refresh(None, NOW, margin));
+        assert!(!needs_refresh(Some(NOW + Duration::seconds(30)), NOW, Duration::ZERO));
     }
-    // Measured from when the request was sent, so network time errs towards refreshing early.
-    // An absurd `expires_in` (past what a date can hold) counts as "no expiry given".
-    let expires_at = response
-        .expires_in()
-        .and_then(|lifetime| time::Duration::try_from(lifetime).ok())
-        .and_then(|lifetime| sent_at.checked_add(lifetime));
-    Ok(TokenSet {
-        access_token: SecretString::from(response.access_token().secret().as_str()),
-        refresh_token: response
-            .refresh_token()
-            .map(|token| token.secret().as_str())
-            .filter(|token| !token.is_empty())
-            .map(SecretString::from),
-        expires_at,
-        token_type: response.token_type().0.clone(),
-        scope: response.scopes().map(|scopes| scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")),
-    })
+
+    #[test]
+    fn default_margin_is_five_minutes() {
+        assert_eq!(DEFAULT_REFRESH_MARGIN, Duration::minutes(5));
+    }
 }

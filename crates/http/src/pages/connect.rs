@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use compliance_integrations::{CredentialField, FieldType, percent_encode};
+use compliance_app::integrations::{CredentialField, FieldType, percent_encode};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::markdown::{is_safe_destination, render_markdown};
@@ -241,7 +241,7 @@ fn control(field: &CredentialField, a: &ControlAttrs<'_>, value: Option<&str>) -
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test fails loudly")]
 
-    use compliance_integrations::FieldOption;
+    use compliance_app::integrations::FieldOption;
 
     use super::*;
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
+use compliance_app::integrations::{FieldType, NewConnection, ProviderView, StartOAuth};
 use compliance_app::{Credentials, Principal};
 use compliance_domain::OrganizationId;
-use compliance_integrations::{FieldType, NewConnection, ProviderView, StartOAuth};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -137,7 +137,7 @@ fn api_error_page(error: crate::ApiError) -> HttpResponse {
 
 async fn provider(state: &AppState, visitor: &Visitor, slug: String) -> Result<ProviderView, HttpResponse> {
     let principal = visitor.principal.clone();
-    state.integrations(|i| async move { i.get_provider(&principal, &slug).await }).await.map_err(api_error_page)
+    state.run(|app| async move { app.integrations.get_provider(&principal, &slug).await }).await.map_err(api_error_page)
 }
 
 fn form_name(slug: &str) -> String {
@@ -231,7 +231,8 @@ async fn callback_outcome(state: &AppState, visitor: &Visitor, query: PageQuery)
     match query.status.as_deref()? {
         "connected" => {
             let (principal, id) = (visitor.principal.clone(), query.connection_id?);
-            let found = state.integrations(|i| async move { i.get_connection(&principal, &id).await }).await.ok()?;
+            let found =
+                state.run(|app| async move { app.integrations.get_connection(&principal, &id).await }).await.ok()?;
             Some(PageOutcome::Connected { connection_id: found.id.to_string(), status: found.status.to_string() })
         }
         "error" => {
@@ -370,7 +371,7 @@ async fn submit_connect_form(
     let values = refill(&provider, &submitted.credentials);
     let input = NewConnection { provider_slug: provider.slug.clone(), credentials: submitted.credentials };
     let principal = visitor.principal.clone();
-    let created = state.integrations(|i| async move { i.create_connection(&principal, input).await }).await;
+    let created = state.run(|app| async move { app.integrations.create_connection(&principal, input).await }).await;
     let (status, form) = match created {
         Ok(connection) => {
             let outcome = PageOutcome::Connected {
@@ -449,7 +450,7 @@ async fn submit_connect_oauth(
         };
     let principal = visitor.principal.clone();
     let input = StartOAuth { provider_slug: provider.slug.clone(), redirect_url: None };
-    match state.integrations(|i| async move { i.start_oauth(&principal, input).await }).await {
+    match state.run(|app| async move { app.integrations.start_oauth(&principal, input).await }).await {
         Ok(url) => HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish(),
         Err(error) => page(error.status(), render(&state, &visitor, &provider, &FormState::failed(error.detail()))),
     }

@@ -2,11 +2,11 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
+use compliance_app::integrations::{CheckReport, ConnectionView, OAuthAppView, ProviderView};
+use compliance_app::integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
 use compliance_app::{Credentials, Settings};
 use compliance_domain::ConnectionId;
 use compliance_domain::integration::ConnectionStatus;
-use compliance_integrations::{CheckReport, ConnectionView, OAuthAppView, ProviderView};
-use compliance_integrations::{NewConnection, OAuthAppInput, StartOAuth, invalid_state};
 use compliance_ports::{ConnectionFilter, ConnectionQuery, ConnectionSort};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
@@ -65,7 +65,7 @@ pub(super) struct Api;
 pub(super) struct SlugPath {
     /// (utoipa keeps neither a doc comment nor `required` beside `schema_with`: the schema carries
     /// the description, and `openapi.rs` marks every path parameter required.)
-    #[param(schema_with = compliance_integrations::openapi::slug_input)]
+    #[param(schema_with = compliance_app::integrations::openapi::slug_input)]
     pub(super) slug: String,
 }
 
@@ -103,7 +103,7 @@ struct ConnectionList<'a> {
 )]
 async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
-    let providers = state.integrations(|i| async move { i.list_providers(&principal).await }).await?;
+    let providers = state.run(|app| async move { app.integrations.list_providers(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(ProviderList {
         count: providers.len(),
         data: providers,
@@ -125,7 +125,7 @@ async fn get_provider(
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, slug) = (caller.0, slug.into_inner().slug);
-    let provider = state.integrations(|i| async move { i.get_provider(&principal, &slug).await }).await?;
+    let provider = state.run(|app| async move { app.integrations.get_provider(&principal, &slug).await }).await?;
     Ok(conditional::read(&if_none_match, &provider.etag(), &provider))
 }
 
@@ -146,7 +146,7 @@ async fn get_oauth_app(
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, slug) = (caller.0, slug.into_inner().slug);
-    let app = state.integrations(|i| async move { i.get_oauth_app(&principal, &slug).await }).await?;
+    let app = state.run(|app| async move { app.integrations.get_oauth_app(&principal, &slug).await }).await?;
     Ok(conditional::read(&if_none_match, &app.etag(), &app))
 }
 
@@ -168,7 +168,9 @@ async fn put_oauth_app(
     JsonBody(input): JsonBody<OAuthAppInput>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, slug, if_match) = (caller.0, slug.into_inner().slug, if_match.0);
-    let app = state.integrations(|i| async move { i.put_oauth_app(&principal, &slug, input, &if_match).await }).await?;
+    let app = state
+        .run(|app| async move { app.integrations.put_oauth_app(&principal, &slug, input, &if_match).await })
+        .await?;
     Ok(conditional::tagged(HttpResponse::Ok(), &app.etag(), &app))
 }
 
@@ -178,7 +180,7 @@ struct OAuthAppRemoved {
     /// `OAuth app removed`.
     #[schema(value_type = String, examples("OAuth app removed"))]
     message: &'static str,
-    #[schema(schema_with = compliance_integrations::openapi::slug)]
+    #[schema(schema_with = compliance_app::integrations::openapi::slug)]
     provider_slug: String,
 }
 
@@ -202,7 +204,7 @@ async fn delete_oauth_app(
 ) -> Result<HttpResponse, ApiError> {
     let (principal, provider_slug, if_match) = (caller.0, slug.into_inner().slug, if_match.0);
     let slug = provider_slug.clone();
-    state.integrations(|i| async move { i.delete_oauth_app(&principal, &slug, &if_match).await }).await?;
+    state.run(|app| async move { app.integrations.delete_oauth_app(&principal, &slug, &if_match).await }).await?;
     Ok(HttpResponse::Ok().json(OAuthAppRemoved { message: "OAuth app removed", provider_slug }))
 }
 
@@ -236,7 +238,8 @@ async fn start_oauth(
     JsonBody(input): JsonBody<StartOAuth>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
-    let authorization_url = state.integrations(|i| async move { i.start_oauth(&principal, input).await }).await?;
+    let authorization_url =
+        state.run(|app| async move { app.integrations.start_oauth(&principal, input).await }).await?;
     Ok(HttpResponse::Ok().json(AuthorizationUrl { authorization_url }))
 }
 
@@ -285,7 +288,7 @@ async fn oauth_callback(
     // Authenticate before the state is taken: a caller who cannot (or another user) leaves it for
     // the user who started.
     let read = presented.clone();
-    let target = state.integrations(|i| async move { i.state_for(read.as_deref()).await }).await?;
+    let target = state.run(|app| async move { app.integrations.state_for(read.as_deref()).await }).await?;
     let organization = Some(target.organization_id.to_string());
     let principal = state
         .run(|app| async move { app.auth.authenticate(Credentials::Session { token, organization }).await })
@@ -297,10 +300,11 @@ async fn oauth_callback(
             _ => error,
         })?;
     let taker = principal.clone();
-    let pending = state.integrations(|i| async move { i.take_state(&taker, presented.as_deref()).await }).await?;
+    let pending =
+        state.run(|app| async move { app.integrations.take_state(&taker, presented.as_deref()).await }).await?;
     let code = code.map(SecretString::from);
     let redirect =
-        state.integrations(|i| async move { i.complete_oauth(&principal, pending, code, error).await }).await?;
+        state.run(|app| async move { app.integrations.complete_oauth(&principal, pending, code, error).await }).await?;
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, redirect.0)).finish())
 }
 
@@ -323,7 +327,7 @@ async fn list_connections(
 ) -> Result<HttpResponse, ApiError> {
     let (query, shape) = connection_query(params, state.settings())?;
     let principal = caller.0.clone();
-    let page = state.integrations(|i| async move { i.list_connections(&principal, &query).await }).await?;
+    let page = state.run(|app| async move { app.integrations.list_connections(&principal, &query).await }).await?;
     Ok(HttpResponse::Ok().json(ConnectionList {
         count: page.total,
         next_cursor: page.next.as_ref().map(|next| crate::paging::encode(next, &shape.fingerprint())),
@@ -376,7 +380,7 @@ async fn export_connections(
     let principal = caller.0;
     let load = move |state: web::Data<AppState>, after| {
         let (principal, query) = (principal.clone(), query.batch(BATCH_ROWS, after));
-        async move { state.integrations(|i| async move { i.list_connections(&principal, &query).await }).await }
+        async move { state.run(|app| async move { app.integrations.list_connections(&principal, &query).await }).await }
     };
     let first = load(state.clone(), None).await?;
     let export = Export {
@@ -424,7 +428,8 @@ async fn create_connection(
     JsonBody(input): JsonBody<NewConnection>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
-    let connection = state.integrations(|i| async move { i.create_connection(&principal, input).await }).await?;
+    let connection =
+        state.run(|app| async move { app.integrations.create_connection(&principal, input).await }).await?;
     Ok(conditional::tagged(HttpResponse::Created(), &connection.etag(), &connection))
 }
 
@@ -441,7 +446,7 @@ async fn get_connection(
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, id.into_inner());
-    let connection = state.integrations(|i| async move { i.get_connection(&principal, &id).await }).await?;
+    let connection = state.run(|app| async move { app.integrations.get_connection(&principal, &id).await }).await?;
     Ok(conditional::read(&if_none_match, &connection.etag(), &connection))
 }
 
@@ -452,7 +457,7 @@ struct DisconnectedBody {
     #[schema(value_type = String, examples("Connection disconnected"))]
     message: &'static str,
     #[serde(flatten)]
-    outcome: compliance_integrations::Disconnected,
+    outcome: compliance_app::integrations::Disconnected,
 }
 
 /// Disconnect: destroy the credentials and tokens, and revoke the tokens where the provider allows.
@@ -473,7 +478,9 @@ async fn delete_connection(
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id, if_match) = (caller.0, id.into_inner(), if_match.0);
-    let outcome = state.integrations(|i| async move { i.disconnect(&principal, &id, &if_match).await }).await?;
+    let outcome = state
+        .run(|app| async move { app.integrations.disconnect_connection(&principal, &id, &if_match).await })
+        .await?;
     // The connection stays, disconnected: its new tag comes along, as a change's would.
     let tag = outcome.connection.etag();
     Ok(conditional::tagged(HttpResponse::Ok(), &tag, &DisconnectedBody { message: "Connection disconnected", outcome }))
@@ -498,6 +505,6 @@ async fn check_connection(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, id.into_inner());
-    let report = state.integrations(|i| async move { i.check(&principal, &id).await }).await?;
+    let report = state.run(|app| async move { app.integrations.check_connection(&principal, &id).await }).await?;
     Ok(HttpResponse::Ok().json(report))
 }
