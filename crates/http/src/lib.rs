@@ -22,7 +22,10 @@ mod router;
 mod routes;
 mod state;
 
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
+use actix_web::middleware::from_fn;
 use actix_web::web;
 pub use auth::{Caller, SignedInCaller};
 pub use compliance_wire as wire;
@@ -34,8 +37,33 @@ pub use state::AppState;
 /// Largest JSON body accepted, in bytes.
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
 
+/// The application a server thread serves (and the in-process tests drive): every route, the
+/// answer to a path none matches, and the middleware around them all.
+pub fn application(
+    state: web::Data<AppState>,
+    operations: web::Data<middleware::Operations>,
+) -> actix_web::App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let settings = state.settings().clone();
+    actix_web::App::new()
+        .app_data(state)
+        .configure(|config| configure(config, &settings))
+        .default_service(web::to(not_found))
+        .app_data(operations)
+        // Inside `guard`: limits apply first, and the request id is known.
+        .wrap(from_fn(middleware::idempotency))
+        .wrap(from_fn(middleware::guard))
+}
+
 /// Registers every route and the error handlers of the extractors.
-pub fn configure(config: &mut web::ServiceConfig, settings: &compliance_app::Settings) {
+fn configure(config: &mut web::ServiceConfig, settings: &compliance_app::Settings) {
     let limits =
         routes::RouteLimits { comments: routes::comment_body_limit(settings), chat: routes::chat_body_limit(settings) };
     config
@@ -55,6 +83,6 @@ fn declared_routes() -> router::Routes {
 }
 
 /// The answer to a path no route matches.
-pub async fn not_found() -> ApiError {
+async fn not_found() -> ApiError {
     ApiError::not_found("route")
 }
