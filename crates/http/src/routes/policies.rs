@@ -3,9 +3,9 @@
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::Department;
+use compliance_domain::PolicyId;
 use compliance_domain::policy::{NewPolicy, PolicyChanges};
 use compliance_domain::policy::{PolicyFrequency, PolicyStatus};
-use compliance_domain::PolicyId;
 use compliance_ports::{ListName, PolicyFilter, PolicyQuery, PolicySort};
 use serde::Serialize;
 use serde_json::value::RawValue;
