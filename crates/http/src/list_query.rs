@@ -12,11 +12,13 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload};
 use compliance_app::Settings;
 use compliance_domain::{Id, IdKind, MemberId, Timestamp};
 use compliance_ports::{Assignee, ListQuery, Search, SortKey, TimeRange};
+use serde::Deserialize;
+use serde::de::IntoDeserializer;
 use sha2::{Digest, Sha256};
-use utoipa::IntoParams;
 use utoipa::openapi::Required;
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::ApiError;
 use crate::paging::{MAX_LIMIT, decode};
@@ -378,6 +380,29 @@ impl utoipa::PartialSchema for AssigneeFilter {
 }
 
 impl utoipa::ToSchema for AssigneeFilter {}
+
+/// `includeInactive`: `true` or `false`.
+#[derive(Deserialize, ToSchema)]
+pub enum IncludeInactive {
+    #[serde(rename = "true")]
+    True,
+    #[serde(rename = "false")]
+    False,
+}
+
+impl IncludeInactive {
+    /// Whether deactivated members are listed too; absent is `false`. Read here rather than by the
+    /// query extractor, so that a bad value is a field error on `includeInactive`.
+    pub fn read(value: Option<&str>) -> Result<bool, ApiError> {
+        let Some(value) = value else { return Ok(false) };
+        let read: Result<Self, serde::de::value::Error> = Self::deserialize(value.into_deserializer());
+        match read {
+            Ok(Self::True) => Ok(true),
+            Ok(Self::False) => Ok(false),
+            Err(_) => Err(ApiError::invalid_field("includeInactive", "must be true or false")),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use actix_web::http::KeepAlive;
-use actix_web::middleware::from_fn;
-use actix_web::{App as ActixApp, HttpServer, web};
+use actix_web::{HttpServer, web};
 use compliance_http::middleware::Operations;
 use compliance_http::{AppState, ListCache};
 use compliance_ports::{OrganizationRepository, RateLimiter};
@@ -55,31 +54,21 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
         let (store, interval) = (store.clone(), config.search_merge_interval);
         runtime.spawn(async move { store.keep_search_indexes_merged(interval).await })
     };
-    let settings = app.settings.clone();
     let operations = web::Data::new(operations(&config, &store, &runtime)?);
     let app = web::Data::new(AppState::new(app, ListCache::new(config.http.list_cache_bytes)));
     let stop = StopSignals::install(config.shutdown_timeout)?;
-    let server = HttpServer::new(move || {
-        ActixApp::new()
-            .app_data(app.clone())
-            .configure(|c| compliance_http::configure(c, &settings))
-            .default_service(web::to(compliance_http::not_found))
-            .app_data(operations.clone())
-            // Inside `guard`: limits apply first, and the request id is known.
-            .wrap(from_fn(compliance_http::middleware::idempotency))
-            .wrap(from_fn(compliance_http::middleware::guard))
-    })
-    .client_request_timeout(config.http.request_timeout)
-    .client_disconnect_timeout(config.http.disconnect_timeout)
-    .keep_alive(match config.http.keep_alive {
-        idle if idle.is_zero() => KeepAlive::Disabled,
-        idle => KeepAlive::Timeout(idle),
-    })
-    .shutdown_signal(stop.received())
-    .shutdown_timeout(config.shutdown_timeout.as_secs())
-    // Use cases run on these threads, so their blocking work (attachment files, DNS) does too.
-    .worker_max_blocking_threads(config.blocking_threads())
-    .listen(listener)?;
+    let server = HttpServer::new(move || compliance_http::application(app.clone(), operations.clone()))
+        .client_request_timeout(config.http.request_timeout)
+        .client_disconnect_timeout(config.http.disconnect_timeout)
+        .keep_alive(match config.http.keep_alive {
+            idle if idle.is_zero() => KeepAlive::Disabled,
+            idle => KeepAlive::Timeout(idle),
+        })
+        .shutdown_signal(stop.received())
+        .shutdown_timeout(config.shutdown_timeout.as_secs())
+        // Use cases run on these threads, so their blocking work (attachment files, DNS) does too.
+        .worker_max_blocking_threads(config.blocking_threads())
+        .listen(listener)?;
     // Said before `listening on`, so a reader (or a test) that saw that line has seen this one.
     let organizations = store.clone();
     if runtime.spawn(async move { organizations.list(1).await }).await??.is_empty() {

@@ -9,22 +9,17 @@ use secrecy::ExposeSecret;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/api-keys").get(list_api_keys).post(create_api_key))
-        .add(Endpoint::new("/v1/api-keys/{id}").delete(revoke_api_key));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_api_keys, __path_list_api_keys);
+    routes.add(create_api_key, __path_create_api_key);
+    routes.add(revoke_api_key, __path_revoke_api_key);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_api_keys, create_api_key, revoke_api_key))]
-pub(super) struct Api;
 
 /// An API key as it is shown: never its text.
 #[derive(Serialize, ToSchema)]

@@ -10,25 +10,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use super::{Endpoint, Router};
 use crate::list_query::{ListParams, QueryShape};
 use crate::paging::{PageQuery, encode};
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/audit-log").get(list_audit_log))
-        .add(Endpoint::new("/v1/audit-log/verify").get(verify_audit_log))
-        .add(Endpoint::new("/v1/risks/{id}/history").get(risk_history))
-        .add(Endpoint::new("/v1/vendors/{id}/history").get(vendor_history))
-        .add(Endpoint::new("/v1/tasks/{id}/history").get(task_history))
-        .add(Endpoint::new("/v1/policies/{id}/history").get(policy_history));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_audit_log, __path_list_audit_log);
+    routes.add(verify_audit_log, __path_verify_audit_log);
+    routes.add(risk_history, __path_risk_history);
+    routes.add(vendor_history, __path_vendor_history);
+    routes.add(task_history, __path_task_history);
+    routes.add(policy_history, __path_policy_history);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_audit_log, verify_audit_log, risk_history, vendor_history, task_history, policy_history))]
-pub(super) struct Api;
 
 /// Who made a change.
 #[derive(Serialize, ToSchema)]

@@ -6,27 +6,17 @@ use compliance_domain::automation_secret::SecretInput;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader};
+use crate::path_ids::automation_id;
+use crate::router::Routes;
 use crate::wire::SecretDto;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/browser/automations/{automationId}/secrets").get(list_automation_secrets)).add(
-        Endpoint::new("/v1/browser/automations/{automationId}/secrets/{name}")
-            .put(put_automation_secret)
-            .delete(delete_automation_secret),
-    );
-}
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(put_automation_secret, list_automation_secrets, delete_automation_secret))]
-pub(super) struct Api;
-
-fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
-    AutomationId::parse(id).map_err(|_| ApiError::not_found("automation"))
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_automation_secrets, __path_list_automation_secrets);
+    routes.add(put_automation_secret, __path_put_automation_secret);
+    routes.add(delete_automation_secret, __path_delete_automation_secret);
 }
 
 /// Set a secret of an automation.

@@ -8,51 +8,26 @@ use compliance_ports::{RunFilter, RunQuery, RunSort};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_query::{CreatedParams, ListParams, QueryShape, SortField, SortParam};
 use crate::paging::PageQuery;
+use crate::path_ids::automation_id;
+use crate::router::Routes;
 use crate::wire::{AutomationDto, RunDto};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/browser/automations").post(create_automation))
-        .add(Endpoint::new("/v1/browser/automations/task/{taskId}").get(list_task_automations))
-        .add(
-            Endpoint::new("/v1/browser/automations/{automationId}")
-                .get(get_automation)
-                .patch(update_automation)
-                .delete(delete_automation),
-        )
-        .add(
-            Endpoint::new("/v1/browser/automations/{automationId}/runs")
-                .get(list_automation_runs)
-                .post(start_automation_run),
-        )
-        .add(Endpoint::new("/v1/browser/automations/{automationId}/runs/export").get(export_automation_runs))
-        .add(Endpoint::new("/v1/browser/runs/{runId}/screenshot").get(get_run_screenshot));
-}
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    create_automation,
-    list_task_automations,
-    get_automation,
-    update_automation,
-    delete_automation,
-    list_automation_runs,
-    export_automation_runs,
-    start_automation_run,
-    get_run_screenshot,
-))]
-pub(super) struct Api;
-
-fn automation_id(id: &str) -> Result<AutomationId, ApiError> {
-    AutomationId::parse(id).map_err(|_| ApiError::not_found("automation"))
+pub fn configure(routes: &mut Routes) {
+    routes.add(create_automation, __path_create_automation);
+    routes.add(list_task_automations, __path_list_task_automations);
+    routes.add(get_automation, __path_get_automation);
+    routes.add(update_automation, __path_update_automation);
+    routes.add(delete_automation, __path_delete_automation);
+    routes.add(list_automation_runs, __path_list_automation_runs);
+    routes.add(start_automation_run, __path_start_automation_run);
+    routes.add(export_automation_runs, __path_export_automation_runs);
+    routes.add(get_run_screenshot, __path_get_run_screenshot);
 }
 
 /// Create a browser automation.
@@ -347,5 +322,5 @@ async fn get_run_screenshot(
     };
     let png =
         state.run(|app| async move { app.automations.screenshot(&org, &run, step, expires, &signature).await }).await?;
-    Ok(super::comments::stored_file("image/png").body(png))
+    Ok(crate::attachments::stored_file("image/png").body(png))
 }

@@ -5,8 +5,8 @@ use compliance_app::Settings;
 use compliance_domain::chat::ChatMessage;
 use serde::{Deserialize, Serialize};
 
-use super::{Endpoint, Router};
 use crate::body::{BodyLimit, JsonBody};
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
 /// The most a history body may weigh, whatever the message limits allow: one request must not
@@ -20,20 +20,11 @@ pub fn chat_body_limit(settings: &Settings) -> BodyLimit {
     BodyLimit(limits.max_messages.saturating_mul(limits.max_message_chars.saturating_mul(4) + 256).min(BODY_CAP))
 }
 
-pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
-    router.add(
-        Endpoint::new("/v1/assistant-chat/history")
-            .body_limit(body_limit)
-            .get(get_chat_history)
-            .put(replace_chat_history)
-            .delete(clear_chat_history),
-    );
+pub fn configure(routes: &mut Routes, body_limit: BodyLimit) {
+    routes.add(get_chat_history, __path_get_chat_history);
+    routes.add(replace_chat_history, __path_replace_chat_history).body_limit(body_limit);
+    routes.add(clear_chat_history, __path_clear_chat_history);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(get_chat_history, replace_chat_history, clear_chat_history))]
-pub(super) struct Api;
 
 /// The acting user's assistant chat history in the acting organization.
 #[derive(Serialize, Deserialize, utoipa::ToSchema)]

@@ -1,47 +1,35 @@
 //! Comments, their attachments and signed downloads.
 
-use actix_web::http::header::{self, Charset, ContentDisposition, DispositionParam, DispositionType, ExtendedValue};
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::comment::{CommentEdit, CommentEntityType, NewComment};
 use compliance_domain::{AttachmentId, CommentId, UserId};
 use compliance_ports::{CommentFilter, CommentQuery, CommentSort};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
+use crate::attachments::{AttachmentBytes, Signed, attachment_disposition, stored_file};
 use crate::body::{BodyLimit, JsonBody};
 use crate::conditional::{self, IfMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
 /// Room for the JSON around the base64 of the largest request's attachments.
 const JSON_OVERHEAD: usize = 64 * 1024;
 
-pub fn configure(router: &mut Router<'_>, body_limit: BodyLimit) {
-    router
-        .add(Endpoint::new("/v1/comments").body_limit(body_limit).get(list_comments).post(create_comment))
-        .add(Endpoint::new("/v1/comments/export").get(export_comments))
-        .add(Endpoint::new("/v1/comments/{id}").put(update_comment).delete(delete_comment))
-        .add(Endpoint::new("/v1/attachments/{id}/download").get(get_attachment_download_link))
-        .add(Endpoint::new("/v1/attachments/{id}/content").get(download_attachment));
+pub fn configure(routes: &mut Routes, body_limit: BodyLimit) {
+    routes.add(list_comments, __path_list_comments);
+    routes.add(create_comment, __path_create_comment).body_limit(body_limit);
+    routes.add(export_comments, __path_export_comments);
+    routes.add(update_comment, __path_update_comment);
+    routes.add(delete_comment, __path_delete_comment);
+    routes.add(get_attachment_download_link, __path_get_attachment_download_link);
+    routes.add(download_attachment, __path_download_attachment);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_comments,
-    export_comments,
-    create_comment,
-    update_comment,
-    delete_comment,
-    get_attachment_download_link,
-    download_attachment,
-))]
-pub(super) struct Api;
 
 /// `{message, deletedComment: {id}, authType}`, plus `authenticatedUser` with session auth.
 #[derive(Serialize, ToSchema)]
@@ -50,7 +38,7 @@ struct CommentDeleted<'a> {
     #[schema(examples("Comment deleted successfully"))]
     message: &'static str,
     deleted_comment: DeletedComment<'a>,
-    #[schema(schema_with = super::people::auth_type_schema)]
+    #[schema(schema_with = crate::envelope::auth_type_schema)]
     auth_type: &'static str,
     /// Present with session auth only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,25 +49,6 @@ struct CommentDeleted<'a> {
 #[derive(Serialize, ToSchema)]
 struct DeletedComment<'a> {
     id: &'a CommentId,
-}
-
-/// An attachment's bytes, of the media type it was stored with.
-pub(super) struct AttachmentBytes;
-
-impl utoipa::PartialSchema for AttachmentBytes {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-        utoipa::openapi::schema::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::String)
-            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Binary)))
-            .description(Some("The attachment's bytes, of the media type it was stored with."))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for AttachmentBytes {
-    fn name() -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Borrowed("AttachmentBytes")
-    }
 }
 
 /// A signed, expiring link to an attachment's bytes.
@@ -305,14 +274,6 @@ async fn get_attachment_download_link(
     Ok(HttpResponse::Ok().json(DownloadLink { download_url: &link.url, expires_in: link.expires_in }))
 }
 
-/// The parts of a signed link; a link missing any of them is as invalid as a tampered one.
-#[derive(Deserialize)]
-pub(super) struct Signed {
-    pub(super) org: Option<String>,
-    pub(super) expires: Option<i64>,
-    pub(super) signature: Option<String>,
-}
-
 /// Download an attachment
 ///
 /// Serves the bytes behind a link `getAttachmentDownloadLink` signed; the signature is the
@@ -347,32 +308,4 @@ async fn download_attachment(
         state.run(|app| async move { app.comments.download(&org, &id, expires, &signature).await }).await?;
     let disposition = attachment_disposition(&attachment.name);
     Ok(stored_file(attachment.media_type.as_str()).insert_header(disposition).body(bytes))
-}
-
-/// A 200 serving a file a tenant stored (an attachment, evidence, a screenshot) on this origin:
-/// its media type never sniffed, never cached, and `Content-Security-Policy: sandbox`, so that an
-/// HTML or SVG file opened in a browser runs in an opaque origin, without this origin's cookies,
-/// storage or API.
-pub(super) fn stored_file(media_type: &str) -> actix_web::HttpResponseBuilder {
-    let mut response = HttpResponse::Ok();
-    response
-        .insert_header((header::CONTENT_TYPE, media_type))
-        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "private, no-store"));
-    response
-}
-
-/// `attachment; filename="…"`, with an RFC 6266 `filename*` when the name is not plain ASCII.
-pub(super) fn attachment_disposition(name: &str) -> ContentDisposition {
-    let ascii: String = name.chars().map(|c| if c.is_ascii() && !c.is_ascii_control() { c } else { '_' }).collect();
-    let mut parameters = vec![DispositionParam::Filename(ascii)];
-    if !name.is_ascii() {
-        parameters.push(DispositionParam::FilenameExt(ExtendedValue {
-            charset: Charset::Ext("UTF-8".into()),
-            language_tag: None,
-            value: name.as_bytes().to_vec(),
-        }));
-    }
-    ContentDisposition { disposition: DispositionType::Attachment, parameters }
 }

@@ -13,27 +13,22 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use super::integrations::SlugPath;
-use super::{Endpoint, Router};
 use crate::AppState;
 use crate::auth::SESSION_COOKIE;
-use crate::pages::{ConnectBody, ConnectPage, Outcome, render_connect_page, render_message_page};
+use crate::pages::{ConnectBody, ConnectPage, Outcome, html_page, render_connect_page, render_message_page};
+use crate::path_ids::SlugPath;
+use crate::router::Routes;
 
 /// Largest form body accepted, in bytes.
 const FORM_LIMIT: usize = 64 * 1024;
 /// Credential inputs are named `cred.<field id>`.
 const FIELD_PREFIX: &str = "cred.";
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::page("/integrations/{slug}/connect").get(show_connect_page).post(submit_connect_form))
-        .add(Endpoint::page("/integrations/{slug}/connect/oauth").post(submit_connect_oauth));
+pub fn configure(routes: &mut Routes) {
+    routes.add(show_connect_page, __path_show_connect_page).page();
+    routes.add(submit_connect_form, __path_submit_connect_form).page();
+    routes.add(submit_connect_oauth, __path_submit_connect_oauth).page();
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(show_connect_page, submit_connect_form, submit_connect_oauth))]
-pub(super) struct Api;
 
 /// `organizationId`, plus what the OAuth callback appends when it sends the browser back.
 #[derive(Deserialize, IntoParams)]
@@ -88,26 +83,8 @@ struct Visitor {
     session: SecretString,
 }
 
-/// An HTML answer with the headers every page gets.
-fn page(status: StatusCode, body: String) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type("text/html; charset=utf-8")
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
-        ))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(body)
-}
-
 fn message(status: StatusCode, title: &str, detail: &str) -> HttpResponse {
-    page(status, render_message_page(title, detail))
-}
-
-pub(super) fn method_not_allowed() -> HttpResponse {
-    message(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed", "This page takes GET, and POST from its forms.")
+    html_page(status, render_message_page(title, detail))
 }
 
 async fn visitor(state: &AppState, req: &HttpRequest, organization: Option<String>) -> Result<Visitor, HttpResponse> {
@@ -222,7 +199,7 @@ async fn show_connect_page(
         Err(response) => return response,
     };
     let form = FormState { outcome: callback_outcome(&state, &visitor, query).await, ..FormState::default() };
-    page(StatusCode::OK, render(&state, &visitor, &provider, &form))
+    html_page(StatusCode::OK, render(&state, &visitor, &provider, &form))
 }
 
 /// Back from the OAuth callback: say how it went, from what is known rather than what the
@@ -382,7 +359,7 @@ async fn submit_connect_form(
         }
         Err(error) => (error.status(), failed_submit(&provider, &error, values)),
     };
-    page(status, render(&state, &visitor, &provider, &form))
+    html_page(status, render(&state, &visitor, &provider, &form))
 }
 
 /// Field errors next to their fields; anything else (a conflict, an error about no field of the
@@ -452,7 +429,9 @@ async fn submit_connect_oauth(
     let input = StartOAuth { provider_slug: provider.slug.clone(), redirect_url: None };
     match state.run(|app| async move { app.integrations.start_oauth(&principal, input).await }).await {
         Ok(url) => HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish(),
-        Err(error) => page(error.status(), render(&state, &visitor, &provider, &FormState::failed(error.detail()))),
+        Err(error) => {
+            html_page(error.status(), render(&state, &visitor, &provider, &FormState::failed(error.detail())))
+        }
     }
 }
 

@@ -11,39 +11,24 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::PageQuery;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, ContextEntryDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/context").get(list_context_entries).post(create_context_entry))
-        .add(Endpoint::new("/v1/context/export").get(export_context))
-        .add(
-            Endpoint::new("/v1/context/{id}")
-                .get(get_context_entry)
-                .patch(update_context_entry)
-                .delete(delete_context_entry),
-        );
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_context_entries, __path_list_context_entries);
+    routes.add(create_context_entry, __path_create_context_entry);
+    routes.add(export_context, __path_export_context);
+    routes.add(get_context_entry, __path_get_context_entry);
+    routes.add(update_context_entry, __path_update_context_entry);
+    routes.add(delete_context_entry, __path_delete_context_entry);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_context_entries,
-    export_context,
-    create_context_entry,
-    get_context_entry,
-    update_context_entry,
-    delete_context_entry
-))]
-pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType}` of context entries.
 #[derive(Serialize, ToSchema)]

@@ -8,25 +8,16 @@ use compliance_ports::MappedRequirement;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::controls::control_id;
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::path_ids::control_id;
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(
-            Endpoint::new("/v1/controls/{id}/requirements")
-                .get(list_control_requirements)
-                .post(map_control_requirement),
-        )
-        .add(Endpoint::new("/v1/controls/{id}/requirements/{requirementId}").delete(unmap_control_requirement));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_control_requirements, __path_list_control_requirements);
+    routes.add(map_control_requirement, __path_map_control_requirement);
+    routes.add(unmap_control_requirement, __path_unmap_control_requirement);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_control_requirements, map_control_requirement, unmap_control_requirement))]
-pub(super) struct Api;
 
 /// A control's mapping to a requirement.
 #[derive(Serialize, ToSchema)]

@@ -10,52 +10,34 @@ use compliance_domain::control::{
     ControlFrequency, ControlStatus, EvidenceKind, EvidenceOutcome, EvidenceSource, NewControl, NewEvidenceSource,
     SourceKind, StatusReport,
 };
-use compliance_domain::{ControlId, EvidenceId, Id, MemberId, OrganizationId, Timestamp};
+use compliance_domain::{ControlId, EvidenceId, MemberId, OrganizationId, Timestamp};
 use compliance_ports::{ControlFilter, PageRequest};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::comments::{AttachmentBytes, Signed, attachment_disposition, stored_file};
-use super::{Endpoint, Router};
 use crate::as_of::AsOfQuery;
+use crate::attachments::{AttachmentBytes, Signed, attachment_disposition, stored_file};
 use crate::body::{BodyLimit, JsonBody};
 use crate::conditional::{self, IfMatchHeader};
 use crate::list_query::{ListParams, QueryShape};
 use crate::paging::{PageQuery, encode};
+use crate::path_ids::control_id;
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>, upload_limit: BodyLimit) {
-    router
-        .add(Endpoint::new("/v1/controls").get(list_controls).post(create_control))
-        .add(Endpoint::new("/v1/controls/{id}").get(get_control).patch(update_control).delete(delete_control))
-        .add(Endpoint::new("/v1/controls/{id}/status").get(get_control_status))
-        .add(Endpoint::new("/v1/controls/{id}/evidence-sources").post(add_evidence_source))
-        .add(Endpoint::new("/v1/controls/{id}/evidence-sources/{sourceId}").delete(remove_evidence_source))
-        .add(
-            Endpoint::new("/v1/controls/{id}/evidence")
-                .body_limit(upload_limit)
-                .get(list_control_evidence)
-                .post(upload_control_evidence),
-        )
-        .add(Endpoint::new("/v1/evidence/{id}/content").get(download_evidence));
+pub fn configure(routes: &mut Routes, upload_limit: BodyLimit) {
+    routes.add(list_controls, __path_list_controls);
+    routes.add(create_control, __path_create_control);
+    routes.add(get_control, __path_get_control);
+    routes.add(update_control, __path_update_control);
+    routes.add(delete_control, __path_delete_control);
+    routes.add(get_control_status, __path_get_control_status);
+    routes.add(add_evidence_source, __path_add_evidence_source);
+    routes.add(remove_evidence_source, __path_remove_evidence_source);
+    routes.add(list_control_evidence, __path_list_control_evidence);
+    routes.add(upload_control_evidence, __path_upload_control_evidence).body_limit(upload_limit);
+    routes.add(download_evidence, __path_download_evidence);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_controls,
-    create_control,
-    get_control,
-    update_control,
-    delete_control,
-    get_control_status,
-    add_evidence_source,
-    remove_evidence_source,
-    list_control_evidence,
-    upload_control_evidence,
-    download_evidence,
-))]
-pub(super) struct Api;
 
 /// A control, with its status now (or at `asOf`) and why.
 #[derive(Serialize, ToSchema)]
@@ -485,9 +467,4 @@ async fn download_evidence(
     let text = |name: &str| item.detail.get(name).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
     let (name, media_type) = (text("fileName"), text("fileType"));
     Ok(stored_file(media_type.as_str()).insert_header(attachment_disposition(&name)).body(bytes))
-}
-
-/// A malformed id names no control: 404, as a missing one.
-pub(super) fn control_id(id: &str) -> Result<ControlId, ApiError> {
-    Id::parse(id).map_err(|_| ApiError::not_found("control"))
 }

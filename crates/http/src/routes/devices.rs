@@ -6,20 +6,14 @@ use compliance_ports::DeviceRecord;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/devices").get(list_devices))
-        .add(Endpoint::new("/v1/people/{id}/devices").get(list_person_devices));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_devices, __path_list_devices);
+    routes.add(list_person_devices, __path_list_person_devices);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_devices, list_person_devices))]
-pub(super) struct Api;
 
 /// A host as the device management system (FleetDM) returns it, passed through unchanged: e.g.
 /// `id`, `hostname`, `uuid`, `platform`, `os_version`, `hardware_serial`, `status`,
@@ -57,7 +51,7 @@ struct DeviceList<'a> {
     #[schema(value_type = Vec<Device>)]
     data: Vec<DeviceRecord>,
     count: usize,
-    #[schema(schema_with = super::people::auth_type_schema)]
+    #[schema(schema_with = crate::envelope::auth_type_schema)]
     auth_type: &'static str,
     authenticated_user: AuthenticatedUser<'a>,
 }

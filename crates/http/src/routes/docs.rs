@@ -4,18 +4,14 @@ use std::sync::OnceLock;
 
 use actix_web::HttpResponse;
 use actix_web::http::header;
-use utoipa::OpenApi;
 
-use super::{Endpoint, Router};
 use crate::pages::render_docs_page;
+use crate::router::Routes;
 
-pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/openapi.json").get(openapi_json)).add(Endpoint::page("/docs").get(docs));
+pub fn configure(routes: &mut Routes) {
+    routes.add(openapi_json, __path_openapi_json);
+    routes.add(docs, __path_docs).page();
 }
-
-#[derive(OpenApi)]
-#[openapi(paths(openapi_json, docs))]
-pub(super) struct Api;
 
 /// The document and the page never change while the process runs: built once.
 fn rendered() -> &'static (String, String) {

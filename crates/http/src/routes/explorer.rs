@@ -7,11 +7,10 @@ use std::sync::{Arc, OnceLock};
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use utoipa::OpenApi;
 use utoipa_swagger_ui::Config;
 
-use super::{Endpoint, Router};
 use crate::ApiError;
+use crate::router::Routes;
 
 /// Only this origin, for every kind of resource: scripts and styles are Swagger UI's files, its
 /// requests go to this API, its icons are `data:` images in its stylesheet. No inline script.
@@ -39,13 +38,10 @@ const PAGE: &str = r#"<!DOCTYPE html>
 </html>
 "#;
 
-pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::page("/explorer").get(explorer)).add(Endpoint::new("/explorer/{file}").get(explorer_file));
+pub fn configure(routes: &mut Routes) {
+    routes.add(explorer, __path_explorer).page();
+    routes.add(explorer_file, __path_explorer_file);
 }
-
-#[derive(OpenApi)]
-#[openapi(paths(explorer, explorer_file))]
-pub(super) struct Api;
 
 /// Swagger UI's settings, written into its `swagger-initializer.js`: this service's document,
 /// "Try it out" open, no call to Swagger's online validator, and the key pasted under "Authorize"

@@ -14,12 +14,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::as_of::AsOfQuery;
 use crate::body::{BodyLimit, JsonBody};
 use crate::conditional::{self, IfMatchHeader};
 use crate::list_query::{ListParams, QueryShape, SortField};
 use crate::paging::{PageQuery, encode};
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
 /// The body limit of an OSCAL import: 15 MiB, where other JSON bodies take 1 MiB (and no more than
@@ -28,31 +28,17 @@ use crate::{ApiError, AppState, Caller};
 /// JSON; the import keeps only what it reads into requirements.
 pub const IMPORT_BODY_LIMIT: BodyLimit = BodyLimit(15 * 1024 * 1024);
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/frameworks").get(list_frameworks).post(create_framework))
-        .add(Endpoint::new("/v1/frameworks/import").body_limit(IMPORT_BODY_LIMIT).post(import_framework))
-        .add(Endpoint::new("/v1/frameworks/{id}").get(get_framework).delete(delete_framework))
-        .add(Endpoint::new("/v1/frameworks/{id}/status").get(get_framework_status))
-        .add(Endpoint::new("/v1/frameworks/{id}/assessment-results").get(get_framework_assessment_results))
-        .add(Endpoint::new("/v1/framework-templates").get(list_framework_templates))
-        .add(Endpoint::new("/v1/framework-templates/{key}/adopt").post(adopt_framework_template));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_frameworks, __path_list_frameworks);
+    routes.add(create_framework, __path_create_framework);
+    routes.add(import_framework, __path_import_framework).body_limit(IMPORT_BODY_LIMIT);
+    routes.add(get_framework, __path_get_framework);
+    routes.add(delete_framework, __path_delete_framework);
+    routes.add(get_framework_status, __path_get_framework_status);
+    routes.add(get_framework_assessment_results, __path_get_framework_assessment_results);
+    routes.add(list_framework_templates, __path_list_framework_templates);
+    routes.add(adopt_framework_template, __path_adopt_framework_template);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_frameworks,
-    create_framework,
-    import_framework,
-    get_framework,
-    delete_framework,
-    get_framework_status,
-    get_framework_assessment_results,
-    list_framework_templates,
-    adopt_framework_template,
-))]
-pub(super) struct Api;
 
 /// A framework as lists show it: without its requirements.
 #[derive(Serialize, ToSchema)]

@@ -2,21 +2,16 @@
 
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
+use crate::router::Routes;
 use crate::{ApiError, AppState};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/health").get(health))
-        .add(Endpoint::new("/ready").get(ready))
-        .add(Endpoint::new("/metrics").get(metrics));
+pub fn configure(routes: &mut Routes) {
+    routes.add(health, __path_health);
+    routes.add(ready, __path_ready);
+    routes.add(metrics, __path_metrics);
 }
-
-#[derive(OpenApi)]
-#[openapi(paths(health, ready, metrics))]
-pub(super) struct Api;
 
 /// `{"status": …}`
 #[derive(Serialize, ToSchema)]

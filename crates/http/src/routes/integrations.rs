@@ -12,61 +12,31 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::PageQuery;
+use crate::path_ids::SlugPath;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/integrations/providers").get(list_providers))
-        .add(Endpoint::new("/v1/integrations/providers/{slug}").get(get_provider))
-        .add(
-            Endpoint::new("/v1/integrations/oauth-apps/{slug}")
-                .get(get_oauth_app)
-                .put(put_oauth_app)
-                .delete(delete_oauth_app),
-        )
-        .add(Endpoint::new("/v1/integrations/oauth/start").post(start_oauth))
-        .add(Endpoint::new("/v1/integrations/oauth/callback").get(oauth_callback))
-        .add(Endpoint::new("/v1/integrations/connections").get(list_connections).post(create_connection))
-        .add(Endpoint::new("/v1/integrations/connections/export").get(export_connections))
-        .add(Endpoint::new("/v1/integrations/connections/{id}").get(get_connection).delete(delete_connection))
-        .add(Endpoint::new("/v1/integrations/connections/{id}/check").post(check_connection));
-}
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_providers,
-    get_provider,
-    get_oauth_app,
-    put_oauth_app,
-    delete_oauth_app,
-    start_oauth,
-    oauth_callback,
-    list_connections,
-    export_connections,
-    create_connection,
-    get_connection,
-    delete_connection,
-    check_connection,
-))]
-pub(super) struct Api;
-
-/// The `{slug}` of a provider's paths.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Path)]
-pub(super) struct SlugPath {
-    /// (utoipa keeps neither a doc comment nor `required` beside `schema_with`: the schema carries
-    /// the description, and `openapi.rs` marks every path parameter required.)
-    #[param(schema_with = compliance_app::integrations::openapi::slug_input)]
-    pub(super) slug: String,
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_providers, __path_list_providers);
+    routes.add(get_provider, __path_get_provider);
+    routes.add(get_oauth_app, __path_get_oauth_app);
+    routes.add(put_oauth_app, __path_put_oauth_app);
+    routes.add(delete_oauth_app, __path_delete_oauth_app);
+    routes.add(start_oauth, __path_start_oauth);
+    routes.add(oauth_callback, __path_oauth_callback);
+    routes.add(list_connections, __path_list_connections);
+    routes.add(create_connection, __path_create_connection);
+    routes.add(export_connections, __path_export_connections);
+    routes.add(get_connection, __path_get_connection);
+    routes.add(delete_connection, __path_delete_connection);
+    routes.add(check_connection, __path_check_connection);
 }
 
 /// `{data, count, authType, authenticatedUser}` of the providers.
@@ -75,7 +45,7 @@ pub(super) struct SlugPath {
 struct ProviderList<'a> {
     data: Vec<ProviderView>,
     count: usize,
-    #[schema(schema_with = super::people::auth_type_schema)]
+    #[schema(schema_with = crate::envelope::auth_type_schema)]
     auth_type: &'static str,
     authenticated_user: AuthenticatedUser<'a>,
 }
@@ -91,7 +61,7 @@ struct ConnectionList<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = String, required = false)]
     next_cursor: Option<String>,
-    #[schema(schema_with = super::people::auth_type_schema)]
+    #[schema(schema_with = crate::envelope::auth_type_schema)]
     auth_type: &'static str,
     authenticated_user: AuthenticatedUser<'a>,
 }

@@ -8,25 +8,21 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
+use crate::router::Routes;
 use crate::wire::MemberDto;
 use crate::{ApiError, AppState, Caller, SignedInCaller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/invitations").get(list_invitations).post(create_invitation))
-        .add(Endpoint::new("/v1/invitations/accept").post(accept_invitation))
-        .add(Endpoint::new("/v1/invitations/{id}").get(get_invitation).delete(delete_invitation));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_invitations, __path_list_invitations);
+    routes.add(create_invitation, __path_create_invitation);
+    routes.add(accept_invitation, __path_accept_invitation);
+    routes.add(get_invitation, __path_get_invitation);
+    routes.add(delete_invitation, __path_delete_invitation);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(create_invitation, list_invitations, get_invitation, delete_invitation, accept_invitation))]
-pub(super) struct Api;
 
 /// An invitation (its token is shown only when it is made).
 #[derive(Serialize, ToSchema)]

@@ -5,22 +5,17 @@ use compliance_domain::organization::{NewOrganization, OrganizationChanges};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, auth_type};
 use crate::{ApiError, AppState, Caller, SignedInCaller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/organization").get(get_organization).patch(update_organization))
-        .add(Endpoint::new("/v1/organizations").post(create_organization));
+pub fn configure(routes: &mut Routes) {
+    routes.add(get_organization, __path_get_organization);
+    routes.add(update_organization, __path_update_organization);
+    routes.add(create_organization, __path_create_organization);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(get_organization, update_organization, create_organization))]
-pub(super) struct Api;
 
 /// The organization plus `authType`, and `authenticatedUser` with session auth.
 #[derive(Serialize, ToSchema)]
@@ -28,7 +23,7 @@ pub(super) struct Api;
 struct OrganizationWithAuth<'a> {
     #[serde(flatten)]
     organization: OrganizationDto<'a>,
-    #[schema(schema_with = super::people::auth_type_schema)]
+    #[schema(schema_with = crate::envelope::auth_type_schema)]
     auth_type: &'static str,
     /// Present with session auth only.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,68 +8,28 @@ use compliance_domain::MemberId;
 use compliance_domain::access::Role;
 use compliance_domain::people::MemberChanges;
 use compliance_ports::{ListName, PersonFilter, PersonQuery, PersonSort};
-use serde::de::IntoDeserializer;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
+use crate::envelope::auth_type_schema;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
-use crate::list_query::{CreatedParams, ListParams, QueryShape, RoleFilter, SortField, SortParam};
+use crate::list_query::{CreatedParams, IncludeInactive, ListParams, QueryShape, RoleFilter, SortField, SortParam};
 use crate::paging::PageQuery;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/people").get(list_people))
-        .add(Endpoint::new("/v1/people/export").get(export_people))
-        .add(Endpoint::new("/v1/people/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_people))
-        .add(Endpoint::new("/v1/people/{id}").get(get_person).patch(update_person));
-}
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(
-    paths(list_people, export_people, get_person, update_person, bulk_people),
-    components(schemas(IncludeInactive))
-)]
-pub(super) struct Api;
-
-/// The schema of `authType` outside the context endpoints.
-pub(super) fn auth_type_schema() -> utoipa::openapi::Object {
-    utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .enum_values(Some(["api-key", "session"]))
-        .description(Some("`api-key` or `session`: how the request authenticated."))
-        .build()
-}
-
-/// `includeInactive`: `true` or `false`.
-#[derive(Deserialize, ToSchema)]
-enum IncludeInactive {
-    #[serde(rename = "true")]
-    True,
-    #[serde(rename = "false")]
-    False,
-}
-
-impl IncludeInactive {
-    /// Whether deactivated members are listed too; absent is `false`. Read here rather than by the
-    /// query extractor, so that a bad value is a field error on `includeInactive`.
-    fn read(value: Option<&str>) -> Result<bool, ApiError> {
-        let Some(value) = value else { return Ok(false) };
-        let read: Result<Self, serde::de::value::Error> = Self::deserialize(value.into_deserializer());
-        match read {
-            Ok(Self::True) => Ok(true),
-            Ok(Self::False) => Ok(false),
-            Err(_) => Err(ApiError::invalid_field("includeInactive", "must be true or false")),
-        }
-    }
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_people, __path_list_people);
+    routes.add(export_people, __path_export_people);
+    routes.add(bulk_people, __path_bulk_people).body_limit(BULK_BODY_LIMIT);
+    routes.add(get_person, __path_get_person);
+    routes.add(update_person, __path_update_person);
 }
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of people.

@@ -3,36 +3,34 @@
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::Department;
+use compliance_domain::PolicyId;
 use compliance_domain::policy::{NewPolicy, PolicyChanges};
 use compliance_domain::policy::{PolicyFrequency, PolicyStatus};
-use compliance_domain::{Id, PolicyId};
 use compliance_ports::{ListName, PolicyFilter, PolicyQuery, PolicySort};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::people::auth_type_schema;
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
+use crate::envelope::{PolicyWithAuth, auth_type_schema};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
+use crate::path_ids::policy_id;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/policies").get(list_policies).post(create_policy))
-        .add(Endpoint::new("/v1/policies/export").get(export_policies))
-        .add(Endpoint::new("/v1/policies/{id}").get(get_policy).patch(update_policy).delete(delete_policy));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_policies, __path_list_policies);
+    routes.add(create_policy, __path_create_policy);
+    routes.add(export_policies, __path_export_policies);
+    routes.add(get_policy, __path_get_policy);
+    routes.add(update_policy, __path_update_policy);
+    routes.add(delete_policy, __path_delete_policy);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_policies, export_policies, create_policy, get_policy, update_policy, delete_policy))]
-pub(super) struct Api;
 
 /// `{data, nextCursor, authType, authenticatedUser}` of policies: the specification gives policy lists no `count`.
 #[derive(Serialize, ToSchema)]
@@ -47,29 +45,6 @@ struct PolicyList<'a> {
     #[schema(schema_with = auth_type_schema)]
     auth_type: &'static str,
     authenticated_user: AuthenticatedUser<'a>,
-}
-
-/// A policy with how the request authenticated; `authenticatedUser` for sessions only.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct PolicyWithAuth<'a> {
-    #[serde(flatten)]
-    pub(super) policy: PolicyDto<'a>,
-    #[schema(schema_with = auth_type_schema)]
-    pub(super) auth_type: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = AuthenticatedUser, required = false)]
-    pub(super) authenticated_user: Option<AuthenticatedUser<'a>>,
-}
-
-impl<'a> PolicyWithAuth<'a> {
-    pub(super) fn of(policy: &'a compliance_domain::policy::Policy, caller: &'a Caller) -> Self {
-        Self {
-            policy: PolicyDto::from(policy),
-            auth_type: auth_type(caller, AuthTypeStyle::Standard),
-            authenticated_user: AuthenticatedUser::for_session(caller),
-        }
-    }
 }
 
 /// What a delete answers: the message and what the policy was.
@@ -324,9 +299,4 @@ async fn delete_policy(
         auth_type: auth_type(&caller, AuthTypeStyle::Standard),
         authenticated_user: AuthenticatedUser::for_session(&caller),
     }))
-}
-
-/// A malformed id names no policy: 404, as a missing one.
-pub(super) fn policy_id(id: &str) -> Result<PolicyId, ApiError> {
-    Id::parse(id).map_err(|_| ApiError::not_found("policy"))
 }

@@ -5,19 +5,14 @@ use actix_web::{HttpResponse, web};
 use compliance_app::DiffTarget;
 use compliance_domain::PolicyId;
 
-use super::policies::policy_id;
-use super::{Endpoint, Router};
+use crate::path_ids::policy_id;
+use crate::router::Routes;
 use crate::wire::PolicyDiffDto;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/policies/{id}/versions/{from}/diff/{to}").get(diff_policy_versions));
+pub fn configure(routes: &mut Routes) {
+    routes.add(diff_policy_versions, __path_diff_policy_versions);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(diff_policy_versions))]
-pub(super) struct Api;
 
 #[utoipa::path(
     get,

@@ -8,19 +8,13 @@ use compliance_domain::PolicyId;
 use compliance_domain::policy_document::CONTENT_SECURITY_POLICY;
 use serde::Deserialize;
 
-use super::policies::policy_id;
-use super::policy_versions::version_number;
-use super::{Endpoint, Router};
+use crate::path_ids::{policy_id, version_number};
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router.add(Endpoint::new("/v1/policies/{id}/versions/{version}/document").get(get_policy_version_document));
+pub fn configure(routes: &mut Routes) {
+    routes.add(get_policy_version_document, __path_get_policy_version_document);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(get_policy_version_document))]
-pub(super) struct Api;
 
 /// `format` of a document, read as text so that a bad value is a 400 naming it.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]

@@ -9,38 +9,24 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::policies::{PolicyWithAuth, policy_id};
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfNoneMatchHeader};
+use crate::envelope::PolicyWithAuth;
+use crate::path_ids::{policy_id, version_number};
+use crate::router::Routes;
 use crate::wire::PolicyDto;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/policies/{id}/submit").post(submit_policy))
-        .add(Endpoint::new("/v1/policies/{id}/approve").post(approve_policy))
-        .add(Endpoint::new("/v1/policies/{id}/reject").post(reject_policy))
-        .add(Endpoint::new("/v1/policies/{id}/sign").post(sign_policy))
-        .add(Endpoint::new("/v1/policies/{id}/signatures").get(get_policy_signatures))
-        .add(Endpoint::new("/v1/policies/{id}/versions").get(list_policy_versions))
-        .add(Endpoint::new("/v1/policies/{id}/versions/{version}").get(get_policy_version))
-        .add(Endpoint::new("/v1/people/{id}/policies").get(list_person_policies));
+pub fn configure(routes: &mut Routes) {
+    routes.add(submit_policy, __path_submit_policy);
+    routes.add(approve_policy, __path_approve_policy);
+    routes.add(reject_policy, __path_reject_policy);
+    routes.add(sign_policy, __path_sign_policy);
+    routes.add(get_policy_signatures, __path_get_policy_signatures);
+    routes.add(list_policy_versions, __path_list_policy_versions);
+    routes.add(get_policy_version, __path_get_policy_version);
+    routes.add(list_person_policies, __path_list_person_policies);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    submit_policy,
-    approve_policy,
-    reject_policy,
-    sign_policy,
-    get_policy_signatures,
-    list_policy_versions,
-    get_policy_version,
-    list_person_policies,
-))]
-pub(super) struct Api;
 
 /// A published version, without its content.
 #[derive(Serialize, ToSchema)]
@@ -376,9 +362,4 @@ async fn list_person_policies(
         })
         .collect();
     Ok(HttpResponse::Ok().json(PersonPolicyList { data }))
-}
-
-/// A version number is a positive integer; anything else names no version (404).
-pub(super) fn version_number(text: &str) -> Result<i32, ApiError> {
-    text.parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| ApiError::not_found("policy version"))
 }

@@ -12,30 +12,27 @@ use serde_json::to_value;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
-use super::people::auth_type_schema;
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
+use crate::envelope::auth_type_schema;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/risks").get(list_risks).post(create_risk))
-        .add(Endpoint::new("/v1/risks/export").get(export_risks))
-        .add(Endpoint::new("/v1/risks/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_risks))
-        .add(Endpoint::new("/v1/risks/{id}").get(get_risk).patch(update_risk).delete(delete_risk));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_risks, __path_list_risks);
+    routes.add(create_risk, __path_create_risk);
+    routes.add(export_risks, __path_export_risks);
+    routes.add(bulk_risks, __path_bulk_risks).body_limit(BULK_BODY_LIMIT);
+    routes.add(get_risk, __path_get_risk);
+    routes.add(update_risk, __path_update_risk);
+    routes.add(delete_risk, __path_delete_risk);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_risks, export_risks, create_risk, get_risk, update_risk, delete_risk, bulk_risks))]
-pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of risks.
 #[derive(Serialize, ToSchema)]

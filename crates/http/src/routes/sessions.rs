@@ -7,21 +7,15 @@ use compliance_domain::{OrganizationId, SessionId, Timestamp};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
+use crate::router::Routes;
 use crate::wire::UserDto;
 use crate::{ApiError, AppState, SignedInCaller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/me").get(get_me))
-        .add(Endpoint::new("/v1/sessions").get(list_sessions))
-        .add(Endpoint::new("/v1/sessions/{id}").delete(delete_session));
+pub fn configure(routes: &mut Routes) {
+    routes.add(get_me, __path_get_me);
+    routes.add(list_sessions, __path_list_sessions);
+    routes.add(delete_session, __path_delete_session);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(get_me, list_sessions, delete_session))]
-pub(super) struct Api;
 
 /// One of the user's memberships.
 #[derive(Serialize, ToSchema)]

@@ -13,25 +13,19 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::{Endpoint, Router};
 use crate::auth::SESSION_COOKIE;
 use crate::pages::render_message_page;
+use crate::router::Routes;
 use crate::{ApiError, AppState};
 
 /// The cookie that binds a sign-in to the browser that started it.
 const ATTEMPT_COOKIE: &str = "sign_in_attempt";
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/auth/login").get(start_sign_in))
-        .add(Endpoint::page("/auth/callback").get(finish_sign_in))
-        .add(Endpoint::new("/auth/logout").post(sign_out));
+pub fn configure(routes: &mut Routes) {
+    routes.add(start_sign_in, __path_start_sign_in);
+    routes.add(finish_sign_in, __path_finish_sign_in).page();
+    routes.add(sign_out, __path_sign_out);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(start_sign_in, finish_sign_in, sign_out))]
-pub(super) struct Api;
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

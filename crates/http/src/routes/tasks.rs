@@ -12,44 +12,30 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 
-use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
-use super::people::auth_type_schema;
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
+use crate::envelope::auth_type_schema;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, TaskDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/tasks").get(list_tasks).post(create_task))
-        .add(Endpoint::new("/v1/tasks/export").get(export_tasks))
-        .add(Endpoint::new("/v1/tasks/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_tasks))
-        .add(Endpoint::new("/v1/tasks/{id}").get(get_task).patch(update_task).delete(delete_task))
-        .add(Endpoint::new("/v1/tasks/{id}/submit").post(submit_task))
-        .add(Endpoint::new("/v1/tasks/{id}/approve").post(approve_task))
-        .add(Endpoint::new("/v1/tasks/{id}/reject").post(reject_task));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_tasks, __path_list_tasks);
+    routes.add(create_task, __path_create_task);
+    routes.add(export_tasks, __path_export_tasks);
+    routes.add(bulk_tasks, __path_bulk_tasks).body_limit(BULK_BODY_LIMIT);
+    routes.add(get_task, __path_get_task);
+    routes.add(update_task, __path_update_task);
+    routes.add(delete_task, __path_delete_task);
+    routes.add(submit_task, __path_submit_task);
+    routes.add(approve_task, __path_approve_task);
+    routes.add(reject_task, __path_reject_task);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_tasks,
-    export_tasks,
-    create_task,
-    get_task,
-    update_task,
-    delete_task,
-    bulk_tasks,
-    submit_task,
-    approve_task,
-    reject_task
-))]
-pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of tasks.
 #[derive(Serialize, ToSchema)]

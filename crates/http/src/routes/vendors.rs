@@ -10,30 +10,27 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
-use super::people::auth_type_schema;
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
+use crate::bulk::{self, BULK_BODY_LIMIT, BulkQuery, BulkRequest, BulkResults};
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
+use crate::envelope::auth_type_schema;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_cache::{ListKey, items};
 use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortParam, TimeParams};
 use crate::paging::PageQuery;
+use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/vendors").get(list_vendors).post(create_vendor))
-        .add(Endpoint::new("/v1/vendors/export").get(export_vendors))
-        .add(Endpoint::new("/v1/vendors/bulk").body_limit(BULK_BODY_LIMIT).post(bulk_vendors))
-        .add(Endpoint::new("/v1/vendors/{id}").get(get_vendor).patch(update_vendor).delete(delete_vendor));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_vendors, __path_list_vendors);
+    routes.add(create_vendor, __path_create_vendor);
+    routes.add(export_vendors, __path_export_vendors);
+    routes.add(bulk_vendors, __path_bulk_vendors).body_limit(BULK_BODY_LIMIT);
+    routes.add(get_vendor, __path_get_vendor);
+    routes.add(update_vendor, __path_update_vendor);
+    routes.add(delete_vendor, __path_delete_vendor);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_vendors, export_vendors, create_vendor, get_vendor, update_vendor, delete_vendor, bulk_vendors))]
-pub(super) struct Api;
 
 /// `{data, count, nextCursor, authType, authenticatedUser}` of vendors.
 #[derive(Serialize, ToSchema)]

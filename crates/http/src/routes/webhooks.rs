@@ -9,37 +9,24 @@ use secrecy::ExposeSecret;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Endpoint, Router};
 use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
+use crate::router::Routes;
 use crate::{ApiError, AppState, Caller};
 
-pub fn configure(router: &mut Router<'_>) {
-    router
-        .add(Endpoint::new("/v1/webhooks").get(list_webhooks).post(create_webhook))
-        .add(Endpoint::new("/v1/webhooks/{id}").get(get_webhook).patch(update_webhook).delete(delete_webhook))
-        .add(Endpoint::new("/v1/webhooks/{id}/rotate-secret").post(rotate_webhook_secret))
-        .add(Endpoint::new("/v1/webhooks/{id}/test").post(test_webhook))
-        .add(Endpoint::new("/v1/webhooks/{id}/deliveries").get(list_webhook_deliveries))
-        .add(Endpoint::new("/v1/webhooks/{id}/deliveries/{deliveryId}/retry").post(retry_webhook_delivery));
+pub fn configure(routes: &mut Routes) {
+    routes.add(list_webhooks, __path_list_webhooks);
+    routes.add(create_webhook, __path_create_webhook);
+    routes.add(get_webhook, __path_get_webhook);
+    routes.add(update_webhook, __path_update_webhook);
+    routes.add(delete_webhook, __path_delete_webhook);
+    routes.add(rotate_webhook_secret, __path_rotate_webhook_secret);
+    routes.add(test_webhook, __path_test_webhook);
+    routes.add(list_webhook_deliveries, __path_list_webhook_deliveries);
+    routes.add(retry_webhook_delivery, __path_retry_webhook_delivery);
 }
-
-/// This module's part of the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    list_webhooks,
-    create_webhook,
-    get_webhook,
-    update_webhook,
-    delete_webhook,
-    rotate_webhook_secret,
-    test_webhook,
-    list_webhook_deliveries,
-    retry_webhook_delivery,
-))]
-pub(super) struct Api;
 
 /// A webhook as it is shown: never its secret, nor its URL's path and query.
 #[derive(Serialize, ToSchema)]
