@@ -42,6 +42,10 @@ pub(crate) type Work<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// One step of a resource's bulk request: from one operation's input to its result.
 pub(crate) type Step<'a, In, Out> = Box<dyn Fn(In) -> Work<'a, Result<Out, AppError>> + Send + Sync + 'a>;
 
+/// The store's write of a bulk request's checked operations, in one transaction.
+pub(crate) type StoreWrite<'a, T, I, P> =
+    Box<dyn FnOnce(Vec<BulkWrite<T, I, P>>) -> Work<'a, Result<BulkApplied<T>, BulkError>> + Send + 'a>;
+
 /// What a resource hands [`apply`]: record `T`, created from `N`, changed by `C` (checked into
 /// patch `P`), named by id `I`.
 pub(crate) struct Steps<'a, T, N, C, I, P> {
@@ -59,7 +63,7 @@ pub(crate) struct Steps<'a, T, N, C, I, P> {
     /// Reads a record, to name the missing ones of a request that failed validation.
     pub find: Step<'a, I, T>,
     /// The store's one-transaction write of every checked operation.
-    pub write: Box<dyn FnOnce(Vec<BulkWrite<T, I, P>>) -> Work<'a, Result<BulkApplied<T>, BulkError>> + Send + 'a>,
+    pub write: StoreWrite<'a, T, I, P>,
 }
 
 /// Applies a bulk request's `operations` with a resource's `steps` (see the module's text):

@@ -97,6 +97,15 @@ impl Failures {
 /// A statement's work on the transaction's connection, for [`Statements`].
 pub(crate) type Work<'c, T> = Pin<Box<dyn Future<Output = T> + Send + 'c>>;
 
+/// A statement on the organization's (`&str`) record with an id `I`, answering `Out`.
+pub(crate) type ById<'s, C, I, Out> =
+    &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c I) -> Work<'c, Result<Out, TxError>> + Sync);
+/// A statement writing a record `T` as patch `P` leaves it, answering the record after.
+pub(crate) type Patching<'s, C, T, P> =
+    &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c T, &'c P) -> Work<'c, Result<T, TxError>> + Sync);
+/// A statement inserting rows `R`.
+pub(crate) type Inserting<'s, C, R> = &'s (dyn for<'c> Fn(&'c mut C, &'c [R]) -> Work<'c, QueryResult<()>> + Sync);
+
 /// The statements of one resource's bulk write on connection `C`, for [`apply_in`]: record `T`
 /// (row `R`), named by id `I`, changed by patch `P`. Written in the resource's `db_run!` body, so
 /// once per backend like every statement.
@@ -104,14 +113,13 @@ pub(crate) struct Statements<'s, C, T, I, P, R> {
     /// Whether a patch changes nothing (then the record is only read).
     pub is_empty: fn(&P) -> bool,
     /// The organization's record with this id.
-    pub read: &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c I) -> Work<'c, Result<T, TxError>> + Sync),
+    pub read: ById<'s, C, I, T>,
     /// The record as `P` leaves it, from the record before.
-    pub update: &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c T, &'c P) -> Work<'c, Result<T, TxError>> + Sync),
+    pub update: Patching<'s, C, T, P>,
     /// Deletes the record with its comments: the record as it was and its attachments' rows.
-    pub delete:
-        &'s (dyn for<'c> Fn(&'c mut C, &'c str, &'c I) -> Work<'c, Result<(T, Vec<AttachmentRow>), TxError>> + Sync),
+    pub delete: ById<'s, C, I, (T, Vec<AttachmentRow>)>,
     /// The creates' rows, inserted together (see [`InsertCreated`]).
-    pub insert: &'s (dyn for<'c> Fn(&'c mut C, &'c [R]) -> Work<'c, QueryResult<()>> + Sync),
+    pub insert: Inserting<'s, C, R>,
     /// A created record's row.
     pub row: fn(&T) -> R,
 }
