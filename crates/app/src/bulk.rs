@@ -1,6 +1,6 @@
 //! Bulk operations: up to [`MAX_OPERATIONS`] creates, updates and deletes of one kind of record in
 //! one request (`POST /v1/<resource>/bulk`). Each resource's service has its `bulk_<resource>`
-//! method (`RiskService::bulk_risks`), which hands its own steps to the one [`apply`] here.
+//! method (`RiskService::bulk_risks`), which hands its own steps to the one `apply` here.
 //!
 //! Atomic (the default): every operation is validated first (the domain's rules, the members it
 //! names), then the store applies them all in ONE transaction, each with its audit entry, through

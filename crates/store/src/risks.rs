@@ -148,7 +148,7 @@ impl RiskRepository for Store {
         Ok(Deleted { record: row, attachments })
     }
 
-    /// The writes in one transaction (see [`bulk::apply_in`]).
+    /// The writes in one transaction (see the store's `bulk::apply_in`).
     async fn apply_risk_bulk(
         &self,
         org: &OrganizationId,

@@ -182,7 +182,7 @@ impl TaskRepository for Store {
         Ok(Deleted { record, attachments })
     }
 
-    /// The writes in one transaction (see [`bulk::apply_in`]).
+    /// The writes in one transaction (see the store's `bulk::apply_in`).
     async fn apply_task_bulk(
         &self,
         org: &OrganizationId,

@@ -149,7 +149,7 @@ impl VendorRepository for Store {
         Ok(Deleted { record, attachments })
     }
 
-    /// The writes in one transaction (see [`bulk::apply_in`]).
+    /// The writes in one transaction (see the store's `bulk::apply_in`).
     async fn apply_vendor_bulk(
         &self,
         org: &OrganizationId,
