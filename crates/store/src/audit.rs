@@ -13,14 +13,14 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Cursor, Page, PageRequest, RepoError};
 use diesel::prelude::*;
 use diesel::result::QueryResult;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::db::{SqliteAsync, db_run};
+use crate::db::{AnyConnection, ConnRef, db_run};
 use crate::error::{TxError, corrupt, repo_error};
-use crate::evidence::EvidenceLog;
-use crate::idempotency::MarkApplied;
+use crate::evidence::record_evidence;
+use crate::idempotency::mark_applied;
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, naive, optional_id};
 use crate::schema::{audit_chain_heads, audit_checkpoints, audit_entries};
@@ -48,25 +48,39 @@ pub(crate) const INSERT_CHUNK: usize = 1_000;
 /// The two steps of an audited write, on either backend's connection, inside its transaction:
 /// [`lock_head`](AuditChain::lock_head) first, then the change, then
 /// [`append`](AuditChain::append) with the entry made from what the change read and wrote
-/// (which also marks the request's `Idempotency-Key` applied, see [`MarkApplied`]). A write of
-/// many records (a bulk request) reserves their places at once with
-/// [`lock_head_for`](AuditChain::lock_head_for) and appends their entries together with
-/// [`append_many`](AuditChain::append_many): one statement for all the entries (on PostgreSQL;
-/// SQLite, which pays no round trips, inserts them one by one) and one update of the head,
-/// instead of a head update each.
+/// (which also marks the request's `Idempotency-Key` applied, see [`mark_applied`], and records
+/// the evidence the change proves, see [`record_evidence`]). A write of many records (a bulk
+/// request) reserves their places at once with [`lock_head_for`](AuditChain::lock_head_for) and
+/// appends their entries together with [`append_many`](AuditChain::append_many): one statement
+/// for all the entries (on PostgreSQL; SQLite, which pays no round trips, inserts them one by
+/// one) and one update of the head, instead of a head update each.
 ///
-/// A trait with one impl per connection type because diesel type-checks a statement per backend
-/// (see `db_run!`): the impls hold the three statements (the same on both, but that SQLite
-/// inserts entries one statement each); the steps built from them are written once, here.
-pub(crate) trait AuditChain: EvidenceLog + MarkApplied + Send {
+/// Written once for both connection types: each step's statements are a `db_run!` body over the
+/// connection the transaction holds ([`AnyConnection`]), and code generic over the connection
+/// (the bulk writes) names this trait.
+pub(crate) trait AuditChain: AnyConnection {
     /// Reserves the places of `entries` entries (at least one) and holds the head's lock until
     /// commit: `INSERT … ON CONFLICT DO UPDATE SET seq = seq + entries RETURNING seq, hash`, the
     /// last reserved `seq` and the hash the first entry follows.
-    fn lock_head_for(&mut self, org: &str, entries: i64) -> impl Future<Output = QueryResult<Head>> + Send;
-    /// Inserts the entries' rows (at most [`INSERT_CHUNK`]) in one statement.
-    fn insert_entries(&mut self, rows: &[AuditRow]) -> impl Future<Output = QueryResult<()>> + Send;
-    /// Sets the head's hash to the last entry's.
-    fn set_head_hash(&mut self, org: &str, hash: &str) -> impl Future<Output = QueryResult<()>> + Send;
+    fn lock_head_for(&mut self, org: &str, entries: i64) -> impl Future<Output = QueryResult<Head>> + Send {
+        async move {
+            let (last, prev_hash) = db_run!(self.any(), |c| {
+                diesel::insert_into(audit_chain_heads::table)
+                    .values((
+                        audit_chain_heads::organization_id.eq(org),
+                        audit_chain_heads::seq.eq(entries),
+                        audit_chain_heads::hash.eq(GENESIS_HASH),
+                    ))
+                    .on_conflict(audit_chain_heads::organization_id)
+                    .do_update()
+                    .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + entries))
+                    .returning((audit_chain_heads::seq, audit_chain_heads::hash))
+                    .get_result::<(i64, String)>(c)
+                    .await
+            })?;
+            Ok(Head { seq: last - entries + 1, reserved: entries, prev_hash })
+        }
+    }
 
     /// The place of one entry.
     fn lock_head(&mut self, org: &str) -> impl Future<Output = QueryResult<Head>> + Send {
@@ -96,7 +110,7 @@ pub(crate) trait AuditChain: EvidenceLog + MarkApplied + Send {
             if let Some(claimed) = drafts.iter().find(|draft| draft.idempotency.is_some())
                 && let Some(claim) = &claimed.idempotency
             {
-                self.mark_applied(claim, claimed).await?;
+                mark_applied(self.any(), claim, claimed).await?;
             }
             let (mut seq, mut prev_hash) = (head.seq, head.prev_hash);
             let mut entries = Vec::with_capacity(drafts.len());
@@ -106,80 +120,41 @@ pub(crate) trait AuditChain: EvidenceLog + MarkApplied + Send {
                 entries.push(entry);
             }
             for chunk in entries.chunks(INSERT_CHUNK) {
-                self.insert_entries(&chunk.iter().map(AuditRow::from).collect::<Vec<_>>()).await?;
+                insert_entries(self.any(), &chunk.iter().map(AuditRow::from).collect::<Vec<_>>()).await?;
             }
             // What each change proves for the controls linked to its record, in its transaction.
             for entry in &entries {
-                self.record_evidence(&entry.draft).await?;
+                record_evidence(self.any(), &entry.draft).await?;
             }
             if let Some(last) = entries.last() {
-                self.set_head_hash(last.draft.organization_id.as_str(), &last.hash).await?;
+                let this_head = audit_chain_heads::table.find(last.draft.organization_id.as_str());
+                db_run!(self.any(), |c| {
+                    diesel::update(this_head).set(audit_chain_heads::hash.eq(&last.hash)).execute(c).await
+                })?;
             }
             Ok(entries)
         }
     }
 }
 
+impl<C: AnyConnection> AuditChain for C {}
+
 /// A write appended another number of entries than it reserved places for (a bug: the chain's
 /// `seq` would have a gap); the transaction rolls back.
 const RESERVED_OTHERWISE: &str = "an audited write appended another number of entries than it reserved";
 
-impl AuditChain for AsyncPgConnection {
-    async fn lock_head_for(&mut self, org: &str, entries: i64) -> QueryResult<Head> {
-        let (last, prev_hash) = diesel::insert_into(audit_chain_heads::table)
-            .values((
-                audit_chain_heads::organization_id.eq(org),
-                audit_chain_heads::seq.eq(entries),
-                audit_chain_heads::hash.eq(GENESIS_HASH),
-            ))
-            .on_conflict(audit_chain_heads::organization_id)
-            .do_update()
-            .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + entries))
-            .returning((audit_chain_heads::seq, audit_chain_heads::hash))
-            .get_result::<(i64, String)>(self)
-            .await?;
-        Ok(Head { seq: last - entries + 1, reserved: entries, prev_hash })
-    }
-
-    async fn insert_entries(&mut self, rows: &[AuditRow]) -> QueryResult<()> {
-        diesel::insert_into(audit_entries::table).values(rows).execute(self).await.map(drop)
-    }
-
-    async fn set_head_hash(&mut self, org: &str, hash: &str) -> QueryResult<()> {
-        let this_head = audit_chain_heads::table.find(org);
-        diesel::update(this_head).set(audit_chain_heads::hash.eq(hash)).execute(self).await.map(drop)
-    }
-}
-
-impl AuditChain for SqliteAsync {
-    async fn lock_head_for(&mut self, org: &str, entries: i64) -> QueryResult<Head> {
-        let (last, prev_hash) = diesel::insert_into(audit_chain_heads::table)
-            .values((
-                audit_chain_heads::organization_id.eq(org),
-                audit_chain_heads::seq.eq(entries),
-                audit_chain_heads::hash.eq(GENESIS_HASH),
-            ))
-            .on_conflict(audit_chain_heads::organization_id)
-            .do_update()
-            .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + entries))
-            .returning((audit_chain_heads::seq, audit_chain_heads::hash))
-            .get_result::<(i64, String)>(self)
-            .await?;
-        Ok(Head { seq: last - entries + 1, reserved: entries, prev_hash })
-    }
-
-    async fn insert_entries(&mut self, rows: &[AuditRow]) -> QueryResult<()> {
-        // One statement a row: diesel builds no multi-row INSERT for SQLite through diesel-async,
-        // and in-process SQLite pays no round trip per statement.
-        for row in rows {
-            diesel::insert_into(audit_entries::table).values(row).execute(self).await?;
+/// Inserts the entries' rows (at most [`INSERT_CHUNK`]): in one statement on PostgreSQL, one
+/// statement a row on SQLite (diesel builds no multi-row INSERT for SQLite through diesel-async,
+/// and in-process SQLite pays no round trip per statement).
+async fn insert_entries(conn: ConnRef<'_>, rows: &[AuditRow]) -> QueryResult<()> {
+    match conn {
+        ConnRef::Pg(c) => diesel::insert_into(audit_entries::table).values(rows).execute(c).await.map(drop),
+        ConnRef::Sqlite(c) => {
+            for row in rows {
+                diesel::insert_into(audit_entries::table).values(row).execute(c).await?;
+            }
+            Ok(())
         }
-        Ok(())
-    }
-
-    async fn set_head_hash(&mut self, org: &str, hash: &str) -> QueryResult<()> {
-        let this_head = audit_chain_heads::table.find(org);
-        diesel::update(this_head).set(audit_chain_heads::hash.eq(hash)).execute(self).await.map(drop)
     }
 }
 

@@ -22,7 +22,7 @@ pub type SqliteAsync = SyncConnectionWrapper<SqliteConnection, InPlace>;
 ///
 /// A statement here takes microseconds, in process; the hand-off to a blocking thread and back
 /// took longer than most of them, and was two more thread switches per statement (`cargo xtask
-/// bench --db sqlite`: see docs/architecture.md). Use cases run on the thread serving their
+/// bench --db sqlite`: see docs/performance.md). Use cases run on the thread serving their
 /// request, so a slow statement holds up the other requests of that thread. The call runs when
 /// the future is first polled, as a spawned task would.
 pub struct InPlace;
@@ -53,22 +53,58 @@ pub enum DbConn {
 }
 
 /// Runs one diesel body against whichever backend the connection is; the body is type-checked
-/// once per backend, so it must be plain diesel that both accept.
+/// once per backend, so it must be plain diesel that both accept. `$conn` is anything a
+/// [`ConnRef`] is made from: a pooled [`DbConn`], or either backend's connection inside a
+/// transaction (an [`AnyConnection`], which code generic over the connection holds).
 macro_rules! db_run {
     ($conn:expr, |$c:ident| $body:expr) => {
-        match $conn {
-            $crate::db::DbConn::Pg(pooled) => {
-                let $c: &mut diesel_async::AsyncPgConnection = &mut *pooled;
-                $body
-            }
-            $crate::db::DbConn::Sqlite(pooled) => {
-                let $c: &mut $crate::db::SqliteAsync = &mut *pooled;
-                $body
-            }
+        match $crate::db::ConnRef::from($conn) {
+            $crate::db::ConnRef::Pg($c) => $body,
+            $crate::db::ConnRef::Sqlite($c) => $body,
         }
     };
 }
 pub(crate) use db_run;
+
+/// One connection of either backend, borrowed: what [`db_run!`] matches on.
+pub(crate) enum ConnRef<'c> {
+    Pg(&'c mut AsyncPgConnection),
+    Sqlite(&'c mut SqliteAsync),
+}
+
+/// Either backend's connection, to code generic over it (the steps of an audited write, which
+/// run inside a transaction that `db_run!` opened): [`any`](AnyConnection::any) lends it back as
+/// a [`ConnRef`], so such a step is one `db_run!` body, not one impl per connection type.
+pub(crate) trait AnyConnection: Send {
+    fn any(&mut self) -> ConnRef<'_>;
+}
+
+impl AnyConnection for DbConn {
+    fn any(&mut self) -> ConnRef<'_> {
+        match self {
+            DbConn::Pg(pooled) => ConnRef::Pg(pooled),
+            DbConn::Sqlite(pooled) => ConnRef::Sqlite(pooled),
+        }
+    }
+}
+
+impl AnyConnection for AsyncPgConnection {
+    fn any(&mut self) -> ConnRef<'_> {
+        ConnRef::Pg(self)
+    }
+}
+
+impl AnyConnection for SqliteAsync {
+    fn any(&mut self) -> ConnRef<'_> {
+        ConnRef::Sqlite(self)
+    }
+}
+
+impl<'c, C: AnyConnection> From<&'c mut C> for ConnRef<'c> {
+    fn from(conn: &'c mut C) -> Self {
+        conn.any()
+    }
+}
 
 /// Pool sizes and timeouts.
 #[derive(Debug, Clone)]
@@ -85,7 +121,7 @@ pub struct PoolOptions {
 
 impl Default for PoolOptions {
     /// 4 connections: on two cores, 4 per thread answered `PATCH` at 32 connections 0.68–0.76× as
-    /// fast as pgbench's `UPDATE`, 2 per thread 0.60–0.66× (docs/architecture.md).
+    /// fast as pgbench's `UPDATE`, 2 per thread 0.60–0.66× (docs/performance.md).
     fn default() -> Self {
         Self {
             max_size: 4,

@@ -1,4 +1,4 @@
-//! Evidence recorded by the audit chain: [`EvidenceLog::record_evidence`] runs inside every
+//! Evidence recorded by the audit chain: [`record_evidence`] runs inside every
 //! audited transaction, right after its entry is appended, and writes one evidence row per control
 //! linked to the source the use case observed (the draft's `evidence`, see
 //! `compliance_domain::evidence`). The store decides nothing: it finds the linked controls, reads
@@ -10,17 +10,11 @@ use compliance_domain::control::EvidenceKind;
 use compliance_domain::evidence::Observation;
 use diesel::prelude::*;
 use diesel::result::QueryResult;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
-use crate::db::SqliteAsync;
+use crate::db::{ConnRef, db_run};
 use crate::rows::{json_text, naive};
 use crate::schema::{control_evidence_sources, evidence, members};
-
-/// One impl per connection type, as [`crate::audit::AuditChain`]: the bodies are the same
-/// statements, type-checked once per backend.
-pub(crate) trait EvidenceLog {
-    fn record_evidence(&mut self, draft: &AuditDraft) -> impl Future<Output = QueryResult<()>> + Send;
-}
 
 /// One row per control in `controls` for what `observation` decided.
 fn rows(draft: &AuditDraft, observation: &Observation, controls: Vec<String>, active: &[String]) -> Vec<Row> {
@@ -59,16 +53,18 @@ struct Row {
     run_id: Option<String>,
 }
 
-impl EvidenceLog for AsyncPgConnection {
-    async fn record_evidence(&mut self, draft: &AuditDraft) -> QueryResult<()> {
-        let Some(observation) = &draft.evidence else { return Ok(()) };
-        let org = draft.organization_id.as_str();
+/// Writes one evidence row per control linked to the source the draft's observation names, as
+/// the observation decides; a draft without one writes nothing.
+pub(crate) async fn record_evidence(conn: ConnRef<'_>, draft: &AuditDraft) -> QueryResult<()> {
+    let Some(observation) = &draft.evidence else { return Ok(()) };
+    let org = draft.organization_id.as_str();
+    db_run!(conn, |c| {
         let controls: Vec<String> = control_evidence_sources::table
             .filter(control_evidence_sources::organization_id.eq(org))
             .filter(control_evidence_sources::source_id.eq(&observation.source_id))
             .filter(control_evidence_sources::kind.eq(observation.kind.as_str()))
             .select(control_evidence_sources::control_id)
-            .load(self)
+            .load(c)
             .await?;
         if controls.is_empty() {
             return Ok(());
@@ -79,50 +75,15 @@ impl EvidenceLog for AsyncPgConnection {
                     .filter(members::organization_id.eq(org))
                     .filter(members::is_active.eq(true))
                     .select(members::user_id)
-                    .load(self)
+                    .load(c)
                     .await?
             }
             false => Vec::new(),
         };
-        let rows = rows(draft, observation, controls, &active);
         // One row per linked control: a handful, and SQLite has no batch insert in diesel.
-        for row in rows {
-            diesel::insert_into(evidence::table).values(row).execute(self).await?;
+        for row in rows(draft, observation, controls, &active) {
+            diesel::insert_into(evidence::table).values(row).execute(c).await?;
         }
         Ok(())
-    }
-}
-
-impl EvidenceLog for SqliteAsync {
-    async fn record_evidence(&mut self, draft: &AuditDraft) -> QueryResult<()> {
-        let Some(observation) = &draft.evidence else { return Ok(()) };
-        let org = draft.organization_id.as_str();
-        let controls: Vec<String> = control_evidence_sources::table
-            .filter(control_evidence_sources::organization_id.eq(org))
-            .filter(control_evidence_sources::source_id.eq(&observation.source_id))
-            .filter(control_evidence_sources::kind.eq(observation.kind.as_str()))
-            .select(control_evidence_sources::control_id)
-            .load(self)
-            .await?;
-        if controls.is_empty() {
-            return Ok(());
-        }
-        let active: Vec<String> = match observation.needs_active_members() {
-            true => {
-                members::table
-                    .filter(members::organization_id.eq(org))
-                    .filter(members::is_active.eq(true))
-                    .select(members::user_id)
-                    .load(self)
-                    .await?
-            }
-            false => Vec::new(),
-        };
-        let rows = rows(draft, observation, controls, &active);
-        // One row per linked control: a handful, and SQLite has no batch insert in diesel.
-        for row in rows {
-            diesel::insert_into(evidence::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
+    })
 }

@@ -1,5 +1,5 @@
 //! `Idempotency-Key` reservations on both backends ([`IdempotencyRepository`]), and
-//! [`MarkApplied`], which an audited write runs in its own transaction.
+//! [`mark_applied`], which an audited write runs in its own transaction.
 
 use async_trait::async_trait;
 use compliance_domain::audit::AuditDraft;
@@ -12,13 +12,13 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::db::db_run;
+use crate::db::{ConnRef, db_run};
 use crate::error::repo_error;
 use crate::rows::{instant, naive};
 use crate::schema::idempotency_keys;
 
 /// The error an audited write fails with when its request's claim was taken over (see
-/// [`MarkApplied`]); `repo_error` answers it as a conflict.
+/// [`mark_applied`]); `repo_error` answers it as a conflict.
 pub(crate) const CLAIM_LOST: &str = "idempotency claim lost";
 
 /// How often [`IdempotencyRepository::reserve_idempotency_key`] inserts again when the
@@ -30,57 +30,25 @@ const INSERT_TRIES: usize = 3;
 /// commit together. Fails the transaction, so nothing is changed, when a retry took the
 /// reservation over after its lease ran out: that retry runs the change instead. A request that
 /// writes several entries marks it with the first.
-///
-/// A trait with one impl per connection type, as `AuditChain` (diesel type-checks a statement
-/// per backend); the two bodies are the same statements.
-pub(crate) trait MarkApplied {
-    fn mark_applied(
-        &mut self,
-        claim: &IdempotencyClaim,
-        draft: &AuditDraft,
-    ) -> impl Future<Output = QueryResult<()>> + Send;
-}
-
-impl MarkApplied for diesel_async::AsyncPgConnection {
-    async fn mark_applied(&mut self, claim: &IdempotencyClaim, draft: &AuditDraft) -> QueryResult<()> {
-        let held = idempotency_keys::table
-            .filter(idempotency_keys::id.eq(&claim.id))
-            .filter(idempotency_keys::organization_id.eq(draft.organization_id.as_str()))
-            .filter(idempotency_keys::attempt.eq(claim.attempt));
+pub(crate) async fn mark_applied(conn: ConnRef<'_>, claim: &IdempotencyClaim, draft: &AuditDraft) -> QueryResult<()> {
+    let held = idempotency_keys::table
+        .filter(idempotency_keys::id.eq(&claim.id))
+        .filter(idempotency_keys::organization_id.eq(draft.organization_id.as_str()))
+        .filter(idempotency_keys::attempt.eq(claim.attempt));
+    db_run!(conn, |c| {
         let marked = diesel::update(held.filter(idempotency_keys::applied_at.is_null()))
             .set((
                 idempotency_keys::applied_at.eq(Some(naive(draft.created_at))),
                 idempotency_keys::resource_type.eq(Some(&draft.resource_type)),
                 idempotency_keys::resource_id.eq(Some(&draft.resource_id)),
             ))
-            .execute(self)
+            .execute(c)
             .await?;
-        if marked == 0 && held.count().get_result::<i64>(self).await? == 0 {
+        if marked == 0 && held.count().get_result::<i64>(c).await? == 0 {
             return Err(DieselError::QueryBuilderError(CLAIM_LOST.into()));
         }
         Ok(())
-    }
-}
-
-impl MarkApplied for crate::db::SqliteAsync {
-    async fn mark_applied(&mut self, claim: &IdempotencyClaim, draft: &AuditDraft) -> QueryResult<()> {
-        let held = idempotency_keys::table
-            .filter(idempotency_keys::id.eq(&claim.id))
-            .filter(idempotency_keys::organization_id.eq(draft.organization_id.as_str()))
-            .filter(idempotency_keys::attempt.eq(claim.attempt));
-        let marked = diesel::update(held.filter(idempotency_keys::applied_at.is_null()))
-            .set((
-                idempotency_keys::applied_at.eq(Some(naive(draft.created_at))),
-                idempotency_keys::resource_type.eq(Some(&draft.resource_type)),
-                idempotency_keys::resource_id.eq(Some(&draft.resource_id)),
-            ))
-            .execute(self)
-            .await?;
-        if marked == 0 && held.count().get_result::<i64>(self).await? == 0 {
-            return Err(DieselError::QueryBuilderError(CLAIM_LOST.into()));
-        }
-        Ok(())
-    }
+    })
 }
 
 #[async_trait]

@@ -9,10 +9,10 @@ use diesel::backend::Backend;
 use diesel::expression::expression_types::NotSelectable;
 use diesel::expression::{AsExpression, BoxableExpression, ValidGrouping, is_aggregate};
 use diesel::internal::migrations::DieselReserveSpecialization;
-use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::serialize::ToSql;
+use diesel::sql_types::HasSqlType;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamp};
-use diesel::sqlite::Sqlite;
 use time::PrimitiveDateTime;
 
 use crate::search::SearchSql;
@@ -57,7 +57,7 @@ impl<QS, DB: ListBackend> SortColumn<QS, DB> {
 pub(crate) type SortColumns<QS, DB> = Vec<(SortColumn<QS, DB>, bool)>;
 
 /// The backends, as the list functions generic over them need them: values bound as parameters
-/// of the statement. Both impls are the same lines, checked by each backend's own types.
+/// of the statement.
 ///
 /// diesel writes a column for any backend that opts into `DieselReserveSpecialization`, which it
 /// exports only in its hidden `internal` module: both of ours do, and naming it here once lets
@@ -75,28 +75,17 @@ pub(crate) trait ListBackend: Backend + DieselReserveSpecialization + SearchSql 
     ) -> Condition<QS, Self>;
 }
 
-impl ListBackend for Pg {
-    fn text<QS: 'static>(value: String) -> Box<dyn BoxableExpression<QS, Self, SqlType = Text>> {
-        Box::new(<String as AsExpression<Text>>::as_expression(value))
-    }
-    fn time<QS: 'static>(value: PrimitiveDateTime) -> Box<dyn BoxableExpression<QS, Self, SqlType = Timestamp>> {
-        Box::new(<PrimitiveDateTime as AsExpression<Timestamp>>::as_expression(value))
-    }
-    fn integer<QS: 'static>(value: i64) -> Box<dyn BoxableExpression<QS, Self, SqlType = BigInt>> {
-        Box::new(<i64 as AsExpression<BigInt>>::as_expression(value))
-    }
-    fn boolean<QS: 'static>(value: bool) -> Box<dyn BoxableExpression<QS, Self, SqlType = Bool>> {
-        Box::new(<bool as AsExpression<Bool>>::as_expression(value))
-    }
-    fn contains<QS: 'static>(
-        text: Box<dyn BoxableExpression<QS, Self, SqlType = Text>>,
-        needle: &str,
-    ) -> Condition<QS, Self> {
-        Box::new(text.like(format!("%{}%", like_escaped(needle))).escape('\\'))
-    }
-}
-
-impl ListBackend for Sqlite {
+/// One impl for every backend whose types bind these values, which both of ours do: the bodies
+/// are written once and type-checked for each backend where a list names it.
+impl<DB> ListBackend for DB
+where
+    DB: Backend + DieselReserveSpecialization + SearchSql + 'static,
+    DB: HasSqlType<Text> + HasSqlType<Timestamp> + HasSqlType<BigInt> + HasSqlType<Bool>,
+    String: ToSql<Text, DB>,
+    PrimitiveDateTime: ToSql<Timestamp, DB>,
+    i64: ToSql<BigInt, DB>,
+    bool: ToSql<Bool, DB>,
+{
     fn text<QS: 'static>(value: String) -> Box<dyn BoxableExpression<QS, Self, SqlType = Text>> {
         Box::new(<String as AsExpression<Text>>::as_expression(value))
     }
@@ -365,9 +354,8 @@ macro_rules! read_page {
         let rows_to_load = request.rows_to_load();
         let total = |count: i64| Some(u64::try_from(count).unwrap_or_default());
         let misfit = || diesel::result::Error::QueryBuilderError($crate::paging::CURSOR_MISFIT.into());
-        match $conn {
-            $crate::db::DbConn::Pg(pooled) => {
-                let c: &mut diesel_async::AsyncPgConnection = &mut *pooled;
+        match $crate::db::ConnRef::from($conn) {
+            $crate::db::ConnRef::Pg(c) => {
                 async {
                     use diesel_async::RunQueryDsl as Run;
                     let columns = || $columns;
@@ -396,8 +384,7 @@ macro_rules! read_page {
                 }
                 .await
             }
-            $crate::db::DbConn::Sqlite(pooled) => {
-                let c: &mut $crate::db::SqliteAsync = &mut *pooled;
+            $crate::db::ConnRef::Sqlite(c) => {
                 c.spawn_blocking(move |c| {
                     use diesel::RunQueryDsl as Run;
                     let columns = || $columns;
