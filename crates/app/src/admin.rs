@@ -15,7 +15,7 @@ use compliance_ports::{
 use secrecy::SecretString;
 use time::Duration;
 
-use crate::audit::{API_KEY, AuditTrail, Author, ORGANIZATION, SESSION};
+use crate::audit::{API_KEY, AuditTrail, ORGANIZATION, Provenance, SESSION};
 use crate::organization::{OWNER_ROLE, with_free_slug};
 use crate::sessions::{IssuedSession, issue_session};
 use crate::{AppError, PeopleService, Ports, PrincipalCache};
@@ -109,8 +109,8 @@ impl AdminService {
         with_free_slug(organization, slug.is_some(), |candidate| {
             let (organizations, trail) = (organizations.clone(), trail.clone());
             async move {
-                let author = Author::system(ADMIN, &candidate.id);
-                let audit = trail.change_by(author, |_, _| "organization.created", &ORGANIZATION);
+                let provenance = Provenance::system(ADMIN, &candidate.id);
+                let audit = trail.change_by(provenance, |_, _| "organization.created", &ORGANIZATION);
                 organizations.insert(&candidate, &audit).await.map(|()| candidate)
             }
         })
@@ -259,7 +259,7 @@ impl AdminService {
     ) -> Result<Person, AppError> {
         self.organizations.get(&org).await.map_err(|e| AppError::from_repo(e, "organization"))?;
         let input = NewMember { user_id: Some(user), role: Some(role), department, device_manager_label_id: None };
-        self.people.create_in(&org, input, Author::system(ADMIN, &org)).await
+        self.people.create_in(&org, input, Provenance::system(ADMIN, &org)).await
     }
 
     /// Assigns device label `label` (`None`: clears it) to organization `org`, or to its member
@@ -277,15 +277,15 @@ impl AdminService {
             let label = compliance_domain::validation::device_label("label", label)?;
             crate::devices::require_assignable(self.devices.as_ref(), self.organizations.as_ref(), &org, label).await?;
         }
-        let author = Author::system(ADMIN, &org);
+        let provenance = Provenance::system(ADMIN, &org);
         let assigned = match member {
             Some(member) => {
-                DeviceLabelAssigned::Member(self.people.set_device_label(&org, &member, label, author).await?)
+                DeviceLabelAssigned::Member(self.people.set_device_label(&org, &member, label, provenance).await?)
             }
             None => {
                 let changes =
                     OrganizationChanges { device_manager_label_id: Some(label), ..OrganizationChanges::default() };
-                let audit = self.audit.change_by(author, |_, _| "organization.updated", &ORGANIZATION);
+                let audit = self.audit.change_by(provenance, |_, _| "organization.updated", &ORGANIZATION);
                 let patch = OrganizationPatch::new(changes)?;
                 let updated = self.organizations.update(&org, &patch, &IfMatch::Absent, &audit).await;
                 DeviceLabelAssigned::Organization(updated.map_err(|e| AppError::from_repo(e, "organization"))?)
@@ -311,10 +311,10 @@ impl AdminService {
         let expires_at = expires_in_days.map(|days| now.plus(Duration::days(i64::from(days))));
         // Without scopes the operator's key acts with its creator's whole role. A scope beyond
         // that role grants nothing: a key's access is its scopes within its creator's role.
-        let author = Author::system(ADMIN, &org);
+        let provenance = Provenance::system(ADMIN, &org);
         let issued =
             crate::api_keys::issue(org, created_by, name, expires_at, scopes.unwrap_or_else(Scopes::everything), now);
-        let audit = self.audit.change_by(author, |_, _| "apiKey.created", &API_KEY);
+        let audit = self.audit.change_by(provenance, |_, _| "apiKey.created", &API_KEY);
         self.credentials.insert_api_key(&issued.key, &audit).await?;
         Ok(issued)
     }
@@ -323,7 +323,7 @@ impl AdminService {
     /// the next request on every instance.
     pub async fn revoke_api_key(&self, id: &ApiKeyId) -> Result<ApiKey, AppError> {
         let org = self.credentials.api_key_organization(id).await.map_err(|e| AppError::from_repo(e, "API key"))?;
-        let audit = self.audit.change_by(Author::system(ADMIN, &org), |_, _| "apiKey.revoked", &API_KEY);
+        let audit = self.audit.change_by(Provenance::system(ADMIN, &org), |_, _| "apiKey.revoked", &API_KEY);
         let revoked = self.credentials.revoke_api_key(&org, id, self.clock.now(), &audit).await;
         crate::api_keys::forget_revoked(&self.principals, id, revoked)
     }

@@ -57,14 +57,14 @@ impl AuditTrail {
         action: &'static str,
         subject: &'a Subject<T>,
     ) -> impl Fn(Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
-        self.change_by(Author::of(caller), move |_, _| action, subject)
+        self.change_by(Provenance::of(caller), move |_, _| action, subject)
     }
 
-    /// The entry of a change by `author`, whose action `action_of` names from the record before
+    /// The entry of a change by `provenance`, whose action `action_of` names from the record before
     /// and after it (a member's update is `member.deactivated` when it deactivated them).
     pub fn change_by<'a, T>(
         &'a self,
-        author: Author,
+        provenance: Provenance,
         action_of: impl Fn(Option<&T>, Option<&T>) -> &'static str + Send + Sync + 'a,
         subject: &'a Subject<T>,
     ) -> impl Fn(Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
@@ -76,16 +76,16 @@ impl AuditTrail {
             let action = action_of(before, after);
             AuditDraft {
                 id: AuditEntryId::generate(),
-                organization_id: author.organization_id.clone(),
-                actor: author.actor.clone(),
+                organization_id: provenance.organization_id.clone(),
+                actor: provenance.actor.clone(),
                 action: action.to_owned(),
                 resource_type: subject.resource_type.to_owned(),
                 resource_id: record.map(subject.id).unwrap_or_default(),
                 changes: diff(before_view.as_ref(), after_view.as_ref(), &subject.redaction),
                 data,
-                request_id: author.request_id.clone(),
+                request_id: provenance.request_id.clone(),
                 created_at: self.clock.now(),
-                idempotency: author.idempotency.clone(),
+                idempotency: provenance.idempotency.clone(),
                 evidence: subject.evidence.and_then(|observe| observe(action, before, after)),
             }
         }
@@ -101,16 +101,18 @@ impl AuditTrail {
         subject: &'a Subject<T>,
     ) -> impl Fn(&OrganizationId, Option<&T>, Option<&T>) -> AuditDraft + Send + Sync + 'a {
         move |org: &OrganizationId, before: Option<&T>, after: Option<&T>| {
-            let author =
-                Author { actor: actor.clone(), organization_id: org.clone(), request_id: None, idempotency: None };
-            self.change_by(author, move |_, _| action, subject)(before, after)
+            let provenance =
+                Provenance { actor: actor.clone(), organization_id: org.clone(), request_id: None, idempotency: None };
+            self.change_by(provenance, move |_, _| action, subject)(before, after)
         }
     }
 }
 
-/// Who an entry says made a change, in which organization's chain, in answer to which request.
+/// Where a change comes from: the [`Actor`] an entry says made it (the one name for who did it;
+/// a request's [`Principal`] becomes one with [`Provenance::of`]), in which organization's chain,
+/// in answer to which request.
 #[derive(Debug, Clone)]
-pub struct Author {
+pub struct Provenance {
     /// The user, API key or part of the service that made the change.
     pub actor: Actor,
     /// The organization whose chain the entry joins.
@@ -121,8 +123,8 @@ pub struct Author {
     pub idempotency: Option<IdempotencyClaim>,
 }
 
-impl Author {
-    /// The caller of a request, as an entry's author.
+impl Provenance {
+    /// The caller of a request, as the origin of its changes.
     pub fn of(caller: &Principal) -> Self {
         Self {
             actor: actor_of(caller),

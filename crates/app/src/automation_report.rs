@@ -14,7 +14,7 @@ use compliance_domain::{AttachmentId, CommentId, UserId};
 use compliance_ports::{BlobStore, Clock, CommentRepository};
 
 use crate::Ports;
-use crate::audit::{AuditTrail, Author, COMMENT};
+use crate::audit::{AuditTrail, COMMENT, Provenance};
 
 /// The attachment's media type: run screenshots are PNG.
 const SCREENSHOT_TYPE: &str = "image/png";
@@ -92,8 +92,8 @@ impl TaskReporter {
                 .map_err(|e| format!("storing the attachment: {e}"))?;
             attachments.push(attachment);
         }
-        let author = Author::system("automation-worker", &automation.organization_id);
-        let audit = self.audit.change_by(author, |_, _| "comment.created", &COMMENT);
+        let provenance = Provenance::system("automation-worker", &automation.organization_id);
+        let audit = self.audit.change_by(provenance, |_, _| "comment.created", &COMMENT);
         if let Err(error) = self.comments.insert(&comment, &attachments, &audit).await {
             for attachment in &attachments {
                 if let Err(error) = self.blobs.delete(&attachment.blob_key()).await {

@@ -15,7 +15,7 @@ use compliance_ports::{
 use tokio::sync::Notify;
 
 use crate::Ports;
-use crate::audit::{AUTOMATION_RUN, AuditTrail, Author, scheduled_run_action};
+use crate::audit::{AUTOMATION_RUN, AuditTrail, Provenance, scheduled_run_action};
 use crate::automation_agent::{AgentExecutor, AgentRun, AgentSettings};
 use crate::automation_recorder::RunRecorder;
 use crate::automation_report::TaskReporter;
@@ -235,8 +235,8 @@ impl AutomationWorker {
             let Some(previous) = automation.next_run_at else { continue };
             let next = automation.schedule.as_ref().and_then(|s| s.next_after(now));
             let run = AutomationRun::pending(&automation, RunTrigger::Schedule, now);
-            let author = Author::system("automation-worker", &automation.organization_id);
-            let audit = self.audit.change_by(author, scheduled_run_action, &AUTOMATION_RUN);
+            let provenance = Provenance::system("automation-worker", &automation.organization_id);
+            let audit = self.audit.change_by(provenance, scheduled_run_action, &AUTOMATION_RUN);
             self.automations.claim_due(&automation.id, previous, next, &run, &audit).await?;
         }
         Ok(())
@@ -256,8 +256,8 @@ impl AutomationWorker {
         };
         run.steps = recorder.into_steps();
         run.finish(outcome, screenshot, self.clock.now());
-        let author = Author::system("automation-worker", &automation.organization_id);
-        let audit = self.audit.change_by(author, |_, _| "automation.run_finished", &AUTOMATION_RUN);
+        let provenance = Provenance::system("automation-worker", &automation.organization_id);
+        let audit = self.audit.change_by(provenance, |_, _| "automation.run_finished", &AUTOMATION_RUN);
         match self.automations.finish_run(&run, &audit).await {
             Ok(()) => self.reporter.report(automation, &run).await,
             Err(error) => {

@@ -14,7 +14,7 @@ use compliance_ports::{
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::access::require;
-use crate::audit::{AuditTrail, Author, INVITATION, MEMBER, member_action, user_actor};
+use crate::audit::{AuditTrail, INVITATION, MEMBER, Provenance, member_action, user_actor};
 use crate::secret::{digest, generate};
 use crate::{AppError, Ports, Principal, PrincipalCache, Settings, SignedInUser};
 
@@ -131,14 +131,14 @@ impl InvitationService {
             device_manager_label_id: None,
         };
         let member = Member::create(org.clone(), input, now)?;
-        let author = || Author {
+        let provenance = || Provenance {
             actor: user_actor(&user.id, Some(user.email.clone())),
             organization_id: org.clone(),
             request_id: None,
             idempotency: None,
         };
-        let audit_invitation = self.audit.change_by(author(), |_, _| "invitation.accepted", &INVITATION);
-        let audit_member = self.audit.change_by(author(), member_action, &MEMBER);
+        let audit_invitation = self.audit.change_by(provenance(), |_, _| "invitation.accepted", &INVITATION);
+        let audit_member = self.audit.change_by(provenance(), member_action, &MEMBER);
         match self.invitations.accept(&invitation, &member, now, (&audit_invitation, &audit_member)).await {
             Ok(Acceptance::Accepted) => {}
             Ok(Acceptance::NoLongerPending) => return Err(AppError::Gone("the invitation was already used")),

@@ -72,7 +72,7 @@ use compliance_ports::{
 pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
 pub use allowed_hosts::AllowedHostService;
 pub use api_keys::ApiKeyService;
-pub use audit::{AuditService, AuditTrail, Author, Subject, Verification};
+pub use audit::{AuditService, AuditTrail, Provenance, Subject, Verification};
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};

@@ -14,7 +14,7 @@ use compliance_ports::{Clock, OrganizationRepository, RepoError};
 use rand::Rng;
 
 use crate::access::require;
-use crate::audit::{AuditTrail, Author, MEMBER, ORGANIZATION, member_action, user_actor};
+use crate::audit::{AuditTrail, MEMBER, ORGANIZATION, Provenance, member_action, user_actor};
 use crate::{AppError, Ports, Principal, Settings, SignedInUser};
 
 /// The role of whoever creates an organization.
@@ -56,14 +56,14 @@ impl OrganizationService {
         with_free_slug(organization, input.slug.is_some(), |candidate| {
             let (organizations, owner, trail) = (organizations.clone(), owner.clone(), trail.clone());
             async move {
-                let author = Author {
+                let provenance = Provenance {
                     actor: user_actor(&owner, None),
                     organization_id: candidate.id.clone(),
                     request_id: None,
                     idempotency: None,
                 };
-                let audit_member = trail.change_by(author.clone(), member_action, &MEMBER);
-                let audit = trail.change_by(author, |_, _| "organization.created", &ORGANIZATION);
+                let audit_member = trail.change_by(provenance.clone(), member_action, &MEMBER);
+                let audit = trail.change_by(provenance, |_, _| "organization.created", &ORGANIZATION);
                 let input = NewMember { user_id: Some(owner), role: Some(OWNER_ROLE.into()), ..NewMember::default() };
                 let member = Member::create(candidate.id.clone(), input, now)
                     .map_err(|_| RepoError::Internal("the owner's membership does not validate".into()))?;

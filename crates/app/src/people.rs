@@ -10,7 +10,7 @@ use compliance_domain::{MemberId, OrganizationId, UserId};
 use compliance_ports::{BulkError, BulkWrite, Clock, MemberRepository, Page, PersonQuery, RepoError, UserRepository};
 
 use crate::access::{holds, require};
-use crate::audit::{AuditTrail, Author, MEMBER, member_action};
+use crate::audit::{AuditTrail, MEMBER, Provenance, member_action};
 use crate::bulk::{self, BulkOperation};
 use crate::{AppError, Ports, Principal, PrincipalCache};
 
@@ -60,15 +60,15 @@ impl PeopleService {
         self.members.get(&caller.organization_id, id).await.map_err(|e| AppError::from_repo(e, "person"))
     }
 
-    /// `author` is whom the entry names: the caller, or the operator.
+    /// `provenance` is whom the entry names: the caller, or the operator.
     pub(crate) async fn create_in(
         &self,
         org: &OrganizationId,
         input: NewMember,
-        author: Author,
+        provenance: Provenance,
     ) -> Result<Person, AppError> {
         let (member, user) = self.new_member(org, input).await?;
-        let audit = self.audit.change_by(author, member_action, &MEMBER);
+        let audit = self.audit.change_by(provenance, member_action, &MEMBER);
         self.members.insert(&member, &audit).await.map_err(one_membership)?;
         Ok(Person { member, user })
     }
@@ -84,7 +84,7 @@ impl PeopleService {
     ) -> Result<Person, AppError> {
         require(caller, Family::People, Action::Write)?;
         let patch = self.checked_patch(caller, id, changes).await?;
-        let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
+        let audit = self.audit.change_by(Provenance::of(caller), member_action, &MEMBER);
         let updated = self.members.update(&caller.organization_id, id, &patch, if_match, &audit).await;
         // a deactivated member's keys and sessions stop working now, not when the cache expires
         self.principals.forget_organization(&caller.organization_id);
@@ -138,11 +138,11 @@ impl PeopleService {
         org: &OrganizationId,
         id: &MemberId,
         label: Option<i64>,
-        author: Author,
+        provenance: Provenance,
     ) -> Result<Person, AppError> {
         let patch =
             MemberPatch::new(MemberChanges { device_manager_label_id: Some(label), ..MemberChanges::default() })?;
-        let audit = self.audit.change_by(author, member_action, &MEMBER);
+        let audit = self.audit.change_by(provenance, member_action, &MEMBER);
         let updated = self.members.update(org, id, &patch, &IfMatch::Absent, &audit).await;
         updated.map_err(|e| AppError::from_repo(e, "person"))
     }
@@ -201,7 +201,7 @@ impl PeopleService {
             return Err(AppError::BulkFailed(failed));
         }
         let writes: Vec<_> = writes.into_iter().map(|(_, write)| write).collect();
-        let audit = self.audit.change_by(Author::of(caller), member_action, &MEMBER);
+        let audit = self.audit.change_by(Provenance::of(caller), member_action, &MEMBER);
         let applied = self.members.apply_member_bulk(org, &writes, &audit).await;
         // a deactivated member's keys and sessions stop working now, not when the cache expires
         self.principals.forget_organization(org);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use compliance_ports::{Clock, PolicyRepository, RepoError};
 
 use crate::Ports;
-use crate::audit::{AuditTrail, Author};
+use crate::audit::{AuditTrail, Provenance};
 use crate::policies::POLICY;
 
 /// Organizations looked at per statement.
@@ -79,8 +79,8 @@ impl PolicyReviewWorker {
         loop {
             let organizations = self.policies.organizations_with_reviews_due(now, ORGANIZATION_BATCH).await?;
             for org in &organizations {
-                let author = Author::system(ACTOR, org);
-                let audit = self.audit.change_by(author, |_, _| ACTION, &POLICY);
+                let provenance = Provenance::system(ACTOR, org);
+                let audit = self.audit.change_by(provenance, |_, _| ACTION, &POLICY);
                 loop {
                     let flagged = self.policies.flag_policies_for_review(org, now, POLICY_BATCH, &audit).await?;
                     moved += flagged.len();

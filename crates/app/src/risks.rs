@@ -11,7 +11,7 @@ use compliance_ports::{Clock, MemberRepository, Page, RiskQuery, RiskRepository}
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
-use crate::audit::{AuditTrail, Author, Subject};
+use crate::audit::{AuditTrail, Provenance, Subject};
 use crate::bulk::{self, ActiveMembers, BulkOperation, Steps};
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -108,7 +108,7 @@ impl RiskService {
         let (org, now) = (&caller.organization_id, self.clock.now());
         let members = &ActiveMembers::new(self.members.as_ref(), org);
         let actions = bulk::action_of(["risk.created", "risk.updated", "risk.deleted"]);
-        let audit = self.audit.change_by(Author::of(caller), actions, &RISK);
+        let audit = self.audit.change_by(Provenance::of(caller), actions, &RISK);
         let steps = Steps {
             what: "risk",
             create: Box::new(move |input| Box::pin(self.create_risk(caller, input))),

@@ -11,7 +11,7 @@ use compliance_ports::{Clock, MemberRepository, Page, TaskQuery, TaskRepository}
 
 use crate::access::{Reach, only_own, require};
 use crate::assignees::require_active_members;
-use crate::audit::{AuditTrail, Author, Subject};
+use crate::audit::{AuditTrail, Provenance, Subject};
 use crate::bulk::{self, ActiveMembers, BulkOperation, Steps};
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -120,7 +120,7 @@ impl TaskService {
         let (org, now) = (&caller.organization_id, self.clock.now());
         let members = &ActiveMembers::new(self.members.as_ref(), org);
         let actions = bulk::action_of(["task.created", "task.updated", "task.deleted"]);
-        let audit = self.audit.change_by(Author::of(caller), actions, &TASK);
+        let audit = self.audit.change_by(Provenance::of(caller), actions, &TASK);
         let steps = Steps {
             what: "task",
             create: Box::new(move |input| Box::pin(self.create_task(caller, input))),

@@ -11,7 +11,7 @@ use compliance_ports::{Clock, MemberRepository, Page, VendorQuery, VendorReposit
 
 use crate::access::require;
 use crate::assignees::{assignee, require_active_members};
-use crate::audit::{AuditTrail, Author, Subject};
+use crate::audit::{AuditTrail, Provenance, Subject};
 use crate::bulk::{self, ActiveMembers, BulkOperation, Steps};
 use crate::{AppError, CommentService, Ports, Principal};
 
@@ -120,7 +120,7 @@ impl VendorService {
         let (org, now) = (&caller.organization_id, self.clock.now());
         let members = &ActiveMembers::new(self.members.as_ref(), org);
         let actions = bulk::action_of(["vendor.created", "vendor.updated", "vendor.deleted"]);
-        let audit = self.audit.change_by(Author::of(caller), actions, &VENDOR);
+        let audit = self.audit.change_by(Provenance::of(caller), actions, &VENDOR);
         let steps = Steps {
             what: "vendor",
             create: Box::new(move |input| Box::pin(self.create_vendor(caller, input))),

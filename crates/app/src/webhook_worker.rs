@@ -24,7 +24,7 @@ use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::{Notify, watch};
 
 use crate::Ports;
-use crate::audit::{AuditTrail, Author, WEBHOOK};
+use crate::audit::{AuditTrail, Provenance, WEBHOOK};
 use crate::webhook_signing::sign;
 use crate::webhooks::payload;
 
@@ -368,8 +368,8 @@ impl WebhookWorker {
             return Ok(());
         }
         let reason = format!("every delivery failed since {since}");
-        let author = Author::system("webhook-worker", &webhook.organization_id);
-        let audit = self.audit.change_by(author, |_, _| "webhook.disabled", &WEBHOOK);
+        let provenance = Provenance::system("webhook-worker", &webhook.organization_id);
+        let audit = self.audit.change_by(provenance, |_, _| "webhook.disabled", &WEBHOOK);
         if self.webhooks.disable(&webhook.organization_id, &webhook.id, &reason, at, &audit).await? {
             tracing::warn!(webhook = %webhook.id, organization = %webhook.organization_id, "disabled a failing webhook");
         }

@@ -1,4 +1,4 @@
-//! The `Caller` extractor: authenticates a request by API key or session cookie.
+//! The `Authenticated` extractor: authenticates a request by API key or session cookie.
 
 use std::ops::Deref;
 
@@ -17,9 +17,9 @@ pub const SESSION_COOKIE: &str = "session_token";
 
 /// The authenticated caller of a request.
 #[derive(Debug, Clone)]
-pub struct Caller(pub Principal);
+pub struct Authenticated(pub Principal);
 
-impl Deref for Caller {
+impl Deref for Authenticated {
     type Target = Principal;
     fn deref(&self) -> &Principal {
         &self.0
@@ -28,15 +28,15 @@ impl Deref for Caller {
 
 /// Marks a request whose credentials were checked and accepted (the rate limiter learns from it).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Authenticated;
+pub(crate) struct CredentialAccepted;
 
-impl FromRequest for Caller {
+impl FromRequest for Authenticated {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         // Authenticated already by the idempotency middleware, with the request's claim on its key.
-        if let Some(caller) = actix_web::HttpMessage::extensions(req).get::<Caller>().cloned() {
+        if let Some(caller) = actix_web::HttpMessage::extensions(req).get::<Authenticated>().cloned() {
             return Box::pin(async move { Ok(caller) });
         }
         let state = req.app_data::<web::Data<AppState>>().cloned();
@@ -48,10 +48,10 @@ impl FromRequest for Caller {
                 ApiError::unauthenticated("send an X-API-Key header, or a session_token cookie with X-Organization-Id")
             })?;
             let principal = principal(&state, credentials).await?;
-            actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
+            actix_web::HttpMessage::extensions_mut(&req).insert(CredentialAccepted);
             let mut principal = principal;
             principal.request_id = actix_web::HttpMessage::extensions(&req).get::<RequestId>().map(|id| id.0.clone());
-            Ok(Caller(principal))
+            Ok(Authenticated(principal))
         })
     }
 }
@@ -105,7 +105,7 @@ impl FromRequest for SignedInCaller {
                     ));
                 }
             };
-            actix_web::HttpMessage::extensions_mut(&req).insert(Authenticated);
+            actix_web::HttpMessage::extensions_mut(&req).insert(CredentialAccepted);
             Ok(SignedInCaller(caller))
         })
     }

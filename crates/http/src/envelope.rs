@@ -5,7 +5,7 @@ use compliance_domain::policy::Policy;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::Caller;
+use crate::Authenticated;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
 
 /// The schema of `authType` outside the context endpoints.
@@ -31,7 +31,7 @@ pub(crate) struct PolicyWithAuth<'a> {
 }
 
 impl<'a> PolicyWithAuth<'a> {
-    pub(crate) fn of(policy: &'a Policy, caller: &'a Caller) -> Self {
+    pub(crate) fn of(policy: &'a Policy, caller: &'a Authenticated) -> Self {
         Self {
             policy: PolicyDto::from(policy),
             auth_type: auth_type(caller, AuthTypeStyle::Standard),

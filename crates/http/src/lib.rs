@@ -27,7 +27,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::from_fn;
 use actix_web::web;
-pub use auth::{Caller, SignedInCaller};
+pub use auth::{Authenticated, SignedInCaller};
 pub use compliance_wire as wire;
 pub use compliance_wire::WireRenderer;
 pub use error::ApiError;

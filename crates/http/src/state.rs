@@ -16,7 +16,7 @@ use crate::list_cache::{ListCache, ListKey, ListPage};
 ///
 /// A task, not a call in the handler: when the client goes away, actix drops the handler, but the
 /// task runs to completion, so a write is never abandoned half-way. On the same thread, because a
-/// hand-off to another runtime and back cost more than most use cases (docs/architecture.md).
+/// hand-off to another runtime and back cost more than most use cases (docs/performance.md).
 pub struct AppState {
     app: Arc<App>,
     lists: ListCache,

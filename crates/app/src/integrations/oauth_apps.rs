@@ -113,7 +113,7 @@ impl IntegrationService {
             custom_settings: input.custom_settings.unwrap_or_default(),
         };
         validate(&app, config)?;
-        let audit = self.audit.change_by(crate::Author::of(caller), oauth_app_action, &OAUTH_APP_ENTRY);
+        let audit = self.audit.change_by(crate::Provenance::of(caller), oauth_app_action, &OAUTH_APP_ENTRY);
         let updated_at = self.sealed.put_audited(org, (OAUTH_APP, slug), &app, if_match, &audit).await?;
         Ok(view(slug, app, updated_at))
     }

@@ -2,7 +2,7 @@
 //! "Idempotency keys"): one layer in front of the write routes, none in them.
 //!
 //! For a request that sends the header, [`idempotency`] checks the key (400 when malformed),
-//! authenticates the caller (as the `Caller` extractor would, which then reuses it), reads the body
+//! authenticates the caller (as the `Authenticated` extractor would, which then reuses it), reads the body
 //! to fingerprint the request, and asks `IdempotencyService::reserve` what to do:
 //! - run it: the claim rides on the caller's `Principal` to the audited write, which marks the key
 //!   applied in the change's own transaction; the answer is then stored for repeats;
@@ -27,7 +27,7 @@ use futures_util::StreamExt;
 use tracing::Instrument;
 
 use super::{Operations, RequestId};
-use crate::auth::{Authenticated, Caller};
+use crate::auth::{Authenticated, CredentialAccepted};
 use crate::body::RouteBodyLimits;
 use crate::{ApiError, AppState};
 
@@ -132,8 +132,8 @@ async fn with_key(
         Err(refusal) => return Ok(req.into_response(refusal.error_response())),
     };
     principal.idempotency = Some(claim.clone());
-    req.extensions_mut().insert(Authenticated);
-    req.extensions_mut().insert(Caller(principal.clone()));
+    req.extensions_mut().insert(CredentialAccepted);
+    req.extensions_mut().insert(Authenticated(principal.clone()));
     let response = match next.call(req).await {
         Ok(response) => response.map_into_boxed_body(),
         Err(error) => {
@@ -156,7 +156,7 @@ fn key_of(req: &ServiceRequest) -> Result<IdempotencyKey, ApiError> {
     IdempotencyKey::parse(text).map_err(|why| ApiError::invalid_field(IDEMPOTENCY_KEY_HEADER, why))
 }
 
-/// The caller, authenticated as the `Caller` extractor does; `None` when that fails (the route
+/// The caller, authenticated as the `Authenticated` extractor does; `None` when that fails (the route
 /// then answers the failure itself).
 async fn caller_of(req: &ServiceRequest, state: &AppState) -> Option<Principal> {
     let credentials = crate::auth::credentials(req.request())?;

@@ -53,16 +53,17 @@ impl KnownCredentials {
     }
 }
 
-/// Who a request is charged to: its credential's digest (when it sends one) and its client address.
+/// The keys of the token buckets a request is charged to: its credential's digest (when it sends
+/// one) and its client address. Not who the caller is: nothing here is checked.
 #[derive(Debug)]
-pub(crate) struct Caller {
+pub(crate) struct RateKeys {
     /// `key:…` or `session:…`: the API key, else the session cookie, hashed.
     pub(crate) credential: Option<String>,
     /// `ip:…`: the client address, hashed.
     pub(crate) address: String,
 }
 
-impl Caller {
+impl RateKeys {
     /// Names the caller without a database lookup: credentials are not checked here, and are
     /// hashed (a secret must not reach a limiter's keys).
     pub(crate) fn of(req: &ServiceRequest, trust_forwarded: bool) -> Self {
@@ -174,7 +175,7 @@ mod tests {
             .insert_header((API_KEY_HEADER, "cpk_secret"))
             .peer_addr("10.0.0.1:4000".parse().unwrap())
             .to_srv_request();
-        let caller = Caller::of(&req, false);
+        let caller = RateKeys::of(&req, false);
         let credential = caller.credential.clone().unwrap();
         assert!(credential.starts_with("key:") && !credential.contains("secret"), "{credential}");
         assert_eq!(caller.bucket(&known), caller.address, "not known yet: the address");
@@ -185,15 +186,15 @@ mod tests {
     #[test]
     fn keys_hash_credentials() {
         let req = TestRequest::default().insert_header((API_KEY_HEADER, "cpk_secret")).to_srv_request();
-        let key = Caller::of(&req, false).credential.unwrap();
+        let key = RateKeys::of(&req, false).credential.unwrap();
         assert!(key.starts_with("key:") && !key.contains("secret"), "{key}");
         let req =
             TestRequest::default().cookie(actix_web::cookie::Cookie::new(SESSION_COOKIE, "cps_x")).to_srv_request();
-        assert!(Caller::of(&req, false).credential.unwrap().starts_with("session:"));
+        assert!(RateKeys::of(&req, false).credential.unwrap().starts_with("session:"));
         let req = TestRequest::default().peer_addr("10.0.0.1:4000".parse().unwrap()).to_srv_request();
         let other = TestRequest::default().peer_addr("10.0.0.1:5000".parse().unwrap()).to_srv_request();
-        assert_eq!(Caller::of(&req, false).address, Caller::of(&other, false).address, "the port does not matter");
-        assert!(Caller::of(&req, false).credential.is_none());
+        assert_eq!(RateKeys::of(&req, false).address, RateKeys::of(&other, false).address, "the port does not matter");
+        assert!(RateKeys::of(&req, false).credential.is_none());
     }
 
     #[test]
@@ -206,7 +207,7 @@ mod tests {
         assert_eq!(network_of("unknown"), "unknown");
 
         let from =
-            |peer: &str| Caller::of(&TestRequest::default().peer_addr(peer.parse().unwrap()).to_srv_request(), false);
+            |peer: &str| RateKeys::of(&TestRequest::default().peer_addr(peer.parse().unwrap()).to_srv_request(), false);
         let first = from("[2001:db8:1:2::1]:4000");
         assert_eq!(first.address, from("[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:4001").address, "the same /64");
         assert_ne!(first.address, from("[2001:db8:1:3::1]:4000").address, "another /64");
@@ -257,7 +258,7 @@ mod tests {
             .insert_header(("X-Forwarded-For", "9.9.9.9, 203.0.113.7:9"))
             .peer_addr("10.0.0.2:4000".parse().unwrap())
             .to_srv_request();
-        assert_eq!(Caller::of(&req, true).address, Caller::of(&same, true).address);
-        assert_ne!(Caller::of(&req, false).address, Caller::of(&same, false).address, "untrusted: the peer");
+        assert_eq!(RateKeys::of(&req, true).address, RateKeys::of(&same, true).address);
+        assert_ne!(RateKeys::of(&req, false).address, RateKeys::of(&same, false).address, "untrusted: the peer");
     }
 }

@@ -122,7 +122,7 @@ impl Operations {
         if EXEMPT.contains(&req.path()) {
             return Ok(None);
         }
-        let caller = limiter::Caller::of(req, self.trust_forwarded);
+        let caller = limiter::RateKeys::of(req, self.trust_forwarded);
         match limiter.take(caller.bucket(&self.known)).await {
             Ok(RateDecision::Allowed) => Ok(caller.credential),
             Ok(RateDecision::Limited { retry_after }) => Err(ApiError::rate_limited(retry_after)),
@@ -153,7 +153,7 @@ impl Operations {
     }
 }
 
-/// The request's id, for the caller's audit entries (see `auth::Caller`).
+/// The request's id, for the caller's audit entries (see `auth::Authenticated`).
 #[derive(Debug, Clone)]
 pub(crate) struct RequestId(pub String);
 
@@ -206,7 +206,7 @@ pub async fn guard(
     };
     if let Some(credential) = credential {
         let authenticated =
-            actix_web::HttpMessage::extensions(response.request()).contains::<crate::auth::Authenticated>();
+            actix_web::HttpMessage::extensions(response.request()).contains::<crate::auth::CredentialAccepted>();
         operations.learn(&credential, authenticated, response.status().as_u16());
     }
     // A replayed answer is sent as it was first sent, its problem's `requestId` included.
@@ -405,11 +405,11 @@ mod tests {
                 .app_data(operations)
                 .route(
                     "/v1/ping",
-                    // As the Caller extractor does: a good key marks the request authenticated.
+                    // As the Authenticated extractor does: a good key marks the request authenticated.
                     web::get().to(|req: actix_web::HttpRequest| async move {
                         match req.headers().get("X-API-Key") {
                             Some(key) if key == "cpk_good" => {
-                                actix_web::HttpMessage::extensions_mut(&req).insert(crate::auth::Authenticated);
+                                actix_web::HttpMessage::extensions_mut(&req).insert(crate::auth::CredentialAccepted);
                                 HttpResponse::Ok().finish()
                             }
                             _ => HttpResponse::Unauthorized().finish(),

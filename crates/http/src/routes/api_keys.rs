@@ -13,7 +13,7 @@ use crate::body::JsonBody;
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_api_keys, __path_list_api_keys);
@@ -104,7 +104,7 @@ struct CreatedApiKey<'a> {
 )]
 async fn list_api_keys(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0, query.request(state.settings(), "apiKeys")?);
@@ -129,7 +129,7 @@ async fn list_api_keys(
 )]
 async fn create_api_key(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewApiKey>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -150,7 +150,7 @@ async fn create_api_key(
 )]
 async fn revoke_api_key(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;

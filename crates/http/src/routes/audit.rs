@@ -13,7 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::list_query::{ListParams, QueryShape};
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_audit_log, __path_list_audit_log);
@@ -175,7 +175,7 @@ impl AuditQuery {
 )]
 async fn list_audit_log(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     request: HttpRequest,
     query: web::Query<AuditQuery>,
     page: web::Query<PageQuery>,
@@ -213,7 +213,7 @@ struct VerificationDto {
     summary = "Verify the organization's audit hash chain",
     responses((status = 200, description = "Whether the chain is intact.", body = VerificationDto)),
 )]
-async fn verify_audit_log(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn verify_audit_log(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let Verification { valid, checked, first_invalid_id } =
         state.run(|app| async move { app.audit.verify(&principal).await }).await?;
@@ -223,7 +223,7 @@ async fn verify_audit_log(state: web::Data<AppState>, caller: Caller) -> Result<
 /// The history of one record: its entries, newest first. The record may have been deleted.
 async fn history(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     page: web::Query<PageQuery>,
     (resource_type, id, prefix): (&'static str, String, &str),
 ) -> Result<HttpResponse, ApiError> {
@@ -249,7 +249,7 @@ async fn history(
 )]
 async fn risk_history(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     page: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -267,7 +267,7 @@ async fn risk_history(
 )]
 async fn vendor_history(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     page: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -285,7 +285,7 @@ async fn vendor_history(
 )]
 async fn task_history(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     page: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -303,7 +303,7 @@ async fn task_history(
 )]
 async fn policy_history(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     page: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {

@@ -11,7 +11,7 @@ use crate::conditional::{self, IfMatchHeader};
 use crate::path_ids::automation_id;
 use crate::router::Routes;
 use crate::wire::SecretDto;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_automation_secrets, __path_list_automation_secrets);
@@ -41,7 +41,7 @@ pub fn configure(routes: &mut Routes) {
 )]
 async fn put_automation_secret(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
     if_match: IfMatchHeader,
     JsonBody(input): JsonBody<SecretInput>,
@@ -64,7 +64,7 @@ async fn put_automation_secret(
 )]
 async fn list_automation_secrets(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);
@@ -95,7 +95,7 @@ struct SecretDeleted {
 )]
 async fn delete_automation_secret(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {

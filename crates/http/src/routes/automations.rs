@@ -16,7 +16,7 @@ use crate::paging::PageQuery;
 use crate::path_ids::automation_id;
 use crate::router::Routes;
 use crate::wire::{AutomationDto, RunDto};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(create_automation, __path_create_automation);
@@ -41,7 +41,7 @@ pub fn configure(routes: &mut Routes) {
 )]
 async fn create_automation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewAutomation>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -57,7 +57,7 @@ async fn create_automation(
 )]
 async fn get_automation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -74,7 +74,7 @@ async fn get_automation(
 )]
 async fn list_task_automations(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     task: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let task = TaskId::parse(&task).map_err(|_| ApiError::not_found("task"))?;
@@ -98,7 +98,7 @@ async fn list_task_automations(
 )]
 async fn update_automation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<AutomationChanges>,
@@ -127,7 +127,7 @@ struct AutomationDeleted<'a> {
 )]
 async fn delete_automation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -165,7 +165,7 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
 )]
 async fn list_automation_runs(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -217,7 +217,7 @@ const RUN_COLUMNS: &[&str] = &[
 )]
 async fn export_automation_runs(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -261,7 +261,7 @@ fn run_query(
 )]
 async fn start_automation_run(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, automation_id(&id)?);

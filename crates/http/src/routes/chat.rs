@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{BodyLimit, JsonBody};
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 /// The most a history body may weigh, whatever the message limits allow: one request must not
 /// hold more memory than this.
@@ -58,7 +58,7 @@ fn success_true() -> utoipa::openapi::Object {
     get, path = "/v1/assistant-chat/history", operation_id = "getChatHistory", tag = "assistant-chat",
     responses((status = 200, description = "The messages, oldest first as they were sent.", body = History)),
 )]
-async fn get_chat_history(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn get_chat_history(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let messages = state.run(|app| async move { app.chat.history(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(History { messages }))
@@ -76,7 +76,7 @@ async fn get_chat_history(state: web::Data<AppState>, caller: Caller) -> Result<
 )]
 async fn replace_chat_history(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(history): JsonBody<History>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -91,7 +91,7 @@ async fn replace_chat_history(
     delete, path = "/v1/assistant-chat/history", operation_id = "clearChatHistory", tag = "assistant-chat",
     responses((status = 200, description = "The history is cleared.", body = Success)),
 )]
-async fn clear_chat_history(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn clear_chat_history(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     state.run(|app| async move { app.chat.clear(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(Success { success: true }))

@@ -16,7 +16,7 @@ use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams
 use crate::paging::PageQuery;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, CommentDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 /// Room for the JSON around the base64 of the largest request's attachments.
 const JSON_OVERHEAD: usize = 64 * 1024;
@@ -96,7 +96,7 @@ const NEXT_CURSOR: &str = "X-Next-Cursor";
 )]
 async fn list_comments(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (entity_type, entity_id, query, shape) = comment_query(params, state.settings())?;
@@ -139,7 +139,7 @@ const COMMENT_COLUMNS: &[&str] = &["id", "content", "author", "attachments", "cr
 )]
 async fn export_comments(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -196,7 +196,7 @@ fn comment_query(
 )]
 async fn create_comment(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewComment>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -220,7 +220,7 @@ fn comment_id(id: &str) -> Result<CommentId, ApiError> {
 )]
 async fn update_comment(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(edit): JsonBody<CommentEdit>,
@@ -240,7 +240,7 @@ async fn update_comment(
 )]
 async fn delete_comment(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -265,7 +265,7 @@ async fn delete_comment(
 )]
 async fn get_attachment_download_link(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = AttachmentId::parse(&id).map_err(|_| ApiError::not_found("attachment"))?;

@@ -19,7 +19,7 @@ use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter
 use crate::paging::PageQuery;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, ContextEntryDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_context_entries, __path_list_context_entries);
@@ -89,7 +89,7 @@ struct DeletedContextEntry<'a> {
 )]
 async fn list_context_entries(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (query, shape) = context_query(params, state.settings())?;
@@ -130,7 +130,7 @@ const CONTEXT_COLUMNS: &[&str] = &["id", "organizationId", "question", "answer",
 )]
 async fn export_context(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -171,7 +171,7 @@ pub(crate) fn context_query(
 )]
 async fn create_context_entry(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewContextEntry>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
@@ -197,7 +197,7 @@ async fn create_context_entry(
 )]
 async fn get_context_entry(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -218,7 +218,7 @@ async fn get_context_entry(
 )]
 async fn update_context_entry(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<ContextEntryChanges>,
@@ -248,7 +248,7 @@ async fn update_context_entry(
 )]
 async fn delete_context_entry(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {

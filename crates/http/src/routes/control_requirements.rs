@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use crate::body::JsonBody;
 use crate::path_ids::control_id;
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_control_requirements, __path_list_control_requirements);
@@ -75,7 +75,7 @@ fn requirement_id(id: &str) -> Result<RequirementId, ApiError> {
 )]
 async fn list_control_requirements(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, control_id(&id)?);
@@ -106,7 +106,7 @@ impl<'a> From<&'a MappedRequirement> for MappedRequirementDto<'a> {
 )]
 async fn map_control_requirement(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     JsonBody(input): JsonBody<NewRequirementMapping>,
 ) -> Result<HttpResponse, ApiError> {
@@ -127,7 +127,7 @@ async fn map_control_requirement(
 )]
 async fn unmap_control_requirement(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, requirement) = path.into_inner();

@@ -23,7 +23,7 @@ use crate::list_query::{ListParams, QueryShape};
 use crate::paging::{PageQuery, encode};
 use crate::path_ids::control_id;
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes, upload_limit: BodyLimit) {
     routes.add(list_controls, __path_list_controls);
@@ -194,7 +194,7 @@ struct DeletedControl<'a> {
 )]
 async fn list_controls(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (filter, page, shape) = control_query(params, state.settings())?;
@@ -244,7 +244,7 @@ fn control_query(
 )]
 async fn create_control(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewControl>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -264,7 +264,7 @@ async fn create_control(
 )]
 async fn get_control(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     as_of: web::Query<AsOfQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -286,7 +286,7 @@ async fn get_control(
 )]
 async fn update_control(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<ControlChanges>,
@@ -309,7 +309,7 @@ async fn update_control(
 )]
 async fn delete_control(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -333,7 +333,7 @@ async fn delete_control(
 )]
 async fn get_control_status(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     as_of: web::Query<AsOfQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -357,7 +357,7 @@ async fn get_control_status(
 )]
 async fn add_evidence_source(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     JsonBody(input): JsonBody<NewEvidenceSource>,
 ) -> Result<HttpResponse, ApiError> {
@@ -377,7 +377,7 @@ async fn add_evidence_source(
 )]
 async fn remove_evidence_source(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, source_id) = path.into_inner();
@@ -398,7 +398,7 @@ async fn remove_evidence_source(
 )]
 async fn list_control_evidence(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -426,7 +426,7 @@ async fn list_control_evidence(
 )]
 async fn upload_control_evidence(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     JsonBody(input): JsonBody<NewAttachment>,
 ) -> Result<HttpResponse, ApiError> {

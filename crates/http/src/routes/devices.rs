@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_devices, __path_list_devices);
@@ -57,7 +57,7 @@ struct DeviceList<'a> {
 }
 
 impl<'a> DeviceList<'a> {
-    fn new(caller: &'a Caller, data: Vec<DeviceRecord>) -> Self {
+    fn new(caller: &'a Authenticated, data: Vec<DeviceRecord>) -> Self {
         Self {
             count: data.len(),
             data,
@@ -80,7 +80,7 @@ impl<'a> DeviceList<'a> {
         (status = 504, description = "The device management system did not answer in time.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
-async fn list_devices(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn list_devices(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let devices = state.run(|app| async move { app.devices.list(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(DeviceList::new(&caller, devices)))
@@ -101,7 +101,7 @@ async fn list_devices(state: web::Data<AppState>, caller: Caller) -> Result<Http
 )]
 async fn list_person_devices(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let member = MemberId::parse(&id).map_err(|_| ApiError::not_found("person"))?;

@@ -20,7 +20,7 @@ use crate::conditional::{self, IfMatchHeader};
 use crate::list_query::{ListParams, QueryShape, SortField};
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 /// The body limit of an OSCAL import: 15 MiB, where other JSON bodies take 1 MiB (and no more than
 /// the bulk routes' 16,000 KiB, the most the idempotency middleware reads). NIST SP 800-53 rev. 5's
@@ -344,7 +344,7 @@ fn framework_query(
 )]
 async fn list_frameworks(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (query, shape) = framework_query(params, state.settings())?;
@@ -373,7 +373,7 @@ async fn list_frameworks(
 )]
 async fn create_framework(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewFramework>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -398,7 +398,7 @@ async fn create_framework(
 )]
 async fn import_framework(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(document): JsonBody<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -430,7 +430,7 @@ fn made(framework: &FrameworkWithRequirements) -> HttpResponse {
 )]
 async fn get_framework(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, framework_id(&id)?);
@@ -450,7 +450,7 @@ async fn get_framework(
 )]
 async fn get_framework_status(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     as_of: web::Query<AsOfQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -477,7 +477,7 @@ async fn get_framework_status(
 )]
 async fn get_framework_assessment_results(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     as_of: web::Query<AsOfQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -500,7 +500,7 @@ async fn get_framework_assessment_results(
 )]
 async fn delete_framework(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -518,7 +518,7 @@ async fn delete_framework(
     get, path = "/v1/framework-templates", operation_id = "listFrameworkTemplates", tag = "frameworks",
     responses((status = 200, description = "Every shipped template.", body = FrameworkTemplateList)),
 )]
-async fn list_framework_templates(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn list_framework_templates(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
     let templates = state.run(|app| async move { app.frameworks.list_framework_templates(&principal) }).await?;
     Ok(HttpResponse::Ok()
@@ -539,7 +539,7 @@ async fn list_framework_templates(state: web::Data<AppState>, caller: Caller) ->
 )]
 async fn adopt_framework_template(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     key: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, key) = (caller.0, key.into_inner());

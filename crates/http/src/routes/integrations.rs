@@ -21,7 +21,7 @@ use crate::paging::PageQuery;
 use crate::path_ids::SlugPath;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_providers, __path_list_providers);
@@ -71,7 +71,7 @@ struct ConnectionList<'a> {
     get, path = "/v1/integrations/providers", operation_id = "listProviders", tag = "integrations",
     responses((status = 200, description = "Every provider.", body = ProviderList)),
 )]
-async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+async fn list_providers(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
     let providers = state.run(|app| async move { app.integrations.list_providers(&principal).await }).await?;
     Ok(HttpResponse::Ok().json(ProviderList {
@@ -90,7 +90,7 @@ async fn list_providers(state: web::Data<AppState>, caller: Caller) -> Result<Ht
 )]
 async fn get_provider(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     slug: web::Path<SlugPath>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -111,7 +111,7 @@ async fn get_provider(
 )]
 async fn get_oauth_app(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     slug: web::Path<SlugPath>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -132,7 +132,7 @@ async fn get_oauth_app(
 )]
 async fn put_oauth_app(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     slug: web::Path<SlugPath>,
     if_match: IfMatchHeader,
     JsonBody(input): JsonBody<OAuthAppInput>,
@@ -168,7 +168,7 @@ struct OAuthAppRemoved {
 )]
 async fn delete_oauth_app(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     slug: web::Path<SlugPath>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -204,7 +204,7 @@ struct AuthorizationUrl {
 )]
 async fn start_oauth(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<StartOAuth>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -292,7 +292,7 @@ async fn oauth_callback(
 )]
 async fn list_connections(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (query, shape) = connection_query(params, state.settings())?;
@@ -342,7 +342,7 @@ const CONNECTION_COLUMNS: &[&str] = &[
 )]
 async fn export_connections(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -394,7 +394,7 @@ pub(crate) fn connection_query(
 )]
 async fn create_connection(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewConnection>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -411,7 +411,7 @@ async fn create_connection(
 )]
 async fn get_connection(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -443,7 +443,7 @@ struct DisconnectedBody {
 )]
 async fn delete_connection(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -471,7 +471,7 @@ async fn delete_connection(
 )]
 async fn check_connection(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, id.into_inner());

@@ -14,7 +14,7 @@ use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
 use crate::wire::MemberDto;
-use crate::{ApiError, AppState, Caller, SignedInCaller};
+use crate::{ApiError, AppState, Authenticated, SignedInCaller};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_invitations, __path_list_invitations);
@@ -113,7 +113,7 @@ fn invitation_id(id: &str) -> Result<InvitationId, ApiError> {
 )]
 async fn create_invitation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewInvitation>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -136,7 +136,7 @@ async fn create_invitation(
 )]
 async fn list_invitations(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0, query.request(state.settings(), "invitations")?);
@@ -161,7 +161,7 @@ async fn list_invitations(
 )]
 async fn get_invitation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -182,7 +182,7 @@ async fn get_invitation(
 )]
 async fn delete_invitation(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {

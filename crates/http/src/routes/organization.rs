@@ -9,7 +9,7 @@ use crate::body::JsonBody;
 use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, OrganizationDto, auth_type};
-use crate::{ApiError, AppState, Caller, SignedInCaller};
+use crate::{ApiError, AppState, Authenticated, SignedInCaller};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(get_organization, __path_get_organization);
@@ -41,7 +41,7 @@ struct OrganizationWithAuth<'a> {
 )]
 async fn get_organization(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
@@ -68,7 +68,7 @@ async fn get_organization(
 )]
 async fn update_organization(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<OrganizationChanges>,
 ) -> Result<HttpResponse, ApiError> {

@@ -22,7 +22,7 @@ use crate::list_query::{CreatedParams, IncludeInactive, ListParams, QueryShape, 
 use crate::paging::PageQuery;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, MemberDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_people, __path_list_people);
@@ -96,7 +96,11 @@ fn member_id(id: &str) -> Result<MemberId, ApiError> {
     ),
     responses((status = 200, description = "The members.", body = MemberList)),
 )]
-async fn list_people(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+async fn list_people(
+    state: web::Data<AppState>,
+    caller: Authenticated,
+    params: ListParams,
+) -> Result<HttpResponse, ApiError> {
     let (include_inactive, query, shape) = person_query(params, state.settings())?;
     let principal = caller.0.clone();
     let key = ListKey::new(&principal, ListName::People, &shape, &query.page).including_inactive(include_inactive);
@@ -137,7 +141,7 @@ const PERSON_COLUMNS: &[&str] =
 )]
 async fn export_people(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -162,7 +166,7 @@ async fn export_people(
 )]
 async fn get_person(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -189,7 +193,7 @@ async fn get_person(
 )]
 async fn bulk_people(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<BulkQuery>,
     JsonBody(request): JsonBody<BulkRequest>,
 ) -> Result<HttpResponse, ApiError> {
@@ -218,7 +222,7 @@ async fn bulk_people(
 )]
 async fn update_person(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<MemberChanges>,

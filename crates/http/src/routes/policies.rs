@@ -21,7 +21,7 @@ use crate::paging::PageQuery;
 use crate::path_ids::policy_id;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, PolicyDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_policies, __path_list_policies);
@@ -87,7 +87,7 @@ struct DeletedPolicy<'a> {
 )]
 async fn list_policies(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (query, shape) = policy_query(params, state.settings())?;
@@ -155,7 +155,7 @@ const POLICY_COLUMNS: &[&str] = &[
 )]
 async fn export_policies(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -206,7 +206,7 @@ pub(crate) fn policy_query(mut params: ListParams, settings: &Settings) -> Resul
 )]
 async fn create_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewPolicy>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
@@ -233,7 +233,7 @@ async fn create_policy(
 )]
 async fn get_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -257,7 +257,7 @@ async fn get_policy(
 )]
 async fn update_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<PolicyChanges>,
@@ -287,7 +287,7 @@ async fn update_policy(
 )]
 async fn delete_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {

@@ -8,7 +8,7 @@ use compliance_domain::PolicyId;
 use crate::path_ids::policy_id;
 use crate::router::Routes;
 use crate::wire::PolicyDiffDto;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(diff_policy_versions, __path_diff_policy_versions);
@@ -41,7 +41,7 @@ pub fn configure(routes: &mut Routes) {
 )]
 async fn diff_policy_versions(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, from, to) = path.into_inner();

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::path_ids::{policy_id, version_number};
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(get_policy_version_document, __path_get_policy_version_document);
@@ -57,7 +57,7 @@ struct DocumentQuery {
 )]
 async fn get_policy_version_document(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
     query: web::Query<DocumentQuery>,
 ) -> Result<HttpResponse, ApiError> {

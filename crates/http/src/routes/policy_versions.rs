@@ -15,7 +15,7 @@ use crate::envelope::PolicyWithAuth;
 use crate::path_ids::{policy_id, version_number};
 use crate::router::Routes;
 use crate::wire::PolicyDto;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(submit_policy, __path_submit_policy);
@@ -193,7 +193,7 @@ struct PersonPolicyList<'a> {
 )]
 async fn submit_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     JsonBody(input): JsonBody<PolicySubmission>,
 ) -> Result<HttpResponse, ApiError> {
@@ -217,7 +217,7 @@ async fn submit_policy(
 )]
 async fn approve_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), policy_id(&id)?);
@@ -241,7 +241,7 @@ async fn approve_policy(
 )]
 async fn reject_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     JsonBody(input): JsonBody<PolicyRejection>,
 ) -> Result<HttpResponse, ApiError> {
@@ -266,7 +266,7 @@ async fn reject_policy(
 )]
 async fn sign_policy(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0.clone(), policy_id(&id)?);
@@ -285,7 +285,7 @@ async fn sign_policy(
 )]
 async fn get_policy_signatures(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, policy_id(&id)?);
@@ -304,7 +304,7 @@ async fn get_policy_signatures(
 )]
 async fn list_policy_versions(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, policy_id(&id)?);
@@ -324,7 +324,7 @@ async fn list_policy_versions(
 )]
 async fn get_policy_version(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -347,7 +347,7 @@ async fn get_policy_version(
 )]
 async fn list_person_policies(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let member: MemberId = Id::parse(&id).map_err(|_| ApiError::not_found("person"))?;

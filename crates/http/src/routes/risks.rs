@@ -22,7 +22,7 @@ use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortP
 use crate::paging::PageQuery;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, RiskDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_risks, __path_list_risks);
@@ -104,7 +104,11 @@ struct DeletedRisk<'a> {
     ),
     responses((status = 200, description = "The matching risks, in the order asked (newest first by default).", body = RiskList)),
 )]
-async fn list_risks(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+async fn list_risks(
+    state: web::Data<AppState>,
+    caller: Authenticated,
+    params: ListParams,
+) -> Result<HttpResponse, ApiError> {
     let (query, shape) = risk_query(params, state.settings())?;
     let principal = caller.0.clone();
     let key = ListKey::new(&principal, ListName::Risks, &shape, &query.page);
@@ -165,7 +169,7 @@ const RISK_COLUMNS: &[&str] = &[
 )]
 async fn export_risks(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -215,7 +219,7 @@ pub(crate) fn risk_query(mut params: ListParams, settings: &Settings) -> Result<
 )]
 async fn create_risk(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewRisk>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
@@ -242,7 +246,7 @@ async fn create_risk(
 )]
 async fn get_risk(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -263,7 +267,7 @@ async fn get_risk(
 )]
 async fn update_risk(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<RiskChanges>,
@@ -293,7 +297,7 @@ async fn update_risk(
 )]
 async fn delete_risk(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -326,7 +330,7 @@ async fn delete_risk(
 )]
 async fn bulk_risks(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<BulkQuery>,
     JsonBody(request): JsonBody<BulkRequest>,
 ) -> Result<HttpResponse, ApiError> {

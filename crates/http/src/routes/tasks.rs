@@ -22,7 +22,7 @@ use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortP
 use crate::paging::PageQuery;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, TaskDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_tasks, __path_list_tasks);
@@ -105,7 +105,11 @@ struct DeletedTask<'a> {
     ),
     responses((status = 200, description = "The matching tasks, in the order asked (newest first by default).", body = TaskList)),
 )]
-async fn list_tasks(state: web::Data<AppState>, caller: Caller, params: ListParams) -> Result<HttpResponse, ApiError> {
+async fn list_tasks(
+    state: web::Data<AppState>,
+    caller: Authenticated,
+    params: ListParams,
+) -> Result<HttpResponse, ApiError> {
     let (query, shape) = task_query(params, state.settings())?;
     let principal = caller.0.clone();
     let key = ListKey::new(&principal, ListName::Tasks, &shape, &query.page);
@@ -161,7 +165,7 @@ const TASK_COLUMNS: &[&str] = &[
 )]
 async fn export_tasks(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -226,7 +230,7 @@ pub(crate) fn task_query(mut params: ListParams, settings: &Settings) -> Result<
 )]
 async fn create_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewTask>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
@@ -253,7 +257,7 @@ async fn create_task(
 )]
 async fn get_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -277,7 +281,7 @@ async fn get_task(
 )]
 async fn update_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<TaskChanges>,
@@ -307,7 +311,7 @@ async fn update_task(
 )]
 async fn delete_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -340,7 +344,7 @@ async fn delete_task(
 )]
 async fn bulk_tasks(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<BulkQuery>,
     JsonBody(request): JsonBody<BulkRequest>,
 ) -> Result<HttpResponse, ApiError> {
@@ -368,7 +372,7 @@ async fn bulk_tasks(
 )]
 async fn submit_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -393,7 +397,7 @@ async fn submit_task(
 )]
 async fn approve_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -419,7 +423,7 @@ async fn approve_task(
 )]
 async fn reject_task(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(input): JsonBody<TaskRejection>,
@@ -430,7 +434,7 @@ async fn reject_task(
 }
 
 /// A transition's answer: the task with how the request authenticated, and its new `ETag`.
-fn transitioned(task: &compliance_domain::task::Task, caller: &Caller) -> HttpResponse {
+fn transitioned(task: &compliance_domain::task::Task, caller: &Authenticated) -> HttpResponse {
     conditional::tagged(
         HttpResponse::Ok(),
         &task.etag(),

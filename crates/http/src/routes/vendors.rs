@@ -20,7 +20,7 @@ use crate::list_query::{AssigneeFilter, ListParams, QueryShape, SortField, SortP
 use crate::paging::PageQuery;
 use crate::router::Routes;
 use crate::wire::{AuthTypeStyle, AuthenticatedUser, VendorDto, auth_type};
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_vendors, __path_list_vendors);
@@ -100,7 +100,7 @@ struct DeletedVendor<'a> {
 )]
 async fn list_vendors(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let (query, shape) = vendor_query(params, state.settings())?;
@@ -158,7 +158,7 @@ const VENDOR_COLUMNS: &[&str] = &[
 )]
 async fn export_vendors(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     mut params: ListParams,
 ) -> Result<HttpResponse, ApiError> {
     let format = ExportFormat::take(&mut params)?;
@@ -204,7 +204,7 @@ pub(crate) fn vendor_query(mut params: ListParams, settings: &Settings) -> Resul
 )]
 async fn create_vendor(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewVendor>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0.clone();
@@ -231,7 +231,7 @@ async fn create_vendor(
 )]
 async fn get_vendor(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -252,7 +252,7 @@ async fn get_vendor(
 )]
 async fn update_vendor(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<VendorChanges>,
@@ -282,7 +282,7 @@ async fn update_vendor(
 )]
 async fn delete_vendor(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -315,7 +315,7 @@ async fn delete_vendor(
 )]
 async fn bulk_vendors(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<BulkQuery>,
     JsonBody(request): JsonBody<BulkRequest>,
 ) -> Result<HttpResponse, ApiError> {

@@ -14,7 +14,7 @@ use crate::conditional::{self, IfMatchHeader, IfNoneMatchHeader};
 use crate::list_query::QueryShape;
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
-use crate::{ApiError, AppState, Caller};
+use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_webhooks, __path_list_webhooks);
@@ -181,7 +181,7 @@ fn webhook_id(id: &str) -> Result<WebhookId, ApiError> {
 )]
 async fn list_webhooks(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, page) = (caller.0, query.request(state.settings(), "webhooks")?);
@@ -206,7 +206,7 @@ async fn list_webhooks(
 )]
 async fn create_webhook(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     JsonBody(input): JsonBody<NewWebhook>,
 ) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;
@@ -222,7 +222,7 @@ async fn create_webhook(
 )]
 async fn get_webhook(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_none_match: IfNoneMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -242,7 +242,7 @@ async fn get_webhook(
 )]
 async fn update_webhook(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
     JsonBody(changes): JsonBody<WebhookChanges>,
@@ -263,7 +263,7 @@ async fn update_webhook(
 )]
 async fn delete_webhook(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     if_match: IfMatchHeader,
 ) -> Result<HttpResponse, ApiError> {
@@ -283,7 +283,7 @@ async fn delete_webhook(
 )]
 async fn rotate_webhook_secret(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
@@ -302,7 +302,7 @@ async fn rotate_webhook_secret(
 )]
 async fn test_webhook(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (principal, id) = (caller.0, webhook_id(&id)?);
@@ -324,7 +324,7 @@ async fn test_webhook(
 )]
 async fn list_webhook_deliveries(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     id: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -357,7 +357,7 @@ async fn list_webhook_deliveries(
 )]
 async fn retry_webhook_delivery(
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: Authenticated,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, delivery) = path.into_inner();
