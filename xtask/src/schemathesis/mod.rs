@@ -5,11 +5,12 @@
 //! (with the reason for each); the run-specific ones (address, key, seed, reports) are flags here.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
 use crate::cmd::{self, cargo, display, workspace_root};
@@ -61,12 +62,20 @@ pub fn run_standalone() -> Result<()> {
     outcome
 }
 
-/// Both backends with the dev binary the tests built (no second build profile); the first failure
-/// is reported after both ran, so that one run shows the failures of both.
+/// Both backends with the dev binary the tests built (no second build profile), at the same time:
+/// each run is one single-threaded Python process (see [`WORKERS`]), so on two cores the pair
+/// takes about as long as the slower one, where one after the other took the sum (528 s + 281 s).
+/// Each run's output goes to its reports directory and is printed whole when it ends, so the two
+/// do not interleave. The first failure is reported after both ran, so that one run shows the
+/// failures of both.
 pub fn run(database: &Database, tools: &Tools) -> Result<()> {
     let binary = server_binary()?;
-    let sqlite = run_backend(&binary, Backend::Sqlite, database, tools);
-    let postgres = run_backend(&binary, Backend::Postgres, database, tools);
+    let (sqlite, postgres) = std::thread::scope(|scope| {
+        let sqlite = scope.spawn(|| run_backend(&binary, Backend::Sqlite, database, tools));
+        let postgres = run_backend(&binary, Backend::Postgres, database, tools);
+        let sqlite = sqlite.join().unwrap_or_else(|_| Err(anyhow!("the run on SQLite panicked")));
+        (sqlite, postgres)
+    });
     match (sqlite, postgres) {
         (Ok(()), Ok(())) => Ok(()),
         (Err(error), Ok(())) => Err(error.context("schemathesis on SQLite failed")),
@@ -86,7 +95,8 @@ fn server_binary() -> Result<PathBuf> {
 }
 
 fn run_backend(binary: &Path, backend: Backend, database: &Database, tools: &Tools) -> Result<()> {
-    println!("\n--> schemathesis on {}", backend.name());
+    let name = backend.name();
+    println!("\n--> [{name}] schemathesis starts");
     let started = Instant::now();
     let reports = target_dir()?.join("schemathesis").join(backend.name());
     if reports.exists() {
@@ -100,7 +110,7 @@ fn run_backend(binary: &Path, backend: Backend, database: &Database, tools: &Too
     };
     let tenant = Tenant::create(binary, store.url(), "schemathesis")?;
     println!(
-        "organization {}, owner {} (member {}), an API key",
+        "[{name}] organization {}, owner {} (member {}), an API key",
         tenant.organization_id, tenant.user_id, tenant.member_id
     );
     let log = reports.join("server.log");
@@ -109,7 +119,7 @@ fn run_backend(binary: &Path, backend: Backend, database: &Database, tools: &Too
     let outcome = create_task(&server.address, &tenant.api_key).and_then(|task_id| {
         let seeded = seed::seed(binary, store.url(), &server.address, &tenant, &task_id)?;
         let before = request_counts(&server.address)?;
-        let found = schemathesis(&server.base_url, &tenant, &task_id, &seeded, &reports, tools);
+        let found = schemathesis(name, &server.base_url, &tenant, &task_id, &seeded, &reports, tools);
         // Reached or not is reported even when schemathesis failed: it tells what the run tested.
         match (found, reached_handlers(&server.address, &before)) {
             (Ok(()), reached) => reached,
@@ -119,7 +129,7 @@ fn run_backend(binary: &Path, backend: Backend, database: &Database, tools: &Too
     });
     drop(server);
     drop(store);
-    println!("schemathesis on {} took {:.0?}", backend.name(), started.elapsed());
+    println!("[{name}] schemathesis took {:.0?}", started.elapsed());
     outcome.with_context(|| format!("reports in {}, the server's log in {}", reports.display(), log.display()))
 }
 
@@ -144,6 +154,7 @@ fn create_task(address: &str, api_key: &str) -> Result<String> {
 }
 
 fn schemathesis(
+    backend: &str,
     base_url: &str,
     tenant: &Tenant,
     task_id: &str,
@@ -172,10 +183,18 @@ fn schemathesis(
     // Positive cases go without a made-up list cursor or idempotency key, with the real references
     // to data, and the session-only operations with the session (see the file).
     command.env("SCHEMATHESIS_HOOKS", root.join("tests").join("schemathesis").join("hooks.py"));
-    println!("$ {}", display(&command));
+    let shown = display(&command);
     command.env("SCHEMATHESIS_API_KEY", &tenant.api_key);
     command.env("SCHEMATHESIS_SESSION", &seeded.session);
+    let output_path = reports.join("output.txt");
+    let output = fs::File::create(&output_path).with_context(|| format!("cannot create {}", output_path.display()))?;
+    command.stdout(output.try_clone()?).stderr(output);
     let status = command.status().context("could not start schemathesis")?;
+    let printed = fs::read_to_string(&output_path).unwrap_or_default();
+    // One write, under stdout's lock: the other backend's run prints in between, not within.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "\n--> [{backend}] $ {shown}\n{printed}")?;
+    drop(stdout);
     if !status.success() {
         bail!("schemathesis found failures ({status})");
     }
