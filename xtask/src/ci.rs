@@ -7,9 +7,9 @@ use anyhow::{Context, Result};
 
 use crate::cmd::{self, capture, cargo};
 use crate::provision::{self, Tools};
-use crate::{client, deps, doc_paths, docs, openapi, postgres, schemathesis};
+use crate::{client, deps, doc_paths, docs, openapi, postgres, schema, schemathesis};
 
-const STEPS: usize = 10;
+const STEPS: usize = 11;
 
 pub fn run() -> Result<()> {
     let mut steps = Steps::default();
@@ -30,6 +30,7 @@ fn run_steps(steps: &mut Steps) -> Result<()> {
         .run("OpenAPI document and the client generated from it", || openapi::check().and_then(|()| client::check()))?;
     steps.run("API documentation (rustdoc)", docs::check)?;
     let database = steps.run("PostgreSQL", postgres::provide)?;
+    steps.run("schema.rs is diesel's print of the PostgreSQL migrations", || schema::check(&database))?;
     let tests = steps.run("tests", || run_tests(&database.admin_url(), &tools));
     // after the tests, which built target/debug/compliance-server
     let contract =

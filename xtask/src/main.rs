@@ -13,6 +13,7 @@ mod docs;
 mod openapi;
 mod postgres;
 mod provision;
+mod schema;
 mod schemathesis;
 mod service;
 
@@ -36,6 +37,8 @@ Commands:
   openapi write docs/openapi.json from the code (`--check`: fail when it is stale)
   client  write crates/client/src/generated.rs from docs/openapi.json (`--check`: fail
           when it is stale)
+  schema  write crates/store/src/schema.rs as diesel print-schema prints it from the
+          PostgreSQL migrations (`--check`: fail when it differs; step 9 of `ci`)
   schemathesis
           contract tests: schemathesis against a running server, on SQLite and PostgreSQL
   bench   the release server under load beside pgbench, on PostgreSQL and SQLite
@@ -48,7 +51,7 @@ Usage: cargo xtask ci
 
 Runs, in order, stopping at the first failure:
   1. the tools the tests need (`cargo xtask tools`): Debian's chromium, chromium-driver,
-     poppler-utils, postgresql and redis-server (apt-get, as root), Redis answering on
+     poppler-utils, postgresql, libpq-dev and redis-server (apt-get, as root), Redis answering on
      127.0.0.1:6379, the pinned PyPI packages (schemathesis, standardwebhooks, moto) in
      target/tools/venv, `npm ci` in tests/oidc; what cannot be installed is listed in
      one message before anything is built
@@ -70,10 +73,13 @@ Runs, in order, stopping at the first failure:
   8. PostgreSQL: DATABASE_URL when it is a postgres:// URL that answers; otherwise a
      throwaway cluster from the newest /usr/lib/postgresql/*/bin (stopped and removed
      at the end); otherwise an error
-  9. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
+  9. crates/store/src/schema.rs is what `diesel print-schema` prints from the
+     PostgreSQL migrations with diesel.toml (`cargo xtask schema --check`; diesel_cli
+     pinned, installed under target/tools/diesel-cli)
+  10. cargo nextest run --workspace --locked plus cargo test --workspace --doc --locked
      (or cargo test --workspace --locked without nextest), with DATABASE_URL set to
      the PostgreSQL admin URL and target/tools/venv/bin first on PATH
-  10. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
+  11. schemathesis (`cargo xtask schemathesis`): the dev binary the tests built serves a
      fresh database on each backend; schemathesis runs every check in positive and
      negative mode with a fixed seed (settings in schemathesis.toml, see docs/testing.md)";
 
@@ -115,6 +121,9 @@ fn dispatch(args: &[String]) -> Result<()> {
         ["openapi", "--check"] => openapi::check(),
         ["client"] => client::write(),
         ["client", "--check"] => client::check(),
+        ["schema"] => schema::run_standalone(false),
+        ["schema", "--check"] => schema::run_standalone(true),
+        ["schema", "-h" | "--help"] | ["help", "schema"] => print_help(schema::HELP),
         ["schemathesis"] => schemathesis::run_standalone(),
         ["schemathesis", "-h" | "--help"] | ["help", "schemathesis"] => print_help(SCHEMATHESIS_HELP),
         ["ci", unexpected, ..] => bail!("unexpected argument `{unexpected}` for `ci`\n\n{CI_HELP}"),

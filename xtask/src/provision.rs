@@ -40,6 +40,8 @@ const DEBIAN: &[DebianPackage] = &[
         file: "/usr/bin/pg_ctlcluster",
         needed_by: "the PostgreSQL tests and the bench (initdb, pg_ctl, pgbench)",
     },
+    // diesel_cli links libpq: `cargo xtask schema` installs it to print schema.rs (step 9 of `ci`).
+    DebianPackage { package: "libpq-dev", file: "/usr/include/postgresql/libpq-fe.h", needed_by: "diesel_cli" },
     DebianPackage {
         package: "redis-server",
         file: "/usr/bin/redis-server",
