@@ -40,15 +40,15 @@ pub struct ContextEntry {
 pub struct NewContextEntry {
     /// Required: 1 to 2,000 characters.
     #[serde(default, deserialize_with = "required_non_null")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_question, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::question, required = true))]
     pub question: Option<String>,
     /// Required: 1 to 20,000 characters.
     #[serde(default, deserialize_with = "required_non_null")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_answer, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::answer, required = true))]
     pub answer: Option<String>,
     /// Up to 50 tags of up to 64 characters; none when omitted.
     #[serde(default, deserialize_with = "required_non_null")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_tags))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::tags))]
     pub tags: Option<Vec<String>>,
 }
 
@@ -59,15 +59,15 @@ pub struct NewContextEntry {
 pub struct ContextEntryChanges {
     /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_question))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::question))]
     pub question: Option<String>,
     /// Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_answer))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::answer))]
     pub answer: Option<String>,
     /// Replaces every tag. Absent: unchanged; `null` is refused.
     #[serde(default, deserialize_with = "required_non_null")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::context_tags))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::tags))]
     pub tags: Option<Vec<String>>,
 }
 
@@ -144,6 +144,31 @@ impl ContextEntry {
         set(&mut self.answer, &patch.0.answer);
         set(&mut self.tags, &patch.0.tags);
         self.updated_at = now;
+    }
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::{Array, ArrayBuilder, Object};
+
+    /// `question`: a string whose length `validation::text` bounds.
+    pub fn question() -> Object {
+        crate::openapi::text(1, super::QUESTION_MAX).build()
+    }
+
+    /// `answer`: a string whose length `validation::text` bounds.
+    pub fn answer() -> Object {
+        crate::openapi::text(1, super::ANSWER_MAX).build()
+    }
+
+    /// A context entry's tags: distinct, non-blank, bounded.
+    pub fn tags() -> Array {
+        ArrayBuilder::new()
+            .items(crate::openapi::text(1, super::TAG_MAX))
+            .max_items(Some(super::TAGS_MAX))
+            .unique_items(true)
+            .build()
     }
 }
 

@@ -158,11 +158,11 @@ impl Control {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewControl {
     /// Required: 1 to 255 characters, not blank.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_name, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Up to 10,000 characters; empty when omitted.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// The member responsible for it: an active member of the organization.
@@ -179,11 +179,11 @@ pub struct NewControl {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ControlChanges {
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_name))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::control_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Absent: unchanged; `null`: no owner.
@@ -472,6 +472,22 @@ fn source_status(
         },
     };
     SourceStatus { kind, id, status, last_evidence_at: evidence.map(|e| e.collected_at), reason }
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::Object;
+
+    /// `name`: a string whose length `validation::text` bounds.
+    pub fn name() -> Object {
+        crate::openapi::text(1, super::NAME_MAX).build()
+    }
+
+    /// `description`: a string whose length `validation::text` bounds.
+    pub fn description() -> Object {
+        crate::openapi::text(0, super::DESCRIPTION_MAX).build()
+    }
 }
 
 #[cfg(test)]

@@ -55,65 +55,15 @@ pub fn string_enum_schema(values: &[&str]) -> RefOr<Schema> {
     ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied())).into()
 }
 
-/// The statuses a client may set on a policy: every one but `pending_approval`, which only
-/// `POST /v1/policies/{id}/submit` reaches.
-pub fn settable_policy_status() -> Object {
-    use crate::policy::PolicyStatus;
-    let settable = [PolicyStatus::Draft, PolicyStatus::Published, PolicyStatus::NeedsReview];
-    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(PolicyStatus::as_str))).build()
-}
-
-/// The statuses a client may set on a task: every one but `in_review`, which only
-/// `POST /v1/tasks/{id}/submit` reaches.
-pub fn settable_task_status() -> Object {
-    use crate::task::TaskStatus;
-    let settable = TaskStatus::ALL.iter().copied().filter(|status| *status != TaskStatus::InReview);
-    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(TaskStatus::as_str))).build()
-}
-
 /// A string `validation::text` accepts between `min` and `max` characters.
 pub fn text(min: usize, max: usize) -> ObjectBuilder {
     let pattern = if min > 0 { NON_BLANK } else { NO_NUL };
     ObjectBuilder::new().schema_type(Type::String).min_length(Some(min)).max_length(Some(max)).pattern(Some(pattern))
 }
 
-/// Field schemas for `#[schema(schema_with = …)]`, which takes a function, not arguments.
-macro_rules! text_fields {
-    ($($(#[$doc:meta])* $name:ident = text($min:expr, $max:expr) $(, $nullable:ident)?;)*) => {$(
-        $(#[$doc])*
-        #[doc = concat!("The schema of `", stringify!($name), "`: a string whose length `validation::text` bounds.")]
-        pub fn $name() -> Object {
-            let schema = text($min, $max);
-            $(let schema = schema.schema_type(nullable!($nullable));)?
-            schema.build()
-        }
-    )*};
-}
-
-macro_rules! nullable {
-    (nullable) => {
-        SchemaType::from_iter([Type::String, Type::Null])
-    };
-}
-
-text_fields! {
-    context_question = text(1, crate::context::QUESTION_MAX);
-    context_answer = text(1, crate::context::ANSWER_MAX);
-    risk_title = text(1, crate::risk::TITLE_MAX);
-    risk_description = text(1, crate::risk::DESCRIPTION_MAX);
-    risk_treatment_description = text(0, crate::risk::DESCRIPTION_MAX), nullable;
-    vendor_name = text(1, crate::vendor::NAME_MAX);
-    vendor_description = text(1, crate::vendor::DESCRIPTION_MAX);
-    task_title = text(1, crate::task::TITLE_MAX);
-    task_description = text(0, crate::task::DESCRIPTION_MAX);
-    task_rejection_reason = text(1, crate::task::REASON_MAX);
-    policy_name = text(1, crate::policy::NAME_MAX);
-    policy_description = text(0, crate::policy::DESCRIPTION_MAX);
-    policy_template_id = text(1, crate::policy::TEMPLATE_ID_MAX), nullable;
-    policy_change_note = text(0, crate::policy::NOTE_MAX), nullable;
-    policy_rejection_reason = text(1, crate::policy::NOTE_MAX);
-    control_name = text(1, crate::control::NAME_MAX);
-    control_description = text(0, crate::control::DESCRIPTION_MAX);
+/// The same, or null.
+pub fn nullable_text(min: usize, max: usize) -> ObjectBuilder {
+    text(min, max).schema_type(SchemaType::from_iter([Type::String, Type::Null]))
 }
 
 /// An absolute http(s) URL as `validation::http_url` takes it, or null. The pattern is narrower
@@ -202,10 +152,4 @@ impl ToSchema for RichTextValue {
 
 fn no_nul_key() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String).pattern(Some(NO_NUL))
-}
-
-/// A context entry's tags: distinct, non-blank, bounded.
-pub fn context_tags() -> utoipa::openapi::Array {
-    use crate::context::{TAG_MAX, TAGS_MAX};
-    ArrayBuilder::new().items(text(1, TAG_MAX)).max_items(Some(TAGS_MAX)).unique_items(true).build()
 }

@@ -189,15 +189,15 @@ fn holds_nul(value: &Value) -> bool {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewPolicy {
     /// Required: 1 to 255 characters.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_name, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Up to 10,000 characters; empty when omitted.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// `draft` (the default) or `needs_review`; publishing and approval are separate steps.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_policy_status))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::settable_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
     /// Required: the document's nodes.
@@ -229,7 +229,7 @@ pub struct NewPolicy {
     /// The member who approves its submissions: an active member of the organization.
     pub approver_id: Option<MemberId>,
     /// The template it is made from.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_template_id))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::template_id))]
     pub policy_template_id: Option<String>,
 }
 
@@ -239,15 +239,15 @@ pub struct NewPolicy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicyChanges {
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_name))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_policy_status))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::settable_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<PolicyStatus>,
     /// Absent: unchanged; `null` is refused.
@@ -281,7 +281,7 @@ pub struct PolicyChanges {
     #[serde(default, deserialize_with = "nullable")]
     pub approver_id: Option<Option<MemberId>>,
     /// Absent: unchanged; `null`: cleared.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_template_id))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::template_id))]
     #[serde(default, deserialize_with = "nullable")]
     pub policy_template_id: Option<Option<String>>,
 }
@@ -292,7 +292,7 @@ pub struct PolicyChanges {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicySubmission {
     /// What changed, for the approver and the version's record (at most 2,000 characters).
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_change_note))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::change_note))]
     pub change_note: Option<String>,
 }
 
@@ -302,7 +302,7 @@ pub struct PolicySubmission {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicyRejection {
     /// Why, for the submitter (1 to 2,000 characters).
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::policy_rejection_reason, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::rejection_reason, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub reason: Option<String>,
 }
@@ -643,6 +643,45 @@ pub struct VersionSigners {
     pub signed: Vec<Signer>,
     /// Members who have not signed it yet.
     pub unsigned: Vec<Signer>,
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
+
+    /// `name`: a string whose length `validation::text` bounds.
+    pub fn name() -> Object {
+        crate::openapi::text(1, super::NAME_MAX).build()
+    }
+
+    /// `description`: a string whose length `validation::text` bounds.
+    pub fn description() -> Object {
+        crate::openapi::text(0, super::DESCRIPTION_MAX).build()
+    }
+
+    /// `template_id`: a string whose length `validation::text` bounds.
+    pub fn template_id() -> Object {
+        crate::openapi::nullable_text(1, super::TEMPLATE_ID_MAX).build()
+    }
+
+    /// `change_note`: a string whose length `validation::text` bounds.
+    pub fn change_note() -> Object {
+        crate::openapi::nullable_text(0, super::NOTE_MAX).build()
+    }
+
+    /// `rejection_reason`: a string whose length `validation::text` bounds.
+    pub fn rejection_reason() -> Object {
+        crate::openapi::text(1, super::NOTE_MAX).build()
+    }
+
+    /// The statuses a client may set on a policy: every one but `pending_approval`, which only
+    /// `POST /v1/policies/{id}/submit` reaches.
+    pub fn settable_status() -> Object {
+        use super::PolicyStatus;
+        let settable = [PolicyStatus::Draft, PolicyStatus::Published, PolicyStatus::NeedsReview];
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(PolicyStatus::as_str))).build()
+    }
 }
 
 #[cfg(test)]

@@ -79,11 +79,11 @@ pub struct Risk {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewRisk {
     /// Required: 1 to 255 characters.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_title, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::title, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
     /// Required: 1 to 10,000 characters.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_description, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Required.
@@ -113,7 +113,7 @@ pub struct NewRisk {
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
     /// How the treatment is carried out.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_treatment_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::treatment_description))]
     pub treatment_strategy_description: Option<String>,
     /// `accept` when omitted.
     #[cfg_attr(feature = "openapi", schema(value_type = TreatmentStrategy))]
@@ -129,11 +129,11 @@ pub struct NewRisk {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RiskChanges {
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_title))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::title))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Absent: unchanged; `null` is refused.
@@ -164,7 +164,7 @@ pub struct RiskChanges {
     #[serde(default, deserialize_with = "required_non_null")]
     pub residual_impact: Option<Impact>,
     /// Absent: unchanged; `null`: cleared.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::risk_treatment_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::treatment_description))]
     #[serde(default, deserialize_with = "nullable")]
     pub treatment_strategy_description: Option<Option<String>>,
     /// Absent: unchanged; `null` is refused.
@@ -261,6 +261,27 @@ impl Risk {
         set(&mut self.treatment_strategy, &c.treatment_strategy);
         set(&mut self.assignee_id, &c.assignee_id);
         self.updated_at = now;
+    }
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::Object;
+
+    /// `title`: a string whose length `validation::text` bounds.
+    pub fn title() -> Object {
+        crate::openapi::text(1, super::TITLE_MAX).build()
+    }
+
+    /// `description`: a string whose length `validation::text` bounds.
+    pub fn description() -> Object {
+        crate::openapi::text(1, super::DESCRIPTION_MAX).build()
+    }
+
+    /// `treatment_description`: a string whose length `validation::text` bounds.
+    pub fn treatment_description() -> Object {
+        crate::openapi::nullable_text(0, super::DESCRIPTION_MAX).build()
     }
 }
 

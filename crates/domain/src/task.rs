@@ -59,15 +59,15 @@ pub struct Task {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTask {
     /// Required: 1 to 255 characters.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_title, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::title, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
     /// Up to 10,000 characters; empty when omitted.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// `todo` when omitted; never `in_review` (submit the task), nor `done` with an approver.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_task_status))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::settable_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<TaskStatus>,
     /// The member responsible for it: an active member of the organization.
@@ -94,16 +94,16 @@ impl NewTask {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskChanges {
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_title))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::title))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub title: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Absent: unchanged; `null` is refused. Never `in_review` (submit the task); `done` only for
     /// a task without an approver.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_task_status))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::settable_status))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub status: Option<TaskStatus>,
     /// Absent: unchanged; `null`: cleared.
@@ -250,4 +250,28 @@ pub const SKIPS_THE_APPROVAL: &str =
 
 fn only_by_submitting() -> ValidationErrors {
     ValidationErrors::field("status", "may not be in_review: submit the task (POST /v1/tasks/{id}/submit)")
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
+
+    /// `title`: a string whose length `validation::text` bounds.
+    pub fn title() -> Object {
+        crate::openapi::text(1, super::TITLE_MAX).build()
+    }
+
+    /// `description`: a string whose length `validation::text` bounds.
+    pub fn description() -> Object {
+        crate::openapi::text(0, super::DESCRIPTION_MAX).build()
+    }
+
+    /// The statuses a client may set on a task: every one but `in_review`, which only
+    /// `POST /v1/tasks/{id}/submit` reaches.
+    pub fn settable_status() -> Object {
+        use super::TaskStatus;
+        let settable = TaskStatus::ALL.iter().copied().filter(|status| *status != TaskStatus::InReview);
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(settable.map(TaskStatus::as_str))).build()
+    }
 }

@@ -22,7 +22,7 @@ crate::string_enum! {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskRejection {
     /// Why, for the assignee (1 to 2,000 characters).
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::task_rejection_reason, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::rejection_reason, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub reason: Option<String>,
     /// `in_progress` (the default): the work is to be redone; `failed`: it showed a failure.
@@ -104,6 +104,17 @@ impl Task {
             TaskStatus::InReview => Ok(()),
             other => Err(format!("the task is {other}, not in_review: submit it first")),
         }
+    }
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::Object;
+
+    /// `rejection_reason`: a string whose length `validation::text` bounds.
+    pub fn rejection_reason() -> Object {
+        crate::openapi::text(1, crate::task::REASON_MAX).build()
     }
 }
 

@@ -68,11 +68,11 @@ pub struct Vendor {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewVendor {
     /// Required: 1 to 255 characters.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_name, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Required: 1 to 10,000 characters.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_description, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description, required = true))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// `other` when omitted.
@@ -112,11 +112,11 @@ pub struct NewVendor {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VendorChanges {
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_name))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::name))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub name: Option<String>,
     /// Absent: unchanged; `null` is refused.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::vendor_description))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = schemas::description))]
     #[serde(default, deserialize_with = "required_non_null")]
     pub description: Option<String>,
     /// Absent: unchanged; `null` is refused.
@@ -228,6 +228,22 @@ impl Vendor {
         set(&mut self.website, &c.website);
         set(&mut self.assignee_id, &c.assignee_id);
         self.updated_at = now;
+    }
+}
+
+/// The schemas of this module's inputs, as the validation checks them.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::Object;
+
+    /// `name`: a string whose length `validation::text` bounds.
+    pub fn name() -> Object {
+        crate::openapi::text(1, super::NAME_MAX).build()
+    }
+
+    /// `description`: a string whose length `validation::text` bounds.
+    pub fn description() -> Object {
+        crate::openapi::text(1, super::DESCRIPTION_MAX).build()
     }
 }
 
