@@ -1,7 +1,7 @@
-//! Lists answered from the pages the server keeps serialized (docs/architecture.md, "List pages
-//! kept in memory"): every committed write shows in the next list, whoever makes it (the API, the
-//! admin CLI in another process, SQL behind the server's back, another instance), and a kept page
-//! is never another organization's or another caller's.
+//! Lists answered from the pages the server keeps serialized (docs/store.md, "Lists"): every
+//! committed write shows in the next list, whoever makes it (the API, the admin CLI in another
+//! process, SQL behind the server's back, another instance), and a kept page is never another
+//! organization's or another caller's.
 
 use serde_json::{Value, json};
 

@@ -200,9 +200,10 @@ impl MemberRepository for Store {
         row.map(person).transpose()
     }
 
-    /// Read, modify, write in one transaction, whose first statement updates the row to itself:
-    /// that takes the row's lock on PostgreSQL, as `SELECT … FOR UPDATE` would (SQLite has no such
-    /// clause, and one writer), so a concurrent patch waits and is not overwritten.
+    /// Read, modify, write in one transaction: after the audit head's lock, it updates the
+    /// organization's row and then the member's row to themselves, which takes their locks on
+    /// PostgreSQL as `SELECT … FOR UPDATE` would (SQLite has no such clause, and one writer), so a
+    /// concurrent patch waits and is not overwritten.
     async fn update(
         &self,
         org: &OrganizationId,
