@@ -150,16 +150,11 @@ impl ContextEntry {
 /// The schemas of this module's inputs, as the validation checks them.
 #[cfg(feature = "openapi")]
 mod schemas {
-    use utoipa::openapi::schema::{Array, ArrayBuilder, Object};
+    use utoipa::openapi::schema::{Array, ArrayBuilder};
 
-    /// `question`: a string whose length `validation::text` bounds.
-    pub fn question() -> Object {
-        crate::openapi::text(1, super::QUESTION_MAX).build()
-    }
-
-    /// `answer`: a string whose length `validation::text` bounds.
-    pub fn answer() -> Object {
-        crate::openapi::text(1, super::ANSWER_MAX).build()
+    crate::openapi::text_fields! {
+        question = text(1, super::QUESTION_MAX);
+        answer = text(1, super::ANSWER_MAX);
     }
 
     /// A context entry's tags: distinct, non-blank, bounded.

@@ -66,6 +66,19 @@ pub fn nullable_text(min: usize, max: usize) -> ObjectBuilder {
     text(min, max).schema_type(SchemaType::from_iter([Type::String, Type::Null]))
 }
 
+/// Field schemas for `#[schema(schema_with = …)]`, which takes a function, not arguments: each
+/// record's `schemas` module declares its fields' with this, beside the bounds it reads, as
+/// `title = text(1, super::TITLE_MAX);` (or `nullable_text`).
+macro_rules! text_fields {
+    ($($name:ident = $kind:ident($min:expr, $max:expr);)*) => {$(
+        #[doc = concat!("The schema of `", stringify!($name), "`: a string whose length `validation::text` bounds.")]
+        pub fn $name() -> ::utoipa::openapi::Object {
+            $crate::openapi::$kind($min, $max).build()
+        }
+    )*};
+}
+pub(crate) use text_fields;
+
 /// An absolute http(s) URL as `validation::http_url` takes it, or null. The pattern is narrower
 /// than what the URL parser accepts (host names of letters, digits, dots and dashes, the last
 /// label not numeric, so that it is never read as an IPv4 address), so that every value a client

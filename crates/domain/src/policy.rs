@@ -650,29 +650,12 @@ pub struct VersionSigners {
 mod schemas {
     use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 
-    /// `name`: a string whose length `validation::text` bounds.
-    pub fn name() -> Object {
-        crate::openapi::text(1, super::NAME_MAX).build()
-    }
-
-    /// `description`: a string whose length `validation::text` bounds.
-    pub fn description() -> Object {
-        crate::openapi::text(0, super::DESCRIPTION_MAX).build()
-    }
-
-    /// `template_id`: a string whose length `validation::text` bounds.
-    pub fn template_id() -> Object {
-        crate::openapi::nullable_text(1, super::TEMPLATE_ID_MAX).build()
-    }
-
-    /// `change_note`: a string whose length `validation::text` bounds.
-    pub fn change_note() -> Object {
-        crate::openapi::nullable_text(0, super::NOTE_MAX).build()
-    }
-
-    /// `rejection_reason`: a string whose length `validation::text` bounds.
-    pub fn rejection_reason() -> Object {
-        crate::openapi::text(1, super::NOTE_MAX).build()
+    crate::openapi::text_fields! {
+        name = text(1, super::NAME_MAX);
+        description = text(0, super::DESCRIPTION_MAX);
+        template_id = nullable_text(1, super::TEMPLATE_ID_MAX);
+        change_note = nullable_text(0, super::NOTE_MAX);
+        rejection_reason = text(1, super::NOTE_MAX);
     }
 
     /// The statuses a client may set on a policy: every one but `pending_approval`, which only

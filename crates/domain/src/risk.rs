@@ -267,21 +267,10 @@ impl Risk {
 /// The schemas of this module's inputs, as the validation checks them.
 #[cfg(feature = "openapi")]
 mod schemas {
-    use utoipa::openapi::schema::Object;
-
-    /// `title`: a string whose length `validation::text` bounds.
-    pub fn title() -> Object {
-        crate::openapi::text(1, super::TITLE_MAX).build()
-    }
-
-    /// `description`: a string whose length `validation::text` bounds.
-    pub fn description() -> Object {
-        crate::openapi::text(1, super::DESCRIPTION_MAX).build()
-    }
-
-    /// `treatment_description`: a string whose length `validation::text` bounds.
-    pub fn treatment_description() -> Object {
-        crate::openapi::nullable_text(0, super::DESCRIPTION_MAX).build()
+    crate::openapi::text_fields! {
+        title = text(1, super::TITLE_MAX);
+        description = text(1, super::DESCRIPTION_MAX);
+        treatment_description = nullable_text(0, super::DESCRIPTION_MAX);
     }
 }
 

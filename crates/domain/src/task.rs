@@ -257,14 +257,9 @@ fn only_by_submitting() -> ValidationErrors {
 mod schemas {
     use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 
-    /// `title`: a string whose length `validation::text` bounds.
-    pub fn title() -> Object {
-        crate::openapi::text(1, super::TITLE_MAX).build()
-    }
-
-    /// `description`: a string whose length `validation::text` bounds.
-    pub fn description() -> Object {
-        crate::openapi::text(0, super::DESCRIPTION_MAX).build()
+    crate::openapi::text_fields! {
+        title = text(1, super::TITLE_MAX);
+        description = text(0, super::DESCRIPTION_MAX);
     }
 
     /// The statuses a client may set on a task: every one but `in_review`, which only

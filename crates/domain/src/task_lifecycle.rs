@@ -110,11 +110,8 @@ impl Task {
 /// The schemas of this module's inputs, as the validation checks them.
 #[cfg(feature = "openapi")]
 mod schemas {
-    use utoipa::openapi::schema::Object;
-
-    /// `rejection_reason`: a string whose length `validation::text` bounds.
-    pub fn rejection_reason() -> Object {
-        crate::openapi::text(1, crate::task::REASON_MAX).build()
+    crate::openapi::text_fields! {
+        rejection_reason = text(1, crate::task::REASON_MAX);
     }
 }
 

@@ -234,16 +234,9 @@ impl Vendor {
 /// The schemas of this module's inputs, as the validation checks them.
 #[cfg(feature = "openapi")]
 mod schemas {
-    use utoipa::openapi::schema::Object;
-
-    /// `name`: a string whose length `validation::text` bounds.
-    pub fn name() -> Object {
-        crate::openapi::text(1, super::NAME_MAX).build()
-    }
-
-    /// `description`: a string whose length `validation::text` bounds.
-    pub fn description() -> Object {
-        crate::openapi::text(1, super::DESCRIPTION_MAX).build()
+    crate::openapi::text_fields! {
+        name = text(1, super::NAME_MAX);
+        description = text(1, super::DESCRIPTION_MAX);
     }
 }
 
