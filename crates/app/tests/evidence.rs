@@ -139,6 +139,17 @@ async fn published_policy(world: &World, tenant: &Tenant, input: serde_json::Val
 }
 
 #[tokio::test]
+async fn a_new_draft_policy_proves_nothing() {
+    let world = World::new();
+    let tenant = world.tenant().await;
+    let input = json!({"name": "Access control", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "x"}]}]});
+    let policy = world.app.policies.create_policy(&tenant.owner, serde_json::from_value(input).unwrap()).await.unwrap();
+    assert_eq!(policy.status, PolicyStatus::Draft);
+    assert_eq!(world.drafts.last_of(policy.id.as_str()).action, "policy.created");
+    assert!(world.drafts.observations(policy.id.as_str()).is_empty(), "never in force, so nothing failed");
+}
+
+#[tokio::test]
 async fn a_published_policy_that_needs_no_signature_passes() {
     let world = World::new();
     let tenant = world.tenant().await;
