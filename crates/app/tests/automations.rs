@@ -30,7 +30,7 @@ async fn automation(world: &World, caller: &Principal, schedule: Option<&str>) -
     automation_doing(world, caller, schedule, "screenshot").await
 }
 
-async fn automation_doing(
+pub(crate) async fn automation_doing(
     world: &World,
     caller: &Principal,
     schedule: Option<&str>,
@@ -49,11 +49,11 @@ async fn automation_doing(
     world.app.automations.create(caller, input).await.unwrap()
 }
 
-fn worker(world: &mut World) -> Arc<AutomationWorker> {
+pub(crate) fn worker(world: &mut World) -> Arc<AutomationWorker> {
     Arc::new(world.app.take_worker().unwrap())
 }
 
-fn runs(world: &World) -> Vec<AutomationRun> {
+pub(crate) fn runs(world: &World) -> Vec<AutomationRun> {
     world.automations.all_runs()
 }
 
@@ -287,7 +287,7 @@ async fn a_screenshot_link_expires_and_opens_nothing_else() {
     assert!(matches!(open().await, Err(AppError::Forbidden(_))), "expired");
 }
 
-const MFA_CHECK: &str = "expect text \"MFA is enforced\"\nexpect no text \"MFA is optional\"\nscreenshot";
+pub(crate) const MFA_CHECK: &str = "expect text \"MFA is enforced\"\nexpect no text \"MFA is optional\"\nscreenshot";
 
 #[tokio::test]
 async fn a_step_list_passes_when_every_expectation_holds_and_records_each_step() {

@@ -17,14 +17,18 @@ use secrecy::SecretString;
 use crate::support::integrations::{Asked, tokens};
 use crate::support::{Tenant, World, query};
 
-async fn connect_acme(world: &World, tenant: &Tenant) -> String {
+pub(crate) async fn connect_acme(world: &World, tenant: &Tenant) -> String {
     let credentials = BTreeMap::from([("api_key".to_owned(), SecretString::from("k-123"))]);
     let input = NewConnection { provider_slug: "acme".into(), credentials };
     world.app.integrations.create_connection(&tenant.owner, input).await.unwrap().id.to_string()
 }
 
 /// Connects `tokens` through the OAuth flow, the provider granting `granted`; the connection's id.
-async fn connect_tokens(world: &World, tenant: &Tenant, granted: compliance_credentials::TokenSet) -> String {
+pub(crate) async fn connect_tokens(
+    world: &World,
+    tenant: &Tenant,
+    granted: compliance_credentials::TokenSet,
+) -> String {
     let integrations = &world.app.integrations;
     let app = OAuthAppInput { client_id: "cid".into(), client_secret: Some("cs".into()), custom_settings: None };
     integrations.put_oauth_app(&tenant.owner, "tokens", app, &IfMatch::Absent).await.unwrap();

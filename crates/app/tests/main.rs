@@ -18,6 +18,7 @@ mod comments;
 mod controls;
 mod devices;
 mod download_links;
+mod evidence;
 mod frameworks;
 mod idempotency;
 mod integrations;

@@ -49,7 +49,7 @@ async fn a_passed_review_date_needs_review_once() {
     assert_eq!(world.policies.status(&archived.id), PolicyStatus::Published, "archived policies are left alone");
     assert_eq!(world.policies.status(&draft.id), PolicyStatus::Draft);
 
-    let entries = world.policies.entries.lock().unwrap().clone();
+    let entries = world.drafts.all();
     assert_eq!(entries.len(), 2);
     for entry in &entries {
         assert_eq!(entry.action, "policy.review_requested");
@@ -73,7 +73,7 @@ async fn the_review_date_is_read_by_the_clock() {
     world.clock.advance(time::Duration::seconds(1));
     assert_eq!(worker.tick().await.unwrap(), 1);
     assert_eq!(world.policies.status(&later.id), PolicyStatus::NeedsReview);
-    let moved = world.policies.entries.lock().unwrap()[0].clone();
+    let moved = world.drafts.all()[0].clone();
     assert_eq!(moved.resource_id, later.id.to_string());
     assert_eq!(moved.created_at, world.clock.now());
 }
@@ -86,8 +86,7 @@ async fn each_organization_gets_its_own_entries() {
         world.policies.put(published(&world, org, -time::Duration::minutes(1)));
     }
     assert_eq!(worker(&world).tick().await.unwrap(), 2);
-    let mut orgs: Vec<OrganizationId> =
-        world.policies.entries.lock().unwrap().iter().map(|e| e.organization_id.clone()).collect();
+    let mut orgs: Vec<OrganizationId> = world.drafts.all().iter().map(|e| e.organization_id.clone()).collect();
     orgs.sort_by(|x, y| x.as_str().cmp(y.as_str()));
     let mut expected = vec![a, b];
     expected.sort_by(|x, y| x.as_str().cmp(y.as_str()));

@@ -110,6 +110,10 @@ pub fn of_policy(action: &str, before: Option<&Policy>, after: Option<&Policy>) 
     let Some(policy) = after else {
         return before.map(|policy| gone(SourceKind::Policy, policy.id.as_str(), "policy"));
     };
+    // A new policy was never in force, so only a policy created published proves something.
+    if before.is_none() && (policy.status != PolicyStatus::Published || policy.is_archived) {
+        return None;
+    }
     let status_changed = differs(before, policy, |p| p.status);
     let observation = |proof, reason: &str| Observation {
         kind: SourceKind::Policy,
@@ -321,6 +325,16 @@ mod tests {
         let draft = Policy { status: PolicyStatus::Draft, ..policy.clone() };
         assert_eq!(outcome(of_policy("policy.updated", Some(&policy), Some(&draft))), Some(EvidenceOutcome::Fail));
         assert_eq!(outcome(of_policy("policy.deleted", Some(&policy), None)), Some(EvidenceOutcome::Fail));
+    }
+
+    #[test]
+    fn a_new_policy_proves_something_only_when_created_published() {
+        let published = published_policy();
+        let draft = Policy { status: PolicyStatus::Draft, ..published.clone() };
+        assert_eq!(of_policy("policy.created", None, Some(&draft)), None, "never in force: nothing failed");
+        let archived = Policy { is_archived: true, ..published.clone() };
+        assert_eq!(of_policy("policy.created", None, Some(&archived)), None);
+        assert_eq!(outcome(of_policy("policy.created", None, Some(&published))), Some(EvidenceOutcome::Pass));
     }
 
     #[test]

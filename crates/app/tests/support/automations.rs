@@ -1,6 +1,8 @@
 //! Automations and their runs in memory. The claims are compare-and-swap under one lock, as the
 //! SQL adapters make them with one conditional statement; a gate on `due` lets a test hold two
-//! workers at the point where both have seen the same schedule due.
+//! workers at the point where both have seen the same schedule due. Each write makes its audit
+//! draft with the record before and after, as the store does, kept in the shared `Drafts` (the
+//! stale-run sweep and the claim of a pending run write no entry, in the store neither).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,14 +13,21 @@ use compliance_domain::{AutomationId, AutomationRunId, OrganizationId, TaskId, T
 use compliance_ports::{AutomationRepository, Cursor, Page, RepoError};
 use tokio::sync::Barrier;
 
+use super::audit::Drafts;
+
 #[derive(Default)]
 pub struct MemoryAutomations {
     automations: Mutex<HashMap<AutomationId, BrowserAutomation>>,
     runs: Mutex<Vec<AutomationRun>>,
     due_gate: Mutex<Option<Arc<Barrier>>>,
+    drafts: Drafts,
 }
 
 impl MemoryAutomations {
+    pub fn new(drafts: Drafts) -> Self {
+        Self { drafts, ..Self::default() }
+    }
+
     /// `due` answers only once `callers` callers are waiting in it.
     pub fn hold_due_for(&self, callers: usize) {
         *self.due_gate.lock().unwrap() = Some(Arc::new(Barrier::new(callers)));
@@ -44,8 +53,9 @@ impl AutomationRepository for MemoryAutomations {
     async fn insert(
         &self,
         automation: &BrowserAutomation,
-        _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
+        audit: &compliance_ports::AuditOf<'_, BrowserAutomation>,
     ) -> Result<(), RepoError> {
+        self.drafts.record(audit, None, Some(automation));
         self.automations.lock().unwrap().insert(automation.id.clone(), automation.clone());
         Ok(())
     }
@@ -67,7 +77,7 @@ impl AutomationRepository for MemoryAutomations {
         &self,
         automation: &BrowserAutomation,
         previous: &BrowserAutomation,
-        _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
+        audit: &compliance_ports::AuditOf<'_, BrowserAutomation>,
     ) -> Result<(), RepoError> {
         let mut automations = self.automations.lock().unwrap();
         match automations.get_mut(&automation.id) {
@@ -76,6 +86,7 @@ impl AutomationRepository for MemoryAutomations {
                     && stored.updated_at == previous.updated_at
                     && stored.next_run_at == previous.next_run_at =>
             {
+                self.drafts.record(audit, Some(previous), Some(automation));
                 *stored = automation.clone();
                 Ok(())
             }
@@ -88,13 +99,14 @@ impl AutomationRepository for MemoryAutomations {
         org: &OrganizationId,
         id: &AutomationId,
         _: &compliance_domain::etag::IfMatch,
-        _: &compliance_ports::AuditOf<'_, BrowserAutomation>,
+        audit: &compliance_ports::AuditOf<'_, BrowserAutomation>,
     ) -> Result<Vec<AutomationRun>, RepoError> {
         let mut automations = self.automations.lock().unwrap();
         if automations.get(id).is_none_or(|a| &a.organization_id != org) {
             return Err(RepoError::NotFound);
         }
-        automations.remove(id);
+        let deleted = automations.remove(id);
+        self.drafts.record(audit, deleted.as_ref(), None);
         let mut runs = self.runs.lock().unwrap();
         let (gone, kept): (Vec<AutomationRun>, Vec<AutomationRun>) =
             runs.drain(..).partition(|r| &r.automation_id == id);
@@ -105,12 +117,13 @@ impl AutomationRepository for MemoryAutomations {
     async fn insert_run(
         &self,
         run: &AutomationRun,
-        _: &compliance_ports::AuditOf<'_, AutomationRun>,
+        audit: &compliance_ports::AuditOf<'_, AutomationRun>,
     ) -> Result<(), RepoError> {
         let mut runs = self.runs.lock().unwrap();
         if Self::busy(&runs, &run.automation_id) {
             return Err(RepoError::Conflict("a run is pending or running".into()));
         }
+        self.drafts.record(audit, None, Some(run));
         runs.push(run.clone());
         Ok(())
     }
@@ -191,7 +204,7 @@ impl AutomationRepository for MemoryAutomations {
         previous: Timestamp,
         next: Option<Timestamp>,
         run: &AutomationRun,
-        _: &compliance_ports::AuditOf<'_, AutomationRun>,
+        audit: &compliance_ports::AuditOf<'_, AutomationRun>,
     ) -> Result<bool, RepoError> {
         let mut automations = self.automations.lock().unwrap();
         let Some(stored) = automations.get_mut(automation) else { return Ok(false) };
@@ -200,9 +213,12 @@ impl AutomationRepository for MemoryAutomations {
         }
         stored.next_run_at = next;
         let mut runs = self.runs.lock().unwrap();
+        // The store's entry says which: a skipped run is the record "before" with none after.
         if Self::busy(&runs, automation) {
+            self.drafts.record(audit, Some(run), None);
             return Ok(false);
         }
+        self.drafts.record(audit, None, Some(run));
         runs.push(run.clone());
         Ok(true)
     }
@@ -226,11 +242,12 @@ impl AutomationRepository for MemoryAutomations {
     async fn finish_run(
         &self,
         run: &AutomationRun,
-        _: &compliance_ports::AuditOf<'_, AutomationRun>,
+        audit: &compliance_ports::AuditOf<'_, AutomationRun>,
     ) -> Result<(), RepoError> {
         let mut runs = self.runs.lock().unwrap();
         match runs.iter_mut().find(|r| r.id == run.id && r.status == RunStatus::Running) {
             Some(stored) => {
+                self.drafts.record(audit, Some(&*stored), Some(run));
                 *stored = run.clone();
                 Ok(())
             }

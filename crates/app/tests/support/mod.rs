@@ -1,6 +1,7 @@
 //! In-memory implementations of the ports, one module per family, and a [`World`] that wires them
 //! into an [`App`] the way `compliance-server` wires the real adapters, with a [`FakeClock`].
 
+pub mod audit;
 pub mod automations;
 pub mod blobs;
 pub mod browser;
@@ -32,6 +33,7 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{Cursor, NoEventFeed, Page, PageRequest};
 use secrecy::SecretString;
 
+pub use audit::Drafts;
 pub use automations::MemoryAutomations;
 pub use blobs::MemoryBlobs;
 pub use browser::{FakeBrowser, Page as BrowserPage};
@@ -87,6 +89,9 @@ pub fn settings() -> Settings {
 pub struct World {
     pub app: App,
     pub clock: Arc<FakeClock>,
+    /// The audit drafts the stores of evidence sources made (tasks, policies, connections,
+    /// automations and runs), oldest first.
+    pub drafts: Drafts,
     pub members: Arc<MemoryMembers>,
     pub credentials: Arc<MemoryCredentials>,
     pub comments: Arc<MemoryComments>,
@@ -130,18 +135,19 @@ impl World {
 
     fn build(settings: Settings, agent_model: Option<Arc<dyn compliance_ports::AgentModel>>) -> Self {
         let clock = Arc::new(FakeClock::at(start()));
+        let drafts = Drafts::default();
         let users = Arc::new(MemoryUsers::default());
         let members = Arc::new(MemoryMembers::new(users.clone()));
         let credentials = Arc::new(MemoryCredentials::default());
         let comments = Arc::new(MemoryComments::new(users.clone(), members.clone()));
-        let automations = Arc::new(MemoryAutomations::default());
+        let automations = Arc::new(MemoryAutomations::new(drafts.clone()));
         let blobs = Arc::new(MemoryBlobs::default());
         let browser = Arc::new(FakeBrowser::default());
         let chat = Arc::new(MemoryChat::new(clock.clone()));
         let secrets = Arc::new(MemorySecrets::default());
-        let connections = Arc::new(MemoryConnections::default());
+        let connections = Arc::new(MemoryConnections::new(drafts.clone()));
         let generations = Arc::new(MemoryGenerations::default());
-        let policies = Arc::new(MemoryPolicies::default());
+        let policies = Arc::new(MemoryPolicies::new(comments.clone(), drafts.clone()));
         let idempotency = Arc::new(MemoryIdempotency::default());
         let devices = Arc::new(FakeDevices::default());
         let webhooks = Arc::new(MemoryWebhooks::default());
@@ -166,7 +172,7 @@ impl World {
             controls,
             control_requirements: frameworks.clone(),
             risks: Arc::new(MemoryRisks::new(comments.clone())),
-            tasks: Arc::new(MemoryTasks::new(comments.clone())),
+            tasks: Arc::new(MemoryTasks::new(comments.clone(), drafts.clone())),
             list_generations: generations.clone(),
             comments: comments.clone(),
             automations: automations.clone(),
@@ -197,6 +203,7 @@ impl World {
         Self {
             app,
             clock,
+            drafts,
             members,
             credentials,
             comments,

@@ -1,28 +1,38 @@
-//! Policies in memory, for the review worker: the policies a test puts there, the review claim
-//! as the stores make it, and the audit entries written with it; and the published versions a test
-//! puts there, for policy documents. Every other use of policies is refused, and lists are empty
-//! (tests/api covers them over the real stores).
+//! Policies in memory: the policies a test puts there or the use cases write (created, patched,
+//! published, signed, deleted, with the store's checks: `If-Match`, a save only while the policy is
+//! as read), the review claim as the stores make it, and the published versions, for policy
+//! documents. Each write makes its audit draft with the record before and after, as the store
+//! does, kept in the shared `Drafts`. Lists, signers and a member's policies are not faked (lists
+//! are empty; tests/api covers them over the real stores).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use compliance_domain::audit::AuditDraft;
+use compliance_domain::comment::CommentEntityType;
 use compliance_domain::etag::IfMatch;
 use compliance_domain::policy::{
     Policy, PolicyPatch, PolicyStatus, PolicyVersion, PolicyVersionSummary, VersionSigners,
 };
 use compliance_domain::{OrganizationId, PolicyId, Timestamp, UserId};
-use compliance_ports::{AuditOf, Deleted, Page, PolicyQuery, PolicyRepository, PolicyWrite, RepoError};
+use compliance_ports::{AuditOf, Deleted, POLICY_CHANGED, Page, PolicyQuery, PolicyRepository, PolicyWrite, RepoError};
 
-#[derive(Default)]
+use super::MemoryComments;
+use super::audit::Drafts;
+
 pub struct MemoryPolicies {
     policies: Mutex<Vec<Policy>>,
     versions: Mutex<Vec<PolicyVersion>>,
-    /// The entries written with each change, oldest first.
-    pub entries: Mutex<Vec<AuditDraft>>,
+    /// Removes the comments on a deleted policy.
+    comments: Arc<MemoryComments>,
+    /// The drafts written with each change, shared with the other stores.
+    drafts: Drafts,
 }
 
 impl MemoryPolicies {
+    pub fn new(comments: Arc<MemoryComments>, drafts: Drafts) -> Self {
+        Self { policies: Mutex::default(), versions: Mutex::default(), comments, drafts }
+    }
+
     pub fn put(&self, policy: Policy) {
         self.policies.lock().unwrap().push(policy);
     }
@@ -46,7 +56,7 @@ impl MemoryPolicies {
 }
 
 fn refused() -> RepoError {
-    RepoError::Internal("only the review claim is faked".into())
+    RepoError::Internal("this use of policies is not faked".into())
 }
 
 #[async_trait]
@@ -58,31 +68,79 @@ impl PolicyRepository for MemoryPolicies {
         let policies = self.policies.lock().unwrap();
         policies.iter().find(|p| &p.organization_id == org && &p.id == id).cloned().ok_or(RepoError::NotFound)
     }
-    async fn insert_policy(&self, _: &Policy, _: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
-        Err(refused())
+    async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
+        self.drafts.record(audit, None, Some(policy));
+        self.policies.lock().unwrap().push(policy.clone());
+        Ok(())
     }
+    /// As the store: `If-Match` against the policy as it is, no content change of a policy
+    /// submitted meanwhile, `updatedAt` strictly later, and no publishing (only `save_policy`).
     async fn update_policy(
         &self,
-        _: &OrganizationId,
-        _: &PolicyId,
-        _: &PolicyPatch,
-        _: Timestamp,
-        _: &IfMatch,
-        _: &AuditOf<'_, Policy>,
+        org: &OrganizationId,
+        id: &PolicyId,
+        patch: &PolicyPatch,
+        now: Timestamp,
+        if_match: &IfMatch,
+        audit: &AuditOf<'_, Policy>,
     ) -> Result<Policy, RepoError> {
-        Err(refused())
+        let mut policies = self.policies.lock().unwrap();
+        let stored =
+            policies.iter_mut().find(|p| &p.organization_id == org && &p.id == id).ok_or(RepoError::NotFound)?;
+        if_match.check(&stored.etag())?;
+        if stored.status == PolicyStatus::PendingApproval && patch.sets_content() {
+            return Err(RepoError::Conflict(POLICY_CHANGED.into()));
+        }
+        let before = stored.clone();
+        let mut policy = before.clone();
+        let now = if now > before.updated_at { now } else { before.updated_at.plus(time::Duration::microseconds(1)) };
+        if policy.apply(patch, now) {
+            return Err(RepoError::Conflict(POLICY_CHANGED.into()));
+        }
+        self.drafts.record(audit, Some(&before), Some(&policy));
+        *stored = policy.clone();
+        Ok(policy)
     }
     async fn delete_policy(
         &self,
-        _: &OrganizationId,
-        _: &PolicyId,
-        _: &IfMatch,
-        _: &AuditOf<'_, Policy>,
+        org: &OrganizationId,
+        id: &PolicyId,
+        if_match: &IfMatch,
+        audit: &AuditOf<'_, Policy>,
     ) -> Result<Deleted<Policy>, RepoError> {
-        Err(refused())
+        let record = {
+            let mut policies = self.policies.lock().unwrap();
+            let at =
+                policies.iter().position(|p| &p.organization_id == org && &p.id == id).ok_or(RepoError::NotFound)?;
+            if_match.check(&policies[at].etag())?;
+            policies.remove(at)
+        };
+        self.drafts.record(audit, Some(&record), None);
+        let attachments = self.comments.delete_on(org, CommentEntityType::Policy, id.as_str());
+        Ok(Deleted { record, attachments })
     }
-    async fn save_policy(&self, _: &Policy, _: &PolicyWrite<'_>, _: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
-        Err(refused())
+    /// As the store: only while the policy is still `before` (same `updatedAt`), with the version
+    /// it publishes (the signature is not kept: signers are not faked).
+    async fn save_policy(
+        &self,
+        before: &Policy,
+        after: &PolicyWrite<'_>,
+        audit: &AuditOf<'_, Policy>,
+    ) -> Result<(), RepoError> {
+        let mut policies = self.policies.lock().unwrap();
+        let stored = policies
+            .iter_mut()
+            .find(|p| p.organization_id == before.organization_id && p.id == before.id)
+            .ok_or(RepoError::NotFound)?;
+        if stored.updated_at != before.updated_at {
+            return Err(RepoError::Conflict(POLICY_CHANGED.into()));
+        }
+        self.drafts.record(audit, Some(before), Some(after.policy));
+        *stored = after.policy.clone();
+        if let Some(version) = after.version {
+            self.versions.lock().unwrap().push(version.clone());
+        }
+        Ok(())
     }
     async fn list_policy_versions(
         &self,
@@ -140,7 +198,7 @@ impl PolicyRepository for MemoryPolicies {
             let before = policy.clone();
             policy.status = PolicyStatus::NeedsReview;
             policy.updated_at = now;
-            self.entries.lock().unwrap().push(audit(Some(&before), Some(&*policy)));
+            self.drafts.record(audit, Some(&before), Some(&*policy));
             flagged.push(policy.clone());
         }
         Ok(flagged)

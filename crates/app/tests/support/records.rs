@@ -1,5 +1,6 @@
-//! Risks and tasks in memory (the records comments and automations hang on); vendors, policies and
-//! context entries as empty stores that refuse writes, since no test here needs them.
+//! Risks and tasks in memory (the records comments and automations hang on), the tasks' audit
+//! drafts kept in the shared `Drafts`; vendors, policies and context entries as empty stores that
+//! refuse writes, since no test here needs them (the World's policies are `MemoryPolicies`).
 
 use std::sync::{Arc, Mutex};
 
@@ -20,6 +21,7 @@ use compliance_ports::{
 use compliance_domain::audit::{AuditDraft, AuditEntry, GENESIS_HASH};
 use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, ResourceRenderer};
 
+use super::audit::Drafts;
 use super::{MemoryComments, newest_first};
 
 pub struct MemoryRisks {
@@ -108,11 +110,12 @@ impl RiskRepository for MemoryRisks {
 pub struct MemoryTasks {
     tasks: Mutex<Vec<Task>>,
     comments: Arc<MemoryComments>,
+    drafts: Drafts,
 }
 
 impl MemoryTasks {
-    pub fn new(comments: Arc<MemoryComments>) -> Self {
-        Self { tasks: Mutex::default(), comments }
+    pub fn new(comments: Arc<MemoryComments>, drafts: Drafts) -> Self {
+        Self { tasks: Mutex::default(), comments, drafts }
     }
 }
 
@@ -153,7 +156,7 @@ impl TaskRepository for MemoryTasks {
     }
 
     async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
-        audit(None, Some(task));
+        self.drafts.record(audit, None, Some(task));
         self.tasks.lock().unwrap().push(task.clone());
         Ok(())
     }
@@ -172,7 +175,7 @@ impl TaskRepository for MemoryTasks {
         if_match.check(&task.etag())?;
         let before = task.clone();
         task.apply(patch, now).map_err(RepoError::Conflict)?;
-        audit(Some(&before), Some(task));
+        self.drafts.record(audit, Some(&before), Some(task));
         Ok(task.clone())
     }
 
@@ -189,7 +192,7 @@ impl TaskRepository for MemoryTasks {
             if_match.check(&tasks[at].etag())?;
             tasks.remove(at)
         };
-        audit(Some(&record), None);
+        self.drafts.record(audit, Some(&record), None);
         let attachments = self.comments.delete_on(org, CommentEntityType::Task, id.as_str());
         Ok(Deleted { record, attachments })
     }
@@ -212,7 +215,7 @@ impl TaskRepository for MemoryTasks {
         if task.updated_at != before.updated_at {
             return Err(RepoError::Conflict(compliance_ports::TASK_CHANGED.into()));
         }
-        audit(Some(before), Some(after));
+        self.drafts.record(audit, Some(before), Some(after));
         *task = after.clone();
         Ok(())
     }
@@ -440,8 +443,9 @@ impl HealthCheck for Unchanging {
     }
 }
 
-/// The audit trail of these tests: entries are made (the repositories above call the closure) and
-/// dropped; the store's contract tests and tests/api check what is written.
+/// The audit trail of these tests: entries are made (the repositories call the closure) and not
+/// chained; the drafts of the evidence sources' stores are kept in `support::audit::Drafts`, and
+/// the store's contract tests and tests/api check what is written.
 #[derive(Default)]
 pub struct NoAudit;
 

@@ -12,6 +12,8 @@ use compliance_ports::{
 };
 use secrecy::{ExposeSecret, SecretString};
 
+use super::audit::Drafts;
+
 type Owner = (String, String, String);
 
 #[derive(Default)]
@@ -105,13 +107,19 @@ impl SecretCipher for BindingCipher {
 }
 
 /// Integration connections in memory, with the store's rules: one live connection per provider,
-/// an update only while the row is as it was read, a disconnected connection final.
+/// an update only while the row is as it was read, a disconnected connection final. Each write
+/// makes its audit draft with the row before and after, as the store does, kept in `Drafts`.
 #[derive(Default)]
 pub struct MemoryConnections {
     rows: Mutex<Vec<Connection>>,
+    drafts: Drafts,
 }
 
 impl MemoryConnections {
+    pub fn new(drafts: Drafts) -> Self {
+        Self { rows: Mutex::default(), drafts }
+    }
+
     /// A new active connection of `org`, made by `by`.
     pub fn add(&self, org: &OrganizationId, by: &compliance_domain::UserId, now: Timestamp) -> ConnectionId {
         let connection = Connection {
@@ -151,7 +159,7 @@ impl ConnectionRepository for MemoryConnections {
     async fn insert(
         &self,
         connection: &Connection,
-        _: &compliance_ports::AuditOf<'_, Connection>,
+        audit: &compliance_ports::AuditOf<'_, Connection>,
     ) -> Result<(), RepoError> {
         let mut rows = self.rows.lock().unwrap();
         let live = |c: &&Connection| {
@@ -160,6 +168,7 @@ impl ConnectionRepository for MemoryConnections {
         if rows.iter().any(|c| live(&c)) {
             return Err(RepoError::Conflict("a live connection to this provider exists".into()));
         }
+        self.drafts.record(audit, None, Some(connection));
         rows.push(connection.clone());
         Ok(())
     }
@@ -185,7 +194,7 @@ impl ConnectionRepository for MemoryConnections {
         &self,
         connection: &Connection,
         read_at: Timestamp,
-        _: &compliance_ports::AuditOf<'_, Connection>,
+        audit: &compliance_ports::AuditOf<'_, Connection>,
     ) -> Result<(), RepoError> {
         let mut rows = self.rows.lock().unwrap();
         let row = rows
@@ -193,6 +202,7 @@ impl ConnectionRepository for MemoryConnections {
             .find(|c| c.organization_id == connection.organization_id && c.id == connection.id)
             .filter(|c| !c.is_disconnected() && c.updated_at == read_at)
             .ok_or(RepoError::NotFound)?;
+        self.drafts.record(audit, Some(&*row), Some(connection));
         *row = connection.clone();
         Ok(())
     }
