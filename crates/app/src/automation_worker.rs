@@ -24,6 +24,10 @@ use crate::automation_steps::StepExecutor;
 
 /// Schedules looked at per tick.
 const DUE_BATCH: usize = 100;
+/// Stale runs read at a time.
+const STALE_BATCH: usize = 100;
+/// The error of a run its instance left running.
+const INTERRUPTED: &str = "the run was interrupted (its server stopped); run it again";
 /// Expired runs removed per statement of the retention sweep.
 const RETENTION_BATCH: usize = 500;
 /// How often the retention sweep runs (by the worker's clock).
@@ -216,13 +220,30 @@ impl AutomationWorker {
         }
     }
 
+    /// Fails the runs a stopped instance left running, each as the worker finishes a run: with
+    /// its audit entry and the evidence a failed run is (its controls fail).
     async fn fail_stale(&self) -> Result<(), RepoError> {
         let stale = time::Duration::try_from(self.settings.stale_cutoff()).unwrap_or(time::Duration::hours(1));
         let cutoff = self.clock.now().plus(-stale);
-        let failed = self
-            .automations
-            .fail_stale_runs(cutoff, "the run was interrupted (its server stopped); run it again")
-            .await?;
+        let mut failed = 0;
+        loop {
+            let runs = self.automations.stale_runs(cutoff, STALE_BATCH).await?;
+            let seen = runs.len();
+            for mut run in runs {
+                run.interrupt(INTERRUPTED, cutoff);
+                let provenance = Provenance::system("automation-worker", &run.organization_id);
+                let audit = self.audit.change_by(provenance, |_, _| "automation.run_finished", &AUTOMATION_RUN);
+                match self.automations.finish_run(&run, &audit).await {
+                    Ok(()) => failed += 1,
+                    // Finished (or deleted) since it was read: nothing left to fail.
+                    Err(RepoError::NotFound) => {}
+                    Err(error) => return Err(error),
+                }
+            }
+            if seen < STALE_BATCH {
+                break;
+            }
+        }
         if failed > 0 {
             tracing::warn!(failed, "failed automation runs left running by a stopped instance");
         }

@@ -5,7 +5,9 @@
 //! (`World::drafts`), so each source's pass, fail, "stale" and "gone" is checked here through the
 //! use cases and the fake clock; which controls get the evidence is the store's (its own tests).
 
-use compliance_app::Principal;
+use std::sync::Arc;
+
+use compliance_app::{AutomationSettings, Principal};
 use compliance_credentials::TokenError;
 use compliance_domain::automation::{AutomationChanges, NewAutomation};
 use compliance_domain::control::{EvidenceOutcome, SourceKind};
@@ -398,6 +400,36 @@ async fn a_run_still_pending_or_running_proves_nothing_until_it_finishes() {
     running.await.unwrap();
     let [seen] = world.drafts.observations(&id).try_into().unwrap();
     assert_outcome(&seen, SourceKind::Automation, &id, EvidenceOutcome::Pass, "all 2 expectations held");
+}
+
+/// The error the worker gives a run its instance left running.
+const INTERRUPTED: &str = "the run was interrupted (its server stopped); run it again";
+
+#[tokio::test]
+async fn a_run_its_instance_left_running_fails_when_another_instance_fails_it_as_stale() {
+    let mut world = World::new();
+    let tenant = world.tenant().await;
+    let automation = automation_doing(&world, &tenant.owner, None, MFA_CHECK).await;
+    let id = automation.id.to_string();
+    let stopped = worker(&mut world);
+    let survivor = Arc::new(world.another_instance().take_worker().unwrap());
+    world.browser.set(BrowserPage::Waits);
+    world.app.automations.start_run(&tenant.owner, &automation.id).await.unwrap();
+    let running = tokio::spawn(async move { stopped.tick().await });
+    world.browser.started().await;
+
+    let cutoff = time::Duration::try_from(AutomationSettings::default().stale_cutoff()).unwrap();
+    world.clock.advance(cutoff + time::Duration::seconds(1));
+    survivor.tick().await;
+    let finished = world.drafts.last_of(runs(&world)[0].id.as_str());
+    assert_eq!(finished.action, "automation.run_finished", "the stale run's failure is audited");
+    let [seen] = world.drafts.observations(&id).try_into().unwrap();
+    assert_outcome(&seen, SourceKind::Automation, &id, EvidenceOutcome::Fail, INTERRUPTED);
+
+    // The stopped instance's browser answers after all: its outcome is dropped, no second evidence.
+    world.browser.release();
+    running.await.unwrap();
+    assert_eq!(world.drafts.observations(&id).len(), 1);
 }
 
 #[tokio::test]

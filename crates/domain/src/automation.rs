@@ -430,6 +430,15 @@ impl AutomationRun {
             }
         }
     }
+
+    /// Fails a run whose instance stopped while it ran, as of `at` (the worker's cutoff, never
+    /// before the run started); how long it ran is unknown.
+    pub fn interrupt(&mut self, error: &str, at: Timestamp) {
+        self.status = RunStatus::Failed;
+        self.completed_at = Some(at);
+        self.duration_ms = None;
+        self.error = Some(error.to_owned());
+    }
 }
 
 /// The schemas of the inputs' fields, stating what the validation above accepts.

@@ -89,7 +89,8 @@ pub trait AutomationRepository: Send + Sync {
     /// still running; `RepoError::NotFound` otherwise (deleted, or failed as stale meanwhile).
     /// With `audit`'s entry, made from the run as it was and as it finished.
     async fn finish_run(&self, run: &AutomationRun, audit: &AuditOf<'_, AutomationRun>) -> Result<(), RepoError>;
-    /// Fails runs that have been running since before `started_before` (their instance stopped
-    /// or crashed) with `error`; how many.
-    async fn fail_stale_runs(&self, started_before: Timestamp, error: &str) -> Result<u64, RepoError>;
+    /// The runs of every organization running since before `started_before` (their instance
+    /// stopped or crashed), oldest first, at most `limit`. The worker fails each with
+    /// [`finish_run`](Self::finish_run), so each has its audit entry and its evidence.
+    async fn stale_runs(&self, started_before: Timestamp, limit: usize) -> Result<Vec<AutomationRun>, RepoError>;
 }

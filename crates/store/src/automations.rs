@@ -729,26 +729,21 @@ impl AutomationRepository for Store {
         result.map_err(RepoError::from)
     }
 
-    /// A stale run's `completed_at` is `started_before`: the caller's clock rather than the
-    /// database's, and never before the run started. Its duration stays unknown (NULL).
-    async fn fail_stale_runs(&self, started_before: Timestamp, error: &str) -> Result<u64, RepoError> {
+    async fn stale_runs(&self, started_before: Timestamp, limit: usize) -> Result<Vec<AutomationRun>, RepoError> {
         let cutoff = started_before.to_utc_naive();
-        let mut conn = self.pools.write().await?;
-        let failed = db_run!(&mut conn, |c| {
-            diesel::update(
-                automation_runs::table
-                    .filter(automation_runs::status.eq(RUNNING))
-                    .filter(automation_runs::started_at.lt(cutoff)),
-            )
-            .set((
-                automation_runs::status.eq(FAILED),
-                automation_runs::completed_at.eq(cutoff),
-                automation_runs::error.eq(error),
-            ))
-            .execute(c)
-            .await
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<RunRow> = db_run!(&mut conn, |c| {
+            automation_runs::table
+                .filter(automation_runs::status.eq(RUNNING))
+                .filter(automation_runs::started_at.lt(cutoff))
+                .order((automation_runs::started_at.asc(), automation_runs::id.asc()))
+                .limit(limit)
+                .select(RunRow::as_select())
+                .load(c)
+                .await
         })
         .map_err(repo_error)?;
-        Ok(u64::try_from(failed).unwrap_or(0))
+        rows.into_iter().map(AutomationRun::try_from).collect()
     }
 }

@@ -255,17 +255,15 @@ impl AutomationRepository for MemoryAutomations {
         }
     }
 
-    async fn fail_stale_runs(&self, started_before: Timestamp, error: &str) -> Result<u64, RepoError> {
-        let mut runs = self.runs.lock().unwrap();
-        let mut failed = 0;
-        for run in runs.iter_mut() {
-            if run.status == RunStatus::Running && run.started_at.is_some_and(|at| at < started_before) {
-                run.status = RunStatus::Failed;
-                run.completed_at = Some(started_before);
-                run.error = Some(error.to_owned());
-                failed += 1;
-            }
-        }
-        Ok(failed)
+    async fn stale_runs(&self, started_before: Timestamp, limit: usize) -> Result<Vec<AutomationRun>, RepoError> {
+        let runs = self.runs.lock().unwrap();
+        let mut stale: Vec<AutomationRun> = runs
+            .iter()
+            .filter(|run| run.status == RunStatus::Running && run.started_at.is_some_and(|at| at < started_before))
+            .cloned()
+            .collect();
+        stale.sort_by_key(|run| (run.started_at, run.id.to_string()));
+        stale.truncate(limit);
+        Ok(stale)
     }
 }
