@@ -24,18 +24,24 @@ use crate::body::{BodyLimit, RouteBodyLimits};
 
 /// Every endpoint, as the route modules add them: what actix registers, and what the document
 /// describes.
+///
+/// Each actix worker thread builds its own routes at start, so an endpoint's operation and
+/// schemas are only made when the document is ([`Routes::document_into`]): made eagerly, every
+/// worker built the whole document's operations and schemas and dropped them, which raised a
+/// server's idle memory by tens of MiB (the allocator keeps the pages).
 #[derive(Default)]
 pub struct Routes {
     /// Each path, in the order it was first added.
     endpoints: Vec<EndpointRoutes>,
-    /// The operations of the handlers' attributes.
-    paths: Paths,
-    /// The schemas those operations name, in the order they were added.
-    schemas: Vec<(String, RefOr<Schema>)>,
+    /// Per endpoint, what documents it: its attribute's operation and the schemas it names.
+    documented: Vec<Documents>,
     /// Each handler's type beside its attribute's, for the test that each is routed by its own.
     #[cfg(test)]
     pairs: Vec<(&'static str, &'static str)>,
 }
+
+/// Adds one handler's operation to the paths and the schemas it names to the list.
+type Documents = fn(&mut Paths, &mut Vec<(String, RefOr<Schema>)>);
 
 /// One path and what it answers.
 struct EndpointRoutes {
@@ -62,11 +68,7 @@ impl Routes {
         self.pairs.push((std::any::type_name::<F>(), std::any::type_name::<D>()));
         let path = D::path();
         let methods = D::methods();
-        // As `#[derive(OpenApi)]` builds an operation: the attribute's, with its tags.
-        let mut operation = D::operation();
-        operation.tags.get_or_insert_with(Vec::new).extend(<D as Tags<'static>>::tags().into_iter().map(str::to_owned));
-        self.paths.add_path_operation(&path, methods.clone(), operation);
-        D::schemas(&mut self.schemas);
+        self.documented.push(document::<D>);
         let index = match self.endpoints.iter().position(|endpoint| endpoint.path == path) {
             Some(index) => index,
             None => {
@@ -90,9 +92,13 @@ impl Routes {
     /// Adds the endpoints' operations and the schemas they name to `document`; a schema the
     /// document has already is kept, as [`Document::merge`] keeps it.
     pub fn document_into(self, document: &mut Document) {
-        document.paths.merge(self.paths);
+        let (mut paths, mut schemas) = (Paths::new(), Vec::new());
+        for documents in self.documented {
+            documents(&mut paths, &mut schemas);
+        }
+        document.paths.merge(paths);
         let components = document.components.get_or_insert_with(Components::new);
-        for (name, schema) in self.schemas {
+        for (name, schema) in schemas {
             components.schemas.entry(name).or_insert(schema);
         }
     }
@@ -130,6 +136,18 @@ impl Routes {
     pub(crate) fn pairs(&self) -> &[(&'static str, &'static str)] {
         &self.pairs
     }
+}
+
+/// The operation of `D`'s attribute, as `#[derive(OpenApi)]` builds it (with its tags), and the
+/// schemas it names.
+fn document<D>(paths: &mut Paths, schemas: &mut Vec<(String, RefOr<Schema>)>)
+where
+    D: utoipa::Path + SchemaReferences + for<'t> Tags<'t>,
+{
+    let mut operation = D::operation();
+    operation.tags.get_or_insert_with(Vec::new).extend(<D as Tags<'static>>::tags().into_iter().map(str::to_owned));
+    paths.add_path_operation(D::path(), D::methods(), operation);
+    D::schemas(schemas);
 }
 
 /// The path a handler was just routed at.
