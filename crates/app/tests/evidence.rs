@@ -421,7 +421,8 @@ async fn a_run_its_instance_left_running_fails_when_another_instance_fails_it_as
     let cutoff = time::Duration::try_from(AutomationSettings::default().stale_cutoff()).unwrap();
     world.clock.advance(cutoff + time::Duration::seconds(1));
     survivor.tick().await;
-    let finished = world.drafts.last_of(runs(&world)[0].id.as_str());
+    assert_eq!(runs(&world)[0].status, compliance_domain::automation::RunStatus::Failed);
+    let finished = world.drafts.last_of(&id);
     assert_eq!(finished.action, "automation.run_finished", "the stale run's failure is audited");
     let [seen] = world.drafts.observations(&id).try_into().unwrap();
     assert_outcome(&seen, SourceKind::Automation, &id, EvidenceOutcome::Fail, INTERRUPTED);
