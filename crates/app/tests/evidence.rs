@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use compliance_app::{AutomationSettings, Principal};
 use compliance_credentials::TokenError;
-use compliance_domain::automation::{AutomationChanges, NewAutomation};
+use compliance_domain::automation::AutomationChanges;
 use compliance_domain::control::{EvidenceOutcome, SourceKind};
 use compliance_domain::etag::IfMatch;
 use compliance_domain::evidence::{Observation, Proof};
@@ -437,17 +437,7 @@ async fn a_run_its_instance_left_running_fails_when_another_instance_fails_it_as
 async fn a_scheduled_firing_proves_nothing_until_its_run_finishes() {
     let mut world = World::new();
     let tenant = world.tenant().await;
-    let task = NewTask { title: Some("MFA".into()), ..NewTask::default() };
-    let task = world.app.tasks.create_task(&tenant.owner, task).await.unwrap();
-    let input = NewAutomation {
-        task_id: Some(task.id.to_string()),
-        name: Some("MFA".into()),
-        target_url: Some("https://status.example.com/".into()),
-        instruction: Some(MFA_CHECK.into()),
-        schedule: Some("0 3 * * *".into()),
-        ..NewAutomation::default()
-    };
-    let automation = world.app.automations.create(&tenant.owner, input).await.unwrap();
+    let automation = automation_doing(&world, &tenant.owner, Some("0 3 * * *"), MFA_CHECK).await;
     let id = automation.id.to_string();
     let worker = worker(&mut world);
     world.browser.set(BrowserPage::Fails(compliance_ports::CaptureError::HttpStatus(503)));

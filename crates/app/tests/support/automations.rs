@@ -2,7 +2,7 @@
 //! SQL adapters make them with one conditional statement; a gate on `due` lets a test hold two
 //! workers at the point where both have seen the same schedule due. Each write makes its audit
 //! draft with the record before and after, as the store does, kept in the shared `Drafts` (the
-//! stale-run sweep and the claim of a pending run write no entry, in the store neither).
+//! claim of a pending run writes no entry, in the store neither).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
