@@ -2,10 +2,12 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use compliance_ports::PoolStatus;
 use diesel::SqliteConnection;
+use diesel::connection::{Instrumentation, InstrumentationEvent};
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
 use diesel_async::sync_connection_wrapper::{SpawnBlocking, SyncConnectionWrapper};
@@ -132,12 +134,53 @@ impl Default for PoolOptions {
     }
 }
 
+/// How many statements a store's connections have sent to the database: every pooled
+/// connection counts each statement diesel starts on it (its instrumentation,
+/// `Connection::set_instrumentation`, set when the pool opens the connection: a transaction's
+/// `BEGIN` and `COMMIT` count as statements), and PostgreSQL's per-thread connections count each
+/// query. Clones share the count. Read with [`crate::Store::statements`].
+#[derive(Clone, Default)]
+pub struct StatementCounter(Arc<AtomicU64>);
+
+impl StatementCounter {
+    /// The statements counted so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Counts one statement.
+    pub fn add_one(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Instrumentation for StatementCounter {
+    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        if let InstrumentationEvent::StartQuery { .. } = event {
+            self.add_one();
+        }
+    }
+}
+
+impl crate::Store {
+    /// How many statements this store's connections have sent to the database since it was
+    /// opened: each statement diesel starts on a pooled connection (a transaction's `BEGIN` and
+    /// `COMMIT` included), and each query of PostgreSQL's per-thread connections. A test reads
+    /// it before and after a use case to count that use case's statements
+    /// (crates/embedded/tests/statements.rs). Every connection of the store counts, whatever task
+    /// runs on it, so a count around one call is that call's only while nothing else uses the
+    /// store.
+    pub fn statements(&self) -> u64 {
+        self.pools.statements().get()
+    }
+}
+
 /// PostgreSQL uses a pool per thread, and one more connection per thread for [`Pools::here`].
 /// SQLite has one writer connection (concurrent SQLite writers fail with "database is locked") and
-/// a pool of readers, which WAL lets run beside it.
+/// a pool of readers, which WAL lets run beside it. Each counts its statements.
 pub enum Pools {
-    Pg { pools: Arc<ThreadPools>, per_thread: Arc<ThreadConnections> },
-    Sqlite { writer: Pool<SqliteAsync>, readers: Pool<SqliteAsync> },
+    Pg { pools: Arc<ThreadPools>, per_thread: Arc<ThreadConnections>, statements: StatementCounter },
+    Sqlite { writer: Pool<SqliteAsync>, readers: Pool<SqliteAsync>, statements: StatementCounter },
 }
 
 /// A connection for a short read on the calling thread.
@@ -149,15 +192,24 @@ pub enum Here {
 
 impl Pools {
     pub fn postgres(url: &str, options: &PoolOptions) -> Result<Self, StoreError> {
-        let pools = Arc::new(ThreadPools::new(url, options));
-        let per_thread = ThreadConnections::new(url, options.create_timeout);
-        Ok(Self::Pg { pools, per_thread: Arc::new(per_thread) })
+        let statements = StatementCounter::default();
+        let pools = Arc::new(ThreadPools::new(url, options, &statements));
+        let per_thread = ThreadConnections::new(url, options.create_timeout, &statements);
+        Ok(Self::Pg { pools, per_thread: Arc::new(per_thread), statements })
     }
 
     pub fn sqlite(path: &str, options: &PoolOptions) -> Result<Self, StoreError> {
-        let writer = build(sqlite_manager(path, false), 1, options)?;
-        let readers = build(sqlite_manager(path, true), options.max_size, options)?;
-        Ok(Self::Sqlite { writer, readers })
+        let statements = StatementCounter::default();
+        let writer = build(sqlite_manager(path, false, &statements), 1, options)?;
+        let readers = build(sqlite_manager(path, true, &statements), options.max_size, options)?;
+        Ok(Self::Sqlite { writer, readers, statements })
+    }
+
+    /// The count of the statements every connection of these pools sent.
+    pub fn statements(&self) -> &StatementCounter {
+        match self {
+            Self::Pg { statements, .. } | Self::Sqlite { statements, .. } => statements,
+        }
     }
 
     /// A connection for reads.
@@ -193,17 +245,17 @@ impl Pools {
     pub fn status(&self) -> Vec<PoolStatus> {
         match self {
             Self::Pg { pools, .. } => vec![pools.status()],
-            Self::Sqlite { writer, readers } => vec![status("writer", writer), status("readers", readers)],
+            Self::Sqlite { writer, readers, .. } => vec![status("writer", writer), status("readers", readers)],
         }
     }
 
     pub fn close(&self) {
         match self {
-            Self::Pg { pools, per_thread } => {
+            Self::Pg { pools, per_thread, .. } => {
                 pools.close();
                 per_thread.close();
             }
-            Self::Sqlite { writer, readers } => {
+            Self::Sqlite { writer, readers, .. } => {
                 writer.close();
                 readers.close();
             }
@@ -247,20 +299,36 @@ where
 
 /// `Fast`: no query on checkout (a `SELECT 1` per request cost a round trip). A connection that
 /// died with a database restart or outage is closed by then, which `Fast` checks, and the pool opens
-/// a fresh one; one that dies while in use answers 503 (see error.rs).
-pub(crate) fn pg_manager(url: &str) -> AsyncDieselConnectionManager<AsyncPgConnection> {
+/// a fresh one; one that dies while in use answers 503 (see error.rs). Each connection counts its
+/// statements in `statements`.
+pub(crate) fn pg_manager(url: &str, statements: &StatementCounter) -> AsyncDieselConnectionManager<AsyncPgConnection> {
     let mut config = ManagerConfig::<AsyncPgConnection>::default();
     config.recycling_method = RecyclingMethod::Fast;
+    let statements = statements.clone();
+    config.custom_setup = Box::new(move |url| {
+        let (url, statements) = (url.to_owned(), statements.clone());
+        Box::pin(async move {
+            let mut conn = AsyncPgConnection::establish(&url).await?;
+            conn.set_instrumentation(statements);
+            Ok(conn)
+        })
+    });
     AsyncDieselConnectionManager::new_with_config(url, config)
 }
 
 /// SQLite connections: `busy_timeout` before WAL (the other order fails under concurrency),
-/// foreign keys on, and readers that cannot write.
-fn sqlite_manager(path: &str, read_only: bool) -> AsyncDieselConnectionManager<SqliteAsync> {
+/// foreign keys on, and readers that cannot write. Each connection counts its statements in
+/// `statements` (from its first statement after these settings).
+fn sqlite_manager(
+    path: &str,
+    read_only: bool,
+    statements: &StatementCounter,
+) -> AsyncDieselConnectionManager<SqliteAsync> {
     let mut config = ManagerConfig::<SqliteAsync>::default();
     config.recycling_method = RecyclingMethod::Fast;
+    let statements = statements.clone();
     config.custom_setup = Box::new(move |url| {
-        let url = url.to_owned();
+        let (url, statements) = (url.to_owned(), statements.clone());
         Box::pin(async move {
             let mut conn = SqliteAsync::establish(&url).await?;
             let query_only = if read_only { "PRAGMA query_only = ON;" } else { "" };
@@ -269,6 +337,7 @@ fn sqlite_manager(path: &str, read_only: bool) -> AsyncDieselConnectionManager<S
                  PRAGMA foreign_keys = ON; {query_only}"
             );
             conn.batch_execute(&pragmas).await.map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+            conn.set_instrumentation(statements);
             Ok(conn)
         })
     });

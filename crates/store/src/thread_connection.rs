@@ -15,18 +15,22 @@ use tokio::sync::OnceCell;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
+use crate::db::StatementCounter;
 use crate::error::StoreError;
 
 /// Where each thread's connection goes, and whether the store still takes requests.
 pub struct ThreadConnections {
     url: String,
     connect_timeout: Duration,
+    statements: StatementCounter,
     closed: AtomicBool,
 }
 
 /// One thread's connection, opened on its first use, with the statements prepared on it.
 pub struct ThreadConnection {
     client: Client,
+    /// Where its queries are counted (the store's count).
+    statements: StatementCounter,
     /// Prepared once per connection: `Client::query` with SQL text would parse it every time,
     /// which is a second round trip.
     prepared: Mutex<Vec<(&'static str, Statement)>>,
@@ -41,8 +45,9 @@ thread_local! {
 }
 
 impl ThreadConnections {
-    pub fn new(url: &str, connect_timeout: Duration) -> Self {
-        Self { url: url.to_owned(), connect_timeout, closed: AtomicBool::new(false) }
+    /// Connections to `url` that count their queries in `statements`.
+    pub fn new(url: &str, connect_timeout: Duration, statements: &StatementCounter) -> Self {
+        Self { url: url.to_owned(), connect_timeout, statements: statements.clone(), closed: AtomicBool::new(false) }
     }
 
     /// Refuses every later [`Self::here`]: the store is shutting down.
@@ -94,7 +99,7 @@ impl ThreadConnections {
                 tracing::warn!(%error, "a thread's database connection ended");
             }
         });
-        Ok(Arc::new(ThreadConnection { client, prepared: Mutex::default() }))
+        Ok(Arc::new(ThreadConnection { client, statements: self.statements.clone(), prepared: Mutex::default() }))
     }
 }
 
@@ -105,6 +110,7 @@ impl ThreadConnection {
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        self.statements.add_one();
         let statement = match self.prepared(sql) {
             Some(statement) => statement,
             None => {

@@ -11,13 +11,14 @@ use compliance_ports::PoolStatus;
 use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 
-use crate::db::{PoolOptions, build, pg_manager};
+use crate::db::{PoolOptions, StatementCounter, build, pg_manager};
 use crate::error::{StoreError, pool_error};
 
 /// Each thread's pool, opened on the thread's first request.
 pub struct ThreadPools {
     url: String,
     options: PoolOptions,
+    statements: StatementCounter,
     every: Mutex<Every>,
 }
 
@@ -35,9 +36,10 @@ thread_local! {
 }
 
 impl ThreadPools {
-    /// Pools of `options.max_size` connections each.
-    pub fn new(url: &str, options: &PoolOptions) -> Self {
-        Self { url: url.to_owned(), options: options.clone(), every: Mutex::default() }
+    /// Pools of `options.max_size` connections each, whose connections count their statements in
+    /// `statements`.
+    pub fn new(url: &str, options: &PoolOptions, statements: &StatementCounter) -> Self {
+        Self { url: url.to_owned(), options: options.clone(), statements: statements.clone(), every: Mutex::default() }
     }
 
     /// A connection of the calling thread's pool.
@@ -55,7 +57,7 @@ impl ThreadPools {
             if every.closed {
                 return Err(pool_error(deadpool::managed::PoolError::Closed));
             }
-            let pool = build(pg_manager(&self.url), self.options.max_size, &self.options)?;
+            let pool = build(pg_manager(&self.url, &self.statements), self.options.max_size, &self.options)?;
             every.pools.push(pool.clone());
             pools.push((Arc::downgrade(self), pool.clone()));
             Ok(pool)
