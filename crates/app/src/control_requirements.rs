@@ -78,8 +78,8 @@ impl ControlRequirementService {
             .map_err(|e| AppError::from_repo(e, "requirement"))
     }
 
-    /// Removes the control's mapping to the requirement; a status asked for a moment before this
-    /// one no longer counts it (mappings, like evidence-source links, are today's).
+    /// Removes the control's mapping to the requirement now; a status asked for a moment before
+    /// now still counts it (mappings, like evidence-source links, keep their history).
     pub async fn unmap_requirement(
         &self,
         caller: &Principal,
@@ -91,7 +91,7 @@ impl ControlRequirementService {
         self.require_control(org, id).await?;
         let audit = self.audit.change(caller, "control.requirement_unmapped", &REQUIREMENT_MAPPING);
         self.mappings
-            .unmap_requirement(org, id, requirement, &audit)
+            .unmap_requirement(org, id, requirement, self.clock.now(), &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "requirement mapping"))
     }

@@ -223,7 +223,8 @@ impl ControlService {
         Ok(link)
     }
 
-    /// Unlinks a source; its evidence recorded so far stays in the control's evidence list.
+    /// Unlinks a source now; its evidence recorded so far stays in the control's evidence list,
+    /// and a status `asOf` a moment before now still counts the link.
     pub async fn remove_evidence_source(
         &self,
         caller: &Principal,
@@ -235,7 +236,7 @@ impl ControlService {
         self.control(org, id).await?;
         let audit = self.audit.change(caller, "control.evidence_source_removed", &EVIDENCE_SOURCE);
         self.controls
-            .remove_evidence_source(org, id, source_id, &audit)
+            .remove_evidence_source(org, id, source_id, self.clock.now(), &audit)
             .await
             .map_err(|e| AppError::from_repo(e, "evidence source"))
     }

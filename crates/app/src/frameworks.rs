@@ -98,7 +98,8 @@ impl FrameworkService {
 
     /// The framework's status at `as_of` (now when `None`; a future moment is refused): each
     /// requirement's from the controls mapped to it then, and the share passing. A past moment is
-    /// answered from the evidence recorded up to then and the mappings and links made up to then.
+    /// answered from the evidence recorded up to then and the mappings and links in force then
+    /// (removed ones included, if removed later).
     pub async fn framework_status(
         &self,
         caller: &Principal,
@@ -198,7 +199,8 @@ impl FrameworkService {
 
 impl FrameworkService {
     /// The framework with its requirements' statuses at `moment`, and the evidence deciding them:
-    /// one read of the framework, one of its mappings, then the mapped controls' statuses.
+    /// one read of the framework, one of its mappings in force at `moment`, then the mapped
+    /// controls' statuses.
     async fn assess(&self, org: &OrganizationId, id: &FrameworkId, moment: Timestamp) -> Result<Assessed, AppError> {
         let framework = self.frameworks.get_framework(org, id).await.map_err(not_found)?;
         let mapped = self.mappings.framework_controls(org, id, moment).await?;
@@ -224,15 +226,17 @@ impl FrameworkService {
                 })
             })
             .collect();
-        // The evidence the statuses were computed from: each counted link's latest, and the latest file.
+        // The evidence the statuses were computed from: the latest of each link in force, and the
+        // latest file.
         let evidence = states
             .into_iter()
             .flat_map(|(_, state)| {
                 let counted = |e: &Evidence| {
-                    state
-                        .sources
-                        .iter()
-                        .any(|s| Some(s.source_id.as_str()) == e.source_id.as_deref() && s.created_at <= moment)
+                    state.sources.iter().any(|s| {
+                        Some(s.source_id.as_str()) == e.source_id.as_deref()
+                            && s.in_force_at(moment)
+                            && s.counts(e, moment)
+                    })
                 };
                 let latest: Vec<Evidence> = state.latest.iter().filter(|e| counted(e)).cloned().collect();
                 latest.into_iter().chain(state.latest_file)

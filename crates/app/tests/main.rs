@@ -10,6 +10,7 @@ mod support;
 mod access;
 mod allowed_hosts;
 mod api_keys;
+mod as_of;
 mod automation_reach;
 mod automation_secrets;
 mod automations;

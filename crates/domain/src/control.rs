@@ -249,8 +249,12 @@ pub struct EvidenceSource {
     pub kind: SourceKind,
     /// The record's id.
     pub source_id: String,
-    /// When it was linked; before this moment it proves nothing for the control.
+    /// When it was linked; before this moment it proves nothing for the control, and evidence
+    /// recorded before it (during an earlier link of the same source) does not count for it.
     pub created_at: Timestamp,
+    /// When it was unlinked (`None` while it is linked): from this moment on it proves nothing
+    /// for the control, while a status asked for an earlier moment still counts it.
+    pub removed_at: Option<Timestamp>,
 }
 
 impl EvidenceSource {
@@ -265,8 +269,30 @@ impl EvidenceSource {
             kind,
             source_id,
             created_at: now,
+            removed_at: None,
         })
     }
+
+    /// Whether the link was in force at `moment`: made at or before it, and not removed at or
+    /// before it.
+    pub fn in_force_at(&self, moment: Timestamp) -> bool {
+        in_force(self.created_at, self.removed_at, moment)
+    }
+
+    /// Whether `evidence` (of this link's source) counts for the link at `moment`: collected
+    /// while the link was in force, up to `moment`. Evidence of an earlier link of the same source
+    /// does not count for a link made again.
+    pub fn counts(&self, evidence: &Evidence, moment: Timestamp) -> bool {
+        self.created_at <= evidence.collected_at && evidence.collected_at <= moment
+    }
+}
+
+/// Whether something made at `created_at` and removed at `removed_at` (never, when `None`) was in
+/// force at `moment`: from its making (included) to its removal (excluded). Links and requirement
+/// mappings keep their history this way, so a status `asOf` a past moment counts what was in force
+/// then.
+pub fn in_force(created_at: Timestamp, removed_at: Option<Timestamp>, moment: Timestamp) -> bool {
+    created_at <= moment && removed_at.is_none_or(|removed| moment < removed)
 }
 
 /// Ids of the kinds a source may be, for typed look-ups.
@@ -401,8 +427,10 @@ pub struct StatusReport {
 }
 
 /// The status of a control at `moment` from its links and the latest evidence of each source
-/// (the caller passes, per source, its latest evidence at or before `moment`; `latest_file` the
-/// latest file uploaded at or before it). Links made after `moment` are ignored.
+/// (the caller passes, per link, its source's latest evidence at or before `moment` since the link
+/// was made; `latest_file` the latest file uploaded at or before it). Links not in force at
+/// `moment` (made after it, or removed at or before it) are ignored, and so is evidence collected
+/// before its link was made ([`EvidenceSource::counts`]).
 ///
 /// A source is `not_started` without evidence, `failing` when its latest evidence failed,
 /// `stale` when its latest evidence passed but is older than the frequency's period, else
@@ -417,10 +445,10 @@ pub fn status(
 ) -> StatusReport {
     let mut statuses: Vec<SourceStatus> = Vec::new();
     for (source, evidence) in sources {
-        if source.created_at > moment {
+        if !source.in_force_at(moment) {
             continue;
         }
-        let evidence = evidence.filter(|e| e.collected_at <= moment);
+        let evidence = evidence.filter(|e| source.counts(e, moment));
         statuses.push(source_status(source.kind.into(), Some(source.source_id.clone()), frequency, evidence, moment));
     }
     if let Some(file) = latest_file.filter(|e| e.collected_at <= moment) {
@@ -602,5 +630,34 @@ mod tests {
         let report = status(None, &[(&source, None)], None, at("2026-05-01T00:00:00Z"));
         assert!(report.sources.is_empty());
         assert_eq!(report.status, ControlStatus::NotStarted);
+    }
+
+    #[test]
+    fn a_removed_link_counts_up_to_its_removal_and_a_link_made_again_starts_over() {
+        let control = control(None);
+        let mut first = link(&control, TaskId::generate().to_string());
+        first.removed_at = Some(at("2026-03-01T00:00:00Z"));
+        let pass = evidence(&control, &first, EvidenceOutcome::Pass, "2026-02-01T00:00:00Z");
+        let report = |source: &EvidenceSource, when| status(None, &[(source, Some(&pass))], None, at(when));
+        assert_eq!(report(&first, "2026-02-28T23:59:59Z").status, ControlStatus::Passing, "in force");
+        assert!(report(&first, "2026-03-01T00:00:00Z").sources.is_empty(), "removed at that moment");
+        assert!(report(&first, "2026-06-01T00:00:00Z").sources.is_empty(), "removed since");
+
+        // Linked again: the evidence of the first link does not count for the second.
+        let mut again = link(&control, first.source_id.clone());
+        again.created_at = at("2026-04-01T00:00:00Z");
+        let now = report(&again, "2026-06-01T00:00:00Z");
+        assert_eq!(now.status, ControlStatus::NotStarted, "{now:?}");
+        assert_eq!(now.sources.len(), 1);
+    }
+
+    #[test]
+    fn in_force_from_its_making_to_its_removal() {
+        let (made, removed) = (at("2026-01-01T00:00:00Z"), at("2026-02-01T00:00:00Z"));
+        assert!(!in_force(made, Some(removed), at("2025-12-31T23:59:59Z")));
+        assert!(in_force(made, Some(removed), made));
+        assert!(in_force(made, Some(removed), at("2026-01-31T23:59:59Z")));
+        assert!(!in_force(made, Some(removed), removed));
+        assert!(in_force(made, None, at("2099-01-01T00:00:00Z")));
     }
 }

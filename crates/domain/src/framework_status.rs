@@ -44,6 +44,16 @@ pub struct RequirementMapping {
     pub framework_id: FrameworkId,
     /// When it was mapped; a status at an earlier moment leaves it out.
     pub created_at: Timestamp,
+    /// When it was unmapped (`None` while it is mapped); a status at this moment or later leaves
+    /// it out, one at an earlier moment still counts it.
+    pub removed_at: Option<Timestamp>,
+}
+
+impl RequirementMapping {
+    /// Whether the mapping was in force at `moment` (see [`crate::control::in_force`]).
+    pub fn in_force_at(&self, moment: Timestamp) -> bool {
+        crate::control::in_force(self.created_at, self.removed_at, moment)
+    }
 }
 
 crate::string_enum! {

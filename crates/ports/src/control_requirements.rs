@@ -32,22 +32,27 @@ pub trait ControlRequirementRepository: Send + Sync {
         now: Timestamp,
         audit: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError>;
-    /// Removes the mapping with `audit`'s entry and answers it; `NotFound` when there is none.
+    /// Removes the mapping at `now` with `audit`'s entry and answers it, removed: it stays in the
+    /// history, in force before `now` ([`RequirementMapping::removed_at`]). `NotFound` when
+    /// there is none in force.
     async fn unmap_requirement(
         &self,
         org: &OrganizationId,
         control: &ControlId,
         requirement: &RequirementId,
+        now: Timestamp,
         audit: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError>;
-    /// The requirements the control is mapped to, oldest mapping first.
+    /// The requirements the control is mapped to now (removed mappings are left out), oldest
+    /// mapping first.
     async fn control_requirements(
         &self,
         org: &OrganizationId,
         control: &ControlId,
     ) -> Result<Vec<MappedRequirement>, RepoError>;
-    /// The controls mapped to the framework's requirements at or before `moment`, each with the
-    /// requirement it is mapped to (a control mapped to three requirements comes three times).
+    /// The controls mapped to the framework's requirements at `moment` (the mappings in force
+    /// then: made at or before it, not removed at or before it), each with the requirement it is
+    /// mapped to (a control mapped to three requirements comes three times). One statement.
     async fn framework_controls(
         &self,
         org: &OrganizationId,

@@ -25,13 +25,14 @@ pub struct DeletedControl {
     pub blob_keys: Vec<String>,
 }
 
-/// What a control's status is computed from: its links, the latest evidence of each linked
-/// source and its latest uploaded file, at or before a moment.
+/// What a control's status at a moment is computed from: its links in force then, the latest
+/// evidence of each of their sources, and its latest uploaded file.
 #[derive(Debug, Clone, Default)]
 pub struct ControlEvidenceState {
-    /// Its links.
+    /// Its links in force at the moment (made at or before it, not removed at or before it).
     pub sources: Vec<EvidenceSource>,
-    /// Per linked source (by source id), its latest evidence at or before the moment.
+    /// Per link (by source id), its source's latest evidence collected since the link was made
+    /// and at or before the moment.
     pub latest: Vec<Evidence>,
     /// Its latest file at or before the moment.
     pub latest_file: Option<Evidence>,
@@ -75,15 +76,19 @@ pub trait ControlRepository: Send + Sync {
         source: &EvidenceSource,
         audit: &AuditOf<'_, EvidenceSource>,
     ) -> Result<(), RepoError>;
-    /// Unlinks a source and answers the link; `NotFound` when the control has no such link.
+    /// Unlinks a source at `now` and answers the link, removed: it stays in the history, in force
+    /// before `now` ([`EvidenceSource::removed_at`]). `NotFound` when the control has no such link
+    /// in force.
     async fn remove_evidence_source(
         &self,
         org: &OrganizationId,
         control: &ControlId,
         source_id: &str,
+        now: Timestamp,
         audit: &AuditOf<'_, EvidenceSource>,
     ) -> Result<EvidenceSource, RepoError>;
-    /// What the status of each of `controls` at `moment` is computed from, in their order.
+    /// What the status of each of `controls` at `moment` is computed from, in their order: the
+    /// links in force at `moment` and their evidence (see [`ControlEvidenceState`]).
     async fn evidence_state(
         &self,
         org: &OrganizationId,

@@ -46,8 +46,10 @@ impl ControlRequirementRepository for Store {
                     requirement_id: requirement.clone(),
                     framework_id: id("requirements", framework)?,
                     created_at: now,
+                    removed_at: None,
                 };
-                // The foreign keys refuse a control that is not the organization's.
+                // The foreign keys refuse a control that is not the organization's; the unique
+                // index of the mappings in force, a second one (a removed one may be made again).
                 diesel::insert_into(control_requirements::table).values(MappingRow::from(&mapping)).execute(c).await?;
                 c.append(head, audit(None, Some(&mapping))).await?;
                 Ok(mapping)
@@ -62,11 +64,13 @@ impl ControlRequirementRepository for Store {
         })
     }
 
+    /// The mapping stays, with its `removed_at`: a status `asOf` an earlier moment still counts it.
     async fn unmap_requirement(
         &self,
         org: &OrganizationId,
         control: &ControlId,
         requirement: &RequirementId,
+        now: Timestamp,
         audit: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -76,8 +80,10 @@ impl ControlRequirementRepository for Store {
                 let the_mapping = control_requirements::table
                     .filter(control_requirements::organization_id.eq(org.as_str()))
                     .filter(control_requirements::control_id.eq(control.as_str()))
-                    .filter(control_requirements::requirement_id.eq(requirement.as_str()));
-                let removed: RequirementMapping = diesel::delete(the_mapping)
+                    .filter(control_requirements::requirement_id.eq(requirement.as_str()))
+                    .filter(control_requirements::removed_at.is_null());
+                let removed: RequirementMapping = diesel::update(the_mapping)
+                    .set(control_requirements::removed_at.eq(Some(naive(now))))
                     .returning(MappingRow::as_returning())
                     .get_result(c)
                     .await?
@@ -101,6 +107,7 @@ impl ControlRequirementRepository for Store {
                 .inner_join(requirements::table)
                 .filter(control_requirements::organization_id.eq(org.as_str()))
                 .filter(control_requirements::control_id.eq(control.as_str()))
+                .filter(control_requirements::removed_at.is_null())
                 .order((control_requirements::created_at.asc(), control_requirements::requirement_id.asc()))
                 .select((MappingRow::as_select(), requirements::identifier, requirements::title))
                 .load(c)
@@ -125,7 +132,7 @@ impl ControlRequirementRepository for Store {
                 .inner_join(controls::table)
                 .filter(control_requirements::organization_id.eq(org.as_str()))
                 .filter(control_requirements::framework_id.eq(framework.as_str()))
-                .filter(control_requirements::created_at.le(at))
+                .filter(in_force_at(at))
                 .order((control_requirements::requirement_id.asc(), control_requirements::created_at.asc()))
                 .select((control_requirements::requirement_id, ControlRow::as_select()))
                 .load(c)
@@ -138,14 +145,24 @@ impl ControlRequirementRepository for Store {
     }
 }
 
+/// The mappings in force at `at`: made at or before it, and not removed at or before it (see
+/// `compliance_domain::control::in_force`).
+#[diesel::dsl::auto_type]
+fn in_force_at(at: PrimitiveDateTime) -> _ {
+    control_requirements::created_at
+        .le(at)
+        .and(control_requirements::removed_at.is_null().or(control_requirements::removed_at.gt(at)))
+}
+
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = control_requirements)]
+#[diesel(table_name = control_requirements, treat_none_as_null = true)]
 struct MappingRow {
     organization_id: String,
     control_id: String,
     requirement_id: String,
     framework_id: String,
     created_at: PrimitiveDateTime,
+    removed_at: Option<PrimitiveDateTime>,
 }
 
 impl From<&RequirementMapping> for MappingRow {
@@ -156,6 +173,7 @@ impl From<&RequirementMapping> for MappingRow {
             requirement_id: m.requirement_id.to_string(),
             framework_id: m.framework_id.to_string(),
             created_at: naive(m.created_at),
+            removed_at: m.removed_at.map(naive),
         }
     }
 }
@@ -170,6 +188,7 @@ impl TryFrom<MappingRow> for RequirementMapping {
             requirement_id: id(T, r.requirement_id)?,
             framework_id: id(T, r.framework_id)?,
             created_at: instant(r.created_at),
+            removed_at: r.removed_at.map(instant),
         })
     }
 }

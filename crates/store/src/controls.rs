@@ -191,11 +191,13 @@ impl ControlRepository for Store {
         })
     }
 
+    /// The link stays, with its `removed_at`: a status `asOf` an earlier moment still counts it.
     async fn remove_evidence_source(
         &self,
         org: &OrganizationId,
         control: &ControlId,
         source_id: &str,
+        now: Timestamp,
         audit: &AuditOf<'_, EvidenceSource>,
     ) -> Result<EvidenceSource, RepoError> {
         let mut conn = self.pools.write().await?;
@@ -205,9 +207,14 @@ impl ControlRepository for Store {
                 let link = control_evidence_sources::table
                     .filter(control_evidence_sources::organization_id.eq(org.as_str()))
                     .filter(control_evidence_sources::control_id.eq(control.as_str()))
-                    .filter(control_evidence_sources::source_id.eq(source_id));
-                let removed: EvidenceSource =
-                    diesel::delete(link).returning(SourceRow::as_returning()).get_result(c).await?.try_into()?;
+                    .filter(control_evidence_sources::source_id.eq(source_id))
+                    .filter(control_evidence_sources::removed_at.is_null());
+                let removed: EvidenceSource = diesel::update(link)
+                    .set(control_evidence_sources::removed_at.eq(Some(naive(now))))
+                    .returning(SourceRow::as_returning())
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
                 c.append(head, audit(Some(&removed), None)).await?;
                 Ok(removed)
             })
@@ -216,8 +223,9 @@ impl ControlRepository for Store {
         result.map_err(RepoError::from)
     }
 
-    /// One statement for the links, then per link (and for the files) one indexed read of its
-    /// latest evidence at or before `moment` (`evidence_latest`): never the whole history.
+    /// One statement for the links in force at `moment`, then per link (and for the files) one
+    /// indexed read of its latest evidence since the link was made, at or before `moment`
+    /// (`evidence_latest`): never the whole history.
     async fn evidence_state(
         &self,
         org: &OrganizationId,
@@ -232,6 +240,7 @@ impl ControlRepository for Store {
                 let links: Vec<SourceRow> = control_evidence_sources::table
                     .filter(control_evidence_sources::organization_id.eq(org.as_str()))
                     .filter(control_evidence_sources::control_id.eq_any(&ids))
+                    .filter(in_force_at(at))
                     .order((control_evidence_sources::created_at.asc(), control_evidence_sources::source_id.asc()))
                     .select(SourceRow::as_select())
                     .load(c)
@@ -248,6 +257,7 @@ impl ControlRepository for Store {
                 for link in &links {
                     let found: Option<EvidenceRow> = the_control(&link.control_id)
                         .filter(evidence::source_id.eq(link.source_id.clone()))
+                        .filter(evidence::collected_at.ge(link.created_at))
                         .first(c)
                         .await
                         .optional()?;
@@ -392,13 +402,14 @@ impl TryFrom<ControlRow> for Control {
 }
 
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = control_evidence_sources)]
+#[diesel(table_name = control_evidence_sources, treat_none_as_null = true)]
 pub struct SourceRow {
     organization_id: String,
     control_id: String,
     kind: String,
     source_id: String,
     created_at: PrimitiveDateTime,
+    removed_at: Option<PrimitiveDateTime>,
 }
 
 impl From<&EvidenceSource> for SourceRow {
@@ -409,6 +420,7 @@ impl From<&EvidenceSource> for SourceRow {
             kind: s.kind.to_string(),
             source_id: s.source_id.clone(),
             created_at: naive(s.created_at),
+            removed_at: s.removed_at.map(naive),
         }
     }
 }
@@ -423,6 +435,7 @@ impl TryFrom<SourceRow> for EvidenceSource {
             kind: value(T, &r.kind)?,
             source_id: r.source_id,
             created_at: instant(r.created_at),
+            removed_at: r.removed_at.map(instant),
         })
     }
 }
@@ -476,6 +489,15 @@ impl TryFrom<EvidenceRow> for Evidence {
             run_id: r.run_id,
         })
     }
+}
+
+/// The links in force at `at`: made at or before it, and not removed at or before it (see
+/// `compliance_domain::control::in_force`).
+#[diesel::dsl::auto_type]
+fn in_force_at(at: PrimitiveDateTime) -> _ {
+    control_evidence_sources::created_at
+        .le(at)
+        .and(control_evidence_sources::removed_at.is_null().or(control_evidence_sources::removed_at.gt(at)))
 }
 
 /// How many of the organization's controls have `id` (0 or 1): a link or an evidence item is

@@ -53,8 +53,8 @@ struct Row {
     run_id: Option<String>,
 }
 
-/// Writes one evidence row per control linked to the source the draft's observation names, as
-/// the observation decides; a draft without one writes nothing.
+/// Writes one evidence row per control linked to the source the draft's observation names (by a
+/// link in force: not removed), as the observation decides; a draft without one writes nothing.
 pub(crate) async fn record_evidence(conn: ConnRef<'_>, draft: &AuditDraft) -> QueryResult<()> {
     let Some(observation) = &draft.evidence else { return Ok(()) };
     let org = draft.organization_id.as_str();
@@ -63,6 +63,8 @@ pub(crate) async fn record_evidence(conn: ConnRef<'_>, draft: &AuditDraft) -> Qu
             .filter(control_evidence_sources::organization_id.eq(org))
             .filter(control_evidence_sources::source_id.eq(&observation.source_id))
             .filter(control_evidence_sources::kind.eq(observation.kind.as_str()))
+            // The links in force: a removed link's row stays for the past, and records nothing.
+            .filter(control_evidence_sources::removed_at.is_null())
             .select(control_evidence_sources::control_id)
             .load(c)
             .await?;

@@ -132,12 +132,13 @@ impl FrameworkRepository for Store {
                     the_framework().select(FrameworkRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&current.etag())?;
                 // Mappings are written under the same lock: none can arrive after this count.
-                let mapped: i64 = control_requirements::table
-                    .filter(control_requirements::organization_id.eq(org.as_str()))
-                    .filter(control_requirements::framework_id.eq(id.as_str()))
-                    .count()
-                    .get_result(c)
-                    .await?;
+                let of_the_framework = || {
+                    control_requirements::table
+                        .filter(control_requirements::organization_id.eq(org.as_str()))
+                        .filter(control_requirements::framework_id.eq(id.as_str()))
+                };
+                let mapped: i64 =
+                    of_the_framework().filter(control_requirements::removed_at.is_null()).count().get_result(c).await?;
                 if mapped > 0 {
                     return Err(RepoError::Conflict(format!(
                         "{mapped} control mapping(s) refer to this framework's requirements: unmap them first \
@@ -145,6 +146,8 @@ impl FrameworkRepository for Store {
                     ))
                     .into());
                 }
+                // The removed mappings' history goes with the framework it was about.
+                diesel::delete(of_the_framework()).execute(c).await?;
                 // The requirements go with it (ON DELETE CASCADE).
                 let deleted: Framework = diesel::delete(the_framework())
                     .returning(FrameworkRow::as_returning())

@@ -159,22 +159,24 @@ diesel::table! {
 }
 
 diesel::table! {
-    control_evidence_sources (control_id, source_id) {
+    control_evidence_sources (control_id, source_id, created_at) {
         organization_id -> Text,
         control_id -> Text,
         kind -> Text,
         source_id -> Text,
         created_at -> Timestamp,
+        removed_at -> Nullable<Timestamp>,
     }
 }
 
 diesel::table! {
-    control_requirements (control_id, requirement_id) {
+    control_requirements (control_id, requirement_id, created_at) {
         organization_id -> Text,
         control_id -> Text,
         requirement_id -> Text,
         framework_id -> Text,
         created_at -> Timestamp,
+        removed_at -> Nullable<Timestamp>,
     }
 }
 

@@ -21,9 +21,10 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, AutomationId, AutomationRunId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, CommentRepository, ConnectionRepository, CredentialRepository, HealthCheck, ListGenerations,
-    ListName, MemberRepository, OAuthStateRecord, OAuthStateRepository, OrganizationRepository, Page, PageRequest,
-    RefreshLeases, RepoError, RiskRepository, SecretRepository, StoredSecret, TaskRepository, UserRepository,
+    AutomationRepository, CommentRepository, ConnectionRepository, ControlRepository, CredentialRepository,
+    HealthCheck, ListGenerations, ListName, MemberRepository, OAuthStateRecord, OAuthStateRepository,
+    OrganizationRepository, Page, PageRequest, RefreshLeases, RepoError, RiskRepository, SecretRepository,
+    StoredSecret, TaskRepository, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -1747,3 +1748,182 @@ async fn idempotency_keys(db: &TestDb) {
         "B's r8, A's r9 and the other caller's r2b (made with the old expiry)"
     );
 }
+
+/// An audit draft for a change of task `task` in `org` at `at` that proves `outcome`: the store
+/// records it for the controls linked to the task then (`record_evidence`).
+fn observing(
+    org: &OrganizationId,
+    task: &str,
+    outcome: compliance_domain::control::EvidenceOutcome,
+    at: Timestamp,
+) -> impl Fn(Option<&Task>, Option<&Task>) -> compliance_domain::audit::AuditDraft + Send + Sync {
+    let (org, task) = (org.clone(), task.to_owned());
+    move |before, after| compliance_domain::audit::AuditDraft {
+        organization_id: org.clone(),
+        created_at: at,
+        evidence: Some(compliance_domain::evidence::Observation {
+            kind: compliance_domain::control::SourceKind::Task,
+            source_id: task.clone(),
+            proof: compliance_domain::evidence::Proof::Outcome(outcome),
+            detail: json!({"reason": "observed"}),
+            run_id: None,
+        }),
+        ..unaudited(before, after)
+    }
+}
+
+/// Records `outcome` of task `task` at `at`, as a change of the task would (a task of its own
+/// carries the draft: the evidence names the task id the draft says).
+async fn observe(
+    store: &Store,
+    org: &Organization,
+    task: &str,
+    outcome: compliance_domain::control::EvidenceOutcome,
+    at: Timestamp,
+) {
+    let carrier = Task::create(org.id.clone(), from_json(json!({"title": "carrier"})), at).unwrap();
+    TaskRepository::insert_task(store, &carrier, &observing(&org.id, task, outcome, at)).await.unwrap();
+}
+
+async fn control_in(store: &Store, org: &Organization, name: &str) -> compliance_domain::control::Control {
+    use compliance_domain::control::{Control, NewControl};
+    let input = NewControl { name: Some(name.into()), ..NewControl::default() };
+    let control = Control::create(org.id.clone(), input, Timestamp::now()).unwrap();
+    ControlRepository::insert_control(store, &control, &unaudited).await.unwrap();
+    control
+}
+
+fn link_at(
+    control: &compliance_domain::control::Control,
+    task: &str,
+    at: Timestamp,
+) -> compliance_domain::control::EvidenceSource {
+    let input = compliance_domain::control::NewEvidenceSource { source_id: Some(task.to_owned()) };
+    compliance_domain::control::EvidenceSource::link(control, input, at).unwrap()
+}
+
+/// Links and their history: a removed link stays in force for the moments before its removal,
+/// records no evidence after it, and can be made again (evidence of the first link does not
+/// count for the second); another organization's links and evidence are never read.
+async fn evidence_source_history(db: &TestDb) {
+    use compliance_domain::control::EvidenceOutcome::{Fail, Pass};
+    let store = &db.store;
+    let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
+    let control = control_in(store, &ours, "Backups").await;
+    let other = control_in(store, &ours, "Reviews").await;
+    let foreign = control_in(store, &theirs, "Backups").await;
+    let task = compliance_domain::TaskId::generate().to_string();
+    let t = |hour: i64| Timestamp::parse("2030-01-01T00:00:00Z").unwrap().plus(time::Duration::hours(hour));
+    let ids = [control.id.clone(), other.id.clone()];
+    let state = async |at| ControlRepository::evidence_state(store, &ours.id, &ids, at).await.unwrap();
+
+    ControlRepository::add_evidence_source(store, &link_at(&control, &task, t(1)), &unaudited).await.unwrap();
+    ControlRepository::add_evidence_source(store, &link_at(&foreign, &task, t(1)), &unaudited).await.unwrap();
+    observe(store, &ours, &task, Pass, t(2)).await;
+    let removed =
+        ControlRepository::remove_evidence_source(store, &ours.id, &control.id, &task, t(3), &unaudited).await.unwrap();
+    assert_eq!((removed.created_at, removed.removed_at), (t(1), Some(t(3))));
+    let again = ControlRepository::remove_evidence_source(store, &ours.id, &control.id, &task, t(3), &unaudited).await;
+    assert!(matches!(again, Err(RepoError::NotFound)), "{again:?}");
+    observe(store, &ours, &task, Fail, t(4)).await;
+    ControlRepository::add_evidence_source(store, &link_at(&control, &task, t(5)), &unaudited).await.unwrap();
+    let twice = ControlRepository::add_evidence_source(store, &link_at(&control, &task, t(6)), &unaudited).await;
+    assert!(matches!(twice, Err(RepoError::Conflict(_))), "one link in force at a time: {twice:?}");
+    observe(store, &ours, &task, Pass, t(7)).await;
+
+    // What each moment held: (links' creation times, the latest evidence's time).
+    let held = |states: Vec<compliance_ports::ControlEvidenceState>| {
+        let first = &states[0];
+        assert!(states[1].sources.is_empty() && states[1].latest.is_empty(), "{:?}", states[1]);
+        let links: Vec<Timestamp> = first.sources.iter().map(|s| s.created_at).collect();
+        let latest: Vec<Timestamp> = first.latest.iter().map(|e| e.collected_at).collect();
+        (links, latest)
+    };
+    assert_eq!(held(state(t(0)).await), (vec![], vec![]));
+    assert_eq!(held(state(t(1)).await), (vec![t(1)], vec![]));
+    assert_eq!(held(state(t(2)).await), (vec![t(1)], vec![t(2)]));
+    let just_before = t(3).plus(-time::Duration::microseconds(1));
+    assert_eq!(held(state(just_before).await), (vec![t(1)], vec![t(2)]), "in force up to its removal");
+    assert_eq!(held(state(t(3)).await), (vec![], vec![]), "not at it");
+    assert_eq!(held(state(t(4)).await), (vec![], vec![]));
+    assert_eq!(held(state(t(5)).await), (vec![t(5)], vec![]), "made again: the first link's evidence is not its");
+    assert_eq!(held(state(t(7)).await), (vec![t(5)], vec![t(7)]));
+    assert_eq!(state(t(7)).await[0].sources[0].removed_at, None);
+
+    // The failure while unlinked recorded nothing for the control; the other organization's
+    // control, linked to the same id, got every observation of its own organization: none.
+    let page = ControlRepository::list_evidence(store, &ours.id, &control.id, &all()).await.unwrap();
+    let collected: Vec<Timestamp> = page.items.iter().map(|e| e.collected_at).collect();
+    assert_eq!(collected, [t(7), t(2)]);
+    let theirs_now = ControlRepository::evidence_state(store, &theirs.id, &[foreign.id.clone()], t(7)).await.unwrap();
+    assert_eq!((theirs_now[0].sources.len(), theirs_now[0].latest.len()), (1, 0));
+    let crossed = ControlRepository::evidence_state(store, &theirs.id, &ids, t(7)).await.unwrap();
+    assert!(crossed.iter().all(|s| s.sources.is_empty() && s.latest.is_empty()), "{crossed:?}");
+
+    // An uploaded file is the control's latest file from its upload.
+    let file = compliance_domain::control::Evidence::file(&other, "report.pdf", "application/pdf", 3, None, t(2));
+    ControlRepository::insert_evidence(store, &file, &unaudited).await.unwrap();
+    let files = |states: Vec<compliance_ports::ControlEvidenceState>| states[1].latest_file.clone().map(|f| f.id);
+    assert_eq!(files(state(t(1)).await), None);
+    assert_eq!(files(state(t(7)).await), Some(file.id.clone()));
+
+    // Deleting the control deletes its links, their history included.
+    ControlRepository::delete_control(store, &ours.id, &control.id, &IfMatch::Any, &unaudited).await.unwrap();
+    ControlRepository::insert_control(store, &control, &unaudited).await.unwrap();
+    assert_eq!(held(state(t(2)).await), (vec![], vec![]));
+}
+contract!(evidence_source_history);
+
+/// Mappings and their history: a removed mapping stays in force for the moments before its
+/// removal, is no longer listed, and can be made again; a framework whose mappings were all
+/// removed is deleted with their history.
+async fn requirement_mapping_history(db: &TestDb) {
+    use compliance_domain::framework::{FrameworkSource, FrameworkWithRequirements, NewFramework};
+    use compliance_ports::{ControlRequirementRepository, FrameworkRepository};
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let control = control_in(store, &ours, "Backups").await;
+    let input: NewFramework = from_json(json!({"name": "Baseline", "version": "1", "requirements": [
+        {"identifier": "BL-1", "title": "One"}, {"identifier": "BL-2", "title": "Two"}]}));
+    let draft = input.into_draft(FrameworkSource::Custom).unwrap().validate().unwrap();
+    let framework = FrameworkWithRequirements::create(ours.id.clone(), draft, Timestamp::now());
+    FrameworkRepository::insert_framework(store, &framework, &unaudited).await.unwrap();
+    let (fw, bl1, bl2) = (&framework.framework.id, &framework.requirements[0].id, &framework.requirements[1].id);
+    let t = |hour: i64| Timestamp::parse("2030-01-01T00:00:00Z").unwrap().plus(time::Duration::hours(hour));
+
+    store.map_requirement(&ours.id, &control.id, bl1, t(1), &unaudited).await.unwrap();
+    let removed = store.unmap_requirement(&ours.id, &control.id, bl1, t(3), &unaudited).await.unwrap();
+    assert_eq!((removed.created_at, removed.removed_at), (t(1), Some(t(3))));
+    let again = store.unmap_requirement(&ours.id, &control.id, bl1, t(3), &unaudited).await;
+    assert!(matches!(again, Err(RepoError::NotFound)), "{again:?}");
+    store.map_requirement(&ours.id, &control.id, bl1, t(5), &unaudited).await.unwrap();
+    let twice = store.map_requirement(&ours.id, &control.id, bl1, t(6), &unaudited).await;
+    assert!(matches!(twice, Err(RepoError::Conflict(_))), "one mapping in force at a time: {twice:?}");
+    store.map_requirement(&ours.id, &control.id, bl2, t(6), &unaudited).await.unwrap();
+
+    let mapped = async |at| {
+        let found = store.framework_controls(&ours.id, fw, at).await.unwrap();
+        found.into_iter().map(|(requirement, c)| (requirement, c.id)).collect::<Vec<_>>()
+    };
+    assert!(mapped(t(0)).await.is_empty());
+    assert_eq!(mapped(t(1)).await, [(bl1.clone(), control.id.clone())]);
+    assert_eq!(mapped(t(3).plus(-time::Duration::microseconds(1))).await, [(bl1.clone(), control.id.clone())]);
+    assert!(mapped(t(3)).await.is_empty());
+    assert_eq!(mapped(t(5)).await, [(bl1.clone(), control.id.clone())]);
+    assert_eq!(mapped(t(6)).await.len(), 2);
+    let other = organization(store, "Theirs").await;
+    assert!(store.framework_controls(&other.id, fw, t(6)).await.unwrap().is_empty());
+
+    // Listed: the mappings in force only.
+    let listed = store.control_requirements(&ours.id, &control.id).await.unwrap();
+    let listed: Vec<_> = listed.iter().map(|m| (m.identifier.as_str(), m.mapping.created_at)).collect();
+    assert_eq!(listed, [("BL-1", t(5)), ("BL-2", t(6))]);
+
+    // Mapped, the framework stays; with every mapping removed, it goes with their history.
+    let refused = FrameworkRepository::delete_framework(store, &ours.id, fw, &IfMatch::Any, &unaudited).await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "{refused:?}");
+    store.unmap_requirement(&ours.id, &control.id, bl1, t(7), &unaudited).await.unwrap();
+    store.unmap_requirement(&ours.id, &control.id, bl2, t(7), &unaudited).await.unwrap();
+    FrameworkRepository::delete_framework(store, &ours.id, fw, &IfMatch::Any, &unaudited).await.unwrap();
+}
+contract!(requirement_mapping_history);

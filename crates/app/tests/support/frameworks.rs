@@ -1,6 +1,7 @@
 //! Frameworks and their mappings to controls in memory: enough of the store for the use cases'
-//! own decisions (who sees a framework's mapped controls). The store's own rules (names unique,
-//! a mapped requirement's framework kept) are tested over HTTP on both databases.
+//! own decisions (who sees a framework's mapped controls, the mappings in force at a moment). The
+//! store's own rules (names unique, a mapped requirement's framework kept) are tested over HTTP on
+//! both databases.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +20,7 @@ use super::MemoryControls;
 pub struct MemoryFrameworks {
     controls: Arc<MemoryControls>,
     frameworks: Mutex<Vec<FrameworkWithRequirements>>,
+    /// Every mapping made, removed ones included (with their `removed_at`), as the store keeps them.
     mappings: Mutex<Vec<RequirementMapping>>,
 }
 
@@ -91,25 +93,57 @@ impl ControlRequirementRepository for MemoryFrameworks {
             requirement_id: requirement.clone(),
             framework_id,
             created_at: now,
+            removed_at: None,
         };
-        self.mappings.lock().unwrap().push(mapping.clone());
+        let mut mappings = self.mappings.lock().unwrap();
+        let in_force = |m: &RequirementMapping| {
+            &m.control_id == control && &m.requirement_id == requirement && m.removed_at.is_none()
+        };
+        if mappings.iter().any(in_force) {
+            return Err(RepoError::Conflict("the control is already mapped to this requirement".into()));
+        }
+        mappings.push(mapping.clone());
         Ok(mapping)
     }
     async fn unmap_requirement(
         &self,
-        _: &OrganizationId,
-        _: &ControlId,
-        _: &RequirementId,
+        org: &OrganizationId,
+        control: &ControlId,
+        requirement: &RequirementId,
+        now: Timestamp,
         _: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError> {
-        Err(RepoError::Internal("not kept in memory".into()))
+        let mut mappings = self.mappings.lock().unwrap();
+        let mapping = mappings
+            .iter_mut()
+            .find(|m| {
+                &m.organization_id == org
+                    && &m.control_id == control
+                    && &m.requirement_id == requirement
+                    && m.removed_at.is_none()
+            })
+            .ok_or(RepoError::NotFound)?;
+        mapping.removed_at = Some(now);
+        Ok(mapping.clone())
     }
     async fn control_requirements(
         &self,
-        _: &OrganizationId,
-        _: &ControlId,
+        org: &OrganizationId,
+        control: &ControlId,
     ) -> Result<Vec<MappedRequirement>, RepoError> {
-        Ok(Vec::new())
+        let mappings: Vec<RequirementMapping> = self.mappings.lock().unwrap().clone();
+        let frameworks = self.frameworks.lock().unwrap();
+        let mapped = mappings
+            .into_iter()
+            .filter(|m| &m.organization_id == org && &m.control_id == control && m.removed_at.is_none())
+            .filter_map(|mapping| {
+                let framework = frameworks.iter().find(|f| f.framework.id == mapping.framework_id)?;
+                let requirement = framework.requirements.iter().find(|r| r.id == mapping.requirement_id)?;
+                let (identifier, title) = (requirement.identifier.clone(), requirement.title.clone());
+                Some(MappedRequirement { mapping, identifier, title })
+            })
+            .collect();
+        Ok(mapped)
     }
     async fn framework_controls(
         &self,
@@ -120,7 +154,7 @@ impl ControlRequirementRepository for MemoryFrameworks {
         let mappings: Vec<RequirementMapping> = self.mappings.lock().unwrap().clone();
         let mut mapped = Vec::new();
         for mapping in mappings {
-            if &mapping.organization_id == org && &mapping.framework_id == framework && mapping.created_at <= moment {
+            if &mapping.organization_id == org && &mapping.framework_id == framework && mapping.in_force_at(moment) {
                 let control = self.controls.get_control(org, &mapping.control_id).await?;
                 mapped.push((mapping.requirement_id, control));
             }

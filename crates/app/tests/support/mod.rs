@@ -152,7 +152,7 @@ impl World {
         let devices = Arc::new(FakeDevices::default());
         let webhooks = Arc::new(MemoryWebhooks::default());
         let allowed_hosts = Arc::new(MemoryAllowedHosts::default());
-        let controls = Arc::new(MemoryControls::default());
+        let controls = Arc::new(MemoryControls::new(drafts.clone()));
         let frameworks = Arc::new(MemoryFrameworks::new(controls.clone()));
         let printer = Arc::new(FakePrinter::default());
         let provider = Arc::new(FakeProvider::default());
