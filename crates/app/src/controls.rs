@@ -399,8 +399,9 @@ pub(crate) fn moment(now: Timestamp, as_of: Option<Timestamp>) -> Result<Timesta
 }
 
 /// The status of each of `controls` at `moment`, with what it was computed from, in their order:
-/// one read of their links and of each link's latest evidence, for a roll-up over many controls
-/// (a framework's requirements).
+/// one read of what they are computed from ([`ControlRepository::evidence_state`], a fixed number
+/// of statements however many controls and links), for a roll-up over many controls (a
+/// framework's requirements).
 pub(crate) async fn statuses(
     repository: &dyn ControlRepository,
     org: &OrganizationId,

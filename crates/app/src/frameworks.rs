@@ -200,7 +200,8 @@ impl FrameworkService {
 impl FrameworkService {
     /// The framework with its requirements' statuses at `moment`, and the evidence deciding them:
     /// one read of the framework, one of its mappings in force at `moment`, then the mapped
-    /// controls' statuses.
+    /// controls' statuses from one read of their links and evidence: a fixed number of
+    /// statements, however many requirements, controls and links.
     async fn assess(&self, org: &OrganizationId, id: &FrameworkId, moment: Timestamp) -> Result<Assessed, AppError> {
         let framework = self.frameworks.get_framework(org, id).await.map_err(not_found)?;
         let mapped = self.mappings.framework_controls(org, id, moment).await?;

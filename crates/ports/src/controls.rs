@@ -88,7 +88,8 @@ pub trait ControlRepository: Send + Sync {
         audit: &AuditOf<'_, EvidenceSource>,
     ) -> Result<EvidenceSource, RepoError>;
     /// What the status of each of `controls` at `moment` is computed from, in their order: the
-    /// links in force at `moment` and their evidence (see [`ControlEvidenceState`]).
+    /// links in force at `moment` and their evidence (see [`ControlEvidenceState`]). A fixed
+    /// number of statements, however many controls, links and evidence items there are.
     async fn evidence_state(
         &self,
         org: &OrganizationId,

@@ -223,9 +223,10 @@ impl ControlRepository for Store {
         result.map_err(RepoError::from)
     }
 
-    /// One statement for the links in force at `moment`, then per link (and for the files) one
-    /// indexed read of its latest evidence since the link was made, at or before `moment`
-    /// (`evidence_latest`): never the whole history.
+    /// Three statements, however many controls, links and evidence items: the links in force at
+    /// `moment`, each with the id of its source's latest evidence since the link was made (a
+    /// subquery per row, one indexed read of `evidence_latest` each: never the whole history);
+    /// each control's latest file, the same way; then those evidence rows.
     async fn evidence_state(
         &self,
         org: &OrganizationId,
@@ -235,46 +236,59 @@ impl ControlRepository for Store {
         let ids: Vec<String> = controls.iter().map(ToString::to_string).collect();
         let at = naive(moment);
         let mut conn = self.pools.read().await?;
-        let (links, latest): (Vec<SourceRow>, Vec<EvidenceRow>) = db_run!(&mut conn, |c| {
+        let (links, rows): (Vec<SourceRow>, Vec<EvidenceRow>) = db_run!(&mut conn, |c| {
             async {
-                let links: Vec<SourceRow> = control_evidence_sources::table
+                // The latest evidence of the link's source for its control, collected while the
+                // link was in force up to `at`.
+                let latest_of_link = evidence::table
+                    .filter(evidence::organization_id.eq(control_evidence_sources::organization_id))
+                    .filter(evidence::control_id.eq(control_evidence_sources::control_id))
+                    .filter(evidence::source_id.eq(control_evidence_sources::source_id.nullable()))
+                    .filter(evidence::collected_at.ge(control_evidence_sources::created_at))
+                    .filter(evidence::collected_at.le(at))
+                    .order((evidence::collected_at.desc(), evidence::id.desc()))
+                    .select(evidence::id)
+                    .limit(1)
+                    .single_value();
+                let links: Vec<(SourceRow, Option<String>)> = control_evidence_sources::table
                     .filter(control_evidence_sources::organization_id.eq(org.as_str()))
                     .filter(control_evidence_sources::control_id.eq_any(&ids))
                     .filter(in_force_at(at))
                     .order((control_evidence_sources::created_at.asc(), control_evidence_sources::source_id.asc()))
-                    .select(SourceRow::as_select())
+                    .select((SourceRow::as_select(), latest_of_link))
                     .load(c)
                     .await?;
-                let mut latest = Vec::new();
-                let the_control = |control: &str| {
-                    evidence::table
-                        .filter(evidence::organization_id.eq(org.as_str()))
-                        .filter(evidence::control_id.eq(control.to_owned()))
-                        .filter(evidence::collected_at.le(at))
-                        .order((evidence::collected_at.desc(), evidence::id.desc()))
-                        .select(EvidenceRow::as_select())
-                };
-                for link in &links {
-                    let found: Option<EvidenceRow> = the_control(&link.control_id)
-                        .filter(evidence::source_id.eq(link.source_id.clone()))
-                        .filter(evidence::collected_at.ge(link.created_at))
-                        .first(c)
-                        .await
-                        .optional()?;
-                    latest.extend(found);
-                }
-                for control in &ids {
-                    let found: Option<EvidenceRow> =
-                        the_control(control).filter(evidence::source_id.is_null()).first(c).await.optional()?;
-                    latest.extend(found);
-                }
-                Ok::<_, diesel::result::Error>((links, latest))
+                // The control's latest uploaded file at or before `at`.
+                let latest_file = evidence::table
+                    .filter(evidence::organization_id.eq(controls::organization_id))
+                    .filter(evidence::control_id.eq(controls::id))
+                    .filter(evidence::source_id.is_null())
+                    .filter(evidence::collected_at.le(at))
+                    .order((evidence::collected_at.desc(), evidence::id.desc()))
+                    .select(evidence::id)
+                    .limit(1)
+                    .single_value();
+                let files: Vec<Option<String>> = controls::table
+                    .filter(controls::organization_id.eq(org.as_str()))
+                    .filter(controls::id.eq_any(&ids))
+                    .select(latest_file)
+                    .load(c)
+                    .await?;
+                let wanted: Vec<String> =
+                    links.iter().filter_map(|(_, latest)| latest.clone()).chain(files.into_iter().flatten()).collect();
+                let rows: Vec<EvidenceRow> = evidence::table
+                    .filter(evidence::organization_id.eq(org.as_str()))
+                    .filter(evidence::id.eq_any(&wanted))
+                    .select(EvidenceRow::as_select())
+                    .load(c)
+                    .await?;
+                Ok::<_, diesel::result::Error>((links.into_iter().map(|(link, _)| link).collect(), rows))
             }
             .await
         })
         .map_err(repo_error)?;
         let links = links.into_iter().map(EvidenceSource::try_from).collect::<Result<Vec<_>, _>>()?;
-        let latest = latest.into_iter().map(Evidence::try_from).collect::<Result<Vec<_>, _>>()?;
+        let latest = rows.into_iter().map(Evidence::try_from).collect::<Result<Vec<_>, _>>()?;
         Ok(controls
             .iter()
             .map(|control| {

@@ -1927,3 +1927,33 @@ async fn requirement_mapping_history(db: &TestDb) {
     FrameworkRepository::delete_framework(store, &ours.id, fw, &IfMatch::Any, &unaudited).await.unwrap();
 }
 contract!(requirement_mapping_history);
+
+/// The statements a read of controls' statuses sends do not grow with the controls, their links
+/// or their evidence.
+async fn evidence_state_statements(db: &TestDb) {
+    use compliance_domain::control::EvidenceOutcome::Pass;
+    let store = &db.store;
+    let ours = organization(store, "Ours").await;
+    let mut controls = Vec::new();
+    for n in 0..40 {
+        let control = control_in(store, &ours, &format!("Control {n}")).await;
+        for _ in 0..3 {
+            let task = compliance_domain::TaskId::generate().to_string();
+            ControlRepository::add_evidence_source(store, &link_at(&control, &task, Timestamp::now()), &unaudited)
+                .await
+                .unwrap();
+            observe(store, &ours, &task, Pass, Timestamp::now()).await;
+        }
+        controls.push(control.id);
+    }
+    let count = async |ids: &[compliance_domain::ControlId]| {
+        let before = store.statements();
+        let states = ControlRepository::evidence_state(store, &ours.id, ids, Timestamp::now()).await.unwrap();
+        assert!(states.iter().all(|s| s.sources.len() == 3 && s.latest.len() == 3), "{states:?}");
+        store.statements() - before
+    };
+    let (one, forty) = (count(&controls[..1]).await, count(&controls).await);
+    assert_eq!(one, forty, "statements for 1 control and for 40");
+    assert_eq!(one, 3, "the links with their latest evidence's ids, the latest files, the evidence rows");
+}
+contract!(evidence_state_statements);
