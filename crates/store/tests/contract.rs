@@ -1855,7 +1855,8 @@ async fn evidence_source_history(db: &TestDb) {
     let page = ControlRepository::list_evidence(store, &ours.id, &control.id, &all()).await.unwrap();
     let collected: Vec<Timestamp> = page.items.iter().map(|e| e.collected_at).collect();
     assert_eq!(collected, [t(7), t(2)]);
-    let theirs_now = ControlRepository::evidence_state(store, &theirs.id, &[foreign.id.clone()], t(7)).await.unwrap();
+    let theirs_now =
+        ControlRepository::evidence_state(store, &theirs.id, std::slice::from_ref(&foreign.id), t(7)).await.unwrap();
     assert_eq!((theirs_now[0].sources.len(), theirs_now[0].latest.len()), (1, 0));
     let crossed = ControlRepository::evidence_state(store, &theirs.id, &ids, t(7)).await.unwrap();
     assert!(crossed.iter().all(|s| s.sources.is_empty() && s.latest.is_empty()), "{crossed:?}");
