@@ -264,6 +264,34 @@ async fn as_of_answers_the_past_and_the_export_is_valid_oscal(server: &TestServe
     assert_eq!(read["findings"][0]["state"], "not-satisfied");
     assert_eq!(read["start"].as_str().map(|s| s.starts_with(&before_done[..19])), Some(true), "{read}");
     api.get(&format!("{framework_path}/assessment-results?asOf=soon")).await.invalid("asOf");
+
+    // Unlinked and unmapped since, the task and BL-1 still count for the moments before
+    // (docs/decisions/2026-12-06-links-and-mappings-keep-their-history.md); made again, each
+    // starts over.
+    let control_path = path_of(&control, "/v1/controls");
+    let before_removal = str_of(&api.get(&status_path).await.ok(200), "asOf").to_owned();
+    api.delete(&format!("{control_path}/evidence-sources/{}", str_of(&task, "id"))).await.ok(200);
+    api.delete(&format!("{control_path}/requirements/{}", requirement(&own, "BL-1"))).await.ok(200);
+    let now = api.get(&status_path).await.ok(200);
+    assert_eq!(status_of(&now, "BL-1"), ("unmapped".into(), vec![]));
+    assert_eq!(status_of(&now, "AC-2(1)").0, "not_started", "no source linked now: {now}");
+    let then = at(&before_removal).await.ok(200);
+    assert_eq!(status_of(&then, "BL-1"), ("passing".into(), vec![str_of(&control, "id").to_owned()]), "{then}");
+    let control_then = api.get(&format!("{control_path}/status?asOf={before_removal}")).await.ok(200);
+    assert_eq!(
+        (control_then["status"].as_str(), control_then["sources"].as_array().map(Vec::len)),
+        (Some("passing"), Some(1))
+    );
+    let document = api.get(&format!("{framework_path}/assessment-results?asOf={before_removal}")).await.ok(200);
+    assert_eq!(trestle_reads(&document)["observations"], 1, "the removed link's evidence decided it then");
+    api.post(&format!("{control_path}/evidence-sources"), json!({"sourceId": task["id"]})).await.ok(201);
+    map(api, &control, &requirement(&own, "BL-1")).await;
+    let again = api.get(&status_path).await.ok(200);
+    assert_eq!(
+        status_of(&again, "BL-1").0,
+        "not_started",
+        "the task's evidence of its first link does not count: {again}"
+    );
 }
 
 async fn roles_and_other_organizations(server: &TestServer) {
