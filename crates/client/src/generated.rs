@@ -6736,7 +6736,8 @@ pub mod types {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetControlQuery {
         /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
-        /// evidence recorded up to then. Absent: now.
+        /// evidence recorded up to then and the evidence-source links and requirement mappings in
+        /// force then (those removed since included). Absent: now.
         pub as_of: Option<String>,
     }
 
@@ -6795,7 +6796,8 @@ pub mod types {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetControlStatusQuery {
         /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
-        /// evidence recorded up to then. Absent: now.
+        /// evidence recorded up to then and the evidence-source links and requirement mappings in
+        /// force then (those removed since included). Absent: now.
         pub as_of: Option<String>,
     }
 
@@ -6894,7 +6896,8 @@ pub mod types {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetFrameworkAssessmentResultsQuery {
         /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
-        /// evidence recorded up to then. Absent: now.
+        /// evidence recorded up to then and the evidence-source links and requirement mappings in
+        /// force then (those removed since included). Absent: now.
         pub as_of: Option<String>,
     }
 
@@ -6914,7 +6917,8 @@ pub mod types {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetFrameworkStatusQuery {
         /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
-        /// evidence recorded up to then. Absent: now.
+        /// evidence recorded up to then and the evidence-source links and requirement mappings in
+        /// force then (those removed since included). Absent: now.
         pub as_of: Option<String>,
     }
 

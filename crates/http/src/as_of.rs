@@ -12,7 +12,8 @@ use crate::ApiError;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct AsOfQuery {
     /// An RFC 3339 date-time not in the future, e.g. `2026-06-30T00:00:00Z`: the status from the
-    /// evidence recorded up to then. Absent: now.
+    /// evidence recorded up to then and the evidence-source links and requirement mappings in
+    /// force then (those removed since included). Absent: now.
     #[param(value_type = Option<String>, format = DateTime)]
     as_of: Option<String>,
 }
