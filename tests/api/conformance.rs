@@ -286,6 +286,9 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     // any well-formed id, a deleted record's too.
     c.check("listAuditLog", api.get("/v1/audit-log?limit=5").await);
     c.check("verifyAuditLog", api.get("/v1/audit-log/verify").await);
+    c.check("getAuditTreeHead", api.get("/v1/audit-log/tree-head").await);
+    c.check("getAuditInclusionProof", api.get("/v1/audit-log/1/proof").await);
+    c.check("getAuditConsistencyProof", api.get("/v1/audit-log/consistency?from=1").await);
     c.check("getRiskHistory", api.get("/v1/risks/rsk_conformance/history").await);
     c.check("getVendorHistory", api.get("/v1/vendors/vnd_conformance/history").await);
     c.check("getTaskHistory", api.get("/v1/tasks/tsk_conformance/history").await);

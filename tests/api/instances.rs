@@ -250,3 +250,79 @@ async fn two_instances(server: &TestServer, mut sibling: Sibling) {
     assert!(server.healthy().await, "A is no longer healthy; stderr:\n{}", server.stderr());
     assert!(sibling.healthy().await, "B is no longer healthy; stderr:\n{}", sibling.stderr());
 }
+
+/// Both instances sign with one key; the lease holder seals only when poked by its own writes
+/// (its poll is a minute), and gives the lease up 1.5 s after it stops renewing it.
+fn sequencer_env() -> Vec<(String, String)> {
+    [
+        ("AUDIT_SIGNING_KEY", "two-instances-share-this-audit-signing-key-0123456789"),
+        ("AUDIT_SEAL_POLL_MILLIS", "60000"),
+        ("AUDIT_SEAL_LEASE_MILLIS", "1500"),
+    ]
+    .iter()
+    .map(|&(name, value)| (name.to_owned(), value.to_owned()))
+    .collect()
+}
+
+/// The sequencer (docs/api.md, "The audit trail"): writes on two instances at once make one
+/// gap-free log; entries written on the instance that does not hold the lease wait, committed
+/// but unsealed, and when the holder dies without giving the lease up (SIGKILL), the other takes
+/// it once it ran out and seals them: nothing a 2xx answered is lost.
+#[tokio::test]
+async fn two_instances_keep_one_audit_log_and_a_dead_sequencer_loses_nothing() {
+    crate::harness::run_with_owned_env(Backend::Postgres, sequencer_env(), |server| async move {
+        // The first server took the lease at start; its sibling waits for it.
+        let sibling = server.start_sibling(&sequencer_env()).await;
+        let tenant = server.tenant().await;
+        let key = server.admin().create_api_key(&tenant.org_id, &tenant.owner.id).await;
+        let key = str_of(&key, "key").to_owned();
+        let a = server.client(Auth::ApiKey(key.clone()), None);
+        let b = sibling.client(Auth::ApiKey(key), None);
+
+        let mut writes = tokio::task::JoinSet::new();
+        for n in 0..20 {
+            let client = if n % 2 == 0 { a.clone() } else { b.clone() };
+            writes.spawn(async move {
+                let body = json!({"title": format!("Risk {n}"), "description": "x", "category": "technology"});
+                client.post("/v1/risks", body).await.ok(201);
+            });
+        }
+        while let Some(written) = writes.join_next().await {
+            written.unwrap();
+        }
+        // Read on the holder: its read pokes it, and it seals what both instances queued.
+        let log = audit_log(&a).await;
+        let seqs: Vec<i64> = log.iter().map(|entry| entry["seq"].as_i64().unwrap()).collect();
+        assert_eq!(seqs, (1..=log.len() as i64).collect::<Vec<_>>(), "one gap-free log");
+        assert_eq!(a.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
+
+        for n in 0..3 {
+            let body = json!({"title": format!("Late {n}"), "description": "x", "category": "technology"});
+            b.post("/v1/risks", body).await.ok(201);
+        }
+        // B does not hold the lease and A is not poked: committed, not sealed.
+        let queued = audit_log(&b).await.iter().filter(|entry| entry["seq"].is_null()).count();
+        assert_eq!(queued, 3, "B's last writes wait for the sequencer");
+
+        server.stop().await;
+        let sealed = poll_until(PATIENCE, || async {
+            let log = audit_log(&b).await;
+            log.iter().all(|entry| entry["seq"].is_i64()).then_some(log)
+        })
+        .await
+        .expect("B takes the lease once it ran out and seals the queue");
+        let seqs: Vec<i64> = sealed.iter().map(|entry| entry["seq"].as_i64().unwrap()).collect();
+        assert_eq!(seqs, (1..=sealed.len() as i64).collect::<Vec<_>>());
+        assert_eq!(sealed.len(), log.len() + 3);
+        assert_eq!(b.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
+    })
+    .await;
+}
+
+/// The organization's entries, oldest first.
+async fn audit_log(client: &Client) -> Vec<Value> {
+    let body = client.get("/v1/audit-log?limit=200").await.ok(200);
+    let mut log = body["data"].as_array().unwrap().clone();
+    log.sort_by_key(|entry| entry["seq"].as_i64().unwrap_or(i64::MAX));
+    log
+}

@@ -78,6 +78,7 @@ mod access;
 mod api_keys;
 mod attachments;
 mod audit;
+mod audit_proofs;
 mod auth;
 mod automation_agent;
 mod automation_secrets;

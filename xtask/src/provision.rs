@@ -61,6 +61,10 @@ const PYPI: &[(&str, &str, &str)] = &[
     // NIST OSCAL models: tests/oscal/make_catalog.py builds the catalog tests/api/frameworks.rs imports.
     ("compliance-trestle==5.2.0", "compliance-trestle", "5.2.0"),
     ("moto[server]==5.2.1", "moto", "5.2.1"),
+    // An independent RFC 9162 implementation: tests/audit_proofs.py checks the audit log's roots
+    // and proofs with it (tests/api/audit_proofs.rs). Ed25519 there is `cryptography`'s (moto's).
+    ("pymerkle==6.1.0", "pymerkle", "6.1.0"),
+    ("cryptography==51.0.1", "cryptography", "51.0.1"),
 ];
 
 /// The tools the tests run, once set up: commands started with [`Tools::path`] as their `PATH`

@@ -11,6 +11,9 @@ mod allowed_hosts;
 mod api_keys;
 mod assignees;
 mod audit;
+mod audit_log;
+mod audit_sequencer;
+mod audit_signing;
 mod auth;
 mod automation_agent;
 mod automation_recorder;
@@ -72,7 +75,10 @@ use compliance_ports::{
 pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
 pub use allowed_hosts::AllowedHostService;
 pub use api_keys::ApiKeyService;
-pub use audit::{AuditService, AuditTrail, Provenance, Subject, Verification};
+pub use audit::{AuditTrail, Provenance, Subject};
+pub use audit_log::{AuditService, ConsistencyProof, InclusionProof, SignedTreeHead, Verification};
+pub use audit_sequencer::{AuditSequencer, SequencerSettings};
+pub use audit_signing::TreeHeadSigner;
 pub use auth::{AuthService, AuthType, Credentials, Principal};
 pub use automation_agent::AgentSettings;
 pub use automation_secrets::{AutomationSecrets, SecretView, SecretWritten};
@@ -227,10 +233,12 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// The review-date worker's poll interval (`POLICY_REVIEW_POLL_MILLIS`).
     pub policy_reviews: PolicyReviewSettings,
-    /// How long audit entries are kept (`AUDIT_RETENTION_DAYS`); `None`: forever.
-    pub audit_retention: Option<time::Duration>,
-    /// The HMAC key that signs the checkpoint of a pruned audit chain (`AUDIT_CHECKPOINT_KEY`).
-    pub audit_checkpoint_key: Vec<u8>,
+    /// The secret the Ed25519 key that signs the audit log's tree heads and checkpoints is
+    /// derived from (`AUDIT_SIGNING_KEY`).
+    pub audit_signing_key: Vec<u8>,
+    /// The audit sequencer's tunables (`AUDIT_SEAL_*`) and the log's retention
+    /// (`AUDIT_RETENTION_DAYS`, `AUDIT_PRUNE_MILLIS`).
+    pub audit_sequencer: SequencerSettings,
     /// How long idempotency keys are kept and block repeats (`IDEMPOTENCY_*`).
     pub idempotency: IdempotencySettings,
     /// How PDF documents share the printing browsers (`PDF_*`).
@@ -261,8 +269,8 @@ impl Default for Settings {
             invitation_ttl: time::Duration::days(7),
             webhooks: WebhookSettings::default(),
             policy_reviews: PolicyReviewSettings::default(),
-            audit_retention: None,
-            audit_checkpoint_key: random_key(),
+            audit_signing_key: random_key(),
+            audit_sequencer: SequencerSettings::default(),
             idempotency: IdempotencySettings::default(),
             documents: DocumentSettings::default(),
             integrations: IntegrationSettings::default(),
@@ -352,6 +360,8 @@ pub struct App {
     webhook_worker: Option<WebhookWorker>,
     /// Taken by the server, which runs it in the background.
     policy_review_worker: Option<PolicyReviewWorker>,
+    /// Taken by the server, which runs it in the background.
+    audit_sequencer: Option<AuditSequencer>,
     health: Arc<dyn HealthCheck>,
     generations: Arc<dyn ListGenerations>,
 }
@@ -366,18 +376,21 @@ impl App {
         let principals = Arc::new(PrincipalCache::new(settings.auth_cache_ttl));
         let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
         let deliveries = Arc::new(tokio::sync::Notify::new());
+        let signer = TreeHeadSigner::from_secret(&settings.audit_signing_key);
+        let (seal, (sealed, sealed_passes)) = (Arc::new(tokio::sync::Notify::new()), tokio::sync::watch::channel(0));
         let idempotency = Arc::new(IdempotencyService::new(&ports, settings.idempotency.clone()));
         Self {
             idempotency_pruner: Some(IdempotencyPruner::new(idempotency.clone(), settings.idempotency.prune_interval)),
             idempotency,
             webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
+            audit_sequencer: Some(AuditSequencer::new(
+                &ports,
+                signer.clone(),
+                settings.audit_sequencer.clone(),
+                (seal.clone(), sealed, deliveries.clone()),
+            )),
             webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
-            audit: AuditService::new(
-                ports.audit.clone(),
-                ports.clock.clone(),
-                settings.audit_checkpoint_key.clone(),
-                settings.audit_retention,
-            ),
+            audit: AuditService::new(ports.audit.clone(), ports.clock.clone(), signer, seal, sealed_passes),
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),
@@ -419,6 +432,12 @@ impl App {
     /// The automation worker, for the server to run in the background (once).
     pub fn take_worker(&mut self) -> Option<AutomationWorker> {
         self.worker.take()
+    }
+
+    /// The audit log's sequencer, for the server to run in the background (once): without it,
+    /// entries stay queued, unsealed (see [`AuditSequencer`]).
+    pub fn take_audit_sequencer(&mut self) -> Option<AuditSequencer> {
+        self.audit_sequencer.take()
     }
 
     /// The webhook delivery worker, for the server to run in the background (once).

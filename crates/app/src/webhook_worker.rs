@@ -3,7 +3,8 @@
 //! Each tick has two steps. **Queue**: for each enabled webhook, read its organization's audit
 //! entries after the webhook's cursor and queue a delivery for each matching one; the cursor moves
 //! by compare-and-swap, so of several instances exactly one queues a given entry (per-organization
-//! `seq`s are gap-free and commit-ordered: the audit chain head is locked by each writer).
+//! `seq`s are gap-free, given by the audit sequencer in the order it seals entries, which wakes
+//! this worker after each pass).
 //! **Send**: claim the head of a webhook's queue (the store never hands out a delivery while an
 //! earlier one of its webhook is unfinished), sign it, POST it, record the outcome.
 
@@ -186,7 +187,9 @@ impl WebhookWorker {
             let now = self.clock.now();
             let deliveries: Vec<WebhookDelivery> = events
                 .iter()
-                .filter(|event| webhook.wants(&event.action))
+                .filter(|event| {
+                    webhook.wants(&event.action) && webhook.follows(event.created_at, &event.action, &event.resource_id)
+                })
                 .map(|event| {
                     let data = serde_json::from_str(&event.data).unwrap_or(serde_json::Value::Null);
                     let body = payload(&event.action, event.created_at, data);

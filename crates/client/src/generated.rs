@@ -254,8 +254,10 @@ pub mod types {
         pub changes: serde_json::Map<String, serde_json::Value>,
         #[serde(rename = "createdAt")]
         pub created_at: Timestamp,
-        /// SHA-256 (hex) of the previous entry's hash and this entry's canonical JSON.
-        pub hash: String,
+        /// The entry's Merkle leaf hash, hex: SHA-256 of a 0 byte and its canonical JSON; null
+        /// until sealed.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub hash: Option<Option<String>>,
         pub id: String,
         #[serde(rename = "organizationId")]
         pub organization_id: String,
@@ -266,8 +268,10 @@ pub mod types {
         pub resource_id: String,
         #[serde(rename = "resourceType")]
         pub resource_type: String,
-        /// 1, 2, 3… per organization, without gaps, in commit order.
-        pub seq: i64,
+        /// 1, 2, 3… per organization, without gaps, in the order the entries were sealed; null for
+        /// the moment between the change's commit and its sealing (the log's reads wait for it).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub seq: Option<Option<i64>>,
     }
 
     /// `{data, count, nextCursor}` of audit entries, newest first.
@@ -1217,6 +1221,22 @@ pub mod types {
                 Self::Error => "error",
                 Self::Disconnected => "disconnected",
             }
+        }
+    }
+
+    /// The consistency proof between two tree sizes.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ConsistencyProofDto {
+        pub from: u64,
+        /// RFC 9162 `PROOF(m, D[n])`, hex; empty when the sizes are equal.
+        pub proof: Vec<String>,
+        pub to: u64,
+    }
+
+    impl ConsistencyProofDto {
+        /// A value with `from`, `proof`, `to`; every other member absent or `null`.
+        pub fn new(from: u64, proof: Vec<String>, to: u64) -> Self {
+            Self { from, proof, to }
         }
     }
 
@@ -2347,6 +2367,32 @@ pub mod types {
                 Self::True => "true",
                 Self::False => "false",
             }
+        }
+    }
+
+    /// An entry's inclusion proof.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct InclusionProofDto {
+        /// RFC 9162 `PATH(m, D[n])`, hex, from the leaf's sibling up.
+        #[serde(rename = "auditPath")]
+        pub audit_path: Vec<String>,
+        /// The entry's leaf hash (its `hash`), hex.
+        #[serde(rename = "leafHash")]
+        pub leaf_hash: String,
+        /// Its leaf index in the tree: `seq - 1`.
+        #[serde(rename = "leafIndex")]
+        pub leaf_index: u64,
+        /// The entry's `seq`.
+        pub seq: i64,
+        /// The tree the proof reaches.
+        #[serde(rename = "treeSize")]
+        pub tree_size: u64,
+    }
+
+    impl InclusionProofDto {
+        /// A value with `audit_path`, `leaf_hash`, `leaf_index`, `seq`, `tree_size`; every other member absent or `null`.
+        pub fn new(audit_path: Vec<String>, leaf_hash: String, leaf_index: u64, seq: i64, tree_size: u64) -> Self {
+            Self { audit_path, leaf_hash, leaf_index, seq, tree_size }
         }
     }
 
@@ -5278,6 +5324,32 @@ pub mod types {
         }
     }
 
+    /// The organization's latest signed tree head.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct TreeHeadDto {
+        /// The signed text: the C2SP checkpoint (origin, size, base64 root, then the signing time).
+        pub checkpoint: String,
+        /// The C2SP key hash of the signing key, hex.
+        #[serde(rename = "keyId")]
+        pub key_id: String,
+        /// The same as a C2SP signed note, for transparency-log tools.
+        pub note: String,
+        /// The Ed25519 public key, base64 of its 32 bytes.
+        #[serde(rename = "publicKey")]
+        pub public_key: String,
+        /// The RFC 9162 root hash, hex.
+        #[serde(rename = "rootHash")]
+        pub root_hash: String,
+        /// The Ed25519 signature of `checkpoint`, base64.
+        pub signature: String,
+        /// When the server signed it.
+        #[serde(rename = "signedAt")]
+        pub signed_at: Timestamp,
+        /// How many entries the tree holds (entries 1 to `treeSize`).
+        #[serde(rename = "treeSize")]
+        pub tree_size: u64,
+    }
+
     /// A user, as people show it.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct User {
@@ -5594,12 +5666,14 @@ pub mod types {
     pub struct VerificationDto {
         /// How many entries were checked.
         pub checked: u64,
-        /// The first entry that does not follow; null when valid, or when what is wrong is not an
-        /// entry (a checkpoint whose signature fails, entries missing at the end of the chain).
+        /// The first entry whose content does not give its hash, or that follows a missing one; null
+        /// when valid, or when what is wrong is not an entry (a head or checkpoint whose signature
+        /// fails, entries missing at the end).
         #[serde(rename = "firstInvalidId")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub first_invalid_id: Option<Option<String>>,
-        /// Whether every entry follows from its predecessor (or the signed checkpoint) up to the head.
+        /// Whether every sealed entry gives its leaf hash, none is missing, and together (after the
+        /// signed checkpoint, if pruned) they make the signed tree head's root.
         pub valid: bool,
     }
 
@@ -6257,6 +6331,48 @@ pub mod types {
     impl crate::pagination::Paged for ListAuditLogQuery {
         fn set_cursor(&mut self, cursor: String) {
             self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::get_audit_consistency_proof`](crate::Client::get_audit_consistency_proof) (`getAuditConsistencyProof`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct GetAuditConsistencyProofQuery {
+        /// The older tree's size (at least 1).
+        pub from: u64,
+        /// The newer tree's size (at least `from`); absent: the latest.
+        pub to: Option<u64>,
+    }
+
+    impl GetAuditConsistencyProofQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        #[allow(clippy::vec_init_then_push)] // one push per parameter, as generated
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            pairs.push(("from", crate::transport::query_value(&self.from)));
+            if let Some(value) = &self.to {
+                pairs.push(("to", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::get_audit_inclusion_proof`](crate::Client::get_audit_inclusion_proof) (`getAuditInclusionProof`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetAuditInclusionProofQuery {
+        /// The size of the tree (a signed head's `treeSize`) the proof reaches; absent: the latest.
+        pub tree_size: Option<u64>,
+    }
+
+    impl GetAuditInclusionProofQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.tree_size {
+                pairs.push(("treeSize", crate::transport::query_value(value)));
+            }
+
+            pairs
         }
     }
 
@@ -8772,7 +8888,36 @@ impl crate::Client {
         )
     }
 
-    /// Verify the organization's audit hash chain.
+    /// The consistency proof between two tree sizes of the audit log.
+    ///
+    /// `GET /v1/audit-log/consistency` (`getAuditConsistencyProof`).
+    pub async fn get_audit_consistency_proof(
+        &self,
+        query: &GetAuditConsistencyProofQuery,
+    ) -> Result<ConsistencyProofDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/audit-log/consistency".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// The audit log's latest signed tree head.
+    ///
+    /// `GET /v1/audit-log/tree-head` (`getAuditTreeHead`).
+    pub async fn get_audit_tree_head(&self) -> Result<TreeHeadDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/audit-log/tree-head".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Verify the organization's audit log against its signed tree head.
     ///
     /// `GET /v1/audit-log/verify` (`verifyAuditLog`).
     pub async fn verify_audit_log(&self) -> Result<VerificationDto, crate::Error> {
@@ -8780,6 +8925,23 @@ impl crate::Client {
             method: reqwest::Method::GET,
             path: "/v1/audit-log/verify".to_owned(),
             query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// The inclusion proof of one sealed entry.
+    ///
+    /// `GET /v1/audit-log/{seq}/proof` (`getAuditInclusionProof`).
+    pub async fn get_audit_inclusion_proof(
+        &self,
+        seq: i64,
+        query: &GetAuditInclusionProofQuery,
+    ) -> Result<InclusionProofDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/audit-log/{}/proof", crate::transport::segment(seq)),
+            query: query.pairs(),
             body: crate::transport::Body::None,
         };
         self.json(request).await

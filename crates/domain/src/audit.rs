@@ -1,19 +1,17 @@
-//! The audit trail: who changed what, when, from what; chained by hashes so that an entry edited
-//! or deleted in the database is detected.
+//! The audit trail: who changed what, when, from what; sealed into a Merkle tree so that an
+//! entry edited, removed or reordered in the database is detected.
 //!
-//! An entry's `hash` is SHA-256 over the previous entry's hash (hex) followed by the entry's
-//! canonical JSON ([`canonical_json`]: the fields the API shows plus `seq` and the
-//! event `data`, keys sorted, no white space). The first entry of an organization follows
-//! [`GENESIS_HASH`]; after pruning, the first remaining entry follows the signed checkpoint's hash.
+//! A change's transaction writes its entry unsealed. The sequencer then gives it its `seq` and
+//! makes it a leaf of its organization's tree ([`crate::merkle`]): the leaf's `hash` is
+//! `SHA-256(0x00 ‖ canonical JSON)` ([`canonical_json`]: the fields the API shows plus `seq` and
+//! the event `data`, keys sorted, no white space), and a signed [`TreeHead`] commits to every
+//! leaf sealed so far.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
+use crate::merkle::{Frontier, Hash, leaf_hash, to_hex};
 use crate::{ApiKeyId, AuditEntryId, OrganizationId, Timestamp};
-
-/// What the first entry of an organization's chain follows.
-pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Who made a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -102,32 +100,94 @@ pub struct AuditDraft {
     pub evidence: Option<crate::evidence::Observation>,
 }
 
-/// An entry in its organization's chain.
+/// An entry of an organization's log: sealed (with its place and leaf hash) or still queued.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditEntry {
     /// What the entry says.
     pub draft: AuditDraft,
-    /// 1, 2, 3… per organization, without gaps, in commit order.
+    /// Its place in the tree, once the sequencer sealed it.
+    pub seal: Option<Seal>,
+}
+
+/// An entry's place in its organization's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seal {
+    /// 1, 2, 3… per organization, without gaps, in the order the sequencer sealed them.
     pub seq: i64,
-    /// The previous entry's hash (hex), or the genesis hash for the first.
-    pub prev_hash: String,
-    /// SHA-256 (hex) of the previous hash and this entry's canonical text: the chain link.
+    /// The leaf hash (hex): `SHA-256(0x00 ‖ canonical JSON)`.
     pub hash: String,
 }
 
 impl AuditDraft {
-    /// The draft placed after `prev_hash` as number `seq`, with its hash.
-    pub fn chained(self, seq: i64, prev_hash: String) -> AuditEntry {
-        let hash = chain_hash(&prev_hash, &canonical_json(&self, seq));
-        AuditEntry { draft: self, seq, prev_hash, hash }
+    /// The entry sealed as number `seq`, with its leaf hash.
+    pub fn sealed(self, seq: i64) -> AuditEntry {
+        let hash = to_hex(&entry_leaf(&self, seq));
+        AuditEntry { draft: self, seal: Some(Seal { seq, hash }) }
+    }
+
+    /// The entry as its change's transaction writes it: not yet sealed.
+    pub fn queued(self) -> AuditEntry {
+        AuditEntry { draft: self, seal: None }
     }
 }
 
 impl AuditEntry {
-    /// Whether `hash` is what this entry's content and `prev_hash` give.
-    pub fn hash_matches(&self) -> bool {
-        chain_hash(&self.prev_hash, &canonical_json(&self.draft, self.seq)) == self.hash
+    /// Whether the entry is sealed and its `hash` is what its content and `seq` give.
+    pub fn leaf_matches(&self) -> bool {
+        self.seal.as_ref().is_some_and(|seal| to_hex(&entry_leaf(&self.draft, seal.seq)) == seal.hash)
     }
+}
+
+/// The Merkle leaf hash of an entry sealed as number `seq`.
+pub fn entry_leaf(draft: &AuditDraft, seq: i64) -> Hash {
+    leaf_hash(canonical_json(draft, seq).as_bytes())
+}
+
+/// A signed tree head: the organization's tree of `size` sealed entries, its root, and the
+/// server's Ed25519 signature of [`TreeHead::checkpoint_body`]. Also what stands for a pruned
+/// prefix (a checkpoint), with the frontier the remaining leaves are appended to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeHead {
+    /// Whose log.
+    pub organization_id: OrganizationId,
+    /// The perfect subtrees of the tree (its size and, folded, its root).
+    pub frontier: Frontier,
+    /// When it was signed.
+    pub signed_at: Timestamp,
+    /// Which key signed it (see the signing key's `key_id`).
+    pub key_id: String,
+    /// The Ed25519 signature of the checkpoint body, base64.
+    pub signature: String,
+}
+
+impl TreeHead {
+    /// How many entries the tree holds.
+    pub fn size(&self) -> u64 {
+        self.frontier.size()
+    }
+
+    /// The root hash.
+    pub fn root(&self) -> Hash {
+        self.frontier.root()
+    }
+
+    /// What the signature covers, in the C2SP `tlog-checkpoint` form: the log's origin, the
+    /// size, the root in base64, then the signing time as an extension line.
+    pub fn checkpoint_body(&self) -> String {
+        checkpoint_body(&self.organization_id, self.size(), &self.root(), self.signed_at)
+    }
+}
+
+/// The text a tree head's signature covers (see [`TreeHead::checkpoint_body`]).
+pub fn checkpoint_body(org: &OrganizationId, size: u64, root: &Hash, signed_at: Timestamp) -> String {
+    use base64::Engine as _;
+    let root = base64::engine::general_purpose::STANDARD.encode(root);
+    format!("{}\n{size}\n{root}\n{signed_at}\n", log_origin(org))
+}
+
+/// The origin line of an organization's checkpoints: names the log a tree head is of.
+pub fn log_origin(org: &OrganizationId) -> String {
+    format!("compliance/audit-log/{org}")
 }
 
 /// The text an entry's hash covers: sorted keys (serde_json's map is ordered), no white space.
@@ -146,14 +206,6 @@ pub fn canonical_json(draft: &AuditDraft, seq: i64) -> String {
         "createdAt": draft.created_at,
     });
     value.to_string()
-}
-
-/// SHA-256 of `prev_hash` followed by `canonical`, in lower-case hex.
-pub fn chain_hash(prev_hash: &str, canonical: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(prev_hash.as_bytes());
-    hasher.update(canonical.as_bytes());
-    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// How a resource's fields are shown in `changes`.
@@ -253,18 +305,18 @@ mod tests {
     }
 
     #[test]
-    fn a_chained_entry_verifies_and_any_edit_breaks_it() {
-        let entry = draft().chained(1, GENESIS_HASH.into());
-        assert!(entry.hash_matches());
+    fn a_sealed_entry_verifies_and_any_edit_or_move_breaks_it() {
+        let entry = draft().sealed(1);
+        assert!(entry.leaf_matches());
+        assert!(!draft().queued().leaf_matches());
         let mut edited = entry.clone();
         edited.draft.changes = json!({"title": {"from": "a", "to": "c"}});
-        assert!(!edited.hash_matches());
-        let mut moved = entry.clone();
-        moved.seq = 2;
-        assert!(!moved.hash_matches());
-        let mut relinked = entry;
-        relinked.prev_hash = "1".repeat(64);
-        assert!(!relinked.hash_matches());
+        assert!(!edited.leaf_matches());
+        let mut moved = entry;
+        if let Some(seal) = moved.seal.as_mut() {
+            seal.seq = 2;
+        }
+        assert!(!moved.leaf_matches());
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod id;
 pub mod idempotency;
 pub mod integration;
 pub mod invitation;
+pub mod merkle;
 pub mod network;
 #[cfg(feature = "openapi")]
 pub mod openapi;

@@ -76,6 +76,13 @@ impl Webhook {
     pub fn wants(&self, event: &str) -> bool {
         self.events.iter().any(|pattern| event_matches(pattern, event))
     }
+
+    /// Whether event `action` on record `resource_id` at `at` came after this endpoint was made:
+    /// its cursor starts at the log's sealed size then, so entries queued before it and sealed
+    /// after are read too, and are not its events; nor is its own creation.
+    pub fn follows(&self, at: Timestamp, action: &str, resource_id: &str) -> bool {
+        at >= self.created_at && !(action == "webhook.created" && resource_id == self.id.as_str())
+    }
 }
 
 /// `risk.*` matches `risk.updated` (and `risk.comment.added`), `*` everything, a name itself.

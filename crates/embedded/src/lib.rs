@@ -60,7 +60,8 @@ pub async fn open_with(database: &DatabaseUrl, dir: &Path, settings: Settings) -
 /// The ports besides the store: no browser is started (the automation worker runs only when
 /// [`App::take_worker`]'s worker is run; a PDF policy document starts one to print), no webhook
 /// is sent (likewise [`App::take_webhook_worker`]; no policy moves to `needs_review` unless
-/// [`App::take_policy_review_worker`]'s worker runs), no Redis, no device manager, no sign-in
+/// [`App::take_policy_review_worker`]'s worker runs; audit entries stay queued, without their
+/// `seq`, until [`App::take_audit_sequencer`]'s sequencer runs), no Redis, no device manager, no sign-in
 /// provider, no model, and no integration provider is reached (a connection's check answers that
 /// the provider could not be reached).
 fn adapters(keyring: compliance_vault::Keyring, dir: &Path, settings: &Settings) -> Adapters {

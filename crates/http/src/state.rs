@@ -78,6 +78,11 @@ impl AppState {
         self.app.auth.remembered(credentials).await
     }
 
+    /// Tells the audit log's sequencer that a write committed (see `AuditService::written`).
+    pub fn audit_written(&self) {
+        self.app.audit.written();
+    }
+
     /// The use cases' settings.
     pub fn settings(&self) -> &compliance_app::Settings {
         &self.app.settings

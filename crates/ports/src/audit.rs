@@ -1,11 +1,15 @@
 //! The audit trail's storage, and how a change's entry reaches the store with the change.
 //!
 //! A write method of a repository takes an [`AuditOf`]: the store calls it inside the change's
-//! transaction with the record as it was and as it is, and appends the entry it returns to the
-//! organization's chain before committing. So an entry exists exactly when its change committed.
+//! transaction with the record as it was and as it is, and queues the entry it returns before
+//! committing. So an entry exists exactly when its change committed; the sequencer seals it
+//! into its organization's tree soon after ([`AuditRepository::seal_queued`]).
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
-use compliance_domain::audit::{AuditDraft, AuditEntry};
+use compliance_domain::audit::{AuditDraft, AuditEntry, TreeHead};
+use compliance_domain::merkle::{Hash, NodeId};
 use compliance_domain::{OrganizationId, Timestamp};
 use serde_json::Value;
 
@@ -38,38 +42,28 @@ pub struct AuditFilter {
     pub created_before: Option<Timestamp>,
 }
 
-/// The signed record of a pruned prefix of an organization's chain: entries 1..=`through_seq`
-/// are gone, the last of them had hash `through_hash`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditCheckpoint {
-    /// The organization whose chain was pruned.
-    pub organization_id: OrganizationId,
-    /// The last pruned entry's sequence number.
-    pub through_seq: i64,
-    /// The last pruned entry's hash, hex: the next entry links to it.
-    pub through_hash: String,
-    /// When the prefix was pruned.
-    pub created_at: Timestamp,
-    /// HMAC-SHA256 of [`AuditCheckpoint::signed_text`] with the server's checkpoint key, hex.
-    pub signature: String,
+/// What one pass of the sequencer sealed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SealedBatch {
+    /// How many entries it sealed.
+    pub entries: usize,
+    /// The organizations whose trees grew.
+    pub organizations: Vec<OrganizationId>,
 }
 
-impl AuditCheckpoint {
-    /// What the signature covers.
-    pub fn signed_text(&self) -> String {
-        format!("{}.{}.{}.{}", self.organization_id, self.through_seq, self.through_hash, self.created_at)
-    }
-}
+/// Signs a tree head: fills its `key_id` and `signature`.
+pub type SignTreeHead<'a> = dyn Fn(&mut TreeHead) + Send + Sync + 'a;
 
-/// The organizations' hash-chained audit trails: appended in the transaction of each change
-/// (through the `AuditOf` arguments of the other repositories), listed, verified and pruned.
+/// The organizations' audit logs: entries queued in the transaction of each change (through the
+/// `AuditOf` arguments of the other repositories), sealed into each organization's Merkle tree
+/// by the sequencer, listed, proved, verified and pruned.
 #[async_trait]
 pub trait AuditRepository: Send + Sync {
-    /// Appends an entry that goes with no other change (a sign-in, a webhook endpoint disabled by
-    /// the worker) in its own transaction, and returns it chained.
+    /// Queues an entry that goes with no other change (a sign-in, a webhook endpoint disabled by
+    /// the worker) in its own transaction, and returns it (not yet sealed).
     async fn append_audit(&self, draft: &AuditDraft) -> Result<AuditEntry, RepoError>;
 
-    /// A page of the organization's entries matching `filter`, newest first.
+    /// A page of the organization's entries matching `filter`, newest first; sealed or not.
     async fn list_audit(
         &self,
         org: &OrganizationId,
@@ -77,9 +71,10 @@ pub trait AuditRepository: Send + Sync {
         page: &PageRequest,
     ) -> Result<Page<AuditEntry>, RepoError>;
 
-    /// Up to `limit` of the organization's entries with `seq` greater than `after_seq`, in `seq`
-    /// order. `seq` is gap-free and in commit order, so a reader that remembers the last `seq` it
-    /// handled misses nothing and sees nothing twice (webhook delivery, verification).
+    /// Up to `limit` of the organization's sealed entries with `seq` greater than `after_seq`, in
+    /// `seq` order. `seq` is gap-free and given only at sealing, so a reader that remembers the
+    /// last `seq` it handled misses nothing and sees nothing twice (webhook delivery,
+    /// verification).
     async fn entries_after(
         &self,
         org: &OrganizationId,
@@ -87,24 +82,48 @@ pub trait AuditRepository: Send + Sync {
         limit: usize,
     ) -> Result<Vec<AuditEntry>, RepoError>;
 
-    /// The organization's chain head: the last `seq` given and the hash of that entry.
-    async fn audit_head(&self, org: &OrganizationId) -> Result<Option<(i64, String)>, RepoError>;
+    /// The sealed entry number `seq` of the organization.
+    async fn sealed_entry(&self, org: &OrganizationId, seq: i64) -> Result<Option<AuditEntry>, RepoError>;
 
-    /// The organization's checkpoint, when its chain was pruned.
-    async fn audit_checkpoint(&self, org: &OrganizationId) -> Result<Option<AuditCheckpoint>, RepoError>;
+    /// The queue positions of the organization's unsealed entries: the first and the last.
+    async fn unsealed(&self, org: &OrganizationId) -> Result<Option<(i64, i64)>, RepoError>;
 
-    /// Organizations with entries created before `before` (candidates for pruning).
+    /// Seals up to `limit` queued entries, oldest queued first, in one transaction: gives each
+    /// its organization's next `seq`, adds it to the organization's tree, and stores the tree's
+    /// new head, signed by `sign`.
+    async fn seal_queued(
+        &self,
+        limit: usize,
+        now: Timestamp,
+        sign: &SignTreeHead<'_>,
+    ) -> Result<SealedBatch, RepoError>;
+
+    /// The organization's latest signed tree head.
+    async fn tree_head(&self, org: &OrganizationId) -> Result<Option<TreeHead>, RepoError>;
+
+    /// Re-signs, with `sign`, every tree head signed by another key than `key_id` (after the
+    /// signing key changed); how many.
+    async fn resign_tree_heads(&self, key_id: &str, sign: &SignTreeHead<'_>) -> Result<u64, RepoError>;
+
+    /// The hashes of these perfect subtrees of the organization's tree (those it has).
+    async fn tree_nodes(&self, org: &OrganizationId, nodes: &[NodeId]) -> Result<HashMap<NodeId, Hash>, RepoError>;
+
+    /// The organization's checkpoint (the signed head of its pruned prefix), when pruned.
+    async fn audit_checkpoint(&self, org: &OrganizationId) -> Result<Option<TreeHead>, RepoError>;
+
+    /// Organizations with sealed entries created before `before` (candidates for pruning).
     async fn organizations_with_entries_before(&self, before: Timestamp) -> Result<Vec<OrganizationId>, RepoError>;
 
-    /// Deletes the organization's entries created before `before` and writes `sign`'s checkpoint
-    /// of what was deleted, in one transaction; returns how many were deleted. Only a prefix of
-    /// the chain is deleted (entries up to the last one created before `before`).
+    /// Deletes the organization's sealed entries up to the last one created before `before` (a
+    /// prefix of the log) and stores the head of the tree they make, signed by `sign`, as its
+    /// checkpoint, in one transaction; returns how many were deleted. The tree's nodes stay, so
+    /// the remaining entries' proofs still reach the root.
     async fn prune_audit(
         &self,
         org: &OrganizationId,
         before: Timestamp,
         now: Timestamp,
-        sign: &(dyn for<'c> Fn(&'c AuditCheckpoint) -> String + Send + Sync),
+        sign: &SignTreeHead<'_>,
     ) -> Result<u64, RepoError>;
 }
 

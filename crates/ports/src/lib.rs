@@ -35,7 +35,7 @@ mod webhooks;
 
 pub use agent::{AgentModel, ChatMessage, ChatRole, ModelError, ModelReply, TokenUsage, ToolCall, ToolSpec};
 pub use allowed_hosts::AllowedHostRepository;
-pub use audit::{AuditCheckpoint, AuditEach, AuditFilter, AuditOf, AuditRepository, ResourceRenderer};
+pub use audit::{AuditEach, AuditFilter, AuditOf, AuditRepository, ResourceRenderer, SealedBatch, SignTreeHead};
 pub use automations::AutomationRepository;
 pub use blobs::{BlobError, BlobStore};
 pub use browser::{

@@ -6,8 +6,8 @@
 //! from a missing one (`RepoError::NotFound`).
 //!
 //! A write that takes an [`IfMatch`] checks it against the record as it was, inside the write's
-//! transaction after the organization's audit chain head is locked (so no other write of the
-//! organization can come between the check and the commit), and answers
+//! transaction after the record's row is locked (so no other write of the record can come
+//! between the check and the commit), and answers
 //! `RepoError::PreconditionFailed` having written nothing when it no longer holds.
 
 use async_trait::async_trait;

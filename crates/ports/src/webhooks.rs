@@ -149,13 +149,15 @@ pub trait WebhookRepository: Send + Sync {
     ) -> Result<bool, RepoError>;
 }
 
-/// One committed change of an organization, as the audit trail records it.
+/// One committed change of an organization, as the audit trail records it once sealed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedEvent {
     /// The organization's gap-free sequence number of the entry.
     pub seq: i64,
     /// The audit action, which is the event name (`risk.updated`).
     pub action: String,
+    /// The changed record's id.
+    pub resource_id: String,
     /// When the change committed.
     pub created_at: Timestamp,
     /// The resource as the API returns it after the change (before it, for a delete), as JSON.

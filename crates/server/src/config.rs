@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use compliance_app::{
     AgentSettings, AutomationSettings, DocumentSettings, IdempotencySettings, PolicyReviewSettings, SIGNING_KEY_BYTES,
-    Settings, WebhookSettings,
+    SequencerSettings, Settings, WebhookSettings,
 };
 use compliance_blobs::S3Config;
 use compliance_browser::{BrowserIsolation, BrowserSettings};
@@ -185,8 +185,14 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
         policy_reviews: PolicyReviewSettings {
             poll_interval: millis("POLICY_REVIEW_POLL_MILLIS", defaults.policy_reviews.poll_interval)?,
         },
-        audit_checkpoint_key: checkpoint_key(defaults.audit_checkpoint_key, audit_retention.is_some())?,
-        audit_retention,
+        audit_signing_key: audit_signing_key(defaults.audit_signing_key, audit_retention.is_some())?,
+        audit_sequencer: SequencerSettings {
+            poll_interval: millis("AUDIT_SEAL_POLL_MILLIS", defaults.audit_sequencer.poll_interval)?,
+            lease: millis("AUDIT_SEAL_LEASE_MILLIS", defaults.audit_sequencer.lease)?,
+            retention: audit_retention,
+            prune_interval: millis("AUDIT_PRUNE_MILLIS", defaults.audit_sequencer.prune_interval)?,
+            ..defaults.audit_sequencer
+        },
         idempotency: IdempotencySettings {
             ttl: time::Duration::hours(number("IDEMPOTENCY_TTL_HOURS", defaults.idempotency.ttl.whole_hours())?),
             lease: seconds("IDEMPOTENCY_LEASE_SECONDS", defaults.idempotency.lease)?,
@@ -399,15 +405,21 @@ fn audit_retention() -> anyhow::Result<Option<time::Duration>> {
     }
 }
 
-/// `AUDIT_CHECKPOINT_KEY` (at least 32 bytes): signs the checkpoint that stands for a pruned
-/// prefix of an audit chain. Required with `AUDIT_RETENTION_DAYS`, since a checkpoint signed with a
-/// key that dies with the process (`default`, a random one) could not be verified after a restart.
-fn checkpoint_key(default: Vec<u8>, retention: bool) -> anyhow::Result<Vec<u8>> {
-    match var("AUDIT_CHECKPOINT_KEY")? {
+/// `AUDIT_SIGNING_KEY` (at least 32 bytes; `AUDIT_CHECKPOINT_KEY`, its name before the log was a
+/// Merkle tree, is read when it is not set): the secret the Ed25519 key signing the audit log's
+/// tree heads and checkpoints is derived from. Required with `AUDIT_RETENTION_DAYS`, since a
+/// checkpoint signed with a key that dies with the process (`default`, a random one) could not be
+/// verified after a restart.
+fn audit_signing_key(default: Vec<u8>, retention: bool) -> anyhow::Result<Vec<u8>> {
+    let (name, key) = match var("AUDIT_SIGNING_KEY")? {
+        Some(key) => ("AUDIT_SIGNING_KEY", Some(key)),
+        None => ("AUDIT_CHECKPOINT_KEY", var("AUDIT_CHECKPOINT_KEY")?),
+    };
+    match key {
         Some(key) if key.len() >= SIGNING_KEY_BYTES => Ok(key.into_bytes()),
-        Some(_) => bail!("AUDIT_CHECKPOINT_KEY must be at least {SIGNING_KEY_BYTES} bytes long"),
+        Some(_) => bail!("{name} must be at least {SIGNING_KEY_BYTES} bytes long"),
         None if retention => {
-            bail!("AUDIT_RETENTION_DAYS needs AUDIT_CHECKPOINT_KEY (at least {SIGNING_KEY_BYTES} bytes)")
+            bail!("AUDIT_RETENTION_DAYS needs AUDIT_SIGNING_KEY (at least {SIGNING_KEY_BYTES} bytes)")
         }
         None => Ok(default),
     }

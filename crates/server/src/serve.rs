@@ -45,6 +45,10 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // So do webhook deliveries; on stop, the ones in flight finish first (nothing is sent twice).
     let (stop_deliveries, deliveries_stopped) = tokio::sync::watch::channel(false);
     let webhook_worker = app.take_webhook_worker().map(|worker| runtime.spawn(worker.run(deliveries_stopped)));
+    // And sealing queued audit entries into their organizations' trees; one instance at a time,
+    // under a lease. On stop it seals what is queued and gives the lease up.
+    let (stop_sequencer, sequencer_stopped) = tokio::sync::watch::channel(false);
+    let sequencer = app.take_audit_sequencer().map(|sequencer| runtime.spawn(sequencer.run(sequencer_stopped)));
     // And moving policies whose review date passed; the store's conditional update shares them.
     let policy_review_worker = app.take_policy_review_worker().map(|worker| runtime.spawn(worker.run()));
     // And forgetting expired idempotency keys; deleting them twice is harmless.
@@ -100,6 +104,10 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     }
     search_merger.abort();
     let _ = search_merger.await;
+    let _ = stop_sequencer.send(true);
+    if let Some(sequencer) = sequencer {
+        let _ = sequencer.await;
+    }
     let _ = stop_deliveries.send(true);
     if let Some(worker) = webhook_worker {
         // A delivery takes at most the 10 s send timeout and two statements.

@@ -1,16 +1,20 @@
-//! The audit trail: the [`AuditRepository`] on both backends, and [`AuditChain`], which every
-//! audited write uses inside its own transaction.
+//! The audit log: [`AuditQueue`], which every audited write uses inside its own transaction, and
+//! the [`AuditRepository`] on both backends, whose [`seal_queued`](AuditRepository::seal_queued)
+//! is the sequencer's step.
 //!
-//! An audited transaction starts with [`AuditChain::lock_head`]: the upsert of the organization's
-//! chain head takes the next `seq` and holds the head row's lock until commit (PostgreSQL's row
-//! lock; SQLite has one writer). So the audited writes of one organization run one after the
-//! other, on every instance: `seq` has no gap and follows commit order, each entry follows the
-//! previous one's hash, and the record read "before" the change is the one the change replaces.
+//! A write queues its entry (`seq` and `hash` NULL) in its transaction and touches no shared row,
+//! so the writes of one organization do not wait for each other. The sequencer then takes queued
+//! entries oldest first, gives each its organization's next `seq` and leaf hash, stores the
+//! perfect subtrees the new leaves complete (`audit_tree_nodes`), and replaces the organization's
+//! signed tree head, all in one transaction under the head's row lock.
+
+use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
-use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, GENESIS_HASH};
+use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, Seal, TreeHead, entry_leaf};
+use compliance_domain::merkle::{Frontier, Hash, NodeId, from_hex, to_hex};
 use compliance_domain::{OrganizationId, Timestamp};
-use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, Cursor, Page, PageRequest, RepoError};
+use compliance_ports::{AuditFilter, AuditRepository, Cursor, Page, PageRequest, RepoError, SealedBatch, SignTreeHead};
 use diesel::prelude::*;
 use diesel::result::QueryResult;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -23,154 +27,176 @@ use crate::evidence::record_evidence;
 use crate::idempotency::mark_applied;
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, naive, optional_id};
-use crate::schema::{audit_chain_heads, audit_checkpoints, audit_entries};
-
-/// The places the next entries of an organization take: the first one's `seq`, how many were
-/// reserved, and the hash the first follows.
-pub(crate) struct Head {
-    seq: i64,
-    reserved: i64,
-    prev_hash: String,
-}
-
-impl Head {
-    /// The `seq` the (first) entry appended at this place gets.
-    pub(crate) fn seq(&self) -> i64 {
-        self.seq
-    }
-}
+use crate::schema::{audit_checkpoints, audit_entries, audit_tree_heads, audit_tree_nodes};
 
 /// The most rows one multi-row `INSERT` of the store writes (on PostgreSQL): 1,000 rows of the
 /// widest table it inserts so (16 columns) bind 16,000 parameters, under the 65,535 a statement
 /// may bind.
 pub(crate) const INSERT_CHUNK: usize = 1_000;
 
-/// The two steps of an audited write, on either backend's connection, inside its transaction:
-/// [`lock_head`](AuditChain::lock_head) first, then the change, then
-/// [`append`](AuditChain::append) with the entry made from what the change read and wrote
-/// (which also marks the request's `Idempotency-Key` applied, see [`mark_applied`], and records
+/// The audit step of a write, on either backend's connection, inside its transaction: after the
+/// change, [`append`](AuditQueue::append) queues the entry made from what the change read and
+/// wrote (and marks the request's `Idempotency-Key` applied, see [`mark_applied`], and records
 /// the evidence the change proves, see [`record_evidence`]). A write of many records (a bulk
-/// request) reserves their places at once with [`lock_head_for`](AuditChain::lock_head_for) and
-/// appends their entries together with [`append_many`](AuditChain::append_many): one statement
-/// for all the entries (on PostgreSQL; SQLite, which pays no round trips, inserts them one by
-/// one) and one update of the head, instead of a head update each.
+/// request) queues their entries together with [`append_many`](AuditQueue::append_many).
 ///
-/// Written once for both connection types: each step's statements are a `db_run!` body over the
-/// connection the transaction holds ([`AnyConnection`]), and code generic over the connection
-/// (the bulk writes) names this trait.
-pub(crate) trait AuditChain: AnyConnection {
-    /// Reserves the places of `entries` entries (at least one) and holds the head's lock until
-    /// commit: `INSERT … ON CONFLICT DO UPDATE SET seq = seq + entries RETURNING seq, hash`, the
-    /// last reserved `seq` and the hash the first entry follows.
-    fn lock_head_for(&mut self, org: &str, entries: i64) -> impl Future<Output = QueryResult<Head>> + Send {
+/// Nothing here is shared between writes: a record changed after being read is locked first
+/// ([`crate::db::lock_record`]), and the entry's `seq` is given later, by the sequencer.
+pub(crate) trait AuditQueue: AnyConnection {
+    /// Queues one entry.
+    fn append(&mut self, draft: AuditDraft) -> impl Future<Output = QueryResult<AuditEntry>> + Send {
         async move {
-            let (last, prev_hash) = db_run!(self.any(), |c| {
-                diesel::insert_into(audit_chain_heads::table)
-                    .values((
-                        audit_chain_heads::organization_id.eq(org),
-                        audit_chain_heads::seq.eq(entries),
-                        audit_chain_heads::hash.eq(GENESIS_HASH),
-                    ))
-                    .on_conflict(audit_chain_heads::organization_id)
-                    .do_update()
-                    .set(audit_chain_heads::seq.eq(audit_chain_heads::seq + entries))
-                    .returning((audit_chain_heads::seq, audit_chain_heads::hash))
-                    .get_result::<(i64, String)>(c)
-                    .await
-            })?;
-            Ok(Head { seq: last - entries + 1, reserved: entries, prev_hash })
+            let mut entries = self.append_many(vec![draft]).await?;
+            entries.pop().ok_or(diesel::result::Error::NotFound)
         }
     }
 
-    /// The place of one entry.
-    fn lock_head(&mut self, org: &str) -> impl Future<Output = QueryResult<Head>> + Send {
-        self.lock_head_for(org, 1)
-    }
-
-    /// Appends the one entry `head` was reserved for.
-    fn append(&mut self, head: Head, draft: AuditDraft) -> impl Future<Output = QueryResult<AuditEntry>> + Send {
+    /// Queues `drafts` in order, inserted in as few statements as [`INSERT_CHUNK`] allows, each
+    /// with the evidence it proves, the request's `Idempotency-Key` marked applied by the first
+    /// that carries it.
+    fn append_many(&mut self, drafts: Vec<AuditDraft>) -> impl Future<Output = QueryResult<Vec<AuditEntry>>> + Send {
         async move {
-            let mut entries = self.append_many(head, vec![draft]).await?;
-            entries.pop().ok_or_else(|| diesel::result::Error::QueryBuilderError(RESERVED_OTHERWISE.into()))
-        }
-    }
-
-    /// Appends `drafts` in order at the places `head` reserved (exactly as many): chained one to
-    /// the next, inserted in as few statements as [`INSERT_CHUNK`] allows, each with the evidence
-    /// it proves, the request's `Idempotency-Key` marked applied by the first that carries it.
-    fn append_many(
-        &mut self,
-        head: Head,
-        drafts: Vec<AuditDraft>,
-    ) -> impl Future<Output = QueryResult<Vec<AuditEntry>>> + Send {
-        async move {
-            if i64::try_from(drafts.len()).ok() != Some(head.reserved) {
-                return Err(diesel::result::Error::QueryBuilderError(RESERVED_OTHERWISE.into()));
-            }
             if let Some(claimed) = drafts.iter().find(|draft| draft.idempotency.is_some())
                 && let Some(claim) = &claimed.idempotency
             {
                 mark_applied(self.any(), claim, claimed).await?;
             }
-            let (mut seq, mut prev_hash) = (head.seq, head.prev_hash);
-            let mut entries = Vec::with_capacity(drafts.len());
-            for draft in drafts {
-                let entry = draft.chained(seq, prev_hash);
-                (seq, prev_hash) = (seq + 1, entry.hash.clone());
-                entries.push(entry);
-            }
-            for chunk in entries.chunks(INSERT_CHUNK) {
-                insert_entries(self.any(), &chunk.iter().map(AuditRow::from).collect::<Vec<_>>()).await?;
+            for chunk in drafts.chunks(INSERT_CHUNK) {
+                insert_entries(self.any(), &chunk.iter().map(AuditRow::queued).collect::<Vec<_>>()).await?;
             }
             // What each change proves for the controls linked to its record, in its transaction.
-            for entry in &entries {
-                record_evidence(self.any(), &entry.draft).await?;
+            for draft in &drafts {
+                record_evidence(self.any(), draft).await?;
             }
-            if let Some(last) = entries.last() {
-                let this_head = audit_chain_heads::table.find(last.draft.organization_id.as_str());
-                db_run!(self.any(), |c| {
-                    diesel::update(this_head).set(audit_chain_heads::hash.eq(&last.hash)).execute(c).await
-                })?;
-            }
-            Ok(entries)
+            Ok(drafts.into_iter().map(AuditDraft::queued).collect())
         }
     }
 }
 
-impl<C: AnyConnection> AuditChain for C {}
+impl<C: AnyConnection> AuditQueue for C {}
 
-/// A write appended another number of entries than it reserved places for (a bug: the chain's
-/// `seq` would have a gap); the transaction rolls back.
-const RESERVED_OTHERWISE: &str = "an audited write appended another number of entries than it reserved";
-
-/// Inserts the entries' rows (at most [`INSERT_CHUNK`]): in one statement on PostgreSQL, one
+/// Inserts rows (at most [`INSERT_CHUNK`]) of a table: in one statement on PostgreSQL, one
 /// statement a row on SQLite (diesel builds no multi-row INSERT for SQLite through diesel-async,
 /// and in-process SQLite pays no round trip per statement).
-async fn insert_entries(conn: ConnRef<'_>, rows: &[AuditRow]) -> QueryResult<()> {
-    match conn {
-        ConnRef::Pg(c) => diesel::insert_into(audit_entries::table).values(rows).execute(c).await.map(drop),
-        ConnRef::Sqlite(c) => {
-            for row in rows {
-                diesel::insert_into(audit_entries::table).values(row).execute(c).await?;
+macro_rules! insert_rows {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match $conn {
+            ConnRef::Pg(c) => diesel::insert_into($table).values($rows).execute(c).await.map(drop),
+            ConnRef::Sqlite(c) => {
+                for row in $rows {
+                    diesel::insert_into($table).values(row).execute(c).await?;
+                }
+                Ok(())
             }
-            Ok(())
+        }
+    };
+}
+
+async fn insert_entries(conn: ConnRef<'_>, rows: &[AuditRow]) -> QueryResult<()> {
+    insert_rows!(conn, audit_entries::table, rows)
+}
+
+async fn insert_nodes(conn: ConnRef<'_>, rows: &[NodeRow]) -> QueryResult<()> {
+    insert_rows!(conn, audit_tree_nodes::table, rows)
+}
+
+/// Gives queued entries their `seq` and leaf hash: one `UPDATE … FROM unnest(…)` on PostgreSQL,
+/// one statement an entry on SQLite. Only entries still queued are sealed; how many were.
+async fn mark_sealed(conn: ConnRef<'_>, sealed: &[(String, i64, String)]) -> QueryResult<usize> {
+    match conn {
+        ConnRef::Pg(c) => {
+            use diesel::sql_types::{Array, BigInt, Text};
+            let ids: Vec<&str> = sealed.iter().map(|(id, _, _)| id.as_str()).collect();
+            let seqs: Vec<i64> = sealed.iter().map(|(_, seq, _)| *seq).collect();
+            let hashes: Vec<&str> = sealed.iter().map(|(_, _, hash)| hash.as_str()).collect();
+            diesel::sql_query(
+                "UPDATE audit_entries AS e SET seq = v.seq, hash = v.hash \
+                 FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, seq, hash) \
+                 WHERE e.id = v.id AND e.seq IS NULL",
+            )
+            .bind::<Array<Text>, _>(ids)
+            .bind::<Array<BigInt>, _>(seqs)
+            .bind::<Array<Text>, _>(hashes)
+            .execute(c)
+            .await
+        }
+        ConnRef::Sqlite(c) => {
+            let mut updated = 0;
+            for (id, seq, hash) in sealed {
+                let queued = audit_entries::table.filter(audit_entries::id.eq(id)).filter(audit_entries::seq.is_null());
+                updated += diesel::update(queued)
+                    .set((audit_entries::seq.eq(seq), audit_entries::hash.eq(hash)))
+                    .execute(c)
+                    .await?;
+            }
+            Ok(updated)
         }
     }
+}
+
+/// The organization's tree head, locked until the transaction ends on PostgreSQL (SQLite has one
+/// writer): the sequencer's hold on the organization's tree while it appends.
+async fn lock_tree_head(conn: ConnRef<'_>, org: &str) -> QueryResult<Option<TreeHeadRow>> {
+    let this = audit_tree_heads::table.find(org);
+    match conn {
+        ConnRef::Pg(c) => this.select(TreeHeadRow::as_select()).for_update().first(c).await.optional(),
+        ConnRef::Sqlite(c) => this.select(TreeHeadRow::as_select()).first(c).await.optional(),
+    }
+}
+
+/// Appends one organization's queued entries (in queue order) to its tree, inside the
+/// sequencer's transaction.
+async fn seal_organization(
+    conn: &mut (impl AnyConnection + ?Sized),
+    org: &str,
+    rows: Vec<AuditRow>,
+    now: Timestamp,
+    sign: &SignTreeHead<'_>,
+) -> Result<(), TxError> {
+    let organization_id: OrganizationId = id("audit_entries", org.to_owned())?;
+    let mut frontier = match lock_tree_head(conn.any(), org).await? {
+        Some(row) => TreeHead::try_from(row)?.frontier,
+        None => Frontier::default(),
+    };
+    let (mut sealed, mut nodes) = (Vec::with_capacity(rows.len()), Vec::with_capacity(rows.len() * 2));
+    for row in rows {
+        let entry = AuditEntry::try_from(row)?;
+        let seq = i64::try_from(frontier.size()).unwrap_or(i64::MAX) + 1;
+        let leaf = entry_leaf(&entry.draft, seq);
+        for (node, hash) in frontier.push(leaf) {
+            nodes.push(NodeRow::new(org, node, &hash));
+        }
+        sealed.push((entry.draft.id.to_string(), seq, to_hex(&leaf)));
+    }
+    if mark_sealed(conn.any(), &sealed).await? != sealed.len() {
+        // Another sequencer sealed some of them first (its lease ran out under it): this batch
+        // rolls back, and the next pass starts from the tree as it now is.
+        return Err(RepoError::Conflict("the audit log was sealed by another sequencer".into()).into());
+    }
+    for chunk in nodes.chunks(INSERT_CHUNK) {
+        insert_nodes(conn.any(), chunk).await?;
+    }
+    let mut head =
+        TreeHead { organization_id, frontier, signed_at: now, key_id: String::new(), signature: String::new() };
+    sign(&mut head);
+    let row = TreeHeadRow::from(&head);
+    db_run!(conn.any(), |c| {
+        diesel::insert_into(audit_tree_heads::table)
+            .values(&row)
+            .on_conflict(audit_tree_heads::organization_id)
+            .do_update()
+            .set(&row)
+            .execute(c)
+            .await
+    })?;
+    Ok(())
 }
 
 #[async_trait]
 impl AuditRepository for Store {
     async fn append_audit(&self, draft: &AuditDraft) -> Result<AuditEntry, RepoError> {
-        let org = draft.organization_id.to_string();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let head = c.lock_head(&org).await?;
-                c.append(head, draft.clone()).await
-            })
-            .await
-        })
-        .map_err(repo_error)
+        db_run!(&mut conn, |c| c.transaction(async |c| c.append(draft.clone()).await).await).map_err(repo_error)
     }
 
     async fn list_audit(
@@ -238,26 +264,138 @@ impl AuditRepository for Store {
         rows.into_iter().map(AuditEntry::try_from).collect()
     }
 
-    async fn audit_head(&self, org: &OrganizationId) -> Result<Option<(i64, String)>, RepoError> {
+    async fn sealed_entry(&self, org: &OrganizationId, seq: i64) -> Result<Option<AuditEntry>, RepoError> {
         let mut conn = self.pools.read().await?;
-        db_run!(&mut conn, |c| {
-            audit_chain_heads::table
-                .find(org.as_str())
-                .select((audit_chain_heads::seq, audit_chain_heads::hash))
+        let row: Option<AuditRow> = db_run!(&mut conn, |c| {
+            audit_entries::table
+                .filter(audit_entries::organization_id.eq(org.as_str()))
+                .filter(audit_entries::seq.eq(seq))
+                .select(AuditRow::as_select())
                 .first(c)
                 .await
                 .optional()
         })
-        .map_err(repo_error)
+        .map_err(repo_error)?;
+        row.map(AuditEntry::try_from).transpose()
     }
 
-    async fn audit_checkpoint(&self, org: &OrganizationId) -> Result<Option<AuditCheckpoint>, RepoError> {
+    async fn unsealed(&self, org: &OrganizationId) -> Result<Option<(i64, i64)>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let (first, last): (Option<i64>, Option<i64>) = db_run!(&mut conn, |c| {
+            audit_entries::table
+                .filter(audit_entries::organization_id.eq(org.as_str()))
+                .filter(audit_entries::seq.is_null())
+                .select((diesel::dsl::min(audit_entries::queued), diesel::dsl::max(audit_entries::queued)))
+                .first(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        Ok(first.zip(last))
+    }
+
+    async fn seal_queued(
+        &self,
+        limit: usize,
+        now: Timestamp,
+        sign: &SignTreeHead<'_>,
+    ) -> Result<SealedBatch, RepoError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut conn = self.pools.write().await?;
+        let result: Result<SealedBatch, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let rows: Vec<AuditRow> = audit_entries::table
+                    .filter(audit_entries::seq.is_null())
+                    .order(audit_entries::queued.asc())
+                    .limit(limit)
+                    .select(AuditRow::as_select())
+                    .load(c)
+                    .await?;
+                let entries = rows.len();
+                let mut by_org: BTreeMap<String, Vec<AuditRow>> = BTreeMap::new();
+                for row in rows {
+                    by_org.entry(row.organization_id.clone()).or_default().push(row);
+                }
+                let mut organizations = Vec::with_capacity(by_org.len());
+                // In id order, so that two sequencers (a lease run out) lock heads in one order.
+                for (org, rows) in by_org {
+                    seal_organization(c, &org, rows, now, sign).await?;
+                    organizations.push(id("audit_entries", org)?);
+                }
+                Ok(SealedBatch { entries, organizations })
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
+    }
+
+    async fn tree_head(&self, org: &OrganizationId) -> Result<Option<TreeHead>, RepoError> {
+        let mut conn = self.pools.read().await?;
+        let row: Option<TreeHeadRow> = db_run!(&mut conn, |c| {
+            audit_tree_heads::table.find(org.as_str()).select(TreeHeadRow::as_select()).first(c).await.optional()
+        })
+        .map_err(repo_error)?;
+        row.map(TreeHead::try_from).transpose()
+    }
+
+    async fn resign_tree_heads(&self, key_id: &str, sign: &SignTreeHead<'_>) -> Result<u64, RepoError> {
+        let mut conn = self.pools.write().await?;
+        let result: Result<u64, TxError> = db_run!(&mut conn, |c| {
+            c.transaction(async |c| {
+                let stale: Vec<TreeHeadRow> = audit_tree_heads::table
+                    .filter(audit_tree_heads::key_id.ne(key_id))
+                    .select(TreeHeadRow::as_select())
+                    .load(c)
+                    .await?;
+                let mut resigned = 0;
+                for row in stale {
+                    let mut head = TreeHead::try_from(row)?;
+                    sign(&mut head);
+                    let row = TreeHeadRow::from(&head);
+                    diesel::update(audit_tree_heads::table.find(&row.organization_id)).set(&row).execute(c).await?;
+                    resigned += 1;
+                }
+                Ok(resigned)
+            })
+            .await
+        });
+        result.map_err(RepoError::from)
+    }
+
+    async fn tree_nodes(&self, org: &OrganizationId, nodes: &[NodeId]) -> Result<HashMap<NodeId, Hash>, RepoError> {
+        if nodes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut conn = self.pools.read().await?;
+        // A proof asks for a few dozen nodes at most: one statement for all of them, by index
+        // (other levels' nodes of the same indexes come along and are dropped).
+        let indexes: Vec<i64> = nodes.iter().map(|node| i64::try_from(node.index).unwrap_or(i64::MAX)).collect();
+        let rows: Vec<NodeRow> = db_run!(&mut conn, |c| {
+            audit_tree_nodes::table
+                .filter(audit_tree_nodes::organization_id.eq(org.as_str()))
+                .filter(audit_tree_nodes::idx.eq_any(&indexes))
+                .select(NodeRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        let wanted: std::collections::HashSet<&NodeId> = nodes.iter().collect();
+        let mut found = HashMap::with_capacity(nodes.len());
+        for row in rows {
+            let (node, hash) = row.parsed()?;
+            if wanted.contains(&node) {
+                found.insert(node, hash);
+            }
+        }
+        Ok(found)
+    }
+
+    async fn audit_checkpoint(&self, org: &OrganizationId) -> Result<Option<TreeHead>, RepoError> {
         let mut conn = self.pools.read().await?;
         let row: Option<CheckpointRow> = db_run!(&mut conn, |c| {
             audit_checkpoints::table.find(org.as_str()).select(CheckpointRow::as_select()).first(c).await.optional()
         })
         .map_err(repo_error)?;
-        row.map(AuditCheckpoint::try_from).transpose()
+        row.map(|row| TreeHead::try_from(TreeHeadRow::from(row))).transpose()
     }
 
     async fn organizations_with_entries_before(&self, before: Timestamp) -> Result<Vec<OrganizationId>, RepoError> {
@@ -265,6 +403,7 @@ impl AuditRepository for Store {
         let ids: Vec<String> = db_run!(&mut conn, |c| {
             audit_entries::table
                 .filter(audit_entries::created_at.lt(naive(before)))
+                .filter(audit_entries::seq.is_not_null())
                 .select(audit_entries::organization_id)
                 .distinct()
                 .load(c)
@@ -279,30 +418,53 @@ impl AuditRepository for Store {
         org: &OrganizationId,
         before: Timestamp,
         now: Timestamp,
-        sign: &(dyn for<'c> Fn(&'c AuditCheckpoint) -> String + Send + Sync),
+        sign: &SignTreeHead<'_>,
     ) -> Result<u64, RepoError> {
         let mut conn = self.pools.write().await?;
         let result: Result<u64, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
                 let of_org = audit_entries::organization_id.eq(org.as_str());
-                let last: Option<AuditRow> = audit_entries::table
+                // Under the tree head's lock, so the sequencer does not append meanwhile.
+                if lock_tree_head(c.any(), org.as_str()).await?.is_none() {
+                    return Ok(0);
+                }
+                let last: Option<i64> = audit_entries::table
                     .filter(of_org)
                     .filter(audit_entries::created_at.lt(naive(before)))
-                    .order(audit_entries::seq.desc())
-                    .select(AuditRow::as_select())
+                    .select(diesel::dsl::max(audit_entries::seq))
                     .first(c)
-                    .await
-                    .optional()?;
-                let Some(last) = last else { return Ok(0) };
-                let mut checkpoint = AuditCheckpoint {
+                    .await?;
+                let Some(through) = last else { return Ok(0) };
+                let size = u64::try_from(through).unwrap_or_default();
+                // The frontier of the pruned prefix: its perfect subtrees, which the tree keeps.
+                let wanted = compliance_domain::merkle::cover(0, size);
+                let coords: Vec<(i32, i64)> = wanted
+                    .iter()
+                    .map(|n| (i32::try_from(n.level).unwrap_or(i32::MAX), i64::try_from(n.index).unwrap_or(i64::MAX)))
+                    .collect();
+                let mut found: HashMap<NodeId, Hash> = HashMap::new();
+                for (level, index) in coords {
+                    let row: NodeRow = audit_tree_nodes::table
+                        .filter(audit_tree_nodes::organization_id.eq(org.as_str()))
+                        .filter(audit_tree_nodes::level.eq(level))
+                        .filter(audit_tree_nodes::idx.eq(index))
+                        .select(NodeRow::as_select())
+                        .first(c)
+                        .await?;
+                    let (node, hash) = row.parsed()?;
+                    found.insert(node, hash);
+                }
+                let hashes = wanted.iter().map(|node| found[node]).collect();
+                let frontier = Frontier::new(size, hashes).ok_or_else(|| corrupt("audit_tree_nodes", "frontier"))?;
+                let mut checkpoint = TreeHead {
                     organization_id: org.clone(),
-                    through_seq: last.seq,
-                    through_hash: last.hash.clone(),
-                    created_at: now,
+                    frontier,
+                    signed_at: now,
+                    key_id: String::new(),
                     signature: String::new(),
                 };
-                checkpoint.signature = sign(&checkpoint);
-                let row = CheckpointRow::from(&checkpoint);
+                sign(&mut checkpoint);
+                let row = CheckpointRow::from(TreeHeadRow::from(&checkpoint));
                 diesel::insert_into(audit_checkpoints::table)
                     .values(&row)
                     .on_conflict(audit_checkpoints::organization_id)
@@ -310,7 +472,7 @@ impl AuditRepository for Store {
                     .set(&row)
                     .execute(c)
                     .await?;
-                let pruned = audit_entries::table.filter(of_org).filter(audit_entries::seq.le(last.seq));
+                let pruned = audit_entries::table.filter(of_org).filter(audit_entries::seq.le(through));
                 let deleted = diesel::delete(pruned).execute(c).await?;
                 Ok(u64::try_from(deleted).unwrap_or_default())
             })
@@ -338,7 +500,7 @@ fn like_prefix(prefix: &str) -> String {
 pub(crate) struct AuditRow {
     id: String,
     organization_id: String,
-    seq: i64,
+    seq: Option<i64>,
     actor_type: String,
     actor_id: String,
     actor_email: Option<String>,
@@ -350,17 +512,16 @@ pub(crate) struct AuditRow {
     data: Option<String>,
     request_id: Option<String>,
     created_at: PrimitiveDateTime,
-    prev_hash: String,
-    hash: String,
+    hash: Option<String>,
 }
 
-impl From<&AuditEntry> for AuditRow {
-    fn from(entry: &AuditEntry) -> Self {
-        let d = &entry.draft;
+impl AuditRow {
+    /// The row of an entry as its change's transaction writes it: queued, not sealed.
+    fn queued(d: &AuditDraft) -> Self {
         Self {
             id: d.id.to_string(),
             organization_id: d.organization_id.to_string(),
-            seq: entry.seq,
+            seq: None,
             actor_type: d.actor.actor_type.as_str().to_owned(),
             actor_id: d.actor.id.clone(),
             actor_email: d.actor.email.clone(),
@@ -372,8 +533,7 @@ impl From<&AuditEntry> for AuditRow {
             data: d.data.as_ref().map(json_text),
             request_id: d.request_id.clone(),
             created_at: naive(d.created_at),
-            prev_hash: entry.prev_hash.clone(),
-            hash: entry.hash.clone(),
+            hash: None,
         }
     }
 }
@@ -402,41 +562,116 @@ impl TryFrom<AuditRow> for AuditEntry {
             idempotency: None,
             evidence: None,
         };
-        Ok(AuditEntry { draft, seq: r.seq, prev_hash: r.prev_hash, hash: r.hash })
+        let seal = match (r.seq, r.hash) {
+            (Some(seq), Some(hash)) => Some(Seal { seq, hash }),
+            (None, None) => None,
+            _ => return Err(corrupt(T, "seq and hash are set together")),
+        };
+        Ok(AuditEntry { draft, seal })
     }
 }
 
+/// A tree head's columns, for the latest head (`audit_tree_heads`).
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = audit_tree_heads)]
+struct TreeHeadRow {
+    organization_id: String,
+    tree_size: i64,
+    root_hash: String,
+    frontier: String,
+    signed_at: PrimitiveDateTime,
+    key_id: String,
+    signature: String,
+}
+
+/// The same columns, for the head of a pruned prefix (`audit_checkpoints`).
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = audit_checkpoints)]
 struct CheckpointRow {
     organization_id: String,
-    through_seq: i64,
-    through_hash: String,
-    created_at: PrimitiveDateTime,
+    tree_size: i64,
+    root_hash: String,
+    frontier: String,
+    signed_at: PrimitiveDateTime,
+    key_id: String,
     signature: String,
 }
 
-impl From<&AuditCheckpoint> for CheckpointRow {
-    fn from(c: &AuditCheckpoint) -> Self {
+impl From<TreeHeadRow> for CheckpointRow {
+    fn from(r: TreeHeadRow) -> Self {
+        let TreeHeadRow { organization_id, tree_size, root_hash, frontier, signed_at, key_id, signature } = r;
+        Self { organization_id, tree_size, root_hash, frontier, signed_at, key_id, signature }
+    }
+}
+
+impl From<CheckpointRow> for TreeHeadRow {
+    fn from(r: CheckpointRow) -> Self {
+        let CheckpointRow { organization_id, tree_size, root_hash, frontier, signed_at, key_id, signature } = r;
+        Self { organization_id, tree_size, root_hash, frontier, signed_at, key_id, signature }
+    }
+}
+
+impl From<&TreeHead> for TreeHeadRow {
+    fn from(head: &TreeHead) -> Self {
         Self {
-            organization_id: c.organization_id.to_string(),
-            through_seq: c.through_seq,
-            through_hash: c.through_hash.clone(),
-            created_at: naive(c.created_at),
-            signature: c.signature.clone(),
+            organization_id: head.organization_id.to_string(),
+            tree_size: i64::try_from(head.size()).unwrap_or(i64::MAX),
+            root_hash: to_hex(&head.root()),
+            frontier: head.frontier.hashes().iter().map(to_hex).collect::<Vec<_>>().join(" "),
+            signed_at: naive(head.signed_at),
+            key_id: head.key_id.clone(),
+            signature: head.signature.clone(),
         }
     }
 }
 
-impl TryFrom<CheckpointRow> for AuditCheckpoint {
+impl TryFrom<TreeHeadRow> for TreeHead {
     type Error = RepoError;
-    fn try_from(r: CheckpointRow) -> Result<Self, RepoError> {
+    fn try_from(r: TreeHeadRow) -> Result<Self, RepoError> {
+        const T: &str = "audit_tree_heads";
+        let hashes = r.frontier.split_whitespace().map(from_hex).collect::<Option<Vec<Hash>>>();
+        let size = u64::try_from(r.tree_size).ok();
+        let frontier = size
+            .zip(hashes)
+            .and_then(|(size, hashes)| Frontier::new(size, hashes))
+            .ok_or_else(|| corrupt(T, "frontier does not fit the tree size"))?;
+        // `root_hash` is the frontier's root, kept for people reading the table; the signature
+        // covers the root the frontier gives, so an edit of either fails verification.
         Ok(Self {
-            organization_id: id("audit_checkpoints", r.organization_id)?,
-            through_seq: r.through_seq,
-            through_hash: r.through_hash,
-            created_at: instant(r.created_at),
+            organization_id: id(T, r.organization_id)?,
+            frontier,
+            signed_at: instant(r.signed_at),
+            key_id: r.key_id,
             signature: r.signature,
         })
+    }
+}
+
+/// A perfect subtree's hash (`audit_tree_nodes`).
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = audit_tree_nodes)]
+struct NodeRow {
+    organization_id: String,
+    level: i32,
+    idx: i64,
+    hash: String,
+}
+
+impl NodeRow {
+    fn new(org: &str, node: NodeId, hash: &Hash) -> Self {
+        Self {
+            organization_id: org.to_owned(),
+            level: i32::try_from(node.level).unwrap_or(i32::MAX),
+            idx: i64::try_from(node.index).unwrap_or(i64::MAX),
+            hash: to_hex(hash),
+        }
+    }
+
+    fn parsed(self) -> Result<(NodeId, Hash), RepoError> {
+        const T: &str = "audit_tree_nodes";
+        let level = u32::try_from(self.level).map_err(|_| corrupt(T, "negative level"))?;
+        let index = u64::try_from(self.idx).map_err(|_| corrupt(T, "negative index"))?;
+        let hash = from_hex(&self.hash).ok_or_else(|| corrupt(T, "hash is not 64 hex digits"))?;
+        Ok((NodeId { level, index }, hash))
     }
 }

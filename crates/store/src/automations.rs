@@ -18,8 +18,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_id, optional_instant, optional_naive, value};
@@ -355,9 +356,9 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(browser_automations::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(automation))).await
+                c.append(audit(None, Some(automation))).await
             })
             .await
         })
@@ -394,7 +395,7 @@ impl AutomationRepository for Store {
         rows.into_iter().map(BrowserAutomation::try_from).collect()
     }
 
-    /// A swap that finds the row changed rolls back (with its chain head) and writes no entry.
+    /// A swap that finds the row changed rolls back and writes no entry.
     async fn update(
         &self,
         automation: &BrowserAutomation,
@@ -410,7 +411,7 @@ impl AutomationRepository for Store {
         // schedule claimed meanwhile (which a stale write would otherwise fire again).
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let target = browser_automations::table
                     .filter(browser_automations::organization_id.eq(org))
                     .filter(browser_automations::id.eq(id))
@@ -428,7 +429,7 @@ impl AutomationRepository for Store {
                 if updated == 0 {
                     return Err(TxError::Repo(RepoError::NotFound));
                 }
-                c.append(head, audit(Some(previous), Some(automation))).await?;
+                c.append(audit(Some(previous), Some(automation))).await?;
                 Ok(())
             })
             .await
@@ -447,7 +448,7 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let runs = automation_runs::table
                     .filter(automation_runs::organization_id.eq(org.as_str()))
                     .filter(automation_runs::automation_id.eq(id.as_str()))
@@ -482,7 +483,7 @@ impl AutomationRepository for Store {
                 .try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(runs)
             })
             .await
@@ -496,9 +497,9 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), DieselError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(automation_runs::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(run))).await?;
+                c.append(audit(None, Some(run))).await?;
                 Ok(())
             })
             .await
@@ -617,13 +618,12 @@ impl AutomationRepository for Store {
         let org = run.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         // The conditional update is the claim: of racing instances, the first to update the row
-        // wins and the others, re-reading it, find next_run_at moved (and roll back, with their
-        // chain head). The run is inserted with ON CONFLICT DO NOTHING, so an active run
+        // wins and the others, re-reading it, find next_run_at moved (and roll back). The run is inserted with ON CONFLICT DO NOTHING, so an active run
         // (automation_runs_one_active) skips it without undoing the advance, even when a manual
         // run is inserted between a check and the insert; the entry says which.
         let result: Result<bool, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let claimed = diesel::update(
                     browser_automations::table
                         .filter(browser_automations::id.eq(automation.as_str()))
@@ -644,7 +644,7 @@ impl AutomationRepository for Store {
                     0 => audit(Some(run), None),
                     _ => audit(None, Some(run)),
                 };
-                c.append(head, entry).await?;
+                c.append(entry).await?;
                 Ok(inserted > 0)
             })
             .await
@@ -709,10 +709,10 @@ impl AutomationRepository for Store {
         let (org, id) = (run.organization_id.as_str(), run.id.as_str());
         let mut conn = self.pools.write().await?;
         // Only a running run finishes: one failed as stale (or deleted) meanwhile stays as it is,
-        // and the transaction rolls back with its chain head.
+        // and the transaction rolls back, with no entry.
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let running = automation_runs::table
                     .filter(automation_runs::organization_id.eq(org))
                     .filter(automation_runs::id.eq(id))
@@ -721,7 +721,7 @@ impl AutomationRepository for Store {
                 let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
                 diesel::update(running).set(&outcome).execute(c).await?;
                 let before = AutomationRun::try_from(before)?;
-                c.append(head, audit(Some(&before), Some(run))).await?;
+                c.append(audit(Some(&before), Some(run))).await?;
                 Ok(())
             })
             .await

@@ -1,12 +1,12 @@
-//! What the resources' `apply_<resource>_bulk` methods share: counting the audit entries a bulk
-//! request writes (their places in the chain are reserved at once), inserting its creates in as
-//! few statements as the backend allows, collecting the failed operations inside the
-//! transaction, rolling it back when there is one, and the answer once it committed.
+//! What the resources' `apply_<resource>_bulk` methods share: locking each record an update
+//! reads, inserting its creates in as few statements as the backend allows, queueing the audit
+//! entries together, collecting the failed operations inside the transaction, rolling it back
+//! when there is one, and the answer once it committed.
 //!
-//! Why creates are inserted together and audit entries appended together: on PostgreSQL each
+//! Why creates are inserted together and audit entries queued together: on PostgreSQL each
 //! statement is a round trip, and each one of a transaction updating the same rows again (the
-//! audit head, the list counters of the statement triggers) leaves one more row version to step
-//! over; one multi-row `INSERT` and one `append_many` make 500 creates a handful of statements.
+//! list counters of the statement triggers) leaves one more row version to step over; one
+//! multi-row `INSERT` and one `append_many` make 500 creates a handful of statements.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,15 +15,10 @@ use compliance_domain::comment::Attachment;
 use compliance_ports::{AuditOf, BulkApplied, BulkError, BulkWrite, RepoError};
 use diesel::result::QueryResult;
 
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
+use crate::db::lock_record;
 use crate::error::TxError;
 use crate::rows::AttachmentRow;
-
-/// How many audit entries `writes` make: one for each but an empty patch's (which only reads).
-fn audited<T, I, P>(writes: &[BulkWrite<T, I, P>], is_empty: impl Fn(&P) -> bool) -> i64 {
-    let audited = writes.iter().filter(|write| !matches!(write, BulkWrite::Update(_, patch) if is_empty(patch)));
-    i64::try_from(audited.count()).unwrap_or(i64::MAX)
-}
 
 /// The creates of a bulk request (rows `R`), inserted in one statement per [`INSERT_CHUNK`](crate::audit::INSERT_CHUNK) rows
 /// on PostgreSQL, one per row on SQLite (diesel builds no multi-row `INSERT` for SQLite through
@@ -110,6 +105,10 @@ pub(crate) type Inserting<'s, C, R> = &'s (dyn for<'c> Fn(&'c mut C, &'c [R]) ->
 /// (row `R`), named by id `I`, changed by patch `P`. Written in the resource's `db_run!` body, so
 /// once per backend like every statement.
 pub(crate) struct Statements<'s, C, T, I, P, R> {
+    /// The records' table, whose record an update locks before reading it.
+    pub table: &'static str,
+    /// A record id's text.
+    pub id: fn(&I) -> &str,
     /// Whether a patch changes nothing (then the record is only read).
     pub is_empty: fn(&P) -> bool,
     /// The organization's record with this id.
@@ -124,13 +123,13 @@ pub(crate) struct Statements<'s, C, T, I, P, R> {
     pub row: fn(&T) -> R,
 }
 
-/// A bulk request's `writes` in order, inside the caller's transaction on `c`: every entry's
-/// place in the chain reserved first (the head stays locked to the commit, as each single write's
-/// does, so the records read are the ones the writes replace); updates and deletes one by one;
-/// the creates inserted together after them (no update or delete can name a record the request
-/// creates: its id is new); then every entry appended at once, in the operations' order. An empty
-/// patch only reads. Failed operations go to `failures`, and the transaction rolls back.
-pub(crate) async fn apply_in<C: AuditChain, T: Clone, I, P, R>(
+/// A bulk request's `writes` in order, inside the caller's transaction on `c`: updates (each
+/// record locked before it is read, as a single update's is, so the record read is the one the
+/// write replaces) and deletes one by one; the creates inserted together after them (no update or
+/// delete can name a record the request creates: its id is new); then every entry queued at once,
+/// in the operations' order. An empty patch only reads. Failed operations go to `failures`, and
+/// the transaction rolls back.
+pub(crate) async fn apply_in<C: AuditQueue, T: Clone, I, P, R>(
     c: &mut C,
     org: &str,
     writes: &[BulkWrite<T, I, P>],
@@ -138,11 +137,7 @@ pub(crate) async fn apply_in<C: AuditChain, T: Clone, I, P, R>(
     failures: &mut Failures,
     statements: Statements<'_, C, T, I, P, R>,
 ) -> Result<Vec<(T, Vec<AttachmentRow>)>, TxError> {
-    let Statements { is_empty, read, update, delete, insert, row } = statements;
-    let head = match audited(writes, is_empty) {
-        0 => None,
-        entries => Some(c.lock_head_for(org, entries).await?),
-    };
+    let Statements { table, id: id_text, is_empty, read, update, delete, insert, row } = statements;
     let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
     let mut applied = Vec::with_capacity(writes.len());
     for (index, write) in writes.iter().enumerate() {
@@ -155,7 +150,7 @@ pub(crate) async fn apply_in<C: AuditChain, T: Clone, I, P, R>(
             BulkWrite::Update(id, patch) if is_empty(patch) => {
                 read(c, org, id).await.map(|record| (record, Vec::new()))
             }
-            BulkWrite::Update(id, patch) => match read(c, org, id).await {
+            BulkWrite::Update(id, patch) => match lock_then_read(c, table, org, id_text(id), read, id).await {
                 Ok(before) => update(c, org, &before, patch).await.map(|after| {
                     drafts.push(audit(Some(&before), Some(&after)));
                     (after, Vec::new())
@@ -179,10 +174,21 @@ pub(crate) async fn apply_in<C: AuditChain, T: Clone, I, P, R>(
     if failures.is_empty() {
         failures.record_insert(writes, insert(c, &created).await);
     }
-    if failures.is_empty()
-        && let Some(head) = head
-    {
-        c.append_many(head, drafts).await?;
+    if failures.is_empty() && !drafts.is_empty() {
+        c.append_many(drafts).await?;
     }
     failures.commit_or_roll_back(applied)
+}
+
+/// The record an update is about to change, locked first.
+async fn lock_then_read<C: AuditQueue, T, I>(
+    c: &mut C,
+    table: &'static str,
+    org: &str,
+    id_text: &str,
+    read: ById<'_, C, I, T>,
+    id: &I,
+) -> Result<T, TxError> {
+    lock_record(c.any(), table, org, id_text).await?;
+    read(c, org, id).await
 }

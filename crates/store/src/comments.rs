@@ -14,8 +14,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::paging::{Boxed, ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
@@ -150,13 +151,13 @@ impl CommentRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(comments::table).values(&comment_row).execute(c).await?;
                 // One statement per row: diesel has no batch insert for SQLite behind the async wrapper.
                 for row in &attachment_rows {
                     diesel::insert_into(attachments::table).values(row).execute(c).await?;
                 }
-                c.append(head, audit(None, Some(comment))).await?;
+                c.append(audit(None, Some(comment))).await?;
                 Ok(())
             })
             .await
@@ -244,7 +245,7 @@ impl CommentRepository for Store {
             || comments::table.filter(comments::organization_id.eq(org.as_str())).filter(comments::id.eq(id.as_str()));
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let before: Comment = the_comment().select(CommentRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
                 let after: Comment = diesel::update(the_comment())
@@ -253,7 +254,7 @@ impl CommentRepository for Store {
                     .get_result(c)
                     .await?
                     .try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(())
             })
             .await
@@ -273,7 +274,7 @@ impl CommentRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Vec<AttachmentRow>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let rows: Vec<AttachmentRow> = attachments::table
                     .filter(attachments::organization_id.eq(org.as_str()))
                     .filter(attachments::comment_id.eq(id.as_str()))
@@ -298,7 +299,7 @@ impl CommentRepository for Store {
                 .try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(rows)
             })
             .await

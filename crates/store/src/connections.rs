@@ -11,8 +11,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_instant, optional_naive, value};
@@ -155,9 +156,9 @@ impl ConnectionRepository for Store {
         // which repo_error turns into a conflict.
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(connections::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(connection))).await?;
+                c.append(audit(None, Some(connection))).await?;
                 Ok(())
             })
             .await
@@ -231,10 +232,10 @@ impl ConnectionRepository for Store {
         let mut conn = self.pools.write().await?;
         // A disconnected connection is final, and a row changed since it was read is not
         // overwritten: a slow check must not undo a disconnect or a re-authorisation. Finding
-        // nothing rolls back (with the chain head): no entry.
+        // nothing rolls back: no entry.
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let target = connections::table
                     .filter(connections::organization_id.eq(org))
                     .filter(connections::id.eq(id))
@@ -245,7 +246,7 @@ impl ConnectionRepository for Store {
                 let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
                 diesel::update(target).set(&changes).execute(c).await?;
                 let before = Connection::try_from(before)?;
-                c.append(head, audit(Some(&before), Some(connection))).await?;
+                c.append(audit(Some(&before), Some(connection))).await?;
                 Ok(())
             })
             .await

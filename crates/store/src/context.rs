@@ -13,8 +13,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, read_page, sort_columns, time_range};
@@ -73,13 +74,11 @@ impl ContextRepository for Store {
         audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<(), RepoError> {
         let row = ContextEntryRow::from(entry);
-        let org = entry.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 Prepared(diesel::insert_into(context_entries::table).values(&row)).execute(c).await?;
-                c.append(head, audit(None, Some(entry))).await
+                c.append(audit(None, Some(entry))).await
             })
             .await
         })
@@ -88,7 +87,7 @@ impl ContextRepository for Store {
     }
 
     /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the chain head's lock (see crate::audit) and a read of the entry as it was.
+    /// the entry's row lock (see `crate::db::lock_record`) and a read of the entry as it was.
     async fn update_context_entry(
         &self,
         org: &OrganizationId,
@@ -107,7 +106,7 @@ impl ContextRepository for Store {
         };
         let result: Result<ContextEntry, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_record(c.any(), "context_entries", org.as_str(), id.as_str()).await?;
                 let before: ContextEntry =
                     the_entry().select(ContextEntryRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
@@ -116,7 +115,7 @@ impl ContextRepository for Store {
                         .get_result(c)
                         .await?
                         .try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
             .await
@@ -135,7 +134,6 @@ impl ContextRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<ContextEntry, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
                 let entry = context_entries::table
                     .filter(context_entries::organization_id.eq(org.as_str()))
                     .filter(context_entries::id.eq(id.as_str()));
@@ -143,7 +141,7 @@ impl ContextRepository for Store {
                     diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await?.try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(deleted)
             })
             .await

@@ -12,9 +12,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::controls::ControlRow;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::rows::{id, instant, naive};
 use crate::schema::{control_requirements, controls, requirements};
@@ -32,7 +33,7 @@ impl ControlRequirementRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<RequirementMapping, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 // The requirement's framework, found only among the organization's.
                 let framework: String = requirements::table
                     .filter(requirements::organization_id.eq(org.as_str()))
@@ -51,7 +52,7 @@ impl ControlRequirementRepository for Store {
                 // The foreign keys refuse a control that is not the organization's; the unique
                 // index of the mappings in force, a second one (a removed one may be made again).
                 diesel::insert_into(control_requirements::table).values(MappingRow::from(&mapping)).execute(c).await?;
-                c.append(head, audit(None, Some(&mapping))).await?;
+                c.append(audit(None, Some(&mapping))).await?;
                 Ok(mapping)
             })
             .await
@@ -76,7 +77,7 @@ impl ControlRequirementRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<RequirementMapping, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let the_mapping = control_requirements::table
                     .filter(control_requirements::organization_id.eq(org.as_str()))
                     .filter(control_requirements::control_id.eq(control.as_str()))
@@ -88,7 +89,7 @@ impl ControlRequirementRepository for Store {
                     .get_result(c)
                     .await?
                     .try_into()?;
-                c.append(head, audit(Some(&removed), None)).await?;
+                c.append(audit(Some(&removed), None)).await?;
                 Ok(removed)
             })
             .await

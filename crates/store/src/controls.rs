@@ -14,8 +14,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::paging::{newest_first, read_page};
 use crate::prepared::{Assignments, Prepared, nullable_text};
@@ -71,13 +72,11 @@ impl ControlRepository for Store {
 
     async fn insert_control(&self, control: &Control, audit: &AuditOf<'_, Control>) -> Result<(), RepoError> {
         let row = ControlRow::from(control);
-        let org = control.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 diesel::insert_into(controls::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(control))).await
+                c.append(audit(None, Some(control))).await
             })
             .await
         })
@@ -100,7 +99,7 @@ impl ControlRepository for Store {
             || controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()));
         let result: Result<Control, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_record(c.any(), "controls", org.as_str(), id.as_str()).await?;
                 let before: Control = the_control().select(ControlRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
                 let after: Control =
@@ -108,7 +107,7 @@ impl ControlRepository for Store {
                         .get_result(c)
                         .await?
                         .try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
             .await
@@ -126,7 +125,7 @@ impl ControlRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(Control, Vec<Option<String>>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let files: Vec<Option<String>> = diesel::delete(
                     evidence::table
                         .filter(evidence::organization_id.eq(org.as_str()))
@@ -152,7 +151,7 @@ impl ControlRepository for Store {
                     .try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok((deleted, files))
             })
             .await
@@ -174,13 +173,13 @@ impl ControlRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let exists: i64 = control_count(org, source.control_id.as_str()).get_result(c).await?;
                 if exists == 0 {
                     return Err(diesel::result::Error::NotFound.into());
                 }
                 diesel::insert_into(control_evidence_sources::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(source))).await?;
+                c.append(audit(None, Some(source))).await?;
                 Ok(())
             })
             .await
@@ -203,7 +202,7 @@ impl ControlRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<EvidenceSource, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let link = control_evidence_sources::table
                     .filter(control_evidence_sources::organization_id.eq(org.as_str()))
                     .filter(control_evidence_sources::control_id.eq(control.as_str()))
@@ -215,7 +214,7 @@ impl ControlRepository for Store {
                     .get_result(c)
                     .await?
                     .try_into()?;
-                c.append(head, audit(Some(&removed), None)).await?;
+                c.append(audit(Some(&removed), None)).await?;
                 Ok(removed)
             })
             .await
@@ -345,13 +344,12 @@ impl ControlRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 let exists: i64 = control_count(org, item.control_id.as_str()).get_result(c).await?;
                 if exists == 0 {
                     return Err(diesel::result::Error::NotFound.into());
                 }
                 diesel::insert_into(evidence::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(item))).await?;
+                c.append(audit(None, Some(item))).await?;
                 Ok(())
             })
             .await

@@ -343,3 +343,47 @@ fn sqlite_manager(
     });
     AsyncDieselConnectionManager::new_with_config(path, config)
 }
+
+/// Locks one record of `table` until the transaction ends, on the backend that has row locks:
+/// `SELECT 1 … FOR UPDATE` on PostgreSQL; SQLite, which has one writer, needs none. A write that
+/// reads a record before changing it (for its audit entry's "from" side and its `If-Match`) locks
+/// it first, so that concurrent writes of the same record follow one another while writes of
+/// other records go on.
+pub(crate) async fn lock_record(
+    conn: ConnRef<'_>,
+    table: &'static str,
+    org: &str,
+    id: &str,
+) -> diesel::QueryResult<()> {
+    use diesel::sql_types::Text;
+    use diesel_async::RunQueryDsl;
+    match conn {
+        ConnRef::Pg(c) => {
+            diesel::sql_query(format!("SELECT 1 FROM {table} WHERE organization_id = $1 AND id = $2 FOR UPDATE"))
+                .bind::<Text, _>(org)
+                .bind::<Text, _>(id)
+                .execute(c)
+                .await
+                .map(drop)
+        }
+        ConnRef::Sqlite(_) => Ok(()),
+    }
+}
+
+/// Locks the organization's row until the transaction ends (`FOR NO KEY UPDATE` on PostgreSQL;
+/// SQLite has one writer): the writes that check a rule across the organization's records (the
+/// last owner, one pending run per automation, a framework's mappings before its delete) take it
+/// first, so two of them cannot each miss the other. Inserts of records, which take only a key
+/// share of that row for their foreign key, do not wait for it.
+pub(crate) async fn lock_organization(conn: ConnRef<'_>, org: &str) -> diesel::QueryResult<()> {
+    use diesel::sql_types::Text;
+    use diesel_async::RunQueryDsl;
+    match conn {
+        ConnRef::Pg(c) => diesel::sql_query("SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE")
+            .bind::<Text, _>(org)
+            .execute(c)
+            .await
+            .map(drop),
+        ConnRef::Sqlite(_) => Ok(()),
+    }
+}

@@ -1,5 +1,5 @@
-//! Evidence recorded by the audit chain: [`record_evidence`] runs inside every
-//! audited transaction, right after its entry is appended, and writes one evidence row per control
+//! Evidence recorded with the audit log: [`record_evidence`] runs inside every
+//! audited transaction, right after its entry is queued, and writes one evidence row per control
 //! linked to the source the use case observed (the draft's `evidence`, see
 //! `compliance_domain::evidence`). The store decides nothing: it finds the linked controls, reads
 //! the active members when the observation compares signatures, and inserts the rows.

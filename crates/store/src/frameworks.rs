@@ -11,8 +11,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
 use crate::prepared::Prepared;
@@ -89,7 +90,7 @@ impl FrameworkRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(frameworks::table).values(&row).execute(c).await?;
                 // One prepared statement, row by row: diesel-async's SQLite connection takes no
                 // multi-row INSERT. Parents come first in catalog order, so each row refers only
@@ -97,7 +98,7 @@ impl FrameworkRepository for Store {
                 for row in &rows {
                     Prepared(diesel::insert_into(requirements::table).values(row)).execute(c).await?;
                 }
-                c.append(head, audit(None, Some(&framework.framework))).await?;
+                c.append(audit(None, Some(&framework.framework))).await?;
                 Ok(())
             })
             .await
@@ -126,7 +127,7 @@ impl FrameworkRepository for Store {
         };
         let result: Result<Framework, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 // The precondition first (RFC 9110 §13.2.2), then what the delete itself refuses.
                 let current: Framework =
                     the_framework().select(FrameworkRow::as_select()).first(c).await?.try_into()?;
@@ -154,7 +155,7 @@ impl FrameworkRepository for Store {
                     .get_result(c)
                     .await?
                     .try_into()?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(deleted)
             })
             .await

@@ -10,8 +10,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::paging::{newest_first, read_page};
 use crate::rows::{MemberRow, id, instant, naive, optional_id, optional_instant, optional_naive, value};
@@ -79,9 +80,9 @@ impl InvitationRepository for Store {
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(invitations::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(invitation))).await
+                c.append(audit(None, Some(invitation))).await
             })
             .await
         })
@@ -130,7 +131,7 @@ impl InvitationRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let deleted: Invitation = diesel::delete(
                     invitations::table
                         .filter(invitations::organization_id.eq(org.as_str()))
@@ -142,7 +143,7 @@ impl InvitationRepository for Store {
                 .try_into()?;
                 // The deleted row is the invitation as it was: a stale `If-Match` rolls it back.
                 if_match.check(&deleted.etag_at(now))?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(())
             })
             .await
@@ -180,9 +181,9 @@ impl InvitationRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Acceptance, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                // The head first, as every audited write; a claim that finds nothing rolls back
-                // (NotFound below), so no head moves without its entry.
-                let head = c.lock_head(org).await?;
+                // The organization's lock first, as every membership change; a claim that finds
+                // nothing rolls back (NotFound below), with no entry.
+                lock_organization(c.any(), org).await?;
                 let claimed: Option<InvitationRow> = diesel::update(
                     invitations::table
                         .find(invitation.id.as_str())
@@ -197,9 +198,9 @@ impl InvitationRepository for Store {
                 let Some(claimed) = claimed else { return Err(TxError::Repo(RepoError::NotFound)) };
                 let accepted = Invitation::try_from(claimed)?;
                 diesel::insert_into(members::table).values(&member_row).execute(c).await?;
-                c.append(head, audit_invitation(Some(invitation), Some(&accepted))).await?;
-                let head = c.lock_head(org).await?;
-                c.append(head, audit_member(None, Some(member))).await?;
+                c.append(audit_invitation(Some(invitation), Some(&accepted))).await?;
+                lock_organization(c.any(), org).await?;
+                c.append(audit_member(None, Some(member))).await?;
                 Ok(Acceptance::Accepted)
             })
             .await

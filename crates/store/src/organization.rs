@@ -10,8 +10,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::rows::{MemberRow, OrganizationRow};
 use crate::schema::{members, organizations};
@@ -25,9 +26,9 @@ impl OrganizationRepository for Store {
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(organizations::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(organization))).await
+                c.append(audit(None, Some(organization))).await
             })
             .await
         })
@@ -46,12 +47,12 @@ impl OrganizationRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(organizations::table).values(&row).execute(c).await?;
                 diesel::insert_into(members::table).values(&owner_row).execute(c).await?;
-                c.append(head, audit_organization(None, Some(organization))).await?;
-                let head = c.lock_head(org).await?;
-                c.append(head, audit_member(None, Some(owner))).await?;
+                c.append(audit_organization(None, Some(organization))).await?;
+                lock_organization(c.any(), org).await?;
+                c.append(audit_member(None, Some(owner))).await?;
                 Ok(())
             })
             .await
@@ -132,7 +133,7 @@ impl OrganizationRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Organization, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let row: OrganizationRow =
                     organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
                 let before = Organization::try_from(row)?;
@@ -143,7 +144,7 @@ impl OrganizationRepository for Store {
                     .set(&OrganizationRow::from(&organization))
                     .execute(c)
                     .await?;
-                c.append(head, audit(Some(&before), Some(&organization))).await?;
+                c.append(audit(Some(&before), Some(&organization))).await?;
                 Ok(organization)
             })
             .await

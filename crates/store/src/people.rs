@@ -14,9 +14,10 @@ use diesel::sql_types::Bool;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::bulk::Failures;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::paging::{
     Boxed, Condition, ListBackend, SortColumn, SortColumns, any_of, newest_first, read_page, sort_columns, text_in,
@@ -117,9 +118,9 @@ impl MemberRepository for Store {
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(members::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(member))).await
+                c.append(audit(None, Some(member))).await
             })
             .await
         })
@@ -200,8 +201,8 @@ impl MemberRepository for Store {
         row.map(person).transpose()
     }
 
-    /// Read, modify, write in one transaction: after the audit head's lock, it updates the
-    /// organization's row and then the member's row to themselves, which takes their locks on
+    /// Read, modify, write in one transaction: it updates the organization's row and then the
+    /// member's row to themselves, which takes their locks on
     /// PostgreSQL as `SELECT … FOR UPDATE` would (SQLite has no such clause, and one writer), so a
     /// concurrent patch waits and is not overwritten.
     async fn update(
@@ -217,7 +218,6 @@ impl MemberRepository for Store {
             || members::table.filter(members::organization_id.eq(org.as_str())).filter(members::id.eq(id.as_str()));
         let result: Result<Person, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
                 // One membership change per organization at a time: the last-owner rule below
                 // counts the other members, and two demotions must not each count the other owner.
                 diesel::update(organizations::table.find(org.as_str()))
@@ -245,7 +245,7 @@ impl MemberRepository for Store {
                         return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
                     }
                 }
-                c.append(head, audit(Some(&before), Some(&member))).await?;
+                c.append(audit(Some(&before), Some(&member))).await?;
                 let user: UserRow = user_of(&member).first(c).await?;
                 Ok(Person { member, user: user.try_into()? })
             })
@@ -274,14 +274,13 @@ impl MemberRepository for Store {
                     let one: Result<Member, TxError> = async {
                         match write {
                             BulkWrite::Create(member) => {
-                                let head = c.lock_head(org.as_str()).await?;
+                                lock_organization(c.any(), org.as_str()).await?;
                                 let row = MemberRow::from(member);
                                 diesel::insert_into(members::table).values(&row).execute(c).await?;
-                                c.append(head, audit(None, Some(member))).await?;
+                                c.append(audit(None, Some(member))).await?;
                                 Ok(member.clone())
                             }
                             BulkWrite::Update(id, patch) => {
-                                let head = c.lock_head(org.as_str()).await?;
                                 // the locks and the rule of `update`, above
                                 diesel::update(organizations::table.find(org.as_str()))
                                     .set(organizations::id.eq(organizations::id))
@@ -305,7 +304,7 @@ impl MemberRepository for Store {
                                         return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
                                     }
                                 }
-                                c.append(head, audit(Some(&before), Some(&member))).await?;
+                                c.append(audit(Some(&before), Some(&member))).await?;
                                 Ok(member)
                             }
                             BulkWrite::Delete(_) => {
@@ -349,9 +348,9 @@ impl CredentialRepository for Store {
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 diesel::insert_into(api_keys::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(key))).await
+                c.append(audit(None, Some(key))).await
             })
             .await
         })
@@ -424,8 +423,9 @@ impl CredentialRepository for Store {
     }
 
     /// Revoking twice keeps the first revocation time and writes no second entry. The keys made
-    /// from the key are found under the chain head's lock, which every key's insert takes too, so
-    /// no child can be made meanwhile by a key being revoked.
+    /// from the key are found under the organization's lock (`crate::db::lock_organization`),
+    /// which every key's insert takes too, so no child can be made meanwhile by a key being
+    /// revoked.
     async fn revoke_api_key(
         &self,
         org: &OrganizationId,
@@ -445,15 +445,15 @@ impl CredentialRepository for Store {
         }
         let result: Result<RevokedApiKey, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                // The head first, as every audited write: the key read after it is the one replaced.
-                let head = c.lock_head(org).await?;
+                // The organization's lock first: the key read after it is the one replaced.
+                lock_organization(c.any(), org).await?;
                 let before: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
                 diesel::update(the_key().filter(api_keys::revoked_at.is_null()))
                     .set(api_keys::revoked_at.eq(at))
                     .execute(c)
                     .await?;
                 let after: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 // Its descendants, generation by generation; those not revoked yet go with it.
                 let (mut live, mut parents) = (Vec::new(), vec![id.to_string()]);
                 while !parents.is_empty() {
@@ -486,8 +486,7 @@ impl CredentialRepository for Store {
                     .collect();
                 let drafts =
                     live.iter().zip(&revoked).map(|(before, after)| audit(Some(before), Some(after))).collect();
-                let heads = c.lock_head_for(org, i64::try_from(live.len()).unwrap_or(i64::MAX)).await?;
-                c.append_many(heads, drafts).await?;
+                c.append_many(drafts).await?;
                 Ok(RevokedApiKey { key: after, descendants: revoked })
             })
             .await
@@ -513,7 +512,7 @@ impl CredentialRepository for Store {
             c.transaction(async |c| {
                 diesel::insert_into(sessions::table).values(&row).execute(c).await?;
                 // Each organization the user is an active member of, by id (the order every such
-                // change locks their chain heads in).
+                // change locks their rows in).
                 let orgs: Vec<String> = members::table
                     .filter(members::user_id.eq(user))
                     .filter(members::is_active.eq(true))
@@ -522,9 +521,9 @@ impl CredentialRepository for Store {
                     .load(c)
                     .await?;
                 for org in orgs {
-                    let head = c.lock_head(&org).await?;
+                    lock_organization(c.any(), &org).await?;
                     let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
-                    c.append(head, audit(&org, None, Some(session))).await?;
+                    c.append(audit(&org, None, Some(session))).await?;
                 }
                 Ok(())
             })

@@ -16,9 +16,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::list_counts::KeptCount;
 use crate::paging::{
@@ -72,13 +73,11 @@ impl PolicyRepository for Store {
 
     async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
         let row = PolicyRow::from(policy);
-        let org = policy.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 Prepared(diesel::insert_into(policies::table).values(&row)).execute(c).await?;
-                c.append(head, audit(None, Some(policy))).await
+                c.append(audit(None, Some(policy))).await
             })
             .await
         })
@@ -88,9 +87,9 @@ impl PolicyRepository for Store {
 
     /// Read, modify, write: the patch's effect depends on the policy (publishing stamps
     /// `lastPublishedAt`, archiving `lastArchivedAt`), a rule of the domain's `Policy::apply`.
-    /// The transaction's first statement locks the organization's audit chain head (see
-    /// crate::audit), which every audited write of the organization takes first: so no other
-    /// patch runs between the read and the write, and the entry's "before" is what was replaced.
+    /// The transaction's first statement locks the policy's row (see `crate::db::lock_record`): so
+    /// no other write of the policy runs between the read and the write, and the entry's "before"
+    /// is what was replaced.
     async fn update_policy(
         &self,
         org: &OrganizationId,
@@ -105,7 +104,7 @@ impl PolicyRepository for Store {
             || policies::table.filter(policies::organization_id.eq(org.as_str())).filter(policies::id.eq(id.as_str()));
         let locked: Result<Policy, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_record(c.any(), "policies", org.as_str(), id.as_str()).await?;
                 let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
                 if_match.check(&before.etag())?;
                 // submitted since the use case read it: the content under approval stays as
@@ -123,7 +122,7 @@ impl PolicyRepository for Store {
                     return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
                 }
                 diesel::update(the_policy()).set(&PolicyRow::from(&policy)).execute(c).await?;
-                c.append(head, audit(Some(&before), Some(&policy))).await?;
+                c.append(audit(Some(&before), Some(&policy))).await?;
                 Ok(policy)
             })
             .await
@@ -142,7 +141,6 @@ impl PolicyRepository for Store {
         let entity = CommentEntityType::Policy.as_str();
         let result: Result<(Policy, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -155,7 +153,7 @@ impl PolicyRepository for Store {
                     diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?.try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })
             .await
@@ -165,9 +163,8 @@ impl PolicyRepository for Store {
         Ok(Deleted { record, attachments })
     }
 
-    /// The transaction's first statement locks the organization's audit chain head, which every
-    /// audited write of the organization takes first: so the `updated_at` read next cannot move
-    /// before the commit.
+    /// The transaction's first statement locks the policy's row, as every write of it does: so the
+    /// `updated_at` read next cannot move before the commit.
     async fn save_policy(
         &self,
         before: &Policy,
@@ -182,7 +179,7 @@ impl PolicyRepository for Store {
         let the_policy = || policies::table.filter(policies::organization_id.eq(org)).filter(policies::id.eq(id));
         let saved: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_record(c.any(), "policies", org, id).await?;
                 let stored: PrimitiveDateTime = the_policy().select(policies::updated_at).first(c).await?;
                 if stored != naive(before.updated_at) {
                     return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
@@ -194,7 +191,7 @@ impl PolicyRepository for Store {
                 if let Some(signature) = &signature {
                     diesel::insert_into(policy_signatures::table).values(signature).execute(c).await?;
                 }
-                c.append(head, audit(Some(before), Some(after.policy))).await?;
+                c.append(audit(Some(before), Some(after.policy))).await?;
                 Ok(())
             })
             .await

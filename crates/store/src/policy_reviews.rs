@@ -8,8 +8,8 @@ use compliance_ports::{AuditOf, RepoError};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
-use crate::audit::AuditChain;
-use crate::db::{Pools, db_run};
+use crate::audit::AuditQueue;
+use crate::db::{AnyConnection, Pools, db_run, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::policies::PolicyRow;
 use crate::rows::{id, naive};
@@ -43,8 +43,9 @@ pub(crate) async fn organizations_due(
 
 /// The UPDATE claims the batch: it repeats the look-up's conditions, so a policy another instance
 /// moved between this one's look-up and its update no longer matches and is left out. The
-/// organization's chain head is locked first, as every policy write does, so the two never wait
-/// for each other in opposite orders. `updated_at < now` keeps `updatedAt` moving forward; a
+/// organization's row is locked first (as the writes that check rules across its records do),
+/// then the policies; a single policy's write locks only its row, so no two wait for each other
+/// in opposite orders. `updated_at < now` keeps `updatedAt` moving forward; a
 /// policy changed "later" by a clock ahead of this one's is taken at a later tick.
 pub(crate) async fn flag_due(
     pools: &Pools,
@@ -57,7 +58,7 @@ pub(crate) async fn flag_due(
     let mut conn = pools.write().await?;
     let result: Result<Vec<Policy>, TxError> = db_run!(&mut conn, |c| {
         c.transaction(async |c| {
-            let mut head = Some(c.lock_head(org).await?);
+            lock_organization(c.any(), org).await?;
             let batch: Vec<String> = policies::table
                 .filter(policies::organization_id.eq(org))
                 .filter(policies::status.eq(PUBLISHED))
@@ -70,7 +71,7 @@ pub(crate) async fn flag_due(
                 .load(c)
                 .await?;
             if batch.is_empty() {
-                // another instance took them: roll back, with the chain head's seq
+                // another instance took them: nothing to write
                 return Err(TxError::Repo(RepoError::NotFound));
             }
             let due = policies::table
@@ -94,11 +95,7 @@ pub(crate) async fn flag_due(
                 let after = Policy::try_from(row)?;
                 let mut before = after.clone();
                 before.status = PolicyStatus::Published;
-                let this_head = match head.take() {
-                    Some(head) => head,
-                    None => c.lock_head(org).await?,
-                };
-                c.append(this_head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 flagged.push(after);
             }
             Ok(flagged)

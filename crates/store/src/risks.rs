@@ -14,10 +14,11 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::paging::{
@@ -70,13 +71,11 @@ impl RiskRepository for Store {
 
     async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError> {
         let row = RiskRow::from(risk);
-        let org = risk.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await?;
-                c.append(head, audit(None, Some(risk))).await
+                c.append(audit(None, Some(risk))).await
             })
             .await
         })
@@ -100,14 +99,14 @@ impl RiskRepository for Store {
             || risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
         let result: Result<Risk, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_record(c.any(), "risks", org.as_str(), id.as_str()).await?;
                 let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
                 let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
                     .get_result(c)
                     .await?
                     .try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
             .await
@@ -126,7 +125,6 @@ impl RiskRepository for Store {
         let entity = CommentEntityType::Risk.as_str();
         let result: Result<(Risk, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -138,7 +136,7 @@ impl RiskRepository for Store {
                     diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?.try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })
             .await
@@ -171,6 +169,8 @@ impl RiskRepository for Store {
                     audit,
                     &mut failures,
                     Statements {
+                        table: "risks",
+                        id: RiskId::as_str,
                         is_empty: RiskPatch::is_empty,
                         read: &|c, org, id| {
                             Box::pin(async move {

@@ -37,19 +37,13 @@ diesel::table! {
 }
 
 diesel::table! {
-    audit_chain_heads (organization_id) {
-        organization_id -> Text,
-        seq -> Int8,
-        hash -> Text,
-    }
-}
-
-diesel::table! {
     audit_checkpoints (organization_id) {
         organization_id -> Text,
-        through_seq -> Int8,
-        through_hash -> Text,
-        created_at -> Timestamp,
+        tree_size -> Int8,
+        root_hash -> Text,
+        frontier -> Text,
+        signed_at -> Timestamp,
+        key_id -> Text,
         signature -> Text,
     }
 }
@@ -58,7 +52,7 @@ diesel::table! {
     audit_entries (id) {
         id -> Text,
         organization_id -> Text,
-        seq -> Int8,
+        seq -> Nullable<Int8>,
         actor_type -> Text,
         actor_id -> Text,
         actor_email -> Nullable<Text>,
@@ -70,7 +64,28 @@ diesel::table! {
         data -> Nullable<Text>,
         request_id -> Nullable<Text>,
         created_at -> Timestamp,
-        prev_hash -> Text,
+        hash -> Nullable<Text>,
+        queued -> Int8,
+    }
+}
+
+diesel::table! {
+    audit_tree_heads (organization_id) {
+        organization_id -> Text,
+        tree_size -> Int8,
+        root_hash -> Text,
+        frontier -> Text,
+        signed_at -> Timestamp,
+        key_id -> Text,
+        signature -> Text,
+    }
+}
+
+diesel::table! {
+    audit_tree_nodes (organization_id, level, idx) {
+        organization_id -> Text,
+        level -> Int4,
+        idx -> Int8,
         hash -> Text,
     }
 }
@@ -610,9 +625,10 @@ diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     attachments,
-    audit_chain_heads,
     audit_checkpoints,
     audit_entries,
+    audit_tree_heads,
+    audit_tree_nodes,
     automation_runs,
     browser_automations,
     comments,

@@ -8,8 +8,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
 use crate::rows::{MemberRow, SessionRow, naive};
 use crate::schema::{members, organizations, sessions};
@@ -41,9 +42,10 @@ impl SessionRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Session, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                // The chain heads first, as every audited write (the session's delete then moves
-                // the organizations' access generations, which a membership change locks after
-                // its head too): each organization the user is an active member of, by id.
+                // The organizations' rows first, as a membership change locks them (the session's
+                // delete then moves the organizations' access generations, which a membership
+                // change locks after its organization too): each the user is an active member of,
+                // by id.
                 let orgs: Vec<String> = members::table
                     .filter(members::user_id.eq(user.as_str()))
                     .filter(members::is_active.eq(true))
@@ -51,21 +53,20 @@ impl SessionRepository for Store {
                     .order(members::organization_id.asc())
                     .load(c)
                     .await?;
-                let mut heads = Vec::with_capacity(orgs.len());
+                let mut locked = Vec::with_capacity(orgs.len());
                 for org in orgs {
-                    let head = c.lock_head(&org).await?;
-                    let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
-                    heads.push((org, head));
+                    lock_organization(c.any(), &org).await?;
+                    locked.push(OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?);
                 }
-                // None deleted: NotFound, and the heads roll back with it.
+                // None deleted: NotFound, and the locks end with the transaction.
                 let session: Session =
                     diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
                         .returning(SessionRow::as_returning())
                         .get_result(c)
                         .await?
                         .try_into()?;
-                for (org, head) in heads {
-                    c.append(head, audit(&org, Some(&session), None)).await?;
+                for org in &locked {
+                    c.append(audit(org, Some(&session), None)).await?;
                 }
                 Ok(session)
             })

@@ -14,10 +14,11 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::paging::{
@@ -102,13 +103,11 @@ impl TaskRepository for Store {
 
     async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
         let row = TaskRow::from(task);
-        let org = task.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await?;
-                c.append(head, audit(None, Some(task))).await
+                c.append(audit(None, Some(task))).await
             })
             .await
         })
@@ -116,8 +115,8 @@ impl TaskRepository for Store {
         Ok(())
     }
 
-    /// After the chain head's lock (see crate::audit), which every audited write of the
-    /// organization takes, a read of the task as it was; then `Task::apply` decides the new row
+    /// After the task's row lock (see `crate::db::lock_record`), which every write of the task
+    /// takes, a read of the task as it was; then `Task::apply` decides the new row
     /// (completing a task moved to `done`), written whole by one prepared `UPDATE … RETURNING *`.
     async fn update_task(
         &self,
@@ -133,7 +132,7 @@ impl TaskRepository for Store {
             || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
         let result: Result<Task, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_record(c.any(), "tasks", org.as_str(), id.as_str()).await?;
                 let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
                 let row = patched_row(&before, patch, now)?;
@@ -141,7 +140,7 @@ impl TaskRepository for Store {
                     .get_result(c)
                     .await?
                     .try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
             .await
@@ -160,7 +159,6 @@ impl TaskRepository for Store {
         let entity = CommentEntityType::Task.as_str();
         let result: Result<(Task, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -172,7 +170,7 @@ impl TaskRepository for Store {
                     diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?.try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })
             .await
@@ -205,6 +203,8 @@ impl TaskRepository for Store {
                     audit,
                     &mut failures,
                     Statements {
+                        table: "tasks",
+                        id: TaskId::as_str,
                         is_empty: TaskPatch::is_empty,
                         read: &|c, org, id| {
                             Box::pin(async move {
@@ -257,13 +257,13 @@ impl TaskRepository for Store {
         let the_task = || tasks::table.filter(tasks::organization_id.eq(org)).filter(tasks::id.eq(id));
         let saved: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_record(c.any(), "tasks", org, id).await?;
                 let stored: PrimitiveDateTime = the_task().select(tasks::updated_at).first(c).await?;
                 if stored != naive(before.updated_at) {
                     return Err(TxError::Repo(RepoError::Conflict(TASK_CHANGED.into())));
                 }
                 Prepared(diesel::update(the_task()).set(&row)).execute(c).await?;
-                c.append(head, audit(Some(before), Some(after))).await?;
+                c.append(audit(Some(before), Some(after))).await?;
                 Ok(())
             })
             .await

@@ -11,8 +11,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::schema::{oauth_states, refresh_leases, vault_secrets};
 
@@ -154,7 +155,7 @@ impl SecretRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let before: Option<SecretRow> =
                     the_secret().select(SecretRow::as_select()).first(c).await.optional()?;
                 let before = before.map(StoredSecret::try_from).transpose()?;
@@ -170,7 +171,7 @@ impl SecretRepository for Store {
                     ))
                     .execute(c)
                     .await?;
-                c.append(head, audit(before.as_ref(), Some(secret))).await?;
+                c.append(audit(before.as_ref(), Some(secret))).await?;
                 Ok(())
             })
             .await
@@ -189,19 +190,19 @@ impl SecretRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<bool, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let deleted: Option<SecretRow> =
                     diesel::delete(vault_secrets::table.find((org.as_str(), owner_kind, owner_id)))
                         .returning(SecretRow::as_returning())
                         .get_result(c)
                         .await
                         .optional()?;
-                // Nothing deleted: roll back (NotFound below), so the head does not move.
+                // Nothing deleted: roll back (NotFound below), with no entry.
                 let Some(deleted) = deleted else { return Err(TxError::Repo(RepoError::NotFound)) };
                 let deleted = StoredSecret::try_from(deleted)?;
                 // The deleted row is the secret as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(true)
             })
             .await

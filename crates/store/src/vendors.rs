@@ -14,10 +14,11 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
@@ -68,13 +69,11 @@ impl VendorRepository for Store {
 
     async fn insert_vendor(&self, vendor: &Vendor, audit: &AuditOf<'_, Vendor>) -> Result<(), RepoError> {
         let row = VendorRow::from(vendor);
-        let org = vendor.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
                 Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await?;
-                c.append(head, audit(None, Some(vendor))).await
+                c.append(audit(None, Some(vendor))).await
             })
             .await
         })
@@ -83,7 +82,8 @@ impl VendorRepository for Store {
     }
 
     /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the chain head's lock (see crate::audit) and a read of the vendor as it was, for the entry.
+    /// the vendor's row lock (see `crate::db::lock_record`) and a read of the vendor as it was, for
+    /// the entry.
     async fn update_vendor(
         &self,
         org: &OrganizationId,
@@ -99,7 +99,7 @@ impl VendorRepository for Store {
             || vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
         let result: Result<Vendor, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_record(c.any(), "vendors", org.as_str(), id.as_str()).await?;
                 let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
                 if_match.check(&before.etag())?;
                 let after: Vendor =
@@ -107,7 +107,7 @@ impl VendorRepository for Store {
                         .get_result(c)
                         .await?
                         .try_into()?;
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
             .await
@@ -126,7 +126,6 @@ impl VendorRepository for Store {
         let entity = CommentEntityType::Vendor.as_str();
         let result: Result<(Vendor, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
                 let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
                     .returning(AttachmentRow::as_returning())
                     .get_results(c)
@@ -139,7 +138,7 @@ impl VendorRepository for Store {
                     diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?.try_into()?;
                 // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
                 if_match.check(&deleted.etag())?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok((deleted, attachments))
             })
             .await
@@ -172,6 +171,8 @@ impl VendorRepository for Store {
                     audit,
                     &mut failures,
                     Statements {
+                        table: "vendors",
+                        id: VendorId::as_str,
                         is_empty: VendorPatch::is_empty,
                         read: &|c, org, id| {
                             Box::pin(async move {

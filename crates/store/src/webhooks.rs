@@ -19,12 +19,13 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::audit::AuditChain;
+use crate::audit::AuditQueue;
 use crate::db::db_run;
+use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, optional_instant, optional_naive, value};
-use crate::schema::{audit_chain_heads, audit_entries, webhook_deliveries, webhooks};
+use crate::schema::{audit_entries, audit_tree_heads, webhook_deliveries, webhooks};
 
 const PENDING: &str = DeliveryStatus::Pending.as_str();
 const SENDING: &str = DeliveryStatus::Sending.as_str();
@@ -202,7 +203,7 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let row = NewWebhookRow {
                     id: webhook.id.as_str(),
                     organization_id: org,
@@ -212,13 +213,13 @@ impl WebhookRepository for Store {
                     is_enabled: webhook.is_enabled,
                     secret: sealed_secret,
                     sealed_url,
-                    event_cursor: head.seq(),
+                    event_cursor: webhook.event_cursor,
                     next_ordinal: 1,
                     created_at: webhook.created_at.to_utc_naive(),
                     updated_at: webhook.updated_at.to_utc_naive(),
                 };
                 diesel::insert_into(webhooks::table).values(&row).execute(c).await?;
-                c.append(head, audit(None, Some(webhook))).await?;
+                c.append(audit(None, Some(webhook))).await?;
                 Ok(())
             })
             .await
@@ -278,10 +279,10 @@ impl WebhookRepository for Store {
         let seen_enabled = previous.is_enabled;
         let mut conn = self.pools.write().await?;
         // The worker disabling the webhook meanwhile changes is_enabled without updated_at. A
-        // swap that finds the row changed rolls back (with its chain head) and writes no entry.
+        // swap that finds the row changed rolls back and writes no entry.
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org).await?;
+                lock_organization(c.any(), org).await?;
                 let mine = webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(id));
                 let updated = diesel::update(
                     mine.filter(webhooks::updated_at.eq(seen)).filter(webhooks::is_enabled.eq(seen_enabled)),
@@ -303,7 +304,7 @@ impl WebhookRepository for Store {
                         .execute(c)
                         .await?;
                 }
-                c.append(head, audit(Some(previous), Some(webhook))).await?;
+                c.append(audit(Some(previous), Some(webhook))).await?;
                 Ok(())
             })
             .await
@@ -321,7 +322,7 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Webhook, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let row: WebhookRow = webhooks::table
                     .filter(webhooks::organization_id.eq(org.as_str()))
                     .filter(webhooks::id.eq(id.as_str()))
@@ -334,7 +335,7 @@ impl WebhookRepository for Store {
                 let deleted = Webhook::try_from(row)?;
                 if_match.check(&deleted.etag())?;
                 diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
-                c.append(head, audit(Some(&deleted), None)).await?;
+                c.append(audit(Some(&deleted), None)).await?;
                 Ok(deleted)
             })
             .await
@@ -355,7 +356,7 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<Webhook, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let mine = webhooks::table
                     .filter(webhooks::organization_id.eq(org.as_str()))
                     .filter(webhooks::id.eq(id.as_str()));
@@ -372,7 +373,7 @@ impl WebhookRepository for Store {
                     .get_result(c)
                     .await?;
                 let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(after)
             })
             .await
@@ -684,7 +685,7 @@ impl WebhookRepository for Store {
         Ok(optional_instant(since))
     }
 
-    /// Nothing found enabled rolls back (with the chain head): no entry.
+    /// Nothing found enabled rolls back: no entry.
     async fn disable(
         &self,
         org: &OrganizationId,
@@ -697,7 +698,7 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
-                let head = c.lock_head(org.as_str()).await?;
+                lock_organization(c.any(), org.as_str()).await?;
                 let enabled = webhooks::table
                     .filter(webhooks::organization_id.eq(org.as_str()))
                     .filter(webhooks::id.eq(id.as_str()))
@@ -714,7 +715,7 @@ impl WebhookRepository for Store {
                     .get_result(c)
                     .await?;
                 let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
-                c.append(head, audit(Some(&before), Some(&after))).await?;
+                c.append(audit(Some(&before), Some(&after))).await?;
                 Ok(())
             })
             .await
@@ -727,28 +728,36 @@ impl WebhookRepository for Store {
     }
 }
 
-/// The webhook feed is the audit trail: its entries in `seq` order, with the resource as `data`.
+/// The webhook feed is the audit trail: its sealed entries in `seq` order, with the resource as
+/// `data`.
 #[async_trait]
 impl EventFeed for Store {
     async fn after(&self, org: &OrganizationId, after: i64, limit: usize) -> Result<Vec<FeedEvent>, RepoError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut conn = self.pools.read().await?;
-        let rows: Vec<(i64, String, PrimitiveDateTime, Option<String>)> = db_run!(&mut conn, |c| {
+        let rows: Vec<(i64, String, String, PrimitiveDateTime, Option<String>)> = db_run!(&mut conn, |c| {
             audit_entries::table
                 .filter(audit_entries::organization_id.eq(org.as_str()))
                 .filter(audit_entries::seq.gt(after))
                 .order(audit_entries::seq.asc())
                 .limit(limit)
-                .select((audit_entries::seq, audit_entries::action, audit_entries::created_at, audit_entries::data))
+                .select((
+                    audit_entries::seq.assume_not_null(),
+                    audit_entries::action,
+                    audit_entries::resource_id,
+                    audit_entries::created_at,
+                    audit_entries::data,
+                ))
                 .load(c)
                 .await
         })
         .map_err(repo_error)?;
         Ok(rows
             .into_iter()
-            .map(|(seq, action, created_at, data)| FeedEvent {
+            .map(|(seq, action, resource_id, created_at, data)| FeedEvent {
                 seq,
                 action,
+                resource_id,
                 created_at: instant(created_at),
                 data: data.unwrap_or_else(|| "null".to_owned()),
             })
@@ -758,9 +767,9 @@ impl EventFeed for Store {
     async fn last_seq(&self, org: &OrganizationId) -> Result<i64, RepoError> {
         let mut conn = self.pools.read().await?;
         let seq: Option<i64> = db_run!(&mut conn, |c| {
-            audit_chain_heads::table
-                .filter(audit_chain_heads::organization_id.eq(org.as_str()))
-                .select(audit_chain_heads::seq)
+            audit_tree_heads::table
+                .filter(audit_tree_heads::organization_id.eq(org.as_str()))
+                .select(audit_tree_heads::tree_size)
                 .first(c)
                 .await
                 .optional()

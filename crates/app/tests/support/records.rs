@@ -2,6 +2,7 @@
 //! drafts kept in the shared `Drafts`; vendors, policies and context entries as empty stores that
 //! refuse writes, since no test here needs them (the World's policies are `MemoryPolicies`).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -18,8 +19,9 @@ use compliance_ports::{
     ListName, Page, PageRequest, PolicyRepository, RepoError, RiskRepository, TaskRepository, VendorRepository,
 };
 
-use compliance_domain::audit::{AuditDraft, AuditEntry, GENESIS_HASH};
-use compliance_ports::{AuditCheckpoint, AuditFilter, AuditRepository, ResourceRenderer};
+use compliance_domain::audit::{AuditDraft, AuditEntry, TreeHead};
+use compliance_domain::merkle::{Hash, NodeId};
+use compliance_ports::{AuditFilter, AuditRepository, ResourceRenderer, SealedBatch, SignTreeHead};
 
 use super::audit::Drafts;
 use super::{MemoryComments, newest_first};
@@ -452,7 +454,7 @@ pub struct NoAudit;
 #[async_trait]
 impl AuditRepository for NoAudit {
     async fn append_audit(&self, draft: &AuditDraft) -> Result<AuditEntry, RepoError> {
-        Ok(draft.clone().chained(1, GENESIS_HASH.into()))
+        Ok(draft.clone().queued())
     }
     async fn list_audit(
         &self,
@@ -465,10 +467,25 @@ impl AuditRepository for NoAudit {
     async fn entries_after(&self, _: &OrganizationId, _: i64, _: usize) -> Result<Vec<AuditEntry>, RepoError> {
         Ok(Vec::new())
     }
-    async fn audit_head(&self, _: &OrganizationId) -> Result<Option<(i64, String)>, RepoError> {
+    async fn sealed_entry(&self, _: &OrganizationId, _: i64) -> Result<Option<AuditEntry>, RepoError> {
         Ok(None)
     }
-    async fn audit_checkpoint(&self, _: &OrganizationId) -> Result<Option<AuditCheckpoint>, RepoError> {
+    async fn unsealed(&self, _: &OrganizationId) -> Result<Option<(i64, i64)>, RepoError> {
+        Ok(None)
+    }
+    async fn seal_queued(&self, _: usize, _: Timestamp, _: &SignTreeHead<'_>) -> Result<SealedBatch, RepoError> {
+        Ok(SealedBatch::default())
+    }
+    async fn tree_head(&self, _: &OrganizationId) -> Result<Option<TreeHead>, RepoError> {
+        Ok(None)
+    }
+    async fn resign_tree_heads(&self, _: &str, _: &SignTreeHead<'_>) -> Result<u64, RepoError> {
+        Ok(0)
+    }
+    async fn tree_nodes(&self, _: &OrganizationId, _: &[NodeId]) -> Result<HashMap<NodeId, Hash>, RepoError> {
+        Ok(HashMap::new())
+    }
+    async fn audit_checkpoint(&self, _: &OrganizationId) -> Result<Option<TreeHead>, RepoError> {
         Ok(None)
     }
     async fn organizations_with_entries_before(&self, _: Timestamp) -> Result<Vec<OrganizationId>, RepoError> {
@@ -479,7 +496,7 @@ impl AuditRepository for NoAudit {
         _: &OrganizationId,
         _: Timestamp,
         _: Timestamp,
-        _: &(dyn for<'c> Fn(&'c AuditCheckpoint) -> String + Send + Sync),
+        _: &SignTreeHead<'_>,
     ) -> Result<u64, RepoError> {
         Ok(0)
     }

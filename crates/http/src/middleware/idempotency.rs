@@ -49,7 +49,7 @@ pub(crate) const REVEALS_SECRET: [(Method, &str); 5] = [
 ];
 
 /// Routes whose change belongs to no organization the caller acts in: creating an organization
-/// writes the new organization's audit chain, not that of the `X-Organization-Id` a session may
+/// writes the new organization's audit log, not that of the `X-Organization-Id` a session may
 /// send, so the key cannot be marked in the change's transaction. They run as if no key was sent
 /// (documented: a retry-safe create sends its `slug`, which a repeat finds taken, 409).
 pub(crate) const OUTSIDE_THE_ORGANIZATION: [(Method, &str); 1] = [(Method::POST, "/v1/organizations")];

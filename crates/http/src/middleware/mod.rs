@@ -174,6 +174,16 @@ pub async fn guard(
     // The matched pattern (`/v1/risks/{id}`), never the raw path: no ids or secrets, bounded labels.
     let route = operations.routes.of(req.path());
     let held = hold::HeldPayload::hold(&mut req);
+    // A write that succeeds queued audit entries: the sequencer seals them at once.
+    let written = matches!(
+        method,
+        actix_web::http::Method::POST
+            | actix_web::http::Method::PUT
+            | actix_web::http::Method::PATCH
+            | actix_web::http::Method::DELETE
+    )
+    .then(|| req.app_data::<web::Data<crate::AppState>>().cloned())
+    .flatten();
     // An error-level span is enabled whatever the log filter lets through, so even a warning
     // logged under `RUST_LOG=warn` carries the request id.
     let span = tracing::error_span!("request", request_id = %id);
@@ -221,6 +231,11 @@ pub async fn guard(
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
     let status = response.status().as_u16();
+    if let Some(state) = written
+        && status < 400
+    {
+        state.audit_written();
+    }
     let elapsed = started.elapsed();
     operations.metrics.observe(route, &method, status, elapsed);
     log_access(&id, &method, route, status, elapsed);

@@ -1,5 +1,6 @@
-//! `/v1/audit-log`: the organization's change record, newest first; `/verify` walks its hash
-//! chain; `/v1/<resource>/{id}/history` is the record of one resource.
+//! `/v1/audit-log`: the organization's change record, newest first; `/verify` recomputes its
+//! Merkle tree; `/v1/<resource>/{id}/history` is the record of one resource. The proofs are in
+//! `audit_proofs`.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::Verification;
@@ -46,8 +47,9 @@ struct AuditEntryDto {
     #[schema(value_type = String)]
     id: AuditEntryId,
     organization_id: String,
-    /// 1, 2, 3… per organization, without gaps, in commit order.
-    seq: i64,
+    /// 1, 2, 3… per organization, without gaps, in the order the entries were sealed; null for
+    /// the moment between the change's commit and its sealing (the log's reads wait for it).
+    seq: Option<i64>,
     actor: ActorDto,
     /// `risk.created`, `risk.updated`, `member.deactivated`…
     action: String,
@@ -59,17 +61,19 @@ struct AuditEntryDto {
     #[serde(skip_serializing_if = "Option::is_none")]
     request_id: Option<String>,
     created_at: Timestamp,
-    /// SHA-256 (hex) of the previous entry's hash and this entry's canonical JSON.
-    hash: String,
+    /// The entry's Merkle leaf hash, hex: SHA-256 of a 0 byte and its canonical JSON; null
+    /// until sealed.
+    hash: Option<String>,
 }
 
 impl From<AuditEntry> for AuditEntryDto {
     fn from(entry: AuditEntry) -> Self {
-        let d = entry.draft;
+        let (d, seal) = (entry.draft, entry.seal);
+        let (seq, hash) = seal.map(|seal| (seal.seq, seal.hash)).unzip();
         Self {
             id: d.id,
             organization_id: d.organization_id.to_string(),
-            seq: entry.seq,
+            seq,
             actor: ActorDto {
                 actor_type: d.actor.actor_type.as_str(),
                 id: d.actor.id,
@@ -82,7 +86,7 @@ impl From<AuditEntry> for AuditEntryDto {
             changes: d.changes,
             request_id: d.request_id,
             created_at: d.created_at,
-            hash: entry.hash,
+            hash,
         }
     }
 }
@@ -195,12 +199,14 @@ async fn list_audit_log(
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct VerificationDto {
-    /// Whether every entry follows from its predecessor (or the signed checkpoint) up to the head.
+    /// Whether every sealed entry gives its leaf hash, none is missing, and together (after the
+    /// signed checkpoint, if pruned) they make the signed tree head's root.
     valid: bool,
     /// How many entries were checked.
     checked: u64,
-    /// The first entry that does not follow; null when valid, or when what is wrong is not an
-    /// entry (a checkpoint whose signature fails, entries missing at the end of the chain).
+    /// The first entry whose content does not give its hash, or that follows a missing one; null
+    /// when valid, or when what is wrong is not an entry (a head or checkpoint whose signature
+    /// fails, entries missing at the end).
     #[schema(value_type = Option<String>)]
     first_invalid_id: Option<AuditEntryId>,
 }
@@ -210,8 +216,8 @@ struct VerificationDto {
     path = "/v1/audit-log/verify",
     tag = "audit",
     operation_id = "verifyAuditLog",
-    summary = "Verify the organization's audit hash chain",
-    responses((status = 200, description = "Whether the chain is intact.", body = VerificationDto)),
+    summary = "Verify the organization's audit log against its signed tree head",
+    responses((status = 200, description = "Whether the log is intact.", body = VerificationDto)),
 )]
 async fn verify_audit_log(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
     let principal = caller.0;

@@ -4,6 +4,7 @@
 
 mod api_keys;
 mod audit;
+mod audit_proofs;
 mod automation_secrets;
 mod automations;
 mod chat;
@@ -60,6 +61,7 @@ pub fn all(limits: RouteLimits) -> Routes {
     vendors::configure(&mut routes);
     risks::configure(&mut routes);
     audit::configure(&mut routes);
+    audit_proofs::configure(&mut routes);
     tasks::configure(&mut routes);
     comments::configure(&mut routes, limits.comments);
     chat::configure(&mut routes, limits.chat);
