@@ -100,23 +100,25 @@ async fn insert_nodes(conn: ConnRef<'_>, rows: &[NodeRow]) -> QueryResult<()> {
     insert_rows!(conn, audit_tree_nodes::table, rows)
 }
 
-/// Gives queued entries their `seq` and leaf hash: one `UPDATE … FROM unnest(…)` on PostgreSQL,
-/// one statement an entry on SQLite. Only entries still queued are sealed; how many were.
-async fn mark_sealed(conn: ConnRef<'_>, sealed: &[(String, i64, String)]) -> QueryResult<usize> {
+/// Gives queued entries their `seq` and leaf hash, sealed at `now`: one `UPDATE … FROM unnest(…)`
+/// on PostgreSQL, one statement an entry on SQLite. Only entries still queued are sealed; how
+/// many were.
+async fn mark_sealed(conn: ConnRef<'_>, sealed: &[(String, i64, String)], now: Timestamp) -> QueryResult<usize> {
     match conn {
         ConnRef::Pg(c) => {
-            use diesel::sql_types::{Array, BigInt, Text};
+            use diesel::sql_types::{Array, BigInt, Text, Timestamp as SqlTimestamp};
             let ids: Vec<&str> = sealed.iter().map(|(id, _, _)| id.as_str()).collect();
             let seqs: Vec<i64> = sealed.iter().map(|(_, seq, _)| *seq).collect();
             let hashes: Vec<&str> = sealed.iter().map(|(_, _, hash)| hash.as_str()).collect();
             diesel::sql_query(
-                "UPDATE audit_entries AS e SET seq = v.seq, hash = v.hash \
+                "UPDATE audit_entries AS e SET seq = v.seq, hash = v.hash, sealed_at = $4 \
                  FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, seq, hash) \
                  WHERE e.id = v.id AND e.seq IS NULL",
             )
             .bind::<Array<Text>, _>(ids)
             .bind::<Array<BigInt>, _>(seqs)
             .bind::<Array<Text>, _>(hashes)
+            .bind::<SqlTimestamp, _>(naive(now))
             .execute(c)
             .await
         }
@@ -125,7 +127,11 @@ async fn mark_sealed(conn: ConnRef<'_>, sealed: &[(String, i64, String)]) -> Que
             for (id, seq, hash) in sealed {
                 let queued = audit_entries::table.filter(audit_entries::id.eq(id)).filter(audit_entries::seq.is_null());
                 updated += diesel::update(queued)
-                    .set((audit_entries::seq.eq(seq), audit_entries::hash.eq(hash)))
+                    .set((
+                        audit_entries::seq.eq(seq),
+                        audit_entries::hash.eq(hash),
+                        audit_entries::sealed_at.eq(naive(now)),
+                    ))
                     .execute(c)
                     .await?;
             }
@@ -168,7 +174,7 @@ async fn seal_organization(
         }
         sealed.push((entry.draft.id.to_string(), seq, to_hex(&leaf)));
     }
-    if mark_sealed(conn.any(), &sealed).await? != sealed.len() {
+    if mark_sealed(conn.any(), &sealed, now).await? != sealed.len() {
         // Another sequencer sealed some of them first (its lease ran out under it): this batch
         // rolls back, and the next pass starts from the tree as it now is.
         return Err(RepoError::Conflict("the audit log was sealed by another sequencer".into()).into());

@@ -66,6 +66,7 @@ diesel::table! {
         created_at -> Timestamp,
         hash -> Nullable<Text>,
         queued -> Int8,
+        sealed_at -> Nullable<Timestamp>,
     }
 }
 

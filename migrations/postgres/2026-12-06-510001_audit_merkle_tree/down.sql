@@ -5,7 +5,8 @@ DROP INDEX audit_entries_queue;
 DROP INDEX audit_entries_unsealed;
 DELETE FROM audit_entries WHERE seq IS NULL;
 ALTER TABLE audit_entries ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
-ALTER TABLE audit_entries ALTER COLUMN seq SET NOT NULL, ALTER COLUMN hash SET NOT NULL, DROP COLUMN queued;
+ALTER TABLE audit_entries ALTER COLUMN seq SET NOT NULL, ALTER COLUMN hash SET NOT NULL, DROP COLUMN queued,
+    DROP COLUMN sealed_at;
 CREATE TABLE audit_chain_heads (
     organization_id TEXT PRIMARY KEY,
     seq BIGINT NOT NULL,

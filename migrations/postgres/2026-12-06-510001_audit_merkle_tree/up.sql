@@ -22,6 +22,8 @@ ALTER TABLE audit_entries
     ALTER COLUMN seq DROP NOT NULL,
     ALTER COLUMN hash DROP NOT NULL,
     DROP COLUMN prev_hash;
+-- When the sequencer sealed the entry (its seal delay is `sealed_at - created_at`).
+ALTER TABLE audit_entries ADD COLUMN sealed_at TIMESTAMP;
 UPDATE audit_entries SET seq = NULL, hash = NULL;
 CREATE INDEX audit_entries_unsealed ON audit_entries (organization_id, queued) WHERE seq IS NULL;
 CREATE INDEX audit_entries_queue ON audit_entries (queued) WHERE seq IS NULL;

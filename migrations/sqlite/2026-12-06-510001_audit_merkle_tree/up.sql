@@ -19,6 +19,7 @@ CREATE TABLE audit_entries_queued (
     request_id TEXT,
     created_at TIMESTAMP NOT NULL,
     hash TEXT,
+    sealed_at TIMESTAMP,
     UNIQUE (organization_id, seq)
 );
 INSERT INTO audit_entries_queued (id, organization_id, seq, actor_type, actor_id, actor_email, actor_api_key_id,

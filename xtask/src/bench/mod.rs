@@ -9,6 +9,7 @@
 mod large;
 mod measure;
 mod pgbench;
+mod seal;
 mod report;
 mod scale;
 mod seed;
@@ -397,9 +398,27 @@ impl Bench<'_> {
                 env => Some(fixture.another_server(env, &slug)?),
             };
             let server = started_for_the_case.as_ref().unwrap_or(&fixture.server);
+            let since = seal::newest_entry(&fixture.store, &fixture.tenant(case.tenant).id)?;
             let run = self.api(case, fixture, server, &slug)?;
             let (_, peak_rss_mib) = rss_mib(server.pid())?;
-            api.push((fixture.backend, run, peak_rss_mib));
+            let seal_delay = match case.kind {
+                Kind::Write | Kind::Bulk => {
+                    let delay = seal::measure(&fixture.store, &fixture.tenant(case.tenant).id, &since)?;
+                    if let Some(d) = delay {
+                        println!(
+                            "    {}: seal delay p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} entries)",
+                            fixture.backend.name(),
+                            d.p50_ms,
+                            d.p99_ms,
+                            d.max_ms,
+                            d.entries
+                        );
+                    }
+                    delay
+                }
+                _ => None,
+            };
+            api.push((fixture.backend, run, peak_rss_mib, seal_delay));
         }
         let after = self.pgbench(&sql_path, postgres.store.url(), organization, clients)?;
         let sql = Load::mean(&before.value, &after.value);
@@ -410,7 +429,7 @@ impl Bench<'_> {
         if case.rows_per_request > 1 {
             println!("    pgbench: {:.0} rows/s", sql.per_second * f64::from(case.rows_per_request));
         }
-        for (backend, run, peak_rss_mib) in api {
+        for (backend, run, peak_rss_mib, seal_delay) in api {
             let ApiRun { load, served, major_faults } = run.value;
             self.rows.push(Row {
                 case: case.name.clone(),
@@ -428,6 +447,7 @@ impl Bench<'_> {
                 steal: run.steal,
                 attempts: run.attempts,
                 rows_per_request: case.rows_per_request,
+                seal_delay,
             });
         }
         Ok(())
@@ -707,3 +727,4 @@ impl Fixture {
         })
     }
 }
+

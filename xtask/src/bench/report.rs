@@ -65,6 +65,8 @@ pub struct Row {
     pub pgbench_attempts: [u32; 2],
     /// Rows one request and one pgbench transaction write: rows/s is the rate times this.
     pub rows_per_request: u32,
+    /// How long the run's audit entries waited to be sealed (write cases).
+    pub seal_delay: Option<super::seal::SealDelay>,
 }
 
 impl Row {
@@ -188,8 +190,9 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
     // as wide as the longest case name, so that the columns line up
     let width = rows.iter().map(|row| row.case.chars().count()).max().unwrap_or(0).max("case".len());
     let mut text = format!(
-        "{:<width$} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7} {:>9}\n",
-        "case", "conns", "backend", "req/s", "p50 ms", "p99 ms", "non-2xx", "pgbench tps", "ratio", "peak MiB"
+        "{:<width$} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7} {:>9} {:>10}\n",
+        "case", "conns", "backend", "req/s", "p50 ms", "p99 ms", "non-2xx", "pgbench tps", "ratio", "peak MiB",
+        "seal p99"
     );
     for row in rows {
         let clients = if row.pgbench_clients < row.connections {
@@ -199,7 +202,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
         };
         let _ = writeln!(
             text,
-            "{:<width$} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}× {:>9.1}{clients}",
+            "{:<width$} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}× {:>9.1} {:>10}{clients}",
             row.case,
             row.connections,
             row.backend.name(),
@@ -210,6 +213,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
             row.pgbench.per_second,
             row.ratio(),
             row.peak_rss_mib,
+            row.seal_delay.map_or_else(String::new, |d| format!("{:.1} ms", d.p99_ms)),
         );
     }
     let _ = writeln!(text, "\n{:<8} {:>12} {:>14} {:>14}", "backend", "start-up ms", "idle RSS MiB", "peak RSS MiB");
@@ -268,6 +272,18 @@ struct CaseJson<'a> {
     stalls_ms: i64,
     attempts: u32,
     pgbench_attempts: [u32; 2],
+    /// How long the run's audit entries waited to be sealed (write cases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seal_delay_ms: Option<SealJson>,
+}
+
+/// A write case's seal delays, in milliseconds.
+#[derive(Serialize)]
+struct SealJson {
+    p50: f64,
+    p99: f64,
+    max: f64,
+    entries: usize,
 }
 
 #[derive(Serialize)]
@@ -307,6 +323,12 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
             stalls_ms: rounded(row.steal.stalls_ms, 0) as i64,
             attempts: row.attempts,
             pgbench_attempts: row.pgbench_attempts,
+            seal_delay_ms: row.seal_delay.map(|d| SealJson {
+                p50: rounded(d.p50_ms, 3),
+                p99: rounded(d.p99_ms, 3),
+                max: rounded(d.max_ms, 3),
+                entries: d.entries,
+            }),
         })
         .collect();
     let servers = servers
@@ -428,6 +450,7 @@ mod tests {
             steal: Steal::default(),
             attempts: 1,
             pgbench_attempts: [1, 1],
+            seal_delay: None,
             rows_per_request: 1,
         }
     }
