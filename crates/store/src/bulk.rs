@@ -16,7 +16,7 @@ use compliance_ports::{AuditOf, BulkApplied, BulkError, BulkWrite, RepoError};
 use diesel::result::QueryResult;
 
 use crate::audit::AuditQueue;
-use crate::db::lock_record;
+use crate::db::lock_records;
 use crate::error::TxError;
 use crate::rows::AttachmentRow;
 
@@ -123,9 +123,9 @@ pub(crate) struct Statements<'s, C, T, I, P, R> {
     pub row: fn(&T) -> R,
 }
 
-/// A bulk request's `writes` in order, inside the caller's transaction on `c`: updates (each
-/// record locked before it is read, as a single update's is, so the record read is the one the
-/// write replaces) and deletes one by one; the creates inserted together after them (no update or
+/// A bulk request's `writes` in order, inside the caller's transaction on `c`: the records it
+/// updates or deletes locked first, all at once in id order (as a single update locks its record,
+/// so the record read is the one the write replaces); updates and deletes one by one; the creates inserted together after them (no update or
 /// delete can name a record the request creates: its id is new); then every entry queued at once,
 /// in the operations' order. An empty patch only reads. Failed operations go to `failures`, and
 /// the transaction rolls back.
@@ -138,6 +138,17 @@ pub(crate) async fn apply_in<C: AuditQueue, T: Clone, I, P, R>(
     statements: Statements<'_, C, T, I, P, R>,
 ) -> Result<Vec<(T, Vec<AttachmentRow>)>, TxError> {
     let Statements { table, id: id_text, is_empty, read, update, delete, insert, row } = statements;
+    // Every record the request changes, locked at once in id order: two bulk requests naming the
+    // same records in other orders wait for each other instead of deadlocking.
+    let changed: Vec<&str> = writes
+        .iter()
+        .filter_map(|write| match write {
+            BulkWrite::Update(id, patch) if !is_empty(patch) => Some(id_text(id)),
+            BulkWrite::Delete(id) => Some(id_text(id)),
+            _ => None,
+        })
+        .collect();
+    lock_records(c.any(), table, org, &changed).await?;
     let (mut created, mut drafts) = (Vec::new(), Vec::with_capacity(writes.len()));
     let mut applied = Vec::with_capacity(writes.len());
     for (index, write) in writes.iter().enumerate() {
@@ -150,7 +161,7 @@ pub(crate) async fn apply_in<C: AuditQueue, T: Clone, I, P, R>(
             BulkWrite::Update(id, patch) if is_empty(patch) => {
                 read(c, org, id).await.map(|record| (record, Vec::new()))
             }
-            BulkWrite::Update(id, patch) => match lock_then_read(c, table, org, id_text(id), read, id).await {
+            BulkWrite::Update(id, patch) => match read(c, org, id).await {
                 Ok(before) => update(c, org, &before, patch).await.map(|after| {
                     drafts.push(audit(Some(&before), Some(&after)));
                     (after, Vec::new())
@@ -180,15 +191,3 @@ pub(crate) async fn apply_in<C: AuditQueue, T: Clone, I, P, R>(
     failures.commit_or_roll_back(applied)
 }
 
-/// The record an update is about to change, locked first.
-async fn lock_then_read<C: AuditQueue, T, I>(
-    c: &mut C,
-    table: &'static str,
-    org: &str,
-    id_text: &str,
-    read: ById<'_, C, I, T>,
-    id: &I,
-) -> Result<T, TxError> {
-    lock_record(c.any(), table, org, id_text).await?;
-    read(c, org, id).await
-}

@@ -387,3 +387,27 @@ pub(crate) async fn lock_organization(conn: ConnRef<'_>, org: &str) -> diesel::Q
         ConnRef::Sqlite(_) => Ok(()),
     }
 }
+
+/// Locks these records of `table` until the transaction ends, in id order, in one statement
+/// (PostgreSQL; SQLite has one writer): a write of many records takes them in one order, so two
+/// such writes wait for each other rather than deadlock.
+pub(crate) async fn lock_records(
+    conn: ConnRef<'_>,
+    table: &'static str,
+    org: &str,
+    ids: &[&str],
+) -> diesel::QueryResult<()> {
+    use diesel::sql_types::{Array, Text};
+    use diesel_async::RunQueryDsl;
+    match conn {
+        ConnRef::Pg(c) if !ids.is_empty() => diesel::sql_query(format!(
+            "SELECT 1 FROM {table} WHERE organization_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE"
+        ))
+        .bind::<Text, _>(org)
+        .bind::<Array<Text>, _>(ids)
+        .execute(c)
+        .await
+        .map(drop),
+        _ => Ok(()),
+    }
+}
