@@ -203,12 +203,12 @@ impl AuditService {
         require(caller, Family::Audit, Action::Read)?;
         let org = &caller.organization_id;
         self.sealed_up_to_now(org).await?;
-        let invalid =
+        let broken =
             |checked, entry: Option<AuditEntryId>| Verification { valid: false, checked, first_invalid_id: entry };
         let mut frontier = Frontier::default();
         match unless_corrupt(self.audit.audit_checkpoint(org).await)? {
             Some(Some(checkpoint)) if self.signer.signed(&checkpoint) => frontier = checkpoint.frontier,
-            Some(_) => return Ok(invalid(0, None)),
+            Some(_) => return Ok(broken(0, None)),
             None => {}
         }
         let mut checked = 0_u64;
@@ -221,7 +221,7 @@ impl AuditService {
                 let expected = i64::try_from(frontier.size()).unwrap_or(i64::MAX) + 1;
                 let in_place = entry.seal.as_ref().is_some_and(|seal| seal.seq == expected);
                 if !in_place || !entry.leaf_matches() {
-                    return Ok(invalid(checked, Some(entry.draft.id)));
+                    return Ok(broken(checked, Some(entry.draft.id)));
                 }
                 frontier.push(compliance_domain::audit::entry_leaf(&entry.draft, expected));
             }

@@ -138,8 +138,8 @@ impl AuditSequencer {
     pub async fn seal_all(&self) -> bool {
         let mut sealed_any = false;
         loop {
-            let now = self.clock.now();
-            match self.audit.seal_queued(self.settings.batch, now, &|head| self.signer.sign(head)).await {
+            match self.audit.seal_queued(self.settings.batch, self.clock.as_ref(), &|head| self.signer.sign(head)).await
+            {
                 Ok(batch) if batch.entries == 0 => break,
                 Ok(batch) => {
                     sealed_any = true;

@@ -13,7 +13,7 @@ use compliance_domain::merkle::{Hash, NodeId};
 use compliance_domain::{OrganizationId, Timestamp};
 use serde_json::Value;
 
-use crate::{Page, PageRequest, RepoError};
+use crate::{Clock, Page, PageRequest, RepoError};
 
 /// Makes a change's audit entry from the record before (`None`: created) and after (`None`:
 /// deleted) it, inside the change's transaction.
@@ -90,11 +90,12 @@ pub trait AuditRepository: Send + Sync {
 
     /// Seals up to `limit` queued entries, oldest queued first, in one transaction: gives each
     /// its organization's next `seq`, adds it to the organization's tree, and stores the tree's
-    /// new head, signed by `sign`.
+    /// new head, signed by `sign`. The time of sealing is `clock`'s once the entries are read
+    /// (so no entry is sealed before it was made).
     async fn seal_queued(
         &self,
         limit: usize,
-        now: Timestamp,
+        clock: &dyn Clock,
         sign: &SignTreeHead<'_>,
     ) -> Result<SealedBatch, RepoError>;
 

@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, Seal, TreeHead, entry_leaf};
 use compliance_domain::merkle::{Frontier, Hash, NodeId, from_hex, to_hex};
 use compliance_domain::{OrganizationId, Timestamp};
-use compliance_ports::{AuditFilter, AuditRepository, Cursor, Page, PageRequest, RepoError, SealedBatch, SignTreeHead};
+use compliance_ports::{
+    AuditFilter, AuditRepository, Clock, Cursor, Page, PageRequest, RepoError, SealedBatch, SignTreeHead,
+};
 use diesel::prelude::*;
 use diesel::result::QueryResult;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -302,7 +304,7 @@ impl AuditRepository for Store {
     async fn seal_queued(
         &self,
         limit: usize,
-        now: Timestamp,
+        clock: &dyn Clock,
         sign: &SignTreeHead<'_>,
     ) -> Result<SealedBatch, RepoError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -317,6 +319,7 @@ impl AuditRepository for Store {
                     .load(c)
                     .await?;
                 let entries = rows.len();
+                let now = clock.now();
                 let mut by_org: BTreeMap<String, Vec<AuditRow>> = BTreeMap::new();
                 for row in rows {
                     by_org.entry(row.organization_id.clone()).or_default().push(row);

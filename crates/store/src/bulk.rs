@@ -190,4 +190,3 @@ pub(crate) async fn apply_in<C: AuditQueue, T: Clone, I, P, R>(
     }
     failures.commit_or_roll_back(applied)
 }
-

@@ -473,7 +473,12 @@ impl AuditRepository for NoAudit {
     async fn unsealed(&self, _: &OrganizationId) -> Result<Option<(i64, i64)>, RepoError> {
         Ok(None)
     }
-    async fn seal_queued(&self, _: usize, _: Timestamp, _: &SignTreeHead<'_>) -> Result<SealedBatch, RepoError> {
+    async fn seal_queued(
+        &self,
+        _: usize,
+        _: &dyn compliance_ports::Clock,
+        _: &SignTreeHead<'_>,
+    ) -> Result<SealedBatch, RepoError> {
         Ok(SealedBatch::default())
     }
     async fn tree_head(&self, _: &OrganizationId) -> Result<Option<TreeHead>, RepoError> {
