@@ -9,9 +9,9 @@
 mod large;
 mod measure;
 mod pgbench;
-mod seal;
 mod report;
 mod scale;
+mod seal;
 mod seed;
 mod steal;
 mod wrk;
@@ -727,4 +727,3 @@ impl Fixture {
         })
     }
 }
-

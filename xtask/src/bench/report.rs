@@ -191,7 +191,16 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
     let width = rows.iter().map(|row| row.case.chars().count()).max().unwrap_or(0).max("case".len());
     let mut text = format!(
         "{:<width$} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7} {:>9} {:>10}\n",
-        "case", "conns", "backend", "req/s", "p50 ms", "p99 ms", "non-2xx", "pgbench tps", "ratio", "peak MiB",
+        "case",
+        "conns",
+        "backend",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "non-2xx",
+        "pgbench tps",
+        "ratio",
+        "peak MiB",
         "seal p99"
     );
     for row in rows {
