@@ -21,6 +21,11 @@ answers a well-formed but made-up cursor with a 400 naming `cursor`. Positive ca
 without a cursor, and the rest of their query is checked strictly; negative cases keep theirs and
 must still be refused. tests/api/pagination.rs and tests/api/filters.rs page with cursors the
 server issued, and refuse made-up ones.
+
+A consistency proof goes from a smaller tree to a larger one: `from` above `to` is each
+schema-valid and together refused with a 400 naming `from` (a rule across two parameters the
+document cannot state). Positive cases therefore ask with the two in order; negative cases keep
+theirs. tests/api/audit_proofs.rs checks the refusal.
 """
 
 import os
@@ -59,7 +64,19 @@ def map_case(context, case):
         del query["cursor"]
         if case.meta is not None:
             case.meta.mark_dirty(ParameterLocation.QUERY)
+    if query and not negative and in_wrong_order(query.get("from"), query.get("to")):
+        query["from"], query["to"] = query["to"], query["from"]
+        if case.meta is not None:
+            case.meta.mark_dirty(ParameterLocation.QUERY)
     return case
+
+
+def in_wrong_order(low, high):
+    """Whether two tree sizes are whole numbers with the first above the second."""
+    try:
+        return int(low) > int(high)
+    except (TypeError, ValueError):
+        return False
 
 
 # Operations only a session may call (an API key is refused with 403).

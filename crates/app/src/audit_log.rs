@@ -158,8 +158,8 @@ impl AuditService {
     }
 
     /// The inclusion proof of entry `seq` in the tree of `tree_size` entries (the latest head's
-    /// when `None`). 404 for an entry not (yet) sealed or pruned; 400 for a size the log has not
-    /// reached or that does not hold the entry.
+    /// when `None`). 404 for an entry not (yet) sealed or pruned, for a size the log has not
+    /// reached, and for one that does not hold the entry.
     pub async fn inclusion_proof(
         &self,
         caller: &Principal,
@@ -169,10 +169,11 @@ impl AuditService {
         require(caller, Family::Audit, Action::Read)?;
         let org = &caller.organization_id;
         let entry = self.audit.sealed_entry(org, seq).await?.ok_or(AppError::NotFound("audit entry"))?;
-        let size = self.size_asked(org, tree_size, "treeSize").await?;
+        let size = self.size_asked(org, tree_size).await?;
         let index = u64::try_from(seq - 1).unwrap_or(u64::MAX);
         if index >= size {
-            return Err(invalid("treeSize", format!("the tree of {size} entries does not hold entry {seq}")));
+            // A well-formed size whose tree does not hold the entry: no such proof.
+            return Err(AppError::NotFound("proof of the entry in a tree of that size"));
         }
         let path = self.range_hashes(org, merkle::inclusion_ranges(index, size)).await?;
         Ok(InclusionProof { entry, tree_size: size, path })
@@ -188,7 +189,9 @@ impl AuditService {
     ) -> Result<ConsistencyProof, AppError> {
         require(caller, Family::Audit, Action::Read)?;
         let org = &caller.organization_id;
-        let to = self.size_asked(org, to, "to").await?;
+        let to = self.size_asked(org, to).await?;
+        // Both sizes must name trees the log has reached, and be in order.
+        self.size_asked(org, Some(from)).await?;
         if from == 0 || from > to {
             return Err(invalid("from", format!("must be between 1 and to ({to})")));
         }
@@ -241,14 +244,14 @@ impl AuditService {
         Ok(Verification { valid: head_matches, checked, first_invalid_id: None })
     }
 
-    /// The tree size a proof is asked for: the latest head's when none is named; a 400 naming
-    /// `parameter` beyond it.
-    async fn size_asked(&self, org: &OrganizationId, asked: Option<u64>, parameter: &str) -> Result<u64, AppError> {
+    /// The tree size a proof is asked for: the latest head's when none is named. A size the log
+    /// has not reached names no tree (yet): 404, as a record that does not exist.
+    async fn size_asked(&self, org: &OrganizationId, asked: Option<u64>) -> Result<u64, AppError> {
         let latest = self.audit.tree_head(org).await?.map_or(0, |head| head.size());
         match asked {
             None => Ok(latest),
             Some(size) if size <= latest => Ok(size),
-            Some(size) => Err(invalid(parameter, format!("the log holds {latest} sealed entries, not {size}"))),
+            Some(_) => Err(AppError::NotFound("audit tree of that size")),
         }
     }
 

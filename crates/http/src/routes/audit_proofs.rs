@@ -118,8 +118,8 @@ impl From<InclusionProof> for InclusionProofDto {
     params(("seq" = i64, Path, description = "The entry's seq"), ProofQuery),
     responses(
         (status = 200, description = "The entry's leaf and its path to the root.", body = InclusionProofDto),
-        (status = 400, description = "A `treeSize` the log has not reached, or that does not hold the entry."),
-        (status = 404, description = "No sealed entry with this seq (not yet sealed, pruned, or never)."),
+        (status = 400, description = "A `treeSize` that is not a whole number of at least 1."),
+        (status = 404, description = "No sealed entry with this seq (not yet sealed, pruned, or never), or no tree of that size holding it."),
     ),
 )]
 async fn get_inclusion_proof(
@@ -176,7 +176,8 @@ impl From<ConsistencyProof> for ConsistencyProofDto {
     params(ConsistencyQuery),
     responses(
         (status = 200, description = "The hashes showing the older tree is a prefix of the newer.", body = ConsistencyProofDto),
-        (status = 400, description = "`from` missing or not between 1 and `to`, or `to` beyond the log."),
+        (status = 400, description = "`from` missing or not between 1 and `to`."),
+        (status = 404, description = "A `from` or `to` the log has not reached."),
     ),
 )]
 async fn get_consistency_proof(
