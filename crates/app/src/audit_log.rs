@@ -51,8 +51,10 @@ pub struct SignedTreeHead {
 /// `tree_size` entries.
 #[derive(Debug, Clone)]
 pub struct InclusionProof {
-    /// The entry.
-    pub entry: AuditEntry,
+    /// The entry's place in the log (its leaf index is `seq - 1`).
+    pub seq: i64,
+    /// The entry's leaf hash, hex (its `hash`).
+    pub leaf_hash: String,
     /// The tree the proof reaches.
     pub tree_size: u64,
     /// RFC 9162 `PATH(m, D[n])`, from the leaf's sibling up.
@@ -168,15 +170,16 @@ impl AuditService {
     ) -> Result<InclusionProof, AppError> {
         require(caller, Family::Audit, Action::Read)?;
         let org = &caller.organization_id;
-        let entry = self.audit.sealed_entry(org, seq).await?.ok_or(AppError::NotFound("audit entry"))?;
-        let size = self.size_asked(org, tree_size).await?;
+        let seal = self.audit.sealed_entry(org, seq).await?.and_then(|entry| entry.seal);
+        let seal = seal.ok_or(AppError::NotFound("audit entry"))?;
+        let size = reached(self.latest_size(org).await?, tree_size)?;
         let index = u64::try_from(seq - 1).unwrap_or(u64::MAX);
         if index >= size {
             // A well-formed size whose tree does not hold the entry: no such proof.
             return Err(AppError::NotFound("proof of the entry in a tree of that size"));
         }
         let path = self.range_hashes(org, merkle::inclusion_ranges(index, size)).await?;
-        Ok(InclusionProof { entry, tree_size: size, path })
+        Ok(InclusionProof { seq: seal.seq, leaf_hash: seal.hash, tree_size: size, path })
     }
 
     /// The consistency proof between the trees of `from` and `to` entries (the latest head's
@@ -189,9 +192,10 @@ impl AuditService {
     ) -> Result<ConsistencyProof, AppError> {
         require(caller, Family::Audit, Action::Read)?;
         let org = &caller.organization_id;
-        let to = self.size_asked(org, to).await?;
         // Both sizes must name trees the log has reached, and be in order.
-        self.size_asked(org, Some(from)).await?;
+        let latest = self.latest_size(org).await?;
+        let to = reached(latest, to)?;
+        reached(latest, Some(from))?;
         if from == 0 || from > to {
             return Err(invalid("from", format!("must be between 1 and to ({to})")));
         }
@@ -209,10 +213,10 @@ impl AuditService {
         let broken =
             |checked, entry: Option<AuditEntryId>| Verification { valid: false, checked, first_invalid_id: entry };
         let mut frontier = Frontier::default();
-        match unless_corrupt(self.audit.audit_checkpoint(org).await)? {
-            Some(Some(checkpoint)) if self.signer.signed(&checkpoint) => frontier = checkpoint.frontier,
-            Some(_) => return Ok(broken(0, None)),
-            None => {}
+        match Stored::read(self.audit.audit_checkpoint(org).await)? {
+            Stored::Head(checkpoint) if self.signer.signed(&checkpoint) => frontier = checkpoint.frontier,
+            Stored::Head(_) | Stored::Corrupt => return Ok(broken(0, None)),
+            Stored::None => {}
         }
         let mut checked = 0_u64;
         loop {
@@ -234,25 +238,19 @@ impl AuditService {
         }
         // Entries removed from the end leave the signed head larger than the log; a head edited
         // in the database (or signed with another key) fails its signature.
-        let head_matches = match unless_corrupt(self.audit.tree_head(org).await)? {
-            Some(Some(head)) => {
+        let head_matches = match Stored::read(self.audit.tree_head(org).await)? {
+            Stored::Head(head) => {
                 self.signer.signed(&head) && head.size() == frontier.size() && head.root() == frontier.root()
             }
-            Some(None) => false,
-            None => frontier.size() == 0,
+            Stored::Corrupt => false,
+            Stored::None => frontier.size() == 0,
         };
         Ok(Verification { valid: head_matches, checked, first_invalid_id: None })
     }
 
-    /// The tree size a proof is asked for: the latest head's when none is named. A size the log
-    /// has not reached names no tree (yet): 404, as a record that does not exist.
-    async fn size_asked(&self, org: &OrganizationId, asked: Option<u64>) -> Result<u64, AppError> {
-        let latest = self.audit.tree_head(org).await?.map_or(0, |head| head.size());
-        match asked {
-            None => Ok(latest),
-            Some(size) if size <= latest => Ok(size),
-            Some(_) => Err(AppError::NotFound("audit tree of that size")),
-        }
+    /// The size of the organization's latest signed tree (0 before its first entry is sealed).
+    async fn latest_size(&self, org: &OrganizationId) -> Result<u64, AppError> {
+        Ok(self.audit.tree_head(org).await?.map_or(0, |head| head.size()))
     }
 
     /// The hashes of these leaf ranges, each folded from the perfect subtrees the store keeps:
@@ -295,17 +293,38 @@ impl AuditService {
     }
 }
 
+/// The tree size asked for (`latest`, the log's sealed size, when none is named). A size the log
+/// has not reached names no tree (yet): 404, as a record that does not exist.
+fn reached(latest: u64, asked: Option<u64>) -> Result<u64, AppError> {
+    match asked {
+        None => Ok(latest),
+        Some(size) if size <= latest => Ok(size),
+        Some(_) => Err(AppError::NotFound("audit tree of that size")),
+    }
+}
+
 /// A 400 naming the query parameter.
 fn invalid(parameter: &str, message: String) -> AppError {
     AppError::Validation(ValidationErrors::field(parameter, message))
 }
 
-/// A tree head or checkpoint as verification reads it: `Some(None)` when its row no longer makes a
-/// head (edited in the database: what verification is there to find), `None` when there is none.
-fn unless_corrupt(read: Result<Option<TreeHead>, RepoError>) -> Result<Option<Option<TreeHead>>, AppError> {
-    match read {
-        Ok(head) => Ok(head.map(Some)),
-        Err(RepoError::Internal(_)) => Ok(Some(None)),
-        Err(error) => Err(error.into()),
+/// A tree head or checkpoint as verification reads it.
+enum Stored {
+    /// There is none.
+    None,
+    /// Its row no longer makes a head: edited in the database, which is what verification is
+    /// there to find, so it is an answer, not an error.
+    Corrupt,
+    Head(TreeHead),
+}
+
+impl Stored {
+    fn read(read: Result<Option<TreeHead>, RepoError>) -> Result<Self, AppError> {
+        match read {
+            Ok(Some(head)) => Ok(Self::Head(head)),
+            Ok(None) => Ok(Self::None),
+            Err(RepoError::Internal(_)) => Ok(Self::Corrupt),
+            Err(error) => Err(error.into()),
+        }
     }
 }

@@ -377,7 +377,9 @@ impl App {
         let trail = Arc::new(audit::AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
         let deliveries = Arc::new(tokio::sync::Notify::new());
         let signer = TreeHeadSigner::from_secret(&settings.audit_signing_key);
-        let (seal, (sealed, sealed_passes)) = (Arc::new(tokio::sync::Notify::new()), tokio::sync::watch::channel(0));
+        // Writes poke the sequencer (`seal`); it counts its passes (`passes`), which reads wait on.
+        let seal = Arc::new(tokio::sync::Notify::new());
+        let (passes, passes_seen) = tokio::sync::watch::channel(0);
         let idempotency = Arc::new(IdempotencyService::new(&ports, settings.idempotency.clone()));
         Self {
             idempotency_pruner: Some(IdempotencyPruner::new(idempotency.clone(), settings.idempotency.prune_interval)),
@@ -387,10 +389,10 @@ impl App {
                 &ports,
                 signer.clone(),
                 settings.audit_sequencer.clone(),
-                (seal.clone(), sealed, deliveries.clone()),
+                (seal.clone(), passes, deliveries.clone()),
             )),
             webhook_worker: Some(WebhookWorker::new(&ports, settings.webhooks.clone(), deliveries)),
-            audit: AuditService::new(ports.audit.clone(), ports.clock.clone(), signer, seal, sealed_passes),
+            audit: AuditService::new(ports.audit.clone(), ports.clock.clone(), signer, seal, passes_seen),
             devices: DeviceService::new(&ports),
             automations: AutomationService::new(&ports, settings.clone(), work.clone()),
             automation_secrets: AutomationSecrets::new(&ports),

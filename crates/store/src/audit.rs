@@ -43,7 +43,7 @@ pub(crate) const INSERT_CHUNK: usize = 1_000;
 /// request) queues their entries together with [`append_many`](AuditQueue::append_many).
 ///
 /// Nothing here is shared between writes: a record changed after being read is locked first
-/// ([`crate::db::lock_record`]), and the entry's `seq` is given later, by the sequencer.
+/// ([`crate::locks::lock_record`]), and the entry's `seq` is given later, by the sequencer.
 pub(crate) trait AuditQueue: AnyConnection {
     /// Queues one entry.
     fn append(&mut self, draft: AuditDraft) -> impl Future<Output = QueryResult<AuditEntry>> + Send {
@@ -153,14 +153,14 @@ async fn lock_tree_head(conn: ConnRef<'_>, org: &str) -> QueryResult<Option<Tree
 }
 
 /// Appends one organization's queued entries (in queue order) to its tree, inside the
-/// sequencer's transaction.
+/// sequencer's transaction; the organization whose tree grew.
 async fn seal_organization(
     conn: &mut (impl AnyConnection + ?Sized),
     org: &str,
     rows: Vec<AuditRow>,
     now: Timestamp,
     sign: &SignTreeHead<'_>,
-) -> Result<(), TxError> {
+) -> Result<OrganizationId, TxError> {
     let organization_id: OrganizationId = id("audit_entries", org.to_owned())?;
     let mut frontier = match lock_tree_head(conn.any(), org).await? {
         Some(row) => TreeHead::try_from(row)?.frontier,
@@ -197,7 +197,7 @@ async fn seal_organization(
             .execute(c)
             .await
     })?;
-    Ok(())
+    Ok(head.organization_id)
 }
 
 #[async_trait]
@@ -327,8 +327,7 @@ impl AuditRepository for Store {
                 let mut organizations = Vec::with_capacity(by_org.len());
                 // In id order, so that two sequencers (a lease run out) lock heads in one order.
                 for (org, rows) in by_org {
-                    seal_organization(c, &org, rows, now, sign).await?;
-                    organizations.push(id("audit_entries", org)?);
+                    organizations.push(seal_organization(c, &org, rows, now, sign).await?);
                 }
                 Ok(SealedBatch { entries, organizations })
             })

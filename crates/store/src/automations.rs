@@ -19,9 +19,10 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, corrupt, repo_error};
+use crate::locks::lock_organization;
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_id, optional_instant, optional_naive, value};
 use crate::schema::{automation_runs, browser_automations, vault_secrets};

@@ -16,8 +16,8 @@ use compliance_ports::{AuditOf, BulkApplied, BulkError, BulkWrite, RepoError};
 use diesel::result::QueryResult;
 
 use crate::audit::AuditQueue;
-use crate::db::lock_records;
 use crate::error::TxError;
+use crate::locks::lock_records;
 use crate::rows::AttachmentRow;
 
 /// The creates of a bulk request (rows `R`), inserted in one statement per [`INSERT_CHUNK`](crate::audit::INSERT_CHUNK) rows

@@ -15,9 +15,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
+use crate::locks::lock_organization;
 use crate::paging::{Boxed, ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{AttachmentRow, CommentRow, UserRow};
 use crate::schema::{attachments, comments, members, users};

@@ -14,10 +14,11 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
+use crate::locks::lock_record;
 use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, read_page, sort_columns, time_range};
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
@@ -87,7 +88,7 @@ impl ContextRepository for Store {
     }
 
     /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the entry's row lock (see `crate::db::lock_record`) and a read of the entry as it was.
+    /// the entry's row lock (see `crate::locks::lock_record`) and a read of the entry as it was.
     async fn update_context_entry(
         &self,
         org: &OrganizationId,

@@ -14,9 +14,10 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::controls::ControlRow;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
+use crate::locks::lock_organization;
 use crate::rows::{id, instant, naive};
 use crate::schema::{control_requirements, controls, requirements};
 

@@ -15,9 +15,10 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization, lock_record};
 use crate::error::{TxError, repo_error};
+use crate::locks::{lock_organization, lock_record};
 use crate::paging::{newest_first, read_page};
 use crate::prepared::{Assignments, Prepared, nullable_text};
 use crate::rows::{id, instant, json, json_text, naive, optional_id, value};

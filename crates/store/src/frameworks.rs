@@ -12,9 +12,10 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
+use crate::locks::lock_organization;
 use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
 use crate::prepared::Prepared;
 use crate::rows::{id, instant, naive, optional_id, value};

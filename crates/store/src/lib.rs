@@ -21,6 +21,7 @@ mod health;
 mod idempotency;
 mod invitations;
 mod list_counts;
+mod locks;
 mod migrate;
 mod organization;
 mod paging;

@@ -11,9 +11,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
+use crate::locks::lock_organization;
 use crate::rows::{MemberRow, OrganizationRow};
 use crate::schema::{members, organizations};
 

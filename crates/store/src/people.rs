@@ -16,9 +16,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::Failures;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, repo_error};
+use crate::locks::lock_organization;
 use crate::paging::{
     Boxed, Condition, ListBackend, SortColumn, SortColumns, any_of, newest_first, read_page, sort_columns, text_in,
     time_range,
@@ -254,8 +255,9 @@ impl MemberRepository for Store {
         result.map_err(RepoError::from)
     }
 
-    /// The writes in order in one transaction, each as `insert` or `update` does it: the chain
-    /// head, for an update the organization's lock and the last-owner rule, then the entry.
+    /// The writes in order in one transaction, after the organization's lock (taken once), each as
+    /// `insert` or `update` does it: for an update the member's lock and the last-owner rule, then
+    /// the entry.
     async fn apply_member_bulk(
         &self,
         org: &OrganizationId,
@@ -269,23 +271,20 @@ impl MemberRepository for Store {
         let mut failures = Failures::default();
         let result: Result<Vec<(Person, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
             c.transaction(async |c| {
+                // The organization once, for every operation: as `update` and `insert` take it.
+                lock_organization(c.any(), org.as_str()).await?;
                 let mut applied = Vec::with_capacity(writes.len());
                 for (index, write) in writes.iter().enumerate() {
                     let one: Result<Member, TxError> = async {
                         match write {
                             BulkWrite::Create(member) => {
-                                lock_organization(c.any(), org.as_str()).await?;
                                 let row = MemberRow::from(member);
                                 diesel::insert_into(members::table).values(&row).execute(c).await?;
                                 c.append(audit(None, Some(member))).await?;
                                 Ok(member.clone())
                             }
                             BulkWrite::Update(id, patch) => {
-                                // the locks and the rule of `update`, above
-                                diesel::update(organizations::table.find(org.as_str()))
-                                    .set(organizations::id.eq(organizations::id))
-                                    .execute(c)
-                                    .await?;
+                                // the member's lock and the rule of `update`, above
                                 diesel::update(the_member(id)).set(members::role.eq(members::role)).execute(c).await?;
                                 let mut member =
                                     Member::try_from(the_member(id).select(MemberRow::as_select()).first(c).await?)?;
@@ -423,7 +422,7 @@ impl CredentialRepository for Store {
     }
 
     /// Revoking twice keeps the first revocation time and writes no second entry. The keys made
-    /// from the key are found under the organization's lock (`crate::db::lock_organization`),
+    /// from the key are found under the organization's lock (`crate::locks::lock_organization`),
     /// which every key's insert takes too, so no child can be made meanwhile by a key being
     /// revoked.
     async fn revoke_api_key(

@@ -18,10 +18,11 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::comments::{attachments_on, comments_on};
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::list_counts::KeptCount;
+use crate::locks::lock_record;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -87,7 +88,7 @@ impl PolicyRepository for Store {
 
     /// Read, modify, write: the patch's effect depends on the policy (publishing stamps
     /// `lastPublishedAt`, archiving `lastArchivedAt`), a rule of the domain's `Policy::apply`.
-    /// The transaction's first statement locks the policy's row (see `crate::db::lock_record`): so
+    /// The transaction's first statement locks the policy's row (see `crate::locks::lock_record`): so
     /// no other write of the policy runs between the read and the write, and the entry's "before"
     /// is what was replaced.
     async fn update_policy(

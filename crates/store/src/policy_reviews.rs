@@ -9,8 +9,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::audit::AuditQueue;
-use crate::db::{AnyConnection, Pools, db_run, lock_organization};
+use crate::db::{AnyConnection, Pools, db_run};
 use crate::error::{TxError, repo_error};
+use crate::locks::lock_organization;
 use crate::policies::PolicyRow;
 use crate::rows::{id, naive};
 use crate::schema::policies;

@@ -17,10 +17,11 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
+use crate::locks::lock_record;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, any_of, assigned, read_page, sort_columns, text_in, time_range,
 };

@@ -17,10 +17,11 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
+use crate::locks::lock_record;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, and, any_of, assigned, read_page, sort_columns, text_in,
     time_range,
@@ -115,7 +116,7 @@ impl TaskRepository for Store {
         Ok(())
     }
 
-    /// After the task's row lock (see `crate::db::lock_record`), which every write of the task
+    /// After the task's row lock (see `crate::locks::lock_record`), which every write of the task
     /// takes, a read of the task as it was; then `Task::apply` decides the new row
     /// (completing a task moved to `done`), written whole by one prepared `UPDATE … RETURNING *`.
     async fn update_task(

@@ -12,9 +12,10 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, corrupt, repo_error};
+use crate::locks::lock_organization;
 use crate::schema::{oauth_states, refresh_leases, vault_secrets};
 
 #[derive(Queryable, Selectable, Insertable)]

@@ -17,10 +17,11 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_record};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
+use crate::locks::lock_record;
 use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
@@ -82,7 +83,7 @@ impl VendorRepository for Store {
     }
 
     /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the vendor's row lock (see `crate::db::lock_record`) and a read of the vendor as it was, for
+    /// the vendor's row lock (see `crate::locks::lock_record`) and a read of the vendor as it was, for
     /// the entry.
     async fn update_vendor(
         &self,

@@ -20,9 +20,10 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
+use crate::db::AnyConnection;
 use crate::db::db_run;
-use crate::db::{AnyConnection, lock_organization};
 use crate::error::{TxError, corrupt, repo_error};
+use crate::locks::lock_organization;
 use crate::paging::{newest_first, read_page};
 use crate::rows::{id, instant, json, json_text, optional_instant, optional_naive, value};
 use crate::schema::{audit_entries, audit_tree_heads, webhook_deliveries, webhooks};

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{HttpResponse, ResponseError, web};
@@ -175,15 +176,9 @@ pub async fn guard(
     let route = operations.routes.of(req.path());
     let held = hold::HeldPayload::hold(&mut req);
     // A write that succeeds queued audit entries: the sequencer seals them at once.
-    let written = matches!(
-        method,
-        actix_web::http::Method::POST
-            | actix_web::http::Method::PUT
-            | actix_web::http::Method::PATCH
-            | actix_web::http::Method::DELETE
-    )
-    .then(|| req.app_data::<web::Data<crate::AppState>>().cloned())
-    .flatten();
+    let written = matches!(method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE)
+        .then(|| req.app_data::<web::Data<crate::AppState>>().cloned())
+        .flatten();
     // An error-level span is enabled whatever the log filter lets through, so even a warning
     // logged under `RUST_LOG=warn` carries the request id.
     let span = tracing::error_span!("request", request_id = %id);

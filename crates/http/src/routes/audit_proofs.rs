@@ -98,12 +98,11 @@ struct InclusionProofDto {
 
 impl From<InclusionProof> for InclusionProofDto {
     fn from(proof: InclusionProof) -> Self {
-        let seal = proof.entry.seal.unwrap_or_else(|| compliance_domain::audit::Seal { seq: 0, hash: String::new() });
         Self {
-            leaf_index: u64::try_from(seal.seq - 1).unwrap_or_default(),
-            seq: seal.seq,
+            leaf_index: u64::try_from(proof.seq - 1).unwrap_or_default(),
+            seq: proof.seq,
             tree_size: proof.tree_size,
-            leaf_hash: seal.hash,
+            leaf_hash: proof.leaf_hash,
             audit_path: hex_all(&proof.path),
         }
     }
