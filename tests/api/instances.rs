@@ -3,6 +3,7 @@
 //! `nextRunAt`, so exactly one instance adds the run of each firing (docs/devices-and-automations.md,
 //! "How runs run"); and an `Idempotency-Key` is kept in the database, so a request retried on
 //! the other instance is the same request (docs/api.md, "Idempotency keys").
+//! Two instances may share one SQLite file too: their writes wait for each other.
 
 // Panicking is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -315,6 +316,52 @@ async fn two_instances_keep_one_audit_log_and_a_dead_sequencer_loses_nothing() {
         assert_eq!(seqs, (1..=sealed.len() as i64).collect::<Vec<_>>());
         assert_eq!(sealed.len(), log.len() + 3);
         assert_eq!(b.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
+    })
+    .await;
+}
+
+/// Two instances on one SQLite file: each has its own writer, so their writes meet in SQLite's
+/// file lock. A write that reads its record before changing it must wait for the other instance's
+/// write (docs/store.md, "SQLite"), not fail with "database is locked" because the other committed
+/// between its read and its write.
+#[tokio::test]
+async fn writes_on_two_instances_of_one_sqlite_file_wait_for_each_other() {
+    const RISKS: usize = 4;
+    const PATCHES: usize = 48;
+    crate::harness::run_with_owned_env(Backend::Sqlite, Vec::new(), |server| async move {
+        let sibling = server.start_sibling(&[]).await;
+        let tenant = server.tenant().await;
+        let key = server.admin().create_api_key(&tenant.org_id, &tenant.owner.id).await;
+        let key = str_of(&key, "key").to_owned();
+        let a = server.client(Auth::ApiKey(key.clone()), None);
+        let b = sibling.client(Auth::ApiKey(key), None);
+        let mut ids = Vec::new();
+        for n in 0..RISKS {
+            let body = json!({"title": format!("Risk {n}"), "description": "x", "category": "technology"});
+            ids.push(str_of(&a.post("/v1/risks", body).await.ok(201), "id").to_owned());
+        }
+
+        let mut writes = tokio::task::JoinSet::new();
+        for n in 0..PATCHES {
+            let client = if n % 2 == 0 { a.clone() } else { b.clone() };
+            let path = format!("/v1/risks/{}", ids[n % RISKS]);
+            writes.spawn(async move {
+                let response = client.patch(&path, json!({"description": format!("patch {n}")})).await;
+                (n, response.status, response.body.to_string())
+            });
+        }
+        let mut refused = Vec::new();
+        while let Some(written) = writes.join_next().await {
+            let (n, status, body) = written.unwrap();
+            if status != 200 {
+                refused.push(format!("patch {n}: {status} {body}"));
+            }
+        }
+        assert!(refused.is_empty(), "every PATCH applies:\n{}", refused.join("\n"));
+        let log = audit_log(&a).await;
+        let updates = log.iter().filter(|entry| entry["action"] == "risk.updated").count();
+        assert_eq!(updates, PATCHES, "one entry per PATCH");
+        assert_eq!(a.get("/v1/audit-log/verify").await.ok(200)["valid"], true);
     })
     .await;
 }

@@ -19,11 +19,11 @@ use compliance_ports::{
 };
 use diesel::prelude::*;
 use diesel::result::QueryResult;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::db::{AnyConnection, ConnRef, db_run};
+use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::evidence::record_evidence;
 use crate::idempotency::mark_applied;
@@ -204,7 +204,7 @@ async fn seal_organization(
 impl AuditRepository for Store {
     async fn append_audit(&self, draft: &AuditDraft) -> Result<AuditEntry, RepoError> {
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| c.transaction(async |c| c.append(draft.clone()).await).await).map_err(repo_error)
+        write_transaction!(&mut conn, async |c| { c.append(draft.clone()).await }).map_err(repo_error)
     }
 
     async fn list_audit(
@@ -309,29 +309,26 @@ impl AuditRepository for Store {
     ) -> Result<SealedBatch, RepoError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut conn = self.pools.write().await?;
-        let result: Result<SealedBatch, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let rows: Vec<AuditRow> = audit_entries::table
-                    .filter(audit_entries::seq.is_null())
-                    .order(audit_entries::queued.asc())
-                    .limit(limit)
-                    .select(AuditRow::as_select())
-                    .load(c)
-                    .await?;
-                let entries = rows.len();
-                let now = clock.now();
-                let mut by_org: BTreeMap<String, Vec<AuditRow>> = BTreeMap::new();
-                for row in rows {
-                    by_org.entry(row.organization_id.clone()).or_default().push(row);
-                }
-                let mut organizations = Vec::with_capacity(by_org.len());
-                // In id order, so that two sequencers (a lease run out) lock heads in one order.
-                for (org, rows) in by_org {
-                    organizations.push(seal_organization(c, &org, rows, now, sign).await?);
-                }
-                Ok(SealedBatch { entries, organizations })
-            })
-            .await
+        let result: Result<SealedBatch, TxError> = write_transaction!(&mut conn, async |c| {
+            let rows: Vec<AuditRow> = audit_entries::table
+                .filter(audit_entries::seq.is_null())
+                .order(audit_entries::queued.asc())
+                .limit(limit)
+                .select(AuditRow::as_select())
+                .load(c)
+                .await?;
+            let entries = rows.len();
+            let now = clock.now();
+            let mut by_org: BTreeMap<String, Vec<AuditRow>> = BTreeMap::new();
+            for row in rows {
+                by_org.entry(row.organization_id.clone()).or_default().push(row);
+            }
+            let mut organizations = Vec::with_capacity(by_org.len());
+            // In id order, so that two sequencers (a lease run out) lock heads in one order.
+            for (org, rows) in by_org {
+                organizations.push(seal_organization(c, &org, rows, now, sign).await?);
+            }
+            Ok(SealedBatch { entries, organizations })
         });
         result.map_err(RepoError::from)
     }
@@ -347,24 +344,21 @@ impl AuditRepository for Store {
 
     async fn resign_tree_heads(&self, key_id: &str, sign: &SignTreeHead<'_>) -> Result<u64, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<u64, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let stale: Vec<TreeHeadRow> = audit_tree_heads::table
-                    .filter(audit_tree_heads::key_id.ne(key_id))
-                    .select(TreeHeadRow::as_select())
-                    .load(c)
-                    .await?;
-                let mut resigned = 0;
-                for row in stale {
-                    let mut head = TreeHead::try_from(row)?;
-                    sign(&mut head);
-                    let row = TreeHeadRow::from(&head);
-                    diesel::update(audit_tree_heads::table.find(&row.organization_id)).set(&row).execute(c).await?;
-                    resigned += 1;
-                }
-                Ok(resigned)
-            })
-            .await
+        let result: Result<u64, TxError> = write_transaction!(&mut conn, async |c| {
+            let stale: Vec<TreeHeadRow> = audit_tree_heads::table
+                .filter(audit_tree_heads::key_id.ne(key_id))
+                .select(TreeHeadRow::as_select())
+                .load(c)
+                .await?;
+            let mut resigned = 0;
+            for row in stale {
+                let mut head = TreeHead::try_from(row)?;
+                sign(&mut head);
+                let row = TreeHeadRow::from(&head);
+                diesel::update(audit_tree_heads::table.find(&row.organization_id)).set(&row).execute(c).await?;
+                resigned += 1;
+            }
+            Ok(resigned)
         });
         result.map_err(RepoError::from)
     }
@@ -429,62 +423,59 @@ impl AuditRepository for Store {
         sign: &SignTreeHead<'_>,
     ) -> Result<u64, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<u64, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let of_org = audit_entries::organization_id.eq(org.as_str());
-                // Under the tree head's lock, so the sequencer does not append meanwhile.
-                if lock_tree_head(c.any(), org.as_str()).await?.is_none() {
-                    return Ok(0);
-                }
-                let last: Option<i64> = audit_entries::table
-                    .filter(of_org)
-                    .filter(audit_entries::created_at.lt(naive(before)))
-                    .select(diesel::dsl::max(audit_entries::seq))
+        let result: Result<u64, TxError> = write_transaction!(&mut conn, async |c| {
+            let of_org = audit_entries::organization_id.eq(org.as_str());
+            // Under the tree head's lock, so the sequencer does not append meanwhile.
+            if lock_tree_head(c.any(), org.as_str()).await?.is_none() {
+                return Ok(0);
+            }
+            let last: Option<i64> = audit_entries::table
+                .filter(of_org)
+                .filter(audit_entries::created_at.lt(naive(before)))
+                .select(diesel::dsl::max(audit_entries::seq))
+                .first(c)
+                .await?;
+            let Some(through) = last else { return Ok(0) };
+            let size = u64::try_from(through).unwrap_or_default();
+            // The frontier of the pruned prefix: its perfect subtrees, which the tree keeps.
+            let wanted = compliance_domain::merkle::cover(0, size);
+            let coords: Vec<(i32, i64)> = wanted
+                .iter()
+                .map(|n| (i32::try_from(n.level).unwrap_or(i32::MAX), i64::try_from(n.index).unwrap_or(i64::MAX)))
+                .collect();
+            let mut found: HashMap<NodeId, Hash> = HashMap::new();
+            for (level, index) in coords {
+                let row: NodeRow = audit_tree_nodes::table
+                    .filter(audit_tree_nodes::organization_id.eq(org.as_str()))
+                    .filter(audit_tree_nodes::level.eq(level))
+                    .filter(audit_tree_nodes::idx.eq(index))
+                    .select(NodeRow::as_select())
                     .first(c)
                     .await?;
-                let Some(through) = last else { return Ok(0) };
-                let size = u64::try_from(through).unwrap_or_default();
-                // The frontier of the pruned prefix: its perfect subtrees, which the tree keeps.
-                let wanted = compliance_domain::merkle::cover(0, size);
-                let coords: Vec<(i32, i64)> = wanted
-                    .iter()
-                    .map(|n| (i32::try_from(n.level).unwrap_or(i32::MAX), i64::try_from(n.index).unwrap_or(i64::MAX)))
-                    .collect();
-                let mut found: HashMap<NodeId, Hash> = HashMap::new();
-                for (level, index) in coords {
-                    let row: NodeRow = audit_tree_nodes::table
-                        .filter(audit_tree_nodes::organization_id.eq(org.as_str()))
-                        .filter(audit_tree_nodes::level.eq(level))
-                        .filter(audit_tree_nodes::idx.eq(index))
-                        .select(NodeRow::as_select())
-                        .first(c)
-                        .await?;
-                    let (node, hash) = row.parsed()?;
-                    found.insert(node, hash);
-                }
-                let hashes = wanted.iter().map(|node| found[node]).collect();
-                let frontier = Frontier::new(size, hashes).ok_or_else(|| corrupt("audit_tree_nodes", "frontier"))?;
-                let mut checkpoint = TreeHead {
-                    organization_id: org.clone(),
-                    frontier,
-                    signed_at: now,
-                    key_id: String::new(),
-                    signature: String::new(),
-                };
-                sign(&mut checkpoint);
-                let row = CheckpointRow::from(TreeHeadRow::from(&checkpoint));
-                diesel::insert_into(audit_checkpoints::table)
-                    .values(&row)
-                    .on_conflict(audit_checkpoints::organization_id)
-                    .do_update()
-                    .set(&row)
-                    .execute(c)
-                    .await?;
-                let pruned = audit_entries::table.filter(of_org).filter(audit_entries::seq.le(through));
-                let deleted = diesel::delete(pruned).execute(c).await?;
-                Ok(u64::try_from(deleted).unwrap_or_default())
-            })
-            .await
+                let (node, hash) = row.parsed()?;
+                found.insert(node, hash);
+            }
+            let hashes = wanted.iter().map(|node| found[node]).collect();
+            let frontier = Frontier::new(size, hashes).ok_or_else(|| corrupt("audit_tree_nodes", "frontier"))?;
+            let mut checkpoint = TreeHead {
+                organization_id: org.clone(),
+                frontier,
+                signed_at: now,
+                key_id: String::new(),
+                signature: String::new(),
+            };
+            sign(&mut checkpoint);
+            let row = CheckpointRow::from(TreeHeadRow::from(&checkpoint));
+            diesel::insert_into(audit_checkpoints::table)
+                .values(&row)
+                .on_conflict(audit_checkpoints::organization_id)
+                .do_update()
+                .set(&row)
+                .execute(c)
+                .await?;
+            let pruned = audit_entries::table.filter(of_org).filter(audit_entries::seq.le(through));
+            let deleted = diesel::delete(pruned).execute(c).await?;
+            Ok(u64::try_from(deleted).unwrap_or_default())
         });
         result.map_err(RepoError::from)
     }

@@ -14,13 +14,13 @@ use compliance_ports::{
 };
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
@@ -355,13 +355,10 @@ impl AutomationRepository for Store {
         let row = AutomationRow::from(automation);
         let org = automation.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(browser_automations::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(automation))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(browser_automations::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(automation))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -410,30 +407,27 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         // Compare-and-swap on what was read: `updated_at` catches another PATCH, `next_run_at` a
         // schedule claimed meanwhile (which a stale write would otherwise fire again).
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let target = browser_automations::table
-                    .filter(browser_automations::organization_id.eq(org))
-                    .filter(browser_automations::id.eq(id))
-                    .filter(browser_automations::updated_at.eq(read_at));
-                let updated = match read_next {
-                    Some(next) => {
-                        let target = target.filter(browser_automations::next_run_at.eq(next));
-                        diesel::update(target).set(&changes).execute(c).await?
-                    }
-                    None => {
-                        let target = target.filter(browser_automations::next_run_at.is_null());
-                        diesel::update(target).set(&changes).execute(c).await?
-                    }
-                };
-                if updated == 0 {
-                    return Err(TxError::Repo(RepoError::NotFound));
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let target = browser_automations::table
+                .filter(browser_automations::organization_id.eq(org))
+                .filter(browser_automations::id.eq(id))
+                .filter(browser_automations::updated_at.eq(read_at));
+            let updated = match read_next {
+                Some(next) => {
+                    let target = target.filter(browser_automations::next_run_at.eq(next));
+                    diesel::update(target).set(&changes).execute(c).await?
                 }
-                c.append(audit(Some(previous), Some(automation))).await?;
-                Ok(())
-            })
-            .await
+                None => {
+                    let target = target.filter(browser_automations::next_run_at.is_null());
+                    diesel::update(target).set(&changes).execute(c).await?
+                }
+            };
+            if updated == 0 {
+                return Err(TxError::Repo(RepoError::NotFound));
+            }
+            c.append(audit(Some(previous), Some(automation))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -447,47 +441,44 @@ impl AutomationRepository for Store {
     ) -> Result<Vec<AutomationRun>, RepoError> {
         let secrets = children_pattern(id.as_str());
         let mut conn = self.pools.write().await?;
-        let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let runs = automation_runs::table
+        let result: Result<Vec<RunRow>, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let runs = automation_runs::table
+                .filter(automation_runs::organization_id.eq(org.as_str()))
+                .filter(automation_runs::automation_id.eq(id.as_str()))
+                .order((automation_runs::created_at.desc(), automation_runs::id.desc()))
+                .select(RunRow::as_select())
+                .load(c)
+                .await?;
+            diesel::delete(
+                automation_runs::table
                     .filter(automation_runs::organization_id.eq(org.as_str()))
-                    .filter(automation_runs::automation_id.eq(id.as_str()))
-                    .order((automation_runs::created_at.desc(), automation_runs::id.desc()))
-                    .select(RunRow::as_select())
-                    .load(c)
-                    .await?;
-                diesel::delete(
-                    automation_runs::table
-                        .filter(automation_runs::organization_id.eq(org.as_str()))
-                        .filter(automation_runs::automation_id.eq(id.as_str())),
-                )
-                .execute(c)
-                .await?;
-                // Its login secrets (vault rows owned by `{id}/{NAME}`) go with it.
-                diesel::delete(
-                    vault_secrets::table
-                        .filter(vault_secrets::organization_id.eq(org.as_str()))
-                        .filter(vault_secrets::owner_kind.eq(AUTOMATION_SECRET_OWNER_KIND))
-                        .filter(vault_secrets::owner_id.like(&secrets).escape('\\')),
-                )
-                .execute(c)
-                .await?;
-                let deleted: BrowserAutomation = diesel::delete(
-                    browser_automations::table
-                        .filter(browser_automations::organization_id.eq(org.as_str()))
-                        .filter(browser_automations::id.eq(id.as_str())),
-                )
-                .returning(AutomationRow::as_returning())
-                .get_result(c)
-                .await?
-                .try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(runs)
-            })
-            .await
+                    .filter(automation_runs::automation_id.eq(id.as_str())),
+            )
+            .execute(c)
+            .await?;
+            // Its login secrets (vault rows owned by `{id}/{NAME}`) go with it.
+            diesel::delete(
+                vault_secrets::table
+                    .filter(vault_secrets::organization_id.eq(org.as_str()))
+                    .filter(vault_secrets::owner_kind.eq(AUTOMATION_SECRET_OWNER_KIND))
+                    .filter(vault_secrets::owner_id.like(&secrets).escape('\\')),
+            )
+            .execute(c)
+            .await?;
+            let deleted: BrowserAutomation = diesel::delete(
+                browser_automations::table
+                    .filter(browser_automations::organization_id.eq(org.as_str()))
+                    .filter(browser_automations::id.eq(id.as_str())),
+            )
+            .returning(AutomationRow::as_returning())
+            .get_result(c)
+            .await?
+            .try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(runs)
         });
         result.map_err(RepoError::from)?.into_iter().map(AutomationRun::try_from).collect()
     }
@@ -496,14 +487,11 @@ impl AutomationRepository for Store {
         let row = RunRow::from(run);
         let org = run.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), DieselError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(automation_runs::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(run))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), DieselError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(automation_runs::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(run))).await?;
+            Ok(())
         });
         result.map_err(run_insert_error)
     }
@@ -545,21 +533,18 @@ impl AutomationRepository for Store {
         let cutoff = created_before.to_utc_naive();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut conn = self.pools.write().await?;
-        let result: Result<Vec<RunRow>, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let runs: Vec<RunRow> = automation_runs::table
-                    .filter(automation_runs::status.eq_any([COMPLETED, FAILED]))
-                    .filter(automation_runs::created_at.lt(cutoff))
-                    .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
-                    .limit(limit)
-                    .select(RunRow::as_select())
-                    .load(c)
-                    .await?;
-                let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
-                diesel::delete(automation_runs::table.filter(automation_runs::id.eq_any(&ids))).execute(c).await?;
-                Ok(runs)
-            })
-            .await
+        let result: Result<Vec<RunRow>, TxError> = write_transaction!(&mut conn, async |c| {
+            let runs: Vec<RunRow> = automation_runs::table
+                .filter(automation_runs::status.eq_any([COMPLETED, FAILED]))
+                .filter(automation_runs::created_at.lt(cutoff))
+                .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
+                .limit(limit)
+                .select(RunRow::as_select())
+                .load(c)
+                .await?;
+            let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+            diesel::delete(automation_runs::table.filter(automation_runs::id.eq_any(&ids))).execute(c).await?;
+            Ok(runs)
         });
         result.map_err(RepoError::from)?.into_iter().map(AutomationRun::try_from).collect()
     }
@@ -622,33 +607,27 @@ impl AutomationRepository for Store {
         // wins and the others, re-reading it, find next_run_at moved (and roll back). The run is inserted with ON CONFLICT DO NOTHING, so an active run
         // (automation_runs_one_active) skips it without undoing the advance, even when a manual
         // run is inserted between a check and the insert; the entry says which.
-        let result: Result<bool, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let claimed = diesel::update(
-                    browser_automations::table
-                        .filter(browser_automations::id.eq(automation.as_str()))
-                        .filter(browser_automations::next_run_at.eq(previous)),
-                )
-                .set(browser_automations::next_run_at.eq(next))
-                .execute(c)
-                .await?;
-                if claimed == 0 {
-                    return Err(TxError::Repo(RepoError::NotFound));
-                }
-                let inserted = diesel::insert_into(automation_runs::table)
-                    .values(&row)
-                    .on_conflict_do_nothing()
-                    .execute(c)
-                    .await?;
-                let entry = match inserted {
-                    0 => audit(Some(run), None),
-                    _ => audit(None, Some(run)),
-                };
-                c.append(entry).await?;
-                Ok(inserted > 0)
-            })
-            .await
+        let result: Result<bool, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let claimed = diesel::update(
+                browser_automations::table
+                    .filter(browser_automations::id.eq(automation.as_str()))
+                    .filter(browser_automations::next_run_at.eq(previous)),
+            )
+            .set(browser_automations::next_run_at.eq(next))
+            .execute(c)
+            .await?;
+            if claimed == 0 {
+                return Err(TxError::Repo(RepoError::NotFound));
+            }
+            let inserted =
+                diesel::insert_into(automation_runs::table).values(&row).on_conflict_do_nothing().execute(c).await?;
+            let entry = match inserted {
+                0 => audit(Some(run), None),
+                _ => audit(None, Some(run)),
+            };
+            c.append(entry).await?;
+            Ok(inserted > 0)
         });
         match result.map_err(RepoError::from) {
             Err(RepoError::NotFound) => Ok(false),
@@ -666,40 +645,37 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         // Select the oldest candidates, then take the first one still pending: the conditional
         // update is the claim, and a candidate another worker took first updates nothing.
-        let claimed: Option<(RunRow, AutomationRow)> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let candidates: Vec<String> = automation_runs::table
-                    .filter(automation_runs::status.eq(PENDING))
-                    .filter(automation_runs::organization_id.ne_all(&skip))
-                    .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
-                    .limit(CLAIM_CANDIDATES)
-                    .select(automation_runs::id)
-                    .load(c)
-                    .await?;
-                for id in candidates {
-                    let run: Option<RunRow> = diesel::update(
-                        automation_runs::table
-                            .filter(automation_runs::id.eq(&id))
-                            .filter(automation_runs::status.eq(PENDING)),
-                    )
-                    .set((automation_runs::status.eq(RUNNING), automation_runs::started_at.eq(now)))
-                    .returning(RunRow::as_returning())
-                    .get_result(c)
-                    .await
-                    .optional()?;
-                    if let Some(run) = run {
-                        let automation: AutomationRow = browser_automations::table
-                            .filter(browser_automations::organization_id.eq(&run.organization_id))
-                            .filter(browser_automations::id.eq(&run.automation_id))
-                            .select(AutomationRow::as_select())
-                            .first(c)
-                            .await?;
-                        return Ok::<_, DieselError>(Some((run, automation)));
-                    }
+        let claimed: Option<(RunRow, AutomationRow)> = write_transaction!(&mut conn, async |c| {
+            let candidates: Vec<String> = automation_runs::table
+                .filter(automation_runs::status.eq(PENDING))
+                .filter(automation_runs::organization_id.ne_all(&skip))
+                .order((automation_runs::created_at.asc(), automation_runs::id.asc()))
+                .limit(CLAIM_CANDIDATES)
+                .select(automation_runs::id)
+                .load(c)
+                .await?;
+            for id in candidates {
+                let run: Option<RunRow> = diesel::update(
+                    automation_runs::table
+                        .filter(automation_runs::id.eq(&id))
+                        .filter(automation_runs::status.eq(PENDING)),
+                )
+                .set((automation_runs::status.eq(RUNNING), automation_runs::started_at.eq(now)))
+                .returning(RunRow::as_returning())
+                .get_result(c)
+                .await
+                .optional()?;
+                if let Some(run) = run {
+                    let automation: AutomationRow = browser_automations::table
+                        .filter(browser_automations::organization_id.eq(&run.organization_id))
+                        .filter(browser_automations::id.eq(&run.automation_id))
+                        .select(AutomationRow::as_select())
+                        .first(c)
+                        .await?;
+                    return Ok::<_, DieselError>(Some((run, automation)));
                 }
-                Ok(None)
-            })
-            .await
+            }
+            Ok(None)
         })
         .map_err(repo_error)?;
         claimed.map(|(run, automation)| Ok((run.try_into()?, automation.try_into()?))).transpose()
@@ -711,21 +687,18 @@ impl AutomationRepository for Store {
         let mut conn = self.pools.write().await?;
         // Only a running run finishes: one failed as stale (or deleted) meanwhile stays as it is,
         // and the transaction rolls back, with no entry.
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let running = automation_runs::table
-                    .filter(automation_runs::organization_id.eq(org))
-                    .filter(automation_runs::id.eq(id))
-                    .filter(automation_runs::status.eq(RUNNING));
-                let before: Option<RunRow> = running.select(RunRow::as_select()).first(c).await.optional()?;
-                let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
-                diesel::update(running).set(&outcome).execute(c).await?;
-                let before = AutomationRun::try_from(before)?;
-                c.append(audit(Some(&before), Some(run))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let running = automation_runs::table
+                .filter(automation_runs::organization_id.eq(org))
+                .filter(automation_runs::id.eq(id))
+                .filter(automation_runs::status.eq(RUNNING));
+            let before: Option<RunRow> = running.select(RunRow::as_select()).first(c).await.optional()?;
+            let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+            diesel::update(running).set(&outcome).execute(c).await?;
+            let before = AutomationRun::try_from(before)?;
+            c.append(audit(Some(&before), Some(run))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }

@@ -11,12 +11,12 @@ use compliance_ports::{
 };
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{Boxed, ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
@@ -150,18 +150,15 @@ impl CommentRepository for Store {
         let org = comment.organization_id.as_str();
         let attachment_rows: Vec<AttachmentRow> = attachments.iter().map(AttachmentRow::from).collect();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(comments::table).values(&comment_row).execute(c).await?;
-                // One statement per row: diesel has no batch insert for SQLite behind the async wrapper.
-                for row in &attachment_rows {
-                    diesel::insert_into(attachments::table).values(row).execute(c).await?;
-                }
-                c.append(audit(None, Some(comment))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(comments::table).values(&comment_row).execute(c).await?;
+            // One statement per row: diesel has no batch insert for SQLite behind the async wrapper.
+            for row in &attachment_rows {
+                diesel::insert_into(attachments::table).values(row).execute(c).await?;
+            }
+            c.append(audit(None, Some(comment))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -244,21 +241,18 @@ impl CommentRepository for Store {
         let now = now.to_utc_naive();
         let the_comment =
             || comments::table.filter(comments::organization_id.eq(org.as_str())).filter(comments::id.eq(id.as_str()));
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let before: Comment = the_comment().select(CommentRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&before.etag())?;
-                let after: Comment = diesel::update(the_comment())
-                    .set((comments::content.eq(content), comments::updated_at.eq(now)))
-                    .returning(CommentRow::as_returning())
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let before: Comment = the_comment().select(CommentRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&before.etag())?;
+            let after: Comment = diesel::update(the_comment())
+                .set((comments::content.eq(content), comments::updated_at.eq(now)))
+                .returning(CommentRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)?;
         drop(conn);
@@ -273,37 +267,32 @@ impl CommentRepository for Store {
         audit: &AuditOf<'_, Comment>,
     ) -> Result<Vec<Attachment>, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<Vec<AttachmentRow>, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let rows: Vec<AttachmentRow> = attachments::table
-                    .filter(attachments::organization_id.eq(org.as_str()))
-                    .filter(attachments::comment_id.eq(id.as_str()))
-                    .select(AttachmentRow::as_select())
-                    .load(c)
-                    .await?;
-                diesel::delete(
-                    attachments::table
-                        .filter(attachments::organization_id.eq(org.as_str()))
-                        .filter(attachments::comment_id.eq(id.as_str())),
-                )
-                .execute(c)
+        let result: Result<Vec<AttachmentRow>, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let rows: Vec<AttachmentRow> = attachments::table
+                .filter(attachments::organization_id.eq(org.as_str()))
+                .filter(attachments::comment_id.eq(id.as_str()))
+                .select(AttachmentRow::as_select())
+                .load(c)
                 .await?;
-                let deleted: Comment = diesel::delete(
-                    comments::table
-                        .filter(comments::organization_id.eq(org.as_str()))
-                        .filter(comments::id.eq(id.as_str())),
-                )
-                .returning(CommentRow::as_returning())
-                .get_result(c)
-                .await?
-                .try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(rows)
-            })
-            .await
+            diesel::delete(
+                attachments::table
+                    .filter(attachments::organization_id.eq(org.as_str()))
+                    .filter(attachments::comment_id.eq(id.as_str())),
+            )
+            .execute(c)
+            .await?;
+            let deleted: Comment = diesel::delete(
+                comments::table.filter(comments::organization_id.eq(org.as_str())).filter(comments::id.eq(id.as_str())),
+            )
+            .returning(CommentRow::as_returning())
+            .get_result(c)
+            .await?
+            .try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(rows)
         });
         result.map_err(RepoError::from)?.into_iter().map(Attachment::try_from).collect()
     }

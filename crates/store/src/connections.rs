@@ -7,13 +7,13 @@ use compliance_ports::{
     AuditOf, ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Page, RepoError, SortValue,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
@@ -155,14 +155,11 @@ impl ConnectionRepository for Store {
         let mut conn = self.pools.write().await?;
         // A second live connection to the same provider violates connections_one_live_per_provider,
         // which repo_error turns into a conflict.
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(connections::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(connection))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(connections::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(connection))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -234,23 +231,19 @@ impl ConnectionRepository for Store {
         // A disconnected connection is final, and a row changed since it was read is not
         // overwritten: a slow check must not undo a disconnect or a re-authorisation. Finding
         // nothing rolls back: no entry.
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let target = connections::table
-                    .filter(connections::organization_id.eq(org))
-                    .filter(connections::id.eq(id))
-                    .filter(connections::status.ne(DISCONNECTED))
-                    .filter(connections::updated_at.eq(read_at));
-                let before: Option<ConnectionRow> =
-                    target.select(ConnectionRow::as_select()).first(c).await.optional()?;
-                let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
-                diesel::update(target).set(&changes).execute(c).await?;
-                let before = Connection::try_from(before)?;
-                c.append(audit(Some(&before), Some(connection))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let target = connections::table
+                .filter(connections::organization_id.eq(org))
+                .filter(connections::id.eq(id))
+                .filter(connections::status.ne(DISCONNECTED))
+                .filter(connections::updated_at.eq(read_at));
+            let before: Option<ConnectionRow> = target.select(ConnectionRow::as_select()).first(c).await.optional()?;
+            let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+            diesel::update(target).set(&changes).execute(c).await?;
+            let before = Connection::try_from(before)?;
+            c.append(audit(Some(&before), Some(connection))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }

@@ -9,13 +9,13 @@ use compliance_ports::{
     AuditOf, ContextFilter, ContextQuery, ContextRepository, ContextSort, ListName, Page, RepoError, SortValue,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::lock_record;
@@ -76,12 +76,9 @@ impl ContextRepository for Store {
     ) -> Result<(), RepoError> {
         let row = ContextEntryRow::from(entry);
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                Prepared(diesel::insert_into(context_entries::table).values(&row)).execute(c).await?;
-                c.append(audit(None, Some(entry))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            Prepared(diesel::insert_into(context_entries::table).values(&row)).execute(c).await?;
+            c.append(audit(None, Some(entry))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -105,21 +102,17 @@ impl ContextRepository for Store {
                 .filter(context_entries::organization_id.eq(org.as_str()))
                 .filter(context_entries::id.eq(id.as_str()))
         };
-        let result: Result<ContextEntry, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "context_entries", org.as_str(), id.as_str()).await?;
-                let before: ContextEntry =
-                    the_entry().select(ContextEntryRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&before.etag())?;
-                let after: ContextEntry =
-                    Prepared(diesel::update(the_entry()).set(&changes).returning(ContextEntryRow::as_returning()))
-                        .get_result(c)
-                        .await?
-                        .try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(after)
-            })
-            .await
+        let result: Result<ContextEntry, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "context_entries", org.as_str(), id.as_str()).await?;
+            let before: ContextEntry = the_entry().select(ContextEntryRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&before.etag())?;
+            let after: ContextEntry =
+                Prepared(diesel::update(the_entry()).set(&changes).returning(ContextEntryRow::as_returning()))
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(after)
         });
         result.map_err(RepoError::from)
     }
@@ -133,19 +126,16 @@ impl ContextRepository for Store {
         audit: &AuditOf<'_, ContextEntry>,
     ) -> Result<ContextEntry, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<ContextEntry, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let entry = context_entries::table
-                    .filter(context_entries::organization_id.eq(org.as_str()))
-                    .filter(context_entries::id.eq(id.as_str()));
-                let deleted: ContextEntry =
-                    diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await?.try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(deleted)
-            })
-            .await
+        let result: Result<ContextEntry, TxError> = write_transaction!(&mut conn, async |c| {
+            let entry = context_entries::table
+                .filter(context_entries::organization_id.eq(org.as_str()))
+                .filter(context_entries::id.eq(id.as_str()));
+            let deleted: ContextEntry =
+                diesel::delete(entry).returning(ContextEntryRow::as_returning()).get_result(c).await?.try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(deleted)
         });
         result.map_err(RepoError::from)
     }

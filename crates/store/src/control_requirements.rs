@@ -8,14 +8,14 @@ use compliance_domain::{ControlId, FrameworkId, OrganizationId, RequirementId, T
 use compliance_ports::{AuditOf, ControlRequirementRepository, MappedRequirement, RepoError};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::controls::ControlRow;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::rows::{id, instant, naive};
@@ -32,31 +32,28 @@ impl ControlRequirementRepository for Store {
         audit: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<RequirementMapping, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                // The requirement's framework, found only among the organization's.
-                let framework: String = requirements::table
-                    .filter(requirements::organization_id.eq(org.as_str()))
-                    .filter(requirements::id.eq(requirement.as_str()))
-                    .select(requirements::framework_id)
-                    .first(c)
-                    .await?;
-                let mapping = RequirementMapping {
-                    organization_id: org.clone(),
-                    control_id: control.clone(),
-                    requirement_id: requirement.clone(),
-                    framework_id: id("requirements", framework)?,
-                    created_at: now,
-                    removed_at: None,
-                };
-                // The foreign keys refuse a control that is not the organization's; the unique
-                // index of the mappings in force, a second one (a removed one may be made again).
-                diesel::insert_into(control_requirements::table).values(MappingRow::from(&mapping)).execute(c).await?;
-                c.append(audit(None, Some(&mapping))).await?;
-                Ok(mapping)
-            })
-            .await
+        let result: Result<RequirementMapping, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            // The requirement's framework, found only among the organization's.
+            let framework: String = requirements::table
+                .filter(requirements::organization_id.eq(org.as_str()))
+                .filter(requirements::id.eq(requirement.as_str()))
+                .select(requirements::framework_id)
+                .first(c)
+                .await?;
+            let mapping = RequirementMapping {
+                organization_id: org.clone(),
+                control_id: control.clone(),
+                requirement_id: requirement.clone(),
+                framework_id: id("requirements", framework)?,
+                created_at: now,
+                removed_at: None,
+            };
+            // The foreign keys refuse a control that is not the organization's; the unique
+            // index of the mappings in force, a second one (a removed one may be made again).
+            diesel::insert_into(control_requirements::table).values(MappingRow::from(&mapping)).execute(c).await?;
+            c.append(audit(None, Some(&mapping))).await?;
+            Ok(mapping)
         });
         result.map_err(|error| match error {
             TxError::Diesel(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
@@ -76,24 +73,21 @@ impl ControlRequirementRepository for Store {
         audit: &AuditOf<'_, RequirementMapping>,
     ) -> Result<RequirementMapping, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<RequirementMapping, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let the_mapping = control_requirements::table
-                    .filter(control_requirements::organization_id.eq(org.as_str()))
-                    .filter(control_requirements::control_id.eq(control.as_str()))
-                    .filter(control_requirements::requirement_id.eq(requirement.as_str()))
-                    .filter(control_requirements::removed_at.is_null());
-                let removed: RequirementMapping = diesel::update(the_mapping)
-                    .set(control_requirements::removed_at.eq(Some(naive(now))))
-                    .returning(MappingRow::as_returning())
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                c.append(audit(Some(&removed), None)).await?;
-                Ok(removed)
-            })
-            .await
+        let result: Result<RequirementMapping, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let the_mapping = control_requirements::table
+                .filter(control_requirements::organization_id.eq(org.as_str()))
+                .filter(control_requirements::control_id.eq(control.as_str()))
+                .filter(control_requirements::requirement_id.eq(requirement.as_str()))
+                .filter(control_requirements::removed_at.is_null());
+            let removed: RequirementMapping = diesel::update(the_mapping)
+                .set(control_requirements::removed_at.eq(Some(naive(now))))
+                .returning(MappingRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+            c.append(audit(Some(&removed), None)).await?;
+            Ok(removed)
         });
         result.map_err(RepoError::from)
     }

@@ -10,13 +10,13 @@ use compliance_ports::{
     RepoError,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::{lock_organization, lock_record};
 use crate::paging::{newest_first, read_page};
@@ -74,12 +74,9 @@ impl ControlRepository for Store {
     async fn insert_control(&self, control: &Control, audit: &AuditOf<'_, Control>) -> Result<(), RepoError> {
         let row = ControlRow::from(control);
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                diesel::insert_into(controls::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(control))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            diesel::insert_into(controls::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(control))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -98,20 +95,17 @@ impl ControlRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_control =
             || controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()));
-        let result: Result<Control, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "controls", org.as_str(), id.as_str()).await?;
-                let before: Control = the_control().select(ControlRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&before.etag())?;
-                let after: Control =
-                    Prepared(diesel::update(the_control()).set(&changes).returning(ControlRow::as_returning()))
-                        .get_result(c)
-                        .await?
-                        .try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(after)
-            })
-            .await
+        let result: Result<Control, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "controls", org.as_str(), id.as_str()).await?;
+            let before: Control = the_control().select(ControlRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&before.etag())?;
+            let after: Control =
+                Prepared(diesel::update(the_control()).set(&changes).returning(ControlRow::as_returning()))
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(after)
         });
         result.map_err(RepoError::from)
     }
@@ -124,38 +118,31 @@ impl ControlRepository for Store {
         audit: &AuditOf<'_, Control>,
     ) -> Result<DeletedControl, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<(Control, Vec<Option<String>>), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let files: Vec<Option<String>> = diesel::delete(
-                    evidence::table
-                        .filter(evidence::organization_id.eq(org.as_str()))
-                        .filter(evidence::control_id.eq(id.as_str())),
-                )
-                .returning(evidence::blob_key)
-                .get_results(c)
-                .await?;
-                diesel::delete(
-                    control_evidence_sources::table
-                        .filter(control_evidence_sources::organization_id.eq(org.as_str()))
-                        .filter(control_evidence_sources::control_id.eq(id.as_str())),
-                )
-                .execute(c)
-                .await?;
-                let the_control = controls::table
-                    .filter(controls::organization_id.eq(org.as_str()))
-                    .filter(controls::id.eq(id.as_str()));
-                let deleted: Control = diesel::delete(the_control)
-                    .returning(ControlRow::as_returning())
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok((deleted, files))
-            })
-            .await
+        let result: Result<(Control, Vec<Option<String>>), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let files: Vec<Option<String>> = diesel::delete(
+                evidence::table
+                    .filter(evidence::organization_id.eq(org.as_str()))
+                    .filter(evidence::control_id.eq(id.as_str())),
+            )
+            .returning(evidence::blob_key)
+            .get_results(c)
+            .await?;
+            diesel::delete(
+                control_evidence_sources::table
+                    .filter(control_evidence_sources::organization_id.eq(org.as_str()))
+                    .filter(control_evidence_sources::control_id.eq(id.as_str())),
+            )
+            .execute(c)
+            .await?;
+            let the_control =
+                controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()));
+            let deleted: Control =
+                diesel::delete(the_control).returning(ControlRow::as_returning()).get_result(c).await?.try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok((deleted, files))
         });
         let (control, files) = result.map_err(RepoError::from)?;
         // Only uploaded files own their blob; a run's screenshot belongs to the run.
@@ -172,18 +159,15 @@ impl ControlRepository for Store {
         let row = SourceRow::from(source);
         let org = source.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let exists: i64 = control_count(org, source.control_id.as_str()).get_result(c).await?;
-                if exists == 0 {
-                    return Err(diesel::result::Error::NotFound.into());
-                }
-                diesel::insert_into(control_evidence_sources::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(source))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let exists: i64 = control_count(org, source.control_id.as_str()).get_result(c).await?;
+            if exists == 0 {
+                return Err(diesel::result::Error::NotFound.into());
+            }
+            diesel::insert_into(control_evidence_sources::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(source))).await?;
+            Ok(())
         });
         result.map_err(|error| match RepoError::from(error) {
             RepoError::Conflict(_) => RepoError::Conflict("the control is already linked to this source".into()),
@@ -201,24 +185,21 @@ impl ControlRepository for Store {
         audit: &AuditOf<'_, EvidenceSource>,
     ) -> Result<EvidenceSource, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<EvidenceSource, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let link = control_evidence_sources::table
-                    .filter(control_evidence_sources::organization_id.eq(org.as_str()))
-                    .filter(control_evidence_sources::control_id.eq(control.as_str()))
-                    .filter(control_evidence_sources::source_id.eq(source_id))
-                    .filter(control_evidence_sources::removed_at.is_null());
-                let removed: EvidenceSource = diesel::update(link)
-                    .set(control_evidence_sources::removed_at.eq(Some(naive(now))))
-                    .returning(SourceRow::as_returning())
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                c.append(audit(Some(&removed), None)).await?;
-                Ok(removed)
-            })
-            .await
+        let result: Result<EvidenceSource, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let link = control_evidence_sources::table
+                .filter(control_evidence_sources::organization_id.eq(org.as_str()))
+                .filter(control_evidence_sources::control_id.eq(control.as_str()))
+                .filter(control_evidence_sources::source_id.eq(source_id))
+                .filter(control_evidence_sources::removed_at.is_null());
+            let removed: EvidenceSource = diesel::update(link)
+                .set(control_evidence_sources::removed_at.eq(Some(naive(now))))
+                .returning(SourceRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+            c.append(audit(Some(&removed), None)).await?;
+            Ok(removed)
         });
         result.map_err(RepoError::from)
     }
@@ -343,17 +324,14 @@ impl ControlRepository for Store {
         let row = EvidenceRow::from(item);
         let org = item.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let exists: i64 = control_count(org, item.control_id.as_str()).get_result(c).await?;
-                if exists == 0 {
-                    return Err(diesel::result::Error::NotFound.into());
-                }
-                diesel::insert_into(evidence::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(item))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            let exists: i64 = control_count(org, item.control_id.as_str()).get_result(c).await?;
+            if exists == 0 {
+                return Err(diesel::result::Error::NotFound.into());
+            }
+            diesel::insert_into(evidence::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(item))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use compliance_ports::PoolStatus;
 use diesel::SqliteConnection;
+use diesel::connection::AnsiTransactionManager;
 use diesel::connection::{Instrumentation, InstrumentationEvent};
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
-use diesel_async::sync_connection_wrapper::{SpawnBlocking, SyncConnectionWrapper};
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::sync_connection_wrapper::{SpawnBlocking, SyncConnectionWrapper, SyncTransactionManagerWrapper};
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection, TransactionManager};
 
 use crate::error::{StoreError, pool_error};
 use crate::thread_connection::{ThreadConnection, ThreadConnections};
@@ -67,6 +68,54 @@ macro_rules! db_run {
     };
 }
 pub(crate) use db_run;
+
+/// Runs one transaction body that writes, on either backend: PostgreSQL's `BEGIN`, SQLite's
+/// `BEGIN IMMEDIATE`. SQLite's plain `BEGIN` reads from a snapshot and asks for the write lock at
+/// its first write; when another process on the same file (a second instance) has committed in
+/// between, that request fails at once with "database is locked" instead of waiting out
+/// `busy_timeout`. `IMMEDIATE` takes the write lock first, waiting for it as `busy_timeout`
+/// allows, so the body reads what it then changes. `$conn` is what [`db_run!`] takes.
+macro_rules! write_transaction {
+    ($conn:expr, async |$c:ident| $body:block) => {
+        match $crate::db::ConnRef::from($conn) {
+            $crate::db::ConnRef::Pg(conn) => diesel_async::AsyncConnection::transaction(conn, async |$c| $body).await,
+            $crate::db::ConnRef::Sqlite($c) => match $crate::db::begin_immediate($c).await {
+                Ok(()) => {
+                    let result = async { $body }.await;
+                    $crate::db::end_immediate($c, result).await
+                }
+                Err(error) => Err(error.into()),
+            },
+        }
+    };
+}
+pub(crate) use write_transaction;
+
+/// Opens [`write_transaction!`]'s SQLite transaction. diesel-async's own `immediate_transaction`
+/// exists only for connections that hand their calls to tokio's blocking threads, which ours do
+/// not ([`InPlace`]); this is what it does, through the same transaction manager.
+pub(crate) async fn begin_immediate(conn: &mut SqliteAsync) -> diesel::QueryResult<()> {
+    conn.spawn_blocking(|c| AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")).await
+}
+
+/// Ends [`write_transaction!`]'s SQLite transaction: commits when its body succeeded, rolls back
+/// when it failed.
+pub(crate) async fn end_immediate<R, E: From<diesel::result::Error>>(
+    conn: &mut SqliteAsync,
+    result: Result<R, E>,
+) -> Result<R, E> {
+    type Transactions = SyncTransactionManagerWrapper<AnsiTransactionManager>;
+    match result {
+        Ok(value) => {
+            Transactions::commit_transaction(conn).await?;
+            Ok(value)
+        }
+        Err(error) => {
+            Transactions::rollback_transaction(conn).await?;
+            Err(error)
+        }
+    }
+}
 
 /// One connection of either backend, borrowed: what [`db_run!`] matches on.
 pub(crate) enum ConnRef<'c> {

@@ -12,8 +12,8 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
@@ -89,20 +89,17 @@ impl FrameworkRepository for Store {
             .collect();
         let org = framework.framework.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(frameworks::table).values(&row).execute(c).await?;
-                // One prepared statement, row by row: diesel-async's SQLite connection takes no
-                // multi-row INSERT. Parents come first in catalog order, so each row refers only
-                // to rows inserted before it.
-                for row in &rows {
-                    Prepared(diesel::insert_into(requirements::table).values(row)).execute(c).await?;
-                }
-                c.append(audit(None, Some(&framework.framework))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(frameworks::table).values(&row).execute(c).await?;
+            // One prepared statement, row by row: diesel-async's SQLite connection takes no
+            // multi-row INSERT. Parents come first in catalog order, so each row refers only
+            // to rows inserted before it.
+            for row in &rows {
+                Prepared(diesel::insert_into(requirements::table).values(row)).execute(c).await?;
+            }
+            c.append(audit(None, Some(&framework.framework))).await?;
+            Ok(())
         });
         result.map_err(|error| match RepoError::from(error) {
             RepoError::Conflict(_) => RepoError::Conflict(format!(
@@ -126,40 +123,36 @@ impl FrameworkRepository for Store {
                 .filter(frameworks::organization_id.eq(org.as_str()))
                 .filter(frameworks::id.eq(id.as_str()))
         };
-        let result: Result<Framework, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                // The precondition first (RFC 9110 §13.2.2), then what the delete itself refuses.
-                let current: Framework =
-                    the_framework().select(FrameworkRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&current.etag())?;
-                // Mappings are written under the same lock: none can arrive after this count.
-                let of_the_framework = || {
-                    control_requirements::table
-                        .filter(control_requirements::organization_id.eq(org.as_str()))
-                        .filter(control_requirements::framework_id.eq(id.as_str()))
-                };
-                let mapped: i64 =
-                    of_the_framework().filter(control_requirements::removed_at.is_null()).count().get_result(c).await?;
-                if mapped > 0 {
-                    return Err(RepoError::Conflict(format!(
-                        "{mapped} control mapping(s) refer to this framework's requirements: unmap them first \
-                         (DELETE /v1/controls/{{id}}/requirements/{{requirementId}})"
-                    ))
-                    .into());
-                }
-                // The removed mappings' history goes with the framework it was about.
-                diesel::delete(of_the_framework()).execute(c).await?;
-                // The requirements go with it (ON DELETE CASCADE).
-                let deleted: Framework = diesel::delete(the_framework())
-                    .returning(FrameworkRow::as_returning())
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(deleted)
-            })
-            .await
+        let result: Result<Framework, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            // The precondition first (RFC 9110 §13.2.2), then what the delete itself refuses.
+            let current: Framework = the_framework().select(FrameworkRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&current.etag())?;
+            // Mappings are written under the same lock: none can arrive after this count.
+            let of_the_framework = || {
+                control_requirements::table
+                    .filter(control_requirements::organization_id.eq(org.as_str()))
+                    .filter(control_requirements::framework_id.eq(id.as_str()))
+            };
+            let mapped: i64 =
+                of_the_framework().filter(control_requirements::removed_at.is_null()).count().get_result(c).await?;
+            if mapped > 0 {
+                return Err(RepoError::Conflict(format!(
+                    "{mapped} control mapping(s) refer to this framework's requirements: unmap them first \
+                     (DELETE /v1/controls/{{id}}/requirements/{{requirementId}})"
+                ))
+                .into());
+            }
+            // The removed mappings' history goes with the framework it was about.
+            diesel::delete(of_the_framework()).execute(c).await?;
+            // The requirements go with it (ON DELETE CASCADE).
+            let deleted: Framework = diesel::delete(the_framework())
+                .returning(FrameworkRow::as_returning())
+                .get_result(c)
+                .await?
+                .try_into()?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(deleted)
         });
         result.map_err(RepoError::from)
     }

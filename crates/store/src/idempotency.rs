@@ -8,11 +8,11 @@ use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{IdempotencyRepository, NewReservation, Outcome, RepoError, Reservation, StoredResponse};
 use diesel::prelude::*;
 use diesel::result::{Error as DieselError, QueryResult};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
-use crate::db::{ConnRef, db_run};
+use crate::db::{ConnRef, db_run, write_transaction};
 use crate::error::repo_error;
 use crate::rows::{instant, naive};
 use crate::schema::idempotency_keys;
@@ -63,26 +63,23 @@ impl IdempotencyRepository for Store {
         for _ in 0..INSERT_TRIES {
             // One short transaction: an expired reservation of the same scope goes, this one is
             // inserted unless the scope is taken, else the one holding it is read.
-            let found: Result<Option<Option<KeyRow>>, DieselError> = db_run!(&mut conn, |c| {
-                c.transaction(async |c| {
-                    let scope = idempotency_keys::table
-                        .filter(idempotency_keys::organization_id.eq(&row.organization_id))
-                        .filter(idempotency_keys::caller.eq(&row.caller))
-                        .filter(idempotency_keys::idempotency_key.eq(&row.idempotency_key))
-                        .filter(idempotency_keys::route.eq(&row.route));
-                    diesel::delete(scope.filter(idempotency_keys::expires_at.le(naive(now)))).execute(c).await?;
-                    let inserted = diesel::insert_into(idempotency_keys::table)
-                        .values(&row)
-                        .on_conflict_do_nothing()
-                        .execute(c)
-                        .await?;
-                    if inserted == 1 {
-                        return Ok(None);
-                    }
-                    let existing = scope.select(KeyRow::as_select()).first(c).await.optional()?;
-                    Ok(Some(existing))
-                })
-                .await
+            let found: Result<Option<Option<KeyRow>>, DieselError> = write_transaction!(&mut conn, async |c| {
+                let scope = idempotency_keys::table
+                    .filter(idempotency_keys::organization_id.eq(&row.organization_id))
+                    .filter(idempotency_keys::caller.eq(&row.caller))
+                    .filter(idempotency_keys::idempotency_key.eq(&row.idempotency_key))
+                    .filter(idempotency_keys::route.eq(&row.route));
+                diesel::delete(scope.filter(idempotency_keys::expires_at.le(naive(now)))).execute(c).await?;
+                let inserted = diesel::insert_into(idempotency_keys::table)
+                    .values(&row)
+                    .on_conflict_do_nothing()
+                    .execute(c)
+                    .await?;
+                if inserted == 1 {
+                    return Ok(None);
+                }
+                let existing = scope.select(KeyRow::as_select()).first(c).await.optional()?;
+                Ok(Some(existing))
             });
             match found.map_err(repo_error)? {
                 None => return Ok(None),

@@ -7,12 +7,12 @@ use compliance_domain::people::Member;
 use compliance_domain::{InvitationId, OrganizationId, Timestamp};
 use compliance_ports::{Acceptance, AuditOf, Cursor, InvitationRepository, Page, PageRequest, RepoError};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{newest_first, read_page};
@@ -79,13 +79,10 @@ impl InvitationRepository for Store {
         let row = InvitationRow::from(invitation);
         let org = invitation.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(invitations::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(invitation))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(invitations::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(invitation))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -130,24 +127,21 @@ impl InvitationRepository for Store {
         audit: &AuditOf<'_, Invitation>,
     ) -> Result<(), RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let deleted: Invitation = diesel::delete(
-                    invitations::table
-                        .filter(invitations::organization_id.eq(org.as_str()))
-                        .filter(invitations::id.eq(id.as_str())),
-                )
-                .returning(InvitationRow::as_returning())
-                .get_result(c)
-                .await?
-                .try_into()?;
-                // The deleted row is the invitation as it was: a stale `If-Match` rolls it back.
-                if_match.check(&deleted.etag_at(now))?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let deleted: Invitation = diesel::delete(
+                invitations::table
+                    .filter(invitations::organization_id.eq(org.as_str()))
+                    .filter(invitations::id.eq(id.as_str())),
+            )
+            .returning(InvitationRow::as_returning())
+            .get_result(c)
+            .await?
+            .try_into()?;
+            // The deleted row is the invitation as it was: a stale `If-Match` rolls it back.
+            if_match.check(&deleted.etag_at(now))?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -180,31 +174,28 @@ impl InvitationRepository for Store {
         let member_row = MemberRow::from(member);
         let (at, user) = (naive(now), member.user_id.as_str());
         let mut conn = self.pools.write().await?;
-        let result: Result<Acceptance, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                // The organization's lock first, as every membership change; a claim that finds
-                // nothing rolls back (NotFound below), with no entry.
-                lock_organization(c.any(), org).await?;
-                let claimed: Option<InvitationRow> = diesel::update(
-                    invitations::table
-                        .find(invitation.id.as_str())
-                        .filter(invitations::accepted_at.is_null())
-                        .filter(invitations::expires_at.gt(at)),
-                )
-                .set((invitations::accepted_at.eq(at), invitations::accepted_by.eq(user)))
-                .returning(InvitationRow::as_returning())
-                .get_result(c)
-                .await
-                .optional()?;
-                let Some(claimed) = claimed else { return Err(TxError::Repo(RepoError::NotFound)) };
-                let accepted = Invitation::try_from(claimed)?;
-                diesel::insert_into(members::table).values(&member_row).execute(c).await?;
-                c.append(audit_invitation(Some(invitation), Some(&accepted))).await?;
-                lock_organization(c.any(), org).await?;
-                c.append(audit_member(None, Some(member))).await?;
-                Ok(Acceptance::Accepted)
-            })
+        let result: Result<Acceptance, TxError> = write_transaction!(&mut conn, async |c| {
+            // The organization's lock first, as every membership change; a claim that finds
+            // nothing rolls back (NotFound below), with no entry.
+            lock_organization(c.any(), org).await?;
+            let claimed: Option<InvitationRow> = diesel::update(
+                invitations::table
+                    .find(invitation.id.as_str())
+                    .filter(invitations::accepted_at.is_null())
+                    .filter(invitations::expires_at.gt(at)),
+            )
+            .set((invitations::accepted_at.eq(at), invitations::accepted_by.eq(user)))
+            .returning(InvitationRow::as_returning())
+            .get_result(c)
             .await
+            .optional()?;
+            let Some(claimed) = claimed else { return Err(TxError::Repo(RepoError::NotFound)) };
+            let accepted = Invitation::try_from(claimed)?;
+            diesel::insert_into(members::table).values(&member_row).execute(c).await?;
+            c.append(audit_invitation(Some(invitation), Some(&accepted))).await?;
+            lock_organization(c.any(), org).await?;
+            c.append(audit_member(None, Some(member))).await?;
+            Ok(Acceptance::Accepted)
         });
         match result.map_err(RepoError::from) {
             Err(RepoError::NotFound) => Ok(Acceptance::NoLongerPending),

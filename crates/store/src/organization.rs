@@ -7,12 +7,12 @@ use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::Member;
 use compliance_ports::{AuditOf, OrganizationRepository, RepoError};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::rows::{MemberRow, OrganizationRow};
@@ -25,13 +25,10 @@ impl OrganizationRepository for Store {
         let row = OrganizationRow::from(organization);
         let org = organization.id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(organizations::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(organization))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(organizations::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(organization))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -46,17 +43,14 @@ impl OrganizationRepository for Store {
         let (row, owner_row) = (OrganizationRow::from(organization), MemberRow::from(owner));
         let org = organization.id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(organizations::table).values(&row).execute(c).await?;
-                diesel::insert_into(members::table).values(&owner_row).execute(c).await?;
-                c.append(audit_organization(None, Some(organization))).await?;
-                lock_organization(c.any(), org).await?;
-                c.append(audit_member(None, Some(owner))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(organizations::table).values(&row).execute(c).await?;
+            diesel::insert_into(members::table).values(&owner_row).execute(c).await?;
+            c.append(audit_organization(None, Some(organization))).await?;
+            lock_organization(c.any(), org).await?;
+            c.append(audit_member(None, Some(owner))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -132,23 +126,20 @@ impl OrganizationRepository for Store {
         audit: &AuditOf<'_, Organization>,
     ) -> Result<Organization, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<Organization, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let row: OrganizationRow =
-                    organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
-                let before = Organization::try_from(row)?;
-                if_match.check(&before.etag())?;
-                let mut organization = before.clone();
-                organization.apply(patch);
-                diesel::update(organizations::table.find(org.as_str()))
-                    .set(&OrganizationRow::from(&organization))
-                    .execute(c)
-                    .await?;
-                c.append(audit(Some(&before), Some(&organization))).await?;
-                Ok(organization)
-            })
-            .await
+        let result: Result<Organization, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let row: OrganizationRow =
+                organizations::table.find(org.as_str()).select(OrganizationRow::as_select()).first(c).await?;
+            let before = Organization::try_from(row)?;
+            if_match.check(&before.etag())?;
+            let mut organization = before.clone();
+            organization.apply(patch);
+            diesel::update(organizations::table.find(org.as_str()))
+                .set(&OrganizationRow::from(&organization))
+                .execute(c)
+                .await?;
+            c.append(audit(Some(&before), Some(&organization))).await?;
+            Ok(organization)
         });
         result.map_err(RepoError::from)
     }

@@ -11,13 +11,13 @@ use compliance_ports::{
 };
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::Failures;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{
@@ -117,13 +117,10 @@ impl MemberRepository for Store {
         let row = MemberRow::from(member);
         let org = member.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(members::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(member))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(members::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(member))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -217,40 +214,36 @@ impl MemberRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_member =
             || members::table.filter(members::organization_id.eq(org.as_str())).filter(members::id.eq(id.as_str()));
-        let result: Result<Person, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                // One membership change per organization at a time: the last-owner rule below
-                // counts the other members, and two demotions must not each count the other owner.
-                diesel::update(organizations::table.find(org.as_str()))
-                    .set(organizations::id.eq(organizations::id))
-                    .execute(c)
+        let result: Result<Person, TxError> = write_transaction!(&mut conn, async |c| {
+            // One membership change per organization at a time: the last-owner rule below
+            // counts the other members, and two demotions must not each count the other owner.
+            diesel::update(organizations::table.find(org.as_str()))
+                .set(organizations::id.eq(organizations::id))
+                .execute(c)
+                .await?;
+            diesel::update(the_member()).set(members::role.eq(members::role)).execute(c).await?;
+            let mut member = Member::try_from(the_member().select(MemberRow::as_select()).first(c).await?)?;
+            let user_of = |member: &Member| users::table.find(member.user_id.to_string()).select(UserRow::as_select());
+            let user: UserRow = user_of(&member).first(c).await?;
+            if_match.check(&Person { member: member.clone(), user: user.try_into()? }.etag())?;
+            let was_owner = member.is_active_owner();
+            let before = member.clone();
+            member.apply(patch);
+            diesel::update(the_member()).set(&MemberRow::from(&member)).execute(c).await?;
+            if was_owner && !member.is_active_owner() {
+                let roles: Vec<String> = members::table
+                    .filter(members::organization_id.eq(org.as_str()))
+                    .filter(members::is_active.eq(true))
+                    .select(members::role)
+                    .load(c)
                     .await?;
-                diesel::update(the_member()).set(members::role.eq(members::role)).execute(c).await?;
-                let mut member = Member::try_from(the_member().select(MemberRow::as_select()).first(c).await?)?;
-                let user_of =
-                    |member: &Member| users::table.find(member.user_id.to_string()).select(UserRow::as_select());
-                let user: UserRow = user_of(&member).first(c).await?;
-                if_match.check(&Person { member: member.clone(), user: user.try_into()? }.etag())?;
-                let was_owner = member.is_active_owner();
-                let before = member.clone();
-                member.apply(patch);
-                diesel::update(the_member()).set(&MemberRow::from(&member)).execute(c).await?;
-                if was_owner && !member.is_active_owner() {
-                    let roles: Vec<String> = members::table
-                        .filter(members::organization_id.eq(org.as_str()))
-                        .filter(members::is_active.eq(true))
-                        .select(members::role)
-                        .load(c)
-                        .await?;
-                    if !roles.iter().any(|role| holds(role, Role::Owner)) {
-                        return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
-                    }
+                if !roles.iter().any(|role| holds(role, Role::Owner)) {
+                    return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
                 }
-                c.append(audit(Some(&before), Some(&member))).await?;
-                let user: UserRow = user_of(&member).first(c).await?;
-                Ok(Person { member, user: user.try_into()? })
-            })
-            .await
+            }
+            c.append(audit(Some(&before), Some(&member))).await?;
+            let user: UserRow = user_of(&member).first(c).await?;
+            Ok(Person { member, user: user.try_into()? })
         });
         result.map_err(RepoError::from)
     }
@@ -269,71 +262,68 @@ impl MemberRepository for Store {
             members::table.filter(members::organization_id.eq(org.to_string())).filter(members::id.eq(id.to_string()))
         };
         let mut failures = Failures::default();
-        let result: Result<Vec<(Person, Vec<AttachmentRow>)>, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                // The organization once, for every operation: as `update` and `insert` take it.
-                lock_organization(c.any(), org.as_str()).await?;
-                let mut applied = Vec::with_capacity(writes.len());
-                for (index, write) in writes.iter().enumerate() {
-                    let one: Result<Member, TxError> = async {
-                        match write {
-                            BulkWrite::Create(member) => {
-                                let row = MemberRow::from(member);
-                                diesel::insert_into(members::table).values(&row).execute(c).await?;
-                                c.append(audit(None, Some(member))).await?;
-                                Ok(member.clone())
-                            }
-                            BulkWrite::Update(id, patch) => {
-                                // the member's lock and the rule of `update`, above
-                                diesel::update(the_member(id)).set(members::role.eq(members::role)).execute(c).await?;
-                                let mut member =
-                                    Member::try_from(the_member(id).select(MemberRow::as_select()).first(c).await?)?;
-                                let was_owner = member.is_active_owner();
-                                let before = member.clone();
-                                member.apply(patch);
-                                diesel::update(the_member(id)).set(&MemberRow::from(&member)).execute(c).await?;
-                                if was_owner && !member.is_active_owner() {
-                                    let roles: Vec<String> = members::table
-                                        .filter(members::organization_id.eq(org.as_str()))
-                                        .filter(members::is_active.eq(true))
-                                        .select(members::role)
-                                        .load(c)
-                                        .await?;
-                                    if !roles.iter().any(|role| holds(role, Role::Owner)) {
-                                        return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
-                                    }
-                                }
-                                c.append(audit(Some(&before), Some(&member))).await?;
-                                Ok(member)
-                            }
-                            BulkWrite::Delete(_) => {
-                                Err(TxError::Repo(RepoError::Internal("members are deactivated, never deleted".into())))
-                            }
+        let result: Result<Vec<(Person, Vec<AttachmentRow>)>, TxError> = write_transaction!(&mut conn, async |c| {
+            // The organization once, for every operation: as `update` and `insert` take it.
+            lock_organization(c.any(), org.as_str()).await?;
+            let mut applied = Vec::with_capacity(writes.len());
+            for (index, write) in writes.iter().enumerate() {
+                let one: Result<Member, TxError> = async {
+                    match write {
+                        BulkWrite::Create(member) => {
+                            let row = MemberRow::from(member);
+                            diesel::insert_into(members::table).values(&row).execute(c).await?;
+                            c.append(audit(None, Some(member))).await?;
+                            Ok(member.clone())
                         }
-                    }
-                    .await;
-                    let one = match one {
-                        Ok(member) => users::table
-                            .find(member.user_id.as_str())
-                            .select(UserRow::as_select())
-                            .first(c)
-                            .await
-                            .map_err(TxError::from)
-                            .and_then(|user| Ok(Person { member, user: user.try_into()? })),
-                        Err(error) => Err(error),
-                    };
-                    match one {
-                        Ok(person) => applied.push((person, Vec::new())),
-                        Err(error) => {
-                            if !failures.record(index, error) {
-                                break;
+                        BulkWrite::Update(id, patch) => {
+                            // the member's lock and the rule of `update`, above
+                            diesel::update(the_member(id)).set(members::role.eq(members::role)).execute(c).await?;
+                            let mut member =
+                                Member::try_from(the_member(id).select(MemberRow::as_select()).first(c).await?)?;
+                            let was_owner = member.is_active_owner();
+                            let before = member.clone();
+                            member.apply(patch);
+                            diesel::update(the_member(id)).set(&MemberRow::from(&member)).execute(c).await?;
+                            if was_owner && !member.is_active_owner() {
+                                let roles: Vec<String> = members::table
+                                    .filter(members::organization_id.eq(org.as_str()))
+                                    .filter(members::is_active.eq(true))
+                                    .select(members::role)
+                                    .load(c)
+                                    .await?;
+                                if !roles.iter().any(|role| holds(role, Role::Owner)) {
+                                    return Err(TxError::Repo(RepoError::Conflict(LAST_OWNER.into())));
+                                }
                             }
+                            c.append(audit(Some(&before), Some(&member))).await?;
+                            Ok(member)
+                        }
+                        BulkWrite::Delete(_) => {
+                            Err(TxError::Repo(RepoError::Internal("members are deactivated, never deleted".into())))
                         }
                     }
                 }
-                failures.commit_or_roll_back(applied)
-            })
-            .await
+                .await;
+                let one = match one {
+                    Ok(member) => users::table
+                        .find(member.user_id.as_str())
+                        .select(UserRow::as_select())
+                        .first(c)
+                        .await
+                        .map_err(TxError::from)
+                        .and_then(|user| Ok(Person { member, user: user.try_into()? })),
+                    Err(error) => Err(error),
+                };
+                match one {
+                    Ok(person) => applied.push((person, Vec::new())),
+                    Err(error) => {
+                        if !failures.record(index, error) {
+                            break;
+                        }
+                    }
+                }
+            }
+            failures.commit_or_roll_back(applied)
         });
         failures.answer(result)
     }
@@ -345,13 +335,10 @@ impl CredentialRepository for Store {
         let row = ApiKeyRow::from(key);
         let org = key.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                diesel::insert_into(api_keys::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(key))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            diesel::insert_into(api_keys::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(key))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -442,53 +429,49 @@ impl CredentialRepository for Store {
         if found.revoked_at.is_some() {
             return Ok(RevokedApiKey { key: found, descendants: Vec::new() });
         }
-        let result: Result<RevokedApiKey, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                // The organization's lock first: the key read after it is the one replaced.
-                lock_organization(c.any(), org).await?;
-                let before: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
-                diesel::update(the_key().filter(api_keys::revoked_at.is_null()))
-                    .set(api_keys::revoked_at.eq(at))
-                    .execute(c)
-                    .await?;
-                let after: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                // Its descendants, generation by generation; those not revoked yet go with it.
-                let (mut live, mut parents) = (Vec::new(), vec![id.to_string()]);
-                while !parents.is_empty() {
-                    let rows: Vec<ApiKeyRow> = api_keys::table
-                        .filter(api_keys::organization_id.eq(org))
-                        .filter(api_keys::parent_id.eq_any(parents.clone()))
-                        .select(ApiKeyRow::as_select())
-                        .load(c)
-                        .await?;
-                    let children = rows.into_iter().map(ApiKey::try_from).collect::<Result<Vec<_>, _>>()?;
-                    parents = children.iter().map(|child| child.id.to_string()).collect();
-                    live.extend(children.into_iter().filter(|child| child.revoked_at.is_none()));
-                }
-                if live.is_empty() {
-                    return Ok(RevokedApiKey { key: after, descendants: Vec::new() });
-                }
-                let ids: Vec<&str> = live.iter().map(|key| key.id.as_str()).collect();
-                diesel::update(
-                    api_keys::table
-                        .filter(api_keys::organization_id.eq(org))
-                        .filter(api_keys::id.eq_any(ids.clone()))
-                        .filter(api_keys::revoked_at.is_null()),
-                )
+        let result: Result<RevokedApiKey, TxError> = write_transaction!(&mut conn, async |c| {
+            // The organization's lock first: the key read after it is the one replaced.
+            lock_organization(c.any(), org).await?;
+            let before: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
+            diesel::update(the_key().filter(api_keys::revoked_at.is_null()))
                 .set(api_keys::revoked_at.eq(at))
                 .execute(c)
                 .await?;
-                let revoked: Vec<ApiKey> = live
-                    .iter()
-                    .map(|key| ApiKey { revoked_at: Some(Timestamp::from_utc_naive(at)), ..key.clone() })
-                    .collect();
-                let drafts =
-                    live.iter().zip(&revoked).map(|(before, after)| audit(Some(before), Some(after))).collect();
-                c.append_many(drafts).await?;
-                Ok(RevokedApiKey { key: after, descendants: revoked })
-            })
-            .await
+            let after: ApiKey = the_key().select(ApiKeyRow::as_select()).first(c).await?.try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            // Its descendants, generation by generation; those not revoked yet go with it.
+            let (mut live, mut parents) = (Vec::new(), vec![id.to_string()]);
+            while !parents.is_empty() {
+                let rows: Vec<ApiKeyRow> = api_keys::table
+                    .filter(api_keys::organization_id.eq(org))
+                    .filter(api_keys::parent_id.eq_any(parents.clone()))
+                    .select(ApiKeyRow::as_select())
+                    .load(c)
+                    .await?;
+                let children = rows.into_iter().map(ApiKey::try_from).collect::<Result<Vec<_>, _>>()?;
+                parents = children.iter().map(|child| child.id.to_string()).collect();
+                live.extend(children.into_iter().filter(|child| child.revoked_at.is_none()));
+            }
+            if live.is_empty() {
+                return Ok(RevokedApiKey { key: after, descendants: Vec::new() });
+            }
+            let ids: Vec<&str> = live.iter().map(|key| key.id.as_str()).collect();
+            diesel::update(
+                api_keys::table
+                    .filter(api_keys::organization_id.eq(org))
+                    .filter(api_keys::id.eq_any(ids.clone()))
+                    .filter(api_keys::revoked_at.is_null()),
+            )
+            .set(api_keys::revoked_at.eq(at))
+            .execute(c)
+            .await?;
+            let revoked: Vec<ApiKey> = live
+                .iter()
+                .map(|key| ApiKey { revoked_at: Some(Timestamp::from_utc_naive(at)), ..key.clone() })
+                .collect();
+            let drafts = live.iter().zip(&revoked).map(|(before, after)| audit(Some(before), Some(after))).collect();
+            c.append_many(drafts).await?;
+            Ok(RevokedApiKey { key: after, descendants: revoked })
         });
         result.map_err(RepoError::from)
     }
@@ -507,26 +490,23 @@ impl CredentialRepository for Store {
         let row = SessionRow::from(session);
         let user = session.user_id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                diesel::insert_into(sessions::table).values(&row).execute(c).await?;
-                // Each organization the user is an active member of, by id (the order every such
-                // change locks their rows in).
-                let orgs: Vec<String> = members::table
-                    .filter(members::user_id.eq(user))
-                    .filter(members::is_active.eq(true))
-                    .select(members::organization_id)
-                    .order(members::organization_id.asc())
-                    .load(c)
-                    .await?;
-                for org in orgs {
-                    lock_organization(c.any(), &org).await?;
-                    let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
-                    c.append(audit(&org, None, Some(session))).await?;
-                }
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            diesel::insert_into(sessions::table).values(&row).execute(c).await?;
+            // Each organization the user is an active member of, by id (the order every such
+            // change locks their rows in).
+            let orgs: Vec<String> = members::table
+                .filter(members::user_id.eq(user))
+                .filter(members::is_active.eq(true))
+                .select(members::organization_id)
+                .order(members::organization_id.asc())
+                .load(c)
+                .await?;
+            for org in orgs {
+                lock_organization(c.any(), &org).await?;
+                let org = OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?;
+                c.append(audit(&org, None, Some(session))).await?;
+            }
+            Ok(())
         });
         result.map_err(RepoError::from)
     }

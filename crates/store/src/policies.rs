@@ -12,14 +12,14 @@ use compliance_ports::{
     PolicyWrite, RepoError, SortValue,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::comments::{attachments_on, comments_on};
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::lock_record;
@@ -75,12 +75,9 @@ impl PolicyRepository for Store {
     async fn insert_policy(&self, policy: &Policy, audit: &AuditOf<'_, Policy>) -> Result<(), RepoError> {
         let row = PolicyRow::from(policy);
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                Prepared(diesel::insert_into(policies::table).values(&row)).execute(c).await?;
-                c.append(audit(None, Some(policy))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            Prepared(diesel::insert_into(policies::table).values(&row)).execute(c).await?;
+            c.append(audit(None, Some(policy))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -103,30 +100,27 @@ impl PolicyRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_policy =
             || policies::table.filter(policies::organization_id.eq(org.as_str())).filter(policies::id.eq(id.as_str()));
-        let locked: Result<Policy, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "policies", org.as_str(), id.as_str()).await?;
-                let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
-                if_match.check(&before.etag())?;
-                // submitted since the use case read it: the content under approval stays as
-                // submitted (the use case reads again and refuses the edit)
-                if before.status == PolicyStatus::PendingApproval && patch.sets_content() {
-                    return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
-                }
-                let mut policy = before.clone();
-                // strictly later than what was read, so that `updatedAt` moves with every change
-                let now =
-                    if now > before.updated_at { now } else { before.updated_at.plus(time::Duration::microseconds(1)) };
-                if policy.apply(patch, now) {
-                    // publishing goes through `save_policy` with its version: the policy was
-                    // published or withdrawn since the use case read it
-                    return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
-                }
-                diesel::update(the_policy()).set(&PolicyRow::from(&policy)).execute(c).await?;
-                c.append(audit(Some(&before), Some(&policy))).await?;
-                Ok(policy)
-            })
-            .await
+        let locked: Result<Policy, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "policies", org.as_str(), id.as_str()).await?;
+            let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+            if_match.check(&before.etag())?;
+            // submitted since the use case read it: the content under approval stays as
+            // submitted (the use case reads again and refuses the edit)
+            if before.status == PolicyStatus::PendingApproval && patch.sets_content() {
+                return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
+            }
+            let mut policy = before.clone();
+            // strictly later than what was read, so that `updatedAt` moves with every change
+            let now =
+                if now > before.updated_at { now } else { before.updated_at.plus(time::Duration::microseconds(1)) };
+            if policy.apply(patch, now) {
+                // publishing goes through `save_policy` with its version: the policy was
+                // published or withdrawn since the use case read it
+                return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
+            }
+            diesel::update(the_policy()).set(&PolicyRow::from(&policy)).execute(c).await?;
+            c.append(audit(Some(&before), Some(&policy))).await?;
+            Ok(policy)
         });
         locked.map_err(RepoError::from)
     }
@@ -140,24 +134,20 @@ impl PolicyRepository for Store {
     ) -> Result<Deleted<Policy>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Policy.as_str();
-        let result: Result<(Policy, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
-                    .returning(AttachmentRow::as_returning())
-                    .get_results(c)
-                    .await?;
-                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                let policy = policies::table
-                    .filter(policies::organization_id.eq(org.as_str()))
-                    .filter(policies::id.eq(id.as_str()));
-                let deleted: Policy =
-                    diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?.try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok((deleted, attachments))
-            })
-            .await
+        let result: Result<(Policy, Vec<AttachmentRow>), TxError> = write_transaction!(&mut conn, async |c| {
+            let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                .returning(AttachmentRow::as_returning())
+                .get_results(c)
+                .await?;
+            diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+            let policy =
+                policies::table.filter(policies::organization_id.eq(org.as_str())).filter(policies::id.eq(id.as_str()));
+            let deleted: Policy =
+                diesel::delete(policy).returning(PolicyRow::as_returning()).get_result(c).await?.try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok((deleted, attachments))
         });
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
@@ -178,24 +168,21 @@ impl PolicyRepository for Store {
         let signature = after.signature.map(PolicySignatureRow::from);
         let mut conn = self.pools.write().await?;
         let the_policy = || policies::table.filter(policies::organization_id.eq(org)).filter(policies::id.eq(id));
-        let saved: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "policies", org, id).await?;
-                let stored: PrimitiveDateTime = the_policy().select(policies::updated_at).first(c).await?;
-                if stored != naive(before.updated_at) {
-                    return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
-                }
-                diesel::update(the_policy()).set(&row).execute(c).await?;
-                if let Some(version) = &version {
-                    diesel::insert_into(policy_versions::table).values(version).execute(c).await?;
-                }
-                if let Some(signature) = &signature {
-                    diesel::insert_into(policy_signatures::table).values(signature).execute(c).await?;
-                }
-                c.append(audit(Some(before), Some(after.policy))).await?;
-                Ok(())
-            })
-            .await
+        let saved: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "policies", org, id).await?;
+            let stored: PrimitiveDateTime = the_policy().select(policies::updated_at).first(c).await?;
+            if stored != naive(before.updated_at) {
+                return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
+            }
+            diesel::update(the_policy()).set(&row).execute(c).await?;
+            if let Some(version) = &version {
+                diesel::insert_into(policy_versions::table).values(version).execute(c).await?;
+            }
+            if let Some(signature) = &signature {
+                diesel::insert_into(policy_signatures::table).values(signature).execute(c).await?;
+            }
+            c.append(audit(Some(before), Some(after.policy))).await?;
+            Ok(())
         });
         saved.map_err(RepoError::from)
     }

@@ -6,10 +6,10 @@ use compliance_domain::policy::{Policy, PolicyStatus};
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{AuditOf, RepoError};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::audit::AuditQueue;
-use crate::db::{AnyConnection, Pools, db_run};
+use crate::db::{AnyConnection, Pools, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::policies::PolicyRow;
@@ -57,51 +57,48 @@ pub(crate) async fn flag_due(
 ) -> Result<Vec<Policy>, RepoError> {
     let (org, at, limit) = (org.as_str(), naive(now), i64::try_from(limit).unwrap_or(i64::MAX));
     let mut conn = pools.write().await?;
-    let result: Result<Vec<Policy>, TxError> = db_run!(&mut conn, |c| {
-        c.transaction(async |c| {
-            lock_organization(c.any(), org).await?;
-            let batch: Vec<String> = policies::table
-                .filter(policies::organization_id.eq(org))
-                .filter(policies::status.eq(PUBLISHED))
-                .filter(policies::is_archived.eq(false))
-                .filter(policies::review_date.le(at))
-                .filter(policies::updated_at.lt(at))
-                .order(policies::id.asc())
-                .limit(limit)
-                .select(policies::id)
-                .load(c)
-                .await?;
-            if batch.is_empty() {
-                // another instance took them: nothing to write
-                return Err(TxError::Repo(RepoError::NotFound));
-            }
-            let due = policies::table
-                .filter(policies::organization_id.eq(org))
-                .filter(policies::id.eq_any(&batch))
-                .filter(policies::status.eq(PUBLISHED))
-                .filter(policies::is_archived.eq(false))
-                .filter(policies::review_date.le(at))
-                .filter(policies::updated_at.lt(at));
-            let mut rows: Vec<PolicyRow> = diesel::update(due)
-                .set((policies::status.eq(NEEDS_REVIEW), policies::updated_at.eq(at)))
-                .returning(PolicyRow::as_returning())
-                .get_results(c)
-                .await?;
-            if rows.is_empty() {
-                return Err(TxError::Repo(RepoError::NotFound));
-            }
-            rows.sort_by(|a, b| a.id().cmp(b.id()));
-            let mut flagged = Vec::with_capacity(rows.len());
-            for row in rows {
-                let after = Policy::try_from(row)?;
-                let mut before = after.clone();
-                before.status = PolicyStatus::Published;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                flagged.push(after);
-            }
-            Ok(flagged)
-        })
-        .await
+    let result: Result<Vec<Policy>, TxError> = write_transaction!(&mut conn, async |c| {
+        lock_organization(c.any(), org).await?;
+        let batch: Vec<String> = policies::table
+            .filter(policies::organization_id.eq(org))
+            .filter(policies::status.eq(PUBLISHED))
+            .filter(policies::is_archived.eq(false))
+            .filter(policies::review_date.le(at))
+            .filter(policies::updated_at.lt(at))
+            .order(policies::id.asc())
+            .limit(limit)
+            .select(policies::id)
+            .load(c)
+            .await?;
+        if batch.is_empty() {
+            // another instance took them: nothing to write
+            return Err(TxError::Repo(RepoError::NotFound));
+        }
+        let due = policies::table
+            .filter(policies::organization_id.eq(org))
+            .filter(policies::id.eq_any(&batch))
+            .filter(policies::status.eq(PUBLISHED))
+            .filter(policies::is_archived.eq(false))
+            .filter(policies::review_date.le(at))
+            .filter(policies::updated_at.lt(at));
+        let mut rows: Vec<PolicyRow> = diesel::update(due)
+            .set((policies::status.eq(NEEDS_REVIEW), policies::updated_at.eq(at)))
+            .returning(PolicyRow::as_returning())
+            .get_results(c)
+            .await?;
+        if rows.is_empty() {
+            return Err(TxError::Repo(RepoError::NotFound));
+        }
+        rows.sort_by(|a, b| a.id().cmp(b.id()));
+        let mut flagged = Vec::with_capacity(rows.len());
+        for row in rows {
+            let after = Policy::try_from(row)?;
+            let mut before = after.clone();
+            before.status = PolicyStatus::Published;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            flagged.push(after);
+        }
+        Ok(flagged)
     });
     match result.map_err(RepoError::from) {
         Err(RepoError::NotFound) => Ok(Vec::new()),

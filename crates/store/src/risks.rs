@@ -10,15 +10,15 @@ use compliance_ports::{
     RiskRepository, RiskSort, SortValue,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::lock_record;
@@ -73,12 +73,9 @@ impl RiskRepository for Store {
     async fn insert_risk(&self, risk: &Risk, audit: &AuditOf<'_, Risk>) -> Result<(), RepoError> {
         let row = RiskRow::from(risk);
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await?;
-                c.append(audit(None, Some(risk))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            Prepared(diesel::insert_into(risks::table).values(&row)).execute(c).await?;
+            c.append(audit(None, Some(risk))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -98,19 +95,16 @@ impl RiskRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_risk =
             || risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
-        let result: Result<Risk, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "risks", org.as_str(), id.as_str()).await?;
-                let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&before.etag())?;
-                let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(after)
-            })
-            .await
+        let result: Result<Risk, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "risks", org.as_str(), id.as_str()).await?;
+            let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&before.etag())?;
+            let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
+                .get_result(c)
+                .await?
+                .try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(after)
         });
         result.map_err(RepoError::from)
     }
@@ -124,23 +118,19 @@ impl RiskRepository for Store {
     ) -> Result<Deleted<Risk>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Risk.as_str();
-        let result: Result<(Risk, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
-                    .returning(AttachmentRow::as_returning())
-                    .get_results(c)
-                    .await?;
-                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                let risk =
-                    risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
-                let deleted: Risk =
-                    diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?.try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok((deleted, attachments))
-            })
-            .await
+        let result: Result<(Risk, Vec<AttachmentRow>), TxError> = write_transaction!(&mut conn, async |c| {
+            let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                .returning(AttachmentRow::as_returning())
+                .get_results(c)
+                .await?;
+            diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+            let risk = risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
+            let deleted: Risk =
+                diesel::delete(risk).returning(RiskRow::as_returning()).get_result(c).await?.try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok((deleted, attachments))
         });
         let (row, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
@@ -161,57 +151,54 @@ impl RiskRepository for Store {
             risks::table.filter(risks::organization_id.eq(org.to_owned())).filter(risks::id.eq(id.to_string()))
         };
         let mut failures = Failures::default();
-        let result = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                bulk::apply_in(
-                    c,
-                    org,
-                    writes,
-                    audit,
-                    &mut failures,
-                    Statements {
-                        table: "risks",
-                        id: RiskId::as_str,
-                        is_empty: RiskPatch::is_empty,
-                        read: &|c, org, id| {
-                            Box::pin(async move {
-                                let risk: Risk =
-                                    the_risk(org, id).select(RiskRow::as_select()).first(c).await?.try_into()?;
-                                Ok(risk)
-                            })
-                        },
-                        update: &|c, org, before, patch| {
-                            Box::pin(async move {
-                                let changes = changed_columns(patch, now);
-                                let update = diesel::update(the_risk(org, &before.id))
-                                    .set(&changes)
-                                    .returning(RiskRow::as_returning());
-                                let after: Risk = Prepared(update).get_result(c).await?.try_into()?;
-                                Ok(after)
-                            })
-                        },
-                        delete: &|c, org, id| {
-                            Box::pin(async move {
-                                let attachments: Vec<AttachmentRow> =
-                                    diesel::delete(attachments_on(org, entity, id.as_str()))
-                                        .returning(AttachmentRow::as_returning())
-                                        .get_results(c)
-                                        .await?;
-                                diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
-                                let deleted: Risk = diesel::delete(the_risk(org, id))
-                                    .returning(RiskRow::as_returning())
-                                    .get_result(c)
-                                    .await?
-                                    .try_into()?;
-                                Ok((deleted, attachments))
-                            })
-                        },
-                        insert: &|c, rows| Box::pin(c.insert_created(rows)),
-                        row: |record| RiskRow::from(record),
+        let result = write_transaction!(&mut conn, async |c| {
+            bulk::apply_in(
+                c,
+                org,
+                writes,
+                audit,
+                &mut failures,
+                Statements {
+                    table: "risks",
+                    id: RiskId::as_str,
+                    is_empty: RiskPatch::is_empty,
+                    read: &|c, org, id| {
+                        Box::pin(async move {
+                            let risk: Risk =
+                                the_risk(org, id).select(RiskRow::as_select()).first(c).await?.try_into()?;
+                            Ok(risk)
+                        })
                     },
-                )
-                .await
-            })
+                    update: &|c, org, before, patch| {
+                        Box::pin(async move {
+                            let changes = changed_columns(patch, now);
+                            let update = diesel::update(the_risk(org, &before.id))
+                                .set(&changes)
+                                .returning(RiskRow::as_returning());
+                            let after: Risk = Prepared(update).get_result(c).await?.try_into()?;
+                            Ok(after)
+                        })
+                    },
+                    delete: &|c, org, id| {
+                        Box::pin(async move {
+                            let attachments: Vec<AttachmentRow> =
+                                diesel::delete(attachments_on(org, entity, id.as_str()))
+                                    .returning(AttachmentRow::as_returning())
+                                    .get_results(c)
+                                    .await?;
+                            diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
+                            let deleted: Risk = diesel::delete(the_risk(org, id))
+                                .returning(RiskRow::as_returning())
+                                .get_result(c)
+                                .await?
+                                .try_into()?;
+                            Ok((deleted, attachments))
+                        })
+                    },
+                    insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                    row: |record| RiskRow::from(record),
+                },
+            )
             .await
         });
         failures.answer(result)

@@ -5,12 +5,12 @@ use compliance_domain::people::{Member, Session};
 use compliance_domain::{OrganizationId, SessionId, Timestamp, UserId};
 use compliance_ports::{AuditEach, Membership, RepoError, SessionRepository};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::rows::{MemberRow, SessionRow, naive};
@@ -41,37 +41,34 @@ impl SessionRepository for Store {
         audit: &AuditEach<'_, Session>,
     ) -> Result<Session, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<Session, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                // The organizations' rows first, as a membership change locks them (the session's
-                // delete then moves the organizations' access generations, which a membership
-                // change locks after its organization too): each the user is an active member of,
-                // by id.
-                let orgs: Vec<String> = members::table
-                    .filter(members::user_id.eq(user.as_str()))
-                    .filter(members::is_active.eq(true))
-                    .select(members::organization_id)
-                    .order(members::organization_id.asc())
-                    .load(c)
-                    .await?;
-                let mut locked = Vec::with_capacity(orgs.len());
-                for org in orgs {
-                    lock_organization(c.any(), &org).await?;
-                    locked.push(OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?);
-                }
-                // None deleted: NotFound, and the locks end with the transaction.
-                let session: Session =
-                    diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
-                        .returning(SessionRow::as_returning())
-                        .get_result(c)
-                        .await?
-                        .try_into()?;
-                for org in &locked {
-                    c.append(audit(org, Some(&session), None)).await?;
-                }
-                Ok(session)
-            })
-            .await
+        let result: Result<Session, TxError> = write_transaction!(&mut conn, async |c| {
+            // The organizations' rows first, as a membership change locks them (the session's
+            // delete then moves the organizations' access generations, which a membership
+            // change locks after its organization too): each the user is an active member of,
+            // by id.
+            let orgs: Vec<String> = members::table
+                .filter(members::user_id.eq(user.as_str()))
+                .filter(members::is_active.eq(true))
+                .select(members::organization_id)
+                .order(members::organization_id.asc())
+                .load(c)
+                .await?;
+            let mut locked = Vec::with_capacity(orgs.len());
+            for org in orgs {
+                lock_organization(c.any(), &org).await?;
+                locked.push(OrganizationId::parse(&org).map_err(|e| crate::error::corrupt("members", e))?);
+            }
+            // None deleted: NotFound, and the locks end with the transaction.
+            let session: Session =
+                diesel::delete(sessions::table.find(id.as_str()).filter(sessions::user_id.eq(user.as_str())))
+                    .returning(SessionRow::as_returning())
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+            for org in &locked {
+                c.append(audit(org, Some(&session), None)).await?;
+            }
+            Ok(session)
         });
         result.map_err(RepoError::from)
     }

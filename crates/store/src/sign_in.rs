@@ -5,10 +5,10 @@ use compliance_domain::people::User;
 use compliance_domain::{Timestamp, UserId};
 use compliance_ports::{RepoError, SignInAttempt, SignInRepository};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::Store;
-use crate::db::db_run;
+use crate::db::{db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::rows::{UserRow, instant, naive};
 use crate::schema::{sessions, sign_in_attempts, user_identities, users};
@@ -120,22 +120,19 @@ impl SignInRepository for Store {
         let row = IdentityRow { issuer, subject, user_id: user.as_str(), created_at: naive(now) };
         let now = naive(now);
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let verified: bool = users::table.find(user.as_str()).select(users::email_verified).first(c).await?;
-                if !verified {
-                    let theirs = user_identities::user_id.eq(user.as_str());
-                    diesel::delete(user_identities::table.filter(theirs)).execute(c).await?;
-                    diesel::delete(sessions::table.filter(sessions::user_id.eq(user.as_str()))).execute(c).await?;
-                }
-                diesel::insert_into(user_identities::table).values(&row).execute(c).await?;
-                diesel::update(users::table.find(user.as_str()))
-                    .set((users::email_verified.eq(true), users::updated_at.eq(now)))
-                    .execute(c)
-                    .await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            let verified: bool = users::table.find(user.as_str()).select(users::email_verified).first(c).await?;
+            if !verified {
+                let theirs = user_identities::user_id.eq(user.as_str());
+                diesel::delete(user_identities::table.filter(theirs)).execute(c).await?;
+                diesel::delete(sessions::table.filter(sessions::user_id.eq(user.as_str()))).execute(c).await?;
+            }
+            diesel::insert_into(user_identities::table).values(&row).execute(c).await?;
+            diesel::update(users::table.find(user.as_str()))
+                .set((users::email_verified.eq(true), users::updated_at.eq(now)))
+                .execute(c)
+                .await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -144,13 +141,10 @@ impl SignInRepository for Store {
         let user_row = UserRow::from(user);
         let row = IdentityRow { issuer, subject, user_id: user.id.as_str(), created_at: naive(user.created_at) };
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                diesel::insert_into(users::table).values(&user_row).execute(c).await?;
-                diesel::insert_into(user_identities::table).values(&row).execute(c).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            diesel::insert_into(users::table).values(&user_row).execute(c).await?;
+            diesel::insert_into(user_identities::table).values(&row).execute(c).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }

@@ -10,15 +10,15 @@ use compliance_ports::{
     TaskFilter, TaskQuery, TaskRepository, TaskSort,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::lock_record;
@@ -105,12 +105,9 @@ impl TaskRepository for Store {
     async fn insert_task(&self, task: &Task, audit: &AuditOf<'_, Task>) -> Result<(), RepoError> {
         let row = TaskRow::from(task);
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await?;
-                c.append(audit(None, Some(task))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            Prepared(diesel::insert_into(tasks::table).values(&row)).execute(c).await?;
+            c.append(audit(None, Some(task))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -131,20 +128,17 @@ impl TaskRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_task =
             || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
-        let result: Result<Task, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "tasks", org.as_str(), id.as_str()).await?;
-                let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&before.etag())?;
-                let row = patched_row(&before, patch, now)?;
-                let after: Task = Prepared(diesel::update(the_task()).set(&row).returning(TaskRow::as_returning()))
-                    .get_result(c)
-                    .await?
-                    .try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(after)
-            })
-            .await
+        let result: Result<Task, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "tasks", org.as_str(), id.as_str()).await?;
+            let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&before.etag())?;
+            let row = patched_row(&before, patch, now)?;
+            let after: Task = Prepared(diesel::update(the_task()).set(&row).returning(TaskRow::as_returning()))
+                .get_result(c)
+                .await?
+                .try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(after)
         });
         result.map_err(RepoError::from)
     }
@@ -158,23 +152,19 @@ impl TaskRepository for Store {
     ) -> Result<Deleted<Task>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Task.as_str();
-        let result: Result<(Task, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
-                    .returning(AttachmentRow::as_returning())
-                    .get_results(c)
-                    .await?;
-                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                let task =
-                    tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
-                let deleted: Task =
-                    diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?.try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok((deleted, attachments))
-            })
-            .await
+        let result: Result<(Task, Vec<AttachmentRow>), TxError> = write_transaction!(&mut conn, async |c| {
+            let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                .returning(AttachmentRow::as_returning())
+                .get_results(c)
+                .await?;
+            diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+            let task = tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
+            let deleted: Task =
+                diesel::delete(task).returning(TaskRow::as_returning()).get_result(c).await?.try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok((deleted, attachments))
         });
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
@@ -195,57 +185,53 @@ impl TaskRepository for Store {
             tasks::table.filter(tasks::organization_id.eq(org.to_owned())).filter(tasks::id.eq(id.to_string()))
         };
         let mut failures = Failures::default();
-        let result = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                bulk::apply_in(
-                    c,
-                    org,
-                    writes,
-                    audit,
-                    &mut failures,
-                    Statements {
-                        table: "tasks",
-                        id: TaskId::as_str,
-                        is_empty: TaskPatch::is_empty,
-                        read: &|c, org, id| {
-                            Box::pin(async move {
-                                let task: Task =
-                                    the_task(org, id).select(TaskRow::as_select()).first(c).await?.try_into()?;
-                                Ok(task)
-                            })
-                        },
-                        update: &|c, org, before, patch| {
-                            Box::pin(async move {
-                                let row = patched_row(before, patch, now)?;
-                                let update = diesel::update(the_task(org, &before.id))
-                                    .set(&row)
-                                    .returning(TaskRow::as_returning());
-                                let after: Task = Prepared(update).get_result(c).await?.try_into()?;
-                                Ok(after)
-                            })
-                        },
-                        delete: &|c, org, id| {
-                            Box::pin(async move {
-                                let attachments: Vec<AttachmentRow> =
-                                    diesel::delete(attachments_on(org, entity, id.as_str()))
-                                        .returning(AttachmentRow::as_returning())
-                                        .get_results(c)
-                                        .await?;
-                                diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
-                                let deleted: Task = diesel::delete(the_task(org, id))
-                                    .returning(TaskRow::as_returning())
-                                    .get_result(c)
-                                    .await?
-                                    .try_into()?;
-                                Ok((deleted, attachments))
-                            })
-                        },
-                        insert: &|c, rows| Box::pin(c.insert_created(rows)),
-                        row: |record| TaskRow::from(record),
+        let result = write_transaction!(&mut conn, async |c| {
+            bulk::apply_in(
+                c,
+                org,
+                writes,
+                audit,
+                &mut failures,
+                Statements {
+                    table: "tasks",
+                    id: TaskId::as_str,
+                    is_empty: TaskPatch::is_empty,
+                    read: &|c, org, id| {
+                        Box::pin(async move {
+                            let task: Task =
+                                the_task(org, id).select(TaskRow::as_select()).first(c).await?.try_into()?;
+                            Ok(task)
+                        })
                     },
-                )
-                .await
-            })
+                    update: &|c, org, before, patch| {
+                        Box::pin(async move {
+                            let row = patched_row(before, patch, now)?;
+                            let update =
+                                diesel::update(the_task(org, &before.id)).set(&row).returning(TaskRow::as_returning());
+                            let after: Task = Prepared(update).get_result(c).await?.try_into()?;
+                            Ok(after)
+                        })
+                    },
+                    delete: &|c, org, id| {
+                        Box::pin(async move {
+                            let attachments: Vec<AttachmentRow> =
+                                diesel::delete(attachments_on(org, entity, id.as_str()))
+                                    .returning(AttachmentRow::as_returning())
+                                    .get_results(c)
+                                    .await?;
+                            diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
+                            let deleted: Task = diesel::delete(the_task(org, id))
+                                .returning(TaskRow::as_returning())
+                                .get_result(c)
+                                .await?
+                                .try_into()?;
+                            Ok((deleted, attachments))
+                        })
+                    },
+                    insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                    row: |record| TaskRow::from(record),
+                },
+            )
             .await
         });
         failures.answer(result)
@@ -256,18 +242,15 @@ impl TaskRepository for Store {
         let row = TaskRow::from(after);
         let mut conn = self.pools.write().await?;
         let the_task = || tasks::table.filter(tasks::organization_id.eq(org)).filter(tasks::id.eq(id));
-        let saved: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "tasks", org, id).await?;
-                let stored: PrimitiveDateTime = the_task().select(tasks::updated_at).first(c).await?;
-                if stored != naive(before.updated_at) {
-                    return Err(TxError::Repo(RepoError::Conflict(TASK_CHANGED.into())));
-                }
-                Prepared(diesel::update(the_task()).set(&row)).execute(c).await?;
-                c.append(audit(Some(before), Some(after))).await?;
-                Ok(())
-            })
-            .await
+        let saved: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "tasks", org, id).await?;
+            let stored: PrimitiveDateTime = the_task().select(tasks::updated_at).first(c).await?;
+            if stored != naive(before.updated_at) {
+                return Err(TxError::Repo(RepoError::Conflict(TASK_CHANGED.into())));
+            }
+            Prepared(diesel::update(the_task()).set(&row)).execute(c).await?;
+            c.append(audit(Some(before), Some(after))).await?;
+            Ok(())
         });
         saved.map_err(RepoError::from)
     }

@@ -7,13 +7,13 @@ use compliance_ports::{
     AuditOf, OAuthStateRecord, OAuthStateRepository, RefreshLeases, RepoError, SecretRepository, StoredSecret,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::locks::lock_organization;
 use crate::schema::{oauth_states, refresh_leases, vault_secrets};
@@ -154,28 +154,24 @@ impl SecretRepository for Store {
         let org = secret.organization_id.as_str();
         let the_secret = || vault_secrets::table.find((org, secret.owner_kind.as_str(), secret.owner_id.as_str()));
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let before: Option<SecretRow> =
-                    the_secret().select(SecretRow::as_select()).first(c).await.optional()?;
-                let before = before.map(StoredSecret::try_from).transpose()?;
-                if_match.check_existing(before.as_ref().map(StoredSecret::etag).as_ref())?;
-                diesel::insert_into(vault_secrets::table)
-                    .values(&row)
-                    .on_conflict((vault_secrets::organization_id, vault_secrets::owner_kind, vault_secrets::owner_id))
-                    .do_update()
-                    .set((
-                        vault_secrets::key_id.eq(&row.key_id),
-                        vault_secrets::ciphertext.eq(&row.ciphertext),
-                        vault_secrets::updated_at.eq(row.updated_at),
-                    ))
-                    .execute(c)
-                    .await?;
-                c.append(audit(before.as_ref(), Some(secret))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let before: Option<SecretRow> = the_secret().select(SecretRow::as_select()).first(c).await.optional()?;
+            let before = before.map(StoredSecret::try_from).transpose()?;
+            if_match.check_existing(before.as_ref().map(StoredSecret::etag).as_ref())?;
+            diesel::insert_into(vault_secrets::table)
+                .values(&row)
+                .on_conflict((vault_secrets::organization_id, vault_secrets::owner_kind, vault_secrets::owner_id))
+                .do_update()
+                .set((
+                    vault_secrets::key_id.eq(&row.key_id),
+                    vault_secrets::ciphertext.eq(&row.ciphertext),
+                    vault_secrets::updated_at.eq(row.updated_at),
+                ))
+                .execute(c)
+                .await?;
+            c.append(audit(before.as_ref(), Some(secret))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -189,24 +185,21 @@ impl SecretRepository for Store {
         audit: &AuditOf<'_, StoredSecret>,
     ) -> Result<bool, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<bool, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let deleted: Option<SecretRow> =
-                    diesel::delete(vault_secrets::table.find((org.as_str(), owner_kind, owner_id)))
-                        .returning(SecretRow::as_returning())
-                        .get_result(c)
-                        .await
-                        .optional()?;
-                // Nothing deleted: roll back (NotFound below), with no entry.
-                let Some(deleted) = deleted else { return Err(TxError::Repo(RepoError::NotFound)) };
-                let deleted = StoredSecret::try_from(deleted)?;
-                // The deleted row is the secret as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(true)
-            })
-            .await
+        let result: Result<bool, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let deleted: Option<SecretRow> =
+                diesel::delete(vault_secrets::table.find((org.as_str(), owner_kind, owner_id)))
+                    .returning(SecretRow::as_returning())
+                    .get_result(c)
+                    .await
+                    .optional()?;
+            // Nothing deleted: roll back (NotFound below), with no entry.
+            let Some(deleted) = deleted else { return Err(TxError::Repo(RepoError::NotFound)) };
+            let deleted = StoredSecret::try_from(deleted)?;
+            // The deleted row is the secret as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(true)
         });
         match result.map_err(RepoError::from) {
             Err(RepoError::NotFound) => Ok(false),

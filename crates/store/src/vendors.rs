@@ -10,15 +10,15 @@ use compliance_ports::{
     VendorQuery, VendorRepository, VendorSort,
 };
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::lock_record;
@@ -71,12 +71,9 @@ impl VendorRepository for Store {
     async fn insert_vendor(&self, vendor: &Vendor, audit: &AuditOf<'_, Vendor>) -> Result<(), RepoError> {
         let row = VendorRow::from(vendor);
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await?;
-                c.append(audit(None, Some(vendor))).await
-            })
-            .await
+        write_transaction!(&mut conn, async |c| {
+            Prepared(diesel::insert_into(vendors::table).values(&row)).execute(c).await?;
+            c.append(audit(None, Some(vendor))).await
         })
         .map_err(repo_error)?;
         Ok(())
@@ -98,20 +95,17 @@ impl VendorRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_vendor =
             || vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
-        let result: Result<Vendor, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_record(c.any(), "vendors", org.as_str(), id.as_str()).await?;
-                let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
-                if_match.check(&before.etag())?;
-                let after: Vendor =
-                    Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
-                        .get_result(c)
-                        .await?
-                        .try_into()?;
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(after)
-            })
-            .await
+        let result: Result<Vendor, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_record(c.any(), "vendors", org.as_str(), id.as_str()).await?;
+            let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
+            if_match.check(&before.etag())?;
+            let after: Vendor =
+                Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
+                    .get_result(c)
+                    .await?
+                    .try_into()?;
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(after)
         });
         result.map_err(RepoError::from)
     }
@@ -125,24 +119,20 @@ impl VendorRepository for Store {
     ) -> Result<Deleted<Vendor>, RepoError> {
         let mut conn = self.pools.write().await?;
         let entity = CommentEntityType::Vendor.as_str();
-        let result: Result<(Vendor, Vec<AttachmentRow>), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
-                    .returning(AttachmentRow::as_returning())
-                    .get_results(c)
-                    .await?;
-                diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
-                let vendor = vendors::table
-                    .filter(vendors::organization_id.eq(org.as_str()))
-                    .filter(vendors::id.eq(id.as_str()));
-                let deleted: Vendor =
-                    diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?.try_into()?;
-                // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
-                if_match.check(&deleted.etag())?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok((deleted, attachments))
-            })
-            .await
+        let result: Result<(Vendor, Vec<AttachmentRow>), TxError> = write_transaction!(&mut conn, async |c| {
+            let attachments: Vec<AttachmentRow> = diesel::delete(attachments_on(org.as_str(), entity, id.as_str()))
+                .returning(AttachmentRow::as_returning())
+                .get_results(c)
+                .await?;
+            diesel::delete(comments_on(org.as_str(), entity, id.as_str())).execute(c).await?;
+            let vendor =
+                vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
+            let deleted: Vendor =
+                diesel::delete(vendor).returning(VendorRow::as_returning()).get_result(c).await?.try_into()?;
+            // The deleted row is the record as it was: a stale `If-Match` rolls the delete back.
+            if_match.check(&deleted.etag())?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok((deleted, attachments))
         });
         let (record, attachments) = result.map_err(RepoError::from)?;
         let attachments = attachments.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
@@ -163,57 +153,54 @@ impl VendorRepository for Store {
             vendors::table.filter(vendors::organization_id.eq(org.to_owned())).filter(vendors::id.eq(id.to_string()))
         };
         let mut failures = Failures::default();
-        let result = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                bulk::apply_in(
-                    c,
-                    org,
-                    writes,
-                    audit,
-                    &mut failures,
-                    Statements {
-                        table: "vendors",
-                        id: VendorId::as_str,
-                        is_empty: VendorPatch::is_empty,
-                        read: &|c, org, id| {
-                            Box::pin(async move {
-                                let vendor: Vendor =
-                                    the_vendor(org, id).select(VendorRow::as_select()).first(c).await?.try_into()?;
-                                Ok(vendor)
-                            })
-                        },
-                        update: &|c, org, before, patch| {
-                            Box::pin(async move {
-                                let changes = changed_columns(patch, now);
-                                let update = diesel::update(the_vendor(org, &before.id))
-                                    .set(&changes)
-                                    .returning(VendorRow::as_returning());
-                                let after: Vendor = Prepared(update).get_result(c).await?.try_into()?;
-                                Ok(after)
-                            })
-                        },
-                        delete: &|c, org, id| {
-                            Box::pin(async move {
-                                let attachments: Vec<AttachmentRow> =
-                                    diesel::delete(attachments_on(org, entity, id.as_str()))
-                                        .returning(AttachmentRow::as_returning())
-                                        .get_results(c)
-                                        .await?;
-                                diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
-                                let deleted: Vendor = diesel::delete(the_vendor(org, id))
-                                    .returning(VendorRow::as_returning())
-                                    .get_result(c)
-                                    .await?
-                                    .try_into()?;
-                                Ok((deleted, attachments))
-                            })
-                        },
-                        insert: &|c, rows| Box::pin(c.insert_created(rows)),
-                        row: |record| VendorRow::from(record),
+        let result = write_transaction!(&mut conn, async |c| {
+            bulk::apply_in(
+                c,
+                org,
+                writes,
+                audit,
+                &mut failures,
+                Statements {
+                    table: "vendors",
+                    id: VendorId::as_str,
+                    is_empty: VendorPatch::is_empty,
+                    read: &|c, org, id| {
+                        Box::pin(async move {
+                            let vendor: Vendor =
+                                the_vendor(org, id).select(VendorRow::as_select()).first(c).await?.try_into()?;
+                            Ok(vendor)
+                        })
                     },
-                )
-                .await
-            })
+                    update: &|c, org, before, patch| {
+                        Box::pin(async move {
+                            let changes = changed_columns(patch, now);
+                            let update = diesel::update(the_vendor(org, &before.id))
+                                .set(&changes)
+                                .returning(VendorRow::as_returning());
+                            let after: Vendor = Prepared(update).get_result(c).await?.try_into()?;
+                            Ok(after)
+                        })
+                    },
+                    delete: &|c, org, id| {
+                        Box::pin(async move {
+                            let attachments: Vec<AttachmentRow> =
+                                diesel::delete(attachments_on(org, entity, id.as_str()))
+                                    .returning(AttachmentRow::as_returning())
+                                    .get_results(c)
+                                    .await?;
+                            diesel::delete(comments_on(org, entity, id.as_str())).execute(c).await?;
+                            let deleted: Vendor = diesel::delete(the_vendor(org, id))
+                                .returning(VendorRow::as_returning())
+                                .get_result(c)
+                                .await?
+                                .try_into()?;
+                            Ok((deleted, attachments))
+                        })
+                    },
+                    insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                    row: |record| VendorRow::from(record),
+                },
+            )
             .await
         });
         failures.answer(result)

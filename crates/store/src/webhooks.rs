@@ -15,13 +15,13 @@ use compliance_ports::{
 use diesel::dsl::min;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::AnyConnection;
 use crate::db::db_run;
+use crate::db::{AnyConnection, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{newest_first, read_page};
@@ -202,28 +202,25 @@ impl WebhookRepository for Store {
     ) -> Result<(), RepoError> {
         let org = webhook.organization_id.as_str();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let row = NewWebhookRow {
-                    id: webhook.id.as_str(),
-                    organization_id: org,
-                    url: &webhook.url,
-                    description: webhook.description.as_deref(),
-                    events: json_text(&webhook.events),
-                    is_enabled: webhook.is_enabled,
-                    secret: sealed_secret,
-                    sealed_url,
-                    event_cursor: webhook.event_cursor,
-                    next_ordinal: 1,
-                    created_at: webhook.created_at.to_utc_naive(),
-                    updated_at: webhook.updated_at.to_utc_naive(),
-                };
-                diesel::insert_into(webhooks::table).values(&row).execute(c).await?;
-                c.append(audit(None, Some(webhook))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let row = NewWebhookRow {
+                id: webhook.id.as_str(),
+                organization_id: org,
+                url: &webhook.url,
+                description: webhook.description.as_deref(),
+                events: json_text(&webhook.events),
+                is_enabled: webhook.is_enabled,
+                secret: sealed_secret,
+                sealed_url,
+                event_cursor: webhook.event_cursor,
+                next_ordinal: 1,
+                created_at: webhook.created_at.to_utc_naive(),
+                updated_at: webhook.updated_at.to_utc_naive(),
+            };
+            diesel::insert_into(webhooks::table).values(&row).execute(c).await?;
+            c.append(audit(None, Some(webhook))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -281,34 +278,31 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         // The worker disabling the webhook meanwhile changes is_enabled without updated_at. A
         // swap that finds the row changed rolls back and writes no entry.
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org).await?;
-                let mine = webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(id));
-                let updated = diesel::update(
-                    mine.filter(webhooks::updated_at.eq(seen)).filter(webhooks::is_enabled.eq(seen_enabled)),
-                )
-                .set(&changes)
-                .execute(c)
-                .await?;
-                if updated == 0 {
-                    return Err(TxError::Repo(RepoError::NotFound));
-                }
-                if let Some(failing_since) = reenabled {
-                    diesel::update(mine).set(webhooks::failing_since.eq(failing_since)).execute(c).await?;
-                }
-                // The shown URL is written with its sealed one only: a row made before URLs were
-                // sealed keeps its clear URL (which it is sent to) until it gets a new one.
-                if let Some(sealed) = sealed_url {
-                    diesel::update(mine)
-                        .set((webhooks::url.eq(webhook.url.as_str()), webhooks::sealed_url.eq(Some(sealed))))
-                        .execute(c)
-                        .await?;
-                }
-                c.append(audit(Some(previous), Some(webhook))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            let mine = webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(id));
+            let updated = diesel::update(
+                mine.filter(webhooks::updated_at.eq(seen)).filter(webhooks::is_enabled.eq(seen_enabled)),
+            )
+            .set(&changes)
+            .execute(c)
+            .await?;
+            if updated == 0 {
+                return Err(TxError::Repo(RepoError::NotFound));
+            }
+            if let Some(failing_since) = reenabled {
+                diesel::update(mine).set(webhooks::failing_since.eq(failing_since)).execute(c).await?;
+            }
+            // The shown URL is written with its sealed one only: a row made before URLs were
+            // sealed keeps its clear URL (which it is sent to) until it gets a new one.
+            if let Some(sealed) = sealed_url {
+                diesel::update(mine)
+                    .set((webhooks::url.eq(webhook.url.as_str()), webhooks::sealed_url.eq(Some(sealed))))
+                    .execute(c)
+                    .await?;
+            }
+            c.append(audit(Some(previous), Some(webhook))).await?;
+            Ok(())
         });
         result.map_err(RepoError::from)
     }
@@ -321,25 +315,22 @@ impl WebhookRepository for Store {
         audit: &AuditOf<'_, Webhook>,
     ) -> Result<Webhook, RepoError> {
         let mut conn = self.pools.write().await?;
-        let result: Result<Webhook, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let row: WebhookRow = webhooks::table
-                    .filter(webhooks::organization_id.eq(org.as_str()))
-                    .filter(webhooks::id.eq(id.as_str()))
-                    .select(WebhookRow::as_select())
-                    .first(c)
-                    .await?;
-                diesel::delete(webhook_deliveries::table.filter(webhook_deliveries::webhook_id.eq(id.as_str())))
-                    .execute(c)
-                    .await?;
-                let deleted = Webhook::try_from(row)?;
-                if_match.check(&deleted.etag())?;
-                diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
-                c.append(audit(Some(&deleted), None)).await?;
-                Ok(deleted)
-            })
-            .await
+        let result: Result<Webhook, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let row: WebhookRow = webhooks::table
+                .filter(webhooks::organization_id.eq(org.as_str()))
+                .filter(webhooks::id.eq(id.as_str()))
+                .select(WebhookRow::as_select())
+                .first(c)
+                .await?;
+            diesel::delete(webhook_deliveries::table.filter(webhook_deliveries::webhook_id.eq(id.as_str())))
+                .execute(c)
+                .await?;
+            let deleted = Webhook::try_from(row)?;
+            if_match.check(&deleted.etag())?;
+            diesel::delete(webhooks::table.filter(webhooks::id.eq(id.as_str()))).execute(c).await?;
+            c.append(audit(Some(&deleted), None)).await?;
+            Ok(deleted)
         });
         result.map_err(RepoError::from)
     }
@@ -355,29 +346,25 @@ impl WebhookRepository for Store {
     ) -> Result<Webhook, RepoError> {
         let (until, now) = (until.to_utc_naive(), now.to_utc_naive());
         let mut conn = self.pools.write().await?;
-        let result: Result<Webhook, TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let mine = webhooks::table
-                    .filter(webhooks::organization_id.eq(org.as_str()))
-                    .filter(webhooks::id.eq(id.as_str()));
-                let before: WebhookRow = mine.select(WebhookRow::as_select()).first(c).await?;
-                // `previous_secret = secret` reads the value before the update: the current secret moves down.
-                let after: WebhookRow = diesel::update(mine)
-                    .set((
-                        webhooks::previous_secret.eq(webhooks::secret.nullable()),
-                        webhooks::secret.eq(sealed),
-                        webhooks::previous_secret_expires_at.eq(Some(until)),
-                        webhooks::updated_at.eq(now),
-                    ))
-                    .returning(WebhookRow::as_returning())
-                    .get_result(c)
-                    .await?;
-                let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(after)
-            })
-            .await
+        let result: Result<Webhook, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let mine =
+                webhooks::table.filter(webhooks::organization_id.eq(org.as_str())).filter(webhooks::id.eq(id.as_str()));
+            let before: WebhookRow = mine.select(WebhookRow::as_select()).first(c).await?;
+            // `previous_secret = secret` reads the value before the update: the current secret moves down.
+            let after: WebhookRow = diesel::update(mine)
+                .set((
+                    webhooks::previous_secret.eq(webhooks::secret.nullable()),
+                    webhooks::secret.eq(sealed),
+                    webhooks::previous_secret_expires_at.eq(Some(until)),
+                    webhooks::updated_at.eq(now),
+                ))
+                .returning(WebhookRow::as_returning())
+                .get_result(c)
+                .await?;
+            let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(after)
         });
         result.map_err(RepoError::from)
     }
@@ -410,23 +397,20 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         // Taking the ordinal locks the webhook's row until the delivery is in: ordinals of one
         // webhook are handed out one at a time, as `advance` does.
-        let ordinal: i64 = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let next: i64 = diesel::update(
-                    webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(webhook)),
-                )
-                .set(webhooks::next_ordinal.eq(webhooks::next_ordinal + 1))
-                .returning(webhooks::next_ordinal)
-                .get_result(c)
+        let ordinal: i64 = write_transaction!(&mut conn, async |c| {
+            let next: i64 = diesel::update(
+                webhooks::table.filter(webhooks::organization_id.eq(org)).filter(webhooks::id.eq(webhook)),
+            )
+            .set(webhooks::next_ordinal.eq(webhooks::next_ordinal + 1))
+            .returning(webhooks::next_ordinal)
+            .get_result(c)
+            .await?;
+            let ordinal = next - 1;
+            diesel::insert_into(webhook_deliveries::table)
+                .values(&DeliveryRow::new(delivery, ordinal))
+                .execute(c)
                 .await?;
-                let ordinal = next - 1;
-                diesel::insert_into(webhook_deliveries::table)
-                    .values(&DeliveryRow::new(delivery, ordinal))
-                    .execute(c)
-                    .await?;
-                Ok::<_, DieselError>(ordinal)
-            })
-            .await
+            Ok::<_, DieselError>(ordinal)
         })
         .map_err(repo_error)?;
         Ok(WebhookDelivery { ordinal, ..delivery.clone() })
@@ -465,30 +449,27 @@ impl WebhookRepository for Store {
     ) -> Result<WebhookDelivery, RepoError> {
         let now = now.to_utc_naive();
         let mut conn = self.pools.write().await?;
-        let row: Option<DeliveryRow> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let mine = webhook_deliveries::table
-                    .filter(webhook_deliveries::organization_id.eq(org.as_str()))
-                    .filter(webhook_deliveries::webhook_id.eq(webhook.as_str()))
-                    .filter(webhook_deliveries::id.eq(id.as_str()));
-                let status: String = mine.select(webhook_deliveries::status).first(c).await?;
-                if status != SUCCEEDED && status != FAILED {
-                    return Ok::<_, DieselError>(None);
-                }
-                let row = diesel::update(mine.filter(webhook_deliveries::status.eq(status)))
-                    .set((
-                        webhook_deliveries::status.eq(PENDING),
-                        webhook_deliveries::attempts.eq(0),
-                        webhook_deliveries::next_attempt_at.eq(now),
-                        webhook_deliveries::updated_at.eq(now),
-                    ))
-                    .returning(DeliveryRow::as_returning())
-                    .get_result(c)
-                    .await
-                    .optional()?;
-                Ok(row)
-            })
-            .await
+        let row: Option<DeliveryRow> = write_transaction!(&mut conn, async |c| {
+            let mine = webhook_deliveries::table
+                .filter(webhook_deliveries::organization_id.eq(org.as_str()))
+                .filter(webhook_deliveries::webhook_id.eq(webhook.as_str()))
+                .filter(webhook_deliveries::id.eq(id.as_str()));
+            let status: String = mine.select(webhook_deliveries::status).first(c).await?;
+            if status != SUCCEEDED && status != FAILED {
+                return Ok::<_, DieselError>(None);
+            }
+            let row = diesel::update(mine.filter(webhook_deliveries::status.eq(status)))
+                .set((
+                    webhook_deliveries::status.eq(PENDING),
+                    webhook_deliveries::attempts.eq(0),
+                    webhook_deliveries::next_attempt_at.eq(now),
+                    webhook_deliveries::updated_at.eq(now),
+                ))
+                .returning(DeliveryRow::as_returning())
+                .get_result(c)
+                .await
+                .optional()?;
+            Ok(row)
         })
         .map_err(repo_error)?;
         match row {
@@ -521,31 +502,28 @@ impl WebhookRepository for Store {
         let mut conn = self.pools.write().await?;
         // The conditional update is the claim: of workers that read the same events, the first to
         // move the cursor queues them; the others update nothing and queue nothing.
-        let advanced = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let next: Option<i64> = diesel::update(
-                    webhooks::table
-                        .filter(webhooks::organization_id.eq(org))
-                        .filter(webhooks::id.eq(id))
-                        .filter(webhooks::event_cursor.eq(from)),
-                )
-                .set((webhooks::event_cursor.eq(to), webhooks::next_ordinal.eq(webhooks::next_ordinal + count)))
-                .returning(webhooks::next_ordinal)
-                .get_result(c)
-                .await
-                .optional()?;
-                let Some(next) = next else { return Ok::<_, DieselError>(false) };
-                let first = next - count;
-                // One statement per row: SQLite's batch insert is not available through diesel-async.
-                for (delivery, ordinal) in deliveries.iter().zip(first..) {
-                    diesel::insert_into(webhook_deliveries::table)
-                        .values(&DeliveryRow::new(delivery, ordinal))
-                        .execute(c)
-                        .await?;
-                }
-                Ok(true)
-            })
+        let advanced = write_transaction!(&mut conn, async |c| {
+            let next: Option<i64> = diesel::update(
+                webhooks::table
+                    .filter(webhooks::organization_id.eq(org))
+                    .filter(webhooks::id.eq(id))
+                    .filter(webhooks::event_cursor.eq(from)),
+            )
+            .set((webhooks::event_cursor.eq(to), webhooks::next_ordinal.eq(webhooks::next_ordinal + count)))
+            .returning(webhooks::next_ordinal)
+            .get_result(c)
             .await
+            .optional()?;
+            let Some(next) = next else { return Ok::<_, DieselError>(false) };
+            let first = next - count;
+            // One statement per row: SQLite's batch insert is not available through diesel-async.
+            for (delivery, ordinal) in deliveries.iter().zip(first..) {
+                diesel::insert_into(webhook_deliveries::table)
+                    .values(&DeliveryRow::new(delivery, ordinal))
+                    .execute(c)
+                    .await?;
+            }
+            Ok(true)
         })
         .map_err(repo_error)?;
         Ok(advanced)
@@ -558,70 +536,67 @@ impl WebhookRepository for Store {
     ) -> Result<Option<(WebhookDelivery, Webhook)>, RepoError> {
         let (now, until) = (now.to_utc_naive(), claimed_until.to_utc_naive());
         let mut conn = self.pools.write().await?;
-        let claimed: Option<(DeliveryRow, WebhookRow)> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                // The head of each enabled webhook's queue: its lowest unfinished ordinal.
-                let heads: Vec<(String, Option<i64>)> = webhook_deliveries::table
-                    .filter(webhook_deliveries::status.eq_any([PENDING, SENDING]))
-                    .filter(
-                        webhook_deliveries::webhook_id
-                            .eq_any(webhooks::table.filter(webhooks::is_enabled).select(webhooks::id)),
-                    )
-                    .group_by(webhook_deliveries::webhook_id)
-                    .select((webhook_deliveries::webhook_id, min(webhook_deliveries::ordinal)))
-                    .load(c)
-                    .await?;
-                let heads: HashSet<(String, i64)> =
-                    heads.into_iter().filter_map(|(webhook, ordinal)| Some((webhook, ordinal?))).collect();
-                if heads.is_empty() {
-                    return Ok::<_, DieselError>(None);
+        let claimed: Option<(DeliveryRow, WebhookRow)> = write_transaction!(&mut conn, async |c| {
+            // The head of each enabled webhook's queue: its lowest unfinished ordinal.
+            let heads: Vec<(String, Option<i64>)> = webhook_deliveries::table
+                .filter(webhook_deliveries::status.eq_any([PENDING, SENDING]))
+                .filter(
+                    webhook_deliveries::webhook_id
+                        .eq_any(webhooks::table.filter(webhooks::is_enabled).select(webhooks::id)),
+                )
+                .group_by(webhook_deliveries::webhook_id)
+                .select((webhook_deliveries::webhook_id, min(webhook_deliveries::ordinal)))
+                .load(c)
+                .await?;
+            let heads: HashSet<(String, i64)> =
+                heads.into_iter().filter_map(|(webhook, ordinal)| Some((webhook, ordinal?))).collect();
+            if heads.is_empty() {
+                return Ok::<_, DieselError>(None);
+            }
+            let (ids, ordinals): (Vec<&str>, Vec<i64>) = heads.iter().map(|(w, o)| (w.as_str(), *o)).unzip();
+            // Due: pending and its time has come, or sending by a worker whose claim ran out.
+            let due = || {
+                webhook_deliveries::status
+                    .eq(PENDING)
+                    .and(webhook_deliveries::next_attempt_at.le(now))
+                    .or(webhook_deliveries::status.eq(SENDING).and(webhook_deliveries::claimed_until.lt(now)))
+            };
+            let candidates: Vec<(String, i64)> = webhook_deliveries::table
+                .filter(webhook_deliveries::webhook_id.eq_any(&ids))
+                .filter(webhook_deliveries::ordinal.eq_any(&ordinals))
+                .filter(due())
+                .order(webhook_deliveries::next_attempt_at.asc())
+                .select((webhook_deliveries::webhook_id, webhook_deliveries::ordinal))
+                .load(c)
+                .await?;
+            let candidates = candidates.into_iter().filter(|pair| heads.contains(pair)).take(CLAIM_CANDIDATES);
+            for (webhook, ordinal) in candidates {
+                let row: Option<DeliveryRow> = diesel::update(
+                    webhook_deliveries::table
+                        .filter(webhook_deliveries::webhook_id.eq(&webhook))
+                        .filter(webhook_deliveries::ordinal.eq(ordinal))
+                        .filter(due()),
+                )
+                .set((
+                    webhook_deliveries::status.eq(SENDING),
+                    webhook_deliveries::claimed_until.eq(Some(until)),
+                    webhook_deliveries::attempts.eq(webhook_deliveries::attempts + 1),
+                    webhook_deliveries::updated_at.eq(now),
+                ))
+                .returning(DeliveryRow::as_returning())
+                .get_result(c)
+                .await
+                .optional()?;
+                if let Some(row) = row {
+                    let hook: WebhookRow = webhooks::table
+                        .filter(webhooks::id.eq(&row.webhook_id))
+                        .select(WebhookRow::as_select())
+                        .first(c)
+                        .await?;
+                    return Ok::<_, DieselError>(Some((row, hook)));
                 }
-                let (ids, ordinals): (Vec<&str>, Vec<i64>) = heads.iter().map(|(w, o)| (w.as_str(), *o)).unzip();
-                // Due: pending and its time has come, or sending by a worker whose claim ran out.
-                let due = || {
-                    webhook_deliveries::status
-                        .eq(PENDING)
-                        .and(webhook_deliveries::next_attempt_at.le(now))
-                        .or(webhook_deliveries::status.eq(SENDING).and(webhook_deliveries::claimed_until.lt(now)))
-                };
-                let candidates: Vec<(String, i64)> = webhook_deliveries::table
-                    .filter(webhook_deliveries::webhook_id.eq_any(&ids))
-                    .filter(webhook_deliveries::ordinal.eq_any(&ordinals))
-                    .filter(due())
-                    .order(webhook_deliveries::next_attempt_at.asc())
-                    .select((webhook_deliveries::webhook_id, webhook_deliveries::ordinal))
-                    .load(c)
-                    .await?;
-                let candidates = candidates.into_iter().filter(|pair| heads.contains(pair)).take(CLAIM_CANDIDATES);
-                for (webhook, ordinal) in candidates {
-                    let row: Option<DeliveryRow> = diesel::update(
-                        webhook_deliveries::table
-                            .filter(webhook_deliveries::webhook_id.eq(&webhook))
-                            .filter(webhook_deliveries::ordinal.eq(ordinal))
-                            .filter(due()),
-                    )
-                    .set((
-                        webhook_deliveries::status.eq(SENDING),
-                        webhook_deliveries::claimed_until.eq(Some(until)),
-                        webhook_deliveries::attempts.eq(webhook_deliveries::attempts + 1),
-                        webhook_deliveries::updated_at.eq(now),
-                    ))
-                    .returning(DeliveryRow::as_returning())
-                    .get_result(c)
-                    .await
-                    .optional()?;
-                    if let Some(row) = row {
-                        let hook: WebhookRow = webhooks::table
-                            .filter(webhooks::id.eq(&row.webhook_id))
-                            .select(WebhookRow::as_select())
-                            .first(c)
-                            .await?;
-                        return Ok::<_, DieselError>(Some((row, hook)));
-                    }
-                }
-                Ok(None)
-            })
-            .await
+            }
+            Ok(None)
         })
         .map_err(repo_error)?;
         claimed.map(|(delivery, webhook)| Ok((delivery.try_into()?, webhook.try_into()?))).transpose()
@@ -665,22 +640,18 @@ impl WebhookRepository for Store {
     ) -> Result<Option<Timestamp>, RepoError> {
         let at = at.to_utc_naive();
         let mut conn = self.pools.write().await?;
-        let since: Option<PrimitiveDateTime> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                let mine = webhooks::table
-                    .filter(webhooks::organization_id.eq(org.as_str()))
-                    .filter(webhooks::id.eq(id.as_str()));
-                if succeeded {
-                    diesel::update(mine).set(webhooks::failing_since.eq(None::<PrimitiveDateTime>)).execute(c).await?;
-                    return Ok::<_, DieselError>(None);
-                }
-                diesel::update(mine.filter(webhooks::failing_since.is_null()))
-                    .set(webhooks::failing_since.eq(Some(at)))
-                    .execute(c)
-                    .await?;
-                mine.select(webhooks::failing_since).first(c).await
-            })
-            .await
+        let since: Option<PrimitiveDateTime> = write_transaction!(&mut conn, async |c| {
+            let mine =
+                webhooks::table.filter(webhooks::organization_id.eq(org.as_str())).filter(webhooks::id.eq(id.as_str()));
+            if succeeded {
+                diesel::update(mine).set(webhooks::failing_since.eq(None::<PrimitiveDateTime>)).execute(c).await?;
+                return Ok::<_, DieselError>(None);
+            }
+            diesel::update(mine.filter(webhooks::failing_since.is_null()))
+                .set(webhooks::failing_since.eq(Some(at)))
+                .execute(c)
+                .await?;
+            mine.select(webhooks::failing_since).first(c).await
         })
         .map_err(repo_error)?;
         Ok(optional_instant(since))
@@ -697,29 +668,26 @@ impl WebhookRepository for Store {
     ) -> Result<bool, RepoError> {
         let at = at.to_utc_naive();
         let mut conn = self.pools.write().await?;
-        let result: Result<(), TxError> = db_run!(&mut conn, |c| {
-            c.transaction(async |c| {
-                lock_organization(c.any(), org.as_str()).await?;
-                let enabled = webhooks::table
-                    .filter(webhooks::organization_id.eq(org.as_str()))
-                    .filter(webhooks::id.eq(id.as_str()))
-                    .filter(webhooks::is_enabled);
-                let before: Option<WebhookRow> = enabled.select(WebhookRow::as_select()).first(c).await.optional()?;
-                let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
-                let after: WebhookRow = diesel::update(enabled)
-                    .set((
-                        webhooks::is_enabled.eq(false),
-                        webhooks::disabled_reason.eq(Some(reason)),
-                        webhooks::updated_at.eq(at),
-                    ))
-                    .returning(WebhookRow::as_returning())
-                    .get_result(c)
-                    .await?;
-                let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
-                c.append(audit(Some(&before), Some(&after))).await?;
-                Ok(())
-            })
-            .await
+        let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org.as_str()).await?;
+            let enabled = webhooks::table
+                .filter(webhooks::organization_id.eq(org.as_str()))
+                .filter(webhooks::id.eq(id.as_str()))
+                .filter(webhooks::is_enabled);
+            let before: Option<WebhookRow> = enabled.select(WebhookRow::as_select()).first(c).await.optional()?;
+            let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+            let after: WebhookRow = diesel::update(enabled)
+                .set((
+                    webhooks::is_enabled.eq(false),
+                    webhooks::disabled_reason.eq(Some(reason)),
+                    webhooks::updated_at.eq(at),
+                ))
+                .returning(WebhookRow::as_returning())
+                .get_result(c)
+                .await?;
+            let (before, after) = (Webhook::try_from(before)?, Webhook::try_from(after)?);
+            c.append(audit(Some(&before), Some(&after))).await?;
+            Ok(())
         });
         match result.map_err(RepoError::from) {
             Ok(()) => Ok(true),
