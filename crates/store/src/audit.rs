@@ -43,7 +43,7 @@ pub(crate) const INSERT_CHUNK: usize = 1_000;
 /// request) queues their entries together with [`append_many`](AuditQueue::append_many).
 ///
 /// Nothing here is shared between writes: a record changed after being read is locked first
-/// ([`crate::locks::lock_record`]), and the entry's `seq` is given later, by the sequencer.
+/// ([`crate::locks::Locked`]), and the entry's `seq` is given later, by the sequencer.
 pub(crate) trait AuditQueue: AnyConnection {
     /// Queues one entry.
     fn append(&mut self, draft: AuditDraft) -> impl Future<Output = QueryResult<AuditEntry>> + Send {

@@ -14,11 +14,10 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
-use crate::locks::lock_record;
+use crate::locks::Locked;
 use crate::paging::{Condition, ListBackend, SortColumn, SortColumns, any_of, read_page, sort_columns, time_range};
 use crate::prepared::{Assignments, Prepared};
 use crate::rows::{id, instant, json, json_text, naive};
@@ -85,7 +84,7 @@ impl ContextRepository for Store {
     }
 
     /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the entry's row lock (see `crate::locks::lock_record`) and a read of the entry as it was.
+    /// a read of the entry as it was that locks its row (`crate::locks::Locked`).
     async fn update_context_entry(
         &self,
         org: &OrganizationId,
@@ -103,8 +102,8 @@ impl ContextRepository for Store {
                 .filter(context_entries::id.eq(id.as_str()))
         };
         let result: Result<ContextEntry, TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "context_entries", org.as_str(), id.as_str()).await?;
-            let before: ContextEntry = the_entry().select(ContextEntryRow::as_select()).first(c).await?.try_into()?;
+            let before: ContextEntry =
+                Locked(the_entry().select(ContextEntryRow::as_select())).get_result(c).await?.try_into()?;
             if_match.check(&before.etag())?;
             let after: ContextEntry =
                 Prepared(diesel::update(the_entry()).set(&changes).returning(ContextEntryRow::as_returning()))

@@ -15,10 +15,9 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{AnyConnection, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
-use crate::locks::{lock_organization, lock_record};
+use crate::locks::{Locked, lock_organization};
 use crate::paging::{newest_first, read_page};
 use crate::prepared::{Assignments, Prepared, nullable_text};
 use crate::rows::{id, instant, json, json_text, naive, optional_id, value};
@@ -96,8 +95,8 @@ impl ControlRepository for Store {
         let the_control =
             || controls::table.filter(controls::organization_id.eq(org.as_str())).filter(controls::id.eq(id.as_str()));
         let result: Result<Control, TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "controls", org.as_str(), id.as_str()).await?;
-            let before: Control = the_control().select(ControlRow::as_select()).first(c).await?.try_into()?;
+            let before: Control =
+                Locked(the_control().select(ControlRow::as_select())).get_result(c).await?.try_into()?;
             if_match.check(&before.etag())?;
             let after: Control =
                 Prepared(diesel::update(the_control()).set(&changes).returning(ControlRow::as_returning()))

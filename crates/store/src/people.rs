@@ -16,8 +16,7 @@ use diesel_async::RunQueryDsl;
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::Failures;
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{AnyConnection, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{

@@ -18,11 +18,10 @@ use time::PrimitiveDateTime;
 use crate::Store;
 use crate::audit::AuditQueue;
 use crate::comments::{attachments_on, comments_on};
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{db_run, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::list_counts::KeptCount;
-use crate::locks::lock_record;
+use crate::locks::Locked;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -85,7 +84,7 @@ impl PolicyRepository for Store {
 
     /// Read, modify, write: the patch's effect depends on the policy (publishing stamps
     /// `lastPublishedAt`, archiving `lastArchivedAt`), a rule of the domain's `Policy::apply`.
-    /// The transaction's first statement locks the policy's row (see `crate::locks::lock_record`): so
+    /// The transaction's first statement reads the policy and locks its row (`crate::locks::Locked`): so
     /// no other write of the policy runs between the read and the write, and the entry's "before"
     /// is what was replaced.
     async fn update_policy(
@@ -101,8 +100,7 @@ impl PolicyRepository for Store {
         let the_policy =
             || policies::table.filter(policies::organization_id.eq(org.as_str())).filter(policies::id.eq(id.as_str()));
         let locked: Result<Policy, TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "policies", org.as_str(), id.as_str()).await?;
-            let before = Policy::try_from(the_policy().select(PolicyRow::as_select()).first(c).await?)?;
+            let before = Policy::try_from(Locked(the_policy().select(PolicyRow::as_select())).get_result(c).await?)?;
             if_match.check(&before.etag())?;
             // submitted since the use case read it: the content under approval stays as
             // submitted (the use case reads again and refuses the edit)
@@ -169,8 +167,7 @@ impl PolicyRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_policy = || policies::table.filter(policies::organization_id.eq(org)).filter(policies::id.eq(id));
         let saved: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "policies", org, id).await?;
-            let stored: PrimitiveDateTime = the_policy().select(policies::updated_at).first(c).await?;
+            let stored: PrimitiveDateTime = Locked(the_policy().select(policies::updated_at)).get_result(c).await?;
             if stored != naive(before.updated_at) {
                 return Err(TxError::Repo(RepoError::Conflict(POLICY_CHANGED.into())));
             }

@@ -17,11 +17,10 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
-use crate::locks::lock_record;
+use crate::locks::Locked;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, any_of, assigned, read_page, sort_columns, text_in, time_range,
 };
@@ -96,8 +95,7 @@ impl RiskRepository for Store {
         let the_risk =
             || risks::table.filter(risks::organization_id.eq(org.as_str())).filter(risks::id.eq(id.as_str()));
         let result: Result<Risk, TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "risks", org.as_str(), id.as_str()).await?;
-            let before: Risk = the_risk().select(RiskRow::as_select()).first(c).await?.try_into()?;
+            let before: Risk = Locked(the_risk().select(RiskRow::as_select())).get_result(c).await?.try_into()?;
             if_match.check(&before.etag())?;
             let after: Risk = Prepared(diesel::update(the_risk()).set(&changes).returning(RiskRow::as_returning()))
                 .get_result(c)

@@ -17,11 +17,10 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
-use crate::locks::lock_record;
+use crate::locks::Locked;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, and, any_of, assigned, read_page, sort_columns, text_in,
     time_range,
@@ -113,8 +112,8 @@ impl TaskRepository for Store {
         Ok(())
     }
 
-    /// After the task's row lock (see `crate::locks::lock_record`), which every write of the task
-    /// takes, a read of the task as it was; then `Task::apply` decides the new row
+    /// A read of the task as it was that locks its row (`crate::locks::Locked`), as every write of
+    /// the task does; then `Task::apply` decides the new row
     /// (completing a task moved to `done`), written whole by one prepared `UPDATE … RETURNING *`.
     async fn update_task(
         &self,
@@ -129,8 +128,7 @@ impl TaskRepository for Store {
         let the_task =
             || tasks::table.filter(tasks::organization_id.eq(org.as_str())).filter(tasks::id.eq(id.as_str()));
         let result: Result<Task, TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "tasks", org.as_str(), id.as_str()).await?;
-            let before: Task = the_task().select(TaskRow::as_select()).first(c).await?.try_into()?;
+            let before: Task = Locked(the_task().select(TaskRow::as_select())).get_result(c).await?.try_into()?;
             if_match.check(&before.etag())?;
             let row = patched_row(&before, patch, now)?;
             let after: Task = Prepared(diesel::update(the_task()).set(&row).returning(TaskRow::as_returning()))
@@ -243,8 +241,7 @@ impl TaskRepository for Store {
         let mut conn = self.pools.write().await?;
         let the_task = || tasks::table.filter(tasks::organization_id.eq(org)).filter(tasks::id.eq(id));
         let saved: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "tasks", org, id).await?;
-            let stored: PrimitiveDateTime = the_task().select(tasks::updated_at).first(c).await?;
+            let stored: PrimitiveDateTime = Locked(the_task().select(tasks::updated_at)).get_result(c).await?;
             if stored != naive(before.updated_at) {
                 return Err(TxError::Repo(RepoError::Conflict(TASK_CHANGED.into())));
             }

@@ -12,8 +12,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{AnyConnection, db_run, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::locks::lock_organization;
 use crate::schema::{oauth_states, refresh_leases, vault_secrets};

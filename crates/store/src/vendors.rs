@@ -17,11 +17,10 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::bulk::{self, Failures, InsertCreated, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::db_run;
-use crate::db::{AnyConnection, write_transaction};
+use crate::db::{db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
-use crate::locks::lock_record;
+use crate::locks::Locked;
 use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
 use crate::prepared::{Assignments, Prepared, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
@@ -80,8 +79,7 @@ impl VendorRepository for Store {
     }
 
     /// One prepared `UPDATE … SET … RETURNING *` whose `SET` list `changed_columns` builds, after
-    /// the vendor's row lock (see `crate::locks::lock_record`) and a read of the vendor as it was, for
-    /// the entry.
+    /// a read of the vendor as it was, for the entry, that locks its row (`crate::locks::Locked`).
     async fn update_vendor(
         &self,
         org: &OrganizationId,
@@ -96,8 +94,7 @@ impl VendorRepository for Store {
         let the_vendor =
             || vendors::table.filter(vendors::organization_id.eq(org.as_str())).filter(vendors::id.eq(id.as_str()));
         let result: Result<Vendor, TxError> = write_transaction!(&mut conn, async |c| {
-            lock_record(c.any(), "vendors", org.as_str(), id.as_str()).await?;
-            let before: Vendor = the_vendor().select(VendorRow::as_select()).first(c).await?.try_into()?;
+            let before: Vendor = Locked(the_vendor().select(VendorRow::as_select())).get_result(c).await?.try_into()?;
             if_match.check(&before.etag())?;
             let after: Vendor =
                 Prepared(diesel::update(the_vendor()).set(&changes).returning(VendorRow::as_returning()))
