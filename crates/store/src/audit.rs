@@ -5,8 +5,9 @@
 //! A write queues its entry (`seq` and `hash` NULL) in its transaction and touches no shared row,
 //! so the writes of one organization do not wait for each other. The sequencer then takes queued
 //! entries oldest first, gives each its organization's next `seq` and leaf hash, stores the
-//! perfect subtrees the new leaves complete (`audit_tree_nodes`), and replaces the organization's
-//! signed tree head, all in one transaction under the head's row lock.
+//! large perfect subtrees the new leaves complete (`audit_tree_nodes`, see [`crate::audit_tree`]),
+//! and replaces the organization's signed tree head, all in one transaction under the head's row
+//! lock.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,6 +24,7 @@ use diesel_async::RunQueryDsl;
 use time::PrimitiveDateTime;
 
 use crate::Store;
+use crate::audit_tree::{NodeRow, keep_pruned_leaves, stored, subtree_hashes};
 use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::evidence::record_evidence;
@@ -171,7 +173,7 @@ async fn seal_organization(
         let entry = AuditEntry::try_from(row)?;
         let seq = i64::try_from(frontier.size()).unwrap_or(i64::MAX) + 1;
         let leaf = entry_leaf(&entry.draft, seq);
-        for (node, hash) in frontier.push(leaf) {
+        for (node, hash) in frontier.push(leaf).into_iter().filter(|(node, _)| stored(*node)) {
             nodes.push(NodeRow::new(org, node, &hash));
         }
         sealed.push((entry.draft.id.to_string(), seq, to_hex(&leaf)));
@@ -368,27 +370,7 @@ impl AuditRepository for Store {
             return Ok(HashMap::new());
         }
         let mut conn = self.pools.read().await?;
-        // A proof asks for a few dozen nodes at most: one statement for all of them, by index
-        // (other levels' nodes of the same indexes come along and are dropped).
-        let indexes: Vec<i64> = nodes.iter().map(|node| i64::try_from(node.index).unwrap_or(i64::MAX)).collect();
-        let rows: Vec<NodeRow> = db_run!(&mut conn, |c| {
-            audit_tree_nodes::table
-                .filter(audit_tree_nodes::organization_id.eq(org.as_str()))
-                .filter(audit_tree_nodes::idx.eq_any(&indexes))
-                .select(NodeRow::as_select())
-                .load(c)
-                .await
-        })
-        .map_err(repo_error)?;
-        let wanted: std::collections::HashSet<&NodeId> = nodes.iter().collect();
-        let mut found = HashMap::with_capacity(nodes.len());
-        for row in rows {
-            let (node, hash) = row.parsed()?;
-            if wanted.contains(&node) {
-                found.insert(node, hash);
-            }
-        }
-        Ok(found)
+        Ok(subtree_hashes(ConnRef::from(&mut conn), org.as_str(), nodes).await?)
     }
 
     async fn audit_checkpoint(&self, org: &OrganizationId) -> Result<Option<TreeHead>, RepoError> {
@@ -437,25 +419,14 @@ impl AuditRepository for Store {
                 .await?;
             let Some(through) = last else { return Ok(0) };
             let size = u64::try_from(through).unwrap_or_default();
-            // The frontier of the pruned prefix: its perfect subtrees, which the tree keeps.
+            // The pruned leaves' hashes stay, for the small subtrees of the pruned prefix.
+            keep_pruned_leaves(c.any(), org.as_str(), through).await?;
+            // The frontier of the pruned prefix: its perfect subtrees.
             let wanted = compliance_domain::merkle::cover(0, size);
-            let coords: Vec<(i32, i64)> = wanted
-                .iter()
-                .map(|n| (i32::try_from(n.level).unwrap_or(i32::MAX), i64::try_from(n.index).unwrap_or(i64::MAX)))
-                .collect();
-            let mut found: HashMap<NodeId, Hash> = HashMap::new();
-            for (level, index) in coords {
-                let row: NodeRow = audit_tree_nodes::table
-                    .filter(audit_tree_nodes::organization_id.eq(org.as_str()))
-                    .filter(audit_tree_nodes::level.eq(level))
-                    .filter(audit_tree_nodes::idx.eq(index))
-                    .select(NodeRow::as_select())
-                    .first(c)
-                    .await?;
-                let (node, hash) = row.parsed()?;
-                found.insert(node, hash);
-            }
-            let hashes = wanted.iter().map(|node| found[node]).collect();
+            let found = subtree_hashes(c.any(), org.as_str(), &wanted).await?;
+            let hashes = wanted.iter().map(|node| found.get(node).copied()).collect::<Option<Vec<Hash>>>();
+            let hashes =
+                hashes.ok_or_else(|| corrupt("audit_tree_nodes", "a subtree of the pruned prefix is missing"))?;
             let frontier = Frontier::new(size, hashes).ok_or_else(|| corrupt("audit_tree_nodes", "frontier"))?;
             let mut checkpoint = TreeHead {
                 organization_id: org.clone(),
@@ -643,34 +614,5 @@ impl TryFrom<TreeHeadRow> for TreeHead {
             key_id: r.key_id,
             signature: r.signature,
         })
-    }
-}
-
-/// A perfect subtree's hash (`audit_tree_nodes`).
-#[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = audit_tree_nodes)]
-struct NodeRow {
-    organization_id: String,
-    level: i32,
-    idx: i64,
-    hash: String,
-}
-
-impl NodeRow {
-    fn new(org: &str, node: NodeId, hash: &Hash) -> Self {
-        Self {
-            organization_id: org.to_owned(),
-            level: i32::try_from(node.level).unwrap_or(i32::MAX),
-            idx: i64::try_from(node.index).unwrap_or(i64::MAX),
-            hash: to_hex(hash),
-        }
-    }
-
-    fn parsed(self) -> Result<(NodeId, Hash), RepoError> {
-        const T: &str = "audit_tree_nodes";
-        let level = u32::try_from(self.level).map_err(|_| corrupt(T, "negative level"))?;
-        let index = u64::try_from(self.idx).map_err(|_| corrupt(T, "negative index"))?;
-        let hash = from_hex(&self.hash).ok_or_else(|| corrupt(T, "hash is not 64 hex digits"))?;
-        Ok((NodeId { level, index }, hash))
     }
 }

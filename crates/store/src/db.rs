@@ -123,6 +123,16 @@ pub(crate) enum ConnRef<'c> {
     Sqlite(&'c mut SqliteAsync),
 }
 
+impl ConnRef<'_> {
+    /// The same connection, lent again for one more call.
+    pub(crate) fn reborrow(&mut self) -> ConnRef<'_> {
+        match self {
+            ConnRef::Pg(c) => ConnRef::Pg(c),
+            ConnRef::Sqlite(c) => ConnRef::Sqlite(c),
+        }
+    }
+}
+
 /// Either backend's connection, to code generic over it (the steps of an audited write, which
 /// run inside a transaction that `db_run!` opened): [`any`](AnyConnection::any) lends it back as
 /// a [`ConnRef`], so such a step is one `db_run!` body, not one impl per connection type.

@@ -5,6 +5,7 @@
 
 mod allowed_hosts;
 mod audit;
+mod audit_tree;
 mod automations;
 mod bulk;
 mod comments;

@@ -13,6 +13,7 @@ use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityTy
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
 use compliance_domain::etag::{ETag, IfMatch};
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
+use compliance_domain::merkle::NodeId;
 use compliance_domain::organization::{Organization, OrganizationPatch};
 use compliance_domain::people::{ApiKey, Member, MemberPatch, NewMember, Person, Session, User};
 use compliance_domain::policy::{Policy, PolicyPatch};
@@ -21,10 +22,10 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, AutomationId, AutomationRunId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    AutomationRepository, CommentRepository, ConnectionRepository, ControlRepository, CredentialRepository,
-    HealthCheck, ListGenerations, ListName, MemberRepository, OAuthStateRecord, OAuthStateRepository,
-    OrganizationRepository, Page, PageRequest, RefreshLeases, RepoError, RiskRepository, SecretRepository,
-    StoredSecret, TaskRepository, UserRepository,
+    AuditRepository, AutomationRepository, CommentRepository, ConnectionRepository, ControlRepository,
+    CredentialRepository, HealthCheck, ListGenerations, ListName, MemberRepository, OAuthStateRecord,
+    OAuthStateRepository, OrganizationRepository, Page, PageRequest, RefreshLeases, RepoError, RiskRepository,
+    SecretRepository, StoredSecret, TaskRepository, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -1958,3 +1959,59 @@ async fn evidence_state_statements(db: &TestDb) {
     assert_eq!(one, 3, "the links with their latest evidence's ids, the latest files, the evidence rows");
 }
 contract!(evidence_state_statements);
+
+struct Now;
+
+impl compliance_ports::Clock for Now {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// Every perfect subtree of `leaves`, up to 32 leaves high, with its hash.
+fn subtrees(leaves: &[compliance_domain::merkle::Hash]) -> Vec<(NodeId, compliance_domain::merkle::Hash)> {
+    let mut all = Vec::new();
+    for level in 0..=5_u32 {
+        for (index, chunk) in leaves.chunks_exact(1 << level).enumerate() {
+            let mut tree = compliance_domain::merkle::Frontier::default();
+            chunk.iter().for_each(|leaf| drop(tree.push(*leaf)));
+            all.push((NodeId { level, index: index as u64 }, tree.root()));
+        }
+    }
+    all
+}
+
+/// The store keeps only some of the tree's subtrees (docs/store.md, "The audit log"): whatever
+/// it keeps, every perfect subtree of a sealed tree is answered with its hash, before pruning and
+/// after it deleted every entry.
+async fn every_subtree_of_the_audit_tree_is_answered(db: &TestDb) {
+    let store = &db.store;
+    let org = organization(store, "Merkle").await;
+    for _ in 0..40 {
+        let draft =
+            compliance_domain::audit::AuditDraft { organization_id: org.id.clone(), ..unaudited::<()>(None, None) };
+        AuditRepository::append_audit(store, &draft).await.unwrap();
+    }
+    let sign: &compliance_ports::SignTreeHead<'_> = &|_| {};
+    while store.seal_queued(1_000, &Now, sign).await.unwrap().entries > 0 {}
+    let mut leaves = Vec::new();
+    for seq in 1.. {
+        let Some(entry) = store.sealed_entry(&org.id, seq).await.unwrap() else { break };
+        leaves.push(compliance_domain::merkle::from_hex(&entry.seal.unwrap().hash).unwrap());
+    }
+    assert!(leaves.len() >= 40, "the organization's entries and the 40 appended");
+    let expected = subtrees(&leaves);
+    let nodes: Vec<NodeId> = expected.iter().map(|(node, _)| *node).collect();
+    let answered = |found: std::collections::HashMap<NodeId, _>| {
+        expected.iter().filter(|(node, hash)| found.get(node) != Some(hash)).map(|(node, _)| *node).collect::<Vec<_>>()
+    };
+    let wrong = answered(store.tree_nodes(&org.id, &nodes).await.unwrap());
+    assert!(wrong.is_empty(), "subtrees answered wrong or not at all: {wrong:?}");
+
+    let pruned = store.prune_audit(&org.id, Timestamp::now(), Timestamp::now(), sign).await.unwrap();
+    assert_eq!(pruned as usize, leaves.len(), "every entry was older than now");
+    let wrong = answered(store.tree_nodes(&org.id, &nodes).await.unwrap());
+    assert!(wrong.is_empty(), "after pruning, subtrees answered wrong or not at all: {wrong:?}");
+}
+
+contract!(every_subtree_of_the_audit_tree_is_answered);
