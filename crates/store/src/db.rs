@@ -134,8 +134,9 @@ impl ConnRef<'_> {
 }
 
 /// Either backend's connection, to code generic over it (the steps of an audited write, which
-/// run inside a transaction that `db_run!` opened): [`any`](AnyConnection::any) lends it back as
-/// a [`ConnRef`], so such a step is one `db_run!` body, not one impl per connection type.
+/// run inside a transaction that `write_transaction!` opened): [`any`](AnyConnection::any) lends
+/// it back as a [`ConnRef`], so such a step is one `db_run!` body, not one impl per connection
+/// type.
 pub(crate) trait AnyConnection: Send {
     fn any(&mut self) -> ConnRef<'_>;
 }
