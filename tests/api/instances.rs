@@ -51,8 +51,8 @@ fn env() -> Vec<(String, String)> {
     .collect()
 }
 
-// PostgreSQL only: SQLite is a single-process embedded database, so two server processes sharing
-// one database is a PostgreSQL deployment.
+// PostgreSQL only: the schedule race is the deployment of many instances, which is PostgreSQL's
+// (two instances on one SQLite file are tested for plain writes below).
 #[tokio::test]
 async fn two_instances_run_a_schedule_exactly_once_per_firing() {
     crate::harness::run_with_owned_env(Backend::Postgres, env(), |server| async move {
