@@ -110,7 +110,7 @@ pub use sign_in::{Callback, SIGN_IN_TTL, SignInService, SignInStart, SignedIn, r
 pub use signing::UrlSigner;
 pub use tasks::TaskService;
 pub use vendors::VendorService;
-pub use webhook_worker::{WebhookSettings, WebhookWorker};
+pub use webhook_worker::{AttemptCounts, DELIVERY_ATTEMPTS, WebhookSettings, WebhookWorker};
 pub use webhooks::{IssuedWebhook, WebhookService};
 pub use wiring::Adapters;
 

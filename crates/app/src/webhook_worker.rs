@@ -9,6 +9,7 @@
 //! earlier one of its webhook is unfinished), sign it, POST it, record the outcome.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use compliance_domain::allowed_host::AllowedHostUse;
@@ -33,6 +34,32 @@ use crate::webhooks::payload;
 const FEED_BATCH: usize = 200;
 /// Webhooks looked at per statement of the queueing step.
 const WEBHOOK_BATCH: usize = 500;
+
+/// The attempts this process made, by what they came to: `/metrics` shows them as
+/// `webhook_delivery_attempts_total`, so an operator (and the bench) sees each instance's share.
+pub static DELIVERY_ATTEMPTS: AttemptCounts =
+    AttemptCounts { succeeded: AtomicU64::new(0), retrying: AtomicU64::new(0), failed: AtomicU64::new(0) };
+
+/// Counts of attempts: taken by the receiver (2xx), to be retried, and given up.
+pub struct AttemptCounts {
+    /// The receiver answered 2xx.
+    pub succeeded: AtomicU64,
+    /// The attempt failed; the delivery is sent again later.
+    pub retrying: AtomicU64,
+    /// The attempt failed and the delivery is given up.
+    pub failed: AtomicU64,
+}
+
+impl AttemptCounts {
+    fn count(&self, status: DeliveryStatus) {
+        let counter = match status {
+            DeliveryStatus::Succeeded => &self.succeeded,
+            DeliveryStatus::Failed => &self.failed,
+            DeliveryStatus::Pending | DeliveryStatus::Sending => &self.retrying,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 /// Tunables of the worker (`WEBHOOK_*`, see docs/operations.md).
 #[derive(Debug, Clone)]
@@ -210,6 +237,7 @@ impl WebhookWorker {
     async fn deliver(&self, delivery: WebhookDelivery, webhook: Webhook) {
         let attempt = self.attempt(&delivery, &webhook).await;
         let Attempt { outcome, succeeded } = attempt;
+        DELIVERY_ATTEMPTS.count(outcome.status);
         // The failure streak is noted before the outcome: until the outcome is recorded this
         // delivery heads its webhook's queue, so the claim of the next one (on any instance) reads
         // the streak as this attempt left it. Noted after, a success of the next delivery could

@@ -131,6 +131,22 @@ impl Metrics {
             "Requests let through unlimited because the rate limiter (Redis) failed.",
         );
         let _ = writeln!(out, "rate_limiter_errors_total {}", self.limiter_errors.load(Ordering::Relaxed));
+        header(
+            &mut out,
+            "webhook_delivery_attempts_total",
+            "counter",
+            "Webhook deliveries this instance attempted, by outcome: succeeded (a 2xx), retrying, failed (given up).",
+        );
+        let attempts = &compliance_app::DELIVERY_ATTEMPTS;
+        for (outcome, count) in
+            [("succeeded", &attempts.succeeded), ("retrying", &attempts.retrying), ("failed", &attempts.failed)]
+        {
+            let _ = writeln!(
+                out,
+                "webhook_delivery_attempts_total{{outcome=\"{outcome}\"}} {}",
+                count.load(Ordering::Relaxed)
+            );
+        }
         out
     }
 }
