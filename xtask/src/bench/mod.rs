@@ -9,11 +9,13 @@
 mod large;
 mod measure;
 mod pgbench;
+mod receiver;
 mod report;
 mod scale;
 mod seal;
 mod seed;
 mod steal;
+mod webhooks;
 mod wrk;
 
 use std::fs;
@@ -33,17 +35,22 @@ use wrk::Traffic;
 
 pub const HELP: &str = "\
 Usage: cargo xtask bench [--db postgres|sqlite|both] [--seconds N] [--scale-rows N] [--case TEXT]
+                         [--server PATH]
 
 Builds the release server, provides PostgreSQL as `ci` does (DATABASE_URL or a throwaway
 cluster), seeds two organizations (50 members, 100 risks, 100 vendors, 100 context entries,
 20 rich-text policies each), then per case: wrk against the API (after a warm-up) between two
 pgbench runs of the case's SQL at the same connection count, compared with their mean. Then the
 scale case: N more risks (default 1,000,000) over 1,000 organizations, and the 100-risk list again.
+Last, `webhook delivery`: two instances on a database of their own deliver 2,000 changes to 10
+endpoints of a local receiver, then again while one endpoint answers 500 for 10 s.
   --db          which backends serve the API (default both; pgbench always uses PostgreSQL)
   --seconds     length of each measured run (default 10; the warm-up is 2 s)
   --scale-rows  rows the scale case adds (default 1000000; 0 skips the scale case)
   --case        only the cases whose name contains TEXT (e.g. `policies`, `PATCH`); the
                 database grows only when a scale case is among them
+  --server      a compliance-server binary to measure instead of building this checkout's
+                (a copy of an earlier build: two builds compared in the same hour)
 Needs wrk (apt-get install wrk), pgbench and, for SQLite, sqlite3 (installed with apt-get
 when missing and running as root). Output: a table, target/bench/bench.json,
 target/bench/bench.svg, and a summary line; exits 1 when a target is missed.";
@@ -79,6 +86,8 @@ struct Options {
     scale_rows: u64,
     /// Only the cases whose name contains this.
     only: Option<String>,
+    /// The server to measure; `None` builds this checkout's.
+    server: Option<PathBuf>,
 }
 
 impl Options {
@@ -88,6 +97,7 @@ impl Options {
             duration: Duration::from_secs(10),
             scale_rows: 1_000_000,
             only: None,
+            server: None,
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
@@ -108,6 +118,7 @@ impl Options {
                 }
                 "--scale-rows" => options.scale_rows = value.parse().context("--scale-rows needs a whole number")?,
                 "--case" => options.only = Some((*value).to_owned()),
+                "--server" => options.server = Some(PathBuf::from(value)),
                 other => bail!("unknown option {other}\n\n{HELP}"),
             }
         }
@@ -116,6 +127,11 @@ impl Options {
 
     fn selects(&self, case: &Case) -> bool {
         self.only.as_ref().is_none_or(|text| case.name.contains(text.as_str()))
+    }
+
+    /// Whether the webhook delivery case is asked for.
+    fn selects_webhooks(&self) -> bool {
+        self.only.as_ref().is_none_or(|text| webhooks::NAME.contains(text.as_str()))
     }
 
     /// Whether any of the large cases (`large::QUERIES`, `large::EXPORT`) is asked for.
@@ -130,6 +146,7 @@ pub fn run(args: &[&str]) -> Result<()> {
     if let Some(text) = &options.only
         && !cases().iter().chain(&scale_cases(options.scale_rows)).any(|case| options.selects(case))
         && !options.selects_large()
+        && !options.selects_webhooks()
     {
         bail!("--case {text}: no case's name contains it");
     }
@@ -138,8 +155,13 @@ pub fn run(args: &[&str]) -> Result<()> {
         ensure_installed("sqlite3", "sqlite3")?;
     }
     postgres::client_tool("pgbench")?;
-    cmd::run(cargo()?.args(["build", "--release", "--locked", "-p", "compliance-server"]))?;
-    let binary = target_dir()?.join("release").join("compliance-server");
+    let binary = match &options.server {
+        Some(binary) => binary.canonicalize().with_context(|| format!("--server {}", binary.display()))?,
+        None => {
+            cmd::run(cargo()?.args(["build", "--release", "--locked", "-p", "compliance-server"]))?;
+            target_dir()?.join("release").join("compliance-server")
+        }
+    };
     let out = target_dir()?.join("bench");
     fs::create_dir_all(out.join("scripts")).with_context(|| format!("cannot create {}", out.display()))?;
     let database = postgres::provide()?;
@@ -193,8 +215,20 @@ pub fn run(args: &[&str]) -> Result<()> {
         fs::write(out.join("large.json"), text).context("cannot write target/bench/large.json")?;
     }
 
+    let mut deliveries = Vec::new();
+    if options.selects_webhooks() {
+        for fixture in &measured {
+            // A database of its own: the instances would deliver the other cases' events too.
+            let store = match fixture.backend {
+                Backend::Postgres => Store::postgres(&database.admin_url(), "bench_webhooks")?,
+                Backend::Sqlite => Store::Sqlite(format!("sqlite://{}", scratch.0.join("webhooks.db").display())),
+            };
+            deliveries.push(webhooks::run(&binary, fixture.backend, &store, &scratch.0, &out)?);
+        }
+    }
+
     let servers = measured.iter().map(|fixture| fixture.figures()).collect::<Result<Vec<_>>>()?;
-    report::finish(&bench.rows, &servers, &options.backends, options.scale_rows, &out)
+    report::finish(&bench.rows, &servers, &deliveries, &options.backends, options.scale_rows, &out)
 }
 
 /// Installs a Debian package when its program is missing and we may (root with apt-get).

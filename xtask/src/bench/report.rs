@@ -12,13 +12,19 @@ use serde::Serialize;
 use super::Backend;
 use super::measure::{Load, Served};
 use super::steal::Steal;
+use super::webhooks::{self, Figures as Deliveries};
 
 // The targets (issue 8), in one place.
 const LIST_RATIO: f64 = 0.8;
 const WRITE_RATIO: f64 = 0.6;
 pub(super) const LIST_P99_MS: f64 = 10.0;
 const PEAK_RSS_MIB: f64 = 40.0;
+const IDLE_RSS_MIB: f64 = 20.0;
 const STARTUP: Duration = Duration::from_millis(100);
+/// Webhook deliveries per second and instance, every one signed (issue 51).
+const DELIVERIES_PER_INSTANCE: f64 = 1_000.0;
+/// The healthy endpoints' rate during another's outage, beside their rate without one.
+const OUTAGE_RATE_RATIO: f64 = 0.8;
 const SCALE_LATENCY_RATIO: f64 = 1.5;
 /// The connection count whose p99 is held to [`LIST_P99_MS`].
 const P99_CONNECTIONS: u32 = 32;
@@ -101,15 +107,19 @@ struct Check {
 pub fn finish(
     rows: &[Row],
     servers: &[ServerFigures],
+    deliveries: &[Deliveries],
     backends: &[Backend],
     scale_rows: u64,
     out: &Path,
 ) -> Result<()> {
-    let checks = checks(rows, servers, backends);
-    let table = table(rows, servers);
+    let mut checks = checks(rows, servers, backends);
+    checks.extend(deliveries.iter().flat_map(delivery_checks));
+    let mut table = table(rows, servers);
+    table.push_str(&delivery_table(deliveries));
     println!("\n{table}");
     fs::write(out.join("bench.txt"), &table).context("cannot write bench.txt")?;
-    fs::write(out.join("bench.json"), json(rows, servers, &checks, scale_rows)?).context("cannot write bench.json")?;
+    fs::write(out.join("bench.json"), json(rows, servers, deliveries, &checks, scale_rows)?)
+        .context("cannot write bench.json")?;
     fs::write(out.join("bench.svg"), svg(rows)).context("cannot write bench.svg")?;
     println!("written: {0}/bench.txt, {0}/bench.json, {0}/bench.svg", out.display());
     let missed: Vec<&Check> = checks.iter().filter(|check| !check.met).collect();
@@ -174,12 +184,86 @@ fn checks(rows: &[Row], servers: &[ServerFigures], backends: &[Backend]) -> Vec<
             figure: format!("{:.1} MiB", server.peak_rss_mib),
         });
         checks.push(Check {
+            target: format!("{name}: idle RSS ≤ {IDLE_RSS_MIB} MiB"),
+            met: server.idle_rss_mib <= IDLE_RSS_MIB,
+            figure: format!("{:.1} MiB", server.idle_rss_mib),
+        });
+        checks.push(Check {
             target: format!("{name}: start-up ≤ {} ms", STARTUP.as_millis()),
             met: server.startup <= STARTUP,
             figure: format!("{:.1} ms", millis(server.startup)),
         });
     }
     checks
+}
+
+/// The webhook delivery case's targets: the rate per instance, exactly once in order and signed
+/// in both phases, the healthy endpoints' rate through another's outage, and peak RSS.
+fn delivery_checks(figures: &Deliveries) -> Vec<Check> {
+    let name = format!("{}: {}", figures.backend.name(), webhooks::NAME);
+    let per_instance = figures.steady.per_second / webhooks::INSTANCES as f64;
+    let kept = figures.outage.per_endpoint_per_second / figures.steady.per_endpoint_per_second.max(f64::EPSILON);
+    let problems = || figures.steady.problems.iter().chain(&figures.outage.problems).cloned().collect::<Vec<_>>();
+    vec![
+        Check {
+            target: format!("{name}: ≥ {DELIVERIES_PER_INSTANCE} deliveries/s per instance"),
+            met: per_instance >= DELIVERIES_PER_INSTANCE,
+            figure: format!("{per_instance:.0}/s"),
+        },
+        Check {
+            target: format!("{name}: every delivery once, in order, signed"),
+            met: problems().is_empty(),
+            figure: if problems().is_empty() { "none missing".to_owned() } else { problems().join("; ") },
+        },
+        Check {
+            target: format!("{name}: healthy endpoints keep ≥ {OUTAGE_RATE_RATIO}× their rate through an outage"),
+            met: kept >= OUTAGE_RATE_RATIO,
+            figure: format!("{kept:.2}×"),
+        },
+        Check {
+            target: format!("{name}: peak RSS ≤ {PEAK_RSS_MIB} MiB"),
+            met: figures.peak_rss_mib <= PEAK_RSS_MIB,
+            figure: format!("{:.1} MiB", figures.peak_rss_mib),
+        },
+    ]
+}
+
+fn delivery_table(deliveries: &[Deliveries]) -> String {
+    if deliveries.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "
+{} ({} instances, {} endpoints, {} deliveries a phase)
+{:<8} {:>12} {:>14} {:>16} {:>16} {:>14} {:>9}
+",
+        webhooks::NAME,
+        webhooks::INSTANCES,
+        webhooks::ENDPOINTS,
+        thousands((webhooks::EVENTS * webhooks::ENDPOINTS) as u64),
+        "backend",
+        "deliveries/s",
+        "per instance",
+        "by instance",
+        "outage: others",
+        "caught up s",
+        "peak MiB",
+    );
+    for figures in deliveries {
+        let by_instance = figures.steady.per_instance.iter().map(u64::to_string).collect::<Vec<_>>().join("/");
+        let _ = writeln!(
+            text,
+            "{:<8} {:>12.0} {:>14.0} {:>16} {:>13.0}/s {:>14.2} {:>9.1}",
+            figures.backend.name(),
+            figures.steady.per_second,
+            figures.steady.per_second / webhooks::INSTANCES as f64,
+            by_instance,
+            figures.outage.per_endpoint_per_second * (webhooks::ENDPOINTS - 1) as f64,
+            figures.outage.caught_up_after_s.unwrap_or_default(),
+            figures.peak_rss_mib,
+        );
+    }
+    text
 }
 
 fn millis(duration: Duration) -> f64 {
@@ -248,6 +332,7 @@ struct BenchJson<'a> {
     scale_rows: u64,
     cases: Vec<CaseJson<'a>>,
     servers: Vec<ServerJson>,
+    webhook_delivery: &'a [Deliveries],
     targets: &'a [Check],
 }
 
@@ -304,7 +389,13 @@ struct ServerJson {
     peak_rss_mib: f64,
 }
 
-fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u64) -> Result<String> {
+fn json(
+    rows: &[Row],
+    servers: &[ServerFigures],
+    deliveries: &[Deliveries],
+    checks: &[Check],
+    scale_rows: u64,
+) -> Result<String> {
     let cases = rows
         .iter()
         .map(|row| CaseJson {
@@ -350,7 +441,7 @@ fn json(rows: &[Row], servers: &[ServerFigures], checks: &[Check], scale_rows: u
         })
         .collect();
     let generated_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let bench = BenchJson { generated_at, scale_rows, cases, servers, targets: checks };
+    let bench = BenchJson { generated_at, scale_rows, cases, servers, webhook_delivery: deliveries, targets: checks };
     let mut text = serde_json::to_string_pretty(&bench).context("cannot serialise bench.json")?;
     text.push('\n');
     Ok(text)
@@ -513,7 +604,7 @@ mod tests {
             peak_rss_mib: 20.5,
         };
         let checks = checks(std::slice::from_ref(&case), std::slice::from_ref(&server), &[]);
-        let bench: serde_json::Value = serde_json::from_str(&json(&[case], &[server], &checks, 1_000_000)?)?;
+        let bench: serde_json::Value = serde_json::from_str(&json(&[case], &[server], &[], &checks, 1_000_000)?)?;
 
         let mut keys: Vec<&str> =
             bench["cases"][0].as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
@@ -577,11 +668,32 @@ mod tests {
         bulk.rows_per_request = 500;
         let checks = checks(std::slice::from_ref(&bulk), &[], &[]);
         assert!(checks.iter().all(|c| c.met && !c.target.contains("req/s")), "only non-2xx is a target");
-        let bench: serde_json::Value = serde_json::from_str(&json(&[bulk], &[], &checks, 0)?)?;
+        let bench: serde_json::Value = serde_json::from_str(&json(&[bulk], &[], &[], &checks, 0)?)?;
         let case = &bench["cases"][0];
         assert_eq!((&case["rowsPerSecond"], &case["pgbenchRowsPerSecond"]), (&10_000.0.into(), &50_000.0.into()));
         assert_eq!(case["ratio"], 0.2);
         Ok(())
+    }
+
+    #[test]
+    fn the_delivery_case_is_held_to_its_rate_its_order_and_the_outage() {
+        let phase = |per_second: f64, per_endpoint: f64, problems: &[&str]| webhooks::Phase {
+            deliveries: 20_000,
+            seconds: 20_000.0 / per_second,
+            per_second,
+            per_instance: vec![10_000, 10_000],
+            per_endpoint_per_second: per_endpoint,
+            caught_up_after_s: None,
+            problems: problems.iter().map(|p| (*p).to_owned()).collect(),
+        };
+        let figures = |steady, outage| Deliveries { backend: Backend::Postgres, steady, outage, peak_rss_mib: 30.0 };
+        let met = |figures: &Deliveries| delivery_checks(figures).iter().map(|c| c.met).collect::<Vec<_>>();
+        assert_eq!(met(&figures(phase(2_400.0, 240.0, &[]), phase(2_000.0, 200.0, &[]))), [true; 4]);
+        assert_eq!(
+            met(&figures(phase(1_800.0, 180.0, &[]), phase(1_800.0, 120.0, &["endpoint 0: 2 taken, 1 made"]))),
+            [false, false, false, true],
+            "900/s per instance, a duplicate, and the healthy endpoints slowed to 0.67×"
+        );
     }
 
     #[test]

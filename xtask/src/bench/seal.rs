@@ -46,7 +46,8 @@ pub fn measure(store: &Store, organization: &str, since: &str) -> Result<Option<
     Ok(of(&mut delays))
 }
 
-fn query(store: &Store, sql: &str) -> Result<String> {
+/// `sql`'s rows on either backend, one per line, fields separated by `|`.
+pub(super) fn query(store: &Store, sql: &str) -> Result<String> {
     match store {
         Store::Postgres { url, .. } => postgres::query(url, sql),
         Store::Sqlite(url) => stdout_of(Command::new("sqlite3").arg(url.trim_start_matches("sqlite://")).arg(sql)),
