@@ -34,6 +34,9 @@ use crate::webhooks::payload;
 const FEED_BATCH: usize = 200;
 /// Webhooks looked at per statement of the queueing step.
 const WEBHOOK_BATCH: usize = 500;
+/// The pauses between tries to record an outcome while the store is unavailable.
+const RECORD_RETRY_FIRST_PAUSE: Duration = Duration::from_millis(50);
+const RECORD_RETRY_LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
 /// The attempts this process made, by what they came to: `/metrics` shows them as
 /// `webhook_delivery_attempts_total`, so an operator (and the bench) sees each instance's share.
@@ -157,33 +160,34 @@ impl WebhookWorker {
         }
     }
 
-    /// One pass: queue new events, then send every due delivery.
+    /// One pass: queue new events, then send every due delivery, `concurrency` at a time: a
+    /// slot that frees is filled by the next claim at once (its webhook's next delivery may be
+    /// due now), rather than when the slowest of a batch is done.
     pub async fn tick(self: &Arc<Self>, stop: &watch::Receiver<bool>) {
         if let Err(error) = self.queue_events().await {
             tracing::warn!(%error, "could not queue webhook events");
         }
+        let slots = self.settings.concurrency.max(1);
+        let mut in_flight = tokio::task::JoinSet::new();
         loop {
-            let mut batch = tokio::task::JoinSet::new();
-            while batch.len() < self.settings.concurrency.max(1) && !*stop.borrow() {
+            let free = slots - in_flight.len();
+            if free > 0 && !*stop.borrow() {
                 let now = self.clock.now();
                 let until =
                     now.plus(time::Duration::try_from(self.settings.claim_lease).unwrap_or(time::Duration::MINUTE));
-                match self.webhooks.claim_next(now, until).await {
-                    Ok(Some((delivery, webhook))) => {
-                        let worker = Arc::clone(self);
-                        batch.spawn(async move { worker.deliver(delivery, webhook).await });
+                match self.webhooks.claim_due(now, until, free).await {
+                    Ok(claimed) => {
+                        for (delivery, webhook) in claimed {
+                            let worker = Arc::clone(self);
+                            in_flight.spawn(async move { worker.deliver(delivery, webhook).await });
+                        }
                     }
-                    Ok(None) => break,
-                    Err(error) => {
-                        tracing::warn!(%error, "could not claim a webhook delivery");
-                        break;
-                    }
+                    Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
                 }
             }
-            if batch.is_empty() {
-                return;
-            }
-            while let Some(done) = batch.join_next().await {
+            // Wait for one delivery to finish, take every other that has, then claim again.
+            let Some(done) = in_flight.join_next().await else { return };
+            for done in std::iter::once(done).chain(std::iter::from_fn(|| in_flight.try_join_next())) {
                 if let Err(error) = done {
                     tracing::error!(%error, "a webhook delivery task failed");
                 }
@@ -249,13 +253,31 @@ impl WebhookWorker {
         {
             tracing::warn!(%error, webhook = %webhook.id, "could not record a webhook's failure streak");
         }
-        match self.webhooks.finish_attempt(&delivery, &outcome).await {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::warn!(delivery = %delivery.id, "a webhook delivery's claim ran out before its outcome was recorded");
-            }
-            Err(error) => {
-                tracing::warn!(%error, delivery = %delivery.id, "could not record a webhook delivery's outcome");
+        self.record(&delivery, &outcome).await;
+    }
+
+    /// Records the outcome of an attempt. One left unrecorded keeps the delivery claimed until
+    /// its lease runs out, and then it is sent again: a store that is briefly unavailable (on
+    /// SQLite, another instance holding the write lock past `busy_timeout`) is waited for, with
+    /// growing pauses, for up to half the lease.
+    async fn record(&self, delivery: &WebhookDelivery, outcome: &AttemptOutcome) {
+        let deadline = Instant::now() + self.settings.claim_lease / 2;
+        let mut pause = RECORD_RETRY_FIRST_PAUSE;
+        loop {
+            match self.webhooks.finish_attempt(delivery, outcome).await {
+                Ok(true) => return,
+                Ok(false) => {
+                    tracing::warn!(delivery = %delivery.id, "a webhook delivery's claim ran out before its outcome was recorded");
+                    return;
+                }
+                Err(RepoError::Unavailable(_)) if Instant::now() + pause < deadline => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(RECORD_RETRY_LONGEST_PAUSE);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, delivery = %delivery.id, "could not record a webhook delivery's outcome");
+                    return;
+                }
             }
         }
     }

@@ -117,14 +117,16 @@ pub trait WebhookRepository: Send + Sync {
     /// `deliveries` (in order), in one transaction, only if the cursor has not moved meanwhile:
     /// of several workers that read the same events, exactly one queues them. Whether it did.
     async fn advance(&self, webhook: &Webhook, to: i64, deliveries: &[WebhookDelivery]) -> Result<bool, RepoError>;
-    /// Takes the first delivery of an enabled webhook's queue when it is due (pending and due, or
-    /// sending with an expired claim), marking it sending until `claimed_until`; with its webhook.
-    /// A delivery is never claimed while an earlier one of its webhook is unfinished.
-    async fn claim_next(
+    /// Takes up to `limit` deliveries, each the first of an enabled webhook's queue and due
+    /// (pending and due, or sending with an expired claim), marking them sending until
+    /// `claimed_until`; each with its webhook, soonest due first. A delivery is never claimed
+    /// while an earlier one of its webhook is unfinished, so no two are of one webhook.
+    async fn claim_due(
         &self,
         now: Timestamp,
         claimed_until: Timestamp,
-    ) -> Result<Option<(WebhookDelivery, Webhook)>, RepoError>;
+        limit: usize,
+    ) -> Result<Vec<(WebhookDelivery, Webhook)>, RepoError>;
     /// Records an attempt's outcome if the delivery is still claimed as `claimed` (its
     /// `claimed_until`); whether it was.
     async fn finish_attempt(&self, claimed: &WebhookDelivery, outcome: &AttemptOutcome) -> Result<bool, RepoError>;

@@ -3,7 +3,7 @@
 //! delivery is sent by whoever moves it from `pending` to `sending` first, only when it heads its
 //! webhook's queue (so each webhook gets its events one at a time, in order).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use async_trait::async_trait;
 use compliance_domain::etag::IfMatch;
@@ -12,7 +12,6 @@ use compliance_domain::{OrganizationId, Timestamp, WebhookDeliveryId, WebhookId}
 use compliance_ports::{
     AuditOf, Cursor, EventFeed, FeedEvent, Page, PageRequest, RepoError, SealedSecrets, SealedUrl, WebhookRepository,
 };
-use diesel::dsl::min;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::RunQueryDsl;
@@ -20,7 +19,7 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::{AnyConnection, db_run, write_transaction};
+use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, corrupt, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{newest_first, read_page};
@@ -32,8 +31,8 @@ const SENDING: &str = DeliveryStatus::Sending.as_str();
 const SUCCEEDED: &str = DeliveryStatus::Succeeded.as_str();
 const FAILED: &str = DeliveryStatus::Failed.as_str();
 
-/// How many queue heads one `claim_next` tries before it gives up: each one it loses went to
-/// another worker.
+/// How many queue heads beyond its limit one `claim_due` tries before it gives up: each one it
+/// loses went to another worker.
 const CLAIM_CANDIDATES: usize = 8;
 
 #[derive(Queryable, Selectable)]
@@ -528,31 +527,17 @@ impl WebhookRepository for Store {
         Ok(advanced)
     }
 
-    async fn claim_next(
+    async fn claim_due(
         &self,
         now: Timestamp,
         claimed_until: Timestamp,
-    ) -> Result<Option<(WebhookDelivery, Webhook)>, RepoError> {
+        limit: usize,
+    ) -> Result<Vec<(WebhookDelivery, Webhook)>, RepoError> {
         let (now, until) = (now.to_utc_naive(), claimed_until.to_utc_naive());
         let mut conn = self.pools.write().await?;
-        let claimed: Option<(DeliveryRow, WebhookRow)> = write_transaction!(&mut conn, async |c| {
-            // The head of each enabled webhook's queue: its lowest unfinished ordinal.
-            let heads: Vec<(String, Option<i64>)> = webhook_deliveries::table
-                .filter(webhook_deliveries::status.eq_any([PENDING, SENDING]))
-                .filter(
-                    webhook_deliveries::webhook_id
-                        .eq_any(webhooks::table.filter(webhooks::is_enabled).select(webhooks::id)),
-                )
-                .group_by(webhook_deliveries::webhook_id)
-                .select((webhook_deliveries::webhook_id, min(webhook_deliveries::ordinal)))
-                .load(c)
-                .await?;
-            let heads: HashSet<(String, i64)> =
-                heads.into_iter().filter_map(|(webhook, ordinal)| Some((webhook, ordinal?))).collect();
-            if heads.is_empty() {
-                return Ok::<_, DieselError>(None);
-            }
-            let (ids, ordinals): (Vec<&str>, Vec<i64>) = heads.iter().map(|(w, o)| (w.as_str(), *o)).unzip();
+        let claimed: Vec<(DeliveryRow, WebhookRow)> = write_transaction!(&mut conn, async |c| {
+            let tries = i64::try_from(limit + CLAIM_CANDIDATES).unwrap_or(i64::MAX);
+            let candidates = due_heads(c.any(), now, tries).await?;
             // Due: pending and its time has come, or sending by a worker whose claim ran out.
             let due = || {
                 webhook_deliveries::status
@@ -560,16 +545,9 @@ impl WebhookRepository for Store {
                     .and(webhook_deliveries::next_attempt_at.le(now))
                     .or(webhook_deliveries::status.eq(SENDING).and(webhook_deliveries::claimed_until.lt(now)))
             };
-            let candidates: Vec<(String, i64)> = webhook_deliveries::table
-                .filter(webhook_deliveries::webhook_id.eq_any(&ids))
-                .filter(webhook_deliveries::ordinal.eq_any(&ordinals))
-                .filter(due())
-                .order(webhook_deliveries::next_attempt_at.asc())
-                .select((webhook_deliveries::webhook_id, webhook_deliveries::ordinal))
-                .load(c)
-                .await?;
-            let candidates = candidates.into_iter().filter(|pair| heads.contains(pair)).take(CLAIM_CANDIDATES);
-            for (webhook, ordinal) in candidates {
+            // A candidate another worker took first is skipped: its update finds it no longer due.
+            let mut claimed = Vec::new();
+            for DueHead { webhook_id: webhook, ordinal } in candidates {
                 let row: Option<DeliveryRow> = diesel::update(
                     webhook_deliveries::table
                         .filter(webhook_deliveries::webhook_id.eq(&webhook))
@@ -586,19 +564,31 @@ impl WebhookRepository for Store {
                 .get_result(c)
                 .await
                 .optional()?;
-                if let Some(row) = row {
-                    let hook: WebhookRow = webhooks::table
-                        .filter(webhooks::id.eq(&row.webhook_id))
-                        .select(WebhookRow::as_select())
-                        .first(c)
-                        .await?;
-                    return Ok::<_, DieselError>(Some((row, hook)));
+                claimed.extend(row);
+                if claimed.len() == limit {
+                    break;
                 }
             }
-            Ok(None)
+            let hooks: Vec<WebhookRow> = match claimed.is_empty() {
+                true => Vec::new(),
+                false => {
+                    let ids: Vec<&str> = claimed.iter().map(|row| row.webhook_id.as_str()).collect();
+                    webhooks::table.filter(webhooks::id.eq_any(ids)).select(WebhookRow::as_select()).load(c).await?
+                }
+            };
+            let mut hooks: HashMap<String, WebhookRow> =
+                hooks.into_iter().map(|hook| (hook.id.clone(), hook)).collect();
+            // One delivery per webhook: each hook is taken once.
+            Ok(claimed
+                .into_iter()
+                .filter_map(|row| {
+                    let hook = hooks.remove(&row.webhook_id)?;
+                    Some((row, hook))
+                })
+                .collect())
         })
         .map_err(repo_error)?;
-        claimed.map(|(delivery, webhook)| Ok((delivery.try_into()?, webhook.try_into()?))).transpose()
+        claimed.into_iter().map(|(delivery, webhook)| Ok((delivery.try_into()?, webhook.try_into()?))).collect()
     }
 
     async fn finish_attempt(&self, claimed: &WebhookDelivery, outcome: &AttemptOutcome) -> Result<bool, RepoError> {
@@ -698,6 +688,56 @@ impl WebhookRepository for Store {
 
 /// The webhook feed is the audit trail: its sealed entries in `seq` order, with the resource as
 /// `data`.
+/// A delivery that heads its webhook's queue and is due.
+#[derive(QueryableByName)]
+struct DueHead {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    webhook_id: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    ordinal: i64,
+}
+
+/// The head of each enabled webhook's queue (its lowest unfinished ordinal) when it is due
+/// (pending and its time has come, or sending under a claim that ran out), soonest due first, at
+/// most `limit`. One statement: per webhook, one seek into the open deliveries' partial index
+/// and one into the (webhook, ordinal) key, whatever the number of queued deliveries. (Heads read
+/// first and then filtered by `webhook_id = ANY(…) AND ordinal = ANY(…)` made PostgreSQL read
+/// every open delivery of those webhooks, 3.7 ms per claim with 8,000 queued.) The open predicate
+/// is written as the partial index's own, so that the index serves it.
+async fn due_heads(conn: ConnRef<'_>, now: PrimitiveDateTime, limit: i64) -> QueryResult<Vec<DueHead>> {
+    use diesel::sql_types::{BigInt, Timestamp};
+    let query = |placeholder: fn(usize) -> String| {
+        format!(
+            "SELECT d.webhook_id, d.ordinal FROM webhooks w \
+             JOIN webhook_deliveries d ON d.webhook_id = w.id AND d.ordinal = ( \
+                 SELECT min(o.ordinal) FROM webhook_deliveries o \
+                 WHERE o.webhook_id = w.id AND o.status IN ('pending', 'sending')) \
+             WHERE w.is_enabled \
+               AND ((d.status = 'pending' AND d.next_attempt_at <= {now}) \
+                 OR (d.status = 'sending' AND d.claimed_until < {now})) \
+             ORDER BY d.next_attempt_at LIMIT {limit}",
+            now = placeholder(1),
+            limit = placeholder(2),
+        )
+    };
+    match conn {
+        ConnRef::Pg(c) => {
+            diesel::sql_query(query(|n| format!("${n}")))
+                .bind::<Timestamp, _>(now)
+                .bind::<BigInt, _>(limit)
+                .load(c)
+                .await
+        }
+        ConnRef::Sqlite(c) => {
+            diesel::sql_query(query(|n| format!("?{n}")))
+                .bind::<Timestamp, _>(now)
+                .bind::<BigInt, _>(limit)
+                .load(c)
+                .await
+        }
+    }
+}
+
 #[async_trait]
 impl EventFeed for Store {
     async fn after(&self, org: &OrganizationId, after: i64, limit: usize) -> Result<Vec<FeedEvent>, RepoError> {

@@ -141,8 +141,13 @@ impl WebhookRepository for MemoryWebhooks {
     async fn advance(&self, _: &Webhook, _: i64, _: &[WebhookDelivery]) -> Result<bool, RepoError> {
         Ok(false)
     }
-    async fn claim_next(&self, _: Timestamp, _: Timestamp) -> Result<Option<(WebhookDelivery, Webhook)>, RepoError> {
-        Ok(None)
+    async fn claim_due(
+        &self,
+        _: Timestamp,
+        _: Timestamp,
+        _: usize,
+    ) -> Result<Vec<(WebhookDelivery, Webhook)>, RepoError> {
+        Ok(Vec::new())
     }
     async fn finish_attempt(&self, _: &WebhookDelivery, _: &AttemptOutcome) -> Result<bool, RepoError> {
         Ok(false)
