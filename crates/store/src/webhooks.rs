@@ -533,6 +533,9 @@ impl WebhookRepository for Store {
         claimed_until: Timestamp,
         limit: usize,
     ) -> Result<Vec<(WebhookDelivery, Webhook)>, RepoError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let (now, until) = (now.to_utc_naive(), claimed_until.to_utc_naive());
         let mut conn = self.pools.write().await?;
         let claimed: Vec<(DeliveryRow, WebhookRow)> = write_transaction!(&mut conn, async |c| {
@@ -686,8 +689,6 @@ impl WebhookRepository for Store {
     }
 }
 
-/// The webhook feed is the audit trail: its sealed entries in `seq` order, with the resource as
-/// `data`.
 /// A delivery that heads its webhook's queue and is due.
 #[derive(QueryableByName)]
 struct DueHead {
@@ -738,6 +739,8 @@ async fn due_heads(conn: ConnRef<'_>, now: PrimitiveDateTime, limit: i64) -> Que
     }
 }
 
+/// The webhook feed is the audit trail: its sealed entries in `seq` order, with the resource as
+/// `data`.
 #[async_trait]
 impl EventFeed for Store {
     async fn after(&self, org: &OrganizationId, after: i64, limit: usize) -> Result<Vec<FeedEvent>, RepoError> {
