@@ -537,10 +537,17 @@ impl WebhookRepository for Store {
             return Ok(Vec::new());
         }
         let (now, until) = (now.to_utc_naive(), claimed_until.to_utc_naive());
+        // The heads are read before the write transaction: every pass of the audit sequencer wakes
+        // the worker, and a pass with nothing due then takes no write lock (SQLite's is the one
+        // every write waits for). A head another worker finishes meanwhile fails its claim's
+        // `due()` below, so reading it early claims nothing twice.
+        let tries = i64::try_from(limit + CLAIM_CANDIDATES).unwrap_or(i64::MAX);
+        let candidates = due_heads(self.pools.read().await?.any(), now, tries).await.map_err(repo_error)?;
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut conn = self.pools.write().await?;
         let claimed: Vec<(DeliveryRow, WebhookRow)> = write_transaction!(&mut conn, async |c| {
-            let tries = i64::try_from(limit + CLAIM_CANDIDATES).unwrap_or(i64::MAX);
-            let candidates = due_heads(c.any(), now, tries).await?;
             // Due: pending and its time has come, or sending by a worker whose claim ran out.
             let due = || {
                 webhook_deliveries::status
@@ -550,10 +557,10 @@ impl WebhookRepository for Store {
             };
             // A candidate another worker took first is skipped: its update finds it no longer due.
             let mut claimed = Vec::new();
-            for DueHead { webhook_id: webhook, ordinal } in candidates {
+            for DueHead { webhook_id: webhook, ordinal } in &candidates {
                 let row: Option<DeliveryRow> = diesel::update(
                     webhook_deliveries::table
-                        .filter(webhook_deliveries::webhook_id.eq(&webhook))
+                        .filter(webhook_deliveries::webhook_id.eq(webhook))
                         .filter(webhook_deliveries::ordinal.eq(ordinal))
                         .filter(due()),
                 )
