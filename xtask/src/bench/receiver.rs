@@ -1,7 +1,9 @@
 //! The webhook delivery case's receiver: a local HTTP/1.1 server that answers every POST at once
 //! (keep-alive, a thread per connection) and keeps what it received, so that the case can check
 //! after the run that every delivery came once, in order, and signed. It can make one endpoint
-//! answer 500 for a while, as a receiver that is down would.
+//! answer 500 for a while, as a receiver that is down would. Written on std threads: xtask has no
+//! async runtime or HTTP server among its dependencies, and this needs only `Content-Length`
+//! bodies on keep-alive connections.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};

@@ -270,7 +270,8 @@ fn problems(
 }
 
 /// Whether one of the `v1,…` signatures is the HMAC-SHA256 of `{id}.{timestamp}.{body}` (Standard
-/// Webhooks) under `key`.
+/// Webhooks) under `key`. Written here rather than calling the server's signer
+/// (`compliance_app::webhook_signing`), so that a mistake there is not repeated in the check.
 fn signed(key: &[u8], received: &Received) -> bool {
     let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else { return false };
     mac.update(format!("{}.{}.", received.id, received.timestamp).as_bytes());
