@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use compliance_domain::audit::{Actor, ActorType, AuditDraft, Redaction, diff, redact_data};
+use compliance_domain::audit::{Actor, ActorType, AuditDraft, JsonText, Redaction, diff, redact_data};
 use compliance_domain::evidence::Observation;
 use compliance_domain::idempotency::IdempotencyClaim;
 use compliance_domain::{AuditEntryId, OrganizationId};
@@ -69,7 +69,7 @@ impl AuditTrail {
             let render = |record: &T| (subject.render)(self.renderer.as_ref(), record);
             let (before_view, after_view) = (before.map(render), after.map(render));
             let record = after.or(before);
-            let data = after_view.clone().or_else(|| before_view.clone()).map(|v| redact_data(v, &subject.redaction));
+            let data = after_view.as_ref().or(before_view.as_ref()).map(|v| redact_data(v.clone(), &subject.redaction));
             let action = action_of(before, after);
             AuditDraft {
                 id: AuditEntryId::generate(),
@@ -78,8 +78,8 @@ impl AuditTrail {
                 action: action.to_owned(),
                 resource_type: subject.resource_type.to_owned(),
                 resource_id: record.map(subject.id).unwrap_or_default(),
-                changes: diff(before_view.as_ref(), after_view.as_ref(), &subject.redaction),
-                data,
+                changes: JsonText::of(&diff(before_view.as_ref(), after_view.as_ref(), &subject.redaction)),
+                data: data.as_ref().map(JsonText::of),
                 request_id: provenance.request_id.clone(),
                 created_at: self.clock.now(),
                 idempotency: provenance.idempotency.clone(),

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
-use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, Seal, TreeHead, entry_leaf};
+use compliance_domain::audit::{Actor, ActorType, AuditDraft, AuditEntry, JsonText, Seal, TreeHead, entry_leaf};
 use compliance_domain::merkle::{Frontier, Hash, NodeId, from_hex, to_hex};
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
@@ -30,7 +30,7 @@ use crate::error::{TxError, corrupt, repo_error};
 use crate::evidence::record_evidence;
 use crate::idempotency::mark_applied;
 use crate::paging::{newest_first, read_page};
-use crate::rows::{id, instant, json, json_text, naive, optional_id};
+use crate::rows::{id, instant, naive, optional_id};
 use crate::schema::{audit_checkpoints, audit_entries, audit_tree_heads, audit_tree_nodes};
 
 /// The most rows one multi-row `INSERT` of the store writes (on PostgreSQL): 1,000 rows of the
@@ -499,8 +499,8 @@ impl AuditRow {
             action: d.action.clone(),
             resource_type: d.resource_type.clone(),
             resource_id: d.resource_id.clone(),
-            changes: json_text(&d.changes),
-            data: d.data.as_ref().map(json_text),
+            changes: d.changes.get().to_owned(),
+            data: d.data.as_ref().map(|data| data.get().to_owned()),
             request_id: d.request_id.clone(),
             created_at: naive(d.created_at),
             hash: None,
@@ -525,8 +525,8 @@ impl TryFrom<AuditRow> for AuditEntry {
             action: r.action,
             resource_type: r.resource_type,
             resource_id: r.resource_id,
-            changes: json(T, &r.changes)?,
-            data: r.data.map(|text| json(T, &text)).transpose()?,
+            changes: JsonText::parse(r.changes).map_err(|error| corrupt(T, error))?,
+            data: r.data.map(JsonText::parse).transpose().map_err(|error| corrupt(T, error))?,
             request_id: r.request_id,
             created_at: instant(r.created_at),
             idempotency: None,

@@ -177,7 +177,7 @@ fn unaudited<T>(_: Option<&T>, _: Option<&T>) -> compliance_domain::audit::Audit
         action: "test.changed".into(),
         resource_type: "test".into(),
         resource_id: "x".into(),
-        changes: serde_json::json!({}),
+        changes: compliance_domain::audit::JsonText::of(&serde_json::json!({})),
         data: None,
         request_id: None,
         created_at: Timestamp::now(),

@@ -4,11 +4,10 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use compliance_app::Verification;
-use compliance_domain::audit::AuditEntry;
+use compliance_domain::audit::{AuditEntry, JsonText};
 use compliance_domain::{AuditEntryId, Timestamp};
 use compliance_ports::{AuditFilter, Page};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::list_query::{ListParams, QueryShape};
@@ -57,7 +56,7 @@ struct AuditEntryDto {
     resource_id: String,
     /// `{field: {from, to}}`; secrets `"[redacted]"`, rich text `{"length": n}`.
     #[schema(value_type = Object)]
-    changes: Value,
+    changes: JsonText,
     #[serde(skip_serializing_if = "Option::is_none")]
     request_id: Option<String>,
     created_at: Timestamp,
