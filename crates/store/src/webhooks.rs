@@ -666,8 +666,6 @@ struct Due {
 /// `LATERAL`) finds the head's ordinal by subquery and the row by the (webhook, ordinal) key,
 /// webhooks first (`CROSS JOIN` keeps SQLite's join order).
 fn heads_sql(conn: &ConnRef<'_>) -> String {
-    const DUE: &str = "((d.status = 'pending' AND d.next_attempt_at <= {now}) \
-                       OR (d.status = 'sending' AND d.claimed_until < {now}))";
     match conn {
         ConnRef::Pg(_) => format!(
             "SELECT d.webhook_id, d.ordinal FROM webhooks w CROSS JOIN LATERAL ( \
@@ -676,7 +674,7 @@ fn heads_sql(conn: &ConnRef<'_>) -> String {
                  WHERE o.webhook_id = w.id AND o.status IN ('pending', 'sending') \
                  ORDER BY o.ordinal LIMIT 1) d \
              WHERE w.is_enabled AND {} ORDER BY d.next_attempt_at LIMIT $2",
-            DUE.replace("{now}", "$1")
+            due_sql("d", "$1")
         ),
         ConnRef::Sqlite(_) => format!(
             "SELECT d.webhook_id, d.ordinal FROM webhooks w CROSS JOIN webhook_deliveries d \
@@ -684,9 +682,18 @@ fn heads_sql(conn: &ConnRef<'_>) -> String {
                  SELECT min(o.ordinal) FROM webhook_deliveries o \
                  WHERE o.webhook_id = w.id AND o.status IN ('pending', 'sending')) \
                AND {} ORDER BY d.next_attempt_at LIMIT ?2",
-            DUE.replace("{now}", "?1")
+            due_sql("d", "?1")
         ),
     }
+}
+
+/// Whether the delivery `row` is due at `now` (both SQL names): pending and its time has come, or
+/// sending under a claim that ran out.
+fn due_sql(row: &str, now: &str) -> String {
+    format!(
+        "(({row}.status = 'pending' AND {row}.next_attempt_at <= {now}) \
+          OR ({row}.status = 'sending' AND {row}.claimed_until < {now}))"
+    )
 }
 
 /// Whether any queue head is due ([`heads_sql`]): a read.
@@ -711,18 +718,22 @@ async fn claim_heads(
     limit: i64,
 ) -> QueryResult<Vec<(DeliveryRow, WebhookRow)>> {
     use diesel::sql_types::{BigInt, Timestamp};
-    const CLAIM: &str = "UPDATE webhook_deliveries AS q \
-         SET status = 'sending', claimed_until = $3, attempts = attempts + 1, updated_at = $1 \
-         FROM ({heads}) AS h \
-         WHERE q.webhook_id = h.webhook_id AND q.ordinal = h.ordinal \
-           AND ((q.status = 'pending' AND q.next_attempt_at <= $1) \
-             OR (q.status = 'sending' AND q.claimed_until < $1)) \
-         RETURNING {returning}";
-    let claim = CLAIM.replace("{heads}", &heads_sql(&conn));
+    // The head is due when read; checked again on the row as the statement finds it locked.
+    let claim = |now: &str, until: &str, returning: &str| {
+        format!(
+            "UPDATE webhook_deliveries AS q \
+             SET status = 'sending', claimed_until = {until}, attempts = attempts + 1, updated_at = {now} \
+             FROM ({heads}) AS h \
+             WHERE q.webhook_id = h.webhook_id AND q.ordinal = h.ordinal AND {due} \
+             RETURNING {returning}",
+            heads = heads_sql(&conn),
+            due = due_sql("q", now),
+        )
+    };
     let query = match &conn {
-        ConnRef::Pg(_) => claim.replace("{returning}", "q.*"),
-        // SQLite numbers its parameters `?N`, and its RETURNING names the table's columns only
-        ConnRef::Sqlite(_) => claim.replace('$', "?").replace("{returning}", "*"),
+        ConnRef::Pg(_) => claim("$1", "$3", "q.*"),
+        // SQLite's RETURNING names the table's columns only
+        ConnRef::Sqlite(_) => claim("?1", "?3", "*"),
     };
     let claim = diesel::sql_query(query).bind::<Timestamp, _>(now).bind::<BigInt, _>(limit).bind::<Timestamp, _>(until);
     db_run!(conn, |c| {
