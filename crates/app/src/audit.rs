@@ -69,7 +69,6 @@ impl AuditTrail {
             let render = |record: &T| (subject.render)(self.renderer.as_ref(), record);
             let (before_view, after_view) = (before.map(render), after.map(render));
             let record = after.or(before);
-            let data = after_view.as_ref().or(before_view.as_ref()).map(|v| redact_data(v.clone(), &subject.redaction));
             let action = action_of(before, after);
             AuditDraft {
                 id: AuditEntryId::generate(),
@@ -79,7 +78,8 @@ impl AuditTrail {
                 resource_type: subject.resource_type.to_owned(),
                 resource_id: record.map(subject.id).unwrap_or_default(),
                 changes: JsonText::of(&diff(before_view.as_ref(), after_view.as_ref(), &subject.redaction)),
-                data: data.as_ref().map(JsonText::of),
+                // The rendered record itself (not a copy), redacted once `changes` has read it.
+                data: after_view.or(before_view).map(|view| JsonText::of(&redact_data(view, &subject.redaction))),
                 request_id: provenance.request_id.clone(),
                 created_at: self.clock.now(),
                 idempotency: provenance.idempotency.clone(),
