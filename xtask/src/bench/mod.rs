@@ -276,6 +276,9 @@ struct Case {
     traffic: fn(&Fixture) -> Traffic<'_>,
     /// The pgbench script, from the PostgreSQL fixture (for the ids it names).
     sql: fn(&Fixture) -> String,
+    /// Writes: every statement one request sends, as one pgbench script (see
+    /// `pgbench::patch_risk_statements`): the most the API could reach on this machine.
+    statements: Option<fn(&Fixture) -> String>,
     /// Empty: the fixture's server answers. Else a server started for the case with this
     /// environment, on the same database.
     env: &'static [(&'static str, &'static str)],
@@ -313,6 +316,7 @@ fn cases() -> Vec<Case> {
         tenant: Tenant::Reads,
         traffic,
         sql,
+        statements: None,
         env: &[],
         rows_per_request: 1,
     };
@@ -347,6 +351,7 @@ fn cases() -> Vec<Case> {
             tenant: Tenant::Writes,
             traffic: |f| Traffic::Patch { prefix: "/v1/risks/", ids: &f.writes.risk_ids, body: PATCH_BODY },
             sql: |f| pgbench::update_random_risk(&f.writes.risk_ids),
+            statements: Some(|f| pgbench::patch_risk_statements(&f.writes.risk_ids)),
             env: &[],
             rows_per_request: 1,
         },
@@ -357,6 +362,7 @@ fn cases() -> Vec<Case> {
             tenant: Tenant::Writes,
             traffic: |_| Traffic::Post { path: "/v1/risks/bulk", body: &BULK_BODY },
             sql: |_| pgbench::insert_risks(BULK_ROWS as usize),
+            statements: None,
             env: &[],
             rows_per_request: BULK_ROWS,
         },
@@ -367,6 +373,7 @@ fn cases() -> Vec<Case> {
             tenant: Tenant::Writes,
             traffic: |_| Traffic::Post { path: "/v1/context", body: POST_BODY },
             sql: |_| pgbench::insert_context_entry(),
+            statements: Some(|_| pgbench::post_context_statements()),
             env: &[],
             rows_per_request: 1,
         },
@@ -385,6 +392,7 @@ fn scale_cases(rows: u64) -> [Case; 2] {
             tenant: Tenant::Reads,
             traffic: |_| Traffic::Get { path: "/v1/risks" },
             sql: |_| pgbench::select_newest_first("risks"),
+            statements: None,
             env: &[],
             rows_per_request: 1,
         },
@@ -401,6 +409,7 @@ fn uncached_risks(kind: Kind, name: String) -> Case {
         tenant: Tenant::Reads,
         traffic: |_| Traffic::Get { path: "/v1/risks" },
         sql: |_| pgbench::select_newest_first("risks"),
+        statements: None,
         env: UNCACHED,
         rows_per_request: 1,
     }
@@ -460,6 +469,16 @@ impl Bench<'_> {
             "    pgbench: {:.0} tps ({clients} clients; {:.0} before the API, {:.0} after)",
             sql.per_second, before.value.per_second, after.value.per_second
         );
+        let statements = match case.statements {
+            Some(script) => {
+                let path = self.out.join("scripts").join(format!("{slug}-statements.sql"));
+                fs::write(&path, script(postgres)).context("cannot write the pgbench script")?;
+                let run = self.pgbench(&path, postgres.store.url(), organization, clients)?.value;
+                println!("    pgbench, every statement of a request: {:.0} tps", run.per_second);
+                Some(run)
+            }
+            None => None,
+        };
         if case.rows_per_request > 1 {
             println!("    pgbench: {:.0} rows/s", sql.per_second * f64::from(case.rows_per_request));
         }
@@ -472,6 +491,7 @@ impl Bench<'_> {
                 connections: case.connections,
                 api: load,
                 pgbench: sql,
+                statements,
                 pgbench_runs: [before.value.per_second, after.value.per_second],
                 pgbench_attempts: [before.attempts, after.attempts],
                 pgbench_clients: clients,

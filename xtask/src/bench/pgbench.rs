@@ -49,6 +49,59 @@ pub fn insert_context_entry() -> String {
         .to_owned()
 }
 
+/// Everything one `PATCH /v1/risks/{id}` of the bench sends PostgreSQL, as one pgbench
+/// transaction script: the caller's access generation (the authentication cache's check), then
+/// the write's transaction: the risk locked and read, updated, its audit entry queued. How fast
+/// PostgreSQL alone does the request's own work, with no HTTP, no server and one round trip per
+/// statement, as the server sends them: on a machine the server shares with PostgreSQL, the most
+/// the API could reach.
+pub fn patch_risk_statements(ids: &[String]) -> String {
+    let mut script = format!("\\set i random(0, {})\n", ids.len().saturating_sub(1));
+    for (n, id) in ids.iter().enumerate() {
+        let keyword = if n == 0 { "\\if" } else { "\\elif" };
+        let _ = writeln!(script, "{keyword} :i = {n}");
+        script.push_str(ACCESS_GENERATION);
+        script.push_str("BEGIN;\n");
+        let _ = writeln!(script, "SELECT * FROM risks WHERE organization_id = :org AND id = '{id}' FOR UPDATE;");
+        let _ = writeln!(
+            script,
+            "UPDATE risks SET title = 'Patched by the benchmark', status = 'pending', updated_at = now() \
+             WHERE organization_id = :org AND id = '{id}' RETURNING *;"
+        );
+        script.push_str(&queue_audit_entry("risk.updated", "risk", id));
+        script.push_str("COMMIT;\n");
+    }
+    script.push_str("\\endif\n");
+    script
+}
+
+/// Everything one `POST /v1/context` of the bench sends PostgreSQL, as [`patch_risk_statements`]
+/// is for its `PATCH`: the access generation, then the entry and its audit entry in one
+/// transaction.
+pub fn post_context_statements() -> String {
+    format!(
+        "{ACCESS_GENERATION}BEGIN;\n{}{}COMMIT;\n",
+        insert_context_entry(),
+        queue_audit_entry("context.created", "context", "ctx_00000000000000000000000000000000")
+    )
+}
+
+/// The read every authenticated request makes (see the store's `generations.rs`).
+const ACCESS_GENERATION: &str =
+    "SELECT generation FROM list_generations WHERE organization_id = :org AND list = 'access';\n";
+
+/// Queues an audit entry the size of the API's (its `data` is the rendered record, about 700
+/// bytes), well formed, so that the API's sequencer seals it as it seals the API's.
+fn queue_audit_entry(action: &str, resource_type: &str, resource_id: &str) -> String {
+    format!(
+        "INSERT INTO audit_entries (id, organization_id, actor_type, actor_id, action, resource_type, \
+         resource_id, changes, data, request_id, created_at) VALUES \
+         ('aud_' || replace(gen_random_uuid()::text, '-', ''), :org, 'apiKey', 'pgbench', '{action}', \
+         '{resource_type}', '{resource_id}', '{{\"title\":{{\"from\":\"Risk\",\"to\":\"Patched\"}}}}', \
+         '{{\"pgbench\":\"' || repeat('x', 680) || '\"}}', 'pgbench', now());\n"
+    )
+}
+
 /// One `INSERT` of `rows` risks, the statement a bulk create of `rows` risks does in the least
 /// work (the API adds an audit entry per risk, in the same transaction). The rows come from
 /// `generate_series`, not a `VALUES` list: pgbench's prepared mode binds each `:org` as a parameter
@@ -113,6 +166,21 @@ mod tests {
             script.starts_with("INSERT INTO risks (") && script.ends_with("generate_series(0, 2) n;\n"),
             "{script}"
         );
+    }
+
+    #[test]
+    fn a_requests_statements_are_one_transaction_after_the_access_read() {
+        let script = patch_risk_statements(&["rsk_a".to_owned(), "rsk_b".to_owned()]);
+        let branch: Vec<&str> = script.lines().skip_while(|line| *line != "\\elif :i = 1").skip(1).take(6).collect();
+        assert!(branch[0].starts_with("SELECT generation FROM list_generations"), "{script}");
+        assert_eq!(branch[1], "BEGIN;");
+        assert!(branch[2].ends_with("id = 'rsk_b' FOR UPDATE;"), "{script}");
+        assert!(branch[3].starts_with("UPDATE risks SET") && branch[3].contains("'rsk_b'"), "{script}");
+        assert!(branch[4].starts_with("INSERT INTO audit_entries") && branch[4].contains("'risk', 'rsk_b'"));
+        assert_eq!(branch[5], "COMMIT;");
+        let context = post_context_statements();
+        assert_eq!(context.lines().count(), 5, "{context}");
+        assert!(context.contains("INSERT INTO context_entries") && context.ends_with("COMMIT;\n"));
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub struct Row {
     pub api: Load,
     /// The mean of the two pgbench runs around the API's.
     pub pgbench: Load,
+    /// Writes: pgbench running every statement one request sends (after the two runs above).
+    pub statements: Option<Load>,
     /// The two runs' rates: before the API, after it.
     pub pgbench_runs: [f64; 2],
     /// Fewer than `connections` when PostgreSQL allows fewer.
@@ -78,6 +80,13 @@ pub struct Row {
 impl Row {
     fn ratio(&self) -> f64 {
         self.api.per_second / self.pgbench.per_second
+    }
+
+    /// The API's rate to PostgreSQL's running the request's own statements: what the server
+    /// adds over the SQL it must send. Not a target; it shows how far the one-statement ratio
+    /// could go on this machine.
+    fn statements_ratio(&self) -> Option<f64> {
+        self.statements.map(|statements| self.api.per_second / statements.per_second)
     }
 
     fn ratio_target(&self) -> f64 {
@@ -279,7 +288,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
     // as wide as the longest case name, so that the columns line up
     let width = rows.iter().map(|row| row.case.chars().count()).max().unwrap_or(0).max("case".len());
     let mut text = format!(
-        "{:<width$} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7} {:>9} {:>10}\n",
+        "{:<width$} {:>5} {:<8} {:>9} {:>8} {:>8} {:>7} {:>11} {:>7} {:>9} {:>10} {:>10}\n",
         "case",
         "conns",
         "backend",
@@ -290,7 +299,8 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
         "pgbench tps",
         "ratio",
         "peak MiB",
-        "seal p99"
+        "seal p99",
+        "its SQL"
     );
     for row in rows {
         let clients = if row.pgbench_clients < row.connections {
@@ -300,7 +310,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
         };
         let _ = writeln!(
             text,
-            "{:<width$} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}× {:>9.1} {:>10}{clients}",
+            "{:<width$} {:>5} {:<8} {:>9.0} {:>8.2} {:>8.2} {:>7} {:>11.0} {:>6.2}× {:>9.1} {:>10} {:>10}{clients}",
             row.case,
             row.connections,
             row.backend.name(),
@@ -312,6 +322,7 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
             row.ratio(),
             row.peak_rss_mib,
             row.seal_delay.map_or_else(String::new, |d| format!("{:.1} ms", d.p99_ms)),
+            row.statements_ratio().map_or_else(String::new, |ratio| format!("{ratio:.2}×")),
         );
     }
     let _ = writeln!(text, "\n{:<8} {:>12} {:>14} {:>14}", "backend", "start-up ms", "idle RSS MiB", "peak RSS MiB");
@@ -374,6 +385,11 @@ struct CaseJson<'a> {
     /// How long the run's audit entries waited to be sealed (write cases).
     #[serde(skip_serializing_if = "Option::is_none")]
     seal_delay_ms: Option<SealJson>,
+    /// Writes: pgbench running every statement of one request, and the API's rate to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statements_tps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statements_ratio: Option<f64>,
 }
 
 /// A write case's seal delays, in milliseconds.
@@ -434,6 +450,8 @@ fn json(
                 max: rounded(d.max_ms, 3),
                 entries: d.entries,
             }),
+            statements_tps: row.statements.map(|statements| rounded(statements.per_second, 1)),
+            statements_ratio: row.statements_ratio().map(|ratio| rounded(ratio, 3)),
         })
         .collect();
     let servers = servers
@@ -547,6 +565,7 @@ mod tests {
             connections,
             api: Load { per_second: api, latency_ms: 1.0, p99_ms: Some(p99), max_ms: Some(p99), failures: 0 },
             pgbench: Load { per_second: pgbench, latency_ms: 1.0, p99_ms: None, max_ms: None, failures: 0 },
+            statements: None,
             pgbench_runs: [pgbench, pgbench],
             pgbench_clients: connections,
             peak_rss_mib: 30.0,
@@ -654,6 +673,7 @@ mod tests {
             (&1234.6.into(), &0.123.into(), &1.235.into())
         );
         assert_eq!(case["pgbenchTpsRuns"], serde_json::json!([1000.0, 1000.0]));
+        assert!(case.get("statementsRatio").is_none(), "only a case measured so has it");
         assert_eq!(case["pgbenchAttempts"], serde_json::json!([1, 1]));
         assert_eq!(bench["scaleRows"], 1_000_000);
         assert_eq!(
@@ -664,6 +684,23 @@ mod tests {
         assert_eq!(targets, Some(checks.len()));
         assert_eq!(bench["targets"][0]["target"], checks[0].target.as_str());
         assert_eq!(bench["targets"][0]["met"], checks[0].met);
+        Ok(())
+    }
+
+    #[test]
+    fn a_write_row_shows_its_rate_to_its_own_statements_and_is_held_to_none() -> Result<()> {
+        let mut write = row(Kind::Write, 32, 1500.0, 5000.0, 2.0);
+        write.statements = Some(Load { per_second: 2500.0, ..write.pgbench });
+        let text = table(std::slice::from_ref(&write), &[]);
+        assert!(text.lines().next().is_some_and(|header| header.ends_with("its SQL")), "{text}");
+        assert!(text.lines().nth(1).is_some_and(|line| line.ends_with("0.60×")), "{text}");
+        let checks = checks(std::slice::from_ref(&write), &[], &[Backend::Postgres]);
+        assert!(checks.iter().all(|check| !check.figure.contains("0.60")), "not a target");
+        let bench: serde_json::Value = serde_json::from_str(&json(&[write], &[], &[], &checks, 0)?)?;
+        assert_eq!(
+            (&bench["cases"][0]["statementsTps"], &bench["cases"][0]["statementsRatio"]),
+            (&2500.0.into(), &0.6.into())
+        );
         Ok(())
     }
 
