@@ -30,6 +30,7 @@ use crate::error::{TxError, corrupt, repo_error};
 use crate::evidence::record_evidence;
 use crate::idempotency::mark_applied;
 use crate::paging::{newest_first, read_page};
+use crate::prepared::Prepared;
 use crate::rows::{id, instant, naive, optional_id};
 use crate::schema::{audit_checkpoints, audit_entries, audit_tree_heads, audit_tree_nodes};
 
@@ -81,13 +82,17 @@ impl<C: AnyConnection> AuditQueue for C {}
 
 /// Inserts rows (at most [`INSERT_CHUNK`]) of a table: in one statement on PostgreSQL, one
 /// statement a row on SQLite (diesel builds no multi-row INSERT for SQLite through diesel-async,
-/// and in-process SQLite pays no round trip per statement).
+/// and in-process SQLite pays no round trip per statement). PostgreSQL keeps the one-row
+/// statement prepared: it is what most writes send (one record, one entry), and preparing it
+/// again was a round trip more inside their transaction. A multi-row statement has a shape per
+/// row count, so it is prepared each time.
 macro_rules! insert_rows {
     ($conn:expr, $table:expr, $rows:expr) => {
-        match $conn {
-            ConnRef::Pg(c) => diesel::insert_into($table).values($rows).execute(c).await.map(drop),
-            ConnRef::Sqlite(c) => {
-                for row in $rows {
+        match ($conn, $rows) {
+            (ConnRef::Pg(c), [row]) => Prepared(diesel::insert_into($table).values(row)).execute(c).await.map(drop),
+            (ConnRef::Pg(c), rows) => diesel::insert_into($table).values(rows).execute(c).await.map(drop),
+            (ConnRef::Sqlite(c), rows) => {
+                for row in rows {
                     diesel::insert_into($table).values(row).execute(c).await?;
                 }
                 Ok(())
@@ -191,13 +196,12 @@ async fn seal_organization(
     sign(&mut head);
     let row = TreeHeadRow::from(&head);
     db_run!(conn.any(), |c| {
-        diesel::insert_into(audit_tree_heads::table)
+        let replace_head = diesel::insert_into(audit_tree_heads::table)
             .values(&row)
             .on_conflict(audit_tree_heads::organization_id)
             .do_update()
-            .set(&row)
-            .execute(c)
-            .await
+            .set(&row);
+        Prepared(replace_head).execute(c).await
     })?;
     Ok(head.organization_id)
 }
