@@ -111,7 +111,8 @@ async fn insert_nodes(conn: ConnRef<'_>, rows: &[NodeRow]) -> QueryResult<()> {
 
 /// Gives queued entries their `seq` and leaf hash, sealed at `now`: one `UPDATE … FROM unnest(…)`
 /// on PostgreSQL, one statement an entry on SQLite. Only entries still queued are sealed; how
-/// many were.
+/// many were. Not kept prepared, on purpose: kept so, the seal delay's p99 rose from 8 ms to
+/// hundreds (docs/performance.md, "What PostgreSQL alone does with a request's statements").
 async fn mark_sealed(conn: ConnRef<'_>, sealed: &[(String, i64, String)], now: Timestamp) -> QueryResult<usize> {
     match conn {
         ConnRef::Pg(c) => {
