@@ -10,6 +10,7 @@ use crate::harness::TestServer;
 
 api_tests!(
     a_mix_of_creates_updates_and_deletes_applies_with_an_audit_entry_each,
+    creates_past_one_insert_statement_are_all_written_with_their_entries,
     one_invalid_operation_writes_nothing_and_is_named_by_index,
     a_missing_record_found_in_the_transaction_rolls_back_the_others,
     not_atomic_applies_the_good_operations_and_answers_each,
@@ -144,6 +145,30 @@ async fn a_mix_of_creates_updates_and_deletes_applies_with_an_audit_entry_each(s
     }
     let verified = tenant.api.get("/v1/audit-log/verify").await.ok(200);
     assert_eq!(verified["valid"], true, "the bulk entries continue the hash chain: {verified}");
+}
+
+/// The store inserts a bulk request's rows and entries 100 to a statement (`INSERT_CHUNK`,
+/// crates/store/src/audit.rs), keeping the one-row and the full statement prepared: 237 creates
+/// are two full statements and a shorter one, 201 two full and a one-row one, each shape sent
+/// twice (the second time from the kept statement). Every record and every entry is written.
+async fn creates_past_one_insert_statement_are_all_written_with_their_entries(server: &TestServer) {
+    let tenant = server.tenant().await;
+    for kind in &KINDS {
+        for size in [237, 201, 237, 201] {
+            let (rows, audit) = kind.counts(&tenant.api).await;
+            let operations: Vec<Value> =
+                (0..size).map(|i| json!({"op": "create", "body": (kind.create)(&format!("n{i}"))})).collect();
+            let answer = tenant.api.post(&kind.bulk(true), json!({"operations": operations})).await.ok(200);
+            assert_eq!(statuses(&answer), vec![201; size], "{}", kind.plural);
+            let created: Vec<&Value> = results(&answer).iter().map(|result| &result["body"]).collect();
+            assert!(created.iter().enumerate().all(|(i, body)| body[kind.field] == format!("n{i}")));
+            assert_eq!(kind.counts(&tenant.api).await, (rows + size as u64, audit + size as u64), "{}", kind.plural);
+            let last = created[size - 1];
+            assert_eq!(tenant.api.get(&kind.one(&last["id"])).await.ok(200)[kind.field], format!("n{}", size - 1));
+        }
+    }
+    let verified = tenant.api.get("/v1/audit-log/verify").await.ok(200);
+    assert_eq!(verified["valid"], true, "{verified}");
 }
 
 async fn one_invalid_operation_writes_nothing_and_is_named_by_index(server: &TestServer) {

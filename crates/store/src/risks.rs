@@ -368,10 +368,7 @@ impl TryFrom<RiskRow> for Risk {
 
 impl InsertCreated<RiskRow> for diesel_async::AsyncPgConnection {
     async fn insert_created(&mut self, rows: &[RiskRow]) -> QueryResult<()> {
-        for chunk in rows.chunks(crate::audit::INSERT_CHUNK) {
-            diesel::insert_into(risks::table).values(chunk).execute(self).await?;
-        }
-        Ok(())
+        crate::audit::insert_rows!(crate::db::ConnRef::Pg(self), risks::table, rows)
     }
 }
 

@@ -410,10 +410,7 @@ impl TryFrom<TaskRow> for Task {
 
 impl InsertCreated<TaskRow> for diesel_async::AsyncPgConnection {
     async fn insert_created(&mut self, rows: &[TaskRow]) -> QueryResult<()> {
-        for chunk in rows.chunks(crate::audit::INSERT_CHUNK) {
-            diesel::insert_into(tasks::table).values(chunk).execute(self).await?;
-        }
-        Ok(())
+        crate::audit::insert_rows!(crate::db::ConnRef::Pg(self), tasks::table, rows)
     }
 }
 

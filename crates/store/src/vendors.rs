@@ -340,10 +340,7 @@ impl TryFrom<VendorRow> for Vendor {
 
 impl InsertCreated<VendorRow> for diesel_async::AsyncPgConnection {
     async fn insert_created(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
-        for chunk in rows.chunks(crate::audit::INSERT_CHUNK) {
-            diesel::insert_into(vendors::table).values(chunk).execute(self).await?;
-        }
-        Ok(())
+        crate::audit::insert_rows!(crate::db::ConnRef::Pg(self), vendors::table, rows)
     }
 }
 
