@@ -148,7 +148,7 @@ async fn a_mix_of_creates_updates_and_deletes_applies_with_an_audit_entry_each(s
 }
 
 /// The store inserts a bulk request's rows and entries 100 to a statement (`INSERT_CHUNK`,
-/// crates/store/src/audit.rs), keeping the one-row and the full statement prepared: 237 creates
+/// crates/store/src/prepared.rs), keeping the one-row and the full statement prepared: 237 creates
 /// are two full statements and a shorter one, 201 two full and a one-row one; each size goes
 /// twice, so that kept statements are used again. Every record and every entry is written.
 async fn creates_past_one_insert_statement_are_all_written_with_their_entries(server: &TestServer) {

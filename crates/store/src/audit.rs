@@ -30,16 +30,9 @@ use crate::error::{TxError, corrupt, repo_error};
 use crate::evidence::record_evidence;
 use crate::idempotency::mark_applied;
 use crate::paging::{newest_first, read_page};
-use crate::prepared::Prepared;
+use crate::prepared::{INSERT_CHUNK, Prepared, insert_rows};
 use crate::rows::{id, instant, naive, optional_id};
 use crate::schema::{audit_checkpoints, audit_entries, audit_tree_heads, audit_tree_nodes};
-
-/// The most rows one multi-row `INSERT` of the store writes (on PostgreSQL; [`insert_rows!`]).
-/// 100: a bulk request's 500 rows were one statement of 500, whose parameters tokio-postgres
-/// encodes whole into its message and then keeps as its write buffer's capacity, on every
-/// connection that ever sent one (docs/performance.md, "Bulk memory"). Far under the 65,535
-/// parameters a statement may bind.
-pub(crate) const INSERT_CHUNK: usize = 100;
 
 /// The audit step of a write, on either backend's connection, inside its transaction: after the
 /// change, [`append`](AuditQueue::append) queues the entry made from what the change read and
@@ -81,39 +74,6 @@ pub(crate) trait AuditQueue: AnyConnection {
 }
 
 impl<C: AnyConnection> AuditQueue for C {}
-
-/// Inserts rows of a table: on PostgreSQL one statement per [`INSERT_CHUNK`] rows, on SQLite one
-/// statement a row (diesel builds no multi-row INSERT for SQLite through diesel-async, and
-/// in-process SQLite pays no round trip per statement). PostgreSQL keeps the statement of one row
-/// (what most writes send: one record, one entry) and that of a full chunk prepared, two shapes
-/// per table; preparing them again was a round trip more inside the write's transaction. A bulk
-/// request's last, shorter chunk is prepared each time.
-macro_rules! insert_rows {
-    ($conn:expr, $table:expr, $rows:expr) => {
-        match ($conn, $rows) {
-            ($crate::db::ConnRef::Pg(c), rows) => {
-                use $crate::prepared::Prepared;
-                for chunk in rows.chunks($crate::audit::INSERT_CHUNK) {
-                    match chunk {
-                        [row] => Prepared(diesel::insert_into($table).values(row)).execute(&mut *c).await?,
-                        full if full.len() == $crate::audit::INSERT_CHUNK => {
-                            Prepared(diesel::insert_into($table).values(full)).execute(&mut *c).await?
-                        }
-                        rest => diesel::insert_into($table).values(rest).execute(&mut *c).await?,
-                    };
-                }
-                Ok(())
-            }
-            ($crate::db::ConnRef::Sqlite(c), rows) => {
-                for row in rows {
-                    diesel::insert_into($table).values(row).execute(&mut *c).await?;
-                }
-                Ok(())
-            }
-        }
-    };
-}
-pub(crate) use insert_rows;
 
 async fn insert_entries(conn: ConnRef<'_>, rows: &[AuditRow]) -> QueryResult<()> {
     insert_rows!(conn, audit_entries::table, rows)
@@ -203,9 +163,7 @@ async fn seal_organization(
         // rolls back, and the next pass starts from the tree as it now is.
         return Err(RepoError::Conflict("the audit log was sealed by another sequencer".into()).into());
     }
-    for chunk in nodes.chunks(INSERT_CHUNK) {
-        insert_nodes(conn.any(), chunk).await?;
-    }
+    insert_nodes(conn.any(), &nodes).await?;
     let mut head =
         TreeHead { organization_id, frontier, signed_at: now, key_id: String::new(), signature: String::new() };
     sign(&mut head);

@@ -20,14 +20,6 @@ use crate::error::TxError;
 use crate::locks::lock_records;
 use crate::rows::AttachmentRow;
 
-/// The creates of a bulk request (rows `R`), inserted in one statement per [`INSERT_CHUNK`](crate::audit::INSERT_CHUNK) rows
-/// on PostgreSQL, one per row on SQLite (diesel builds no multi-row `INSERT` for SQLite through
-/// diesel-async, and in-process SQLite pays no round trip a statement). Each resource implements
-/// it for its row on both connections, beside the row.
-pub(crate) trait InsertCreated<R> {
-    fn insert_created(&mut self, rows: &[R]) -> impl Future<Output = QueryResult<()>> + Send;
-}
-
 /// The failed operations of one bulk transaction, by their index in the request.
 #[derive(Default)]
 pub(crate) struct Failures(Vec<(usize, RepoError)>);
@@ -117,7 +109,7 @@ pub(crate) struct Statements<'s, C, T, I, P, R> {
     pub update: Patching<'s, C, T, P>,
     /// Deletes the record with its comments: the record as it was and its attachments' rows.
     pub delete: ById<'s, C, I, (T, Vec<AttachmentRow>)>,
-    /// The creates' rows, inserted together (see [`InsertCreated`]).
+    /// The creates' rows, inserted together ([`insert_rows!`](crate::prepared::insert_rows)).
     pub insert: Inserting<'s, C, R>,
     /// A created record's row.
     pub row: fn(&T) -> R,

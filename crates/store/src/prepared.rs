@@ -1,4 +1,4 @@
-//! Writes that keep their prepared statement.
+//! Writes that keep their prepared statement, and the store's multi-row inserts ([`insert_rows!`]).
 //!
 //! diesel never caches an `UPDATE`, nor a PostgreSQL `INSERT` (whose values may say `DEFAULT`),
 //! because their SQL can vary from call to call. diesel-async then prepares the statement again on
@@ -16,6 +16,49 @@ use diesel::serialize::ToSql;
 use diesel::sql_types::{Bool, HasSqlType, Nullable, Text, Timestamp};
 use diesel::{Column, QueryResult, Table};
 use time::PrimitiveDateTime;
+
+/// The most rows one multi-row `INSERT` of the store writes (on PostgreSQL; [`insert_rows!`]).
+/// 100: a bulk request's 500 rows were one statement of 500, whose parameters tokio-postgres
+/// encodes whole into its message and then keeps as its write buffer's capacity, on every
+/// connection that ever sent one (docs/performance.md, "Bulk memory"). Far under the 65,535
+/// parameters a statement may bind.
+pub(crate) const INSERT_CHUNK: usize = 100;
+
+/// Inserts rows of a table: on PostgreSQL one statement per [`INSERT_CHUNK`] rows, on SQLite one
+/// statement a row (diesel builds no multi-row INSERT for SQLite through diesel-async, and
+/// in-process SQLite pays no round trip per statement). PostgreSQL keeps the statement of one row
+/// (what most writes send: one record, one entry) and that of a full chunk prepared, two shapes
+/// per table; preparing them again was a round trip more inside the write's transaction. A bulk
+/// request's last, shorter chunk is prepared each time.
+macro_rules! insert_rows {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match ($conn, $rows) {
+            ($crate::db::ConnRef::Pg(c), rows) => {
+                for chunk in rows.chunks($crate::prepared::INSERT_CHUNK) {
+                    match chunk {
+                        [row] => {
+                            $crate::prepared::Prepared(diesel::insert_into($table).values(row)).execute(&mut *c).await?
+                        }
+                        full if full.len() == $crate::prepared::INSERT_CHUNK => {
+                            $crate::prepared::Prepared(diesel::insert_into($table).values(full))
+                                .execute(&mut *c)
+                                .await?
+                        }
+                        rest => diesel::insert_into($table).values(rest).execute(&mut *c).await?,
+                    };
+                }
+                Ok(())
+            }
+            ($crate::db::ConnRef::Sqlite(c), rows) => {
+                for row in rows {
+                    diesel::insert_into($table).values(row).execute(&mut *c).await?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use insert_rows;
 
 /// A statement whose prepared form the connection keeps (see the module's comment).
 #[derive(Debug, Clone, Copy)]

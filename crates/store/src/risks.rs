@@ -15,16 +15,16 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::bulk::{self, Failures, InsertCreated, Statements};
+use crate::bulk::{self, Failures, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::{db_run, write_transaction};
+use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::Locked;
 use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, any_of, assigned, read_page, sort_columns, text_in, time_range,
 };
-use crate::prepared::{Assignments, Prepared, nullable_text, text};
+use crate::prepared::{Assignments, Prepared, insert_rows, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::risks;
 use crate::search;
@@ -193,7 +193,7 @@ impl RiskRepository for Store {
                             Ok((deleted, attachments))
                         })
                     },
-                    insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                    insert: &|c, rows| Box::pin(insert_risk_rows(c.any(), rows)),
                     row: |record| RiskRow::from(record),
                 },
             )
@@ -366,17 +366,7 @@ impl TryFrom<RiskRow> for Risk {
     }
 }
 
-impl InsertCreated<RiskRow> for diesel_async::AsyncPgConnection {
-    async fn insert_created(&mut self, rows: &[RiskRow]) -> QueryResult<()> {
-        crate::audit::insert_rows!(crate::db::ConnRef::Pg(self), risks::table, rows)
-    }
-}
-
-impl InsertCreated<RiskRow> for crate::db::SqliteAsync {
-    async fn insert_created(&mut self, rows: &[RiskRow]) -> QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(risks::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
+/// A bulk request's created risks, together ([`insert_rows!`]).
+async fn insert_risk_rows(conn: ConnRef<'_>, rows: &[RiskRow]) -> QueryResult<()> {
+    insert_rows!(conn, risks::table, rows)
 }

@@ -15,9 +15,9 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::bulk::{self, Failures, InsertCreated, Statements};
+use crate::bulk::{self, Failures, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::{db_run, write_transaction};
+use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::Locked;
@@ -25,7 +25,7 @@ use crate::paging::{
     Condition, ListBackend, SortColumn, SortColumns, and, any_of, assigned, read_page, sort_columns, text_in,
     time_range,
 };
-use crate::prepared::Prepared;
+use crate::prepared::{Prepared, insert_rows};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, optional_instant, optional_naive, value};
 use crate::schema::tasks;
 use crate::search;
@@ -226,7 +226,7 @@ impl TaskRepository for Store {
                             Ok((deleted, attachments))
                         })
                     },
-                    insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                    insert: &|c, rows| Box::pin(insert_task_rows(c.any(), rows)),
                     row: |record| TaskRow::from(record),
                 },
             )
@@ -408,17 +408,7 @@ impl TryFrom<TaskRow> for Task {
     }
 }
 
-impl InsertCreated<TaskRow> for diesel_async::AsyncPgConnection {
-    async fn insert_created(&mut self, rows: &[TaskRow]) -> QueryResult<()> {
-        crate::audit::insert_rows!(crate::db::ConnRef::Pg(self), tasks::table, rows)
-    }
-}
-
-impl InsertCreated<TaskRow> for crate::db::SqliteAsync {
-    async fn insert_created(&mut self, rows: &[TaskRow]) -> QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(tasks::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
+/// A bulk request's created tasks, together ([`insert_rows!`]).
+async fn insert_task_rows(conn: ConnRef<'_>, rows: &[TaskRow]) -> QueryResult<()> {
+    insert_rows!(conn, tasks::table, rows)
 }

@@ -15,14 +15,14 @@ use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::bulk::{self, Failures, InsertCreated, Statements};
+use crate::bulk::{self, Failures, Statements};
 use crate::comments::{attachments_on, comments_on};
-use crate::db::{db_run, write_transaction};
+use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::list_counts::KeptCount;
 use crate::locks::Locked;
 use crate::paging::{ListBackend, SortColumn, SortColumns, assigned, read_page, sort_columns, text_in, time_range};
-use crate::prepared::{Assignments, Prepared, nullable_text, text};
+use crate::prepared::{Assignments, Prepared, insert_rows, nullable_text, text};
 use crate::rows::{AttachmentRow, id, instant, naive, optional_id, value};
 use crate::schema::vendors;
 use crate::search;
@@ -194,7 +194,7 @@ impl VendorRepository for Store {
                             Ok((deleted, attachments))
                         })
                     },
-                    insert: &|c, rows| Box::pin(c.insert_created(rows)),
+                    insert: &|c, rows| Box::pin(insert_vendor_rows(c.any(), rows)),
                     row: |record| VendorRow::from(record),
                 },
             )
@@ -338,17 +338,7 @@ impl TryFrom<VendorRow> for Vendor {
     }
 }
 
-impl InsertCreated<VendorRow> for diesel_async::AsyncPgConnection {
-    async fn insert_created(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
-        crate::audit::insert_rows!(crate::db::ConnRef::Pg(self), vendors::table, rows)
-    }
-}
-
-impl InsertCreated<VendorRow> for crate::db::SqliteAsync {
-    async fn insert_created(&mut self, rows: &[VendorRow]) -> QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(vendors::table).values(row).execute(self).await?;
-        }
-        Ok(())
-    }
+/// A bulk request's created vendors, together ([`insert_rows!`]).
+async fn insert_vendor_rows(conn: ConnRef<'_>, rows: &[VendorRow]) -> QueryResult<()> {
+    insert_rows!(conn, vendors::table, rows)
 }
