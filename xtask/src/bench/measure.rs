@@ -87,13 +87,25 @@ pub fn major_faults() -> Result<u64> {
 
 /// The process's resident set now (`VmRSS`) and at its peak (`VmHWM`), in MiB.
 pub fn rss_mib(pid: u32) -> Result<(f64, f64)> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).context("cannot read the server's memory")?;
-    let field = |name: &str| -> Result<f64> {
-        let line = status.lines().find(|line| line.starts_with(name)).with_context(|| format!("no {name}"))?;
-        let kib: f64 = line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).context("bad kB value")?;
-        Ok(kib / 1024.0)
-    };
-    Ok((field("VmRSS:")?, field("VmHWM:")?))
+    let status = process_status(pid)?;
+    Ok((status_mib(&status, "VmRSS:")?, status_mib(&status, "VmHWM:")?))
+}
+
+/// The anonymous part of the process's resident set (`RssAnon`: heap, stacks), in MiB. The rest
+/// of `VmRSS` is file-backed, mostly the program's own code pages, shared with the page cache.
+pub fn anonymous_rss_mib(pid: u32) -> Result<f64> {
+    status_mib(&process_status(pid)?, "RssAnon:")
+}
+
+fn process_status(pid: u32) -> Result<String> {
+    fs::read_to_string(format!("/proc/{pid}/status")).context("cannot read the server's memory")
+}
+
+/// One `kB` field of `/proc/PID/status`, in MiB.
+fn status_mib(status: &str, name: &str) -> Result<f64> {
+    let line = status.lines().find(|line| line.starts_with(name)).with_context(|| format!("no {name}"))?;
+    let kib: f64 = line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).context("bad kB value")?;
+    Ok(kib / 1024.0)
 }
 
 #[cfg(test)]
@@ -146,6 +158,8 @@ http_request_duration_seconds_count{route="/metrics",method="GET",status="200"} 
     fn reads_its_own_memory() -> Result<()> {
         let (now, peak) = rss_mib(std::process::id())?;
         assert!(now > 0.0 && peak >= now, "{now} {peak}");
+        let anonymous = anonymous_rss_mib(std::process::id())?;
+        assert!(anonymous > 0.0 && anonymous <= now + 1.0, "{anonymous} of {now}");
         Ok(())
     }
 }

@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use crate::cmd::{self, cargo, stdout_of};
 use crate::postgres;
 use crate::service::{Request, Scratch, Server, Store, target_dir};
-use measure::{Load, Served, major_faults, rss_mib};
+use measure::{Load, Served, anonymous_rss_mib, major_faults, rss_mib};
 use report::{Kind, LIST_P99_MS, Row, ServerFigures};
 use steal::{Steal, StealWatch};
 use wrk::Traffic;
@@ -628,6 +628,7 @@ struct Fixture {
     writes: seed::Organization,
     startup: Duration,
     idle_rss_mib: f64,
+    idle_anonymous_rss_mib: f64,
 }
 
 impl Fixture {
@@ -659,8 +660,10 @@ impl Fixture {
         let startup = starts[starts.len() / 2];
         std::thread::sleep(Duration::from_secs(1));
         let (idle_rss_mib, _) = rss_mib(server.pid())?;
+        let idle_anonymous_rss_mib = anonymous_rss_mib(server.pid())?;
         println!(
-            "{}: first answer {startup:.1?} after start (median of {starts:.1?}), {idle_rss_mib:.1} MiB idle",
+            "{}: first answer {startup:.1?} after start (median of {starts:.1?}), {idle_rss_mib:.1} MiB idle \
+             ({idle_anonymous_rss_mib:.1} MiB anonymous)",
             backend.name()
         );
         Ok(Self {
@@ -674,6 +677,7 @@ impl Fixture {
             writes,
             startup,
             idle_rss_mib,
+            idle_anonymous_rss_mib,
         })
     }
 
@@ -777,6 +781,7 @@ impl Fixture {
             backend: self.backend,
             startup: self.startup,
             idle_rss_mib: self.idle_rss_mib,
+            idle_anonymous_rss_mib: self.idle_anonymous_rss_mib,
             peak_rss_mib,
         })
     }

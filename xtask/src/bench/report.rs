@@ -102,6 +102,9 @@ pub struct ServerFigures {
     pub backend: Backend,
     pub startup: Duration,
     pub idle_rss_mib: f64,
+    /// Of the idle RSS, the anonymous part (heap, stacks): what the workers cost, without the
+    /// program's code pages.
+    pub idle_anonymous_rss_mib: f64,
     pub peak_rss_mib: f64,
 }
 
@@ -195,7 +198,7 @@ fn checks(rows: &[Row], servers: &[ServerFigures], backends: &[Backend]) -> Vec<
         checks.push(Check {
             target: format!("{name}: idle RSS ≤ {IDLE_RSS_MIB} MiB"),
             met: server.idle_rss_mib <= IDLE_RSS_MIB,
-            figure: format!("{:.1} MiB", server.idle_rss_mib),
+            figure: format!("{:.1} MiB ({:.1} anonymous)", server.idle_rss_mib, server.idle_anonymous_rss_mib),
         });
         checks.push(Check {
             target: format!("{name}: start-up ≤ {} ms", STARTUP.as_millis()),
@@ -325,14 +328,19 @@ fn table(rows: &[Row], servers: &[ServerFigures]) -> String {
             row.statements_ratio().map_or_else(String::new, |ratio| format!("{ratio:.2}×")),
         );
     }
-    let _ = writeln!(text, "\n{:<8} {:>12} {:>14} {:>14}", "backend", "start-up ms", "idle RSS MiB", "peak RSS MiB");
+    let _ = writeln!(
+        text,
+        "\n{:<8} {:>12} {:>14} {:>16} {:>14}",
+        "backend", "start-up ms", "idle RSS MiB", "of it anon MiB", "peak RSS MiB"
+    );
     for server in servers {
         let _ = writeln!(
             text,
-            "{:<8} {:>12.1} {:>14.1} {:>14.1}",
+            "{:<8} {:>12.1} {:>14.1} {:>16.1} {:>14.1}",
             server.backend.name(),
             millis(server.startup),
             server.idle_rss_mib,
+            server.idle_anonymous_rss_mib,
             server.peak_rss_mib
         );
     }
@@ -407,6 +415,7 @@ struct ServerJson {
     backend: &'static str,
     startup_ms: f64,
     idle_rss_mib: f64,
+    idle_anonymous_rss_mib: f64,
     peak_rss_mib: f64,
 }
 
@@ -460,6 +469,7 @@ fn json(
             backend: s.backend.name(),
             startup_ms: rounded(millis(s.startup), 2),
             idle_rss_mib: rounded(s.idle_rss_mib, 2),
+            idle_anonymous_rss_mib: rounded(s.idle_anonymous_rss_mib, 2),
             peak_rss_mib: rounded(s.peak_rss_mib, 2),
         })
         .collect();
@@ -625,6 +635,7 @@ mod tests {
             backend: Backend::Sqlite,
             startup: Duration::from_micros(12_340),
             idle_rss_mib: 10.0,
+            idle_anonymous_rss_mib: 4.0,
             peak_rss_mib: 20.5,
         };
         let checks = checks(std::slice::from_ref(&case), std::slice::from_ref(&server), &[]);
@@ -678,7 +689,7 @@ mod tests {
         assert_eq!(bench["scaleRows"], 1_000_000);
         assert_eq!(
             bench["servers"],
-            serde_json::json!([{"backend": "sqlite", "startupMs": 12.34, "idleRssMib": 10.0, "peakRssMib": 20.5}])
+            serde_json::json!([{"backend": "sqlite", "startupMs": 12.34, "idleRssMib": 10.0, "idleAnonymousRssMib": 4.0, "peakRssMib": 20.5}])
         );
         let targets = bench["targets"].as_array().map(|targets| targets.len());
         assert_eq!(targets, Some(checks.len()));
