@@ -32,6 +32,7 @@ const MATRIX: &[(&str, [&str; 4])] = &[
     ("webhooks", ["rw", "rw", "r", ""]),
     ("frameworks", ["rw", "rw", "r", "r"]),
     ("controls", ["rw", "rw", "r", ""]),
+    ("checks", ["rw", "rw", "r", ""]),
 ];
 
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
@@ -141,6 +142,8 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("updateOrganization", "/v1/organization", "{}", Needs('w', "organization")),
     ("listProviders", "/v1/integrations/providers", "", Needs('r', "integrations")),
     ("getProvider", "/v1/integrations/providers/github", "", Needs('r', "integrations")),
+    ("listChecks", "/v1/checks", "", Needs('r', "checks")),
+    ("getCheck", "/v1/checks/aws.iam.root-mfa", "", Needs('r', "checks")),
     ("getOAuthApp", "/v1/integrations/oauth-apps/github", "", Needs('r', "integrations")),
     ("putOAuthApp", "/v1/integrations/oauth-apps/github", r#"{"clientId":"x"}"#, Needs('w', "integrations")),
     ("deleteOAuthApp", "/v1/integrations/oauth-apps/github", "", Needs('w', "integrations")),

@@ -381,6 +381,8 @@ async fn integrations(
     let app = format!("/v1/integrations/oauth-apps/{OAUTH}");
     c.check("listProviders", api.get("/v1/integrations/providers").await);
     c.check("getProvider", api.get(&format!("/v1/integrations/providers/{OAUTH}")).await);
+    c.check("listChecks", api.get("/v1/checks?provider=aws&severity=critical").await);
+    c.check("getCheck", api.get("/v1/checks/github.org.two-factor-required").await);
     let secret = fake.secret("clientsecret");
     fake.accept_client("conformance-client", &secret);
     c.check("putOAuthApp", api.put(&app, json!({"clientId": "conformance-client", "clientSecret": secret})).await);

@@ -86,6 +86,7 @@ mod automations;
 mod bad_input;
 mod bulk;
 mod chat;
+mod check_catalog;
 mod comments;
 mod conditional;
 mod conformance;

@@ -60,6 +60,23 @@ impl Principal {
     pub fn is_administrator(&self) -> bool {
         crate::access::holds(&self.role, Role::Owner) || crate::access::holds(&self.role, Role::Admin)
     }
+
+    /// A signed-in member of a new organization with `role`, for the use cases' unit tests.
+    #[cfg(test)]
+    pub(crate) fn session_with_role(role: &str) -> Self {
+        Principal {
+            organization_id: OrganizationId::generate(),
+            user_id: UserId::generate(),
+            member_id: MemberId::generate(),
+            email: "a@example.com".into(),
+            auth_type: AuthType::Session,
+            role: role.into(),
+            scopes: None,
+            api_key_id: None,
+            request_id: None,
+            idempotency: None,
+        }
+    }
 }
 
 /// What a request presented. `organization` is the raw `X-Organization-Id` header.
@@ -547,18 +564,7 @@ mod tests {
 
     #[test]
     fn administrators_are_owners_and_admins_in_any_case_among_other_roles() {
-        let with_role = |role: &str| Principal {
-            organization_id: OrganizationId::generate(),
-            user_id: UserId::generate(),
-            member_id: MemberId::generate(),
-            email: "a@example.com".into(),
-            auth_type: AuthType::Session,
-            role: role.into(),
-            scopes: None,
-            api_key_id: None,
-            request_id: None,
-            idempotency: None,
-        };
+        let with_role = Principal::session_with_role;
         for role in ["owner", "Admin", "auditor, admin", "employee,OWNER"] {
             assert!(with_role(role).is_administrator(), "{role}");
         }

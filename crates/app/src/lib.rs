@@ -25,6 +25,7 @@ mod automations;
 mod blob_links;
 pub mod bulk;
 mod chat;
+mod checks;
 mod comments;
 mod context;
 mod control_requirements;
@@ -86,6 +87,7 @@ pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};
 pub use blob_links::DownloadLink;
 pub use chat::ChatService;
+pub use checks::{CheckFilter, CheckService};
 pub use comments::CommentService;
 pub use context::ContextService;
 pub use control_requirements::ControlRequirementService;
@@ -348,6 +350,8 @@ pub struct App {
     pub frameworks: FrameworkService,
     /// Integrations: providers, OAuth apps, the OAuth connect flow and connections.
     pub integrations: IntegrationService,
+    /// The catalog of checks the providers ship.
+    pub checks: CheckService,
     /// The audit trail: listing and verifying it.
     pub audit: AuditService,
     /// `Idempotency-Key`: reservations and the outcomes repeats get.
@@ -407,6 +411,7 @@ impl App {
             ),
             frameworks: FrameworkService::new(&ports, settings.clone(), trail.clone()),
             integrations: IntegrationService::new(&ports, &settings, trail.clone()),
+            checks: CheckService,
             control_requirements: ControlRequirementService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),

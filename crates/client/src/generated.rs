@@ -109,6 +109,10 @@ pub mod types {
         ControlsRead,
         #[serde(rename = "controls:write")]
         ControlsWrite,
+        #[serde(rename = "checks:read")]
+        ChecksRead,
+        #[serde(rename = "checks:write")]
+        ChecksWrite,
     }
 
     impl Scopes {
@@ -149,6 +153,8 @@ pub mod types {
                 Self::FrameworksWrite => "frameworks:write",
                 Self::ControlsRead => "controls:read",
                 Self::ControlsWrite => "controls:write",
+                Self::ChecksRead => "checks:read",
+                Self::ChecksWrite => "checks:write",
             }
         }
     }
@@ -919,6 +925,60 @@ pub mod types {
         }
     }
 
+    /// One check of the catalog.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Check {
+        /// What the check reads and judges, and its population (one result per what).
+        pub description: String,
+        /// `<provider>.<service>.<what>`, stable: results, findings and controls' links name it.
+        pub id: String,
+        /// The provider's slug (`aws`, `github`, `google-workspace`, `fleetdm`), from its file.
+        pub provider: String,
+        /// The API actions the check calls, so that a customer can grant exactly these.
+        pub reads: Vec<String>,
+        /// Where the same test is described elsewhere.
+        pub references: CheckReferences,
+        /// How to fix a failure, Markdown.
+        pub remediation: String,
+        /// The requirements the check suggests it proves, by framework template key (`soc2-2017`,
+        /// `iso27001-2022`) and the framework's own identifiers.
+        pub requirements: std::collections::BTreeMap<String, Vec<String>>,
+        /// The kind of resource each result names (`aws.iam.user`, `github.repository`).
+        #[serde(rename = "resourceType")]
+        pub resource_type: String,
+        /// How much a failure of the check matters.
+        pub severity: CheckSeverity,
+        /// What holds when the check passes, in a few words.
+        pub title: String,
+    }
+
+    /// `{data, count}` of the checks.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct CheckList {
+        /// How many checks matched (the list is never paged: the catalog is the service's own).
+        pub count: u64,
+        pub data: Vec<Check>,
+    }
+
+    impl CheckList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<Check>) -> Self {
+            Self { count, data }
+        }
+    }
+
+    /// A check's counterparts: the CIS benchmark recommendation and the Prowler checks of the same
+    /// test (a Prowler finding of one of them is imported as a result of this check).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+    pub struct CheckReferences {
+        /// The CIS benchmark and its recommendation numbers.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub cis: Option<Option<String>>,
+        /// Prowler's check names.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub prowler: Option<Vec<String>>,
+    }
+
     /// What a check found, beside the updated connection.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct CheckReport {
@@ -947,6 +1007,30 @@ pub mod types {
         /// A value with `ok`; every other member absent or `null`.
         pub fn new(ok: bool) -> Self {
             Self { ok, http_status: None, message: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum CheckSeverity {
+        #[serde(rename = "low")]
+        Low,
+        #[serde(rename = "medium")]
+        Medium,
+        #[serde(rename = "high")]
+        High,
+        #[serde(rename = "critical")]
+        Critical,
+    }
+
+    impl CheckSeverity {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Low => "low",
+                Self::Medium => "medium",
+                Self::High => "high",
+                Self::Critical => "critical",
+            }
         }
     }
 
@@ -6522,6 +6606,34 @@ pub mod types {
         }
     }
 
+    /// The query parameters of [`Client::list_checks`](crate::Client::list_checks) (`listChecks`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListChecksQuery {
+        /// Any of these provider slugs (`aws`, `github`, `google-workspace`, `fleetdm`; repeat the parameter).
+        pub provider: Option<Vec<TextFilter>>,
+        /// Any of these severities (repeat the parameter).
+        pub severity: Option<Vec<CheckSeverity>>,
+    }
+
+    impl ListChecksQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.provider {
+                for item in value {
+                    pairs.push(("provider", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.severity {
+                for item in value {
+                    pairs.push(("severity", crate::transport::query_value(item)));
+                }
+            }
+
+            pairs
+        }
+    }
+
     /// The query parameters of [`Client::list_comments`](crate::Client::list_comments) (`listComments`).
     #[derive(Debug, Clone, PartialEq)]
     pub struct ListCommentsQuery {
@@ -9152,6 +9264,36 @@ impl crate::Client {
             body: crate::transport::Body::None,
         };
         self.raw(request).await
+    }
+
+    /// List the checks the providers ship.
+    ///
+    /// Every check by id: what it tests, what it reads (the API actions to grant), how to fix a
+    /// failure, the requirements it suggests it proves and its counterparts in the CIS benchmarks
+    /// and Prowler. Readable by the roles that read integrations.
+    ///
+    /// `GET /v1/checks` (`listChecks`).
+    pub async fn list_checks(&self, query: &ListChecksQuery) -> Result<CheckList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/checks".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Get a check.
+    ///
+    /// `GET /v1/checks/{id}` (`getCheck`).
+    pub async fn get_check(&self, id: &str) -> Result<Check, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/checks/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
     }
 
     /// List comments.

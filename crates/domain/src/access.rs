@@ -87,11 +87,13 @@ pub enum Family {
     Frameworks,
     /// Controls, their evidence sources and evidence.
     Controls,
+    /// The catalog of checks the providers ship.
+    Checks,
 }
 
 impl Family {
     /// Every family, in the matrix's row order.
-    pub const ALL: [Family; 16] = [
+    pub const ALL: [Family; 17] = [
         Family::Risks,
         Family::Vendors,
         Family::People,
@@ -108,6 +110,7 @@ impl Family {
         Family::Webhooks,
         Family::Frameworks,
         Family::Controls,
+        Family::Checks,
     ];
 
     /// The family's name in scopes (`risks`, `apiKeys`, …).
@@ -129,6 +132,7 @@ impl Family {
             Family::Webhooks => "webhooks",
             Family::Frameworks => "frameworks",
             Family::Controls => "controls",
+            Family::Checks => "checks",
         }
     }
 
@@ -300,9 +304,9 @@ mod tests {
         assert!(write.covers(Family::Risks, Action::Read), "write includes read");
         assert!(!write.covers(Family::Vendors, Action::Read));
         assert!(!Scope::ReadAll.covers(Family::Risks, Action::Write));
-        // Every family (webhooks, frameworks and controls included) read and written; read only.
-        assert_eq!(Scope::All.pairs().count(), 32);
-        assert_eq!(Scope::ReadAll.pairs().count(), 16);
+        // Every family (webhooks, frameworks, controls and checks included) read and written; read only.
+        assert_eq!(Scope::All.pairs().count(), 34);
+        assert_eq!(Scope::ReadAll.pairs().count(), 17);
     }
 
     #[test]

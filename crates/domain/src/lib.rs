@@ -23,6 +23,7 @@ pub mod audit;
 pub mod automation;
 pub mod automation_secret;
 pub mod chat;
+pub mod check;
 pub mod comment;
 pub mod context;
 pub mod control;

@@ -8,6 +8,7 @@ mod audit_proofs;
 mod automation_secrets;
 mod automations;
 mod chat;
+mod checks;
 mod comments;
 mod connect_page;
 mod context;
@@ -68,6 +69,7 @@ pub fn all(limits: RouteLimits) -> Routes {
     people::configure(&mut routes);
     organization::configure(&mut routes);
     integrations::configure(&mut routes);
+    checks::configure(&mut routes);
     devices::configure(&mut routes);
     automations::configure(&mut routes);
     sign_in::configure(&mut routes);
