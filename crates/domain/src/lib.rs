@@ -24,6 +24,7 @@ pub mod automation;
 pub mod automation_secret;
 pub mod chat;
 pub mod check;
+pub mod check_result;
 pub mod comment;
 pub mod context;
 pub mod control;
