@@ -97,8 +97,13 @@ pub fn check(id: &str) -> Option<&'static Check> {
     catalog.binary_search_by(|check| check.id.as_str().cmp(id)).ok().map(|at| &catalog[at])
 }
 
+/// A file's checks, each given the file's provider: a check of the file names none of its own
+/// (`provider` is in [`Check`] for the API's answers).
 fn read_file(json: &str) -> Result<Vec<Check>, String> {
     let file: CatalogFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    if let Some(check) = file.checks.iter().find(|check| !check.provider.is_empty()) {
+        return Err(format!("{}: the file names the provider, not its checks", check.id));
+    }
     Ok(file.checks.into_iter().map(|check| Check { provider: file.provider.clone(), ..check }).collect())
 }
 
@@ -153,10 +158,36 @@ mod tests {
     }
 
     #[test]
+    fn a_check_naming_its_own_provider_is_refused() {
+        let json = r#"{"provider": "aws", "checks": [{"id": "aws.x", "provider": "github", "title": "t",
+            "description": "d", "severity": "low", "resourceType": "aws.account", "reads": ["iam:GetUser"],
+            "remediation": "r", "requirements": {}, "references": {}}]}"#;
+        assert_eq!(read_file(json), Err("aws.x: the file names the provider, not its checks".to_owned()));
+        assert_eq!(
+            read_file(&json.replace(r#""provider": "github", "#, "")).map(|c| c[0].provider.clone()),
+            Ok("aws".into())
+        );
+    }
+
+    #[test]
     fn every_check_says_what_it_reads_how_to_fix_it_and_what_it_proves() {
         for check in catalog() {
             assert!(!check.title.is_empty() && !check.description.is_empty(), "{}", check.id);
             assert!(!check.reads.is_empty(), "{}: a customer must know what to grant", check.id);
+            for read in &check.reads {
+                // AWS: an IAM action (`service:Action`), as a policy names it; the others: a
+                // method and an absolute path of the provider's API.
+                let well_formed = match check.provider.as_str() {
+                    "aws" => read.split_once(':').is_some_and(|(service, action)| {
+                        !service.is_empty()
+                            && service.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                            && action.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                            && action.chars().all(|c| c.is_ascii_alphanumeric())
+                    }),
+                    _ => read.starts_with("GET /"),
+                };
+                assert!(well_formed, "{}: `{read}` is not what a customer can grant", check.id);
+            }
             assert!(!check.remediation.is_empty(), "{}", check.id);
             assert!(!check.requirements.is_empty(), "{}: suggests no requirement", check.id);
         }

@@ -81,7 +81,7 @@ impl CheckResult {
 /// The lowercase hex SHA-256 of a run's population: for each result the JSON array
 /// `[checkId, type, id, region or "", outcome]` on a line of its own ending in `\n`, the lines
 /// sorted (bytewise), then hashed together. The same results in any order give the same digest;
-/// one result more, less or changed gives another.
+/// one result more or less, or one of those five fields changed, gives another.
 pub fn population_digest(results: &[CheckResult]) -> String {
     let mut lines: Vec<String> = results
         .iter()
@@ -141,6 +141,24 @@ mod tests {
     /// `hashlib.sha256(b"".join(sorted(json.dumps(row, separators=(",", ":"), ensure_ascii=False)
     /// .encode() + b"\n" for row in rows))).hexdigest()` in Python.
     const EXPECTED_BY_PYTHON: &str = "42e6cdfc2ddec62e420cf743a66d5c9394c8928ad6aabc85f65237b61c21a66c";
+
+    #[test]
+    fn escapes_and_regions_hash_as_pythons_json_writes_them() {
+        let bucket = |id: &str, region: Option<&str>, outcome| {
+            let resource = CheckedResource {
+                kind: "aws.s3.bucket".into(),
+                id: format!("arn:aws:s3:::{id}"),
+                name: id.into(),
+                region: region.map(str::to_owned),
+            };
+            CheckResult::judged("aws.s3.bucket-encryption", resource, outcome, "")
+        };
+        let results =
+            [bucket("a\"b\\c\u{1}é", Some("eu-west-1"), CheckOutcome::Fail), bucket("plain", None, CheckOutcome::Pass)];
+        // Python, as in EXPECTED_BY_PYTHON's comment, of the rows
+        // [.., "arn:aws:s3:::a\"b\\c\u0001é", "eu-west-1", "fail"] and [.., "arn:aws:s3:::plain", "", "pass"].
+        assert_eq!(population_digest(&results), "73e0f919fe340e1c263bb848fd1e5c9064b078728b34a51ded7c07496fe9f796");
+    }
 
     #[test]
     fn order_does_not_change_the_digest_and_anything_else_does() {
