@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use crate::cmd::{self, cargo, stdout_of};
 use crate::postgres;
 use crate::service::{Request, Scratch, Server, Store, target_dir};
-use measure::{Load, Served, anonymous_rss_mib, major_faults, rss_mib};
+use measure::{Load, Served, major_faults, rss_and_anonymous_mib, rss_mib};
 use report::{Kind, LIST_P99_MS, Row, ServerFigures};
 use steal::{Steal, StealWatch};
 use wrk::Traffic;
@@ -659,8 +659,7 @@ impl Fixture {
         starts.sort();
         let startup = starts[starts.len() / 2];
         std::thread::sleep(Duration::from_secs(1));
-        let (idle_rss_mib, _) = rss_mib(server.pid())?;
-        let idle_anonymous_rss_mib = anonymous_rss_mib(server.pid())?;
+        let (idle_rss_mib, idle_anonymous_rss_mib) = rss_and_anonymous_mib(server.pid())?;
         println!(
             "{}: first answer {startup:.1?} after start (median of {starts:.1?}), {idle_rss_mib:.1} MiB idle \
              ({idle_anonymous_rss_mib:.1} MiB anonymous)",
