@@ -20,6 +20,7 @@ const ADAPTERS: &[&str] = &[
     "compliance-blobs",
     "compliance-chat",
     "compliance-provider-client",
+    "compliance-checks",
     "compliance-vault",
     "compliance-devices",
     "compliance-browser",
@@ -50,6 +51,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-chat", &["diesel", "actix-web"]),
     ("compliance-store", &["actix-web"]),
     ("compliance-provider-client", &["diesel", "actix-web"]),
+    ("compliance-checks", &["diesel", "actix-web"]),
     ("compliance-vault", &["diesel", "actix-web"]),
     ("compliance-devices", &["diesel", "actix-web"]),
     ("compliance-browser", &["diesel", "actix-web"]),
@@ -65,7 +67,10 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("compliance-wire", &["diesel", "actix-web", "compliance-redis"]),
     ("compliance-wire", ADAPTERS),
     // nor an OAuth client: an embedding reaches no integration provider (`NoProviderClient`)
-    ("compliance-embedded", &["actix-web", "compliance-http", "compliance-provider-client", "oauth2"]),
+    (
+        "compliance-embedded",
+        &["actix-web", "compliance-http", "compliance-provider-client", "compliance-checks", "oauth2"],
+    ),
     // the typed client is for API consumers: HTTP and serde, no server crate (it is generated
     // from docs/openapi.json, not built on the server's types)
     (
@@ -97,6 +102,7 @@ const REQUIRED: &[(&str, &str)] = &[
     ("compliance-app", "compliance-credentials"),
     ("compliance-provider-client", "reqwest"),
     ("compliance-provider-client", "oauth2"),
+    ("compliance-checks", "reqwest"),
     ("compliance-chat", "compliance-redis"),
     ("compliance-ratelimit", "compliance-redis"),
     // the facade wires the store: proof that its actix-web check looks at a real graph

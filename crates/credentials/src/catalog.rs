@@ -719,7 +719,7 @@ mod tests {
 
         let github = oauth("github");
         assert!(!github.supports_refresh_token && !github.pkce);
-        assert_eq!(github.scopes, ["read:org"]);
+        assert_eq!(github.scopes, ["read:org", "repo", "security_events"]);
         assert!(github.create_app_url.is_some() && catalog.get("github").unwrap().revoke.is_none());
 
         let google = oauth("google-workspace");
@@ -759,6 +759,7 @@ mod tests {
                 ("secret_access_key", FieldType::Password, true),
                 ("region", FieldType::Combobox, true),
                 ("role_arn", FieldType::Text, false),
+                ("external_id", FieldType::Text, false),
             ]
         );
         assert!(aws.credential_fields[2].options.as_ref().is_some_and(|o| o.iter().any(|o| o.value == "us-east-1")));

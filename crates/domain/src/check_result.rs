@@ -12,6 +12,7 @@ pub const MESSAGE_MAX: usize = 300;
 
 /// A resource a check saw.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckedResource {
     /// Its kind: the check's `resourceType` (`aws.iam.user`).
     #[serde(rename = "type")]
@@ -20,14 +21,15 @@ pub struct CheckedResource {
     pub id: String,
     /// What a person calls it.
     pub name: String,
-    /// Its region, for a regional resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Its region, for a regional resource; `null` for a global one.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub region: Option<String>,
 }
 
 /// Why a check could not read: the provider's error code and the start of its message (never its
 /// whole answer, which may echo a request), and the API action that was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReadFailure {
     /// The provider's code (`AccessDenied`, `Throttling`, an HTTP status).
     pub code: String,
@@ -47,8 +49,10 @@ impl ReadFailure {
     }
 }
 
-/// What one check found of one resource.
+/// What one check found of one resource (`CheckRunResult` in the API document: a connection's
+/// credentials check already has the name `CheckResult` there).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = CheckRunResult))]
 #[serde(rename_all = "camelCase")]
 pub struct CheckResult {
     /// The check's id (`aws.iam.user-console-mfa`).
@@ -59,8 +63,8 @@ pub struct CheckResult {
     pub outcome: CheckOutcome,
     /// Why, in a sentence a person reads: what failed, or why it does not apply.
     pub detail: String,
-    /// For an `error`, what the provider said.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// For an `error`, what the provider said; `null` otherwise.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub failure: Option<ReadFailure>,
 }
 
@@ -197,6 +201,6 @@ mod tests {
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(json["resource"]["type"], "aws.account");
         assert_eq!(json["failure"]["action"], "iam:GetCredentialReport");
-        assert!(json["resource"].get("region").is_none());
+        assert!(json["resource"]["region"].is_null());
     }
 }

@@ -13,6 +13,7 @@ mod blobs;
 mod browser;
 mod bulk;
 mod chat;
+mod check_reader;
 mod connections;
 mod control_requirements;
 mod controls;
@@ -44,6 +45,7 @@ pub use browser::{
 };
 pub use bulk::{BulkApplied, BulkError, BulkWrite};
 pub use chat::ChatStore;
+pub use check_reader::{CheckReader, CheckTarget, NoCheckReader};
 pub use connections::ConnectionRepository;
 pub use control_requirements::{ControlRequirementRepository, MappedRequirement};
 pub use controls::{ControlEvidenceState, ControlFilter, ControlRepository, DeletedControl};

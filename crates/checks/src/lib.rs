@@ -1,0 +1,65 @@
+//! `HttpCheckReader`, the [`CheckReader`] port over HTTP: the catalog's checks (`checks/` in the
+//! repository) read from each provider's API with a connection's credentials.
+//!
+//! One module per provider holds its requests, its paging and its judgements; [`http`] holds
+//! what they share: the client (no redirects, bounded time and body), retries of throttled
+//! requests within a run's budget, and the cut of a provider's error to its code and message.
+
+mod aws;
+mod github;
+mod google_workspace;
+mod http;
+
+use async_trait::async_trait;
+use compliance_domain::check_result::CheckResult;
+use compliance_ports::{CheckReader, CheckTarget};
+
+pub use http::{CheckHttpSettings, HttpClientError};
+
+/// Where each provider's API is: the providers' own addresses, or local servers in tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckEndpoints {
+    /// GitHub's REST API, without a trailing slash (`https://api.github.com`).
+    pub github: String,
+    /// Google's Admin SDK, without a trailing slash (`https://admin.googleapis.com`).
+    pub google: String,
+    /// One URL every AWS service is called at instead of AWS's regional endpoints (moto in
+    /// tests); `None` calls AWS itself.
+    pub aws: Option<String>,
+}
+
+impl Default for CheckEndpoints {
+    fn default() -> Self {
+        Self { github: "https://api.github.com".into(), google: "https://admin.googleapis.com".into(), aws: None }
+    }
+}
+
+/// Reads providers' accounts over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpCheckReader {
+    http: http::CheckHttp,
+    endpoints: CheckEndpoints,
+}
+
+impl HttpCheckReader {
+    /// A reader calling `endpoints`.
+    pub fn new(endpoints: CheckEndpoints, settings: CheckHttpSettings) -> Result<Self, HttpClientError> {
+        Ok(Self { http: http::CheckHttp::new(settings)?, endpoints })
+    }
+}
+
+#[async_trait]
+impl CheckReader for HttpCheckReader {
+    fn supports(&self, check_id: &str) -> bool {
+        [github::CHECKS, google_workspace::CHECKS, aws::CHECKS].iter().any(|checks| checks.contains(&check_id))
+    }
+
+    async fn read(&self, target: &CheckTarget) -> Vec<CheckResult> {
+        match target.provider.as_str() {
+            "github" => github::read(&self.http, &self.endpoints.github, target).await,
+            "google-workspace" => google_workspace::read(&self.http, &self.endpoints.google, target).await,
+            "aws" => aws::read(&self.http, self.endpoints.aws.as_deref(), target).await,
+            _ => Vec::new(),
+        }
+    }
+}
