@@ -33,6 +33,7 @@ const MATRIX: &[(&str, [&str; 4])] = &[
     ("frameworks", ["rw", "rw", "r", "r"]),
     ("controls", ["rw", "rw", "r", ""]),
     ("checks", ["rw", "rw", "r", ""]),
+    ("findings", ["rw", "rw", "r", ""]),
 ];
 
 const ROLES: [&str; 4] = ["owner", "admin", "auditor", "employee"];
@@ -144,6 +145,20 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("getProvider", "/v1/integrations/providers/github", "", Needs('r', "integrations")),
     ("listChecks", "/v1/checks", "", Needs('r', "checks")),
     ("getCheck", "/v1/checks/aws.iam.root-mfa", "", Needs('r', "checks")),
+    ("runConnectionChecks", "/v1/integrations/connections/{con}/checks/run", "{}", Needs('w', "checks")),
+    ("listCheckRuns", "/v1/check-runs", "", Needs('r', "checks")),
+    ("exportCheckRuns", "/v1/check-runs/export", "", Needs('r', "checks")),
+    ("getCheckRun", "/v1/check-runs/{chr}", "", Needs('r', "checks")),
+    ("listCheckResults", "/v1/check-runs/{chr}/results", "", Needs('r', "checks")),
+    ("listFindings", "/v1/findings", "", Needs('r', "findings")),
+    ("exportFindings", "/v1/findings/export", "", Needs('r', "findings")),
+    ("getFinding", "/v1/findings/{fnd}", "", Needs('r', "findings")),
+    (
+        "exceptFinding",
+        "/v1/findings/{fnd}/exception",
+        r#"{"reason":"x","expiresAt":"2099-01-01T00:00:00Z"}"#,
+        Needs('w', "findings"),
+    ),
     ("getOAuthApp", "/v1/integrations/oauth-apps/github", "", Needs('r', "integrations")),
     ("putOAuthApp", "/v1/integrations/oauth-apps/github", r#"{"clientId":"x"}"#, Needs('w', "integrations")),
     ("deleteOAuthApp", "/v1/integrations/oauth-apps/github", "", Needs('w', "integrations")),
@@ -291,7 +306,7 @@ fn fill(template: &str) -> String {
     let mut text = template.to_owned();
     for prefix in [
         "ctx", "pol", "vnd", "rsk", "tsk", "cmt", "att", "mem", "con", "aut", "run", "apk", "inv", "whk", "msg", "fwk",
-        "ctl", "evd", "req",
+        "ctl", "evd", "req", "chr", "fnd",
     ] {
         text = text.replace(&format!("{{{prefix}}}"), &missing_id(&format!("{prefix}_")));
     }

@@ -26,6 +26,7 @@ use crate::fake_fleet::{FakeFleet, host};
 use crate::fake_provider::{self, FakeProvider, HEADER_KEY, KEY_PREFIX, OAUTH, QUERY_KEY, ScratchDir};
 use crate::harness::{Backend, TestServer, poll_every, run_with_owned_env};
 use crate::integrations::session_token;
+use crate::moto::Moto;
 use crate::tenant::Tenant;
 
 mod sqlite {
@@ -51,6 +52,7 @@ const RUN_DEADLINE: Duration = Duration::from_secs(45);
 async fn run(backend: Backend) {
     let fake = Arc::new(FakeProvider::start().await);
     let fleet = Arc::new(FakeFleet::start().await);
+    let moto = Arc::new(Moto::start().await);
     let page = Arc::new(status_page().await);
     let providers = ScratchDir::new("compliance-providers");
     for (name, manifest) in fake_provider::manifests(&fake.uri()) {
@@ -62,9 +64,10 @@ async fn run(backend: Backend) {
         ("FLEET_TOKEN".to_owned(), fleet.token.clone()),
         // The automation opens the page served on loopback.
         ("AUTOMATION_ALLOWED_HOSTS".to_owned(), "127.0.0.1".to_owned()),
+        ("CHECKS_AWS_ENDPOINT_URL".to_owned(), moto.endpoint.clone()),
     ];
     run_with_owned_env(backend, env, move |server| async move {
-        every_operation(&server, &fake, &fleet, &page).await;
+        every_operation(&server, &fake, &fleet, &page, &moto).await;
     })
     .await;
     drop(providers);
@@ -135,7 +138,7 @@ fn export_operation(list: &str) -> String {
 /// Calls every operation once with a successful request, in an order that gives each the data it
 /// needs, checks each answer against the document, then compares the operations called with the
 /// document's.
-async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeFleet, page: &MockServer) {
+async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeFleet, page: &MockServer, moto: &Moto) {
     let anonymous = server.anonymous();
     let served = anonymous.get("/openapi.json").await;
     let mut c = Conformance::new(served.body.clone());
@@ -356,6 +359,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("deleteControl", api.delete(&control_path).await);
 
     integrations(&mut c, server, fake, &tenant, &session, &token).await;
+    check_runs(&mut c, &tenant, moto).await;
     let automation = automations(&mut c, server, api, &task_id, page).await;
 
     // Deletes, last: the comment and the automation before the task they belong to.
@@ -366,6 +370,30 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     }
 
     c.assert_every_operation_checked();
+}
+
+/// A connection's checks run against moto, the run's results and the finding it opens.
+async fn check_runs(c: &mut Conformance, tenant: &Tenant, moto: &Moto) {
+    let api = &tenant.api;
+    crate::check_runs::console_users(moto, &[("conformance", false)]);
+    let connection = crate::check_runs::connect_aws(api).await;
+    let path = format!("/v1/integrations/connections/{connection}/checks/run");
+    let queued = c.check("runConnectionChecks", api.post(&path, json!({})).await);
+    let run = str_of(&queued, "id").to_owned();
+    crate::check_runs::wait_done(api, &run).await;
+    c.check("getCheckRun", api.get(&format!("/v1/check-runs/{run}")).await);
+    c.check("listCheckRuns", api.get(&format!("/v1/check-runs?connectionId={connection}&status=finished")).await);
+    c.check("exportCheckRuns", api.get("/v1/check-runs/export?format=json").await);
+    c.check("listCheckResults", api.get(&format!("/v1/check-runs/{run}/results?limit=5")).await);
+    let findings = c.check("listFindings", api.get("/v1/findings?checkId=aws.iam.user-console-mfa").await);
+    let finding = str_of(&findings["data"][0], "id").to_owned();
+    c.check("getFinding", api.get(&format!("/v1/findings/{finding}")).await);
+    c.check("exportFindings", api.get("/v1/findings/export?format=json").await);
+    let until = (time::OffsetDateTime::now_utc() + time::Duration::days(7))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let exception = json!({"reason": "conformance", "expiresAt": until});
+    c.check("exceptFinding", api.post(&format!("/v1/findings/{finding}/exception"), exception).await);
 }
 
 /// Providers, the OAuth app and flow, connections, and the connect page with its two forms.

@@ -416,6 +416,9 @@ impl Drop for Sibling {
     }
 }
 
+/// Where nothing listens (the discard port): a request there is refused at once.
+pub const CLOSED_PORT: &str = "http://127.0.0.1:9";
+
 /// `compliance-server serve` on `database_url`, listening on a port the system picks (its
 /// `listening on` line says which), with JSON logs at `warn` (and that line) on a piped stderr,
 /// no rate limit, and then the extra environment `env`.
@@ -439,6 +442,12 @@ fn serve_command(database_url: &str, blob_dir: &Path, data_dir: &Path, env: &[(S
         // The tests run as root: Chromium without its sandbox, chosen explicitly (a test runs
         // without it, and one with a browser user).
         .env("AUTOMATION_BROWSER_NO_SANDBOX", "true")
+        // No test reaches a provider's real API: the checks read a closed local port unless a
+        // test points them at its own server, and nothing is scheduled unless a test asks.
+        .env("CHECKS_GITHUB_API_URL", CLOSED_PORT)
+        .env("CHECKS_GOOGLE_API_URL", CLOSED_PORT)
+        .env("CHECKS_AWS_ENDPOINT_URL", CLOSED_PORT)
+        .env("CHECK_FREQUENCY_HOURS", "0")
         .envs(env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -70,6 +70,8 @@ mod fake_fleet;
 mod fake_model;
 mod fake_provider;
 mod harness;
+#[path = "../support/moto.rs"]
+mod moto;
 mod oidc_provider;
 mod tenant;
 mod webdriver;
@@ -87,6 +89,7 @@ mod bad_input;
 mod bulk;
 mod chat;
 mod check_catalog;
+mod check_runs;
 mod comments;
 mod conditional;
 mod conformance;

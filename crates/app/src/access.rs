@@ -47,7 +47,7 @@ struct Row {
 /// people.rs); auditors read everything and write nothing but their own API keys; employees read
 /// policies, the tasks assigned to them and their own devices, and comment on what they can read.
 #[rustfmt::skip]
-const MATRIX: [Row; 17] = [
+const MATRIX: [Row; 18] = [
     //                                      read: owner admin auditor employee    write: owner admin auditor employee
     Row { family: Family::Risks,        read: [A, A, A, N], write: [A, A, N, N] },
     Row { family: Family::Vendors,      read: [A, A, A, N], write: [A, A, N, N] },
@@ -66,6 +66,7 @@ const MATRIX: [Row; 17] = [
     Row { family: Family::Frameworks,   read: [A, A, A, A], write: [A, A, N, N] },
     Row { family: Family::Controls,     read: [A, A, A, N], write: [A, A, N, N] },
     Row { family: Family::Checks,       read: [A, A, A, N], write: [A, A, N, N] },
+    Row { family: Family::Findings,     read: [A, A, A, N], write: [A, A, N, N] },
 ];
 
 /// What `role` may do with `family` for `action`.

@@ -332,3 +332,35 @@ pub(crate) fn scheduled_run_action(
         None => "automation.run_skipped",
     }
 }
+
+/// A run of a connection's checks: queued, finished (with its counts and population's digest) or failed.
+pub(crate) const CHECK_RUN: Subject<compliance_domain::check_run::CheckRun> = Subject {
+    resource_type: "check_run",
+    id: |run| run.id.to_string(),
+    render: |_, r| {
+        serde_json::json!({
+            "id": r.id, "connectionId": r.connection_id, "provider": r.provider, "trigger": r.trigger,
+            "status": r.status, "queuedAt": r.queued_at, "startedAt": r.started_at, "finishedAt": r.finished_at,
+            "attempts": r.attempts, "error": r.error, "counts": r.counts, "populationDigest": r.population_digest,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
+};
+
+/// A finding: its status, and an exception's reason and end.
+pub(crate) const FINDING: Subject<compliance_domain::finding::Finding> = Subject {
+    resource_type: "finding",
+    id: |finding| finding.id.to_string(),
+    render: |_, f| {
+        serde_json::json!({
+            "id": f.id, "checkId": f.check_id, "connectionId": f.connection_id, "resource": f.resource,
+            "severity": f.severity, "status": f.status, "dueAt": f.due_at, "taskId": f.task_id,
+            "exception": f.exception.as_ref().map(|e| serde_json::json!({
+                "reason": e.reason, "expiresAt": e.expires_at, "grantedBy": e.granted_by, "grantedAt": e.granted_at,
+            })),
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
+};

@@ -348,6 +348,21 @@ impl ControlService {
             Some(SourceRef::Automation(id)) => {
                 self.automations.get(org, &id).await.map(drop).map_err(|e| (e, "automation"))
             }
+            Some(SourceRef::Check(connection, check_id)) => {
+                let connection = self
+                    .connections
+                    .get_connection(org, &connection)
+                    .await
+                    .map_err(|e| AppError::from_repo(e, "connection"))?;
+                let provider = compliance_domain::check::check(&check_id).map(|check| check.provider.as_str());
+                if provider != Some(connection.provider.as_str()) {
+                    return Err(AppError::invalid(
+                        "sourceId",
+                        format!("{check_id} is not a check of the connection's provider {}", connection.provider),
+                    ));
+                }
+                Ok(())
+            }
             None => return Err(AppError::invalid("sourceId", "is not a well-formed id")),
         };
         found.map_err(|(error, what)| AppError::from_repo(error, what))
@@ -367,6 +382,10 @@ impl ControlService {
             }
             EvidenceKind::Automation => self.run_screenshot(evidence).await?,
             EvidenceKind::Connection => Some(format!("{base}/v1/integrations/connections/{source}")),
+            EvidenceKind::Check => {
+                let run = evidence.detail.get("checkRunId").and_then(|run| run.as_str()).unwrap_or_default();
+                Some(format!("{base}/v1/check-runs/{run}/results"))
+            }
             EvidenceKind::Task => Some(format!("{base}/v1/tasks/{source}")),
             EvidenceKind::Policy => Some(format!("{base}/v1/policies/{source}")),
         };

@@ -25,6 +25,8 @@ mod automations;
 mod blob_links;
 pub mod bulk;
 mod chat;
+mod check_run_worker;
+mod check_runs;
 mod checks;
 mod comments;
 mod context;
@@ -32,6 +34,7 @@ mod control_requirements;
 mod controls;
 mod devices;
 mod error;
+mod findings;
 mod frameworks;
 mod idempotency;
 pub mod integrations;
@@ -65,12 +68,13 @@ use compliance_domain::comment::AttachmentLimits;
 use compliance_domain::{OrganizationId, Timestamp};
 use compliance_ports::{
     AgentModel, AllowedHostRepository, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore,
-    Clock, CommentRepository, ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository,
-    CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck,
-    IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, ListName, MemberRepository,
-    OAuthStateRepository, OrganizationRepository, PageRequest, PolicyRepository, ProviderClient, RefreshLeases,
-    ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    CheckReader, CheckRunRepository, Clock, CommentRepository, ConnectionRepository, ContextRepository,
+    ControlRepository, ControlRequirementRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter,
+    EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository,
+    ListGenerations, ListName, MemberRepository, OAuthStateRepository, OrganizationRepository, PageRequest,
+    PolicyRepository, ProviderClient, RefreshLeases, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
+    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
+    WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
@@ -87,6 +91,8 @@ pub use automation_worker::{AutomationSettings, AutomationWorker};
 pub use automations::{AutomationService, RunView};
 pub use blob_links::DownloadLink;
 pub use chat::ChatService;
+pub use check_run_worker::{CheckRunSettings, CheckRunWorker};
+pub use check_runs::CheckRunService;
 pub use checks::{CheckFilter, CheckService};
 pub use comments::CommentService;
 pub use context::ContextService;
@@ -94,6 +100,7 @@ pub use control_requirements::ControlRequirementService;
 pub use controls::{ControlService, ControlView, EvidenceView};
 pub use devices::DeviceService;
 pub use error::AppError;
+pub use findings::{EXCEPTION_REASON_MAX, FindingService};
 pub use frameworks::{FrameworkService, FrameworkView};
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
 pub use integrations::{IntegrationService, IntegrationSettings};
@@ -200,6 +207,11 @@ pub struct Ports {
     pub frameworks: Arc<dyn FrameworkRepository>,
     /// The internal hosts the operator granted to each organization.
     pub allowed_hosts: Arc<dyn AllowedHostRepository>,
+    /// Check runs, their results and findings.
+    pub check_runs: Arc<dyn CheckRunRepository>,
+    /// Reads connected accounts for the checks; [`compliance_ports::NoCheckReader`] where
+    /// nothing may be reached.
+    pub check_reader: Arc<dyn CheckReader>,
 }
 
 /// Tunables of the use cases, from configuration.
@@ -247,6 +259,8 @@ pub struct Settings {
     pub documents: DocumentSettings,
     /// The provider catalog and where an OAuth flow may send the browser back to.
     pub integrations: IntegrationSettings,
+    /// How often connections' checks run, and the bounds of their runs (`CHECK_*`).
+    pub checks: CheckRunSettings,
 }
 
 /// The server's defaults (docs/operations.md lists the variable of each): the server's
@@ -276,6 +290,7 @@ impl Default for Settings {
             idempotency: IdempotencySettings::default(),
             documents: DocumentSettings::default(),
             integrations: IntegrationSettings::default(),
+            checks: CheckRunSettings::default(),
         }
     }
 }
@@ -352,6 +367,10 @@ pub struct App {
     pub integrations: IntegrationService,
     /// The catalog of checks the providers ship.
     pub checks: CheckService,
+    /// Runs of connections' checks and their results.
+    pub check_runs: CheckRunService,
+    /// Findings: what checks failed, and the exceptions that accept their risk.
+    pub findings: FindingService,
     /// The audit trail: listing and verifying it.
     pub audit: AuditService,
     /// `Idempotency-Key`: reservations and the outcomes repeats get.
@@ -366,6 +385,8 @@ pub struct App {
     policy_review_worker: Option<PolicyReviewWorker>,
     /// Taken by the server, which runs it in the background.
     audit_sequencer: Option<AuditSequencer>,
+    /// Taken by the server, which runs it in the background.
+    check_worker: Option<CheckRunWorker>,
     health: Arc<dyn HealthCheck>,
     generations: Arc<dyn ListGenerations>,
 }
@@ -385,7 +406,11 @@ impl App {
         let seal = Arc::new(tokio::sync::Notify::new());
         let (passes, passes_seen) = tokio::sync::watch::channel(0);
         let idempotency = Arc::new(IdempotencyService::new(&ports, settings.idempotency.clone()));
+        let check_work = Arc::new(tokio::sync::Notify::new());
         Self {
+            check_runs: CheckRunService::new(&ports, trail.clone(), check_work.clone()),
+            findings: FindingService::new(&ports, trail.clone()),
+            check_worker: Some(CheckRunWorker::new(&ports, &settings, check_work)),
             idempotency_pruner: Some(IdempotencyPruner::new(idempotency.clone(), settings.idempotency.prune_interval)),
             idempotency,
             webhooks: WebhookService::new(&ports, settings.webhooks.allowed_hosts.clone(), deliveries.clone()),
@@ -445,6 +470,11 @@ impl App {
     /// entries stay queued, unsealed (see [`AuditSequencer`]).
     pub fn take_audit_sequencer(&mut self) -> Option<AuditSequencer> {
         self.audit_sequencer.take()
+    }
+
+    /// The worker that runs connections' checks, for the server to run in the background (once).
+    pub fn take_check_worker(&mut self) -> Option<CheckRunWorker> {
+        self.check_worker.take()
     }
 
     /// The webhook delivery worker, for the server to run in the background (once).

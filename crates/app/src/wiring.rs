@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use compliance_ports::{
     AgentModel, AllowedHostRepository, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore,
-    Clock, CommentRepository, ConnectionRepository, ContextRepository, ControlRepository, ControlRequirementRepository,
-    CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed, FrameworkRepository, HealthCheck,
-    IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations, MemberRepository,
-    OAuthStateRepository, OrganizationRepository, PolicyRepository, ProviderClient, RefreshLeases, ResourceRenderer,
-    RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository, TaskRepository,
-    UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    CheckReader, CheckRunRepository, Clock, CommentRepository, ConnectionRepository, ContextRepository,
+    ControlRepository, ControlRequirementRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
+    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
+    MemberRepository, OAuthStateRepository, OrganizationRepository, PolicyRepository, ProviderClient, RefreshLeases,
+    ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
+    TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;
@@ -43,6 +43,9 @@ pub struct Adapters {
     /// The connected providers' token endpoints and APIs; `compliance_ports::NoProviderClient`
     /// where nothing may be reached.
     pub provider_client: Arc<dyn ProviderClient>,
+    /// Reads connected accounts for the checks; `compliance_ports::NoCheckReader` where nothing
+    /// may be reached.
+    pub check_reader: Arc<dyn CheckReader>,
 }
 
 impl Ports {
@@ -78,6 +81,7 @@ impl Ports {
             + IdempotencyRepository
             + FrameworkRepository
             + AllowedHostRepository
+            + CheckRunRepository
             + 'static,
     {
         let Adapters {
@@ -93,6 +97,7 @@ impl Ports {
             renderer,
             webhook_sender,
             provider_client,
+            check_reader,
         } = adapters;
         Self {
             organizations: store.clone(),
@@ -135,6 +140,8 @@ impl Ports {
             idempotency: store.clone(),
             frameworks: store.clone(),
             allowed_hosts: store.clone(),
+            check_runs: store.clone(),
+            check_reader,
         }
     }
 }

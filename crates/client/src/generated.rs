@@ -113,6 +113,10 @@ pub mod types {
         ChecksRead,
         #[serde(rename = "checks:write")]
         ChecksWrite,
+        #[serde(rename = "findings:read")]
+        FindingsRead,
+        #[serde(rename = "findings:write")]
+        FindingsWrite,
     }
 
     impl Scopes {
@@ -155,6 +159,8 @@ pub mod types {
                 Self::ControlsWrite => "controls:write",
                 Self::ChecksRead => "checks:read",
                 Self::ChecksWrite => "checks:write",
+                Self::FindingsRead => "findings:read",
+                Self::FindingsWrite => "findings:write",
             }
         }
     }
@@ -967,6 +973,30 @@ pub mod types {
         }
     }
 
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum CheckOutcome {
+        #[serde(rename = "pass")]
+        Pass,
+        #[serde(rename = "fail")]
+        Fail,
+        #[serde(rename = "error")]
+        Error,
+        #[serde(rename = "not_applicable")]
+        NotApplicable,
+    }
+
+    impl CheckOutcome {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Pass => "pass",
+                Self::Fail => "fail",
+                Self::Error => "error",
+                Self::NotApplicable => "not_applicable",
+            }
+        }
+    }
+
     /// A check's counterparts: the CIS benchmark recommendation and the Prowler checks of the same
     /// test (a Prowler finding of one of them is imported as a result of this check).
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
@@ -1010,6 +1040,146 @@ pub mod types {
         }
     }
 
+    /// `{data, count, nextCursor}` of a run's results.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct CheckResultList {
+        /// How many results the run kept (its whole population).
+        pub count: u64,
+        pub data: Vec<CheckRunResult>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl CheckResultList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<CheckRunResult>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    /// A run of a connection's checks.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct CheckRun {
+        /// How often an instance started it (more than once after an interruption).
+        pub attempts: u32,
+        /// The connection whose account it read.
+        #[serde(rename = "connectionId")]
+        pub connection_id: ConnectionId,
+        /// Its results' outcomes, counted.
+        pub counts: OutcomeCounts,
+        /// Why it failed as a whole; `null` unless `failed`. A resource that could not be read is an
+        /// `error` result, not this.
+        pub error: Option<String>,
+        #[serde(rename = "finishedAt")]
+        pub finished_at: Option<Timestamp>,
+        /// The run's id.
+        pub id: CheckRunId,
+        /// The SHA-256 of its population (docs/checks.md); `null` until finished.
+        #[serde(rename = "populationDigest")]
+        pub population_digest: Option<String>,
+        /// The connection's provider slug.
+        pub provider: String,
+        /// When it was queued.
+        #[serde(rename = "queuedAt")]
+        pub queued_at: Timestamp,
+        #[serde(rename = "requestedBy")]
+        pub requested_by: Option<UserId>,
+        #[serde(rename = "startedAt")]
+        pub started_at: Option<Timestamp>,
+        /// `queued`, `running`, `finished` or `failed`.
+        pub status: CheckRunStatus,
+        /// `manual` (asked for) or `scheduled` (the connection's period came).
+        pub trigger: CheckRunTrigger,
+    }
+
+    pub type CheckRunId = String;
+
+    /// `{data, count, nextCursor}` of check runs.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct CheckRunList {
+        /// The total number of matching runs (across all pages).
+        pub count: u64,
+        pub data: Vec<CheckRun>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl CheckRunList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<CheckRun>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    /// What one check found of one resource (`CheckRunResult` in the API document: a connection's
+    /// credentials check already has the name `CheckResult` there).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct CheckRunResult {
+        /// The check's id (`aws.iam.user-console-mfa`).
+        #[serde(rename = "checkId")]
+        pub check_id: String,
+        /// Why, in a sentence a person reads: what failed, or why it does not apply.
+        pub detail: String,
+        pub failure: Option<ReadFailure>,
+        /// Pass, fail, could not read (`error`) or not applicable.
+        pub outcome: CheckOutcome,
+        /// The resource.
+        pub resource: CheckedResource,
+    }
+
+    impl CheckRunResult {
+        /// A value with `check_id`, `detail`, `outcome`, `resource`; every other member absent or `null`.
+        pub fn new(check_id: String, detail: String, outcome: CheckOutcome, resource: CheckedResource) -> Self {
+            Self { check_id, detail, outcome, resource, failure: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum CheckRunStatus {
+        #[serde(rename = "queued")]
+        Queued,
+        #[serde(rename = "running")]
+        Running,
+        #[serde(rename = "finished")]
+        Finished,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+
+    impl CheckRunStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Queued => "queued",
+                Self::Running => "running",
+                Self::Finished => "finished",
+                Self::Failed => "failed",
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum CheckRunTrigger {
+        #[serde(rename = "manual")]
+        Manual,
+        #[serde(rename = "scheduled")]
+        Scheduled,
+    }
+
+    impl CheckRunTrigger {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Manual => "manual",
+                Self::Scheduled => "scheduled",
+            }
+        }
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum CheckSeverity {
         #[serde(rename = "low")]
@@ -1031,6 +1201,26 @@ pub mod types {
                 Self::High => "high",
                 Self::Critical => "critical",
             }
+        }
+    }
+
+    /// A resource a check saw.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct CheckedResource {
+        /// The provider's stable id for it (an ARN, `owner/repository`, a user's id).
+        pub id: String,
+        /// What a person calls it.
+        pub name: String,
+        /// Its region, for a regional resource; `null` for a global one.
+        pub region: Option<String>,
+        /// Its kind: the check's `resourceType` (`aws.iam.user`).
+        pub r#type: String,
+    }
+
+    impl CheckedResource {
+        /// A value with `id`, `name`, `type`; every other member absent or `null`.
+        pub fn new(id: String, name: String, r#type: String) -> Self {
+            Self { id, name, r#type, region: None }
         }
     }
 
@@ -2186,6 +2376,23 @@ pub mod types {
         }
     }
 
+    /// An exception: why a finding's risk is accepted, and until when.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ExceptionInput {
+        /// When the acceptance ends: in the future, at most a year ahead.
+        #[serde(rename = "expiresAt")]
+        pub expires_at: Timestamp,
+        /// Why the risk is accepted (1 to 2,000 characters).
+        pub reason: String,
+    }
+
+    impl ExceptionInput {
+        /// A value with `expires_at`, `reason`; every other member absent or `null`.
+        pub fn new(expires_at: Timestamp, reason: String) -> Self {
+            Self { expires_at, reason }
+        }
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Executor {
         #[serde(rename = "steps")]
@@ -2217,6 +2424,113 @@ pub mod types {
         /// A value with `field`, `message`; every other member absent or `null`.
         pub fn new(field: String, message: String) -> Self {
             Self { field, message }
+        }
+    }
+
+    /// A resource a check failed, from its first failure until a run passes it.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Finding {
+        /// The check that failed.
+        #[serde(rename = "checkId")]
+        pub check_id: String,
+        /// The connection whose run found it.
+        #[serde(rename = "connectionId")]
+        pub connection_id: ConnectionId,
+        /// The last failing result's detail.
+        pub detail: String,
+        /// When it should be fixed by (its opening plus the deadline of its severity).
+        #[serde(rename = "dueAt")]
+        pub due_at: Timestamp,
+        pub exception: Option<FindingException>,
+        /// Its first failure.
+        #[serde(rename = "firstSeenAt")]
+        pub first_seen_at: Timestamp,
+        /// The finding's id.
+        pub id: FindingId,
+        /// The run that last changed it.
+        #[serde(rename = "lastRunId")]
+        pub last_run_id: CheckRunId,
+        /// The last run that failed it.
+        #[serde(rename = "lastSeenAt")]
+        pub last_seen_at: Timestamp,
+        #[serde(rename = "resolvedAt")]
+        pub resolved_at: Option<Timestamp>,
+        /// The resource.
+        pub resource: CheckedResource,
+        /// The check's severity.
+        pub severity: CheckSeverity,
+        /// `open`, `resolved` (a later run passed it) or `excepted` (its risk accepted until the
+        /// exception's end; it counts as passing meanwhile).
+        pub status: FindingStatus,
+        #[serde(rename = "taskId")]
+        pub task_id: Option<TaskId>,
+        /// When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+    }
+
+    /// An accepted risk.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FindingException {
+        /// When the acceptance ends.
+        #[serde(rename = "expiresAt")]
+        pub expires_at: Timestamp,
+        /// When.
+        #[serde(rename = "grantedAt")]
+        pub granted_at: Timestamp,
+        /// Who accepted it.
+        #[serde(rename = "grantedBy")]
+        pub granted_by: UserId,
+        /// Why the risk is accepted.
+        pub reason: String,
+    }
+
+    impl FindingException {
+        /// A value with `expires_at`, `granted_at`, `granted_by`, `reason`; every other member absent or `null`.
+        pub fn new(expires_at: Timestamp, granted_at: Timestamp, granted_by: UserId, reason: String) -> Self {
+            Self { expires_at, granted_at, granted_by, reason }
+        }
+    }
+
+    pub type FindingId = String;
+
+    /// `{data, count, nextCursor}` of findings.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FindingList {
+        /// The total number of matching findings (across all pages).
+        pub count: u64,
+        pub data: Vec<Finding>,
+        /// Where the next page starts (pass it as `cursor`); absent on the last page.
+        #[serde(rename = "nextCursor")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub next_cursor: Option<String>,
+    }
+
+    impl FindingList {
+        /// A value with `count`, `data`; every other member absent or `null`.
+        pub fn new(count: u64, data: Vec<Finding>) -> Self {
+            Self { count, data, next_cursor: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum FindingStatus {
+        #[serde(rename = "open")]
+        Open,
+        #[serde(rename = "resolved")]
+        Resolved,
+        #[serde(rename = "excepted")]
+        Excepted,
+    }
+
+    impl FindingStatus {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Open => "open",
+                Self::Resolved => "resolved",
+                Self::Excepted => "excepted",
+            }
         }
     }
 
@@ -3545,6 +3859,27 @@ pub mod types {
         }
     }
 
+    /// How many results of a run had each outcome.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct OutcomeCounts {
+        /// Resources (or whole accounts) that could not be read.
+        pub error: u32,
+        /// Resources that failed.
+        pub fail: u32,
+        /// Resources a check does not apply to.
+        #[serde(rename = "notApplicable")]
+        pub not_applicable: u32,
+        /// Resources that passed.
+        pub pass: u32,
+    }
+
+    impl OutcomeCounts {
+        /// A value with `error`, `fail`, `not_applicable`, `pass`; every other member absent or `null`.
+        pub fn new(error: u32, fail: u32, not_applicable: u32, pass: u32) -> Self {
+            Self { error, fail, not_applicable, pass }
+        }
+    }
+
     /// An active member who must sign and has not.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct PendingSignerDto {
@@ -4263,6 +4598,25 @@ pub mod types {
             scopes: Vec<String>,
         ) -> Self {
             Self { callback_url, configured, custom_settings, scopes, create_app_url: None }
+        }
+    }
+
+    /// Why a check could not read: the provider's error code and the start of its message (never its
+    /// whole answer, which may echo a request), and the API action that was refused.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ReadFailure {
+        /// The action the check needed (`iam:GetCredentialReport`, `GET /orgs/{org}`).
+        pub action: String,
+        /// The provider's code (`AccessDenied`, `Throttling`, an HTTP status).
+        pub code: String,
+        /// At most [`MESSAGE_MAX`] characters of the provider's message, on one line.
+        pub message: String,
+    }
+
+    impl ReadFailure {
+        /// A value with `action`, `code`, `message`; every other member absent or `null`.
+        pub fn new(action: String, code: String, message: String) -> Self {
+            Self { action, code, message }
         }
     }
 
@@ -5938,6 +6292,24 @@ pub mod types {
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ListCheckRunsSort {
+        #[serde(rename = "queuedAt")]
+        QueuedAt,
+        #[serde(rename = "-queuedAt")]
+        QueuedAtDesc,
+    }
+
+    impl ListCheckRunsSort {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::QueuedAt => "queuedAt",
+                Self::QueuedAtDesc => "-queuedAt",
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum ListCommentsSort {
         #[serde(rename = "createdAt")]
         CreatedAt,
@@ -5987,6 +6359,36 @@ pub mod types {
                 Self::UpdatedAtDesc => "-updatedAt",
                 Self::Question => "question",
                 Self::QuestionDesc => "-question",
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum ListFindingsSort {
+        #[serde(rename = "lastSeenAt")]
+        LastSeenAt,
+        #[serde(rename = "-lastSeenAt")]
+        LastSeenAtDesc,
+        #[serde(rename = "firstSeenAt")]
+        FirstSeenAt,
+        #[serde(rename = "-firstSeenAt")]
+        FirstSeenAtDesc,
+        #[serde(rename = "dueAt")]
+        DueAt,
+        #[serde(rename = "-dueAt")]
+        DueAtDesc,
+    }
+
+    impl ListFindingsSort {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::LastSeenAt => "lastSeenAt",
+                Self::LastSeenAtDesc => "-lastSeenAt",
+                Self::FirstSeenAt => "firstSeenAt",
+                Self::FirstSeenAtDesc => "-firstSeenAt",
+                Self::DueAt => "dueAt",
+                Self::DueAtDesc => "-dueAt",
             }
         }
     }
@@ -6606,6 +7008,175 @@ pub mod types {
         }
     }
 
+    /// The query parameters of [`Client::list_check_runs`](crate::Client::list_check_runs) (`listCheckRuns`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListCheckRunsQuery {
+        /// Runs of any of these connections (repeat the parameter).
+        pub connection_id: Option<Vec<ConnectionId>>,
+        /// Any of these statuses.
+        pub status: Option<Vec<CheckRunStatus>>,
+        /// Any of these triggers.
+        pub trigger: Option<Vec<CheckRunTrigger>>,
+        /// Queued at or after this time (RFC 3339).
+        pub created_after: Option<Timestamp>,
+        /// Queued before this time (RFC 3339).
+        pub created_before: Option<Timestamp>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
+        pub sort: Option<Vec<ListCheckRunsSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListCheckRunsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.connection_id {
+                for item in value {
+                    pairs.push(("connectionId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.status {
+                for item in value {
+                    pairs.push(("status", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.trigger {
+                for item in value {
+                    pairs.push(("trigger", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.created_after {
+                pairs.push(("createdAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.created_before {
+                pairs.push(("createdBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.sort {
+                pairs.push(("sort", value.iter().map(crate::transport::query_value).collect::<Vec<_>>().join(",")));
+            }
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for CheckRunList {
+        type Item = CheckRun;
+        fn into_parts(self) -> (Vec<CheckRun>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListCheckRunsQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::export_check_runs`](crate::Client::export_check_runs) (`exportCheckRuns`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ExportCheckRunsQuery {
+        /// Runs of any of these connections (repeat the parameter).
+        pub connection_id: Option<Vec<ConnectionId>>,
+        /// Any of these statuses.
+        pub status: Option<Vec<CheckRunStatus>>,
+        /// Any of these triggers.
+        pub trigger: Option<Vec<CheckRunTrigger>>,
+        /// Queued at or after this time (RFC 3339).
+        pub created_after: Option<Timestamp>,
+        /// Queued before this time (RFC 3339).
+        pub created_before: Option<Timestamp>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
+        pub sort: Option<Vec<ListCheckRunsSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
+        pub format: Option<String>,
+    }
+
+    impl ExportCheckRunsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.connection_id {
+                for item in value {
+                    pairs.push(("connectionId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.status {
+                for item in value {
+                    pairs.push(("status", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.trigger {
+                for item in value {
+                    pairs.push(("trigger", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.created_after {
+                pairs.push(("createdAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.created_before {
+                pairs.push(("createdBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.sort {
+                pairs.push(("sort", value.iter().map(crate::transport::query_value).collect::<Vec<_>>().join(",")));
+            }
+            if let Some(value) = &self.format {
+                pairs.push(("format", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::list_check_results`](crate::Client::list_check_results) (`listCheckResults`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListCheckResultsQuery {
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListCheckResultsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for CheckResultList {
+        type Item = CheckRunResult;
+        fn into_parts(self) -> (Vec<CheckRunResult>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListCheckResultsQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
+        }
+    }
+
     /// The query parameters of [`Client::list_checks`](crate::Client::list_checks) (`listChecks`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListChecksQuery {
@@ -7060,6 +7631,186 @@ pub mod types {
             pairs.push(("org", crate::transport::query_value(&self.org)));
             pairs.push(("expires", crate::transport::query_value(&self.expires)));
             pairs.push(("signature", crate::transport::query_value(&self.signature)));
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::list_findings`](crate::Client::list_findings) (`listFindings`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ListFindingsQuery {
+        /// Any of these statuses (repeat the parameter).
+        pub status: Option<Vec<FindingStatus>>,
+        /// Any of these severities.
+        pub severity: Option<Vec<CheckSeverity>>,
+        /// Findings of any of these checks.
+        pub check_id: Option<Vec<String>>,
+        /// Findings of any of these connections.
+        pub connection_id: Option<Vec<ConnectionId>>,
+        /// Created at or after this time (RFC 3339).
+        pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
+        pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
+        pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
+        pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
+        pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
+        pub sort: Option<Vec<ListFindingsSort>>,
+        /// Rows per page, 1 to 1000. Without it the list holds every row up to the server's cap
+        /// (`LIST_MAX_ROWS`, default 10,000) and, beyond the cap, the first page and `nextCursor`.
+        pub limit: Option<u32>,
+        /// The `nextCursor` of the previous page, as it was given: opaque, and valid only for this list
+        /// with the same filters, `q` and `sort` (else a 400 naming `cursor`).
+        pub cursor: Option<String>,
+    }
+
+    impl ListFindingsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.status {
+                for item in value {
+                    pairs.push(("status", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.severity {
+                for item in value {
+                    pairs.push(("severity", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.check_id {
+                for item in value {
+                    pairs.push(("checkId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.connection_id {
+                for item in value {
+                    pairs.push(("connectionId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.created_after {
+                pairs.push(("createdAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.created_before {
+                pairs.push(("createdBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.updated_after {
+                pairs.push(("updatedAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.updated_before {
+                pairs.push(("updatedBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.q {
+                pairs.push(("q", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.sort {
+                pairs.push(("sort", value.iter().map(crate::transport::query_value).collect::<Vec<_>>().join(",")));
+            }
+            if let Some(value) = &self.limit {
+                pairs.push(("limit", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.cursor {
+                pairs.push(("cursor", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    impl crate::pagination::Page for FindingList {
+        type Item = Finding;
+        fn into_parts(self) -> (Vec<Finding>, Option<String>) {
+            (self.data, crate::pagination::Cursor::into_cursor(self.next_cursor))
+        }
+    }
+
+    impl crate::pagination::Paged for ListFindingsQuery {
+        fn set_cursor(&mut self, cursor: String) {
+            self.cursor = Some(cursor);
+        }
+    }
+
+    /// The query parameters of [`Client::export_findings`](crate::Client::export_findings) (`exportFindings`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ExportFindingsQuery {
+        /// Any of these statuses (repeat the parameter).
+        pub status: Option<Vec<FindingStatus>>,
+        /// Any of these severities.
+        pub severity: Option<Vec<CheckSeverity>>,
+        /// Findings of any of these checks.
+        pub check_id: Option<Vec<String>>,
+        /// Findings of any of these connections.
+        pub connection_id: Option<Vec<ConnectionId>>,
+        /// Created at or after this time (RFC 3339).
+        pub created_after: Option<Timestamp>,
+        /// Created before this time (RFC 3339).
+        pub created_before: Option<Timestamp>,
+        /// Last changed at or after this time (RFC 3339).
+        pub updated_after: Option<Timestamp>,
+        /// Last changed before this time (RFC 3339).
+        pub updated_before: Option<Timestamp>,
+        /// Words to search for in the list's text fields (1 to 200 characters, split into words at
+        /// anything not a letter or digit), whatever their case and accents: each whole, the last as
+        /// a prefix (`back` finds "backups"); a `q` without a letter or digit matches nothing. Without
+        /// `sort`, the results come by relevance (a title holding every word first), then newest first.
+        pub q: Option<String>,
+        /// Sort keys, comma-separated, each with `-` for descending; default `-createdAt`.
+        pub sort: Option<Vec<ListFindingsSort>>,
+        /// `csv` (the default): RFC 4180 with a header row; `json`: JSON Lines, one object per row.
+        pub format: Option<String>,
+    }
+
+    impl ExportFindingsQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.status {
+                for item in value {
+                    pairs.push(("status", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.severity {
+                for item in value {
+                    pairs.push(("severity", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.check_id {
+                for item in value {
+                    pairs.push(("checkId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.connection_id {
+                for item in value {
+                    pairs.push(("connectionId", crate::transport::query_value(item)));
+                }
+            }
+            if let Some(value) = &self.created_after {
+                pairs.push(("createdAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.created_before {
+                pairs.push(("createdBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.updated_after {
+                pairs.push(("updatedAfter", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.updated_before {
+                pairs.push(("updatedBefore", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.q {
+                pairs.push(("q", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.sort {
+                pairs.push(("sort", value.iter().map(crate::transport::query_value).collect::<Vec<_>>().join(",")));
+            }
+            if let Some(value) = &self.format {
+                pairs.push(("format", crate::transport::query_value(value)));
+            }
+
             pairs
         }
     }
@@ -9266,6 +10017,89 @@ impl crate::Client {
         self.raw(request).await
     }
 
+    /// List check runs, newest first.
+    ///
+    /// `GET /v1/check-runs` (`listCheckRuns`).
+    pub async fn list_check_runs(&self, query: &ListCheckRunsQuery) -> Result<CheckRunList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/check-runs".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_check_runs`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_check_runs_stream<'a>(
+        &'a self,
+        query: ListCheckRunsQuery,
+    ) -> impl futures_util::Stream<Item = Result<CheckRun, crate::Error>> + Send + 'a {
+        crate::pagination::items(
+            query,
+            move |query: ListCheckRunsQuery| async move { self.list_check_runs(&query).await },
+        )
+    }
+
+    /// Export check runs.
+    ///
+    /// Every run the list would show with the same parameters, streamed as one CSV or JSON Lines file.
+    ///
+    /// `GET /v1/check-runs/export` (`exportCheckRuns`).
+    pub async fn export_check_runs(&self, query: &ExportCheckRunsQuery) -> Result<crate::RawResponse, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/check-runs/export".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.raw(request).await
+    }
+
+    /// Get a check run.
+    ///
+    /// `GET /v1/check-runs/{id}` (`getCheckRun`).
+    pub async fn get_check_run(&self, id: &str) -> Result<CheckRun, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/check-runs/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// List a check run's results.
+    ///
+    /// One result for every resource the run saw, pass or fail, in the order it saw them: the
+    /// population whose digest the run shows.
+    ///
+    /// `GET /v1/check-runs/{id}/results` (`listCheckResults`).
+    pub async fn list_check_results(
+        &self,
+        id: &str,
+        query: &ListCheckResultsQuery,
+    ) -> Result<CheckResultList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/check-runs/{}/results", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_check_results`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_check_results_stream<'a>(
+        &'a self,
+        id: &'a str,
+        query: ListCheckResultsQuery,
+    ) -> impl futures_util::Stream<Item = Result<CheckRunResult, crate::Error>> + Send + 'a {
+        crate::pagination::items(query, move |query: ListCheckResultsQuery| async move {
+            self.list_check_results(id, &query).await
+        })
+    }
+
     /// List the checks the providers ship.
     ///
     /// Every check by id: what it tests, what it reads (the API actions to grant), how to fix a
@@ -9728,6 +10562,75 @@ impl crate::Client {
         self.raw(request).await
     }
 
+    /// List findings, the last seen first.
+    ///
+    /// `createdAfter`/`createdBefore` bound the first failure, `updatedAfter`/`updatedBefore` the last
+    /// change; `q` keeps findings whose resource name or id, check id or detail hold every word.
+    ///
+    /// `GET /v1/findings` (`listFindings`).
+    pub async fn list_findings(&self, query: &ListFindingsQuery) -> Result<FindingList, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/findings".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Every item of [`Self::list_findings`], page after page: follows `nextCursor` until the last page, fetching each page when the stream reaches it.
+    pub fn list_findings_stream<'a>(
+        &'a self,
+        query: ListFindingsQuery,
+    ) -> impl futures_util::Stream<Item = Result<Finding, crate::Error>> + Send + 'a {
+        crate::pagination::items(query, move |query: ListFindingsQuery| async move { self.list_findings(&query).await })
+    }
+
+    /// Export findings.
+    ///
+    /// Every finding the list would show with the same parameters, streamed as one CSV or JSON Lines file.
+    ///
+    /// `GET /v1/findings/export` (`exportFindings`).
+    pub async fn export_findings(&self, query: &ExportFindingsQuery) -> Result<crate::RawResponse, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/findings/export".to_owned(),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.raw(request).await
+    }
+
+    /// Get a finding.
+    ///
+    /// `GET /v1/findings/{id}` (`getFinding`).
+    pub async fn get_finding(&self, id: &str) -> Result<Finding, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/findings/{}", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Accept a finding's risk until a date.
+    ///
+    /// The finding is `excepted` and its resource counts as passing until `expiresAt`, wherever a
+    /// status is shown, with the reason; then it is open again if its resource still fails. A new
+    /// exception replaces the current one. Owners and admins.
+    ///
+    /// `POST /v1/findings/{id}/exception` (`exceptFinding`).
+    pub async fn except_finding(&self, id: &str, body: &ExceptionInput) -> Result<Finding, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/findings/{}/exception", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
     /// List the shipped framework templates.
     ///
     /// The framework manifests this service ships (SOC 2 with the 2017 Trust Services Criteria's
@@ -9986,6 +10889,22 @@ impl crate::Client {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: format!("/v1/integrations/connections/{}/check", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Run a connection's checks now.
+    ///
+    /// Queues a run of every check of the connection's provider; an instance's worker runs it soon
+    /// (poll `GET /v1/check-runs/{id}`). Owners and admins.
+    ///
+    /// `POST /v1/integrations/connections/{id}/checks/run` (`runConnectionChecks`).
+    pub async fn run_connection_checks(&self, id: &str) -> Result<CheckRun, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/integrations/connections/{}/checks/run", crate::transport::segment(id)),
             query: Vec::new(),
             body: crate::transport::Body::None,
         };

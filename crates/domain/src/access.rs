@@ -87,13 +87,15 @@ pub enum Family {
     Frameworks,
     /// Controls, their evidence sources and evidence.
     Controls,
-    /// The catalog of checks the providers ship.
+    /// The catalog of checks the providers ship, and the runs of a connection's checks.
     Checks,
+    /// Findings: the resources checks failed, their exceptions and tasks.
+    Findings,
 }
 
 impl Family {
     /// Every family, in the matrix's row order.
-    pub const ALL: [Family; 17] = [
+    pub const ALL: [Family; 18] = [
         Family::Risks,
         Family::Vendors,
         Family::People,
@@ -111,6 +113,7 @@ impl Family {
         Family::Frameworks,
         Family::Controls,
         Family::Checks,
+        Family::Findings,
     ];
 
     /// The family's name in scopes (`risks`, `apiKeys`, …).
@@ -133,6 +136,7 @@ impl Family {
             Family::Frameworks => "frameworks",
             Family::Controls => "controls",
             Family::Checks => "checks",
+            Family::Findings => "findings",
         }
     }
 
@@ -304,9 +308,9 @@ mod tests {
         assert!(write.covers(Family::Risks, Action::Read), "write includes read");
         assert!(!write.covers(Family::Vendors, Action::Read));
         assert!(!Scope::ReadAll.covers(Family::Risks, Action::Write));
-        // Every family (webhooks, frameworks, controls and checks included) read and written; read only.
-        assert_eq!(Scope::All.pairs().count(), 34);
-        assert_eq!(Scope::ReadAll.pairs().count(), 17);
+        // Every family (webhooks, frameworks, controls, checks and findings included) read and written; read only.
+        assert_eq!(Scope::All.pairs().count(), 36);
+        assert_eq!(Scope::ReadAll.pairs().count(), 18);
     }
 
     #[test]

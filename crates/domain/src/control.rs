@@ -30,7 +30,13 @@ impl ControlFrequency {
 
 crate::string_enum! {
     /// The kind of record a control is linked to as a source of evidence.
-    SourceKind { Policy = "policy", Task = "task", Connection = "connection", Automation = "automation" }
+    SourceKind {
+        Policy = "policy",
+        Task = "task",
+        Connection = "connection",
+        Automation = "automation",
+        Check = "check",
+    }
 }
 
 crate::string_enum! {
@@ -40,6 +46,7 @@ crate::string_enum! {
         Task = "task",
         Connection = "connection",
         Automation = "automation",
+        Check = "check",
         File = "file",
     }
 }
@@ -61,6 +68,7 @@ impl From<SourceKind> for EvidenceKind {
             SourceKind::Task => EvidenceKind::Task,
             SourceKind::Connection => EvidenceKind::Connection,
             SourceKind::Automation => EvidenceKind::Automation,
+            SourceKind::Check => EvidenceKind::Check,
         }
     }
 }
@@ -79,10 +87,13 @@ impl SourceKind {
             Ok(SourceKind::Connection)
         } else if is::<crate::id::AutomationKind>(id) {
             Ok(SourceKind::Automation)
+        } else if check_source(id).is_some() {
+            Ok(SourceKind::Check)
         } else {
             Err(FieldError::new(
                 "sourceId",
-                "must be the id of a policy (pol_…), task (tsk_…), connection (con_…) or automation (aut_…)",
+                "must be the id of a policy (pol_…), task (tsk_…), connection (con_…) or automation (aut_…), \
+                 or a connection's check (`con_…:aws.iam.root-mfa`)",
             ))
         }
     }
@@ -306,6 +317,21 @@ pub enum SourceRef {
     Connection(ConnectionId),
     /// A browser automation.
     Automation(AutomationId),
+    /// A check of the catalog, as a connection's runs read it.
+    Check(ConnectionId, String),
+}
+
+/// The id of a check as an evidence source: its connection's id and the check's, `con_…:<check id>`.
+pub fn check_source_id(connection: &ConnectionId, check_id: &str) -> String {
+    format!("{connection}:{check_id}")
+}
+
+/// The connection and check of a check source id, when it is one: a connection id, a colon and a
+/// check of the catalog.
+pub fn check_source(id: &str) -> Option<(ConnectionId, String)> {
+    let (connection, check_id) = id.split_once(':')?;
+    let connection = ConnectionId::parse(connection).ok()?;
+    crate::check::check(check_id).map(|check| (connection, check.id.clone()))
 }
 
 impl EvidenceSource {
@@ -317,6 +343,10 @@ impl EvidenceSource {
             SourceKind::Task => SourceRef::Task(TaskId::parse(id).ok()?),
             SourceKind::Connection => SourceRef::Connection(ConnectionId::parse(id).ok()?),
             SourceKind::Automation => SourceRef::Automation(AutomationId::parse(id).ok()?),
+            SourceKind::Check => {
+                let (connection, check_id) = check_source(id)?;
+                SourceRef::Check(connection, check_id)
+            }
         })
     }
 }

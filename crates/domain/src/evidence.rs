@@ -8,6 +8,8 @@
 use serde_json::{Value, json};
 
 use crate::automation::{AutomationRun, BrowserAutomation, RunStatus, VerdictOutcome};
+use crate::check::CheckOutcome;
+use crate::check_result::CheckResult;
 use crate::control::{EvidenceOutcome, SourceKind};
 use crate::integration::Connection;
 use crate::policy::{Policy, PolicyStatus};
@@ -216,6 +218,42 @@ pub fn of_run(before: Option<&AutomationRun>, after: Option<&AutomationRun>) -> 
         proof: Proof::Outcome(if passed { EvidenceOutcome::Pass } else { EvidenceOutcome::Fail }),
         detail: json!({"reason": reason, "runStatus": run.status, "verdict": verdict}),
         run_id: Some(run.id.to_string()),
+    })
+}
+
+/// The most resources an evidence item of a check names (its run's results name them all).
+const NAMED_MAX: usize = 20;
+
+/// A finished run's check proves the controls linked to it when every resource it saw passed (or
+/// is excepted: its risk accepted), and fails them naming the failing resources. A check that
+/// could not read a resource (an `error` result) records nothing: its population is not known, so
+/// the control keeps its last evidence (which goes stale) rather than a pass or fail it did not earn.
+pub fn of_check(
+    source_id: String,
+    run_id: &str,
+    results: &[&CheckResult],
+    excepted: impl Fn(&CheckResult) -> bool,
+) -> Option<Observation> {
+    if results.iter().any(|r| r.outcome == CheckOutcome::Error) {
+        return None;
+    }
+    let failing: Vec<&&CheckResult> = results.iter().filter(|r| r.outcome == CheckOutcome::Fail).collect();
+    let (accepted, failed): (Vec<&&CheckResult>, Vec<&&CheckResult>) = failing.into_iter().partition(|r| excepted(r));
+    let names = |of: &[&&CheckResult]| of.iter().take(NAMED_MAX).map(|r| r.resource.name.clone()).collect::<Vec<_>>();
+    let reason = match (failed.len(), accepted.len()) {
+        (0, 0) => format!("every resource passed ({} seen)", results.len()),
+        (0, n) => format!("every resource passed or is excepted ({} seen, {n} excepted)", results.len()),
+        (n, _) => format!("{n} of {} resources failed: {}", results.len(), names(&failed).join(", ")),
+    };
+    Some(Observation {
+        kind: SourceKind::Check,
+        source_id,
+        proof: Proof::Outcome(if failed.is_empty() { EvidenceOutcome::Pass } else { EvidenceOutcome::Fail }),
+        detail: json!({
+            "reason": reason, "checkRunId": run_id, "resources": results.len(),
+            "failing": names(&failed), "excepted": names(&accepted),
+        }),
+        run_id: None,
     })
 }
 

@@ -204,6 +204,10 @@ id_kinds! {
     ControlId = ControlKind("ctl");
     /// `evd_…`: an evidence item of a control.
     EvidenceId = EvidenceItemKind("evd");
+    /// `chr_…`: one run of a connection's checks.
+    CheckRunId = CheckRunKind("chr");
+    /// `fnd_…`: a resource a check failed, from its first failure until it passes again.
+    FindingId = FindingKind("fnd");
 }
 
 #[cfg(test)]

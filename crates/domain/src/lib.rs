@@ -25,12 +25,14 @@ pub mod automation_secret;
 pub mod chat;
 pub mod check;
 pub mod check_result;
+pub mod check_run;
 pub mod comment;
 pub mod context;
 pub mod control;
 mod enums;
 pub mod etag;
 pub mod evidence;
+pub mod finding;
 pub mod framework;
 pub mod framework_status;
 pub mod frequency;
@@ -60,9 +62,9 @@ pub mod webhook;
 
 pub use enums::{Department, Impact, Likelihood, UnknownValue};
 pub use id::{
-    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CommentId, ConnectionId, ContextEntryId,
-    ControlId, EvidenceId, FrameworkId, Id, IdKind, InvitationId, MemberId, OrganizationId, PolicyId, RequirementId,
-    RiskId, SessionId, TaskId, UserId, VendorId, WebhookDeliveryId, WebhookId,
+    ApiKeyId, AttachmentId, AuditEntryId, AutomationId, AutomationRunId, CheckRunId, CommentId, ConnectionId,
+    ContextEntryId, ControlId, EvidenceId, FindingId, FrameworkId, Id, IdKind, InvitationId, MemberId, OrganizationId,
+    PolicyId, RequirementId, RiskId, SessionId, TaskId, UserId, VendorId, WebhookDeliveryId, WebhookId,
 };
 pub use serde_fields::{nullable, nullable_whole_number, optional_whole_number, required_non_null, whole_number};
 pub use time::Timestamp;

@@ -13,7 +13,7 @@ use compliance_app::{Adapters, App, Ports, Settings, SystemClock};
 use compliance_blobs::FsBlobStore;
 use compliance_browser::{BrowserSettings, ChromiumRunner};
 use compliance_chat::MemoryChatStore;
-use compliance_ports::{NoDeviceDirectory, NoProviderClient};
+use compliance_ports::{NoCheckReader, NoDeviceDirectory, NoProviderClient};
 pub use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use compliance_vault::{KeySource, load_keyring};
 use compliance_webhooks::{HttpWebhookSender, SenderSettings};
@@ -83,5 +83,6 @@ fn adapters(keyring: compliance_vault::Keyring, dir: &Path, settings: &Settings)
             ..SenderSettings::default()
         })),
         provider_client: Arc::new(NoProviderClient),
+        check_reader: Arc::new(NoCheckReader),
     }
 }

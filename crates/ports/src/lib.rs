@@ -14,6 +14,7 @@ mod browser;
 mod bulk;
 mod chat;
 mod check_reader;
+mod check_runs;
 mod connections;
 mod control_requirements;
 mod controls;
@@ -46,6 +47,9 @@ pub use browser::{
 pub use bulk::{BulkApplied, BulkError, BulkWrite};
 pub use chat::ChatStore;
 pub use check_reader::{CheckReader, CheckTarget, NoCheckReader};
+pub use check_runs::{
+    CheckRunFilter, CheckRunQuery, CheckRunRepository, CheckRunSort, FindingFilter, FindingQuery, FindingSort,
+};
 pub use connections::ConnectionRepository;
 pub use control_requirements::{ControlRequirementRepository, MappedRequirement};
 pub use controls::{ControlEvidenceState, ControlFilter, ControlRepository, DeletedControl};

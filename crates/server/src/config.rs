@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use compliance_app::{
-    AgentSettings, AutomationSettings, DocumentSettings, IdempotencySettings, PolicyReviewSettings, SIGNING_KEY_BYTES,
-    SequencerSettings, Settings, WebhookSettings,
+    AgentSettings, AutomationSettings, CheckRunSettings, DocumentSettings, IdempotencySettings, PolicyReviewSettings,
+    SIGNING_KEY_BYTES, SequencerSettings, Settings, WebhookSettings,
 };
 use compliance_blobs::S3Config;
 use compliance_browser::{BrowserIsolation, BrowserSettings};
+use compliance_checks::CheckEndpoints;
 use compliance_devices::FleetSettings;
 use compliance_domain::chat::ChatLimits;
 use compliance_domain::comment::AttachmentLimits;
@@ -61,6 +62,9 @@ pub struct Config {
     /// `SEARCH_MERGE_MILLIS`: how often SQLite's search indexes are merged (see
     /// `Store::merge_search_indexes`).
     pub search_merge_interval: Duration,
+    /// `CHECKS_GITHUB_API_URL`, `CHECKS_GOOGLE_API_URL`, `CHECKS_AWS_ENDPOINT_URL`: where the
+    /// checks read each provider (its own API unless set).
+    pub check_endpoints: CheckEndpoints,
 }
 
 #[derive(Debug)]
@@ -133,6 +137,7 @@ impl Config {
             shutdown_timeout: Duration::from_secs(number("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             oidc,
             search_merge_interval: millis("SEARCH_MERGE_MILLIS", SEARCH_MERGE_INTERVAL)?,
+            check_endpoints: check_endpoints()?,
         })
     }
 }
@@ -201,6 +206,16 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
         documents: documents(defaults.documents.clone())?,
         // The catalog (`PROVIDERS_DIR`) and `OAUTH_REDIRECT_ORIGINS` are set by the wiring.
         integrations: defaults.integrations.clone(),
+        checks: CheckRunSettings {
+            frequency: Duration::from_secs(
+                whole_number("CHECK_FREQUENCY_HOURS", defaults.checks.frequency.as_secs() / 3600)?.saturating_mul(3600),
+            ),
+            poll_interval: millis("CHECK_POLL_MILLIS", defaults.checks.poll_interval)?,
+            run_timeout: seconds("CHECK_RUN_TIMEOUT_SECONDS", defaults.checks.run_timeout)?,
+            concurrency: number("CHECK_RUN_CONCURRENCY", defaults.checks.concurrency)?,
+            per_provider: number("CHECK_RUNS_PER_PROVIDER", defaults.checks.per_provider)?,
+            ..defaults.checks
+        },
     })
 }
 
@@ -585,4 +600,21 @@ pub fn init_logging(config: &Config) {
     } else {
         builder.init();
     }
+}
+
+/// Where the checks read each provider: its own API, or (`CHECKS_*_URL`, for tests and proxies)
+/// another address.
+fn check_endpoints() -> anyhow::Result<CheckEndpoints> {
+    let defaults = CheckEndpoints::default();
+    let url = |name: &str, default: String| -> anyhow::Result<String> {
+        let Some(text) = var(name)? else { return Ok(default) };
+        let parsed = url::Url::parse(&text).with_context(|| format!("{name} `{text}` is not a URL"))?;
+        anyhow::ensure!(matches!(parsed.scheme(), "http" | "https"), "{name} `{text}` is not an http(s) URL");
+        Ok(text.trim_end_matches('/').to_owned())
+    };
+    Ok(CheckEndpoints {
+        github: url("CHECKS_GITHUB_API_URL", defaults.github)?,
+        google: url("CHECKS_GOOGLE_API_URL", defaults.google)?,
+        aws: var("CHECKS_AWS_ENDPOINT_URL")?.map(|text| url("CHECKS_AWS_ENDPOINT_URL", text)).transpose()?,
+    })
 }

@@ -49,6 +49,10 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // under a lease. On stop it seals what is queued and gives the lease up.
     let (stop_sequencer, sequencer_stopped) = tokio::sync::watch::channel(false);
     let sequencer = app.take_audit_sequencer().map(|sequencer| runtime.spawn(sequencer.run(sequencer_stopped)));
+    // And running connections' checks; the store's claims and leases share them. On stop, the
+    // runs in flight are queued again for another instance.
+    let (stop_checks, checks_stopped) = tokio::sync::watch::channel(false);
+    let check_worker = app.take_check_worker().map(|worker| runtime.spawn(worker.run(checks_stopped)));
     // And moving policies whose review date passed; the store's conditional update shares them.
     let policy_review_worker = app.take_policy_review_worker().map(|worker| runtime.spawn(worker.run()));
     // And forgetting expired idempotency keys; deleting them twice is harmless.
@@ -92,6 +96,10 @@ pub async fn serve(mut config: Config, runtime: Handle) -> anyhow::Result<()> {
     // stale later by any instance ("its server stopped; run it again").
     if let Some(worker) = worker {
         worker.abort();
+        let _ = worker.await;
+    }
+    let _ = stop_checks.send(true);
+    if let Some(worker) = check_worker {
         let _ = worker.await;
     }
     if let Some(worker) = policy_review_worker {

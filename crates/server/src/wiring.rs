@@ -7,6 +7,7 @@ use compliance_app::{Adapters, App, IntegrationSettings, Ports, SystemClock};
 use compliance_blobs::{FsBlobStore, S3BlobStore};
 use compliance_browser::ChromiumRunner;
 use compliance_chat::{MemoryChatStore, RedisChatStore};
+use compliance_checks::{CheckHttpSettings, HttpCheckReader};
 use compliance_credentials::ProviderCatalog;
 use compliance_devices::FleetDeviceDirectory;
 use compliance_llm::ChatCompletionsModel;
@@ -86,6 +87,7 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
             ..SenderSettings::default()
         })),
         provider_client: Arc::new(HttpProviderClient::new(HttpSettings::default())?),
+        check_reader: Arc::new(HttpCheckReader::new(config.check_endpoints.clone(), CheckHttpSettings::default())?),
     };
     let ports = Ports::from_store(&store, adapters);
     let mut settings = config.settings.clone();

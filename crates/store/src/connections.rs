@@ -24,7 +24,7 @@ const DISCONNECTED: &str = ConnectionStatus::Disconnected.as_str();
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = connections)]
-struct ConnectionRow {
+pub(crate) struct ConnectionRow {
     id: String,
     organization_id: String,
     provider: String,

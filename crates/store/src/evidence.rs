@@ -4,10 +4,10 @@
 //! `compliance_domain::evidence`). The store decides nothing: it finds the linked controls, reads
 //! the active members when the observation compares signatures, and inserts the rows.
 
-use compliance_domain::EvidenceId;
 use compliance_domain::audit::AuditDraft;
 use compliance_domain::control::EvidenceKind;
 use compliance_domain::evidence::Observation;
+use compliance_domain::{EvidenceId, Timestamp};
 use diesel::prelude::*;
 use diesel::result::QueryResult;
 use diesel_async::RunQueryDsl;
@@ -16,8 +16,8 @@ use crate::db::{ConnRef, db_run};
 use crate::rows::{json_text, naive};
 use crate::schema::{control_evidence_sources, evidence, members};
 
-/// One row per control in `controls` for what `observation` decided.
-fn rows(draft: &AuditDraft, observation: &Observation, controls: Vec<String>, active: &[String]) -> Vec<Row> {
+/// One row per control in `controls` for what `observation` decided, in `org` at `at`.
+fn rows(org: &str, at: Timestamp, observation: &Observation, controls: Vec<String>, active: &[String]) -> Vec<Row> {
     let Some((outcome, detail)) = observation.decide(active) else { return Vec::new() };
     let kind = EvidenceKind::from(observation.kind).to_string();
     let detail = json_text(&detail);
@@ -25,12 +25,12 @@ fn rows(draft: &AuditDraft, observation: &Observation, controls: Vec<String>, ac
         .into_iter()
         .map(|control_id| Row {
             id: EvidenceId::generate().to_string(),
-            organization_id: draft.organization_id.to_string(),
+            organization_id: org.to_owned(),
             control_id,
             kind: kind.clone(),
             source_id: Some(observation.source_id.clone()),
             outcome: outcome.to_string(),
-            collected_at: naive(draft.created_at),
+            collected_at: naive(at),
             detail: detail.clone(),
             blob_key: None,
             run_id: observation.run_id.clone(),
@@ -57,7 +57,17 @@ struct Row {
 /// link in force: not removed), as the observation decides; a draft without one writes nothing.
 pub(crate) async fn record_evidence(conn: ConnRef<'_>, draft: &AuditDraft) -> QueryResult<()> {
     let Some(observation) = &draft.evidence else { return Ok(()) };
-    let org = draft.organization_id.as_str();
+    record_observation(conn, draft.organization_id.as_str(), draft.created_at, observation).await
+}
+
+/// Writes one evidence row per control linked (by a link in force) to the source `observation`
+/// names, in `org` at `at`, as it decides.
+pub(crate) async fn record_observation(
+    conn: ConnRef<'_>,
+    org: &str,
+    at: Timestamp,
+    observation: &Observation,
+) -> QueryResult<()> {
     db_run!(conn, |c| {
         let controls: Vec<String> = control_evidence_sources::table
             .filter(control_evidence_sources::organization_id.eq(org))
@@ -83,7 +93,7 @@ pub(crate) async fn record_evidence(conn: ConnRef<'_>, draft: &AuditDraft) -> Qu
             false => Vec::new(),
         };
         // One row per linked control: a handful, and SQLite has no batch insert in diesel.
-        for row in rows(draft, observation, controls, &active) {
+        for row in rows(org, at, observation, controls, &active) {
             diesel::insert_into(evidence::table).values(row).execute(c).await?;
         }
         Ok(())

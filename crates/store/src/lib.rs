@@ -8,6 +8,7 @@ mod audit;
 mod audit_tree;
 mod automations;
 mod bulk;
+mod check_runs;
 mod comments;
 mod connections;
 mod context;

@@ -132,6 +132,48 @@ diesel::table! {
 }
 
 diesel::table! {
+    check_results (run_id, position) {
+        run_id -> Text,
+        position -> Int4,
+        organization_id -> Text,
+        check_id -> Text,
+        resource_type -> Text,
+        resource_id -> Text,
+        resource_name -> Text,
+        region -> Nullable<Text>,
+        outcome -> Text,
+        detail -> Text,
+        failure_code -> Nullable<Text>,
+        failure_message -> Nullable<Text>,
+        failure_action -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    check_runs (id) {
+        id -> Text,
+        organization_id -> Text,
+        connection_id -> Text,
+        provider -> Text,
+        trigger_kind -> Text,
+        status -> Text,
+        requested_by -> Nullable<Text>,
+        period -> Nullable<Int8>,
+        queued_at -> Timestamp,
+        started_at -> Nullable<Timestamp>,
+        finished_at -> Nullable<Timestamp>,
+        lease_until -> Nullable<Timestamp>,
+        attempts -> Int4,
+        error -> Nullable<Text>,
+        passed -> Int4,
+        failed -> Int4,
+        errors -> Int4,
+        not_applicable -> Int4,
+        population_digest -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     comments (id) {
         id -> Text,
         organization_id -> Text,
@@ -221,6 +263,33 @@ diesel::table! {
         detail -> Text,
         blob_key -> Nullable<Text>,
         run_id -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    findings (id) {
+        id -> Text,
+        organization_id -> Text,
+        connection_id -> Text,
+        check_id -> Text,
+        resource_type -> Text,
+        resource_id -> Text,
+        resource_name -> Text,
+        region -> Text,
+        severity -> Text,
+        status -> Text,
+        detail -> Text,
+        first_seen_at -> Timestamp,
+        last_seen_at -> Timestamp,
+        resolved_at -> Nullable<Timestamp>,
+        due_at -> Timestamp,
+        last_run_id -> Text,
+        exception_reason -> Nullable<Text>,
+        exception_expires_at -> Nullable<Timestamp>,
+        exception_by -> Nullable<Text>,
+        exception_at -> Nullable<Timestamp>,
+        task_id -> Nullable<Text>,
+        updated_at -> Timestamp,
     }
 }
 
@@ -596,12 +665,18 @@ diesel::joinable!(attachments -> organizations (organization_id));
 diesel::joinable!(automation_runs -> organizations (organization_id));
 diesel::joinable!(browser_automations -> organizations (organization_id));
 diesel::joinable!(browser_automations -> tasks (task_id));
+diesel::joinable!(check_results -> check_runs (run_id));
+diesel::joinable!(check_results -> organizations (organization_id));
+diesel::joinable!(check_runs -> connections (connection_id));
+diesel::joinable!(check_runs -> organizations (organization_id));
 diesel::joinable!(comments -> organizations (organization_id));
 diesel::joinable!(comments -> users (author_id));
 diesel::joinable!(connections -> organizations (organization_id));
 diesel::joinable!(connections -> users (created_by));
 diesel::joinable!(context_entries -> organizations (organization_id));
 diesel::joinable!(controls -> organizations (organization_id));
+diesel::joinable!(findings -> connections (connection_id));
+diesel::joinable!(findings -> organizations (organization_id));
 diesel::joinable!(frameworks -> organizations (organization_id));
 diesel::joinable!(idempotency_keys -> organizations (organization_id));
 diesel::joinable!(invitations -> organizations (organization_id));
@@ -632,6 +707,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     audit_tree_nodes,
     automation_runs,
     browser_automations,
+    check_results,
+    check_runs,
     comments,
     connections,
     context_entries,
@@ -639,6 +716,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     control_requirements,
     controls,
     evidence,
+    findings,
     frameworks,
     idempotency_keys,
     invitations,

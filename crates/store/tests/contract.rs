@@ -9,9 +9,13 @@ use compliance_domain::automation::{
     AutomationPatch, AutomationRun, BrowserAutomation, NewAutomation, RunStatus, RunStep, RunTrigger, StepOutcome,
     Verdict,
 };
+use compliance_domain::check::CheckSeverity;
+use compliance_domain::check_result::{CheckResult, CheckedResource};
+use compliance_domain::check_run::{CheckRun, CheckRunStatus};
 use compliance_domain::comment::{AttachmentLimits, CommentDraft, CommentEntityType, NewComment};
 use compliance_domain::context::{ContextEntry, ContextEntryPatch};
 use compliance_domain::etag::{ETag, IfMatch};
+use compliance_domain::finding::{Finding, FindingDeadlines, FindingException, FindingStatus, RunContext, reconcile};
 use compliance_domain::integration::{CheckOutcome, Connection, ConnectionStatus};
 use compliance_domain::merkle::NodeId;
 use compliance_domain::organization::{Organization, OrganizationPatch};
@@ -22,10 +26,10 @@ use compliance_domain::task::{Task, TaskPatch};
 use compliance_domain::vendor::{Vendor, VendorPatch};
 use compliance_domain::{ApiKeyId, AutomationId, AutomationRunId, ConnectionId, OrganizationId, SessionId, Timestamp};
 use compliance_ports::{
-    AuditRepository, AutomationRepository, CommentRepository, ConnectionRepository, ControlRepository,
-    CredentialRepository, HealthCheck, ListGenerations, ListName, MemberRepository, OAuthStateRecord,
-    OAuthStateRepository, OrganizationRepository, Page, PageRequest, RefreshLeases, RepoError, RiskRepository,
-    SecretRepository, StoredSecret, TaskRepository, UserRepository,
+    AuditRepository, AutomationRepository, CheckRunQuery, CheckRunRepository, CommentRepository, ConnectionRepository,
+    ControlRepository, CredentialRepository, FindingQuery, HealthCheck, ListGenerations, ListName, MemberRepository,
+    OAuthStateRecord, OAuthStateRepository, OrganizationRepository, Page, PageRequest, RefreshLeases, RepoError,
+    RiskRepository, SecretRepository, StoredSecret, TaskRepository, UserRepository,
 };
 use compliance_store::{DatabaseUrl, PoolOptions, Store};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -2015,3 +2019,137 @@ async fn every_subtree_of_the_audit_tree_is_answered(db: &TestDb) {
 }
 
 contract!(every_subtree_of_the_audit_tree_is_answered);
+
+// ---------------------------------------------------------------------------------------------
+// Check runs: schedule once per period, claims under a lease, finish once, findings by tenant.
+
+fn check_result(id: &str, outcome: compliance_domain::check::CheckOutcome) -> CheckResult {
+    let resource = CheckedResource { kind: "github.repository".into(), id: id.into(), name: id.into(), region: None };
+    CheckResult::judged("github.repo.dependabot", resource, outcome, format!("{id} is {outcome}"))
+}
+
+async fn claim(store: &Store, at: Timestamp) -> Option<CheckRun> {
+    CheckRunRepository::claim_check_run(store, at, at.plus(time::Duration::minutes(10)), &[], &[]).await.unwrap()
+}
+
+async fn check_runs(db: &TestDb) {
+    use compliance_domain::check::CheckOutcome::{Fail, Pass};
+    let store = &db.store;
+    let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
+    let (ada, bob) = (person(store, &ours, "ada@ours.test").await, person(store, &theirs, "bob@theirs.test").await);
+    let now = Timestamp::now();
+    let (our_github, their_github) = (connection(&ours, "github", &ada, now), connection(&theirs, "github", &bob, now));
+    for c in [&our_github, &their_github] {
+        ConnectionRepository::insert(store, c, &unaudited).await.unwrap();
+    }
+
+    // Scheduling: each active connection once per period, however often it is asked.
+    let due = store.due_connections(&["github"], 7, 10).await.unwrap();
+    assert_eq!(due.len(), 2);
+    assert!(store.due_connections(&["aws"], 7, 10).await.unwrap().is_empty(), "only the providers named");
+    let scheduled =
+        |c: &Connection| CheckRun::scheduled(c.organization_id.clone(), c.id.clone(), "github".into(), 7, now);
+    let ours_scheduled = scheduled(&our_github);
+    let queued =
+        store.queue_scheduled(&[ours_scheduled.clone(), scheduled(&their_github), scheduled(&our_github)]).await;
+    assert_eq!(queued.unwrap(), 2, "a second run of one connection and period is skipped");
+    assert!(store.due_connections(&["github"], 7, 10).await.unwrap().is_empty());
+    let manual = CheckRun::manual(
+        ours.id.clone(),
+        our_github.id.clone(),
+        "github".into(),
+        ada.user.id.clone(),
+        now.plus(time::Duration::seconds(1)),
+    );
+    store.queue_check_run(&manual, &unaudited).await.unwrap();
+
+    // Claims: oldest first; a connection's second run waits while its first is held.
+    let (a, b) = (claim(store, now).await.unwrap(), claim(store, now).await.unwrap());
+    // Both scheduled runs were queued at the same moment: their order is their ids'.
+    let (first, second) = if a.connection_id == our_github.id { (a, b) } else { (b, a) };
+    assert_eq!(
+        (first.connection_id.clone(), second.connection_id.clone()),
+        (our_github.id.clone(), their_github.id.clone())
+    );
+    assert_eq!((first.status, first.attempts), (CheckRunStatus::Running, 1));
+    assert!(claim(store, now).await.is_none(), "the manual run waits for its connection's held run");
+
+    // Finishing stores the run, its population and the findings, once.
+    let results = [check_result("ours/api", Pass), check_result("ours/web", Fail)];
+    let context = RunContext {
+        organization_id: &ours.id,
+        connection_id: &our_github.id,
+        run_id: &first.id,
+        now,
+        deadlines: FindingDeadlines::default(),
+    };
+    let changes = reconcile(&[], &results, |_| CheckSeverity::High, &context);
+    let done = first.finished(&results, now);
+    store.finish_check_run(&done, &results, &changes, Vec::new(), &[], &unaudited).await.unwrap();
+    assert_eq!(store.get_check_run(&ours.id, &first.id).await.unwrap(), done);
+    let again = store.finish_check_run(&done, &results, &changes, Vec::new(), &[], &unaudited).await;
+    assert!(matches!(again, Err(RepoError::NotFound)), "a run no longer held is not stored twice: {again:?}");
+    let page = store.check_results_of(&ours.id, &first.id, &PageRequest::first(1)).await.unwrap();
+    assert_eq!((page.total, page.items.clone()), (2, vec![results[0].clone()]));
+    let rest = PageRequest { after: page.next, ..PageRequest::first(1) };
+    assert_eq!(store.check_results_of(&ours.id, &first.id, &rest).await.unwrap().items, vec![results[1].clone()]);
+    let findings = store.connection_findings(&ours.id, &our_github.id).await.unwrap();
+    assert_eq!(findings, changes.opened, "the finding round-trips exactly");
+
+    // A lapsed lease: another claim takes the run again; the first claim can no longer store it.
+    let manual_claim = claim(store, now).await.unwrap();
+    assert_eq!(manual_claim.id, manual.id);
+    let later = now.plus(time::Duration::minutes(11));
+    let reclaimed = claim(store, later).await.unwrap();
+    assert!(reclaimed.id == manual.id || reclaimed.id == second.id, "a lapsed run is claimed again");
+    let reclaimed = if reclaimed.id == manual.id { reclaimed } else { claim(store, later).await.unwrap() };
+    assert_eq!((reclaimed.id.clone(), reclaimed.attempts), (manual.id.clone(), 2));
+    let stale = store.fail_check_run(&manual_claim.failed("late", later), &unaudited).await;
+    assert!(matches!(stale, Err(RepoError::NotFound)), "{stale:?}");
+    store.release_check_runs(std::slice::from_ref(&reclaimed.id)).await.unwrap();
+    let given_back = store.get_check_run(&ours.id, &manual.id).await.unwrap();
+    assert_eq!(
+        (given_back.status, given_back.attempts),
+        (CheckRunStatus::Queued, 1),
+        "a release does not count the attempt"
+    );
+
+    // Tenants: another organization's run, results and findings are missing.
+    assert!(matches!(store.get_check_run(&theirs.id, &first.id).await, Err(RepoError::NotFound)));
+    assert_eq!(store.check_results_of(&theirs.id, &first.id, &all()).await.unwrap().total, 0);
+    let theirs_findings = store.list_findings(&theirs.id, &every()).await.unwrap();
+    assert!(theirs_findings.items.is_empty());
+    let finding = &findings[0];
+    assert!(matches!(store.get_finding(&theirs.id, &finding.id).await, Err(RepoError::NotFound)));
+
+    // Lists filter, search and page.
+    let mut by_status: CheckRunQuery = every();
+    by_status.filter.status = vec![CheckRunStatus::Finished];
+    assert_eq!(store.list_check_runs(&ours.id, &by_status).await.unwrap().items, vec![done.clone()]);
+    let mut searched: FindingQuery = every();
+    searched.search = Some(compliance_ports::Search { words: vec!["web".into()] });
+    assert_eq!(store.list_findings(&ours.id, &searched).await.unwrap().items.len(), 1);
+    searched.search = Some(compliance_ports::Search { words: vec!["nowhere".into()] });
+    assert!(store.list_findings(&ours.id, &searched).await.unwrap().items.is_empty());
+
+    // An exception, written only over the state it was read with; lapsed ones are found.
+    let excepted = Finding {
+        status: FindingStatus::Excepted,
+        exception: Some(FindingException {
+            reason: "legacy".into(),
+            expires_at: now.plus(time::Duration::hours(1)),
+            granted_by: ada.user.id.clone(),
+            granted_at: now,
+        }),
+        updated_at: now.plus(time::Duration::seconds(5)),
+        ..finding.clone()
+    };
+    let stale = store.update_finding(&excepted, now.plus(time::Duration::seconds(-1)), &unaudited).await;
+    assert!(matches!(stale, Err(RepoError::NotFound)), "{stale:?}");
+    store.update_finding(&excepted, finding.updated_at, &unaudited).await.unwrap();
+    assert_eq!(store.get_finding(&ours.id, &finding.id).await.unwrap(), excepted);
+    assert!(store.lapsed_exceptions(now, 10).await.unwrap().is_empty());
+    assert_eq!(store.lapsed_exceptions(now.plus(time::Duration::hours(2)), 10).await.unwrap(), vec![excepted]);
+}
+
+contract!(check_runs);

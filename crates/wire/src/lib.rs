@@ -5,9 +5,11 @@
 
 #![warn(missing_docs)]
 
+mod checks;
 mod policy_diff;
 mod renderer;
 
+pub use checks::{CheckRunDto, FindingDto, FindingExceptionDto};
 pub use policy_diff::{
     PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto,
     PolicyWordOp,

@@ -50,6 +50,10 @@ enum CheckSetup {
     Impossible(CheckOutcome),
 }
 
+/// How a check run reads a connection's account: its request authentication and its stored
+/// credential fields (empty for OAuth), or why it cannot (`Err`: a message fit to show).
+pub(crate) type ReadCredentials = Result<(RequestAuth, CredentialValues), String>;
+
 impl IntegrationService {
     /// Sends the provider's `verify` request with the connection's credentials and records what
     /// it found.
@@ -108,12 +112,34 @@ impl IntegrationService {
     /// How the check authenticates for this connection, or why it cannot. Our own vault failing
     /// says nothing about the credentials: that is an error, not an outcome.
     async fn check_setup(&self, provider: &Provider, connection: &Connection) -> Result<CheckSetup, AppError> {
+        Ok(match self.credentials_of(provider, connection).await? {
+            Ok((auth, _)) => CheckSetup::Ready(auth),
+            Err(outcome) => CheckSetup::Impossible(outcome),
+        })
+    }
+
+    /// The credentials a check run reads `connection`'s account with.
+    pub(crate) async fn read_credentials(&self, connection: &Connection) -> Result<ReadCredentials, AppError> {
+        let Some(provider) = self.catalog.get(&connection.provider).cloned() else {
+            return Ok(Err("the connection's provider is no longer offered".into()));
+        };
+        Ok(self.credentials_of(&provider, connection).await?.map_err(|outcome| match outcome {
+            CheckOutcome::Passed => String::new(),
+            CheckOutcome::Refused(why) | CheckOutcome::Failed(why) => why,
+        }))
+    }
+
+    async fn credentials_of(
+        &self,
+        provider: &Provider,
+        connection: &Connection,
+    ) -> Result<Result<(RequestAuth, CredentialValues), CheckOutcome>, AppError> {
         let org = &connection.organization_id;
         let values = match &provider.auth {
             AuthStrategy::OAuth2(config) => {
                 let Some((app, _)) = self.load_oauth_app(org, &provider.slug).await? else {
                     let why = "no OAuth app is configured for this provider";
-                    return Ok(CheckSetup::Impossible(CheckOutcome::Failed(why.into())));
+                    return Ok(Err(CheckOutcome::Failed(why.into())));
                 };
                 let oauth = OAuthConnection {
                     key: connection_key(connection),
@@ -122,11 +148,11 @@ impl IntegrationService {
                     client: app.client(),
                 };
                 return match self.tokens.access_token(&oauth).await {
-                    Ok(token) => Ok(CheckSetup::Ready(RequestAuth::Bearer(token))),
+                    Ok(token) => Ok(Ok((RequestAuth::Bearer(token), CredentialValues::default()))),
                     Err(AccessTokenError::Store(error)) => {
                         Err(AppError::Unavailable(format!("the token store failed during a check: {error}")))
                     }
-                    Err(error) => Ok(CheckSetup::Impossible(token_outcome(&error))),
+                    Err(error) => Ok(Err(token_outcome(&error))),
                 };
             }
             _ => {
@@ -134,16 +160,17 @@ impl IntegrationService {
                     self.sealed.get(org, CONNECTION_CREDENTIALS, connection.id.as_str()).await?;
                 let Some((values, _)) = stored else {
                     let why = "no credentials are stored: connect again";
-                    return Ok(CheckSetup::Impossible(CheckOutcome::Refused(why.into())));
+                    return Ok(Err(CheckOutcome::Refused(why.into())));
                 };
                 CredentialValues::from_validated(values.into_iter().map(|(k, v)| (k, SecretString::from(v))).collect())
             }
         };
-        Ok(CheckSetup::Ready(match &provider.auth {
-            AuthStrategy::ApiKey(config) => RequestAuth::ApiKey { config: config.clone(), values },
-            AuthStrategy::Basic(config) => RequestAuth::Basic { config: config.clone(), values },
+        let auth = match &provider.auth {
+            AuthStrategy::ApiKey(config) => RequestAuth::ApiKey { config: config.clone(), values: values.clone() },
+            AuthStrategy::Basic(config) => RequestAuth::Basic { config: config.clone(), values: values.clone() },
             _ => RequestAuth::Custom,
-        }))
+        };
+        Ok(Ok((auth, values)))
     }
 
     async fn stored_token_expiry(&self, connection: &Connection) -> Option<Timestamp> {

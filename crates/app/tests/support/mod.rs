@@ -6,6 +6,7 @@ pub mod automations;
 pub mod blobs;
 pub mod browser;
 pub mod chat;
+pub mod check_runs;
 pub mod clock;
 pub mod comments;
 pub mod controls;
@@ -38,6 +39,7 @@ pub use automations::MemoryAutomations;
 pub use blobs::MemoryBlobs;
 pub use browser::{FakeBrowser, Page as BrowserPage};
 pub use chat::MemoryChat;
+pub use check_runs::NoCheckRuns;
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use controls::MemoryControls;
@@ -82,6 +84,7 @@ pub fn settings() -> Settings {
             catalog: Arc::new(integrations::catalog()),
             redirect_origins: Vec::new(),
         },
+        checks: compliance_app::CheckRunSettings::default(),
     }
 }
 
@@ -198,6 +201,8 @@ impl World {
             idempotency: idempotency.clone(),
             allowed_hosts: allowed_hosts.clone(),
             frameworks,
+            check_runs: Arc::new(NoCheckRuns),
+            check_reader: Arc::new(compliance_ports::NoCheckReader),
         };
         let app = App::new(ports.clone(), settings.clone());
         Self {

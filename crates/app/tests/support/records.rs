@@ -231,7 +231,7 @@ fn refused() -> RepoError {
     RepoError::Internal("this record kind is not faked".into())
 }
 
-fn empty<T>() -> Page<T> {
+pub(crate) fn empty<T>() -> Page<T> {
     Page { items: Vec::new(), total: 0, next: None }
 }
 

@@ -107,6 +107,10 @@ fn observation(evidence: &Evidence, base_url: &str) -> Observation {
         EvidenceKind::Automation => {
             (format!("browser automation {source}"), format!("{base}/v1/browser/automations/{source}"))
         }
+        EvidenceKind::Check => {
+            let run = evidence.detail.get("checkRunId").and_then(Value::as_str).unwrap_or_default();
+            (format!("check {source}"), format!("{base}/v1/check-runs/{run}/results"))
+        }
         EvidenceKind::File => {
             ("uploaded file".to_owned(), format!("{base}/v1/controls/{}/evidence", evidence.control_id))
         }
@@ -118,7 +122,7 @@ fn observation(evidence: &Evidence, base_url: &str) -> Observation {
     let reason = evidence.detail.get("reason").and_then(Value::as_str).unwrap_or("no reason recorded");
     // Checks and runs test the control; a policy, a task or a file is examined.
     let method = match evidence.kind {
-        EvidenceKind::Connection | EvidenceKind::Automation => "TEST",
+        EvidenceKind::Connection | EvidenceKind::Automation | EvidenceKind::Check => "TEST",
         EvidenceKind::Policy | EvidenceKind::Task | EvidenceKind::File => "EXAMINE",
     };
     Observation {

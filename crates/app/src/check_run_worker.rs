@@ -1,0 +1,399 @@
+//! The background worker that runs connections' checks: it queues each active connection's
+//! scheduled run once per period, claims queued runs under a lease (so two instances never run
+//! one connection's checks at once, and a run whose instance stopped is claimed again once its
+//! lease lapses), reads the provider through the [`CheckReader`] port, and stores every result
+//! with the findings it opens and resolves in one transaction. It also opens again the findings
+//! whose exception lapsed.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use compliance_domain::check::{CheckSeverity, catalog, check};
+use compliance_domain::check_result::CheckResult;
+use compliance_domain::check_run::{CheckRun, MAX_ATTEMPTS, period_of};
+use compliance_domain::control::check_source_id;
+use compliance_domain::evidence::{Observation, of_check};
+use compliance_domain::finding::{Finding, FindingChanges, FindingDeadlines, FindingStatus, RunContext, reconcile};
+use compliance_domain::{CheckRunId, OrganizationId};
+use compliance_ports::{CheckReader, CheckRunRepository, CheckTarget, Clock, ConnectionRepository, RepoError};
+use tokio::sync::{Notify, watch};
+
+use crate::audit::{AuditTrail, CHECK_RUN, FINDING, Provenance};
+use crate::integrations::IntegrationService;
+use crate::{Ports, Settings};
+
+/// The system part entries of scheduled and finished runs name.
+const ACTOR: &str = "checks";
+/// Connections scheduled per statement.
+const SCHEDULE_BATCH: usize = 200;
+/// Lapsed exceptions opened again per tick.
+const LAPSED_BATCH: usize = 200;
+
+/// Tunables of the check runs.
+#[derive(Debug, Clone)]
+pub struct CheckRunSettings {
+    /// How often each active connection's checks run (`CHECK_FREQUENCY_HOURS`, daily by default);
+    /// zero schedules nothing (runs are then only asked for).
+    pub frequency: Duration,
+    /// How often the worker looks for work when nothing wakes it.
+    pub poll_interval: Duration,
+    /// The longest a run may read before it fails (`CHECK_RUN_TIMEOUT_SECONDS`).
+    pub run_timeout: Duration,
+    /// Runs at once in one instance (`CHECK_RUN_CONCURRENCY`).
+    pub concurrency: usize,
+    /// Runs of one provider at once in one instance, so one slow provider cannot take every slot.
+    pub per_provider: usize,
+    /// How long a finding of each severity may stay open.
+    pub deadlines: FindingDeadlines,
+}
+
+impl Default for CheckRunSettings {
+    fn default() -> Self {
+        Self {
+            frequency: Duration::from_secs(24 * 60 * 60),
+            poll_interval: Duration::from_secs(5),
+            run_timeout: Duration::from_secs(15 * 60),
+            concurrency: 4,
+            per_provider: 2,
+            deadlines: FindingDeadlines::default(),
+        }
+    }
+}
+
+impl CheckRunSettings {
+    /// How long a claim holds a run: its timeout and a minute to store what it found. A lease
+    /// that lapses belongs to an instance that stopped.
+    pub fn lease(&self) -> Duration {
+        self.run_timeout + Duration::from_secs(60)
+    }
+}
+
+/// Runs queued and scheduled check runs.
+pub struct CheckRunWorker {
+    runs: Arc<dyn CheckRunRepository>,
+    connections: Arc<dyn ConnectionRepository>,
+    reader: Arc<dyn CheckReader>,
+    integrations: IntegrationService,
+    clock: Arc<dyn Clock>,
+    audit: AuditTrail,
+    settings: CheckRunSettings,
+    work: Arc<Notify>,
+    /// The runs this instance holds, given back when it stops.
+    held: Mutex<HashSet<CheckRunId>>,
+}
+
+impl CheckRunWorker {
+    pub(crate) fn new(ports: &Ports, settings: &Settings, work: Arc<Notify>) -> Self {
+        let audit = Arc::new(AuditTrail::new(ports.renderer.clone(), ports.clock.clone()));
+        Self {
+            runs: ports.check_runs.clone(),
+            connections: ports.connections.clone(),
+            reader: ports.check_reader.clone(),
+            integrations: IntegrationService::new(ports, settings, audit),
+            clock: ports.clock.clone(),
+            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
+            settings: settings.checks.clone(),
+            work,
+            held: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Works until `stop` turns true: a tick, then a wait for a poke, the poll interval or the
+    /// stop. On stop, the runs in flight are abandoned and given back (queued again, the attempt
+    /// not counted), so another instance runs them at once rather than after their lease.
+    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let worker = Arc::new(self);
+        loop {
+            let tick = tokio::spawn({
+                let worker = worker.clone();
+                async move { worker.tick().await }
+            });
+            let abort = tick.abort_handle();
+            tokio::select! {
+                done = tick => if let Err(error) = done {
+                    tracing::error!(%error, "a check run worker tick failed; going on");
+                },
+                () = stopped(&mut stop) => {
+                    abort.abort();
+                    worker.give_back().await;
+                    return;
+                }
+            }
+            tokio::select! {
+                () = worker.work.notified() => {}
+                () = tokio::time::sleep(worker.settings.poll_interval) => {}
+                () = stopped(&mut stop) => {
+                    worker.give_back().await;
+                    return;
+                }
+            }
+        }
+    }
+
+    async fn give_back(&self) {
+        let held: Vec<CheckRunId> = self.held.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        if held.is_empty() {
+            return;
+        }
+        match self.runs.release_check_runs(&held).await {
+            Ok(()) => tracing::info!(runs = held.len(), "stopping: check runs in flight queued again"),
+            Err(error) => {
+                tracing::warn!(%error, "stopping: check runs in flight will be claimed again when their lease lapses")
+            }
+        }
+    }
+
+    /// One pass: schedule the period's runs, open lapsed exceptions again, run what is queued.
+    pub async fn tick(self: &Arc<Self>) {
+        if let Err(error) = self.schedule().await {
+            tracing::warn!(%error, "could not schedule check runs");
+        }
+        if let Err(error) = self.open_lapsed_exceptions().await {
+            tracing::warn!(%error, "could not open findings whose exception lapsed");
+        }
+        self.run_queued().await;
+    }
+
+    /// Queues this period's run of every active connection whose provider has checks, once.
+    async fn schedule(&self) -> Result<(), RepoError> {
+        if self.settings.frequency.is_zero() {
+            return Ok(());
+        }
+        let providers = self.providers();
+        let providers: Vec<&str> = providers.iter().map(String::as_str).collect();
+        if providers.is_empty() {
+            return Ok(());
+        }
+        let now = self.clock.now();
+        let period = period_of(now, self.settings.frequency);
+        loop {
+            let due = self.runs.due_connections(&providers, period, SCHEDULE_BATCH).await?;
+            let runs: Vec<CheckRun> = due
+                .into_iter()
+                .map(|c| CheckRun::scheduled(c.organization_id, c.id, c.provider, period, now))
+                .collect();
+            let queued = self.runs.queue_scheduled(&runs).await?;
+            if queued > 0 {
+                self.work.notify_one();
+            }
+            if runs.len() < SCHEDULE_BATCH || queued == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The providers some check of the catalog is read for.
+    fn providers(&self) -> Vec<String> {
+        let mut providers: Vec<String> = catalog()
+            .iter()
+            .filter(|check| self.reader.supports(&check.id))
+            .map(|check| check.provider.clone())
+            .collect();
+        providers.sort();
+        providers.dedup();
+        providers
+    }
+
+    async fn open_lapsed_exceptions(&self) -> Result<(), RepoError> {
+        let now = self.clock.now();
+        for finding in self.runs.lapsed_exceptions(now, LAPSED_BATCH).await? {
+            let opened = Finding { status: FindingStatus::Open, exception: None, updated_at: now, ..finding.clone() };
+            let provenance = Provenance::system(ACTOR, &finding.organization_id);
+            let audit = self.audit.change_by(provenance, |_, _| "finding.exception_expired", &FINDING);
+            match self.runs.update_finding(&opened, finding.updated_at, &audit).await {
+                Ok(()) | Err(RepoError::NotFound) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+
+    /// Claims and runs queued runs, at most `concurrency` at once and `per_provider` of one
+    /// provider, until none is left.
+    async fn run_queued(self: &Arc<Self>) {
+        let mut running = tokio::task::JoinSet::new();
+        let mut per_provider: HashMap<String, usize> = HashMap::new();
+        loop {
+            while running.len() < self.settings.concurrency.max(1) {
+                let full: Vec<String> = per_provider
+                    .iter()
+                    .filter(|(_, n)| **n >= self.settings.per_provider.max(1))
+                    .map(|(provider, _)| provider.clone())
+                    .collect();
+                let now = self.clock.now();
+                let lease = time::Duration::try_from(self.settings.lease()).unwrap_or(time::Duration::HOUR);
+                match self.runs.claim_check_run(now, now.plus(lease), &[], &full).await {
+                    Ok(Some(run)) => {
+                        *per_provider.entry(run.provider.clone()).or_default() += 1;
+                        self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(run.id.clone());
+                        let worker = Arc::clone(self);
+                        running.spawn(async move {
+                            let provider = run.provider.clone();
+                            worker.execute(run).await;
+                            provider
+                        });
+                    }
+                    Ok(None) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "could not claim a check run");
+                        break;
+                    }
+                }
+            }
+            match running.join_next().await {
+                Some(Ok(provider)) => {
+                    if let Some(n) = per_provider.get_mut(&provider) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
+                Some(Err(error)) => tracing::error!(%error, "a check run's task failed"),
+                None => return,
+            }
+        }
+    }
+
+    /// Runs one claimed run to its end: finished with its results, or failed with why.
+    async fn execute(&self, run: CheckRun) {
+        let id = run.id.clone();
+        let outcome = match self.read(&run).await {
+            Ok(stored) => stored,
+            Err(why) => self.fail(&run, why).await,
+        };
+        if let Err(error) = outcome {
+            match error {
+                RepoError::NotFound => {
+                    tracing::info!(run = %id, "a check run was claimed by another instance meanwhile")
+                }
+                error => tracing::warn!(%error, run = %id, "could not store a check run"),
+            }
+        }
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+    }
+
+    /// Reads the provider and stores what it found; `Err` says why the run fails as a whole.
+    async fn read(&self, run: &CheckRun) -> Result<Result<(), RepoError>, String> {
+        if run.attempts > MAX_ATTEMPTS {
+            return Err(format!("the run was interrupted {MAX_ATTEMPTS} times (its server stopped); run it again"));
+        }
+        let connection = match self.connections.get_connection(&run.organization_id, &run.connection_id).await {
+            Ok(connection) if !connection.is_disconnected() => connection,
+            Ok(_) | Err(RepoError::NotFound) => return Err("the connection is disconnected".into()),
+            Err(error) => return Ok(Err(error)),
+        };
+        let (auth, values) = match self.integrations.read_credentials(&connection).await {
+            Ok(Ok(credentials)) => credentials,
+            Ok(Err(why)) => return Err(format!("the connection's credentials cannot be used: {why}")),
+            Err(error) => return Err(format!("the connection's credentials could not be read: {error}")),
+        };
+        let checks: Vec<String> = catalog()
+            .iter()
+            .filter(|check| check.provider == run.provider && self.reader.supports(&check.id))
+            .map(|check| check.id.clone())
+            .collect();
+        let now = self.clock.now();
+        let period = time::Duration::try_from(self.settings.frequency).unwrap_or(time::Duration::DAY);
+        let target = CheckTarget {
+            provider: run.provider.clone(),
+            auth,
+            values,
+            checks,
+            period_start: now.plus(-period.max(time::Duration::DAY)),
+            now,
+        };
+        let results = tokio::time::timeout(self.settings.run_timeout, self.reader.read(&target))
+            .await
+            .map_err(|_| format!("the run read for longer than {} seconds", self.settings.run_timeout.as_secs()))?;
+        Ok(self.store(run, &results).await)
+    }
+
+    async fn store(&self, run: &CheckRun, results: &[CheckResult]) -> Result<(), RepoError> {
+        let existing = self.runs.connection_findings(&run.organization_id, &run.connection_id).await?;
+        let now = self.clock.now();
+        let context = RunContext {
+            organization_id: &run.organization_id,
+            connection_id: &run.connection_id,
+            run_id: &run.id,
+            now,
+            deadlines: self.settings.deadlines,
+        };
+        let changes = reconcile(&existing, results, severity_of, &context);
+        let entries = self.finding_entries(&run.organization_id, &existing, &changes);
+        let evidence = evidence_of(run, results, &existing, &changes, now);
+        let finished = run.finished(results, now);
+        let provenance = Provenance::system(ACTOR, &run.organization_id);
+        let audit = self.audit.change_by(provenance, |_, _| "check_run.finished", &CHECK_RUN);
+        self.runs.finish_check_run(&finished, results, &changes, entries, &evidence, &audit).await
+    }
+
+    /// One entry for each finding opened, opened again or resolved (one seen failing again is
+    /// no news).
+    fn finding_entries(
+        &self,
+        org: &OrganizationId,
+        existing: &[Finding],
+        changes: &FindingChanges,
+    ) -> Vec<compliance_domain::audit::AuditDraft> {
+        let before: HashMap<&compliance_domain::FindingId, &Finding> = existing.iter().map(|f| (&f.id, f)).collect();
+        let entry = |action: &'static str, after: &Finding| {
+            let audit = self.audit.change_by(Provenance::system(ACTOR, org), move |_, _| action, &FINDING);
+            audit(before.get(&after.id).copied(), Some(after))
+        };
+        let opened = changes.opened.iter().map(|f| entry("finding.opened", f));
+        let reopened = changes.reopened.iter().map(|f| entry("finding.reopened", f));
+        let resolved = changes.resolved.iter().map(|f| entry("finding.resolved", f));
+        opened.chain(reopened).chain(resolved).collect()
+    }
+
+    async fn fail(&self, run: &CheckRun, why: String) -> Result<(), RepoError> {
+        let failed = run.failed(why, self.clock.now());
+        let provenance = Provenance::system(ACTOR, &run.organization_id);
+        let audit = self.audit.change_by(provenance, |_, _| "check_run.failed", &CHECK_RUN);
+        self.runs.fail_check_run(&failed, &audit).await
+    }
+}
+
+/// One observation per check of the run, for the controls linked to it: pass when every resource
+/// passed or its finding is excepted, fail naming the failing ones, nothing from a check that could
+/// not read (`compliance_domain::evidence::of_check`).
+fn evidence_of(
+    run: &CheckRun,
+    results: &[CheckResult],
+    existing: &[Finding],
+    changes: &FindingChanges,
+    now: compliance_domain::Timestamp,
+) -> Vec<Observation> {
+    let excepted: HashSet<(&str, &str, &str)> = existing
+        .iter()
+        .chain(changes.all())
+        .filter(|finding| finding.excepted_at(now))
+        .map(|f| (f.check_id.as_str(), f.resource.kind.as_str(), f.resource.id.as_str()))
+        .collect();
+    let mut by_check: BTreeMap<&str, Vec<&CheckResult>> = BTreeMap::new();
+    for result in results {
+        by_check.entry(result.check_id.as_str()).or_default().push(result);
+    }
+    by_check
+        .into_iter()
+        .filter_map(|(check_id, results)| {
+            let source = check_source_id(&run.connection_id, check_id);
+            of_check(source, run.id.as_str(), &results, |r| {
+                excepted.contains(&(r.check_id.as_str(), r.resource.kind.as_str(), r.resource.id.as_str()))
+            })
+        })
+        .collect()
+}
+
+/// Resolves once `stop` holds true (or its sender is gone: the server is stopping).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A check's severity: the catalog's, or `medium` for a check it does not hold (an imported one).
+fn severity_of(check_id: &str) -> CheckSeverity {
+    check(check_id).map_or(CheckSeverity::Medium, |check| check.severity)
+}

@@ -1,0 +1,92 @@
+//! Findings: the resources checks failed, until a run passes them; and the exceptions that
+//! accept a finding's risk for a while. Runs open and resolve them (`check_run_worker.rs`).
+
+use std::sync::Arc;
+
+use compliance_domain::FindingId;
+use compliance_domain::Timestamp;
+use compliance_domain::access::{Action, Family};
+use compliance_domain::finding::{Finding, FindingException, FindingStatus};
+use compliance_ports::{CheckRunRepository, Clock, FindingQuery, Page, RepoError};
+
+use crate::access::require;
+use crate::audit::{AuditTrail, FINDING};
+use crate::check_runs::not_found;
+use crate::{AppError, Ports, Principal};
+
+/// The longest reason of an exception, in characters.
+pub const EXCEPTION_REASON_MAX: usize = 2_000;
+/// The furthest an exception may reach: a year, after which the risk is accepted again or not.
+const EXCEPTION_LONGEST: time::Duration = time::Duration::days(366);
+
+/// Findings and their exceptions.
+pub struct FindingService {
+    runs: Arc<dyn CheckRunRepository>,
+    clock: Arc<dyn Clock>,
+    audit: Arc<AuditTrail>,
+}
+
+impl FindingService {
+    pub(crate) fn new(ports: &Ports, audit: Arc<AuditTrail>) -> Self {
+        Self { runs: ports.check_runs.clone(), clock: ports.clock.clone(), audit }
+    }
+
+    /// A page of the organization's findings.
+    pub async fn list_findings(&self, caller: &Principal, query: &FindingQuery) -> Result<Page<Finding>, AppError> {
+        require(caller, Family::Findings, Action::Read)?;
+        Ok(self.runs.list_findings(&caller.organization_id, query).await?)
+    }
+
+    /// One finding.
+    pub async fn get_finding(&self, caller: &Principal, id: &FindingId) -> Result<Finding, AppError> {
+        require(caller, Family::Findings, Action::Read)?;
+        self.runs.get_finding(&caller.organization_id, id).await.map_err(not_found("finding"))
+    }
+
+    /// Accepts an open finding's risk until `expires_at`: its resource counts as passing until
+    /// then, wherever a status is shown, with the reason. A resolved finding has nothing to accept.
+    pub async fn except_finding(
+        &self,
+        caller: &Principal,
+        id: &FindingId,
+        reason: &str,
+        expires_at: Timestamp,
+    ) -> Result<Finding, AppError> {
+        require(caller, Family::Findings, Action::Write)?;
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err(AppError::invalid("reason", "must say why the risk is accepted"));
+        }
+        if reason.chars().count() > EXCEPTION_REASON_MAX {
+            return Err(AppError::invalid("reason", format!("must be at most {EXCEPTION_REASON_MAX} characters")));
+        }
+        let now = self.clock.now();
+        if expires_at <= now {
+            return Err(AppError::invalid("expiresAt", "must be in the future"));
+        }
+        if expires_at > now.plus(EXCEPTION_LONGEST) {
+            return Err(AppError::invalid("expiresAt", "must be at most a year ahead: accept the risk again then"));
+        }
+        let finding = self.runs.get_finding(&caller.organization_id, id).await.map_err(not_found("finding"))?;
+        if finding.status == FindingStatus::Resolved {
+            return Err(AppError::Conflict("the finding is resolved: there is no risk to accept".into()));
+        }
+        let excepted = Finding {
+            status: FindingStatus::Excepted,
+            exception: Some(FindingException {
+                reason: reason.to_owned(),
+                expires_at,
+                granted_by: caller.user_id.clone(),
+                granted_at: now,
+            }),
+            updated_at: now,
+            ..finding.clone()
+        };
+        let audit = self.audit.change(caller, "finding.excepted", &FINDING);
+        self.runs.update_finding(&excepted, finding.updated_at, &audit).await.map_err(|error| match error {
+            RepoError::NotFound => AppError::Conflict("the finding changed meanwhile; read it and try again".into()),
+            other => other.into(),
+        })?;
+        Ok(excepted)
+    }
+}

@@ -1,0 +1,351 @@
+//! Findings: every resource a check failed, from its first failure until a later run passes it.
+//! A run's results are reconciled with the connection's findings here ([`reconcile`]): a failure
+//! opens one (or opens a resolved one again), a pass resolves it; an `error` or `not_applicable`
+//! result changes nothing, since a resource that could not be read was neither fixed nor broken.
+//! An exception accepts a finding's risk until it expires; the resource counts as passing until
+//! then (docs/checks.md, "Findings").
+
+use std::collections::HashMap;
+
+use crate::check::{CheckOutcome, CheckSeverity};
+use crate::check_result::{CheckResult, CheckedResource};
+use crate::{CheckRunId, ConnectionId, FindingId, OrganizationId, TaskId, Timestamp, UserId};
+
+crate::string_enum! {
+    /// Where a finding stands.
+    FindingStatus { Open = "open", Resolved = "resolved", Excepted = "excepted" }
+}
+
+/// An accepted risk: the finding counts as passing until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindingException {
+    /// Why the risk is accepted.
+    pub reason: String,
+    /// When the acceptance ends and the finding is open again (if its resource still fails).
+    pub expires_at: Timestamp,
+    /// Who accepted it.
+    pub granted_by: UserId,
+    /// When.
+    pub granted_at: Timestamp,
+}
+
+/// A resource a check failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// `fnd_…`.
+    pub id: FindingId,
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The connection whose run found it.
+    pub connection_id: ConnectionId,
+    /// The check that failed.
+    pub check_id: String,
+    /// The resource that failed it.
+    pub resource: CheckedResource,
+    /// The check's severity.
+    pub severity: CheckSeverity,
+    /// Open, resolved or excepted.
+    pub status: FindingStatus,
+    /// The last failing result's detail.
+    pub detail: String,
+    /// The first failure (of this finding's whole life, across reopenings).
+    pub first_seen_at: Timestamp,
+    /// The last run that failed it.
+    pub last_seen_at: Timestamp,
+    /// When a run last passed it, while resolved.
+    pub resolved_at: Option<Timestamp>,
+    /// When it should be fixed by, from the organization's deadline for its severity.
+    pub due_at: Timestamp,
+    /// The run that last changed it.
+    pub last_run_id: CheckRunId,
+    /// The accepted risk, while excepted.
+    pub exception: Option<FindingException>,
+    /// The task made to fix it, if one was.
+    pub task_id: Option<TaskId>,
+    /// When it last changed (a run, an exception, a task).
+    pub updated_at: Timestamp,
+}
+
+/// How long a finding of each severity may stay open: its `dueAt` is its opening plus this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FindingDeadlines {
+    /// Days for a critical finding.
+    pub critical_days: u32,
+    /// Days for a high one.
+    pub high_days: u32,
+    /// Days for a medium one.
+    pub medium_days: u32,
+    /// Days for a low one.
+    pub low_days: u32,
+}
+
+impl Default for FindingDeadlines {
+    /// 7, 30, 90 and 180 days: the windows vulnerability-management policies commonly set.
+    fn default() -> Self {
+        Self { critical_days: 7, high_days: 30, medium_days: 90, low_days: 180 }
+    }
+}
+
+impl FindingDeadlines {
+    /// When a finding of `severity` opened at `opened` is due.
+    pub fn due(&self, severity: CheckSeverity, opened: Timestamp) -> Timestamp {
+        let days = match severity {
+            CheckSeverity::Critical => self.critical_days,
+            CheckSeverity::High => self.high_days,
+            CheckSeverity::Medium => self.medium_days,
+            CheckSeverity::Low => self.low_days,
+        };
+        opened.plus(time::Duration::days(i64::from(days)))
+    }
+}
+
+/// What a run changes in its connection's findings.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FindingChanges {
+    /// Findings seen for the first time.
+    pub opened: Vec<Finding>,
+    /// Resolved findings that failed again.
+    pub reopened: Vec<Finding>,
+    /// Findings a pass resolved.
+    pub resolved: Vec<Finding>,
+    /// Open or excepted findings that failed again (their `lastSeenAt` and detail move).
+    pub seen_again: Vec<Finding>,
+}
+
+impl FindingChanges {
+    /// Every finding to write.
+    pub fn all(&self) -> impl Iterator<Item = &Finding> {
+        self.opened.iter().chain(&self.reopened).chain(&self.resolved).chain(&self.seen_again)
+    }
+}
+
+/// What identifies a finding's resource across runs.
+type ResourceKey<'a> = (&'a str, &'a str, &'a str, Option<&'a str>);
+
+fn key_of<'a>(check_id: &'a str, resource: &'a CheckedResource) -> ResourceKey<'a> {
+    (check_id, resource.kind.as_str(), resource.id.as_str(), resource.region.as_deref())
+}
+
+/// The run context [`reconcile`] stamps on what it changes.
+#[derive(Debug, Clone)]
+pub struct RunContext<'a> {
+    /// The organization.
+    pub organization_id: &'a OrganizationId,
+    /// The connection.
+    pub connection_id: &'a ConnectionId,
+    /// The run.
+    pub run_id: &'a CheckRunId,
+    /// When it finished.
+    pub now: Timestamp,
+    /// The organization's deadlines.
+    pub deadlines: FindingDeadlines,
+}
+
+/// The changes a run's `results` make to `existing` (every finding of the connection). `severity`
+/// gives each check's severity (the catalog's, or an imported check's).
+pub fn reconcile(
+    existing: &[Finding],
+    results: &[CheckResult],
+    severity: impl Fn(&str) -> CheckSeverity,
+    run: &RunContext<'_>,
+) -> FindingChanges {
+    let known: HashMap<ResourceKey<'_>, &Finding> =
+        existing.iter().map(|finding| (key_of(&finding.check_id, &finding.resource), finding)).collect();
+    let mut changes = FindingChanges::default();
+    for result in results {
+        let found = known.get(&key_of(&result.check_id, &result.resource)).copied();
+        match (result.outcome, found) {
+            (CheckOutcome::Fail, None) => changes.opened.push(open(result, severity(&result.check_id), run)),
+            (CheckOutcome::Fail, Some(finding)) if finding.status == FindingStatus::Resolved => {
+                changes.reopened.push(Finding {
+                    status: FindingStatus::Open,
+                    resolved_at: None,
+                    due_at: run.deadlines.due(finding.severity, run.now),
+                    ..seen(finding, result, run)
+                });
+            }
+            (CheckOutcome::Fail, Some(finding)) => changes.seen_again.push(seen(finding, result, run)),
+            (CheckOutcome::Pass, Some(finding)) if finding.status != FindingStatus::Resolved => {
+                changes.resolved.push(Finding {
+                    status: FindingStatus::Resolved,
+                    resolved_at: Some(run.now),
+                    exception: None,
+                    updated_at: run.now,
+                    last_run_id: run.run_id.clone(),
+                    ..finding.clone()
+                });
+            }
+            _ => {}
+        }
+    }
+    changes
+}
+
+fn open(result: &CheckResult, severity: CheckSeverity, run: &RunContext<'_>) -> Finding {
+    Finding {
+        id: FindingId::generate(),
+        organization_id: run.organization_id.clone(),
+        connection_id: run.connection_id.clone(),
+        check_id: result.check_id.clone(),
+        resource: result.resource.clone(),
+        severity,
+        status: FindingStatus::Open,
+        detail: result.detail.clone(),
+        first_seen_at: run.now,
+        last_seen_at: run.now,
+        resolved_at: None,
+        due_at: run.deadlines.due(severity, run.now),
+        last_run_id: run.run_id.clone(),
+        exception: None,
+        task_id: None,
+        updated_at: run.now,
+    }
+}
+
+/// `finding` failed again in this run; an exception that lapsed makes it open.
+fn seen(finding: &Finding, result: &CheckResult, run: &RunContext<'_>) -> Finding {
+    let lapsed = finding.exception.as_ref().is_some_and(|e| e.expires_at <= run.now);
+    Finding {
+        detail: result.detail.clone(),
+        resource: result.resource.clone(),
+        last_seen_at: run.now,
+        last_run_id: run.run_id.clone(),
+        status: if lapsed { FindingStatus::Open } else { finding.status },
+        exception: if lapsed { None } else { finding.exception.clone() },
+        updated_at: run.now,
+        ..finding.clone()
+    }
+}
+
+impl Finding {
+    /// Whether its resource counts as passing at `at`: an unexpired exception.
+    pub fn excepted_at(&self, at: Timestamp) -> bool {
+        self.status == FindingStatus::Excepted && self.exception.as_ref().is_some_and(|e| e.expires_at > at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails loudly")]
+
+    use super::*;
+
+    fn resource(id: &str) -> CheckedResource {
+        CheckedResource { kind: "aws.iam.user".into(), id: id.into(), name: id.into(), region: None }
+    }
+
+    fn result(id: &str, outcome: CheckOutcome) -> CheckResult {
+        CheckResult::judged("aws.iam.user-console-mfa", resource(id), outcome, format!("{id}: {outcome}"))
+    }
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse(text).unwrap()
+    }
+
+    struct Fixture {
+        org: OrganizationId,
+        connection: ConnectionId,
+        run: CheckRunId,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            Self { org: OrganizationId::generate(), connection: ConnectionId::generate(), run: CheckRunId::generate() }
+        }
+        fn context(&self, now: &str) -> RunContext<'_> {
+            RunContext {
+                organization_id: &self.org,
+                connection_id: &self.connection,
+                run_id: &self.run,
+                now: at(now),
+                deadlines: FindingDeadlines::default(),
+            }
+        }
+    }
+
+    fn high(_: &str) -> CheckSeverity {
+        CheckSeverity::High
+    }
+
+    #[test]
+    fn a_failure_opens_a_pass_resolves_and_a_new_failure_reopens_with_a_new_due_date() {
+        let fixture = Fixture::new();
+        let first = reconcile(
+            &[],
+            &[result("alice", CheckOutcome::Fail), result("bob", CheckOutcome::Pass)],
+            high,
+            &fixture.context("2026-12-01T00:00:00Z"),
+        );
+        assert_eq!(first.opened.len(), 1);
+        let alice = &first.opened[0];
+        assert_eq!((alice.resource.id.as_str(), alice.status), ("alice", FindingStatus::Open));
+        assert_eq!(alice.due_at, at("2026-12-31T00:00:00Z"));
+
+        let second = reconcile(
+            &first.opened,
+            &[result("alice", CheckOutcome::Pass)],
+            high,
+            &fixture.context("2026-12-02T00:00:00Z"),
+        );
+        assert_eq!(second.resolved.len(), 1);
+        assert_eq!(second.resolved[0].resolved_at, Some(at("2026-12-02T00:00:00Z")));
+
+        let third = reconcile(
+            &second.resolved,
+            &[result("alice", CheckOutcome::Fail)],
+            high,
+            &fixture.context("2026-12-05T00:00:00Z"),
+        );
+        let reopened = &third.reopened[0];
+        assert_eq!((reopened.id.clone(), reopened.status), (alice.id.clone(), FindingStatus::Open));
+        assert_eq!(reopened.first_seen_at, at("2026-12-01T00:00:00Z"));
+        assert_eq!(reopened.due_at, at("2027-01-04T00:00:00Z"));
+        assert_eq!(reopened.resolved_at, None);
+    }
+
+    #[test]
+    fn errors_and_not_applicable_change_nothing() {
+        let fixture = Fixture::new();
+        let opened =
+            reconcile(&[], &[result("alice", CheckOutcome::Fail)], high, &fixture.context("2026-12-01T00:00:00Z"))
+                .opened;
+        let later = [result("alice", CheckOutcome::Error), result("carol", CheckOutcome::NotApplicable)];
+        assert_eq!(
+            reconcile(&opened, &later, high, &fixture.context("2026-12-02T00:00:00Z")),
+            FindingChanges::default()
+        );
+    }
+
+    #[test]
+    fn an_exception_holds_until_it_expires_then_a_failure_opens_the_finding_again() {
+        let fixture = Fixture::new();
+        let mut finding =
+            reconcile(&[], &[result("alice", CheckOutcome::Fail)], high, &fixture.context("2026-12-01T00:00:00Z"))
+                .opened
+                .remove(0);
+        finding.status = FindingStatus::Excepted;
+        finding.exception = Some(FindingException {
+            reason: "a service account; MFA is enforced by the identity provider".into(),
+            expires_at: at("2026-12-10T00:00:00Z"),
+            granted_by: UserId::generate(),
+            granted_at: at("2026-12-01T00:00:00Z"),
+        });
+        assert!(finding.excepted_at(at("2026-12-09T00:00:00Z")));
+        let before = reconcile(
+            std::slice::from_ref(&finding),
+            &[result("alice", CheckOutcome::Fail)],
+            high,
+            &fixture.context("2026-12-09T00:00:00Z"),
+        );
+        assert_eq!(before.seen_again[0].status, FindingStatus::Excepted);
+        let after = reconcile(
+            std::slice::from_ref(&finding),
+            &[result("alice", CheckOutcome::Fail)],
+            high,
+            &fixture.context("2026-12-10T00:00:00Z"),
+        );
+        assert_eq!(after.seen_again[0].status, FindingStatus::Open);
+        assert_eq!(after.seen_again[0].exception, None);
+        assert!(!finding.excepted_at(at("2026-12-10T00:00:00Z")));
+    }
+}
