@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use time::format_description::well_known::Rfc3339;
 
 use crate::checks::{data, str_of};
-use crate::client::Client;
+use crate::client::{Auth, Client};
 use crate::harness::{Backend, TestServer, run_with_owned_env};
 use crate::moto::Moto;
 
@@ -338,4 +338,50 @@ async fn a_control_linked_to_a_check_follows_its_runs(server: &TestServer, moto:
     assert_eq!(fixed[0]["outcome"], "pass");
     assert_eq!(fixed[0]["detail"]["excepted"], json!([]), "{fixed:?}");
     assert_eq!(control_status(&tenant.api, &control).await["status"], "passing");
+}
+
+/// Two instances on one PostgreSQL database, both scheduling every 50 ms: each connection gets
+/// exactly one scheduled run in the period, whichever instance queued and ran it.
+#[tokio::test]
+async fn two_instances_schedule_one_run_per_connection_and_period() {
+    let moto = Arc::new(Moto::start().await);
+    let env = vec![
+        ("CHECKS_AWS_ENDPOINT_URL".to_owned(), moto.endpoint.clone()),
+        ("CHECK_FREQUENCY_HOURS".to_owned(), "24".to_owned()),
+        ("CHECK_POLL_MILLIS".to_owned(), "50".to_owned()),
+    ];
+    let sibling_env = env.clone();
+    run_with_owned_env(Backend::Postgres, env, move |server| async move {
+        let sibling = server.start_sibling(&sibling_env).await;
+        let (ours, theirs) = (server.tenant().await, server.tenant().await);
+        let key = server.admin().create_api_key(&theirs.org_id, &theirs.owner.id).await;
+        let theirs_on_sibling = sibling.client(Auth::ApiKey(str_of(&key, "key").to_owned()), None);
+        let connections =
+            [(connect_aws(&ours.api).await, &ours.api), (connect_aws(&theirs_on_sibling).await, &theirs.api)];
+        for (connection, api) in &connections {
+            let scheduled = format!("/v1/check-runs?connectionId={connection}&trigger=scheduled");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let run = loop {
+                let page = api.get(&scheduled).await.ok(200);
+                if let Some(run) = data(&page).first() {
+                    break run.clone();
+                }
+                assert!(Instant::now() < deadline, "no scheduled run of {connection} within a minute");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            wait_done(api, str_of(&run, "id")).await;
+        }
+        // A run asked for through each instance, done: each instance's worker has ticked (and
+        // scheduled) many times since the scheduled runs were queued.
+        run_checks(&ours.api, &connections[0].0).await;
+        run_checks(&theirs_on_sibling, &connections[1].0).await;
+        for (connection, api) in &connections {
+            let scheduled =
+                api.get(&format!("/v1/check-runs?connectionId={connection}&trigger=scheduled")).await.ok(200);
+            assert_eq!(scheduled["count"], 1, "one scheduled run per period: {scheduled}");
+            let all = api.get(&format!("/v1/check-runs?connectionId={connection}")).await.ok(200);
+            assert_eq!(all["count"], 2, "{all}");
+        }
+    })
+    .await;
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use compliance_domain::check::{CheckSeverity, catalog, check};
-use compliance_domain::check_result::CheckResult;
+use compliance_domain::check_result::{CheckResult, normalize};
 use compliance_domain::check_run::{CheckRun, MAX_ATTEMPTS, period_of};
 use compliance_domain::control::check_source_id;
 use compliance_domain::evidence::{Observation, of_check};
@@ -29,6 +29,8 @@ const ACTOR: &str = "checks";
 const SCHEDULE_BATCH: usize = 200;
 /// Lapsed exceptions opened again per tick.
 const LAPSED_BATCH: usize = 200;
+/// How often a run's results are reconciled anew when a finding changed while they were stored.
+const STORE_ATTEMPTS: u32 = 3;
 
 /// Tunables of the check runs.
 #[derive(Debug, Clone)]
@@ -79,8 +81,8 @@ pub struct CheckRunWorker {
     audit: AuditTrail,
     settings: CheckRunSettings,
     work: Arc<Notify>,
-    /// The runs this instance holds, given back when it stops.
-    held: Mutex<HashSet<CheckRunId>>,
+    /// The runs this instance holds, by the attempt it claimed, given back when it stops.
+    held: Mutex<HashMap<CheckRunId, u32>>,
 }
 
 impl CheckRunWorker {
@@ -95,7 +97,7 @@ impl CheckRunWorker {
             audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
             settings: settings.checks.clone(),
             work,
-            held: Mutex::new(HashSet::new()),
+            held: Mutex::new(HashMap::new()),
         }
     }
 
@@ -132,7 +134,7 @@ impl CheckRunWorker {
     }
 
     async fn give_back(&self) {
-        let held: Vec<CheckRunId> = self.held.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        let held: Vec<(CheckRunId, u32)> = self.held.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
         if held.is_empty() {
             return;
         }
@@ -144,15 +146,21 @@ impl CheckRunWorker {
         }
     }
 
-    /// One pass: schedule the period's runs, open lapsed exceptions again, run what is queued.
+    /// One pass: the housekeeping, then what is queued (housekeeping again at each wake while
+    /// runs run).
     pub async fn tick(self: &Arc<Self>) {
+        self.housekeeping().await;
+        self.run_queued().await;
+    }
+
+    /// Schedules the period's runs and opens lapsed exceptions again.
+    async fn housekeeping(&self) {
         if let Err(error) = self.schedule().await {
             tracing::warn!(%error, "could not schedule check runs");
         }
         if let Err(error) = self.open_lapsed_exceptions().await {
             tracing::warn!(%error, "could not open findings whose exception lapsed");
         }
-        self.run_queued().await;
     }
 
     /// Queues this period's run of every active connection whose provider has checks, once.
@@ -210,65 +218,99 @@ impl CheckRunWorker {
     }
 
     /// Claims and runs queued runs, at most `concurrency` at once and `per_provider` of one
-    /// provider, until none is left.
+    /// provider, until none is left. A slot that frees, a poke (a run asked for on this instance)
+    /// or the poll interval claims again: a run queued meanwhile never waits for a long one.
     async fn run_queued(self: &Arc<Self>) {
         let mut running = tokio::task::JoinSet::new();
+        // Each task's run and provider by task id: a task that panics still gives its slot back.
+        let mut tasks: HashMap<tokio::task::Id, (CheckRunId, String)> = HashMap::new();
         let mut per_provider: HashMap<String, usize> = HashMap::new();
         loop {
-            while running.len() < self.settings.concurrency.max(1) {
-                let full: Vec<String> = per_provider
-                    .iter()
-                    .filter(|(_, n)| **n >= self.settings.per_provider.max(1))
-                    .map(|(provider, _)| provider.clone())
-                    .collect();
-                let now = self.clock.now();
-                let lease = time::Duration::try_from(self.settings.lease()).unwrap_or(time::Duration::HOUR);
-                match self.runs.claim_check_run(now, now.plus(lease), &[], &full).await {
-                    Ok(Some(run)) => {
-                        *per_provider.entry(run.provider.clone()).or_default() += 1;
-                        self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(run.id.clone());
-                        let worker = Arc::clone(self);
-                        running.spawn(async move {
-                            let provider = run.provider.clone();
-                            worker.execute(run).await;
-                            provider
-                        });
-                    }
-                    Ok(None) => break,
-                    Err(error) => {
-                        tracing::warn!(%error, "could not claim a check run");
-                        break;
-                    }
-                }
+            self.claim_into(&mut running, &mut tasks, &mut per_provider).await;
+            if running.is_empty() {
+                return;
             }
-            match running.join_next().await {
-                Some(Ok(provider)) => {
-                    if let Some(n) = per_provider.get_mut(&provider) {
-                        *n = n.saturating_sub(1);
-                    }
+            let done = tokio::select! {
+                done = running.join_next_with_id() => done,
+                () = self.work.notified() => {
+                    self.housekeeping().await;
+                    continue;
                 }
-                Some(Err(error)) => tracing::error!(%error, "a check run's task failed"),
+                () = tokio::time::sleep(self.settings.poll_interval) => {
+                    self.housekeeping().await;
+                    continue;
+                }
+            };
+            let id = match done {
+                Some(Ok((id, ()))) => id,
+                Some(Err(error)) => {
+                    tracing::error!(%error, "a check run's task failed");
+                    error.id()
+                }
                 None => return,
+            };
+            if let Some((run, provider)) = tasks.remove(&id) {
+                self.held.lock().unwrap_or_else(PoisonError::into_inner).remove(&run);
+                if let Some(n) = per_provider.get_mut(&provider) {
+                    *n = n.saturating_sub(1);
+                }
             }
         }
     }
 
-    /// Runs one claimed run to its end: finished with its results, or failed with why.
-    async fn execute(&self, run: CheckRun) {
-        let id = run.id.clone();
-        let outcome = match self.read(&run).await {
-            Ok(stored) => stored,
-            Err(why) => self.fail(&run, why).await,
-        };
-        if let Err(error) = outcome {
-            match error {
-                RepoError::NotFound => {
-                    tracing::info!(run = %id, "a check run was claimed by another instance meanwhile")
+    /// Claims queued runs into the free slots.
+    async fn claim_into(
+        self: &Arc<Self>,
+        running: &mut tokio::task::JoinSet<()>,
+        tasks: &mut HashMap<tokio::task::Id, (CheckRunId, String)>,
+        per_provider: &mut HashMap<String, usize>,
+    ) {
+        while running.len() < self.settings.concurrency.max(1) {
+            let full: Vec<String> = per_provider
+                .iter()
+                .filter(|(_, n)| **n >= self.settings.per_provider.max(1))
+                .map(|(provider, _)| provider.clone())
+                .collect();
+            let now = self.clock.now();
+            let lease = time::Duration::try_from(self.settings.lease()).unwrap_or(time::Duration::HOUR);
+            match self.runs.claim_check_run(now, now.plus(lease), &[], &full).await {
+                Ok(Some(run)) => {
+                    *per_provider.entry(run.provider.clone()).or_default() += 1;
+                    self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(run.id.clone(), run.attempts);
+                    let (id, provider) = (run.id.clone(), run.provider.clone());
+                    let worker = Arc::clone(self);
+                    let task = running.spawn(async move { worker.execute(run).await });
+                    tasks.insert(task.id(), (id, provider));
                 }
-                error => tracing::warn!(%error, run = %id, "could not store a check run"),
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::warn!(%error, "could not claim a check run");
+                    return;
+                }
             }
         }
-        self.held.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+    }
+
+    /// Runs one claimed run to its end: finished with its results, or failed with why. A run
+    /// whose results could not be stored fails (with a message fit to show), rather than wait
+    /// out its lease to be read again.
+    async fn execute(&self, run: CheckRun) {
+        let outcome = match self.read(&run).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(RepoError::NotFound)) => Err(RepoError::NotFound),
+            Ok(Err(error)) => {
+                tracing::warn!(%error, run = %run.id, "could not store a check run's results");
+                self.fail(&run, "its results could not be stored; it runs again at its next period".into()).await
+            }
+            Err(why) => self.fail(&run, why).await,
+        };
+        match outcome {
+            Ok(()) => {}
+            Err(RepoError::NotFound) => {
+                tracing::info!(run = %run.id, "a check run was claimed by another instance meanwhile");
+            }
+            Err(error) => tracing::warn!(%error, run = %run.id, "could not store a check run"),
+        }
     }
 
     /// Reads the provider and stores what it found; `Err` says why the run fails as a whole.
@@ -284,7 +326,11 @@ impl CheckRunWorker {
         let (auth, values) = match self.integrations.read_credentials(&connection).await {
             Ok(Ok(credentials)) => credentials,
             Ok(Err(why)) => return Err(format!("the connection's credentials cannot be used: {why}")),
-            Err(error) => return Err(format!("the connection's credentials could not be read: {error}")),
+            Err(error) => {
+                // Our own store's failure, not the credentials': said in the log, not to the tenant.
+                tracing::warn!(%error, run = %run.id, "could not read a connection's credentials for its checks");
+                return Err("the connection's credentials could not be read; it runs again at its next period".into());
+            }
         };
         let checks: Vec<String> = catalog()
             .iter()
@@ -292,22 +338,49 @@ impl CheckRunWorker {
             .map(|check| check.id.clone())
             .collect();
         let now = self.clock.now();
-        let period = time::Duration::try_from(self.settings.frequency).unwrap_or(time::Duration::DAY);
         let target = CheckTarget {
             provider: run.provider.clone(),
             auth,
             values,
             checks,
-            period_start: now.plus(-period.max(time::Duration::DAY)),
+            period_start: self.window_start(run, now),
             now,
         };
         let results = tokio::time::timeout(self.settings.run_timeout, self.reader.read(&target))
             .await
             .map_err(|_| format!("the run read for longer than {} seconds", self.settings.run_timeout.as_secs()))?;
-        Ok(self.store(run, &results).await)
+        let results = normalize(results);
+        Ok(self.store_retrying(run, &results, &target.checks).await)
     }
 
-    async fn store(&self, run: &CheckRun, results: &[CheckResult]) -> Result<(), RepoError> {
+    /// Where a population over a period (pull requests merged) starts: for a scheduled run, the
+    /// start of the period before its own, so that consecutive periods' runs overlap and leave no
+    /// gap wherever in its period each ran; for one asked for, a period's length (a day at least)
+    /// before now.
+    fn window_start(&self, run: &CheckRun, now: compliance_domain::Timestamp) -> compliance_domain::Timestamp {
+        let seconds = |duration: std::time::Duration| i64::try_from(duration.as_secs()).unwrap_or(i64::MAX);
+        let start = match run.period {
+            Some(period) if !self.settings.frequency.is_zero() => {
+                period.saturating_sub(1).saturating_mul(seconds(self.settings.frequency))
+            }
+            _ => now.as_unix_seconds().saturating_sub(seconds(self.settings.frequency).max(86_400)),
+        };
+        now.plus(time::Duration::seconds(start.saturating_sub(now.as_unix_seconds())))
+    }
+
+    /// [`Self::store`], read again and reconciled anew when a finding changed meanwhile (an
+    /// exception granted while the run read), a few times.
+    async fn store_retrying(&self, run: &CheckRun, results: &[CheckResult], read: &[String]) -> Result<(), RepoError> {
+        let mut attempt = 1;
+        loop {
+            match self.store(run, results, read).await {
+                Err(RepoError::Conflict(_)) if attempt < STORE_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    async fn store(&self, run: &CheckRun, results: &[CheckResult], read: &[String]) -> Result<(), RepoError> {
         let existing = self.runs.connection_findings(&run.organization_id, &run.connection_id).await?;
         let now = self.clock.now();
         let context = RunContext {
@@ -317,9 +390,9 @@ impl CheckRunWorker {
             now,
             deadlines: self.settings.deadlines,
         };
-        let changes = reconcile(&existing, results, severity_of, &context);
+        let changes = reconcile(&existing, results, read, severity_of, &context);
         let entries = self.finding_entries(&run.organization_id, &existing, &changes);
-        let evidence = evidence_of(run, results, &existing, &changes, now);
+        let evidence = evidence_of(run, results, read, &existing, &changes, now);
         let finished = run.finished(results, now);
         let provenance = Provenance::system(ACTOR, &run.organization_id);
         let audit = self.audit.change_by(provenance, |_, _| "check_run.finished", &CHECK_RUN);
@@ -342,7 +415,8 @@ impl CheckRunWorker {
         let opened = changes.opened.iter().map(|f| entry("finding.opened", f));
         let reopened = changes.reopened.iter().map(|f| entry("finding.reopened", f));
         let resolved = changes.resolved.iter().map(|f| entry("finding.resolved", f));
-        opened.chain(reopened).chain(resolved).collect()
+        let expired = changes.exception_expired.iter().map(|f| entry("finding.exception_expired", f));
+        opened.chain(reopened).chain(resolved).chain(expired).collect()
     }
 
     async fn fail(&self, run: &CheckRun, why: String) -> Result<(), RepoError> {
@@ -353,12 +427,13 @@ impl CheckRunWorker {
     }
 }
 
-/// One observation per check of the run, for the controls linked to it: pass when every resource
-/// passed or its finding is excepted, fail naming the failing ones, nothing from a check that could
-/// not read (`compliance_domain::evidence::of_check`).
+/// One observation per check the run read, for the controls linked to it: pass when every resource
+/// passed or its finding is excepted (or it saw none), fail naming the failing ones, nothing from
+/// a check that could not read (`compliance_domain::evidence::of_check`).
 fn evidence_of(
     run: &CheckRun,
     results: &[CheckResult],
+    read: &[String],
     existing: &[Finding],
     changes: &FindingChanges,
     now: compliance_domain::Timestamp,
@@ -369,7 +444,8 @@ fn evidence_of(
         .filter(|finding| finding.excepted_at(now))
         .map(|f| (f.check_id.as_str(), f.resource.kind.as_str(), f.resource.id.as_str()))
         .collect();
-    let mut by_check: BTreeMap<&str, Vec<&CheckResult>> = BTreeMap::new();
+    let mut by_check: BTreeMap<&str, Vec<&CheckResult>> =
+        read.iter().map(|check| (check.as_str(), Vec::new())).collect();
     for result in results {
         by_check.entry(result.check_id.as_str()).or_default().push(result);
     }

@@ -2300,6 +2300,8 @@ pub mod types {
         Connection,
         #[serde(rename = "automation")]
         Automation,
+        #[serde(rename = "check")]
+        Check,
         #[serde(rename = "file")]
         File,
     }
@@ -2312,6 +2314,7 @@ pub mod types {
                 Self::Task => "task",
                 Self::Connection => "connection",
                 Self::Automation => "automation",
+                Self::Check => "check",
                 Self::File => "file",
             }
         }
@@ -5343,6 +5346,8 @@ pub mod types {
         Connection,
         #[serde(rename = "automation")]
         Automation,
+        #[serde(rename = "check")]
+        Check,
     }
 
     impl SourceKind {
@@ -5353,6 +5358,7 @@ pub mod types {
                 Self::Task => "task",
                 Self::Connection => "connection",
                 Self::Automation => "automation",
+                Self::Check => "check",
             }
         }
     }

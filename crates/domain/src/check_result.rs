@@ -82,6 +82,60 @@ impl CheckResult {
     }
 }
 
+/// A reader's results made one per resource and storable: a region given as `""` is none, NUL
+/// characters (which PostgreSQL's text refuses; a pull request's title may hold one) are dropped,
+/// and of two results for one (check, type, id, region) the worse is kept (`fail`, then `error`,
+/// `pass`, `not_applicable`), where the first was. Two of Prowler's checks may map to one of ours.
+pub fn normalize(results: Vec<CheckResult>) -> Vec<CheckResult> {
+    fn rank(outcome: CheckOutcome) -> u8 {
+        match outcome {
+            CheckOutcome::Fail => 3,
+            CheckOutcome::Error => 2,
+            CheckOutcome::Pass => 1,
+            CheckOutcome::NotApplicable => 0,
+        }
+    }
+    let clean = |text: &mut String| text.retain(|c| c != '\0');
+    let mut kept: Vec<CheckResult> = Vec::with_capacity(results.len());
+    let mut at: std::collections::HashMap<(String, String, String, Option<String>), usize> =
+        std::collections::HashMap::new();
+    for mut result in results {
+        for text in [
+            &mut result.check_id,
+            &mut result.detail,
+            &mut result.resource.kind,
+            &mut result.resource.id,
+            &mut result.resource.name,
+        ] {
+            clean(text);
+        }
+        result.resource.region = result
+            .resource
+            .region
+            .take()
+            .map(|mut region| {
+                clean(&mut region);
+                region
+            })
+            .filter(|region| !region.is_empty());
+        let key = (
+            result.check_id.clone(),
+            result.resource.kind.clone(),
+            result.resource.id.clone(),
+            result.resource.region.clone(),
+        );
+        match at.get(&key) {
+            Some(&index) if rank(kept[index].outcome) >= rank(result.outcome) => {}
+            Some(&index) => kept[index] = result,
+            None => {
+                at.insert(key, kept.len());
+                kept.push(result);
+            }
+        }
+    }
+    kept
+}
+
 /// The lowercase hex SHA-256 of a run's population: for each result the JSON array
 /// `[checkId, type, id, region or "", outcome]` on a line of its own ending in `\n`, the lines
 /// sorted (bytewise), then hashed together. The same results in any order give the same digest;
@@ -108,6 +162,45 @@ pub fn population_digest(results: &[CheckResult]) -> String {
         hasher.update(b"\n");
     }
     hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod normalize_tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails loudly")]
+
+    use super::*;
+
+    fn result(id: &str, region: Option<&str>, outcome: CheckOutcome) -> CheckResult {
+        let resource = CheckedResource {
+            kind: "aws.ec2.security-group".into(),
+            id: id.into(),
+            name: id.into(),
+            region: region.map(str::to_owned),
+        };
+        CheckResult::judged("aws.ec2.security-group-admin-ports", resource, outcome, "x\0y")
+    }
+
+    #[test]
+    fn one_result_per_resource_the_worse_kept_regions_and_text_made_storable() {
+        let results = normalize(vec![
+            result("sg-1", Some("eu-west-1"), CheckOutcome::Pass),
+            result("sg-2", Some(""), CheckOutcome::Pass),
+            result("sg-1", Some("eu-west-1"), CheckOutcome::Fail),
+            result("sg-1", Some("eu-west-1"), CheckOutcome::Pass),
+            result("sg-1", Some("us-east-1"), CheckOutcome::Pass),
+        ]);
+        let seen: Vec<(&str, Option<&str>, CheckOutcome)> =
+            results.iter().map(|r| (r.resource.id.as_str(), r.resource.region.as_deref(), r.outcome)).collect();
+        assert_eq!(
+            seen,
+            [
+                ("sg-1", Some("eu-west-1"), CheckOutcome::Fail),
+                ("sg-2", None, CheckOutcome::Pass),
+                ("sg-1", Some("us-east-1"), CheckOutcome::Pass)
+            ]
+        );
+        assert!(results.iter().all(|r| r.detail == "xy"));
+    }
 }
 
 #[cfg(test)]

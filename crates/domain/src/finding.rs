@@ -110,14 +110,27 @@ pub struct FindingChanges {
     pub resolved: Vec<Finding>,
     /// Open or excepted findings that failed again (their `lastSeenAt` and detail move).
     pub seen_again: Vec<Finding>,
+    /// Excepted findings that failed again after their exception ended: open again.
+    pub exception_expired: Vec<Finding>,
+    /// The `updatedAt` each changed finding (all but the opened) was read with: the store writes
+    /// a change only over that state, so an exception granted meanwhile is never undone.
+    pub read_at: HashMap<FindingId, Timestamp>,
 }
 
 impl FindingChanges {
     /// Every finding to write.
     pub fn all(&self) -> impl Iterator<Item = &Finding> {
-        self.opened.iter().chain(&self.reopened).chain(&self.resolved).chain(&self.seen_again)
+        self.opened.iter().chain(self.updated())
+    }
+
+    /// The findings that existed before the run, as it changed them.
+    pub fn updated(&self) -> impl Iterator<Item = &Finding> {
+        self.reopened.iter().chain(&self.resolved).chain(&self.seen_again).chain(&self.exception_expired)
     }
 }
+
+/// Why a finding whose resource a check no longer sees is resolved.
+pub const NO_LONGER_SEEN: &str = "the resource is no longer in the check's population (removed, or out of its period)";
 
 /// What identifies a finding's resource across runs.
 type ResourceKey<'a> = (&'a str, &'a str, &'a str, Option<&'a str>);
@@ -141,17 +154,29 @@ pub struct RunContext<'a> {
     pub deadlines: FindingDeadlines,
 }
 
-/// The changes a run's `results` make to `existing` (every finding of the connection). `severity`
-/// gives each check's severity (the catalog's, or an imported check's).
+/// The changes a run's `results` make to `existing` (every finding of the connection). `read`
+/// names the checks the run read: an open or excepted finding of one of them that could read its
+/// whole population (no `error` result) and no longer saw the resource is resolved. `severity`
+/// gives each check's severity (the catalog's, or an imported check's). `results` hold one result
+/// per resource (see `check_result::normalize`).
 pub fn reconcile(
     existing: &[Finding],
     results: &[CheckResult],
+    read: &[String],
     severity: impl Fn(&str) -> CheckSeverity,
     run: &RunContext<'_>,
 ) -> FindingChanges {
     let known: HashMap<ResourceKey<'_>, &Finding> =
         existing.iter().map(|finding| (key_of(&finding.check_id, &finding.resource), finding)).collect();
     let mut changes = FindingChanges::default();
+    let mut seen_keys: std::collections::HashSet<ResourceKey<'_>> = std::collections::HashSet::new();
+    let mut unreadable: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for result in results {
+        seen_keys.insert(key_of(&result.check_id, &result.resource));
+        if result.outcome == CheckOutcome::Error {
+            unreadable.insert(result.check_id.as_str());
+        }
+    }
     for result in results {
         let found = known.get(&key_of(&result.check_id, &result.resource)).copied();
         match (result.outcome, found) {
@@ -164,21 +189,48 @@ pub fn reconcile(
                     ..seen(finding, result, run)
                 });
             }
-            (CheckOutcome::Fail, Some(finding)) => changes.seen_again.push(seen(finding, result, run)),
+            (CheckOutcome::Fail, Some(finding)) => {
+                let again = seen(finding, result, run);
+                match finding.status == FindingStatus::Excepted && again.status == FindingStatus::Open {
+                    true => changes.exception_expired.push(again),
+                    false => changes.seen_again.push(again),
+                }
+            }
             (CheckOutcome::Pass, Some(finding)) if finding.status != FindingStatus::Resolved => {
-                changes.resolved.push(Finding {
-                    status: FindingStatus::Resolved,
-                    resolved_at: Some(run.now),
-                    exception: None,
-                    updated_at: run.now,
-                    last_run_id: run.run_id.clone(),
-                    ..finding.clone()
-                });
+                changes.resolved.push(resolved(finding, None, run));
             }
             _ => {}
         }
     }
+    let gone = existing.iter().filter(|finding| {
+        finding.status != FindingStatus::Resolved
+            && read.iter().any(|check| *check == finding.check_id)
+            && !unreadable.contains(finding.check_id.as_str())
+            && !seen_keys.contains(&key_of(&finding.check_id, &finding.resource))
+    });
+    for finding in gone {
+        changes.resolved.push(resolved(finding, Some(NO_LONGER_SEEN), run));
+    }
+    changes.read_at = changes
+        .updated()
+        .filter_map(|after| {
+            existing.iter().find(|before| before.id == after.id).map(|before| (after.id.clone(), before.updated_at))
+        })
+        .collect();
     changes
+}
+
+/// `finding` resolved by this run: a pass, or (`why`) its resource no longer seen.
+fn resolved(finding: &Finding, why: Option<&str>, run: &RunContext<'_>) -> Finding {
+    Finding {
+        status: FindingStatus::Resolved,
+        resolved_at: Some(run.now),
+        exception: None,
+        detail: why.map_or_else(|| finding.detail.clone(), str::to_owned),
+        updated_at: run.now,
+        last_run_id: run.run_id.clone(),
+        ..finding.clone()
+    }
 }
 
 fn open(result: &CheckResult, severity: CheckSeverity, run: &RunContext<'_>) -> Finding {
@@ -267,12 +319,17 @@ mod tests {
         CheckSeverity::High
     }
 
+    fn read() -> Vec<String> {
+        vec!["aws.iam.user-console-mfa".to_owned()]
+    }
+
     #[test]
     fn a_failure_opens_a_pass_resolves_and_a_new_failure_reopens_with_a_new_due_date() {
         let fixture = Fixture::new();
         let first = reconcile(
             &[],
             &[result("alice", CheckOutcome::Fail), result("bob", CheckOutcome::Pass)],
+            &read(),
             high,
             &fixture.context("2026-12-01T00:00:00Z"),
         );
@@ -284,6 +341,7 @@ mod tests {
         let second = reconcile(
             &first.opened,
             &[result("alice", CheckOutcome::Pass)],
+            &read(),
             high,
             &fixture.context("2026-12-02T00:00:00Z"),
         );
@@ -293,6 +351,7 @@ mod tests {
         let third = reconcile(
             &second.resolved,
             &[result("alice", CheckOutcome::Fail)],
+            &read(),
             high,
             &fixture.context("2026-12-05T00:00:00Z"),
         );
@@ -306,12 +365,17 @@ mod tests {
     #[test]
     fn errors_and_not_applicable_change_nothing() {
         let fixture = Fixture::new();
-        let opened =
-            reconcile(&[], &[result("alice", CheckOutcome::Fail)], high, &fixture.context("2026-12-01T00:00:00Z"))
-                .opened;
+        let opened = reconcile(
+            &[],
+            &[result("alice", CheckOutcome::Fail)],
+            &read(),
+            high,
+            &fixture.context("2026-12-01T00:00:00Z"),
+        )
+        .opened;
         let later = [result("alice", CheckOutcome::Error), result("carol", CheckOutcome::NotApplicable)];
         assert_eq!(
-            reconcile(&opened, &later, high, &fixture.context("2026-12-02T00:00:00Z")),
+            reconcile(&opened, &later, &read(), high, &fixture.context("2026-12-02T00:00:00Z")),
             FindingChanges::default()
         );
     }
@@ -319,10 +383,15 @@ mod tests {
     #[test]
     fn an_exception_holds_until_it_expires_then_a_failure_opens_the_finding_again() {
         let fixture = Fixture::new();
-        let mut finding =
-            reconcile(&[], &[result("alice", CheckOutcome::Fail)], high, &fixture.context("2026-12-01T00:00:00Z"))
-                .opened
-                .remove(0);
+        let mut finding = reconcile(
+            &[],
+            &[result("alice", CheckOutcome::Fail)],
+            &read(),
+            high,
+            &fixture.context("2026-12-01T00:00:00Z"),
+        )
+        .opened
+        .remove(0);
         finding.status = FindingStatus::Excepted;
         finding.exception = Some(FindingException {
             reason: "a service account; MFA is enforced by the identity provider".into(),
@@ -334,6 +403,7 @@ mod tests {
         let before = reconcile(
             std::slice::from_ref(&finding),
             &[result("alice", CheckOutcome::Fail)],
+            &read(),
             high,
             &fixture.context("2026-12-09T00:00:00Z"),
         );
@@ -341,11 +411,33 @@ mod tests {
         let after = reconcile(
             std::slice::from_ref(&finding),
             &[result("alice", CheckOutcome::Fail)],
+            &read(),
             high,
             &fixture.context("2026-12-10T00:00:00Z"),
         );
-        assert_eq!(after.seen_again[0].status, FindingStatus::Open);
-        assert_eq!(after.seen_again[0].exception, None);
+        assert!(after.seen_again.is_empty());
+        assert_eq!(after.exception_expired[0].status, FindingStatus::Open);
+        assert_eq!(after.exception_expired[0].exception, None);
+        assert_eq!(after.read_at.get(&finding.id), Some(&finding.updated_at), "written only over what was read");
         assert!(!finding.excepted_at(at("2026-12-10T00:00:00Z")));
+    }
+
+    #[test]
+    fn a_resource_no_longer_seen_is_resolved_only_when_its_check_read_its_whole_population() {
+        let fixture = Fixture::new();
+        let day = |d: &str| fixture.context(d);
+        let opened =
+            reconcile(&[], &[result("alice", CheckOutcome::Fail)], &read(), high, &day("2026-12-01T00:00:00Z")).opened;
+        let gone =
+            reconcile(&opened, &[result("bob", CheckOutcome::Pass)], &read(), high, &day("2026-12-02T00:00:00Z"));
+        assert_eq!(gone.resolved.len(), 1);
+        assert_eq!(
+            (gone.resolved[0].status, gone.resolved[0].detail.as_str()),
+            (FindingStatus::Resolved, NO_LONGER_SEEN)
+        );
+        let unreadable = [result("bob", CheckOutcome::Error)];
+        assert!(reconcile(&opened, &unreadable, &read(), high, &day("2026-12-02T00:00:00Z")).resolved.is_empty());
+        let not_read = reconcile(&opened, &[], &[], high, &day("2026-12-02T00:00:00Z"));
+        assert!(not_read.resolved.is_empty(), "a check the run did not read resolves nothing");
     }
 }

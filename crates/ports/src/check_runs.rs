@@ -63,7 +63,8 @@ pub type FindingQuery = ListQuery<FindingFilter, FindingSort>;
 /// Check runs, their results and the organization's findings.
 #[async_trait]
 pub trait CheckRunRepository: Send + Sync {
-    /// Queues a run a member asked for, with its entry.
+    /// Queues a run a member asked for, with its entry; `RepoError::Conflict` when one the
+    /// connection's member asked for is still queued.
     async fn queue_check_run(&self, run: &CheckRun, audit: &AuditOf<'_, CheckRun>) -> Result<(), RepoError>;
     /// Up to `limit` active connections to `providers` with no scheduled run for `period`, every
     /// organization's (the scheduler's read).
@@ -97,7 +98,8 @@ pub trait CheckRunRepository: Send + Sync {
     /// their entries (`finding_entries`), the evidence its checks record for the controls linked
     /// to them (`evidence`, one observation per check) and the run's entry, if the run is still held by the
     /// claim it was read with (`running`, the same `attempts`). `RepoError::NotFound` when it is
-    /// not (another instance claimed it after its lease lapsed): nothing is written.
+    /// not (another instance claimed it after its lease lapsed): nothing is written. A finding
+    /// changed since it was read (`findings.read_at`) is `RepoError::Conflict`: nothing is written.
     async fn finish_check_run(
         &self,
         run: &CheckRun,
@@ -109,9 +111,10 @@ pub trait CheckRunRepository: Send + Sync {
     ) -> Result<(), RepoError>;
     /// Stores a failed run, under the same condition as [`CheckRunRepository::finish_check_run`].
     async fn fail_check_run(&self, run: &CheckRun, audit: &AuditOf<'_, CheckRun>) -> Result<(), RepoError>;
-    /// Gives back the runs this instance holds (it is stopping): queued again, the attempt not
-    /// counted.
-    async fn release_check_runs(&self, runs: &[CheckRunId]) -> Result<(), RepoError>;
+    /// Gives back the runs this instance holds (it is stopping), each by the attempt it claimed:
+    /// queued again, the attempt not counted. A run claimed again since (its lease lapsed) is left
+    /// to that claim.
+    async fn release_check_runs(&self, runs: &[(CheckRunId, u32)]) -> Result<(), RepoError>;
     /// One run; `RepoError::NotFound` when it is not the organization's.
     async fn get_check_run(&self, org: &OrganizationId, id: &CheckRunId) -> Result<CheckRun, RepoError>;
     /// A page of the organization's runs.

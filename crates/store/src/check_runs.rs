@@ -384,7 +384,10 @@ impl CheckRunRepository for Store {
             c.append(audit(None, Some(run))).await?;
             Ok(())
         });
-        result.map_err(repo_error)
+        result.map_err(|error| match lost_claim(&error) {
+            true => RepoError::Conflict("a run of this connection is already queued: it runs soon".into()),
+            false => repo_error(error),
+        })
     }
 
     async fn due_connections(
@@ -444,6 +447,18 @@ impl CheckRunRepository for Store {
             db_run!(&mut conn, |c| {
                 check_runs::table
                     .filter(waiting())
+                    // The connection has no other run held under a live lease: the candidates are
+                    // runs that can start, so one tenant's runs waiting for their connection's
+                    // never fill the window.
+                    .filter(
+                        diesel::dsl::sql::<diesel::sql_types::Bool>(
+                            "NOT EXISTS (SELECT 1 FROM check_runs AS held WHERE held.connection_id = \
+                             check_runs.connection_id AND held.id <> check_runs.id AND held.status = 'running' \
+                             AND held.lease_until >= ",
+                        )
+                        .bind::<diesel::sql_types::Timestamp, _>(now)
+                        .sql(")"),
+                    )
                     .filter(check_runs::organization_id.ne_all(&skip))
                     .filter(check_runs::provider.ne_all(skip_providers))
                     .order((check_runs::queued_at.asc(), check_runs::id.asc()))
@@ -516,11 +531,18 @@ impl CheckRunRepository for Store {
         self.store_done(run, &[], &FindingChanges::default(), Vec::new(), &[], audit).await
     }
 
-    async fn release_check_runs(&self, runs: &[CheckRunId]) -> Result<(), RepoError> {
-        let ids: Vec<&str> = runs.iter().map(CheckRunId::as_str).collect();
+    async fn release_check_runs(&self, runs: &[(CheckRunId, u32)]) -> Result<(), RepoError> {
         let mut conn = self.pools.write().await?;
-        db_run!(&mut conn, |c| {
-            diesel::update(check_runs::table.filter(check_runs::id.eq_any(&ids)).filter(check_runs::status.eq(RUNNING)))
+        for (id, attempts) in runs {
+            // Only a run this claim still holds: one claimed again elsewhere after its lease lapsed
+            // is that instance's.
+            db_run!(&mut conn, |c| {
+                diesel::update(
+                    check_runs::table
+                        .filter(check_runs::id.eq(id.as_str()))
+                        .filter(check_runs::status.eq(RUNNING))
+                        .filter(check_runs::attempts.eq(count(*attempts))),
+                )
                 .set((
                     check_runs::status.eq(QUEUED),
                     check_runs::lease_until.eq(None::<PrimitiveDateTime>),
@@ -528,8 +550,9 @@ impl CheckRunRepository for Store {
                 ))
                 .execute(c)
                 .await
-        })
-        .map_err(repo_error)?;
+            })
+            .map_err(repo_error)?;
+        }
         Ok(())
     }
 
@@ -700,8 +723,13 @@ impl Store {
         let result_rows: Vec<ResultRow> =
             results.iter().enumerate().map(|(position, r)| ResultRow::of(run, position, r)).collect();
         let opened: Vec<FindingRow> = changes.opened.iter().map(FindingRow::from).collect();
-        let updated: Vec<FindingRow> =
-            changes.reopened.iter().chain(&changes.resolved).chain(&changes.seen_again).map(FindingRow::from).collect();
+        let updated: Vec<(FindingRow, PrimitiveDateTime)> = changes
+            .updated()
+            .map(|finding| {
+                let read_at = changes.read_at.get(&finding.id).copied().unwrap_or(finding.updated_at);
+                (FindingRow::from(finding), naive(read_at))
+            })
+            .collect();
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
             let held = check_runs::table
@@ -714,15 +742,23 @@ impl Store {
             diesel::update(held).set(&row).execute(c).await?;
             insert_results(c.any(), &result_rows).await?;
             insert_findings(c.any(), &opened).await?;
-            for finding in &updated {
-                diesel::update(
+            for (finding, read_at) in &updated {
+                // Only over the state the run read: an exception or a task link made meanwhile is
+                // never undone (the worker reads the findings again and reconciles anew).
+                let written = diesel::update(
                     findings::table
                         .filter(findings::organization_id.eq(&finding.organization_id))
-                        .filter(findings::id.eq(&finding.id)),
+                        .filter(findings::id.eq(&finding.id))
+                        .filter(findings::updated_at.eq(read_at)),
                 )
                 .set(finding)
                 .execute(c)
                 .await?;
+                if written == 0 {
+                    return Err(TxError::Repo(RepoError::Conflict(
+                        "a finding changed while the run was stored".into(),
+                    )));
+                }
             }
             c.append_many(finding_entries.clone()).await?;
             for observation in evidence {

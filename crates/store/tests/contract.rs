@@ -2062,6 +2062,9 @@ async fn check_runs(db: &TestDb) {
         now.plus(time::Duration::seconds(1)),
     );
     store.queue_check_run(&manual, &unaudited).await.unwrap();
+    let twice = CheckRun::manual(ours.id.clone(), our_github.id.clone(), "github".into(), ada.user.id.clone(), now);
+    let refused = store.queue_check_run(&twice, &unaudited).await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "one asked-for run waits at a time: {refused:?}");
 
     // Claims: oldest first; a connection's second run waits while its first is held.
     let (a, b) = (claim(store, now).await.unwrap(), claim(store, now).await.unwrap());
@@ -2083,7 +2086,8 @@ async fn check_runs(db: &TestDb) {
         now,
         deadlines: FindingDeadlines::default(),
     };
-    let changes = reconcile(&[], &results, |_| CheckSeverity::High, &context);
+    let read = ["github.repo.dependabot".to_owned()];
+    let changes = reconcile(&[], &results, &read, |_| CheckSeverity::High, &context);
     let done = first.finished(&results, now);
     store.finish_check_run(&done, &results, &changes, Vec::new(), &[], &unaudited).await.unwrap();
     assert_eq!(store.get_check_run(&ours.id, &first.id).await.unwrap(), done);
@@ -2106,7 +2110,10 @@ async fn check_runs(db: &TestDb) {
     assert_eq!((reclaimed.id.clone(), reclaimed.attempts), (manual.id.clone(), 2));
     let stale = store.fail_check_run(&manual_claim.failed("late", later), &unaudited).await;
     assert!(matches!(stale, Err(RepoError::NotFound)), "{stale:?}");
-    store.release_check_runs(std::slice::from_ref(&reclaimed.id)).await.unwrap();
+    store.release_check_runs(&[(manual_claim.id.clone(), manual_claim.attempts)]).await.unwrap();
+    let still = store.get_check_run(&ours.id, &manual.id).await.unwrap();
+    assert_eq!(still.status, CheckRunStatus::Running, "a release by an older claim leaves the new one");
+    store.release_check_runs(&[(reclaimed.id.clone(), reclaimed.attempts)]).await.unwrap();
     let given_back = store.get_check_run(&ours.id, &manual.id).await.unwrap();
     assert_eq!(
         (given_back.status, given_back.attempts),
@@ -2150,6 +2157,25 @@ async fn check_runs(db: &TestDb) {
     assert_eq!(store.get_finding(&ours.id, &finding.id).await.unwrap(), excepted);
     assert!(store.lapsed_exceptions(now, 10).await.unwrap().is_empty());
     assert_eq!(store.lapsed_exceptions(now.plus(time::Duration::hours(2)), 10).await.unwrap(), vec![excepted]);
+
+    // A run that read the finding before the exception may not overwrite it: nothing is stored.
+    let much_later = now.plus(time::Duration::hours(3));
+    let mut rerun = claim(store, much_later).await.unwrap();
+    while rerun.id != manual.id {
+        rerun = claim(store, much_later).await.unwrap();
+    }
+    let context = RunContext { run_id: &rerun.id, now: much_later, ..context };
+    let stale = reconcile(&findings, &results, &read, |_| CheckSeverity::High, &context);
+    assert_eq!(stale.seen_again.len(), 1);
+    let refused = store
+        .finish_check_run(&rerun.finished(&results, much_later), &results, &stale, Vec::new(), &[], &unaudited)
+        .await;
+    assert!(matches!(refused, Err(RepoError::Conflict(_))), "{refused:?}");
+    assert_eq!(
+        store.get_check_run(&ours.id, &rerun.id).await.unwrap().status,
+        CheckRunStatus::Running,
+        "nothing stored"
+    );
 }
 
 contract!(check_runs);

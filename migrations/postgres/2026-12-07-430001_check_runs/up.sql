@@ -82,3 +82,6 @@ CREATE INDEX findings_newest_first ON findings (organization_id, last_seen_at DE
 CREATE INDEX findings_excepted ON findings (exception_expires_at) WHERE status = 'excepted';
 -- At most one run of a connection held at a time: a claim of a second one fails (and is skipped).
 CREATE UNIQUE INDEX check_runs_one_running ON check_runs (connection_id) WHERE status = 'running';
+-- One run asked for per connection waits at a time: asking again while it waits is a 409.
+CREATE UNIQUE INDEX check_runs_one_queued_manual ON check_runs (connection_id)
+    WHERE status = 'queued' AND trigger_kind = 'manual';

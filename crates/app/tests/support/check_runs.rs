@@ -55,7 +55,7 @@ impl CheckRunRepository for NoCheckRuns {
     async fn fail_check_run(&self, _: &CheckRun, _: &AuditOf<'_, CheckRun>) -> Result<(), RepoError> {
         Err(refused())
     }
-    async fn release_check_runs(&self, _: &[CheckRunId]) -> Result<(), RepoError> {
+    async fn release_check_runs(&self, _: &[(CheckRunId, u32)]) -> Result<(), RepoError> {
         Ok(())
     }
     async fn get_check_run(&self, _: &OrganizationId, _: &CheckRunId) -> Result<CheckRun, RepoError> {

@@ -41,7 +41,7 @@ fn check_run_id(id: &str) -> Result<CheckRunId, ApiError> {
     params(("id" = ConnectionId, Path, description = "The connection; an id of another organization or of none is a 404.")),
     responses(
         (status = 202, description = "The run, `queued`.", body = CheckRunDto),
-        (status = 409, description = "The connection is disconnected, or no check reads its provider.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The connection is disconnected, no check reads its provider, or a run asked for is still queued.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
 )]
 async fn run_connection_checks(
