@@ -204,7 +204,7 @@ pub fn reconcile(
     }
     let gone = existing.iter().filter(|finding| {
         finding.status != FindingStatus::Resolved
-            && read.iter().any(|check| *check == finding.check_id)
+            && read.contains(&finding.check_id)
             && !unreadable.contains(finding.check_id.as_str())
             && !seen_keys.contains(&key_of(&finding.check_id, &finding.resource))
     });
