@@ -1,7 +1,7 @@
 //! `HttpCheckReader`, the [`CheckReader`] port over HTTP: the catalog's checks (`checks/` in the
 //! repository) read from each provider's API with a connection's credentials.
 //!
-//! One module per provider holds its requests, its paging and its judgements; [`http`] holds
+//! One module per provider holds its requests, its paging and its judgements; `http.rs` holds
 //! what they share: the client (no redirects, bounded time and body), retries of throttled
 //! requests within a run's budget, and the cut of a provider's error to its code and message.
 

@@ -4612,7 +4612,7 @@ pub mod types {
         pub action: String,
         /// The provider's code (`AccessDenied`, `Throttling`, an HTTP status).
         pub code: String,
-        /// At most [`MESSAGE_MAX`] characters of the provider's message, on one line.
+        /// At most 300 characters (`MESSAGE_MAX`) of the provider's message, on one line.
         pub message: String,
     }
 

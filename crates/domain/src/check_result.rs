@@ -33,7 +33,7 @@ pub struct CheckedResource {
 pub struct ReadFailure {
     /// The provider's code (`AccessDenied`, `Throttling`, an HTTP status).
     pub code: String,
-    /// At most [`MESSAGE_MAX`] characters of the provider's message, on one line.
+    /// At most 300 characters (`MESSAGE_MAX`) of the provider's message, on one line.
     pub message: String,
     /// The action the check needed (`iam:GetCredentialReport`, `GET /orgs/{org}`).
     pub action: String,
