@@ -53,6 +53,8 @@ impl FindingService {
         expires_at: Timestamp,
     ) -> Result<Finding, AppError> {
         require(caller, Family::Findings, Action::Write)?;
+        // The finding first: an id that names none is a 404 whatever the body says.
+        let finding = self.runs.get_finding(&caller.organization_id, id).await.map_err(not_found("finding"))?;
         let reason = reason.trim();
         if reason.is_empty() {
             return Err(AppError::invalid("reason", "must say why the risk is accepted"));
@@ -67,7 +69,6 @@ impl FindingService {
         if expires_at > now.plus(EXCEPTION_LONGEST) {
             return Err(AppError::invalid("expiresAt", "must be at most a year ahead: accept the risk again then"));
         }
-        let finding = self.runs.get_finding(&caller.organization_id, id).await.map_err(not_found("finding"))?;
         if finding.status == FindingStatus::Resolved {
             return Err(AppError::Conflict("the finding is resolved: there is no risk to accept".into()));
         }

@@ -2385,7 +2385,6 @@ pub mod types {
         /// When the acceptance ends: in the future, at most a year ahead.
         #[serde(rename = "expiresAt")]
         pub expires_at: Timestamp,
-        /// Why the risk is accepted (1 to 2,000 characters).
         pub reason: String,
     }
 
@@ -7648,8 +7647,8 @@ pub mod types {
         pub status: Option<Vec<FindingStatus>>,
         /// Any of these severities.
         pub severity: Option<Vec<CheckSeverity>>,
-        /// Findings of any of these checks.
-        pub check_id: Option<Vec<String>>,
+        /// Findings of any of these checks (repeat the parameter).
+        pub check_id: Option<Vec<TextFilter>>,
         /// Findings of any of these connections.
         pub connection_id: Option<Vec<ConnectionId>>,
         /// Created at or after this time (RFC 3339).
@@ -7748,8 +7747,8 @@ pub mod types {
         pub status: Option<Vec<FindingStatus>>,
         /// Any of these severities.
         pub severity: Option<Vec<CheckSeverity>>,
-        /// Findings of any of these checks.
-        pub check_id: Option<Vec<String>>,
+        /// Findings of any of these checks (repeat the parameter).
+        pub check_id: Option<Vec<TextFilter>>,
         /// Findings of any of these connections.
         pub connection_id: Option<Vec<ConnectionId>>,
         /// Created at or after this time (RFC 3339).

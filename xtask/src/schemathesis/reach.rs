@@ -20,11 +20,8 @@ pub const UNREACHABLE: &[(&str, &str)] = &[
     ("finishSignIn", "no OpenID Connect provider is configured in the run: the sign-in routes answer 404"),
     ("signOut", "no OpenID Connect provider is configured in the run: the sign-in routes answer 404"),
     ("getConnection", "a connection is made only with credentials its provider verifies, and the run has no provider"),
-    ("runConnectionChecks", "a run needs a connection, and the run has none"),
     ("getCheckRun", "check runs are made only for connections, and the run has none"),
-    ("listCheckResults", "check runs are made only for connections, and the run has none"),
     ("getFinding", "findings are opened only by check runs, and the run has none"),
-    ("exceptFinding", "findings are opened only by check runs, and the run has none"),
 ];
 
 /// Answers that say nothing about the handler: credentials refused, no such record (or route),

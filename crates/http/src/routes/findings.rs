@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use crate::body::JsonBody;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
-use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TimeParams};
+use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
 use crate::wire::FindingDto;
@@ -51,7 +51,7 @@ struct FindingList {
     params(
         ("status" = Option<Vec<FindingStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("severity" = Option<Vec<CheckSeverity>>, Query, description = "Any of these severities."),
-        ("checkId" = Option<Vec<String>>, Query, description = "Findings of any of these checks."),
+        ("checkId" = Option<Vec<TextFilter>>, Query, description = "Findings of any of these checks (repeat the parameter)."),
         ("connectionId" = Option<Vec<ConnectionId>>, Query, description = "Findings of any of these connections."),
         TimeParams,
         SortParam<FindingSort>,
@@ -101,7 +101,7 @@ const FINDING_COLUMNS: &[&str] = &[
     params(
         ("status" = Option<Vec<FindingStatus>>, Query, description = "Any of these statuses (repeat the parameter)."),
         ("severity" = Option<Vec<CheckSeverity>>, Query, description = "Any of these severities."),
-        ("checkId" = Option<Vec<String>>, Query, description = "Findings of any of these checks."),
+        ("checkId" = Option<Vec<TextFilter>>, Query, description = "Findings of any of these checks (repeat the parameter)."),
         ("connectionId" = Option<Vec<ConnectionId>>, Query, description = "Findings of any of these connections."),
         TimeParams,
         SortParam<FindingSort>,
@@ -165,10 +165,15 @@ async fn get_finding(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ExceptionInput {
-    /// Why the risk is accepted (1 to 2,000 characters).
+    /// Why the risk is accepted (1 to 2,000 characters, not blank).
+    #[schema(schema_with = reason_schema)]
     reason: String,
     /// When the acceptance ends: in the future, at most a year ahead.
     expires_at: Timestamp,
+}
+
+fn reason_schema() -> utoipa::openapi::Object {
+    compliance_domain::openapi::text(1, compliance_app::EXCEPTION_REASON_MAX).build()
 }
 
 /// Accept a finding's risk until a date
