@@ -85,13 +85,11 @@ impl CheckHttp {
     }
 
     /// The client itself, for requests signed otherwise (AWS).
-    #[allow(dead_code, reason = "the AWS checks sign their own requests with it")]
     pub(crate) fn client(&self) -> &reqwest::Client {
         &self.client
     }
 
     /// The settings, for retries of requests sent otherwise.
-    #[allow(dead_code, reason = "the AWS checks sign their own requests with it")]
     pub(crate) fn settings(&self) -> &CheckHttpSettings {
         &self.settings
     }
