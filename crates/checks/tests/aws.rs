@@ -11,9 +11,7 @@
 //! refused too): GuardDuty is read from moto with its authentication off.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStderr, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use compliance_checks::{CheckEndpoints, CheckHttpSettings, HttpCheckReader};
 use compliance_credentials::{CredentialValues, RequestAuth};
@@ -30,141 +28,36 @@ const ACCOUNT: &str = "123456789012";
 // moto
 // ---------------------------------------------------------------------------------------------
 
-/// A moto_server child process on a port it picks, killed on drop.
-struct Moto {
-    child: Child,
-    endpoint: String,
+#[path = "../../../tests/support/moto.rs"]
+mod moto_server;
+use moto_server::Moto;
+
+/// Runs `script` with boto3 (moto's authentication off), after the shared prelude
+/// (`client(service, region="us-east-1", account=None)`, the dict `out` the script fills) and
+/// [`USERS`]: `user(name, actions, account=None)` (an IAM user with an inline policy of `actions`
+/// and an access key, returned as the connection's fields) and `CATALOG` (the actions of
+/// docs/checks.md's policy). Authentication is on again afterwards; `out` is returned.
+async fn seed(moto: &Moto, script: &str) -> Value {
+    authentication(moto, false).await;
+    let out = moto.boto3(&format!("{USERS}\n{script}"), &json!(catalog_policy_actions()));
+    authentication(moto, true).await;
+    out
 }
 
-impl Moto {
-    async fn start() -> Self {
-        Self::start_with(&[]).await
-    }
-
-    /// moto with `env` (its settings are environment variables).
-    async fn start_with(env: &[(&str, &str)]) -> Self {
-        // Port 0: moto binds a free port and says which.
-        let spawned = Command::new("moto_server")
-            .args(["-H", "127.0.0.1", "-p", "0"])
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn();
-        let mut child = match spawned {
-            Ok(child) => child,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-                "moto_server is not on PATH; the AWS checks' tests need a real local AWS: `cargo xtask tools` installs it in target/tools/venv/bin"
-            ),
-            Err(e) => panic!("could not start moto_server: {e}"),
-        };
-        let announced = announced_endpoint(child.stderr.take().expect("moto_server's stderr"));
-        let endpoint = match tokio::time::timeout(Duration::from_secs(60), announced).await {
-            Ok(Ok(endpoint)) => endpoint,
-            _ => {
-                let _ = child.kill();
-                panic!("moto_server did not say where it listens within 60 s; try: pip install 'moto[server]'")
-            }
-        };
-        let mut moto = Self { child, endpoint };
-        moto.wait_until_ready().await;
-        moto
-    }
-
-    async fn wait_until_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("moto_server exited before answering ({status}); try: pip install 'moto[server]'");
-            }
-            if reqwest::get(format!("{}/moto-api/", self.endpoint)).await.is_ok() {
-                return;
-            }
-            assert!(Instant::now() < deadline, "moto_server did not answer on {} within 60 s", self.endpoint);
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Runs `script` with boto3 (moto's authentication off), after a prelude defining
-    /// `client(service, region="us-east-1", account=None)`, `user(name, actions, account=None)`
-    /// (an IAM user with an inline policy of `actions` and an access key, returned as the
-    /// connection's fields) and `CATALOG` (the actions of docs/checks.md's policy); the script
-    /// fills the dict `out`, returned.
-    async fn seed(&self, script: &str) -> Value {
-        self.authentication(false).await;
-        let program = format!("{PRELUDE}\n{script}\nprint(json.dumps(out))\n");
-        let catalog = serde_json::to_string(&catalog_policy_actions()).unwrap();
-        let output = Command::new("python3").args(["-c", &program, &self.endpoint, &catalog]).output();
-        let output = match output {
-            Ok(output) => output,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                panic!("python3 is not on PATH: `cargo xtask tools` makes target/tools/venv with boto3 (moto's)")
-            }
-            Err(e) => panic!("could not run python3: {e}"),
-        };
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "the fixture script failed:\n{}\n{stdout}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let out = serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("the fixture script's JSON");
-        self.authentication(true).await;
-        out
-    }
-
-    /// moto's IAM authentication: on, every request must be signed by a key of a user (or an
-    /// assumed role) whose policies allow the action; off, anything goes.
-    async fn authentication(&self, on: bool) {
-        let response = reqwest::Client::new()
-            .post(format!("{}/moto-api/reset-auth", self.endpoint))
-            .body(if on { "0" } else { "inf" })
-            .send()
-            .await
-            .unwrap();
-        assert!(response.status().is_success(), "moto-api/reset-auth: {}", response.status());
-    }
+/// moto's IAM authentication: on, every request must be signed by a key of a user (or an
+/// assumed role) whose policies allow the action; off, anything goes.
+async fn authentication(moto: &Moto, on: bool) {
+    let response = reqwest::Client::new()
+        .post(format!("{}/moto-api/reset-auth", moto.endpoint))
+        .body(if on { "0" } else { "inf" })
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "moto-api/reset-auth: {}", response.status());
 }
 
-/// Where moto_server says it listens (` * Running on http://127.0.0.1:PORT`); a thread then
-/// reads its stderr to the end, so that its request log never fills the pipe.
-fn announced_endpoint(stderr: ChildStderr) -> tokio::sync::oneshot::Receiver<String> {
-    let (announce, announced) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let mut announce = Some(announce);
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("Running on")
-                && let Some(url) = line.split_whitespace().find(|word| word.starts_with("http://"))
-                && let Some(announce) = announce.take()
-            {
-                let _ = announce.send(url.to_owned());
-            }
-        }
-    });
-    announced
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-const PRELUDE: &str = r#"
-import json, sys
-import boto3
-from botocore.config import Config
-
-ENDPOINT = sys.argv[1]
-CATALOG = json.loads(sys.argv[2])
-out = {}
-
-def client(service, region="us-east-1", account=None):
-    c = boto3.client(service, endpoint_url=ENDPOINT, region_name=region, aws_access_key_id="AKIAFIXTURESFIXTURES",
-                     aws_secret_access_key="fixtures", config=Config(s3={"addressing_style": "path"}))
-    if account:
-        c.meta.events.register("before-send.*", lambda request, **kw: request.headers.__setitem__("x-moto-account-id", account))
-    return c
+const USERS: &str = r#"
+CATALOG = ARGS
 
 def user(name, actions, account=None):
     iam = client("iam", account=account)
@@ -283,7 +176,7 @@ fn later(days: i64) -> Timestamp {
 #[tokio::test]
 async fn aws_moto_verifies_the_signature_and_a_wrong_secret_is_an_error_for_every_check() {
     let moto = Moto::start().await;
-    let seeded = moto.seed(r#"out["auditor"] = user("auditor", CATALOG)"#).await;
+    let seeded = seed(&moto, r#"out["auditor"] = user("auditor", CATALOG)"#).await;
     let checks = ["aws.iam.password-policy", "aws.s3.bucket-encryption", "aws.ec2.ebs-default-encryption"];
 
     let right = run(&moto.endpoint, &seeded["auditor"], &checks).await;
@@ -310,14 +203,14 @@ async fn aws_moto_verifies_the_signature_and_a_wrong_secret_is_an_error_for_ever
 #[tokio::test]
 async fn aws_a_refused_read_is_an_error_naming_the_action_and_only_for_what_it_covers() {
     let moto = Moto::start().await;
-    let seeded = moto
-        .seed(
-            r#"
+    let seeded = seed(
+        &moto,
+        r#"
 actions = [a for a in CATALOG if a != "iam:GenerateCredentialReport"]
 out["auditor"] = user("auditor", actions)
 "#,
-        )
-        .await;
+    )
+    .await;
     let checks = ["aws.iam.user-console-mfa", "aws.iam.access-key-age", "aws.iam.password-policy"];
     let results = run(&moto.endpoint, &seeded["auditor"], &checks).await;
     for check in ["aws.iam.user-console-mfa", "aws.iam.access-key-age"] {
@@ -337,9 +230,9 @@ out["auditor"] = user("auditor", actions)
 #[tokio::test]
 async fn aws_a_named_role_is_assumed_and_the_checks_read_its_account() {
     let moto = Moto::start().await;
-    let seeded = moto
-        .seed(
-            r#"
+    let seeded = seed(
+        &moto,
+        r#"
 other = "222222222222"
 out["caller"] = user("caller", ["sts:AssumeRole"], account="111111111111")
 out["cannot"] = user("cannot", ["iam:GetAccountPasswordPolicy"], account="111111111111")
@@ -352,8 +245,8 @@ iam.put_role_policy(RoleName="Audit", PolicyName="checks", PolicyDocument=json.d
 iam.update_account_password_policy(MinimumPasswordLength=14, PasswordReusePrevention=24)
 out["role"] = role["Arn"]
 "#,
-        )
-        .await;
+    )
+    .await;
     let role = seeded["role"].as_str().unwrap();
     assert_eq!(role, "arn:aws:iam::222222222222:role/Audit");
     let reader = reader(&moto.endpoint);
@@ -390,8 +283,7 @@ const REPORT_CHECKS: [&str; 4] =
 #[tokio::test]
 async fn aws_the_credential_report_judges_every_user_and_every_active_key() {
     let moto = Moto::start().await;
-    let seeded = moto
-        .seed(
+    let seeded = seed(&moto,
             r#"
 out["auditor"] = user("auditor", CATALOG)
 iam = client("iam")
@@ -466,7 +358,7 @@ iam.update_access_key(UserName="carol", AccessKeyId=inactive, Status="Inactive")
 #[tokio::test]
 async fn aws_the_password_policy_and_the_root_users_summary_are_judged() {
     let moto = Moto::start().await;
-    let seeded = moto.seed(r#"out["auditor"] = user("auditor", CATALOG)"#).await;
+    let seeded = seed(&moto, r#"out["auditor"] = user("auditor", CATALOG)"#).await;
     let auditor = &seeded["auditor"];
     let checks = ["aws.iam.password-policy", "aws.iam.root-mfa", "aws.iam.root-access-keys"];
 
@@ -477,15 +369,18 @@ async fn aws_the_password_policy_and_the_root_users_summary_are_judged() {
     assert_eq!(named(&results, "aws.iam.root-mfa", ACCOUNT).outcome, CheckOutcome::Fail);
     assert_eq!(named(&results, "aws.iam.root-access-keys", ACCOUNT).outcome, CheckOutcome::Pass);
 
-    moto.seed(r#"client("iam").update_account_password_policy(MinimumPasswordLength=8, PasswordReusePrevention=5)"#)
+    seed(&moto, r#"client("iam").update_account_password_policy(MinimumPasswordLength=8, PasswordReusePrevention=5)"#)
         .await;
     let weak = run(&moto.endpoint, auditor, &checks[..1]).await;
     let weak = named(&weak, "aws.iam.password-policy", ACCOUNT);
     assert_eq!(weak.outcome, CheckOutcome::Fail);
     assert_eq!(weak.detail, "The password policy asks for 8 characters, not 14 and remembers 5 passwords, not 24.");
 
-    moto.seed(r#"client("iam").update_account_password_policy(MinimumPasswordLength=16, PasswordReusePrevention=24)"#)
-        .await;
+    seed(
+        &moto,
+        r#"client("iam").update_account_password_policy(MinimumPasswordLength=16, PasswordReusePrevention=24)"#,
+    )
+    .await;
     let strong = run(&moto.endpoint, auditor, &checks[..1]).await;
     assert_eq!(named(&strong, "aws.iam.password-policy", ACCOUNT).outcome, CheckOutcome::Pass);
 }
@@ -494,8 +389,7 @@ async fn aws_the_password_policy_and_the_root_users_summary_are_judged() {
 async fn aws_every_policy_in_use_or_customer_managed_is_judged_over_every_page() {
     // AWS's managed policies are in moto's IAM only when asked for.
     let moto = Moto::start_with(&[("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")]).await;
-    let seeded = moto
-        .seed(
+    let seeded = seed(&moto,
             r#"
 out["auditor"] = user("auditor", CATALOG)
 iam = client("iam")
@@ -542,8 +436,7 @@ const BUCKET_CHECKS: [&str; 3] =
 #[tokio::test]
 async fn aws_every_bucket_and_the_accounts_public_access_block_are_judged() {
     let moto = Moto::start().await;
-    let seeded = moto
-        .seed(&format!(
+    let seeded = seed(&moto, &format!(
             r#"
 out["auditor"] = user("auditor", CATALOG + {MOTO_S3_EXTRA})
 s3 = client("s3")
@@ -604,7 +497,7 @@ s3.put_bucket_policy(Bucket="half-bucket", Policy=json.dumps(other))
 
     // The account's switches, through S3 Control: boto3 would put the account id in the host
     // name, which moto's one address has no room for, so the request is made here.
-    moto.seed(
+    seed(&moto,
         r#"
 import requests
 from botocore.auth import S3SigV4Auth
@@ -633,12 +526,13 @@ assert answer.status_code < 300, answer.text
 async fn aws_a_logging_multi_region_trail_with_log_validation_passes_and_nothing_less() {
     let moto = Moto::start().await;
     let check = "aws.cloudtrail.multi-region-trail";
-    let seeded = moto.seed(r#"out["auditor"] = user("auditor", CATALOG)"#).await;
+    let seeded = seed(&moto, r#"out["auditor"] = user("auditor", CATALOG)"#).await;
     let auditor = &seeded["auditor"];
     let none = run(&moto.endpoint, auditor, &[check]).await;
     assert_eq!(named(&none, check, ACCOUNT).detail, "The account has no CloudTrail trail.");
 
-    moto.seed(
+    seed(
+        &moto,
         r#"
 client("s3").create_bucket(Bucket="trails")
 cloudtrail = client("cloudtrail")
@@ -656,7 +550,7 @@ cloudtrail.create_trail(Name="everywhere", S3BucketName="trails", IsMultiRegionT
         "No trail records every region with log file validation while logging: everywhere is not logging, here-only is single-region."
     );
 
-    moto.seed(r#"client("cloudtrail").start_logging(Name="everywhere")"#).await;
+    seed(&moto, r#"client("cloudtrail").start_logging(Name="everywhere")"#).await;
     let logging = run(&moto.endpoint, auditor, &[check]).await;
     let logging = named(&logging, check, ACCOUNT);
     assert_eq!(logging.outcome, CheckOutcome::Pass, "{logging:#?}");
@@ -673,8 +567,7 @@ const REGIONAL_CHECKS: [&str; 3] =
 #[tokio::test]
 async fn aws_regional_checks_read_every_enabled_region_and_skip_the_others() {
     let moto = Moto::start().await;
-    let seeded = moto
-        .seed(
+    let seeded = seed(&moto,
             r#"
 out["auditor"] = user("auditor", CATALOG)
 client("ec2", "us-east-1").enable_ebs_encryption_by_default()
@@ -1065,8 +958,7 @@ const SERVICE_CHECKS: [&str; 7] = [
 #[tokio::test]
 async fn aws_config_guardduty_rds_and_kms_are_judged_in_every_enabled_region() {
     let moto = Moto::start().await;
-    let seeded = moto
-        .seed(
+    let seeded = seed(&moto,
             r#"
 out["auditor"] = user("auditor", CATALOG)
 out["regions"] = {r["RegionName"]: r["OptInStatus"] for r in client("ec2").describe_regions(AllRegions=True)["Regions"]}
@@ -1107,7 +999,7 @@ kms.disable_key(KeyId=disabled)
     results.extend(run(&moto.endpoint, &seeded["auditor"], &SERVICE_CHECKS[2..]).await);
     // moto 5.2.1 cannot check a GuardDuty request's signature (boto3's own are refused with
     // SignatureDoesNotMatch when its authentication is on): GuardDuty is read with it off.
-    moto.authentication(false).await;
+    authentication(&moto, false).await;
     results.extend(run(&moto.endpoint, &seeded["auditor"], &SERVICE_CHECKS[1..2]).await);
     let errors: Vec<_> = results.iter().filter(|r| r.outcome == CheckOutcome::Error).collect();
     assert!(errors.is_empty(), "{errors:#?}");
