@@ -50,6 +50,7 @@ pub mod people;
 pub mod policy;
 pub mod policy_diff;
 pub mod policy_document;
+pub mod prowler;
 pub mod risk;
 pub mod schedule;
 mod serde_fields;
