@@ -146,6 +146,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("listChecks", "/v1/checks", "", Needs('r', "checks")),
     ("getCheck", "/v1/checks/aws.iam.root-mfa", "", Needs('r', "checks")),
     ("runConnectionChecks", "/v1/integrations/connections/{con}/checks/run", "{}", Needs('w', "checks")),
+    ("importConnectionCheckResults", "/v1/integrations/connections/{con}/check-results", "[]", Needs('w', "checks")),
     ("listCheckRuns", "/v1/check-runs", "", Needs('r', "checks")),
     ("exportCheckRuns", "/v1/check-runs/export", "", Needs('r', "checks")),
     ("getCheckRun", "/v1/check-runs/{chr}", "", Needs('r', "checks")),
@@ -153,6 +154,14 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("listFindings", "/v1/findings", "", Needs('r', "findings")),
     ("exportFindings", "/v1/findings/export", "", Needs('r', "findings")),
     ("getFinding", "/v1/findings/{fnd}", "", Needs('r', "findings")),
+    ("createFindingTask", "/v1/findings/{fnd}/task", "{}", AlsoNeeds('w', "findings", 'w', "tasks")),
+    ("getFindingDeadlines", "/v1/findings/deadlines", "", Needs('r', "findings")),
+    (
+        "setFindingDeadlines",
+        "/v1/findings/deadlines",
+        r#"{"criticalDays":7,"highDays":30,"mediumDays":90,"lowDays":180}"#,
+        Needs('w', "findings"),
+    ),
     (
         "exceptFinding",
         "/v1/findings/{fnd}/exception",

@@ -20,7 +20,7 @@ api_tests!(
 );
 
 /// A custom framework of `requirements` (`[(identifier, parent identifier)]`); the 201 body.
-async fn framework(client: &Client, name: &str, requirements: &[(&str, Option<&str>)]) -> Value {
+pub(crate) async fn framework(client: &Client, name: &str, requirements: &[(&str, Option<&str>)]) -> Value {
     let requirements: Vec<Value> = requirements
         .iter()
         .map(|(identifier, parent)| json!({"identifier": identifier, "title": format!("{identifier} title"), "parent": parent}))
@@ -29,18 +29,18 @@ async fn framework(client: &Client, name: &str, requirements: &[(&str, Option<&s
 }
 
 /// The id of the framework's requirement `identifier`.
-fn requirement(framework: &Value, identifier: &str) -> String {
+pub(crate) fn requirement(framework: &Value, identifier: &str) -> String {
     let list = framework["requirements"].as_array().expect("requirements");
     let found =
         list.iter().find(|r| r["identifier"] == identifier).unwrap_or_else(|| panic!("{identifier} in {framework}"));
     str_of(found, "id").to_owned()
 }
 
-fn path_of(record: &Value, collection: &str) -> String {
+pub(crate) fn path_of(record: &Value, collection: &str) -> String {
     format!("{collection}/{}", str_of(record, "id"))
 }
 
-async fn map(client: &Client, control: &Value, requirement: &str) -> Value {
+pub(crate) async fn map(client: &Client, control: &Value, requirement: &str) -> Value {
     let path = format!("{}/requirements", path_of(control, "/v1/controls"));
     client.post(&path, json!({"requirementId": requirement})).await.ok(201)
 }
@@ -66,7 +66,7 @@ fn status_of(answer: &Value, identifier: &str) -> (String, Vec<String>) {
 
 /// Reads the document with compliance-trestle (tests/oscal/check_assessment_results.py), which
 /// fails on anything OSCAL's models refuse; what it found.
-fn trestle_reads(document: &Value) -> Value {
+pub(crate) fn trestle_reads(document: &Value) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/oscal/check_assessment_results.py");
     let mut child = Command::new("python3")
         .arg(script)

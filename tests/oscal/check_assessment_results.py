@@ -14,6 +14,13 @@ from pathlib import Path
 
 from trestle.oscal.assessment_results import AssessmentResults
 
+
+def plain(value):
+    """A model's token or enum as the text it holds."""
+    value = getattr(value, "root", getattr(value, "__root__", value))
+    return getattr(value, "value", value)
+
+
 with tempfile.TemporaryDirectory() as folder:
     path = Path(folder) / "assessment-results.json"
     path.write_bytes(sys.stdin.buffer.read())
@@ -39,6 +46,10 @@ for finding in result.findings or []:
                     "methods": [getattr(m, "value", m) for m in observations[uuid].methods],
                     "hrefs": [e.href for e in (observations[uuid].relevant_evidence or [])],
                     "collected": observations[uuid].collected.isoformat(),
+                    "subjects": [
+                        {"title": s.title, "type": plain(s.type), "remarks": plain(s.remarks)}
+                        for s in (observations[uuid].subjects or [])
+                    ],
                 }
                 for uuid in related
             ],

@@ -364,3 +364,19 @@ pub(crate) const FINDING: Subject<compliance_domain::finding::Finding> = Subject
     redaction: Redaction { secret: &[], rich_text: &[] },
     evidence: None,
 };
+
+/// An organization's finding deadlines, in days per severity (`resourceType`
+/// `finding_deadlines`, the organization's id).
+pub(crate) const FINDING_DEADLINES: Subject<compliance_domain::finding::OrganizationDeadlines> = Subject {
+    resource_type: "finding_deadlines",
+    id: |kept| kept.organization_id.to_string(),
+    render: |_, k| {
+        let d = &k.deadlines;
+        serde_json::json!({
+            "criticalDays": d.critical_days, "highDays": d.high_days, "mediumDays": d.medium_days,
+            "lowDays": d.low_days, "updatedAt": k.updated_at,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
+};

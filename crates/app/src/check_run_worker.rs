@@ -5,21 +5,20 @@
 //! with the findings it opens and resolves in one transaction. It also opens again the findings
 //! whose exception lapsed.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use compliance_domain::check::{CheckSeverity, catalog, check};
-use compliance_domain::check_result::{CheckResult, normalize};
+use compliance_domain::CheckRunId;
+use compliance_domain::check::catalog;
+use compliance_domain::check_result::normalize;
 use compliance_domain::check_run::{CheckRun, MAX_ATTEMPTS, period_of};
-use compliance_domain::control::check_source_id;
-use compliance_domain::evidence::{Observation, of_check};
-use compliance_domain::finding::{Finding, FindingChanges, FindingDeadlines, FindingStatus, RunContext, reconcile};
-use compliance_domain::{CheckRunId, OrganizationId};
+use compliance_domain::finding::{Finding, FindingStatus};
 use compliance_ports::{CheckReader, CheckRunRepository, CheckTarget, Clock, ConnectionRepository, RepoError};
 use tokio::sync::{Notify, watch};
 
 use crate::audit::{AuditTrail, CHECK_RUN, FINDING, Provenance};
+use crate::check_run_results::{Ending, RunResults, catalog_severity};
 use crate::integrations::IntegrationService;
 use crate::{Ports, Settings};
 
@@ -29,8 +28,6 @@ const ACTOR: &str = "checks";
 const SCHEDULE_BATCH: usize = 200;
 /// Lapsed exceptions opened again per tick.
 const LAPSED_BATCH: usize = 200;
-/// How often a run's results are reconciled anew when a finding changed while they were stored.
-const STORE_ATTEMPTS: u32 = 3;
 
 /// Tunables of the check runs.
 #[derive(Debug, Clone)]
@@ -46,8 +43,6 @@ pub struct CheckRunSettings {
     pub concurrency: usize,
     /// Runs of one provider at once in one instance, so one slow provider cannot take every slot.
     pub per_provider: usize,
-    /// How long a finding of each severity may stay open.
-    pub deadlines: FindingDeadlines,
 }
 
 impl Default for CheckRunSettings {
@@ -58,7 +53,6 @@ impl Default for CheckRunSettings {
             run_timeout: Duration::from_secs(15 * 60),
             concurrency: 4,
             per_provider: 2,
-            deadlines: FindingDeadlines::default(),
         }
     }
 }
@@ -78,7 +72,8 @@ pub struct CheckRunWorker {
     reader: Arc<dyn CheckReader>,
     integrations: IntegrationService,
     clock: Arc<dyn Clock>,
-    audit: AuditTrail,
+    audit: Arc<AuditTrail>,
+    results: RunResults,
     settings: CheckRunSettings,
     work: Arc<Notify>,
     /// The runs this instance holds, by the attempt it claimed, given back when it stops.
@@ -92,9 +87,10 @@ impl CheckRunWorker {
             runs: ports.check_runs.clone(),
             connections: ports.connections.clone(),
             reader: ports.check_reader.clone(),
-            integrations: IntegrationService::new(ports, settings, audit),
+            integrations: IntegrationService::new(ports, settings, audit.clone()),
             clock: ports.clock.clone(),
-            audit: AuditTrail::new(ports.renderer.clone(), ports.clock.clone()),
+            results: RunResults::new(ports.check_runs.clone(), ports.clock.clone(), audit.clone()),
+            audit,
             settings: settings.checks.clone(),
             work,
             held: Mutex::new(HashMap::new()),
@@ -350,7 +346,12 @@ impl CheckRunWorker {
             .await
             .map_err(|_| format!("the run read for longer than {} seconds", self.settings.run_timeout.as_secs()))?;
         let results = normalize(results);
-        Ok(self.store_retrying(run, &results, &target.checks).await)
+        let provenance = Provenance::system(ACTOR, &run.organization_id);
+        Ok(self
+            .results
+            .store(Ending::Claimed, run, &results, &target.checks, &catalog_severity, &provenance)
+            .await
+            .map(drop))
     }
 
     /// Where a population over a period (pull requests merged) starts: for a scheduled run, the
@@ -368,96 +369,12 @@ impl CheckRunWorker {
         now.plus(time::Duration::seconds(start.saturating_sub(now.as_unix_seconds())))
     }
 
-    /// [`Self::store`], read again and reconciled anew when a finding changed meanwhile (an
-    /// exception granted while the run read), a few times.
-    async fn store_retrying(&self, run: &CheckRun, results: &[CheckResult], read: &[String]) -> Result<(), RepoError> {
-        let mut attempt = 1;
-        loop {
-            match self.store(run, results, read).await {
-                Err(RepoError::Conflict(_)) if attempt < STORE_ATTEMPTS => attempt += 1,
-                other => return other,
-            }
-        }
-    }
-
-    async fn store(&self, run: &CheckRun, results: &[CheckResult], read: &[String]) -> Result<(), RepoError> {
-        let existing = self.runs.connection_findings(&run.organization_id, &run.connection_id).await?;
-        let now = self.clock.now();
-        let context = RunContext {
-            organization_id: &run.organization_id,
-            connection_id: &run.connection_id,
-            run_id: &run.id,
-            now,
-            deadlines: self.settings.deadlines,
-        };
-        let changes = reconcile(&existing, results, read, severity_of, &context);
-        let entries = self.finding_entries(&run.organization_id, &existing, &changes);
-        let evidence = evidence_of(run, results, read, &existing, &changes, now);
-        let finished = run.finished(results, now);
-        let provenance = Provenance::system(ACTOR, &run.organization_id);
-        let audit = self.audit.change_by(provenance, |_, _| "check_run.finished", &CHECK_RUN);
-        self.runs.finish_check_run(&finished, results, &changes, entries, &evidence, &audit).await
-    }
-
-    /// One entry for each finding opened, opened again or resolved (one seen failing again is
-    /// no news).
-    fn finding_entries(
-        &self,
-        org: &OrganizationId,
-        existing: &[Finding],
-        changes: &FindingChanges,
-    ) -> Vec<compliance_domain::audit::AuditDraft> {
-        let before: HashMap<&compliance_domain::FindingId, &Finding> = existing.iter().map(|f| (&f.id, f)).collect();
-        let entry = |action: &'static str, after: &Finding| {
-            let audit = self.audit.change_by(Provenance::system(ACTOR, org), move |_, _| action, &FINDING);
-            audit(before.get(&after.id).copied(), Some(after))
-        };
-        let opened = changes.opened.iter().map(|f| entry("finding.opened", f));
-        let reopened = changes.reopened.iter().map(|f| entry("finding.reopened", f));
-        let resolved = changes.resolved.iter().map(|f| entry("finding.resolved", f));
-        let expired = changes.exception_expired.iter().map(|f| entry("finding.exception_expired", f));
-        opened.chain(reopened).chain(resolved).chain(expired).collect()
-    }
-
     async fn fail(&self, run: &CheckRun, why: String) -> Result<(), RepoError> {
         let failed = run.failed(why, self.clock.now());
         let provenance = Provenance::system(ACTOR, &run.organization_id);
         let audit = self.audit.change_by(provenance, |_, _| "check_run.failed", &CHECK_RUN);
         self.runs.fail_check_run(&failed, &audit).await
     }
-}
-
-/// One observation per check the run read, for the controls linked to it: pass when every resource
-/// passed or its finding is excepted (or it saw none), fail naming the failing ones, nothing from
-/// a check that could not read (`compliance_domain::evidence::of_check`).
-fn evidence_of(
-    run: &CheckRun,
-    results: &[CheckResult],
-    read: &[String],
-    existing: &[Finding],
-    changes: &FindingChanges,
-    now: compliance_domain::Timestamp,
-) -> Vec<Observation> {
-    let excepted: HashSet<(&str, &str, &str)> = existing
-        .iter()
-        .chain(changes.all())
-        .filter(|finding| finding.excepted_at(now))
-        .map(|f| (f.check_id.as_str(), f.resource.kind.as_str(), f.resource.id.as_str()))
-        .collect();
-    let mut by_check: BTreeMap<&str, Vec<&CheckResult>> =
-        read.iter().map(|check| (check.as_str(), Vec::new())).collect();
-    for result in results {
-        by_check.entry(result.check_id.as_str()).or_default().push(result);
-    }
-    by_check
-        .into_iter()
-        .filter_map(|(check_id, results)| {
-            let source = check_source_id(&run.connection_id, check_id);
-            of_check(source, run.id.as_str(), &results, |r| {
-                excepted.contains(&(r.check_id.as_str(), r.resource.kind.as_str(), r.resource.id.as_str()))
-            })
-        })
-        .collect()
 }
 
 /// Resolves once `stop` holds true (or its sender is gone: the server is stopping).
@@ -467,9 +384,4 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
             return;
         }
     }
-}
-
-/// A check's severity: the catalog's, or `medium` for a check it does not hold (an imported one).
-fn severity_of(check_id: &str) -> CheckSeverity {
-    check(check_id).map_or(CheckSeverity::Medium, |check| check.severity)
 }

@@ -1,11 +1,16 @@
 //! Runs of a connection's checks and their results: what a person asks for and reads. The
 //! worker that executes runs is `check_run_worker.rs`; the findings they open are `findings.rs`.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::check::{CheckOutcome, CheckSeverity};
 use compliance_domain::check_result::CheckResult;
 use compliance_domain::check_run::CheckRun;
+use compliance_domain::finding::Finding;
+use compliance_domain::integration::Connection;
+use compliance_domain::prowler::{ImportedCheck, parse_ocsf};
 use compliance_domain::{CheckRunId, ConnectionId};
 use compliance_ports::{
     CheckReader, CheckRunQuery, CheckRunRepository, Clock, ConnectionRepository, Page, PageRequest, RepoError,
@@ -13,7 +18,8 @@ use compliance_ports::{
 use tokio::sync::Notify;
 
 use crate::access::require;
-use crate::audit::{AuditTrail, CHECK_RUN};
+use crate::audit::{AuditTrail, CHECK_RUN, Provenance};
+use crate::check_run_results::{Ending, RunResults, catalog_severity};
 use crate::{AppError, Ports, Principal};
 
 /// Check runs.
@@ -23,6 +29,7 @@ pub struct CheckRunService {
     reader: Arc<dyn CheckReader>,
     clock: Arc<dyn Clock>,
     audit: Arc<AuditTrail>,
+    results: RunResults,
     /// Wakes the worker when a run is queued by hand.
     work: Arc<Notify>,
 }
@@ -34,6 +41,7 @@ impl CheckRunService {
             connections: ports.connections.clone(),
             reader: ports.check_reader.clone(),
             clock: ports.clock.clone(),
+            results: RunResults::new(ports.check_runs.clone(), ports.clock.clone(), audit.clone()),
             audit,
             work,
         }
@@ -43,13 +51,7 @@ impl CheckRunService {
     pub async fn run_checks(&self, caller: &Principal, connection: &ConnectionId) -> Result<CheckRun, AppError> {
         require(caller, Family::Checks, Action::Write)?;
         let org = &caller.organization_id;
-        let connection = self.connections.get_connection(org, connection).await.map_err(|error| match error {
-            RepoError::NotFound => AppError::NotFound("connection"),
-            other => other.into(),
-        })?;
-        if connection.is_disconnected() {
-            return Err(AppError::Conflict("the connection is disconnected: connect the provider again".into()));
-        }
+        let connection = self.active_connection(caller, connection).await?;
         if !compliance_domain::check::catalog()
             .iter()
             .any(|check| check.provider == connection.provider && self.reader.supports(&check.id))
@@ -61,6 +63,68 @@ impl CheckRunService {
         self.runs.queue_check_run(&run, &self.audit.change(caller, "check_run.queued", &CHECK_RUN)).await?;
         self.work.notify_one();
         Ok(run)
+    }
+
+    /// Imports a findings file Prowler wrote (`prowler aws --output-formats json-ocsf`) for an
+    /// AWS connection, as a finished run whose results, findings, entries and evidence are stored
+    /// exactly as for the connection's own runs (docs/checks.md, "Findings imported from
+    /// Prowler"). A file that is not one, or holds several accounts, is a 400 naming the problem;
+    /// a file of another account than the connection's findings name is a 409. Nothing is stored
+    /// unless all of it is.
+    pub async fn import_prowler(
+        &self,
+        caller: &Principal,
+        connection: &ConnectionId,
+        file: &[u8],
+    ) -> Result<CheckRun, AppError> {
+        require(caller, Family::Checks, Action::Write)?;
+        let connection = self.active_connection(caller, connection).await?;
+        if connection.provider != "aws" {
+            return Err(AppError::Conflict(format!(
+                "Prowler's AWS findings are imported into an AWS connection; this one is of {}",
+                connection.provider
+            )));
+        }
+        let import = parse_ocsf(file).map_err(|error| AppError::invalid("file", error.to_string()))?;
+        let existing = self.runs.connection_findings(&caller.organization_id, &connection.id).await?;
+        require_same_account(&existing, &import.account_id)?;
+        let severities: HashMap<String, CheckSeverity> = import
+            .results
+            .iter()
+            .filter_map(|imported| match &imported.check {
+                ImportedCheck::Prowler { id, severity, .. } => Some((id.clone(), *severity)),
+                ImportedCheck::Ours(_) => None,
+            })
+            .collect();
+        let results: Vec<CheckResult> = import.results.into_iter().map(|imported| imported.result).collect();
+        let read = whole_populations(&results);
+        let run = CheckRun::imported(
+            caller.organization_id.clone(),
+            connection.id,
+            connection.provider,
+            caller.user_id.clone(),
+            self.clock.now(),
+        );
+        let severity = |check_id: &str| severities.get(check_id).copied().unwrap_or_else(|| catalog_severity(check_id));
+        let provenance = Provenance::of(caller);
+        self.results.store(Ending::Imported, &run, &results, &read, &severity, &provenance).await.map_err(|error| {
+            match error {
+                RepoError::Conflict(_) => AppError::Conflict(
+                    "the connection's findings kept changing while the file was stored; import it again".into(),
+                ),
+                other => other.into(),
+            }
+        })
+    }
+
+    /// The caller's connection, not disconnected.
+    async fn active_connection(&self, caller: &Principal, id: &ConnectionId) -> Result<Connection, AppError> {
+        let connection =
+            self.connections.get_connection(&caller.organization_id, id).await.map_err(not_found("connection"))?;
+        if connection.is_disconnected() {
+            return Err(AppError::Conflict("the connection is disconnected: connect the provider again".into()));
+        }
+        Ok(connection)
     }
 
     /// A page of the organization's runs.
@@ -91,5 +155,34 @@ pub(crate) fn not_found(what: &'static str) -> impl Fn(RepoError) -> AppError {
     move |error| match error {
         RepoError::NotFound => AppError::NotFound(what),
         other => other.into(),
+    }
+}
+
+/// The checks of an imported file whose whole population it holds, so that its resources no
+/// longer listed resolve their findings: those with at least one passing resource. A file written
+/// with `--status FAIL` lists failures only; a resource missing from it was not seen passing, and
+/// its finding stays as it was.
+fn whole_populations(results: &[CheckResult]) -> Vec<String> {
+    let passing: BTreeSet<&str> =
+        results.iter().filter(|r| r.outcome == CheckOutcome::Pass).map(|r| r.check_id.as_str()).collect();
+    passing.into_iter().map(str::to_owned).collect()
+}
+
+/// A file of another account than the one the connection's findings name is refused: its results
+/// would resolve the connection's findings as if their resources were gone. The account of a
+/// finding is its resource's (an ARN's fifth field, or an `aws.account` resource's id); with no
+/// finding naming one, any single account's file is taken.
+fn require_same_account(existing: &[Finding], account: &str) -> Result<(), AppError> {
+    let named = existing.iter().find_map(|finding| {
+        let resource = &finding.resource;
+        let of_arn = resource.id.strip_prefix("arn:").and_then(|arn| arn.split(':').nth(3)).filter(|a| !a.is_empty());
+        let of_account = (resource.kind == "aws.account").then_some(resource.id.as_str());
+        of_arn.or(of_account).filter(|named| *named != account).map(str::to_owned)
+    });
+    match named {
+        Some(other) => Err(AppError::Conflict(format!(
+            "the file is of AWS account {account}, but this connection's findings are of account {other}"
+        ))),
+        None => Ok(()),
     }
 }

@@ -6,12 +6,19 @@ use std::sync::Arc;
 use compliance_domain::FindingId;
 use compliance_domain::Timestamp;
 use compliance_domain::access::{Action, Family};
-use compliance_domain::finding::{Finding, FindingException, FindingStatus};
-use compliance_ports::{CheckRunRepository, Clock, FindingQuery, Page, RepoError};
+use compliance_domain::check::check;
+use compliance_domain::finding::{
+    Finding, FindingDeadlines, FindingException, FindingStatus, NewFindingDeadlines, NewFindingTask,
+    OrganizationDeadlines,
+};
+use compliance_domain::task::Task;
+use compliance_ports::{CheckRunRepository, Clock, FindingQuery, MemberRepository, Page, RepoError};
 
 use crate::access::require;
-use crate::audit::{AuditTrail, FINDING};
+use crate::assignees::require_active_members;
+use crate::audit::{AuditTrail, FINDING, FINDING_DEADLINES};
 use crate::check_runs::not_found;
+use crate::tasks::TASK;
 use crate::{AppError, Ports, Principal};
 
 /// The longest reason of an exception, in characters.
@@ -22,13 +29,14 @@ const EXCEPTION_LONGEST: time::Duration = time::Duration::days(366);
 /// Findings and their exceptions.
 pub struct FindingService {
     runs: Arc<dyn CheckRunRepository>,
+    members: Arc<dyn MemberRepository>,
     clock: Arc<dyn Clock>,
     audit: Arc<AuditTrail>,
 }
 
 impl FindingService {
     pub(crate) fn new(ports: &Ports, audit: Arc<AuditTrail>) -> Self {
-        Self { runs: ports.check_runs.clone(), clock: ports.clock.clone(), audit }
+        Self { runs: ports.check_runs.clone(), members: ports.members.clone(), clock: ports.clock.clone(), audit }
     }
 
     /// A page of the organization's findings.
@@ -89,5 +97,69 @@ impl FindingService {
             other => other.into(),
         })?;
         Ok(excepted)
+    }
+
+    /// Makes the task that fixes a finding, linked both ways. The caller writes findings and
+    /// tasks. One task at a time: a finding whose task still exists is a conflict (deleting the
+    /// task unlinks it). A resolved finding has nothing left to fix. Closing the task does not
+    /// resolve the finding: only a run that passes its resource does.
+    pub async fn create_task(
+        &self,
+        caller: &Principal,
+        id: &FindingId,
+        input: NewFindingTask,
+    ) -> Result<Task, AppError> {
+        require(caller, Family::Findings, Action::Write)?;
+        require(caller, Family::Tasks, Action::Write)?;
+        let finding = self.runs.get_finding(&caller.organization_id, id).await.map_err(not_found("finding"))?;
+        let (title, remediation) = check(&finding.check_id)
+            .map_or((finding.check_id.as_str(), ""), |c| (c.title.as_str(), c.remediation.as_str()));
+        let now = self.clock.now();
+        let task = finding.task(title, remediation, input, now)?;
+        require_active_members(self.members.as_ref(), &caller.organization_id, task.named_members()).await?;
+        if let Some(existing) = &finding.task_id {
+            return Err(AppError::Conflict(format!(
+                "the finding already has a task ({existing}); delete it to make another"
+            )));
+        }
+        if finding.status == FindingStatus::Resolved {
+            return Err(AppError::Conflict("the finding is resolved: there is nothing left to fix".into()));
+        }
+        let linked = Finding { task_id: Some(task.id.clone()), updated_at: now, ..finding.clone() };
+        let task_audit = self.audit.change(caller, "task.created", &TASK);
+        let finding_audit = self.audit.change(caller, "finding.task_created", &FINDING);
+        self.runs.create_finding_task(&linked, finding.updated_at, &task, &task_audit, &finding_audit).await.map_err(
+            |error| match error {
+                RepoError::NotFound => {
+                    AppError::Conflict("the finding changed meanwhile; read it and try again".into())
+                }
+                other => other.into(),
+            },
+        )?;
+        Ok(task)
+    }
+
+    /// The organization's deadlines per severity (the defaults until an owner or admin sets them).
+    pub async fn deadlines(&self, caller: &Principal) -> Result<OrganizationDeadlines, AppError> {
+        require(caller, Family::Findings, Action::Read)?;
+        Ok(self.runs.finding_deadlines(&caller.organization_id).await?)
+    }
+
+    /// Replaces the organization's deadlines. Findings opened (or opened again) from now on are
+    /// due by them; a finding already open keeps the `dueAt` it was given.
+    pub async fn set_deadlines(
+        &self,
+        caller: &Principal,
+        input: &NewFindingDeadlines,
+    ) -> Result<OrganizationDeadlines, AppError> {
+        require(caller, Family::Findings, Action::Write)?;
+        let kept = OrganizationDeadlines {
+            organization_id: caller.organization_id.clone(),
+            deadlines: FindingDeadlines::new(input)?,
+            updated_at: Some(self.clock.now()),
+        };
+        let audit = self.audit.change(caller, "finding_deadlines.updated", &FINDING_DEADLINES);
+        self.runs.put_finding_deadlines(&kept, &audit).await?;
+        Ok(kept)
     }
 }

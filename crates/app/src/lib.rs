@@ -25,6 +25,7 @@ mod automations;
 mod blob_links;
 pub mod bulk;
 mod chat;
+mod check_run_results;
 mod check_run_worker;
 mod check_runs;
 mod checks;

@@ -693,6 +693,9 @@ pub mod types {
         #[serde(rename = "dueAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub due_at: Option<Option<Timestamp>>,
+        #[serde(rename = "findingId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub finding_id: Option<Option<FindingId>>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub frequency: Option<Option<Frequency>>,
         /// The task's id.
@@ -738,6 +741,7 @@ pub mod types {
                 approver_id: None,
                 assignee_id: None,
                 due_at: None,
+                finding_id: None,
                 frequency: None,
                 last_completed_at: None,
                 rejection_reason: None,
@@ -1086,6 +1090,9 @@ pub mod types {
         pub queued_at: Timestamp,
         #[serde(rename = "requestedBy")]
         pub requested_by: Option<UserId>,
+        /// `checks` (this service's checks read the provider) or `prowler` (a Prowler findings file
+        /// a member imported).
+        pub source: CheckRunSource,
         #[serde(rename = "startedAt")]
         pub started_at: Option<Timestamp>,
         /// `queued`, `running`, `finished` or `failed`.
@@ -1135,6 +1142,24 @@ pub mod types {
         /// A value with `check_id`, `detail`, `outcome`, `resource`; every other member absent or `null`.
         pub fn new(check_id: String, detail: String, outcome: CheckOutcome, resource: CheckedResource) -> Self {
             Self { check_id, detail, outcome, resource, failure: None }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum CheckRunSource {
+        #[serde(rename = "checks")]
+        Checks,
+        #[serde(rename = "prowler")]
+        Prowler,
+    }
+
+    impl CheckRunSource {
+        /// The value as it is on the wire.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::Checks => "checks",
+                Self::Prowler => "prowler",
+            }
         }
     }
 
@@ -2471,6 +2496,34 @@ pub mod types {
         pub updated_at: Timestamp,
     }
 
+    /// How long the organization's findings of each severity may stay open: a finding opened (or
+    /// opened again) is due that many days later.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct FindingDeadlines {
+        /// Days for a critical finding.
+        #[serde(rename = "criticalDays")]
+        pub critical_days: u32,
+        /// Days for a high one.
+        #[serde(rename = "highDays")]
+        pub high_days: u32,
+        /// Days for a low one.
+        #[serde(rename = "lowDays")]
+        pub low_days: u32,
+        /// Days for a medium one.
+        #[serde(rename = "mediumDays")]
+        pub medium_days: u32,
+        #[serde(rename = "updatedAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub updated_at: Option<Option<Timestamp>>,
+    }
+
+    impl FindingDeadlines {
+        /// A value with `critical_days`, `high_days`, `low_days`, `medium_days`; every other member absent or `null`.
+        pub fn new(critical_days: u32, high_days: u32, low_days: u32, medium_days: u32) -> Self {
+            Self { critical_days, high_days, low_days, medium_days, updated_at: None }
+        }
+    }
+
     /// An accepted risk.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct FindingException {
@@ -3218,6 +3271,53 @@ pub mod types {
         pub fn new(source_id: String) -> Self {
             Self { source_id }
         }
+    }
+
+    /// The body of `PUT /v1/findings/deadlines`: the days of every severity, all four named, so that
+    /// what is in force is always what was last written whole.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewFindingDeadlines {
+        /// Days a critical finding may stay open: 1 to 365.
+        #[serde(rename = "criticalDays")]
+        pub critical_days: u32,
+        /// Days for a high one: 1 to 365.
+        #[serde(rename = "highDays")]
+        pub high_days: u32,
+        /// Days for a low one: 1 to 365.
+        #[serde(rename = "lowDays")]
+        pub low_days: u32,
+        /// Days for a medium one: 1 to 365.
+        #[serde(rename = "mediumDays")]
+        pub medium_days: u32,
+    }
+
+    impl NewFindingDeadlines {
+        /// A value with `critical_days`, `high_days`, `low_days`, `medium_days`; every other member absent or `null`.
+        pub fn new(critical_days: u32, high_days: u32, low_days: u32, medium_days: u32) -> Self {
+            Self { critical_days, high_days, low_days, medium_days }
+        }
+    }
+
+    /// The body of `POST /v1/findings/{id}/task`: who fixes the finding and by when. The title,
+    /// description and due date default to the finding's own (its check and resource, the failure and
+    /// how to fix it, its `dueAt`).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+    pub struct NewFindingTask {
+        #[serde(rename = "approverId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub approver_id: Option<Option<MemberId>>,
+        #[serde(rename = "assigneeId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub assignee_id: Option<Option<MemberId>>,
+        /// Up to 10,000 characters; the finding's resource, failure and remediation when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub description: Option<Option<String>>,
+        #[serde(rename = "dueAt")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub due_at: Option<Option<Timestamp>>,
+        /// 1 to 255 characters; "Fix" with the check's title and the resource's name when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub title: Option<Option<String>>,
     }
 
     /// The body of `POST /v1/frameworks`: a framework in our own shape. The shipped templates are
@@ -5551,6 +5651,9 @@ pub mod types {
         #[serde(rename = "dueAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub due_at: Option<Option<Timestamp>>,
+        #[serde(rename = "findingId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub finding_id: Option<Option<FindingId>>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub frequency: Option<Option<Frequency>>,
         /// The task's id.
@@ -5596,6 +5699,7 @@ pub mod types {
                 approver_id: None,
                 assignee_id: None,
                 due_at: None,
+                finding_id: None,
                 frequency: None,
                 last_completed_at: None,
                 rejection_reason: None,
@@ -5716,6 +5820,9 @@ pub mod types {
         #[serde(rename = "dueAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub due_at: Option<Option<Timestamp>>,
+        #[serde(rename = "findingId")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
+        pub finding_id: Option<Option<FindingId>>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub frequency: Option<Option<Frequency>>,
         /// The task's id.
@@ -10591,6 +10698,38 @@ impl crate::Client {
         crate::pagination::items(query, move |query: ListFindingsQuery| async move { self.list_findings(&query).await })
     }
 
+    /// Get how long findings may stay open.
+    ///
+    /// Days per severity; the defaults (7, 30, 90 and 180 days) until an owner or admin sets them.
+    /// Owners, admins and auditors.
+    ///
+    /// `GET /v1/findings/deadlines` (`getFindingDeadlines`).
+    pub async fn get_finding_deadlines(&self) -> Result<FindingDeadlines, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/findings/deadlines".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Set how long findings may stay open.
+    ///
+    /// All four severities, 1 to 365 days each. Findings opened (or opened again) from then on are due
+    /// by them; a finding already open keeps its `dueAt`. Owners and admins.
+    ///
+    /// `PUT /v1/findings/deadlines` (`setFindingDeadlines`).
+    pub async fn set_finding_deadlines(&self, body: &NewFindingDeadlines) -> Result<FindingDeadlines, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::PUT,
+            path: "/v1/findings/deadlines".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
     /// Export findings.
     ///
     /// Every finding the list would show with the same parameters, streamed as one CSV or JSON Lines file.
@@ -10630,6 +10769,25 @@ impl crate::Client {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: format!("/v1/findings/{}/exception", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Make the task that fixes a finding.
+    ///
+    /// A task linked to the finding both ways (the finding's `taskId`, the task's `findingId`): its
+    /// title, description and due date are the finding's unless the body names them. One task at a
+    /// time: a finding whose task still exists is a 409 (deleting the task unlinks it), and so is a
+    /// resolved finding. Closing the task does not resolve the finding: only a run that passes its
+    /// resource does. Owners and admins (`findings` and `tasks` write).
+    ///
+    /// `POST /v1/findings/{id}/task` (`createFindingTask`).
+    pub async fn create_finding_task(&self, id: &str, body: &NewFindingTask) -> Result<TaskDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/findings/{}/task", crate::transport::segment(id)),
             query: Vec::new(),
             body: crate::transport::Body::json(body)?,
         };
@@ -10896,6 +11054,30 @@ impl crate::Client {
             path: format!("/v1/integrations/connections/{}/check", crate::transport::segment(id)),
             query: Vec::new(),
             body: crate::transport::Body::None,
+        };
+        self.json(request).await
+    }
+
+    /// Import Prowler's findings for a connection.
+    ///
+    /// The body is the file `prowler aws --output-formats json-ocsf` writes (a JSON array of OCSF
+    /// Detection Findings), as it is. Each finding becomes a result: of our check whose references
+    /// name Prowler's check, else of `prowler.<Prowler's check name>`. The results are stored as a
+    /// finished run (`source` `prowler`) and open, resolve and prove exactly as a run of our own
+    /// checks does (docs/checks.md). All or nothing: a file that is not Prowler's OCSF JSON, or holds
+    /// several accounts, is a 400 naming the problem, and nothing is stored. Owners and admins.
+    ///
+    /// `POST /v1/integrations/connections/{id}/check-results` (`importConnectionCheckResults`).
+    pub async fn import_connection_check_results(
+        &self,
+        id: &str,
+        body: &Vec<serde_json::Value>,
+    ) -> Result<CheckRun, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::POST,
+            path: format!("/v1/integrations/connections/{}/check-results", crate::transport::segment(id)),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
         };
         self.json(request).await
     }

@@ -24,6 +24,12 @@ crate::string_enum! {
     CheckRunTrigger { Manual = "manual", Scheduled = "scheduled" }
 }
 
+crate::string_enum! {
+    /// Where a run's results came from: this service's own checks reading the provider, or a
+    /// findings file of Prowler a member imported.
+    CheckRunSource { Checks = "checks", Prowler = "prowler" }
+}
+
 /// How many results of a run had each outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -69,6 +75,8 @@ pub struct CheckRun {
     pub provider: String,
     /// Who asked for it.
     pub trigger: CheckRunTrigger,
+    /// Where its results came from.
+    pub source: CheckRunSource,
     /// Where it stands.
     pub status: CheckRunStatus,
     /// The member who asked, for a manual run.
@@ -133,6 +141,7 @@ impl CheckRun {
             connection_id,
             provider,
             trigger,
+            source: CheckRunSource::Checks,
             status: CheckRunStatus::Queued,
             requested_by,
             period,
@@ -145,6 +154,27 @@ impl CheckRun {
             counts: OutcomeCounts::default(),
             population_digest: None,
         }
+    }
+
+    /// The run of a Prowler findings file a member imports, started now: a manual run that is
+    /// never queued nor claimed, stored once [`CheckRun::finished`] with the file's results.
+    pub fn imported(
+        organization_id: OrganizationId,
+        connection_id: ConnectionId,
+        provider: String,
+        requested_by: UserId,
+        now: Timestamp,
+    ) -> Self {
+        let queued = Self::queued(
+            organization_id,
+            connection_id,
+            provider,
+            CheckRunTrigger::Manual,
+            Some(requested_by),
+            None,
+            now,
+        );
+        Self { source: CheckRunSource::Prowler, started_at: Some(now), attempts: 1, ..queued }
     }
 
     /// This run finished with `results`.

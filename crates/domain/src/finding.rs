@@ -7,9 +7,13 @@
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
+
 use crate::check::{CheckOutcome, CheckSeverity};
 use crate::check_result::{CheckResult, CheckedResource};
-use crate::{CheckRunId, ConnectionId, FindingId, OrganizationId, TaskId, Timestamp, UserId};
+use crate::task::{DESCRIPTION_MAX, NewTask, TITLE_MAX, Task};
+use crate::validation::{FieldError, ValidationErrors};
+use crate::{CheckRunId, ConnectionId, FindingId, MemberId, OrganizationId, TaskId, Timestamp, UserId};
 
 crate::string_enum! {
     /// Where a finding stands.
@@ -86,7 +90,130 @@ impl Default for FindingDeadlines {
     }
 }
 
+/// The body of `POST /v1/findings/{id}/task`: who fixes the finding and by when. The title,
+/// description and due date default to the finding's own (its check and resource, the failure and
+/// how to fix it, its `dueAt`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewFindingTask {
+    /// 1 to 255 characters; "Fix" with the check's title and the resource's name when omitted.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 255))]
+    pub title: Option<String>,
+    /// Up to 10,000 characters; the finding's resource, failure and remediation when omitted.
+    #[cfg_attr(feature = "openapi", schema(max_length = 10000))]
+    pub description: Option<String>,
+    /// The member responsible for it: an active member of the organization.
+    pub assignee_id: Option<MemberId>,
+    /// The member who approves it: an active member of the organization.
+    pub approver_id: Option<MemberId>,
+    /// When it is due (RFC 3339); the finding's `dueAt` when omitted.
+    pub due_at: Option<Timestamp>,
+}
+
+impl Finding {
+    /// The task that fixes this finding, linked to it (`finding_id`): what `input` names, the
+    /// rest from the finding, its check's title and remediation (`check_title` is the check's id
+    /// for a check outside the catalog).
+    pub fn task(
+        &self,
+        check_title: &str,
+        remediation: &str,
+        input: NewFindingTask,
+        now: Timestamp,
+    ) -> Result<Task, ValidationErrors> {
+        let title =
+            input.title.unwrap_or_else(|| cut(&format!("Fix {check_title}: {}", self.resource.name), TITLE_MAX));
+        let description = input.description.unwrap_or_else(|| self.task_description(remediation));
+        let body = NewTask {
+            title: Some(title),
+            description: Some(description),
+            status: None,
+            assignee_id: input.assignee_id,
+            approver_id: input.approver_id,
+            frequency: None,
+            due_at: Some(input.due_at.unwrap_or(self.due_at)),
+        };
+        let mut task = Task::create(self.organization_id.clone(), body, now)?;
+        task.finding_id = Some(self.id.clone());
+        Ok(task)
+    }
+
+    /// What failed, where, and how to fix it, within a task's description.
+    fn task_description(&self, remediation: &str) -> String {
+        let r = &self.resource;
+        let region = r.region.as_deref().map(|region| format!(" in {region}")).unwrap_or_default();
+        let text = format!(
+            "Finding {} of check {}: {} {} ({}){region}.\n\n{}\n\nHow to fix it:\n{remediation}",
+            self.id, self.check_id, r.kind, r.name, r.id, self.detail,
+        );
+        cut(&text, DESCRIPTION_MAX)
+    }
+}
+
+/// `text`, at most `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+/// An organization's finding deadlines as kept: `updated_at` is `None` while the defaults hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrganizationDeadlines {
+    /// Whose they are.
+    pub organization_id: OrganizationId,
+    /// The days per severity.
+    pub deadlines: FindingDeadlines,
+    /// When an owner or admin last set them; `None`: never (the defaults).
+    pub updated_at: Option<Timestamp>,
+}
+
+/// The most days an organization may give a finding of any severity: a year.
+pub const DEADLINE_DAYS_MAX: u32 = 365;
+
+/// The body of `PUT /v1/findings/deadlines`: the days of every severity, all four named, so that
+/// what is in force is always what was last written whole.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewFindingDeadlines {
+    /// Days a critical finding may stay open: 1 to 365.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
+    pub critical_days: u32,
+    /// Days for a high one: 1 to 365.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
+    pub high_days: u32,
+    /// Days for a medium one: 1 to 365.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
+    pub medium_days: u32,
+    /// Days for a low one: 1 to 365.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
+    pub low_days: u32,
+}
+
 impl FindingDeadlines {
+    /// The organization's deadlines from a body, every one 1 to [`DEADLINE_DAYS_MAX`] days. No
+    /// order between severities is imposed: a policy may give a low finding less time than a
+    /// medium one, and that is its owners' call.
+    pub fn new(input: &NewFindingDeadlines) -> Result<Self, ValidationErrors> {
+        let errors = [
+            ("criticalDays", input.critical_days),
+            ("highDays", input.high_days),
+            ("mediumDays", input.medium_days),
+            ("lowDays", input.low_days),
+        ]
+        .into_iter()
+        .filter(|(_, days)| !(1..=DEADLINE_DAYS_MAX).contains(days))
+        .map(|(field, _)| FieldError::new(field, format!("must be 1 to {DEADLINE_DAYS_MAX} days")))
+        .collect();
+        ValidationErrors::into_result(errors)?;
+        Ok(Self {
+            critical_days: input.critical_days,
+            high_days: input.high_days,
+            medium_days: input.medium_days,
+            low_days: input.low_days,
+        })
+    }
+
     /// When a finding of `severity` opened at `opened` is due.
     pub fn due(&self, severity: CheckSeverity, opened: Timestamp) -> Timestamp {
         let days = match severity {

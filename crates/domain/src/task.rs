@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use crate::frequency::Frequency;
 use crate::validation::{ValidationErrors, map_present, required, set, text};
-use crate::{MemberId, OrganizationId, TaskId, Timestamp, nullable, required_non_null};
+use crate::{FindingId, MemberId, OrganizationId, TaskId, Timestamp, nullable, required_non_null};
 
 crate::string_enum! {
     /// Where the task stands. `in_review` is reached only by submitting the task.
@@ -47,6 +47,8 @@ pub struct Task {
     pub last_completed_at: Option<Timestamp>,
     /// Why its approver last rejected it; cleared when it is submitted again (read-only).
     pub rejection_reason: Option<String>,
+    /// The finding it was made to fix (`POST /v1/findings/{id}/task`), if any (read-only).
+    pub finding_id: Option<FindingId>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -188,6 +190,7 @@ impl Task {
             due_at: input.due_at,
             last_completed_at: None,
             rejection_reason: None,
+            finding_id: None,
             created_at: now,
             updated_at: now,
         };

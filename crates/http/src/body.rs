@@ -40,36 +40,54 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(is_json_media_type);
-        let limit = req.app_data::<BodyLimit>().map_or(JSON_BODY_LIMIT, |limit| limit.0);
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.parse::<usize>().ok());
-        let mut payload = payload.take();
-        Box::pin(async move {
-            if !is_json {
-                return Err(ApiError::unsupported_media_type());
-            }
-            if declared.is_some_and(|length| length > limit) {
+        let bytes = read_json(req, payload);
+        Box::pin(async move { parse(&bytes.await?).map(JsonBody) })
+    }
+}
+
+/// A JSON request body as its bytes, unparsed: for a file read by its own parser (Prowler's
+/// findings), with the same media type and size checks as [`JsonBody`].
+#[derive(Debug)]
+pub struct JsonBytes(pub web::Bytes);
+
+impl FromRequest for JsonBytes {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = read_json(req, payload);
+        Box::pin(async move { bytes.await.map(JsonBytes) })
+    }
+}
+
+/// The body of a JSON request, refused unless it is JSON and within the route's [`BodyLimit`].
+fn read_json(req: &HttpRequest, payload: &mut Payload) -> LocalBoxFuture<'static, Result<web::Bytes, ApiError>> {
+    let is_json =
+        req.headers().get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).is_some_and(is_json_media_type);
+    let limit = req.app_data::<BodyLimit>().map_or(JSON_BODY_LIMIT, |limit| limit.0);
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    let mut payload = payload.take();
+    Box::pin(async move {
+        if !is_json {
+            return Err(ApiError::unsupported_media_type());
+        }
+        if declared.is_some_and(|length| length > limit) {
+            return Err(ApiError::payload_too_large(limit));
+        }
+        let mut bytes = web::BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|_| ApiError::malformed_json("the body could not be read".into()))?;
+            if bytes.len() + chunk.len() > limit {
                 return Err(ApiError::payload_too_large(limit));
             }
-            let mut bytes = web::BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|_| ApiError::malformed_json("the body could not be read".into()))?;
-                if bytes.len() + chunk.len() > limit {
-                    return Err(ApiError::payload_too_large(limit));
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            parse(&bytes).map(JsonBody)
-        })
-    }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes.freeze())
+    })
 }
 
 /// Deserialises a body, naming the offending field on a type or value error.

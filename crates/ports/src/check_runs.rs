@@ -6,8 +6,9 @@ use compliance_domain::check::CheckSeverity;
 use compliance_domain::check_result::CheckResult;
 use compliance_domain::check_run::{CheckRun, CheckRunStatus, CheckRunTrigger};
 use compliance_domain::evidence::Observation;
-use compliance_domain::finding::{Finding, FindingChanges, FindingStatus};
+use compliance_domain::finding::{Finding, FindingChanges, FindingStatus, OrganizationDeadlines};
 use compliance_domain::integration::Connection;
+use compliance_domain::task::Task;
 use compliance_domain::{CheckRunId, ConnectionId, FindingId, OrganizationId, Timestamp};
 
 use crate::{AuditOf, ListQuery, Page, PageRequest, RepoError};
@@ -109,6 +110,19 @@ pub trait CheckRunRepository: Send + Sync {
         evidence: &[Observation],
         audit: &AuditOf<'_, CheckRun>,
     ) -> Result<(), RepoError>;
+    /// Stores the run of an imported findings file, finished, with what
+    /// [`CheckRunRepository::finish_check_run`] stores, in one transaction: the run is inserted
+    /// (it was never queued). A finding changed since it was read is `RepoError::Conflict`:
+    /// nothing is written.
+    async fn record_imported_run(
+        &self,
+        run: &CheckRun,
+        results: &[CheckResult],
+        findings: &FindingChanges,
+        finding_entries: Vec<AuditDraft>,
+        evidence: &[Observation],
+        audit: &AuditOf<'_, CheckRun>,
+    ) -> Result<(), RepoError>;
     /// Stores a failed run, under the same condition as [`CheckRunRepository::finish_check_run`].
     async fn fail_check_run(&self, run: &CheckRun, audit: &AuditOf<'_, CheckRun>) -> Result<(), RepoError>;
     /// Gives back the runs this instance holds (it is stopping), each by the attempt it claimed:
@@ -137,6 +151,25 @@ pub trait CheckRunRepository: Send + Sync {
         finding: &Finding,
         read_at: Timestamp,
         audit: &AuditOf<'_, Finding>,
+    ) -> Result<(), RepoError>;
+    /// Stores `task`, made for `finding`, and links them both ways (`finding.task_id` as given, the
+    /// task's `finding_id`), with both entries, in one transaction, if the finding has not changed
+    /// since `read_at`. `RepoError::NotFound` when it changed: nothing is written.
+    async fn create_finding_task(
+        &self,
+        finding: &Finding,
+        read_at: Timestamp,
+        task: &Task,
+        task_audit: &AuditOf<'_, Task>,
+        finding_audit: &AuditOf<'_, Finding>,
+    ) -> Result<(), RepoError>;
+    /// The organization's finding deadlines: the defaults (no `updated_at`) when it set none.
+    async fn finding_deadlines(&self, org: &OrganizationId) -> Result<OrganizationDeadlines, RepoError>;
+    /// Replaces the organization's finding deadlines, with the entry (over what was kept before).
+    async fn put_finding_deadlines(
+        &self,
+        deadlines: &OrganizationDeadlines,
+        audit: &AuditOf<'_, OrganizationDeadlines>,
     ) -> Result<(), RepoError>;
     /// Up to `limit` excepted findings whose exception ended at or before `now`, every organization's.
     async fn lapsed_exceptions(&self, now: Timestamp, limit: usize) -> Result<Vec<Finding>, RepoError>;

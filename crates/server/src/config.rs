@@ -214,7 +214,6 @@ fn settings(listen: &SocketAddr) -> anyhow::Result<Settings> {
             run_timeout: seconds("CHECK_RUN_TIMEOUT_SECONDS", defaults.checks.run_timeout)?,
             concurrency: number("CHECK_RUN_CONCURRENCY", defaults.checks.concurrency)?,
             per_provider: number("CHECK_RUNS_PER_PROVIDER", defaults.checks.per_provider)?,
-            ..defaults.checks
         },
     })
 }

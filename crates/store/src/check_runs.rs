@@ -6,8 +6,9 @@ use compliance_domain::audit::AuditDraft;
 use compliance_domain::check_result::{CheckResult, CheckedResource, ReadFailure};
 use compliance_domain::check_run::{CheckRun, CheckRunStatus, OutcomeCounts};
 use compliance_domain::evidence::Observation;
-use compliance_domain::finding::{Finding, FindingChanges, FindingException, FindingStatus};
+use compliance_domain::finding::{Finding, FindingChanges, FindingException, FindingStatus, OrganizationDeadlines};
 use compliance_domain::integration::{Connection, ConnectionStatus};
+use compliance_domain::task::Task;
 use compliance_domain::{CheckRunId, ConnectionId, FindingId, OrganizationId, Timestamp};
 use compliance_ports::{
     AuditOf, CheckRunFilter, CheckRunQuery, CheckRunRepository, CheckRunSort, Cursor, FindingFilter, FindingQuery,
@@ -63,6 +64,7 @@ struct RunRow {
     errors: i32,
     not_applicable: i32,
     population_digest: Option<String>,
+    source: String,
 }
 
 fn count(n: u32) -> i32 {
@@ -95,6 +97,7 @@ impl From<&CheckRun> for RunRow {
             errors: count(r.counts.error),
             not_applicable: count(r.counts.not_applicable),
             population_digest: r.population_digest.clone(),
+            source: r.source.to_string(),
         }
     }
 }
@@ -108,6 +111,7 @@ impl TryFrom<RunRow> for CheckRun {
             connection_id: id("check_runs", r.connection_id)?,
             provider: r.provider,
             trigger: value("check_runs", &r.trigger_kind)?,
+            source: value("check_runs", &r.source)?,
             status: value("check_runs", &r.status)?,
             requested_by: optional_id("check_runs", r.requested_by)?,
             period: r.period,
@@ -191,7 +195,7 @@ impl TryFrom<ResultRow> for CheckResult {
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = findings, treat_none_as_null = true)]
-struct FindingRow {
+pub(crate) struct FindingRow {
     id: String,
     organization_id: String,
     connection_id: String,
@@ -524,11 +528,11 @@ impl CheckRunRepository for Store {
         evidence: &[Observation],
         audit: &AuditOf<'_, CheckRun>,
     ) -> Result<(), RepoError> {
-        self.store_done(run, results, changes, finding_entries, evidence, audit).await
+        self.store_done(Done::Claimed, run, results, changes, finding_entries, evidence, audit).await
     }
 
     async fn fail_check_run(&self, run: &CheckRun, audit: &AuditOf<'_, CheckRun>) -> Result<(), RepoError> {
-        self.store_done(run, &[], &FindingChanges::default(), Vec::new(), &[], audit).await
+        self.store_done(Done::Claimed, run, &[], &FindingChanges::default(), Vec::new(), &[], audit).await
     }
 
     async fn release_check_runs(&self, runs: &[(CheckRunId, u32)]) -> Result<(), RepoError> {
@@ -688,6 +692,41 @@ impl CheckRunRepository for Store {
         result.map_err(RepoError::from)
     }
 
+    async fn record_imported_run(
+        &self,
+        run: &CheckRun,
+        results: &[CheckResult],
+        findings: &FindingChanges,
+        finding_entries: Vec<AuditDraft>,
+        evidence: &[Observation],
+        audit: &AuditOf<'_, CheckRun>,
+    ) -> Result<(), RepoError> {
+        self.store_done(Done::Imported, run, results, findings, finding_entries, evidence, audit).await
+    }
+
+    async fn create_finding_task(
+        &self,
+        finding: &Finding,
+        read_at: Timestamp,
+        task: &Task,
+        task_audit: &AuditOf<'_, Task>,
+        finding_audit: &AuditOf<'_, Finding>,
+    ) -> Result<(), RepoError> {
+        self.insert_finding_task(finding, read_at, task, task_audit, finding_audit).await
+    }
+
+    async fn finding_deadlines(&self, org: &OrganizationId) -> Result<OrganizationDeadlines, RepoError> {
+        self.read_finding_deadlines(org).await
+    }
+
+    async fn put_finding_deadlines(
+        &self,
+        deadlines: &OrganizationDeadlines,
+        audit: &AuditOf<'_, OrganizationDeadlines>,
+    ) -> Result<(), RepoError> {
+        self.write_finding_deadlines(deadlines, audit).await
+    }
+
     async fn lapsed_exceptions(&self, now: Timestamp, limit: usize) -> Result<Vec<Finding>, RepoError> {
         let (now, limit) = (naive(now), i64::try_from(limit).unwrap_or(i64::MAX));
         let mut conn = self.pools.read().await?;
@@ -709,8 +748,10 @@ impl CheckRunRepository for Store {
 impl Store {
     /// Stores a run that is done (finished or failed) with what it found, if the claim it was
     /// read with still holds it (`running`, the same `attempts`, locked); else NotFound, nothing written.
+    #[expect(clippy::too_many_arguments, reason = "the one transaction's parts, each a port argument")]
     async fn store_done(
         &self,
+        how: Done,
         run: &CheckRun,
         results: &[CheckResult],
         changes: &FindingChanges,
@@ -732,14 +773,24 @@ impl Store {
             .collect();
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
-            let held = check_runs::table
-                .filter(check_runs::organization_id.eq(&row.organization_id))
-                .filter(check_runs::id.eq(&row.id))
-                .filter(check_runs::status.eq(RUNNING))
-                .filter(check_runs::attempts.eq(row.attempts));
-            let before: Option<RunRow> = Locked(held.select(RunRow::as_select())).get_result(c).await.optional()?;
-            let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
-            diesel::update(held).set(&row).execute(c).await?;
+            let before = match how {
+                Done::Claimed => {
+                    let held = check_runs::table
+                        .filter(check_runs::organization_id.eq(&row.organization_id))
+                        .filter(check_runs::id.eq(&row.id))
+                        .filter(check_runs::status.eq(RUNNING))
+                        .filter(check_runs::attempts.eq(row.attempts));
+                    let before: Option<RunRow> =
+                        Locked(held.select(RunRow::as_select())).get_result(c).await.optional()?;
+                    let Some(before) = before else { return Err(TxError::Repo(RepoError::NotFound)) };
+                    diesel::update(held).set(&row).execute(c).await?;
+                    Some(CheckRun::try_from(before)?)
+                }
+                Done::Imported => {
+                    diesel::insert_into(check_runs::table).values(&row).execute(c).await?;
+                    None
+                }
+            };
             insert_results(c.any(), &result_rows).await?;
             insert_findings(c.any(), &opened).await?;
             for (finding, read_at) in &updated {
@@ -764,11 +815,19 @@ impl Store {
             for observation in evidence {
                 record_observation(c.any(), &row.organization_id, done_at, observation).await?;
             }
-            c.append(audit(Some(&CheckRun::try_from(before)?), Some(run))).await?;
+            c.append(audit(before.as_ref(), Some(run))).await?;
             Ok(())
         });
         result.map_err(RepoError::from)
     }
+}
+
+/// How a done run's row is written: over the claim that held it, or inserted whole (the run of an
+/// imported file, never queued nor claimed).
+#[derive(Clone, Copy)]
+enum Done {
+    Claimed,
+    Imported,
 }
 
 async fn insert_results(conn: ConnRef<'_>, rows: &[ResultRow]) -> QueryResult<()> {

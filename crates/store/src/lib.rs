@@ -17,6 +17,7 @@ mod controls;
 mod db;
 mod error;
 mod evidence;
+mod finding_tasks;
 mod frameworks;
 mod generations;
 mod health;

@@ -170,6 +170,7 @@ diesel::table! {
         errors -> Int4,
         not_applicable -> Int4,
         population_digest -> Nullable<Text>,
+        source -> Text,
     }
 }
 
@@ -263,6 +264,17 @@ diesel::table! {
         detail -> Text,
         blob_key -> Nullable<Text>,
         run_id -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    finding_deadlines (organization_id) {
+        organization_id -> Text,
+        critical_days -> Int4,
+        high_days -> Int4,
+        medium_days -> Int4,
+        low_days -> Int4,
+        updated_at -> Timestamp,
     }
 }
 
@@ -560,6 +572,7 @@ diesel::table! {
         due_at -> Nullable<Timestamp>,
         last_completed_at -> Nullable<Timestamp>,
         rejection_reason -> Nullable<Text>,
+        finding_id -> Nullable<Text>,
     }
 }
 
@@ -675,6 +688,7 @@ diesel::joinable!(connections -> organizations (organization_id));
 diesel::joinable!(connections -> users (created_by));
 diesel::joinable!(context_entries -> organizations (organization_id));
 diesel::joinable!(controls -> organizations (organization_id));
+diesel::joinable!(finding_deadlines -> organizations (organization_id));
 diesel::joinable!(findings -> connections (connection_id));
 diesel::joinable!(findings -> organizations (organization_id));
 diesel::joinable!(frameworks -> organizations (organization_id));
@@ -716,6 +730,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     control_requirements,
     controls,
     evidence,
+    finding_deadlines,
     findings,
     frameworks,
     idempotency_keys,

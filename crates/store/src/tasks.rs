@@ -364,6 +364,7 @@ pub struct TaskRow {
     due_at: Option<PrimitiveDateTime>,
     last_completed_at: Option<PrimitiveDateTime>,
     rejection_reason: Option<String>,
+    finding_id: Option<String>,
 }
 
 impl From<&Task> for TaskRow {
@@ -382,6 +383,7 @@ impl From<&Task> for TaskRow {
             due_at: optional_naive(t.due_at),
             last_completed_at: optional_naive(t.last_completed_at),
             rejection_reason: t.rejection_reason.clone(),
+            finding_id: t.finding_id.as_ref().map(ToString::to_string),
         }
     }
 }
@@ -402,6 +404,7 @@ impl TryFrom<TaskRow> for Task {
             due_at: optional_instant(r.due_at),
             last_completed_at: optional_instant(r.last_completed_at),
             rejection_reason: r.rejection_reason,
+            finding_id: optional_id(T, r.finding_id)?,
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
         })

@@ -2,8 +2,8 @@
 
 use compliance_domain::check::CheckSeverity;
 use compliance_domain::check_result::CheckedResource;
-use compliance_domain::check_run::{CheckRun, CheckRunStatus, CheckRunTrigger, OutcomeCounts};
-use compliance_domain::finding::{Finding, FindingStatus};
+use compliance_domain::check_run::{CheckRun, CheckRunSource, CheckRunStatus, CheckRunTrigger, OutcomeCounts};
+use compliance_domain::finding::{Finding, FindingStatus, OrganizationDeadlines};
 use compliance_domain::{CheckRunId, ConnectionId, FindingId, TaskId, Timestamp, UserId};
 use serde::Serialize;
 
@@ -22,6 +22,9 @@ pub struct CheckRunDto {
     pub provider: String,
     /// `manual` (asked for) or `scheduled` (the connection's period came).
     pub trigger: CheckRunTrigger,
+    /// `checks` (this service's checks read the provider) or `prowler` (a Prowler findings file
+    /// a member imported).
+    pub source: CheckRunSource,
     /// `queued`, `running`, `finished` or `failed`.
     pub status: CheckRunStatus,
     /// The member who asked for a manual run; `null` for a scheduled one.
@@ -55,6 +58,7 @@ impl From<&CheckRun> for CheckRunDto {
             connection_id: run.connection_id.clone(),
             provider: run.provider.clone(),
             trigger: run.trigger,
+            source: run.source,
             status: run.status,
             requested_by: run.requested_by.clone(),
             queued_at: run.queued_at,
@@ -151,6 +155,37 @@ impl From<&Finding> for FindingDto {
             }),
             task_id: f.task_id.clone(),
             updated_at: f.updated_at,
+        }
+    }
+}
+
+/// How long the organization's findings of each severity may stay open: a finding opened (or
+/// opened again) is due that many days later.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = FindingDeadlines)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingDeadlinesDto {
+    /// Days for a critical finding.
+    pub critical_days: u32,
+    /// Days for a high one.
+    pub high_days: u32,
+    /// Days for a medium one.
+    pub medium_days: u32,
+    /// Days for a low one.
+    pub low_days: u32,
+    /// When an owner or admin last set them; `null` while the defaults (7, 30, 90, 180) hold.
+    pub updated_at: Option<Timestamp>,
+}
+
+impl From<&OrganizationDeadlines> for FindingDeadlinesDto {
+    fn from(kept: &OrganizationDeadlines) -> Self {
+        let d = &kept.deadlines;
+        Self {
+            critical_days: d.critical_days,
+            high_days: d.high_days,
+            medium_days: d.medium_days,
+            low_days: d.low_days,
+            updated_at: kept.updated_at,
         }
     }
 }

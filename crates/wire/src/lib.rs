@@ -9,7 +9,7 @@ mod checks;
 mod policy_diff;
 mod renderer;
 
-pub use checks::{CheckRunDto, FindingDto, FindingExceptionDto};
+pub use checks::{CheckRunDto, FindingDeadlinesDto, FindingDto, FindingExceptionDto};
 pub use policy_diff::{
     PolicyBlockChangeDto, PolicyBlockDto, PolicyBlockOp, PolicyDiffDraft, PolicyDiffDto, PolicyDiffTo, PolicyWordDto,
     PolicyWordOp,
@@ -435,6 +435,9 @@ pub struct TaskDto<'a> {
     pub last_completed_at: Option<Timestamp>,
     /// Why its approver last rejected it, or `null` (read-only; cleared when it is submitted again).
     pub rejection_reason: Option<&'a str>,
+    /// The finding it was made to fix (`POST /v1/findings/{id}/task`), or `null` (read-only).
+    #[schema(value_type = Option<compliance_domain::FindingId>)]
+    pub finding_id: Option<&'a str>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -455,6 +458,7 @@ impl<'a> From<&'a Task> for TaskDto<'a> {
             due_at: t.due_at,
             last_completed_at: t.last_completed_at,
             rejection_reason: t.rejection_reason.as_deref(),
+            finding_id: t.finding_id.as_ref().map(|f| f.as_str()),
             created_at: t.created_at,
             updated_at: t.updated_at,
         }

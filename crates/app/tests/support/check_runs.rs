@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use compliance_domain::audit::AuditDraft;
 use compliance_domain::check_result::CheckResult;
 use compliance_domain::check_run::CheckRun;
-use compliance_domain::finding::{Finding, FindingChanges};
+use compliance_domain::finding::{Finding, FindingChanges, FindingDeadlines, OrganizationDeadlines};
 use compliance_domain::integration::Connection;
+use compliance_domain::task::Task;
 use compliance_domain::{CheckRunId, ConnectionId, FindingId, OrganizationId, Timestamp};
 use compliance_ports::{AuditOf, CheckRunQuery, CheckRunRepository, FindingQuery, Page, PageRequest, RepoError};
 
@@ -83,5 +84,40 @@ impl CheckRunRepository for NoCheckRuns {
     }
     async fn lapsed_exceptions(&self, _: Timestamp, _: usize) -> Result<Vec<Finding>, RepoError> {
         Ok(Vec::new())
+    }
+    async fn record_imported_run(
+        &self,
+        _: &CheckRun,
+        _: &[CheckResult],
+        _: &FindingChanges,
+        _: Vec<AuditDraft>,
+        _: &[compliance_domain::evidence::Observation],
+        _: &AuditOf<'_, CheckRun>,
+    ) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn create_finding_task(
+        &self,
+        _: &Finding,
+        _: Timestamp,
+        _: &Task,
+        _: &AuditOf<'_, Task>,
+        _: &AuditOf<'_, Finding>,
+    ) -> Result<(), RepoError> {
+        Err(refused())
+    }
+    async fn finding_deadlines(&self, org: &OrganizationId) -> Result<OrganizationDeadlines, RepoError> {
+        Ok(OrganizationDeadlines {
+            organization_id: org.clone(),
+            deadlines: FindingDeadlines::default(),
+            updated_at: None,
+        })
+    }
+    async fn put_finding_deadlines(
+        &self,
+        _: &OrganizationDeadlines,
+        _: &AuditOf<'_, OrganizationDeadlines>,
+    ) -> Result<(), RepoError> {
+        Err(refused())
     }
 }

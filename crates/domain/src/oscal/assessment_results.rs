@@ -130,6 +130,7 @@ fn observation(evidence: &Evidence, base_url: &str) -> Observation {
         title: format!("The {what} {outcome} for control {}", evidence.control_id),
         description: one_line(reason),
         methods: vec![method],
+        subjects: non_empty(subjects(evidence, source)),
         collected: evidence.collected_at,
         relevant_evidence: vec![RelevantEvidence {
             href,
@@ -139,6 +140,33 @@ fn observation(evidence: &Evidence, base_url: &str) -> Observation {
             ),
         }],
     }
+}
+
+/// The resources a check's run failed, and those it failed whose finding is excepted, named by
+/// the evidence item (at most the first few of each, as the item keeps them).
+fn subjects(evidence: &Evidence, source: &str) -> Vec<Subject> {
+    if evidence.kind != EvidenceKind::Check {
+        return Vec::new();
+    }
+    let named = |field: &str, remarks: &'static str| {
+        let names = evidence.detail.get(field).and_then(Value::as_array).cloned().unwrap_or_default();
+        names
+            .into_iter()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .map(move |name| Subject {
+                subject_uuid: uuid(&["resource", source, &name]),
+                kind: "inventory-item",
+                title: one_line(&name),
+                remarks,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut subjects = named("failing", "Failed the check.");
+    subjects.extend(named(
+        "excepted",
+        "Failed the check; its finding is excepted (the risk is accepted until the exception ends).",
+    ));
+    subjects
 }
 
 fn finding(key: &str, state: &RequirementState, evidence: &[Evidence]) -> Finding {
@@ -273,8 +301,21 @@ struct Observation {
     title: String,
     description: String,
     methods: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subjects: Option<Vec<Subject>>,
     collected: Timestamp,
     relevant_evidence: Vec<RelevantEvidence>,
+}
+
+/// A resource a check observed failing (or excepted): the observation's subject.
+#[derive(Serialize)]
+#[serde(rename_all = "kebab-case")]
+struct Subject {
+    subject_uuid: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    title: String,
+    remarks: &'static str,
 }
 
 #[derive(Serialize)]

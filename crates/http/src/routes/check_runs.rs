@@ -9,6 +9,7 @@ use compliance_ports::{CheckRunFilter, CheckRunQuery, CheckRunSort};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::body::{BodyLimit, JsonBytes};
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam};
 use crate::paging::{PageQuery, encode};
@@ -18,6 +19,9 @@ use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(run_connection_checks, __path_run_connection_checks);
+    routes
+        .add(import_connection_check_results, __path_import_connection_check_results)
+        .body_limit(BodyLimit(PROWLER_FILE_LIMIT));
     routes.add(list_check_runs, __path_list_check_runs);
     routes.add(export_check_runs, __path_export_check_runs);
     routes.add(get_check_run, __path_get_check_run);
@@ -52,6 +56,39 @@ async fn run_connection_checks(
     let (principal, id) = (caller.0, connection_id(&id)?);
     let run = state.run(|app| async move { app.check_runs.run_checks(&principal, &id).await }).await?;
     Ok(HttpResponse::Accepted().json(CheckRunDto::from(&run)))
+}
+
+/// The largest Prowler findings file taken: 32 MiB, some 2,500 of Prowler's findings (about 12 KiB
+/// each in OCSF JSON). A larger scan is imported in parts (by region or by service).
+pub const PROWLER_FILE_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Import Prowler's findings for a connection
+///
+/// The body is the file `prowler aws --output-formats json-ocsf` writes (a JSON array of OCSF
+/// Detection Findings), as it is. Each finding becomes a result: of our check whose references
+/// name Prowler's check, else of `prowler.<Prowler's check name>`. The results are stored as a
+/// finished run (`source` `prowler`) and open, resolve and prove exactly as a run of our own
+/// checks does (docs/checks.md). All or nothing: a file that is not Prowler's OCSF JSON, or holds
+/// several accounts, is a 400 naming the problem, and nothing is stored. Owners and admins.
+#[utoipa::path(
+    post, path = "/v1/integrations/connections/{id}/check-results", operation_id = "importConnectionCheckResults", tag = "checks",
+    params(("id" = ConnectionId, Path, description = "The connection (AWS); an id of another organization or of none is a 404.")),
+    request_body(content = Vec<serde_json::Value>, content_type = "application/json", description = "Prowler's OCSF JSON findings file, at most 32 MiB."),
+    responses(
+        (status = 201, description = "The run, `finished`, with the file's results.", body = CheckRunDto),
+        (status = 409, description = "The connection is disconnected or not AWS, or the file is of another account than its findings.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The file is larger than 32 MiB.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn import_connection_check_results(
+    state: web::Data<AppState>,
+    caller: Authenticated,
+    id: web::Path<String>,
+    JsonBytes(file): JsonBytes,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, connection_id(&id)?);
+    let run = state.run(|app| async move { app.check_runs.import_prowler(&principal, &id, &file).await }).await?;
+    Ok(HttpResponse::Created().json(CheckRunDto::from(&run)))
 }
 
 /// `{data, count, nextCursor}` of check runs.

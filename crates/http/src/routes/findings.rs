@@ -4,25 +4,30 @@
 use actix_web::{HttpResponse, web};
 use compliance_app::Settings;
 use compliance_domain::check::CheckSeverity;
-use compliance_domain::finding::FindingStatus;
+use compliance_domain::finding::{FindingStatus, NewFindingDeadlines, NewFindingTask};
 use compliance_domain::{ConnectionId, FindingId, Timestamp};
 use compliance_ports::{FindingFilter, FindingQuery, FindingSort};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::body::JsonBody;
+use crate::conditional;
 use crate::export::{BATCH_ROWS, Export, ExportFormat, FormatQuery, stream_list};
 use crate::list_query::{ListParams, QueryShape, SortField, SortParam, TextFilter, TimeParams};
 use crate::paging::{PageQuery, encode};
 use crate::router::Routes;
-use crate::wire::FindingDto;
+use crate::wire::{FindingDeadlinesDto, FindingDto, TaskDto};
 use crate::{ApiError, AppState, Authenticated};
 
 pub fn configure(routes: &mut Routes) {
     routes.add(list_findings, __path_list_findings);
     routes.add(export_findings, __path_export_findings);
+    // Before `/v1/findings/{id}`, whose id it would otherwise be read as.
+    routes.add(get_finding_deadlines, __path_get_finding_deadlines);
+    routes.add(set_finding_deadlines, __path_set_finding_deadlines);
     routes.add(get_finding, __path_get_finding);
     routes.add(except_finding, __path_except_finding);
+    routes.add(create_finding_task, __path_create_finding_task);
 }
 
 fn finding_id(id: &str) -> Result<FindingId, ApiError> {
@@ -201,4 +206,64 @@ async fn except_finding(
         .run(|app| async move { app.findings.except_finding(&principal, &id, &input.reason, input.expires_at).await })
         .await?;
     Ok(HttpResponse::Ok().json(FindingDto::from(&finding)))
+}
+
+/// Make the task that fixes a finding
+///
+/// A task linked to the finding both ways (the finding's `taskId`, the task's `findingId`): its
+/// title, description and due date are the finding's unless the body names them. One task at a
+/// time: a finding whose task still exists is a 409 (deleting the task unlinks it), and so is a
+/// resolved finding. Closing the task does not resolve the finding: only a run that passes its
+/// resource does. Owners and admins (`findings` and `tasks` write).
+#[utoipa::path(
+    post, path = "/v1/findings/{id}/task", operation_id = "createFindingTask", tag = "findings",
+    params(("id" = FindingId, Path, description = "The finding; an id of another organization or of none is a 404.")),
+    request_body = NewFindingTask,
+    responses(
+        (status = 201, description = "The new task.", body = TaskDto, headers(("ETag" = String, description = "The entity tag of the new state."))),
+        (status = 409, description = "The finding already has a task, is resolved, or changed meanwhile.", body = crate::openapi::Problem, content_type = "application/problem+json"),
+    ),
+)]
+async fn create_finding_task(
+    state: web::Data<AppState>,
+    caller: Authenticated,
+    id: web::Path<String>,
+    JsonBody(input): JsonBody<NewFindingTask>,
+) -> Result<HttpResponse, ApiError> {
+    let (principal, id) = (caller.0, finding_id(&id)?);
+    let task = state.run(|app| async move { app.findings.create_task(&principal, &id, input).await }).await?;
+    Ok(conditional::tagged(HttpResponse::Created(), &task.etag(), &TaskDto::from(&task)))
+}
+
+/// Get how long findings may stay open
+///
+/// Days per severity; the defaults (7, 30, 90 and 180 days) until an owner or admin sets them.
+/// Owners, admins and auditors.
+#[utoipa::path(
+    get, path = "/v1/findings/deadlines", operation_id = "getFindingDeadlines", tag = "findings",
+    responses((status = 200, description = "The deadlines in force.", body = FindingDeadlinesDto)),
+)]
+async fn get_finding_deadlines(state: web::Data<AppState>, caller: Authenticated) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0;
+    let kept = state.run(|app| async move { app.findings.deadlines(&principal).await }).await?;
+    Ok(HttpResponse::Ok().json(FindingDeadlinesDto::from(&kept)))
+}
+
+/// Set how long findings may stay open
+///
+/// All four severities, 1 to 365 days each. Findings opened (or opened again) from then on are due
+/// by them; a finding already open keeps its `dueAt`. Owners and admins.
+#[utoipa::path(
+    put, path = "/v1/findings/deadlines", operation_id = "setFindingDeadlines", tag = "findings",
+    request_body = NewFindingDeadlines,
+    responses((status = 200, description = "The deadlines now in force.", body = FindingDeadlinesDto)),
+)]
+async fn set_finding_deadlines(
+    state: web::Data<AppState>,
+    caller: Authenticated,
+    JsonBody(input): JsonBody<NewFindingDeadlines>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = caller.0;
+    let kept = state.run(|app| async move { app.findings.set_deadlines(&principal, &input).await }).await?;
+    Ok(HttpResponse::Ok().json(FindingDeadlinesDto::from(&kept)))
 }

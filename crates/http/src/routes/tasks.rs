@@ -137,6 +137,7 @@ const TASK_COLUMNS: &[&str] = &[
     "dueAt",
     "lastCompletedAt",
     "rejectionReason",
+    "findingId",
     "createdAt",
     "updatedAt",
 ];
