@@ -115,9 +115,21 @@ async fn a_bad_file_is_refused_naming_the_problem_and_nothing_is_stored(server: 
         assert!(problem.to_string().contains(says), "{says}: {problem}");
     }
     tenant.api.raw(Method::POST, &path, Some("text/csv"), "a,b").await.problem(415);
+    let mut crowded = prowler_file();
+    crowded[0]["resources"] = json!(vec![crowded[0]["resources"][0].clone(); 101]);
+    tenant.api.post(&path, crowded).await.invalid("file");
+    let mut long = prowler_file();
+    long[0]["resources"][0]["uid"] = json!("a".repeat(3_000));
+    tenant.api.post(&path, long).await.invalid("file");
     assert_eq!(tenant.api.get("/v1/check-runs").await.ok(200)["count"], 0, "nothing stored");
     assert_eq!(tenant.api.get("/v1/findings").await.ok(200)["count"], 0, "nothing stored");
 
+    // A finding on an AWS-managed policy (`arn:aws:iam::aws:policy/…`) names no account.
+    let mut managed = prowler_file();
+    managed[0]["metadata"]["event_code"] = json!("iam_aws_attached_policy_no_administrative_privileges");
+    managed[0]["resources"][0]["uid"] = json!("arn:aws:iam::aws:policy/AdministratorAccess");
+    import(&tenant.api, &connection, &json!([managed[0].clone()])).await.ok(201);
+    assert_eq!(data(&tenant.api.get("/v1/findings?checkId=aws.iam.no-full-admin-policy").await.ok(200)).len(), 1);
     // Once the connection's findings name account 123456789012, another account's file is refused.
     import(&tenant.api, &connection, &prowler_file()).await.ok(201);
     let other_account = prowler_file().to_string().replace("123456789012", "210987654321");

@@ -1,11 +1,11 @@
 //! Runs of a connection's checks and their results: what a person asks for and reads. The
 //! worker that executes runs is `check_run_worker.rs`; the findings they open are `findings.rs`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
-use compliance_domain::check::{CheckOutcome, CheckSeverity};
+use compliance_domain::check::CheckSeverity;
 use compliance_domain::check_result::CheckResult;
 use compliance_domain::check_run::CheckRun;
 use compliance_domain::finding::Finding;
@@ -85,7 +85,12 @@ impl CheckRunService {
                 connection.provider
             )));
         }
-        let import = parse_ocsf(file).map_err(|error| AppError::invalid("file", error.to_string()))?;
+        // Up to 32 MiB of JSON: read off the request's thread, which serves other requests.
+        let file = file.to_vec();
+        let import = tokio::task::spawn_blocking(move || parse_ocsf(&file))
+            .await
+            .map_err(|error| AppError::Internal(format!("reading a Prowler file stopped: {error}")))?
+            .map_err(|error| AppError::invalid("file", error.to_string()))?;
         let existing = self.runs.connection_findings(&caller.organization_id, &connection.id).await?;
         require_same_account(&existing, &import.account_id)?;
         let severities: HashMap<String, CheckSeverity> = import
@@ -97,7 +102,10 @@ impl CheckRunService {
             })
             .collect();
         let results: Vec<CheckResult> = import.results.into_iter().map(|imported| imported.result).collect();
-        let read = whole_populations(&results);
+        // No check counts as read whole: a file may be of some regions, some checks, or failures
+        // only, and a resource it does not list was not seen passing. Its findings resolve only
+        // when a file (or a run) lists the resource passing.
+        let read: [String; 0] = [];
         let run = CheckRun::imported(
             caller.organization_id.clone(),
             connection.id,
@@ -158,26 +166,18 @@ pub(crate) fn not_found(what: &'static str) -> impl Fn(RepoError) -> AppError {
     }
 }
 
-/// The checks of an imported file whose whole population it holds, so that its resources no
-/// longer listed resolve their findings: those with at least one passing resource. A file written
-/// with `--status FAIL` lists failures only; a resource missing from it was not seen passing, and
-/// its finding stays as it was.
-fn whole_populations(results: &[CheckResult]) -> Vec<String> {
-    let passing: BTreeSet<&str> =
-        results.iter().filter(|r| r.outcome == CheckOutcome::Pass).map(|r| r.check_id.as_str()).collect();
-    passing.into_iter().map(str::to_owned).collect()
-}
-
-/// A file of another account than the one the connection's findings name is refused: its results
-/// would resolve the connection's findings as if their resources were gone. The account of a
-/// finding is its resource's (an ARN's fifth field, or an `aws.account` resource's id); with no
-/// finding naming one, any single account's file is taken.
+/// A file of another account than the one the connection's findings are of is refused: its
+/// results would be read as the state of this connection's account. The account of a finding is
+/// that of an `aws.account` resource, or the account field of a resource's ARN when it is a
+/// 12-digit account id (an AWS-managed policy's ARN has `aws` there, an S3 bucket's nothing); with
+/// no finding naming one, any single account's file is taken.
 fn require_same_account(existing: &[Finding], account: &str) -> Result<(), AppError> {
+    let is_account_id = |text: &&str| text.len() == 12 && text.bytes().all(|b| b.is_ascii_digit());
     let named = existing.iter().find_map(|finding| {
         let resource = &finding.resource;
-        let of_arn = resource.id.strip_prefix("arn:").and_then(|arn| arn.split(':').nth(3)).filter(|a| !a.is_empty());
+        let of_arn = resource.id.strip_prefix("arn:").and_then(|arn| arn.split(':').nth(3));
         let of_account = (resource.kind == "aws.account").then_some(resource.id.as_str());
-        of_arn.or(of_account).filter(|named| *named != account).map(str::to_owned)
+        of_account.or(of_arn).filter(is_account_id).filter(|named| *named != account).map(str::to_owned)
     });
     match named {
         Some(other) => Err(AppError::Conflict(format!(

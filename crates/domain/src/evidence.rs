@@ -237,6 +237,11 @@ pub fn of_check(
     if results.iter().any(|r| r.outcome == CheckOutcome::Error) {
         return None;
     }
+    // Every resource it saw was not applicable (a region not enabled, a feature the plan lacks,
+    // a review Prowler left to a person): the check judged nothing, so it proves nothing.
+    if !results.is_empty() && results.iter().all(|r| r.outcome == CheckOutcome::NotApplicable) {
+        return None;
+    }
     let failing: Vec<&&CheckResult> = results.iter().filter(|r| r.outcome == CheckOutcome::Fail).collect();
     let (accepted, failed): (Vec<&&CheckResult>, Vec<&&CheckResult>) = failing.into_iter().partition(|r| excepted(r));
     let names = |of: &[&&CheckResult]| of.iter().take(NAMED_MAX).map(|r| r.resource.name.clone()).collect::<Vec<_>>();
@@ -431,5 +436,23 @@ mod tests {
             (Proof::Outcome(EvidenceOutcome::Fail), Some("timeout"))
         );
         assert_eq!(of_run(Some(&passed), None), None, "a skipped run proves nothing");
+    }
+
+    #[test]
+    fn a_check_that_judged_nothing_proves_nothing() {
+        use crate::check::CheckOutcome as Outcome;
+        use crate::check_result::{CheckResult, CheckedResource};
+        let result = |id: &str, outcome: Outcome| {
+            let resource = CheckedResource { kind: "aws.region".into(), id: id.into(), name: id.into(), region: None };
+            CheckResult::judged("aws.guardduty.enabled", resource, outcome, "")
+        };
+        let (skipped, other) =
+            (result("eu-south-2", Outcome::NotApplicable), result("us-east-1", Outcome::NotApplicable));
+        assert!(of_check("con:x".into(), "chr_1", &[&skipped, &other], |_| false).is_none());
+        let passed = result("eu-west-1", Outcome::Pass);
+        let observed = of_check("con:x".into(), "chr_1", &[&skipped, &passed], |_| false).unwrap();
+        assert_eq!(observed.proof, Proof::Outcome(EvidenceOutcome::Pass));
+        let none = of_check("con:x".into(), "chr_1", &[], |_| false).unwrap();
+        assert_eq!(none.proof, Proof::Outcome(EvidenceOutcome::Pass), "a check that saw no resource passes");
     }
 }

@@ -38,6 +38,21 @@ use crate::check_result::{CheckResult, CheckedResource, normalize};
 /// work (and the results kept) for a file of many tiny findings.
 pub const MAX_FINDINGS: usize = 50_000;
 
+/// The most resources a file may name in all, each a result (Prowler names one per finding): the
+/// results, findings and entries of one import are stored in one transaction.
+pub const MAX_RESOURCES: usize = 50_000;
+
+/// The most resources one finding may name, read before the file's total is known.
+const RESOURCES_PER_FINDING: usize = 100;
+
+/// The longest resource id or name kept, in characters (an ARN is at most 2,048 bytes, and those
+/// Prowler writes are far shorter); a longer one is refused rather than cut, which could make two
+/// resources one.
+const RESOURCE_TEXT_MAX: usize = 1_024;
+
+/// The longest resource type, in characters (`AwsEc2SecurityGroup`).
+const RESOURCE_TYPE_MAX: usize = 128;
+
 /// The longest detail a result keeps, in characters: Prowler's `status_detail` is a sentence,
 /// but nothing stops a file from holding a book there.
 pub const DETAIL_MAX: usize = 1_000;
@@ -179,6 +194,12 @@ pub enum ProwlerFileError {
     /// An empty array: nothing to import, which is more likely a failed scan than a clean one.
     #[error("the file holds no findings")]
     NoFindings,
+    /// More than [`MAX_RESOURCES`] resources in all.
+    #[error("the file names more than {max} resources; run Prowler on fewer checks or regions per file")]
+    TooManyResources {
+        /// [`MAX_RESOURCES`].
+        max: usize,
+    },
     /// More than [`MAX_FINDINGS`] findings.
     #[error("the file holds more than {max} findings; run Prowler on fewer checks or regions per file")]
     TooManyFindings {
@@ -306,6 +327,20 @@ fn read_finding(
     let cloud_region = present(cloud.region).filter(|region| !is_global(region));
     let mut results = Vec::with_capacity(resources.len());
     for (at, raw) in resources.into_iter().enumerate() {
+        for (field, text, max) in [
+            ("uid", &raw.uid, RESOURCE_TEXT_MAX),
+            ("name", &raw.name, RESOURCE_TEXT_MAX),
+            ("type", &raw.kind, RESOURCE_TYPE_MAX),
+            ("region", &raw.region, RESOURCE_TYPE_MAX),
+        ] {
+            if text.as_ref().is_some_and(|text| text.chars().count() > max) {
+                return Err(ProwlerFileError::InvalidField {
+                    index,
+                    field: format!("resources[{at}].{field}"),
+                    problem: format!("is longer than {max} characters"),
+                });
+            }
+        }
         let resource = resource(&check, &account_id, cloud_region.as_deref(), raw)
             .map_err(|field| missing(&format!("resources[{at}].{field}")))?;
         results.push(CheckResult::judged(check.id(), resource, outcome, detail.clone()));
@@ -401,6 +436,7 @@ struct RawFinding {
     message: Option<String>,
     severity: Option<String>,
     finding_info: Option<RawFindingInfo>,
+    #[serde(default, deserialize_with = "at_most_per_finding")]
     resources: Option<Vec<RawResource>>,
     cloud: Option<RawCloud>,
 }
@@ -442,9 +478,51 @@ struct RawAccount {
     uid: Option<String>,
 }
 
-/// The file's array, at most [`MAX_FINDINGS`] findings: deserializing stops at the one past it.
+/// A finding's resources, at most [`RESOURCES_PER_FINDING`]: reading stops at the one past it, so
+/// that one finding cannot hold the whole file's worth.
+fn at_most_per_finding<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<RawResource>>, D::Error> {
+    struct Bounded;
+    impl<'de> Visitor<'de> for Bounded {
+        type Value = Option<Vec<RawResource>>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(formatter, "an array of at most {RESOURCES_PER_FINDING} resources")
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut resources = Vec::new();
+            while let Some(resource) = seq.next_element::<RawResource>()? {
+                if resources.len() == RESOURCES_PER_FINDING {
+                    return Err(de::Error::custom(format!("more than {RESOURCES_PER_FINDING} resources")));
+                }
+                resources.push(resource);
+            }
+            Ok(Some(resources))
+        }
+    }
+    deserializer.deserialize_any(Bounded)
+}
+
+/// Why reading the array stopped early.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TooMany {
+    Not,
+    Findings,
+    Resources,
+}
+
+/// The file's array, at most [`MAX_FINDINGS`] findings naming at most [`MAX_RESOURCES`]
+/// resources: deserializing stops at the finding past either.
 fn read_findings(bytes: &[u8]) -> Result<Vec<RawFinding>, ProwlerFileError> {
-    let mut too_many = false;
+    let mut too_many = TooMany::Not;
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let mut track = serde_path_to_error::Track::new();
     let read = Findings { too_many: &mut too_many }
@@ -452,7 +530,8 @@ fn read_findings(bytes: &[u8]) -> Result<Vec<RawFinding>, ProwlerFileError> {
         .and_then(|findings| deserializer.end().map(|()| findings));
     match read {
         Ok(findings) => Ok(findings),
-        Err(_) if too_many => Err(ProwlerFileError::TooManyFindings { max: MAX_FINDINGS }),
+        Err(_) if too_many == TooMany::Findings => Err(ProwlerFileError::TooManyFindings { max: MAX_FINDINGS }),
+        Err(_) if too_many == TooMany::Resources => Err(ProwlerFileError::TooManyResources { max: MAX_RESOURCES }),
         Err(error) if error.is_data() => Err(data_error(track.path(), &error)),
         Err(error) => Err(ProwlerFileError::NotJson {
             message: without_position(&error.to_string()),
@@ -504,7 +583,7 @@ fn without_position(message: &str) -> String {
 /// Reads the top-level array one finding at a time, and sets `too_many` (then fails) at the
 /// finding past [`MAX_FINDINGS`] instead of reading the rest.
 struct Findings<'a> {
-    too_many: &'a mut bool,
+    too_many: &'a mut TooMany,
 }
 
 impl<'de> DeserializeSeed<'de> for Findings<'_> {
@@ -524,10 +603,16 @@ impl<'de> Visitor<'de> for Findings<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut findings = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1_024));
+        let mut resources = 0;
         while let Some(finding) = seq.next_element::<RawFinding>()? {
             if findings.len() == MAX_FINDINGS {
-                *self.too_many = true;
+                *self.too_many = TooMany::Findings;
                 return Err(de::Error::custom(format!("more than {MAX_FINDINGS} findings")));
+            }
+            resources += finding.resources.as_ref().map_or(0, Vec::len);
+            if resources > MAX_RESOURCES {
+                *self.too_many = TooMany::Resources;
+                return Err(de::Error::custom(format!("more than {MAX_RESOURCES} resources")));
             }
             findings.push(finding);
         }
@@ -808,5 +893,25 @@ mod tests {
             message(&many),
             "the file holds more than 50000 findings; run Prowler on fewer checks or regions per file"
         );
+    }
+
+    #[test]
+    fn resources_are_bounded_per_finding_in_all_and_in_length() {
+        let resource = |uid: String| json!({"uid": uid, "name": "n", "region": "us-east-1", "type": "AwsS3Bucket"});
+        let crowded = one(|f| f["resources"] = json!((0..=100).map(|i| resource(format!("r{i}"))).collect::<Vec<_>>()));
+        assert!(message(&crowded).starts_with("finding 0: resources is "), "{}", message(&crowded));
+        assert!(message(&crowded).contains("more than 100 resources"), "{}", message(&crowded));
+
+        // 501 findings of 100 resources each: the total passes 50,000 before the findings' limit.
+        let findings: Vec<Value> = serde_json::from_slice(MOTO).unwrap();
+        let mut finding = findings[0].clone();
+        finding["resources"] = json!((0..100).map(|i| resource(format!("r{i}"))).collect::<Vec<_>>());
+        let file = serde_json::to_vec(&vec![finding; 501]).unwrap();
+        assert_eq!(parse_ocsf(&file).unwrap_err(), ProwlerFileError::TooManyResources { max: MAX_RESOURCES });
+
+        let long = one(|f| f["resources"][0]["uid"] = json!("a".repeat(RESOURCE_TEXT_MAX + 1)));
+        assert_eq!(message(&long), "finding 0: resources[0].uid is longer than 1024 characters");
+        let long_type = one(|f| f["resources"][0]["type"] = json!("T".repeat(RESOURCE_TYPE_MAX + 1)));
+        assert_eq!(message(&long_type), "finding 0: resources[0].type is longer than 128 characters");
     }
 }
