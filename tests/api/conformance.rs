@@ -394,6 +394,13 @@ async fn check_runs(c: &mut Conformance, tenant: &Tenant, moto: &Moto) {
         .unwrap();
     let exception = json!({"reason": "conformance", "expiresAt": until});
     c.check("exceptFinding", api.post(&format!("/v1/findings/{finding}/exception"), exception).await);
+    c.check("createFindingTask", api.post(&format!("/v1/findings/{finding}/task"), json!({})).await);
+    c.check("getFindingDeadlines", api.get("/v1/findings/deadlines").await);
+    let deadlines = json!({"criticalDays": 5, "highDays": 20, "mediumDays": 60, "lowDays": 120});
+    c.check("setFindingDeadlines", api.put("/v1/findings/deadlines", deadlines).await);
+    let prowler = crate::prowler_import::prowler_file();
+    let imported = crate::prowler_import::import(api, &connection, &prowler).await;
+    c.check("importConnectionCheckResults", imported);
 }
 
 /// Providers, the OAuth app and flow, connections, and the connect page with its two forms.
