@@ -40,10 +40,13 @@ async fn deadlines_per_severity_set_when_findings_are_due(server: &TestServer) {
         (json!({"criticalDays": 0, "highDays": 30, "mediumDays": 90, "lowDays": 180}), "criticalDays"),
         (json!({"criticalDays": 7, "highDays": 30, "mediumDays": 90, "lowDays": 366}), "lowDays"),
         (json!({"criticalDays": 7, "highDays": 30, "mediumDays": 90}), "lowDays"),
+        (json!({"criticalDays": 7, "highDays": -1, "mediumDays": 90, "lowDays": 180}), "highDays"),
+        (json!({"criticalDays": 7, "highDays": 30.5, "mediumDays": 90, "lowDays": 180}), "highDays"),
     ] {
         tenant.api.put(DEADLINES, body).await.invalid(field);
     }
-    let ours = json!({"criticalDays": 3, "highDays": 10, "mediumDays": 20, "lowDays": 40});
+    // A whole number with a zero fraction is an integer, as JSON Schema says.
+    let ours = json!({"criticalDays": 3.0, "highDays": 10, "mediumDays": 20, "lowDays": 40});
     let set = tenant.api.put(DEADLINES, ours.clone()).await.ok(200);
     assert!(set["updatedAt"].is_string(), "{set}");
     assert_eq!(tenant.api.get(DEADLINES).await.ok(200), set);

@@ -3279,21 +3279,21 @@ pub mod types {
     pub struct NewFindingDeadlines {
         /// Days a critical finding may stay open: 1 to 365.
         #[serde(rename = "criticalDays")]
-        pub critical_days: u32,
+        pub critical_days: u64,
         /// Days for a high one: 1 to 365.
         #[serde(rename = "highDays")]
-        pub high_days: u32,
+        pub high_days: u64,
         /// Days for a low one: 1 to 365.
         #[serde(rename = "lowDays")]
-        pub low_days: u32,
+        pub low_days: u64,
         /// Days for a medium one: 1 to 365.
         #[serde(rename = "mediumDays")]
-        pub medium_days: u32,
+        pub medium_days: u64,
     }
 
     impl NewFindingDeadlines {
         /// A value with `critical_days`, `high_days`, `low_days`, `medium_days`; every other member absent or `null`.
-        pub fn new(critical_days: u32, high_days: u32, low_days: u32, medium_days: u32) -> Self {
+        pub fn new(critical_days: u64, high_days: u64, low_days: u64, medium_days: u64) -> Self {
             Self { critical_days, high_days, low_days, medium_days }
         }
     }

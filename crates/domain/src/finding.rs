@@ -178,16 +178,20 @@ pub const DEADLINE_DAYS_MAX: u32 = 365;
 pub struct NewFindingDeadlines {
     /// Days a critical finding may stay open: 1 to 365.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
-    pub critical_days: u32,
+    #[serde(deserialize_with = "crate::whole_number")]
+    pub critical_days: i64,
     /// Days for a high one: 1 to 365.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
-    pub high_days: u32,
+    #[serde(deserialize_with = "crate::whole_number")]
+    pub high_days: i64,
     /// Days for a medium one: 1 to 365.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
-    pub medium_days: u32,
+    #[serde(deserialize_with = "crate::whole_number")]
+    pub medium_days: i64,
     /// Days for a low one: 1 to 365.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
-    pub low_days: u32,
+    #[serde(deserialize_with = "crate::whole_number")]
+    pub low_days: i64,
 }
 
 impl FindingDeadlines {
@@ -195,23 +199,22 @@ impl FindingDeadlines {
     /// order between severities is imposed: a policy may give a low finding less time than a
     /// medium one, and that is its owners' call.
     pub fn new(input: &NewFindingDeadlines) -> Result<Self, ValidationErrors> {
-        let errors = [
-            ("criticalDays", input.critical_days),
-            ("highDays", input.high_days),
-            ("mediumDays", input.medium_days),
-            ("lowDays", input.low_days),
-        ]
-        .into_iter()
-        .filter(|(_, days)| !(1..=DEADLINE_DAYS_MAX).contains(days))
-        .map(|(field, _)| FieldError::new(field, format!("must be 1 to {DEADLINE_DAYS_MAX} days")))
-        .collect();
+        let days = |field: &'static str, value: i64| {
+            u32::try_from(value)
+                .ok()
+                .filter(|days| (1..=DEADLINE_DAYS_MAX).contains(days))
+                .ok_or_else(|| FieldError::new(field, format!("must be 1 to {DEADLINE_DAYS_MAX} days")))
+        };
+        let all = [
+            days("criticalDays", input.critical_days),
+            days("highDays", input.high_days),
+            days("mediumDays", input.medium_days),
+            days("lowDays", input.low_days),
+        ];
+        let errors: Vec<FieldError> = all.iter().filter_map(|day| day.as_ref().err().cloned()).collect();
         ValidationErrors::into_result(errors)?;
-        Ok(Self {
-            critical_days: input.critical_days,
-            high_days: input.high_days,
-            medium_days: input.medium_days,
-            low_days: input.low_days,
-        })
+        let [critical_days, high_days, medium_days, low_days] = all.map(|day| day.unwrap_or_default());
+        Ok(Self { critical_days, high_days, medium_days, low_days })
     }
 
     /// When a finding of `severity` opened at `opened` is due.

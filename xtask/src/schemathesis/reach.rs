@@ -21,7 +21,6 @@ pub const UNREACHABLE: &[(&str, &str)] = &[
     ("signOut", "no OpenID Connect provider is configured in the run: the sign-in routes answer 404"),
     ("getConnection", "a connection is made only with credentials its provider verifies, and the run has no provider"),
     ("getCheckRun", "check runs are made only for connections, and the run has none"),
-    ("importConnectionCheckResults", "a Prowler file is imported into a connection, and the run has none"),
     ("getFinding", "findings are opened only by check runs, and the run has none"),
 ];
 
