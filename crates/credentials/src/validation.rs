@@ -149,10 +149,9 @@ fn check_basic(c: &BasicConfig, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// A custom strategy may declare no field: a connection whose checks read only what the
+/// deployment provides (`providers/fleetdm.json`) stores no credential.
 fn check_custom(c: &CustomConfig, errors: &mut Vec<FieldError>) {
-    if c.credential_fields.is_empty() {
-        errors.push(FieldError::new("config.credentialFields", "must declare at least one field"));
-    }
     let mut ids = BTreeSet::new();
     for (i, field) in c.credential_fields.iter().enumerate() {
         check_field(field, &format!("config.credentialFields[{i}]"), &mut ids, errors);
@@ -340,8 +339,8 @@ mod tests {
     }
 
     #[test]
-    fn custom_needs_at_least_one_field() {
-        let err = errors_of(json!({"type": "custom", "config": {"credentialFields": []}}));
-        assert_eq!(err.for_field("config.credentialFields").len(), 1);
+    fn custom_may_need_no_field() {
+        let ok = parse_strategy(&json!({"type": "custom", "config": {"credentialFields": []}})).unwrap();
+        assert!(matches!(ok, AuthStrategy::Custom(config) if config.credential_fields.is_empty()));
     }
 }
