@@ -96,7 +96,7 @@ pub async fn connect_aws(api: &Client) -> String {
 }
 
 /// Asks for a run and waits until it is done; the run.
-async fn run_checks(api: &Client, connection: &str) -> Value {
+pub(crate) async fn run_checks(api: &Client, connection: &str) -> Value {
     let queued = api.post(&format!("/v1/integrations/connections/{connection}/checks/run"), json!({})).await.ok(202);
     assert_eq!(queued["status"], "queued", "{queued}");
     assert_eq!(queued["trigger"], "manual", "{queued}");
@@ -117,7 +117,7 @@ pub async fn wait_done(api: &Client, id: &str) -> Value {
 }
 
 /// Every result of a run, read page by page.
-async fn all_results(api: &Client, run: &str) -> Vec<Value> {
+pub(crate) async fn all_results(api: &Client, run: &str) -> Vec<Value> {
     let mut results = Vec::new();
     let mut path = format!("/v1/check-runs/{run}/results?limit=7");
     loop {
@@ -154,7 +154,7 @@ fn result_of<'a>(results: &'a [Value], check: &str, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {check} result for {name}: {results:#?}"))
 }
 
-async fn findings(api: &Client, query: &str) -> Vec<Value> {
+pub(crate) async fn findings(api: &Client, query: &str) -> Vec<Value> {
     data(&api.get(&format!("/v1/findings?{query}")).await.ok(200)).clone()
 }
 
@@ -292,7 +292,7 @@ async fn exceptions_roles_and_other_organizations(server: &TestServer, moto: &Mo
     tenant.api.get("/v1/check-runs?q=anything").await.problem(400);
 }
 
-async fn control_status(api: &Client, control: &str) -> Value {
+pub(crate) async fn control_status(api: &Client, control: &str) -> Value {
     api.get(&format!("/v1/controls/{control}/status")).await.ok(200)
 }
 

@@ -17,31 +17,6 @@ use crate::fake_fleet::{Answer, FakeFleet, HOSTS_PATH, host};
 use crate::harness::TestServer;
 use crate::tenant::Tenant;
 
-/// Runs each listed `async fn NAME(server: &TestServer, fleet: &FakeFleet)` on both backends
-/// against a server whose `FLEET_URL` is given by a [`Target`] (the fake unless `on TARGET`).
-macro_rules! fleet_tests {
-    ($($name:ident $(on $target:ident)?),+ $(,)?) => {
-        fleet_tests!(@backend sqlite, Sqlite, $($name $(on $target)?),+);
-        fleet_tests!(@backend postgres, Postgres, $($name $(on $target)?),+);
-    };
-    (@backend $module:ident, $backend:ident, $($name:ident $(on $target:ident)?),+) => {
-        mod $module {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    #[allow(unused_variables)]
-                    let target = $crate::fake_fleet::Target::Fake;
-                    $(let target = $crate::fake_fleet::Target::$target;)?
-                    $crate::fake_fleet::run($crate::harness::Backend::$backend, target, |server, fleet| async move {
-                        super::$name(&server, &fleet).await
-                    })
-                    .await;
-                }
-            )+
-        }
-    };
-}
-
 fleet_tests!(
     lists_the_hosts_of_the_organizations_label_as_fleet_returns_them,
     pages_are_read_one_after_another_until_a_short_page,
@@ -114,7 +89,7 @@ const ARRAYS_OF_OBJECTS: [&str; 7] = ["software", "pack_stats", "users", "labels
 const OBJECTS: [&str; 2] = ["issues", "mdm"];
 
 /// A label id unlikely to collide with another test's.
-fn label() -> i64 {
+pub(crate) fn label() -> i64 {
     1000 + i64::from(rand::random::<u16>())
 }
 
@@ -124,12 +99,12 @@ fn hosts(label: i64, ids: std::ops::RangeInclusive<i64>) -> Vec<Value> {
 }
 
 /// The operator's CLI, asking the fake FleetDM about the labels it assigns.
-fn operator(server: &TestServer, fleet: &FakeFleet) -> Admin {
+pub(crate) fn operator(server: &TestServer, fleet: &FakeFleet) -> Admin {
     server.admin().clone().with_env("FLEET_URL", &fleet.uri()).with_env("FLEET_TOKEN", &fleet.token)
 }
 
 /// The operator assigns the organization's label (`admin set-device-label`).
-async fn set_org_label(server: &TestServer, fleet: &FakeFleet, tenant: &Tenant, label: Option<i64>) {
+pub(crate) async fn set_org_label(server: &TestServer, fleet: &FakeFleet, tenant: &Tenant, label: Option<i64>) {
     let assigned = operator(server, fleet).try_set_device_label(&tenant.org_id, None, label).await;
     let org = assigned.unwrap_or_else(|error| panic!("set-device-label: {error}"));
     assert_eq!(org["organization"]["deviceManagerLabelId"], json!(label), "{org}");

@@ -19,6 +19,31 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use crate::client::Response;
 use crate::harness::{Backend, TestServer, random_hex, run_with_owned_env};
 
+/// Runs each listed `async fn NAME(server: &TestServer, fleet: &FakeFleet)` on both backends
+/// against a server whose `FLEET_URL` is given by a [`Target`] (the fake unless `on TARGET`).
+macro_rules! fleet_tests {
+    ($($name:ident $(on $target:ident)?),+ $(,)?) => {
+        fleet_tests!(@backend sqlite, Sqlite, $($name $(on $target)?),+);
+        fleet_tests!(@backend postgres, Postgres, $($name $(on $target)?),+);
+    };
+    (@backend $module:ident, $backend:ident, $($name:ident $(on $target:ident)?),+) => {
+        mod $module {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    #[allow(unused_variables)]
+                    let target = $crate::fake_fleet::Target::Fake;
+                    $(let target = $crate::fake_fleet::Target::$target;)?
+                    $crate::fake_fleet::run($crate::harness::Backend::$backend, target, |server, fleet| async move {
+                        super::$name(&server, &fleet).await
+                    })
+                    .await;
+                }
+            )+
+        }
+    };
+}
+
 /// The path of FleetDM's list-hosts endpoint.
 pub const HOSTS_PATH: &str = "/api/v1/fleet/hosts";
 

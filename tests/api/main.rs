@@ -66,6 +66,7 @@ mod cli;
 mod client;
 mod cluster;
 mod declared;
+#[macro_use]
 mod fake_fleet;
 mod fake_model;
 mod fake_provider;
@@ -96,6 +97,7 @@ mod conformance;
 mod connect_page;
 mod context;
 mod controls;
+mod device_checks;
 mod devices;
 mod docs;
 mod export;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use compliance_domain::audit::AuditDraft;
-use compliance_domain::check::{CheckSeverity, check};
+use compliance_domain::check::{CheckSeverity, reading};
 use compliance_domain::check_result::CheckResult;
 use compliance_domain::check_run::CheckRun;
 use compliance_domain::control::check_source_id;
@@ -141,6 +141,11 @@ fn evidence_of(
         read.iter().map(|check| (check.as_str(), Vec::new())).collect();
     for result in results {
         by_check.entry(result.check_id.as_str()).or_default().push(result);
+        // A FleetDM policy's result also counts for `fleetdm.policies`, the check that reads
+        // every policy: a control linked to it is proven by all of them.
+        if let Some(reader) = reading(&result.check_id).filter(|reader| reader.id != result.check_id) {
+            by_check.entry(reader.id.as_str()).or_default().push(result);
+        }
     }
     by_check
         .into_iter()
@@ -153,7 +158,8 @@ fn evidence_of(
         .collect()
 }
 
-/// A check's severity: the catalog's, or `medium` for a check it does not hold.
+/// A check's severity: the catalog's (a FleetDM policy's is `fleetdm.policies`'), or `medium`
+/// for a check it does not hold.
 pub(crate) fn catalog_severity(check_id: &str) -> CheckSeverity {
-    check(check_id).map_or(CheckSeverity::Medium, |check| check.severity)
+    reading(check_id).map_or(CheckSeverity::Medium, |check| check.severity)
 }

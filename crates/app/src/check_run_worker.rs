@@ -14,7 +14,10 @@ use compliance_domain::check::catalog;
 use compliance_domain::check_result::normalize;
 use compliance_domain::check_run::{CheckRun, MAX_ATTEMPTS, period_of};
 use compliance_domain::finding::{Finding, FindingStatus};
-use compliance_ports::{CheckReader, CheckRunRepository, CheckTarget, Clock, ConnectionRepository, RepoError};
+use compliance_ports::{
+    CheckReader, CheckRunRepository, CheckTarget, Clock, ConnectionRepository, DevicePerson, DeviceScope,
+    MemberRepository, OrganizationRepository, PageRequest, PersonQuery, RepoError,
+};
 use tokio::sync::{Notify, watch};
 
 use crate::audit::{AuditTrail, CHECK_RUN, FINDING, Provenance};
@@ -28,6 +31,10 @@ const ACTOR: &str = "checks";
 const SCHEDULE_BATCH: usize = 200;
 /// Lapsed exceptions opened again per tick.
 const LAPSED_BATCH: usize = 200;
+/// The provider whose checks read the deployment's FleetDM, by the organization's label.
+const FLEETDM: &str = "fleetdm";
+/// People read per statement for the FleetDM checks.
+const PEOPLE_PAGE: usize = 500;
 
 /// Tunables of the check runs.
 #[derive(Debug, Clone)]
@@ -69,6 +76,8 @@ impl CheckRunSettings {
 pub struct CheckRunWorker {
     runs: Arc<dyn CheckRunRepository>,
     connections: Arc<dyn ConnectionRepository>,
+    organizations: Arc<dyn OrganizationRepository>,
+    members: Arc<dyn MemberRepository>,
     reader: Arc<dyn CheckReader>,
     integrations: IntegrationService,
     clock: Arc<dyn Clock>,
@@ -86,6 +95,8 @@ impl CheckRunWorker {
         Self {
             runs: ports.check_runs.clone(),
             connections: ports.connections.clone(),
+            organizations: ports.organizations.clone(),
+            members: ports.members.clone(),
             reader: ports.check_reader.clone(),
             integrations: IntegrationService::new(ports, settings, audit.clone()),
             clock: ports.clock.clone(),
@@ -333,6 +344,13 @@ impl CheckRunWorker {
             .filter(|check| check.provider == run.provider && self.reader.supports(&check.id))
             .map(|check| check.id.clone())
             .collect();
+        let devices = match run.provider.as_str() {
+            FLEETDM => match self.device_scope(run).await {
+                Ok(scope) => scope,
+                Err(error) => return Ok(Err(error)),
+            },
+            _ => DeviceScope::default(),
+        };
         let now = self.clock.now();
         let target = CheckTarget {
             provider: run.provider.clone(),
@@ -341,6 +359,7 @@ impl CheckRunWorker {
             checks,
             period_start: self.window_start(run, now),
             now,
+            devices,
         };
         let results = tokio::time::timeout(self.settings.run_timeout, self.reader.read(&target))
             .await
@@ -352,6 +371,28 @@ impl CheckRunWorker {
             .store(Ending::Claimed, run, &results, &target.checks, &catalog_severity, &provenance)
             .await
             .map(drop))
+    }
+
+    /// The run's organization's FleetDM label and people: read here, from the organization,
+    /// so that no connection can name another organization's label.
+    async fn device_scope(&self, run: &CheckRun) -> Result<DeviceScope, RepoError> {
+        let org = &run.organization_id;
+        let label_id = self.organizations.get(org).await?.device_manager_label_id;
+        let mut people = Vec::new();
+        let mut query = PersonQuery::unfiltered(PageRequest::first(PEOPLE_PAGE).uncounted());
+        loop {
+            let page = self.members.list(org, true, &query).await?;
+            people.extend(page.items.into_iter().map(|person| DevicePerson {
+                member_id: person.member.id,
+                name: person.user.name,
+                email: person.user.email,
+                active: person.member.is_active,
+            }));
+            match page.next {
+                Some(next) => query.page.after = Some(next),
+                None => return Ok(DeviceScope { label_id, people }),
+            }
+        }
     }
 
     /// Where a population over a period (pull requests merged) starts: for a scheduled run, the

@@ -354,7 +354,7 @@ impl ControlService {
                     .get_connection(org, &connection)
                     .await
                     .map_err(|e| AppError::from_repo(e, "connection"))?;
-                let provider = compliance_domain::check::check(&check_id).map(|check| check.provider.as_str());
+                let provider = compliance_domain::check::reading(&check_id).map(|check| check.provider.as_str());
                 if provider != Some(connection.provider.as_str()) {
                     return Err(AppError::invalid(
                         "sourceId",

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use compliance_domain::FindingId;
 use compliance_domain::Timestamp;
 use compliance_domain::access::{Action, Family};
-use compliance_domain::check::check;
+use compliance_domain::check::reading;
 use compliance_domain::finding::{
     Finding, FindingDeadlines, FindingException, FindingStatus, NewFindingDeadlines, NewFindingTask,
     OrganizationDeadlines,
@@ -112,7 +112,7 @@ impl FindingService {
         require(caller, Family::Findings, Action::Write)?;
         require(caller, Family::Tasks, Action::Write)?;
         let finding = self.runs.get_finding(&caller.organization_id, id).await.map_err(not_found("finding"))?;
-        let (title, remediation) = check(&finding.check_id)
+        let (title, remediation) = reading(&finding.check_id)
             .map_or((finding.check_id.as_str(), ""), |c| (c.title.as_str(), c.remediation.as_str()));
         let now = self.clock.now();
         let task = finding.task(title, remediation, input, now)?;

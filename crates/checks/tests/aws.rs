@@ -126,6 +126,7 @@ fn target(values: CredentialValues, checks: &[&str], now: Timestamp) -> CheckTar
         checks: checks.iter().map(|c| (*c).to_owned()).collect(),
         period_start: now,
         now,
+        devices: Default::default(),
     }
 }
 

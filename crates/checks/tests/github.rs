@@ -53,6 +53,7 @@ async fn run_at(github: &str, checks: &[&str]) -> Vec<CheckResult> {
         checks: checks.iter().map(|&id| id.to_owned()).collect(),
         period_start: Timestamp::parse(PERIOD_START).unwrap(),
         now: Timestamp::parse(NOW).unwrap(),
+        devices: Default::default(),
     };
     reader(github).read(&target).await
 }

@@ -52,6 +52,7 @@ async fn run(server: &MockServer, checks: &[&str]) -> Vec<CheckResult> {
         checks: checks.iter().map(|&id| id.to_owned()).collect(),
         period_start: Timestamp::parse("2026-09-01T00:00:00Z").unwrap(),
         now: Timestamp::parse(NOW).unwrap(),
+        devices: Default::default(),
     };
     reader(&server.uri()).read(&target).await
 }

@@ -706,11 +706,18 @@ mod tests {
     fn the_shipped_catalog_loads_and_covers_every_strategy_and_option() {
         let catalog = ProviderCatalog::load(None).unwrap();
         let slugs: Vec<&str> = catalog.iter().map(|p| p.slug.as_str()).collect();
-        assert_eq!(slugs, ["aws", "bitbucket", "github", "google-workspace", "rippling", "shodan", "vercel"]);
+        assert_eq!(
+            slugs,
+            ["aws", "bitbucket", "fleetdm", "github", "google-workspace", "rippling", "shodan", "vercel"]
+        );
         for provider in catalog.iter() {
             assert_eq!(provider.source, format!("providers/{}.json", provider.slug));
             assert!(provider.setup_instructions().is_some(), "{} has no setup instructions", provider.slug);
-            assert!(provider.verify.is_some() || provider.slug == "aws", "{} has no verify", provider.slug);
+            assert!(
+                provider.verify.is_some() || ["aws", "fleetdm"].contains(&provider.slug.as_str()),
+                "{} has no verify",
+                provider.slug
+            );
         }
         let oauth = |slug: &str| match &catalog.get(slug).unwrap().auth {
             AuthStrategy::OAuth2(config) => config.clone(),

@@ -4,6 +4,7 @@
 pub(crate) const SHIPPED: &[(&str, &str)] = &[
     ("providers/aws.json", include_str!("../../../providers/aws.json")),
     ("providers/bitbucket.json", include_str!("../../../providers/bitbucket.json")),
+    ("providers/fleetdm.json", include_str!("../../../providers/fleetdm.json")),
     ("providers/github.json", include_str!("../../../providers/github.json")),
     ("providers/google-workspace.json", include_str!("../../../providers/google-workspace.json")),
     ("providers/rippling.json", include_str!("../../../providers/rippling.json")),

@@ -97,6 +97,29 @@ pub fn check(id: &str) -> Option<&'static Check> {
     catalog.binary_search_by(|check| check.id.as_str().cmp(id)).ok().map(|at| &catalog[at])
 }
 
+/// The catalog check whose results carry one check id per FleetDM policy: Fleet's policies are
+/// the organization's own, so each becomes a check of its own, `fleetdm.policy.<the policy's id>`.
+pub const FLEET_POLICIES: &str = "fleetdm.policies";
+const FLEET_POLICY_PREFIX: &str = "fleetdm.policy.";
+
+/// The check id of FleetDM's policy `policy_id`, reported by a run of [`FLEET_POLICIES`].
+pub fn fleet_policy_check_id(policy_id: u64) -> String {
+    format!("{FLEET_POLICY_PREFIX}{policy_id}")
+}
+
+/// The shipped check a run reads to report `id`: the check itself, or for a FleetDM policy's
+/// check (`fleetdm.policy.7`) the catalog's [`FLEET_POLICIES`]. Its severity, title and provider
+/// stand for the reported check's; whether it was read decides whether the reported check's
+/// findings may resolve.
+pub fn reading(id: &str) -> Option<&'static Check> {
+    match id.strip_prefix(FLEET_POLICY_PREFIX) {
+        Some(policy) if policy.bytes().all(|b| b.is_ascii_digit()) && policy.parse::<u64>().is_ok() => {
+            check(FLEET_POLICIES)
+        }
+        _ => check(id),
+    }
+}
+
 /// A file's checks, each given the file's provider: a check of the file names none of its own
 /// (`provider` is in [`Check`] for the API's answers).
 fn read_file(json: &str) -> Result<Vec<Check>, String> {
@@ -155,6 +178,22 @@ mod tests {
         }
         assert_eq!(check("aws.iam.root-mfa").map(|c| c.severity), Some(CheckSeverity::Critical));
         assert!(check("aws.iam.nothing").is_none());
+    }
+
+    #[test]
+    fn a_fleet_policy_check_is_read_by_the_fleet_policies_check() {
+        assert_eq!(reading("fleetdm.policy.7").map(|c| c.id.as_str()), Some(FLEET_POLICIES));
+        assert_eq!(reading(&fleet_policy_check_id(u64::MAX)).map(|c| c.id.as_str()), Some(FLEET_POLICIES));
+        assert_eq!(reading("aws.iam.root-mfa").map(|c| c.id.as_str()), Some("aws.iam.root-mfa"));
+        for not_one in [
+            "fleetdm.policy.",
+            "fleetdm.policy.7a",
+            "fleetdm.policy.-1",
+            "fleetdm.policy.99999999999999999999",
+            "fleetdm.policy.+7",
+        ] {
+            assert!(reading(not_one).is_none(), "{not_one}");
+        }
     }
 
     #[test]

@@ -327,11 +327,11 @@ pub fn check_source_id(connection: &ConnectionId, check_id: &str) -> String {
 }
 
 /// The connection and check of a check source id, when it is one: a connection id, a colon and a
-/// check of the catalog.
+/// check of the catalog (or one a catalog check reports, such as a FleetDM policy's).
 pub fn check_source(id: &str) -> Option<(ConnectionId, String)> {
     let (connection, check_id) = id.split_once(':')?;
     let connection = ConnectionId::parse(connection).ok()?;
-    crate::check::check(check_id).map(|check| (connection, check.id.clone()))
+    crate::check::reading(check_id).map(|_| (connection, check_id.to_owned()))
 }
 
 impl EvidenceSource {

@@ -304,7 +304,7 @@ pub fn reconcile(
     for result in results {
         seen_keys.insert(key_of(&result.check_id, &result.resource));
         if result.outcome == CheckOutcome::Error {
-            unreadable.insert(result.check_id.as_str());
+            unreadable.insert(read_as(&result.check_id));
         }
     }
     for result in results {
@@ -334,8 +334,8 @@ pub fn reconcile(
     }
     let gone = existing.iter().filter(|finding| {
         finding.status != FindingStatus::Resolved
-            && read.contains(&finding.check_id)
-            && !unreadable.contains(finding.check_id.as_str())
+            && read.iter().any(|check| check == read_as(&finding.check_id))
+            && !unreadable.contains(read_as(&finding.check_id))
             && !seen_keys.contains(&key_of(&finding.check_id, &finding.resource))
     });
     for finding in gone {
@@ -348,6 +348,12 @@ pub fn reconcile(
         })
         .collect();
     changes
+}
+
+/// The check whose reading reports `check_id` (a FleetDM policy's is `fleetdm.policies`): a
+/// policy deleted in Fleet is no longer seen, and its findings resolve like any resource's.
+fn read_as(check_id: &str) -> &str {
+    crate::check::reading(check_id).map_or(check_id, |check| check.id.as_str())
 }
 
 /// `finding` resolved by this run: a pass, or (`why`) its resource no longer seen.

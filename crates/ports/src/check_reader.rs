@@ -4,8 +4,8 @@
 
 use async_trait::async_trait;
 use compliance_credentials::{CredentialValues, RequestAuth};
-use compliance_domain::Timestamp;
 use compliance_domain::check_result::CheckResult;
+use compliance_domain::{MemberId, Timestamp};
 
 /// What a run reads: one connection's account, for some of its provider's checks.
 #[derive(Debug, Clone)]
@@ -23,6 +23,32 @@ pub struct CheckTarget {
     pub period_start: Timestamp,
     /// The run's clock: ages (keys older than 90 days, accounts unused for 45) are measured from it.
     pub now: Timestamp,
+    /// For the FleetDM checks, the organization's devices and people; empty for other providers.
+    pub devices: DeviceScope,
+}
+
+/// What the FleetDM checks read besides FleetDM: the organization's label in the deployment's
+/// FleetDM (the wall between organizations, set by the operator, never by the connection) and
+/// its people, matched to hosts by e-mail.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceScope {
+    /// The organization's label; `None` when the operator assigned none.
+    pub label_id: Option<i64>,
+    /// Every member, active or not: a host of a former member is not theirs to fix.
+    pub people: Vec<DevicePerson>,
+}
+
+/// A member as the FleetDM checks know them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevicePerson {
+    /// The membership's id, the resource id of `fleetdm.members.enrolled`.
+    pub member_id: MemberId,
+    /// Their name.
+    pub name: String,
+    /// Their e-mail address, as FleetDM's end users name them.
+    pub email: String,
+    /// Whether the membership is active.
+    pub active: bool,
 }
 
 /// Reads providers' accounts for checks.

@@ -46,7 +46,7 @@ pub use browser::{
 };
 pub use bulk::{BulkApplied, BulkError, BulkWrite};
 pub use chat::ChatStore;
-pub use check_reader::{CheckReader, CheckTarget, NoCheckReader};
+pub use check_reader::{CheckReader, CheckTarget, DevicePerson, DeviceScope, NoCheckReader};
 pub use check_runs::{
     CheckRunFilter, CheckRunQuery, CheckRunRepository, CheckRunSort, FindingFilter, FindingQuery, FindingSort,
 };

@@ -74,7 +74,7 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
     let adapters = Adapters {
         identity: identity_provider(config)?,
         blobs,
-        devices,
+        devices: devices.clone(),
         browser: browser.clone(),
         printer: browser,
         chat,
@@ -87,7 +87,10 @@ pub async fn app(config: &Config, role: Role, keyring: Arc<Keyring>) -> anyhow::
             ..SenderSettings::default()
         })),
         provider_client: Arc::new(HttpProviderClient::new(HttpSettings::default())?),
-        check_reader: Arc::new(HttpCheckReader::new(config.check_endpoints.clone(), CheckHttpSettings::default())?),
+        check_reader: Arc::new(
+            HttpCheckReader::new(config.check_endpoints.clone(), CheckHttpSettings::default())?
+                .with_devices(devices.clone()),
+        ),
     };
     let ports = Ports::from_store(&store, adapters);
     let mut settings = config.settings.clone();
