@@ -217,6 +217,8 @@ pub struct Request<'a> {
     pub api_key: Option<&'a str>,
     /// A session token, sent as the `session_token` cookie.
     pub session: Option<&'a str>,
+    /// The organization a session acts in, sent as `X-Organization-Id`.
+    pub organization: Option<&'a str>,
     pub body: Option<&'a str>,
 }
 
@@ -227,15 +229,15 @@ pub struct Response {
 
 impl<'a> Request<'a> {
     pub fn get(path: &'a str) -> Self {
-        Self { method: "GET", path, api_key: None, session: None, body: None }
+        Self { method: "GET", path, api_key: None, session: None, organization: None, body: None }
     }
 
     pub fn post(path: &'a str, body: &'a str) -> Self {
-        Self { method: "POST", path, api_key: None, session: None, body: Some(body) }
+        Self { method: "POST", path, api_key: None, session: None, organization: None, body: Some(body) }
     }
 
     pub fn put(path: &'a str, body: &'a str) -> Self {
-        Self { method: "PUT", path, api_key: None, session: None, body: Some(body) }
+        Self { method: "PUT", path, api_key: None, session: None, organization: None, body: Some(body) }
     }
 
     pub fn with_key(self, api_key: &'a str) -> Self {
@@ -246,6 +248,10 @@ impl<'a> Request<'a> {
         Self { session: Some(token), ..self }
     }
 
+    pub fn with_organization(self, organization: &'a str) -> Self {
+        Self { organization: Some(organization), ..self }
+    }
+
     pub fn send(&self, address: &str) -> Result<Response> {
         let mut head = format!("{} {} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n", self.method, self.path);
         if let Some(key) = self.api_key {
@@ -253,6 +259,9 @@ impl<'a> Request<'a> {
         }
         if let Some(token) = self.session {
             head.push_str(&format!("Cookie: session_token={token}\r\n"));
+        }
+        if let Some(organization) = self.organization {
+            head.push_str(&format!("X-Organization-Id: {organization}\r\n"));
         }
         if let Some(body) = self.body {
             head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));

@@ -6,6 +6,9 @@
 //! on this machine. Figures go to the terminal and to `target/bench/` (JSON and an SVG chart); the
 //! last line says whether every target was met. README.md ("Benchmark") explains the figures.
 
+mod aws_checks;
+mod check_report;
+mod fake_fleet;
 mod large;
 mod measure;
 mod pgbench;
@@ -15,6 +18,7 @@ mod scale;
 mod seal;
 mod seed;
 mod steal;
+mod sweep;
 mod webhooks;
 mod wrk;
 
@@ -28,6 +32,7 @@ use anyhow::{Context, Result, bail};
 use crate::cmd::{self, cargo, stdout_of};
 use crate::postgres;
 use crate::service::{Request, Scratch, Server, Store, target_dir};
+use check_report::CheckCases;
 use measure::{Load, Served, major_faults, rss_and_anonymous_mib, rss_mib};
 use report::{Kind, LIST_P99_MS, Row, ServerFigures};
 use steal::{Steal, StealWatch};
@@ -42,8 +47,11 @@ cluster), seeds two organizations (50 members, 100 risks, 100 vendors, 100 conte
 20 rich-text policies each), then per case: wrk against the API (after a warm-up) between two
 pgbench runs of the case's SQL at the same connection count, compared with their mean. Then the
 scale case: N more risks (default 1,000,000) over 1,000 organizations, and the 100-risk list again.
-Last, `webhook delivery`: two instances on a database of their own deliver 2,000 changes to 10
-endpoints of a local receiver, then again while one endpoint answers 500 for 10 s.
+Then `webhook delivery`: two instances on a database of their own deliver 2,000 changes to 10
+endpoints of a local receiver, then again while one endpoint answers 500 for 10 s. Last, the
+check cases, each on a database of its own: `aws checks over moto` (one run of every AWS check
+over a moto holding 1,000 IAM users and 500 buckets: time, requests, memory, CPU against moto's)
+and `check sweep` (1,000 FleetDM connections scheduled at once on two instances: runs/s, bounds).
   --db          which backends serve the API (default both; pgbench always uses PostgreSQL)
   --seconds     length of each measured run (default 10; the warm-up is 2 s)
   --scale-rows  rows the scale case adds (default 1000000; 0 skips the scale case)
@@ -131,7 +139,12 @@ impl Options {
 
     /// Whether the webhook delivery case is asked for.
     fn selects_webhooks(&self) -> bool {
-        self.only.as_ref().is_none_or(|text| webhooks::NAME.contains(text.as_str()))
+        self.selects_named(webhooks::NAME)
+    }
+
+    /// Whether the case called `name` (one not in [`cases`]) is asked for.
+    fn selects_named(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|text| name.contains(text.as_str()))
     }
 
     /// Whether any of the large cases (`large::QUERIES`, `large::EXPORT`) is asked for.
@@ -147,6 +160,8 @@ pub fn run(args: &[&str]) -> Result<()> {
         && !cases().iter().chain(&scale_cases(options.scale_rows)).any(|case| options.selects(case))
         && !options.selects_large()
         && !options.selects_webhooks()
+        && !options.selects_named(sweep::NAME)
+        && !options.selects_named(aws_checks::NAME)
     {
         bail!("--case {text}: no case's name contains it");
     }
@@ -219,16 +234,38 @@ pub fn run(args: &[&str]) -> Result<()> {
     if options.selects_webhooks() {
         for fixture in &measured {
             // A database of its own: the instances would deliver the other cases' events too.
-            let store = match fixture.backend {
-                Backend::Postgres => Store::postgres(&database.admin_url(), "bench_webhooks")?,
-                Backend::Sqlite => Store::Sqlite(format!("sqlite://{}", scratch.0.join("webhooks.db").display())),
-            };
+            let store = own_database(fixture.backend, &database, &scratch, "webhooks")?;
             deliveries.push(webhooks::run(&binary, fixture.backend, &store, &scratch.0, &out)?);
         }
     }
 
+    let mut check_cases = CheckCases::default();
+    if options.selects_named(aws_checks::NAME) {
+        // One moto, seeded once, for every backend.
+        let moto = aws_checks::Moto::start(&scratch.0)?;
+        for fixture in &measured {
+            let store = own_database(fixture.backend, &database, &scratch, "aws_checks")?;
+            check_cases.aws.push(aws_checks::run(&binary, fixture.backend, &store, &moto, &scratch.0, &out)?);
+        }
+    }
+    if options.selects_named(sweep::NAME) {
+        for fixture in &measured {
+            let store = own_database(fixture.backend, &database, &scratch, "sweep")?;
+            check_cases.sweep.push(sweep::run(&binary, fixture.backend, &store, &scratch.0, &out)?);
+        }
+    }
+
     let servers = measured.iter().map(|fixture| fixture.figures()).collect::<Result<Vec<_>>>()?;
-    report::finish(&bench.rows, &servers, &deliveries, &options.backends, options.scale_rows, &out)
+    report::finish(&bench.rows, &servers, &deliveries, &check_cases, &options.backends, options.scale_rows, &out)
+}
+
+/// A database of the case `name`'s own on `backend`, for cases whose instances' workers would
+/// take up the other cases' work (their events to deliver, their connections to check).
+fn own_database(backend: Backend, database: &postgres::Database, scratch: &Scratch, name: &str) -> Result<Store> {
+    Ok(match backend {
+        Backend::Postgres => Store::postgres(&database.admin_url(), &format!("bench_{name}"))?,
+        Backend::Sqlite => Store::Sqlite(format!("sqlite://{}", scratch.0.join(format!("{name}.db")).display())),
+    })
 }
 
 /// Installs a Debian package when its program is missing and we may (root with apt-get).

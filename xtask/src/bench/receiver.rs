@@ -83,22 +83,8 @@ fn serve(stream: TcpStream, state: &State) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut writer = stream;
-    let mut line = String::new();
     loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
-        let mut headers = HashMap::new();
-        loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
-            let Some((name, value)) = line.trim_end().split_once(':') else { break };
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-        }
+        let Some((path, mut headers)) = read_head(&mut reader)? else { return Ok(()) };
         let length = headers.get("content-length").and_then(|n| n.parse().ok()).unwrap_or(0);
         let mut body = vec![0; length];
         reader.read_exact(&mut body)?;
@@ -126,4 +112,24 @@ fn serve(stream: TcpStream, state: &State) -> io::Result<()> {
         let reason = if status == 200 { "OK" } else { "Internal Server Error" };
         write!(writer, "HTTP/1.1 {status} {reason}\r\ncontent-length: 0\r\n\r\n")?;
     }
+}
+
+/// The path and the headers (lowercase names) of the next request on a keep-alive connection;
+/// `None` once the client closed it.
+pub(super) fn read_head(reader: &mut impl BufRead) -> io::Result<Option<(String, HashMap<String, String>)>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+    let mut headers = HashMap::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        let Some((name, value)) = line.trim_end().split_once(':') else { break };
+        headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+    }
+    Ok(Some((path, headers)))
 }

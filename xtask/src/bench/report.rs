@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::Backend;
+use super::check_report::CheckCases;
 use super::measure::{Load, Served};
 use super::steal::Steal;
 use super::webhooks::{self, Figures as Deliveries};
@@ -110,27 +111,30 @@ pub struct ServerFigures {
 
 /// One target check: what it is, whether it held, and the figure that decided.
 #[derive(Serialize)]
-struct Check {
-    target: String,
-    met: bool,
-    figure: String,
+pub(super) struct Check {
+    pub(super) target: String,
+    pub(super) met: bool,
+    pub(super) figure: String,
 }
 
 pub fn finish(
     rows: &[Row],
     servers: &[ServerFigures],
     deliveries: &[Deliveries],
+    check_cases: &CheckCases,
     backends: &[Backend],
     scale_rows: u64,
     out: &Path,
 ) -> Result<()> {
     let mut checks = checks(rows, servers, backends);
     checks.extend(deliveries.iter().flat_map(delivery_checks));
+    checks.extend(check_cases.targets());
     let mut table = table(rows, servers);
     table.push_str(&delivery_table(deliveries));
+    table.push_str(&check_cases.table());
     println!("\n{table}");
     fs::write(out.join("bench.txt"), &table).context("cannot write bench.txt")?;
-    fs::write(out.join("bench.json"), json(rows, servers, deliveries, &checks, scale_rows)?)
+    fs::write(out.join("bench.json"), json(rows, servers, deliveries, check_cases, &checks, scale_rows)?)
         .context("cannot write bench.json")?;
     fs::write(out.join("bench.svg"), svg(rows)).context("cannot write bench.svg")?;
     println!("written: {0}/bench.txt, {0}/bench.json, {0}/bench.svg", out.display());
@@ -357,6 +361,7 @@ struct BenchJson<'a> {
     cases: Vec<CaseJson<'a>>,
     servers: Vec<ServerJson>,
     webhook_delivery: &'a [Deliveries],
+    check_cases: &'a CheckCases,
     targets: &'a [Check],
 }
 
@@ -423,6 +428,7 @@ fn json(
     rows: &[Row],
     servers: &[ServerFigures],
     deliveries: &[Deliveries],
+    check_cases: &CheckCases,
     checks: &[Check],
     scale_rows: u64,
 ) -> Result<String> {
@@ -474,7 +480,15 @@ fn json(
         })
         .collect();
     let generated_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let bench = BenchJson { generated_at, scale_rows, cases, servers, webhook_delivery: deliveries, targets: checks };
+    let bench = BenchJson {
+        generated_at,
+        scale_rows,
+        cases,
+        servers,
+        webhook_delivery: deliveries,
+        check_cases,
+        targets: checks,
+    };
     let mut text = serde_json::to_string_pretty(&bench).context("cannot serialise bench.json")?;
     text.push('\n');
     Ok(text)
@@ -639,7 +653,8 @@ mod tests {
             peak_rss_mib: 20.5,
         };
         let checks = checks(std::slice::from_ref(&case), std::slice::from_ref(&server), &[]);
-        let bench: serde_json::Value = serde_json::from_str(&json(&[case], &[server], &[], &checks, 1_000_000)?)?;
+        let bench: serde_json::Value =
+            serde_json::from_str(&json(&[case], &[server], &[], &CheckCases::default(), &checks, 1_000_000)?)?;
 
         let mut keys: Vec<&str> =
             bench["cases"][0].as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
@@ -707,7 +722,8 @@ mod tests {
         assert!(text.lines().nth(1).is_some_and(|line| line.ends_with("0.60×")), "{text}");
         let checks = checks(std::slice::from_ref(&write), &[], &[Backend::Postgres]);
         assert!(checks.iter().all(|check| !check.figure.contains("0.60")), "not a target");
-        let bench: serde_json::Value = serde_json::from_str(&json(&[write], &[], &[], &checks, 0)?)?;
+        let bench: serde_json::Value =
+            serde_json::from_str(&json(&[write], &[], &[], &CheckCases::default(), &checks, 0)?)?;
         assert_eq!(
             (&bench["cases"][0]["statementsTps"], &bench["cases"][0]["statementsRatio"]),
             (&2500.0.into(), &0.6.into())
@@ -721,7 +737,8 @@ mod tests {
         bulk.rows_per_request = 500;
         let checks = checks(std::slice::from_ref(&bulk), &[], &[]);
         assert!(checks.iter().all(|c| c.met && !c.target.contains("req/s")), "only non-2xx is a target");
-        let bench: serde_json::Value = serde_json::from_str(&json(&[bulk], &[], &[], &checks, 0)?)?;
+        let bench: serde_json::Value =
+            serde_json::from_str(&json(&[bulk], &[], &[], &CheckCases::default(), &checks, 0)?)?;
         let case = &bench["cases"][0];
         assert_eq!((&case["rowsPerSecond"], &case["pgbenchRowsPerSecond"]), (&10_000.0.into(), &50_000.0.into()));
         assert_eq!(case["ratio"], 0.2);
