@@ -188,6 +188,10 @@ impl CheckRunWorker {
                 .into_iter()
                 .map(|c| CheckRun::scheduled(c.organization_id, c.id, c.provider, period, now))
                 .collect();
+            // Most ticks find nothing due: no write transaction for them (SQLite has one writer).
+            if runs.is_empty() {
+                return Ok(());
+            }
             let queued = self.runs.queue_scheduled(&runs).await?;
             if queued > 0 {
                 self.work.notify_one();
