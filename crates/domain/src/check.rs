@@ -113,9 +113,8 @@ pub fn fleet_policy_check_id(policy_id: u64) -> String {
 /// findings may resolve.
 pub fn reading(id: &str) -> Option<&'static Check> {
     match id.strip_prefix(FLEET_POLICY_PREFIX) {
-        Some(policy) if policy.bytes().all(|b| b.is_ascii_digit()) && policy.parse::<u64>().is_ok() => {
-            check(FLEET_POLICIES)
-        }
+        // The canonical decimal only: `fleetdm.policy.007` would be a second name for policy 7.
+        Some(policy) if policy.parse::<u64>().is_ok_and(|n| n.to_string() == policy) => check(FLEET_POLICIES),
         _ => check(id),
     }
 }
@@ -191,6 +190,7 @@ mod tests {
             "fleetdm.policy.-1",
             "fleetdm.policy.99999999999999999999",
             "fleetdm.policy.+7",
+            "fleetdm.policy.007",
         ] {
             assert!(reading(not_one).is_none(), "{not_one}");
         }

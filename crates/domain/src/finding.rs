@@ -576,4 +576,29 @@ mod tests {
         let not_read = reconcile(&opened, &[], &[], high, &day("2026-12-02T00:00:00Z"));
         assert!(not_read.resolved.is_empty(), "a check the run did not read resolves nothing");
     }
+
+    #[test]
+    fn a_fleet_policy_no_longer_seen_resolves_when_fleetdm_policies_was_read_whole() {
+        let fixture = Fixture::new();
+        let day = |d: &str| fixture.context(d);
+        let policy = |outcome| CheckResult::judged("fleetdm.policy.7", resource("laptop"), outcome, "Disk encryption");
+        let read = vec![crate::check::FLEET_POLICIES.to_owned()];
+        let opened = reconcile(&[], &[policy(CheckOutcome::Fail)], &read, high, &day("2026-12-01T00:00:00Z")).opened;
+        assert_eq!(opened.len(), 1);
+        // Policy 7 deleted in Fleet: the hosts answer other policies only.
+        let other = CheckResult::judged("fleetdm.policy.9", resource("laptop"), CheckOutcome::Pass, "Screen lock");
+        let gone = reconcile(&opened, std::slice::from_ref(&other), &read, high, &day("2026-12-02T00:00:00Z"));
+        assert_eq!(gone.resolved.len(), 1, "{gone:?}");
+        // FleetDM could not be read: nothing resolves.
+        let label = CheckResult::error(
+            crate::check::FLEET_POLICIES,
+            resource("label"),
+            crate::check_result::ReadFailure::new(
+                "timeout",
+                "FleetDM did not answer in time",
+                "GET /api/v1/fleet/hosts",
+            ),
+        );
+        assert!(reconcile(&opened, &[label], &read, high, &day("2026-12-02T00:00:00Z")).resolved.is_empty());
+    }
 }
