@@ -40,6 +40,7 @@ pub mod id;
 pub mod idempotency;
 pub mod integration;
 pub mod invitation;
+pub mod library;
 pub mod merkle;
 pub mod network;
 #[cfg(feature = "openapi")]
