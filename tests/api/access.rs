@@ -253,6 +253,7 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     // controls read too (the evidence's reasons); every role that reads controls reads frameworks
     ("getFrameworkAssessmentResults", "/v1/frameworks/{fwk}/assessment-results", "", Needs('r', "controls")),
     ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),
+    ("getLibraryComponentDefinition", "/v1/library/component-definition", "", Needs('r', "frameworks")),
     // a key no template has: an allowed caller gets the 404, a denied one the 403 first
     ("adoptFrameworkTemplate", "/v1/framework-templates/none/adopt", "{}", Needs('w', "frameworks")),
     ("listControls", "/v1/controls", "", Needs('r', "controls")),

@@ -298,6 +298,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("getPolicyHistory", api.get("/v1/policies/pol_conformance/history").await);
     // Frameworks: a template, our own shape and an OSCAL catalog (tests/oscal/small-catalog.json).
     c.check("listFrameworkTemplates", api.get("/v1/framework-templates").await);
+    c.check("getLibraryComponentDefinition", api.get("/v1/library/component-definition").await);
     let adopted =
         c.check("adoptFrameworkTemplate", api.post("/v1/framework-templates/soc2-2017/adopt", json!({})).await);
     let custom = json!({"name": "Own", "version": "1", "requirements": [

@@ -67,16 +67,20 @@ fn status_of(answer: &Value, identifier: &str) -> (String, Vec<String>) {
 /// Reads the document with compliance-trestle (tests/oscal/check_assessment_results.py), which
 /// fails on anything OSCAL's models refuse; what it found.
 pub(crate) fn trestle_reads(document: &Value) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/oscal/check_assessment_results.py");
+    trestle("check_assessment_results.py", document)
+}
+
+/// Runs `tests/oscal/<script>` (compliance-trestle's models of OSCAL) on `document`; what it
+/// printed. Fails the test when trestle refuses the document.
+pub(crate) fn trestle(script: &str, document: &Value) -> Value {
+    let path = format!("{}/../../tests/oscal/{script}", env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new("python3")
-        .arg(script)
+        .arg(&path)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect(
-            "python3 runs tests/oscal/check_assessment_results.py (`cargo xtask tools` installs compliance-trestle)",
-        );
+        .unwrap_or_else(|e| panic!("python3 runs {path} (`cargo xtask tools` installs compliance-trestle): {e}"));
     child.stdin.take().unwrap().write_all(document.to_string().as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(
@@ -84,7 +88,7 @@ pub(crate) fn trestle_reads(document: &Value) -> Value {
         "trestle refused the document: {}\n{document}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_slice(&output.stdout).expect("check_assessment_results.py prints JSON")
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{script} prints JSON: {e}"))
 }
 
 async fn controls_map_to_two_frameworks_and_roll_up(server: &TestServer) {

@@ -109,6 +109,7 @@ mod idempotency;
 mod instances;
 mod integrations;
 mod isolation;
+mod library;
 mod limits;
 mod lists;
 mod observability;

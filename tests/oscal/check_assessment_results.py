@@ -9,23 +9,13 @@ Usage: python3 check_assessment_results.py < document.json
 
 import json
 import sys
-import tempfile
-from pathlib import Path
 
 from trestle.oscal.assessment_results import AssessmentResults
 
-
-def plain(value):
-    """A model's token or enum as the text it holds."""
-    value = getattr(value, "root", getattr(value, "__root__", value))
-    return getattr(value, "value", value)
+from oscal_stdin import plain, read
 
 
-with tempfile.TemporaryDirectory() as folder:
-    path = Path(folder) / "assessment-results.json"
-    path.write_bytes(sys.stdin.buffer.read())
-    # oscal_read unwraps {"assessment-results": {...}} and validates every field with the models.
-    document = AssessmentResults.oscal_read(path)
+document = read(AssessmentResults, "assessment-results")
 
 result = document.results[0]
 observations = {str(o.uuid): o for o in (result.observations or [])}

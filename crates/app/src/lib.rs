@@ -40,6 +40,7 @@ mod frameworks;
 mod idempotency;
 pub mod integrations;
 mod invitations;
+mod library;
 mod organization;
 mod organization_slots;
 mod people;
@@ -106,6 +107,7 @@ pub use frameworks::{FrameworkService, FrameworkView};
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
 pub use integrations::{IntegrationService, IntegrationSettings};
 pub use invitations::{InvitationService, IssuedInvitation};
+pub use library::LibraryService;
 pub use organization::{OWNER_ROLE, OrganizationService};
 pub use people::PeopleService;
 pub use policies::PolicyService;
@@ -368,6 +370,8 @@ pub struct App {
     pub integrations: IntegrationService,
     /// The catalog of checks the providers ship.
     pub checks: CheckService,
+    /// The control library the service ships.
+    pub library: LibraryService,
     /// Runs of connections' checks and their results.
     pub check_runs: CheckRunService,
     /// Findings: what checks failed, and the exceptions that accept their risk.
@@ -438,6 +442,7 @@ impl App {
             frameworks: FrameworkService::new(&ports, settings.clone(), trail.clone()),
             integrations: IntegrationService::new(&ports, &settings, trail.clone()),
             checks: CheckService,
+            library: LibraryService::new(ports.clock.clone(), settings.public_url.clone()),
             control_requirements: ControlRequirementService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),

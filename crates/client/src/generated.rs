@@ -3961,6 +3961,22 @@ pub mod types {
         }
     }
 
+    /// An OSCAL 1.1 component-definition document (`{"component-definition": {…}}`), as OSCAL's JSON
+    /// format writes it: a component per library control with the requirements it implements.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct OscalComponentDefinitionDocument {
+        /// OSCAL's `component-definition` assembly.
+        #[serde(rename = "component-definition")]
+        pub component_definition: serde_json::Map<String, serde_json::Value>,
+    }
+
+    impl OscalComponentDefinitionDocument {
+        /// A value with `component_definition`; every other member absent or `null`.
+        pub fn new(component_definition: serde_json::Map<String, serde_json::Value>) -> Self {
+            Self { component_definition }
+        }
+    }
+
     /// How many results of a run had each outcome.
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct OutcomeCounts {
@@ -11285,6 +11301,23 @@ impl crate::Client {
             body: crate::transport::Body::None,
         };
         self.empty(request).await
+    }
+
+    /// Export the control library as an OSCAL component-definition.
+    ///
+    /// Every control of the library the service ships, as a component of type `process-procedure`
+    /// with, per framework template (`soc2-2017`, `iso27001-2022`), the requirements it implements.
+    /// Readable by the roles that read frameworks; it holds no organization's data.
+    ///
+    /// `GET /v1/library/component-definition` (`getLibraryComponentDefinition`).
+    pub async fn get_library_component_definition(&self) -> Result<OscalComponentDefinitionDocument, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: "/v1/library/component-definition".to_owned(),
+            query: Vec::new(),
+            body: crate::transport::Body::None,
+        };
+        self.json(request).await
     }
 
     /// Who am I.

@@ -209,7 +209,7 @@ fn finding(key: &str, state: &RequirementState, evidence: &[Evidence]) -> Findin
 }
 
 /// A UUID of OSCAL's shape (version 4, RFC 4122 variant) derived from `parts`.
-fn uuid(parts: &[&str]) -> String {
+pub(super) fn uuid(parts: &[&str]) -> String {
     let mut hash = Sha256::new();
     for part in parts {
         hash.update(part.as_bytes());

@@ -23,6 +23,7 @@ mod frameworks;
 mod health;
 mod integrations;
 mod invitations;
+mod library;
 mod organization;
 mod people;
 mod policies;
@@ -83,6 +84,7 @@ pub fn all(limits: RouteLimits) -> Routes {
     automation_secrets::configure(&mut routes);
     webhooks::configure(&mut routes);
     frameworks::configure(&mut routes);
+    library::configure(&mut routes);
     controls::configure(&mut routes, limits.comments);
     control_requirements::configure(&mut routes);
     routes
