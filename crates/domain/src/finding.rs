@@ -333,9 +333,10 @@ pub fn reconcile(
         }
     }
     let gone = existing.iter().filter(|finding| {
+        let reader = read_as(&finding.check_id);
         finding.status != FindingStatus::Resolved
-            && read.iter().any(|check| check == read_as(&finding.check_id))
-            && !unreadable.contains(read_as(&finding.check_id))
+            && read.iter().any(|check| check == reader)
+            && !unreadable.contains(reader)
             && !seen_keys.contains(&key_of(&finding.check_id, &finding.resource))
     });
     for finding in gone {

@@ -45,7 +45,6 @@ const COUNT_PATH: &str = "/__bench/requests";
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Figures {
-    #[serde(serialize_with = "backend_name")]
     pub backend: Backend,
     /// From asking for the run to seeing it finished (polled every 50 ms).
     pub run_seconds: f64,
@@ -60,10 +59,6 @@ pub struct Figures {
     pub moto_cpu_seconds: f64,
     /// A failed run, an empty one, a peak that could not be reset; empty when none.
     pub problems: Vec<String>,
-}
-
-fn backend_name<S: serde::Serializer>(backend: &Backend, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(backend.name())
 }
 
 /// moto serving on a port it picked, seeded once and reused for every backend; killed on drop.

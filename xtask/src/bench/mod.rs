@@ -79,6 +79,13 @@ pub enum Backend {
     Sqlite,
 }
 
+/// A backend is written by its name in the figures' JSON.
+impl serde::Serialize for Backend {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 impl Backend {
     pub fn name(self) -> &'static str {
         match self {

@@ -40,7 +40,6 @@ const CONNECT: &str = r#"{"providerSlug":"fleetdm","credentials":{}}"#;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Figures {
-    #[serde(serialize_with = "backend_name")]
     pub backend: Backend,
     pub runs: usize,
     /// From the first run queued to the last finished.
@@ -53,10 +52,6 @@ pub struct Figures {
     pub peak_rss_mib: f64,
     /// What broke a bound or left a connection without exactly one good run; empty when nothing did.
     pub problems: Vec<String>,
-}
-
-fn backend_name<S: serde::Serializer>(backend: &Backend, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(backend.name())
 }
 
 /// The case on `store`, a database of its own (the instances' workers would run any other

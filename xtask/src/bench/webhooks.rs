@@ -48,7 +48,6 @@ const ENV: &[(&str, &str)] = &[("WEBHOOK_RETRY_BASE_MILLIS", "500"), ("WEBHOOK_R
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Figures {
-    #[serde(serialize_with = "backend_name")]
     pub backend: Backend,
     pub steady: Phase,
     pub outage: Phase,
@@ -72,10 +71,6 @@ pub struct Phase {
     pub caught_up_after_s: Option<f64>,
     /// What broke exactly-once, order or signing; empty when nothing did.
     pub problems: Vec<String>,
-}
-
-fn backend_name<S: serde::Serializer>(backend: &Backend, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(backend.name())
 }
 
 /// The case on `store`, a database of its own (the instances' workers would deliver any other
