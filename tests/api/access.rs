@@ -255,7 +255,12 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),
     ("getLibraryComponentDefinition", "/v1/library/component-definition", "", Needs('r', "frameworks")),
     // a key no template has: an allowed caller gets the 404, a denied one the 403 first
-    ("adoptFrameworkTemplate", "/v1/framework-templates/none/adopt", "{}", Needs('w', "frameworks")),
+    (
+        "adoptFrameworkTemplate",
+        "/v1/framework-templates/none/adopt",
+        "{}",
+        AlsoNeeds('w', "frameworks", 'w', "controls"),
+    ),
     ("listControls", "/v1/controls", "", Needs('r', "controls")),
     ("createControl", "/v1/controls", "{}", Needs('w', "controls")),
     ("getControl", "/v1/controls/{ctl}", "", Needs('r', "controls")),

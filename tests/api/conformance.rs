@@ -299,8 +299,10 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     // Frameworks: a template, our own shape and an OSCAL catalog (tests/oscal/small-catalog.json).
     c.check("listFrameworkTemplates", api.get("/v1/framework-templates").await);
     c.check("getLibraryComponentDefinition", api.get("/v1/library/component-definition").await);
-    let adopted =
-        c.check("adoptFrameworkTemplate", api.post("/v1/framework-templates/soc2-2017/adopt", json!({})).await);
+    // The framework alone here (a framework with mapped controls is not deleted below); the
+    // whole program from the library after the delete.
+    let bare = json!({"withControls": false});
+    let adopted = c.check("adoptFrameworkTemplate", api.post("/v1/framework-templates/soc2-2017/adopt", bare).await);
     let custom = json!({"name": "Own", "version": "1", "requirements": [
         {"identifier": "O-1", "title": "One", "description": "The first."},
         {"identifier": "O-1.1", "title": "One, refined", "parent": "O-1"}]});
@@ -322,6 +324,7 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("unmapControlRequirement", api.delete(&format!("{mapped}/requirements/{requirement}")).await);
     c.check("deleteControl", api.delete(&mapped).await);
     c.check("deleteFramework", api.delete(&adopted).await);
+    c.check("adoptFrameworkTemplate", api.post("/v1/framework-templates/iso27001-2022/adopt", json!({})).await);
     // Webhooks are checked against a real receiver in tests/api/webhooks.rs.
     for operation in [
         "createWebhook",

@@ -78,6 +78,7 @@ mod tenant;
 mod webdriver;
 
 mod access;
+mod adoption;
 mod api_keys;
 mod attachments;
 mod audit;

@@ -15,7 +15,7 @@ use crate::audit::{AuditTrail, Subject};
 use crate::{AppError, Ports, Principal};
 
 /// A control's mappings in the audit trail: in the control's history.
-const REQUIREMENT_MAPPING: Subject<RequirementMapping> = Subject {
+pub(crate) const REQUIREMENT_MAPPING: Subject<RequirementMapping> = Subject {
     resource_type: "control",
     id: |mapping| mapping.control_id.to_string(),
     render: |_, m| {

@@ -46,7 +46,7 @@ pub struct EvidenceView {
 }
 
 /// Controls in the audit trail.
-const CONTROL: Subject<Control> = Subject {
+pub(crate) const CONTROL: Subject<Control> = Subject {
     resource_type: "control",
     id: |control| control.id.to_string(),
     render: |_, c| {
@@ -60,7 +60,7 @@ const CONTROL: Subject<Control> = Subject {
 };
 
 /// A control's links in the audit trail: in the control's history.
-const EVIDENCE_SOURCE: Subject<EvidenceSource> = Subject {
+pub(crate) const EVIDENCE_SOURCE: Subject<EvidenceSource> = Subject {
     resource_type: "control",
     id: |link| link.control_id.to_string(),
     render: |_, l| {

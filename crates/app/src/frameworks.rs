@@ -12,15 +12,21 @@ use compliance_domain::framework::{
     Framework, FrameworkDraft, FrameworkSource, FrameworkWithRequirements, NewFramework, Template,
 };
 use compliance_domain::framework_status::{self, FrameworkStatus, MappedControl};
+use compliance_domain::library::adoption::{self, Adoption, AdoptionOptions, Holdings};
+use compliance_domain::library::library;
 use compliance_domain::oscal::{self, assessment_results};
 use compliance_domain::{ControlId, FrameworkId, OrganizationId, Timestamp};
 use compliance_ports::{
-    Clock, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository, Page,
+    AdoptionAudits, Clock, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository,
+    LibraryRepository, OrganizationRepository, Page, RepoError,
 };
 
 use crate::access::require;
 use crate::audit::{AuditTrail, Subject};
-use crate::controls::{moment, statuses};
+use crate::control_requirements::REQUIREMENT_MAPPING;
+use crate::controls::{CONTROL, EVIDENCE_SOURCE, moment, statuses};
+use crate::policies::POLICY;
+use crate::tasks::TASK;
 use crate::{AppError, Ports, Principal, Settings};
 
 /// Frameworks and their requirements.
@@ -28,6 +34,8 @@ pub struct FrameworkService {
     frameworks: Arc<dyn FrameworkRepository>,
     mappings: Arc<dyn ControlRequirementRepository>,
     controls: Arc<dyn ControlRepository>,
+    library: Arc<dyn LibraryRepository>,
+    organizations: Arc<dyn OrganizationRepository>,
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
     audit: Arc<AuditTrail>,
@@ -72,6 +80,8 @@ impl FrameworkService {
             frameworks: ports.frameworks.clone(),
             mappings: ports.control_requirements.clone(),
             controls: ports.controls.clone(),
+            library: ports.library.clone(),
+            organizations: ports.organizations.clone(),
             clock: ports.clock.clone(),
             settings,
             audit,
@@ -166,15 +176,52 @@ impl FrameworkService {
         Ok(compliance_domain::framework::templates())
     }
 
-    /// Adopts the shipped template `key` into the caller's organization.
+    /// Adopts the shipped template `key` into the caller's organization with what `options` ask
+    /// of the library, in one transaction ([`adoption::plan`]): the controls answering its
+    /// requirements (made once per organization, reused by a later framework), their mappings,
+    /// the policies and tasks they rely on, and their links to those and to the checks of the
+    /// organization's connections. Each family written needs its own permission (a key its
+    /// scope): frameworks, then controls, policies and tasks as `options` ask for them.
     pub async fn adopt_framework_template(
         &self,
         caller: &Principal,
         key: &str,
-    ) -> Result<FrameworkWithRequirements, AppError> {
+        options: AdoptionOptions,
+    ) -> Result<Adoption, AppError> {
         require(caller, Family::Frameworks, Action::Write)?;
+        if options.with_controls {
+            require(caller, Family::Controls, Action::Write)?;
+            if options.policies {
+                require(caller, Family::Policies, Action::Write)?;
+            }
+            if options.tasks {
+                require(caller, Family::Tasks, Action::Write)?;
+            }
+        }
         let template = compliance_domain::framework::template(key).ok_or(AppError::NotFound("framework template"))?;
-        self.create(caller, template.draft.clone()).await
+        let org = &caller.organization_id;
+        // Policies are written for the organization by name; read before the transaction (a
+        // rename meanwhile is a rename after the adoption).
+        let name = match options.with_controls && options.policies {
+            true => self.organizations.get(org).await.map_err(|e| AppError::from_repo(e, "organization"))?.name,
+            false => String::new(),
+        };
+        let now = self.clock.now();
+        let framework = FrameworkWithRequirements::create(org.clone(), template.draft.clone(), now);
+        let plan = |holdings: &Holdings| {
+            adoption::plan(library(), key, framework.clone(), options, holdings, &name, now).map_err(|(id, errors)| {
+                RepoError::Internal(format!("library template {id} does not make a valid record: {errors:?}"))
+            })
+        };
+        let audits = AdoptionAudits {
+            framework: &self.audit.change(caller, "framework.created", &FRAMEWORK),
+            control: &self.audit.change(caller, "control.created", &CONTROL),
+            policy: &self.audit.change(caller, "policy.created", &POLICY),
+            task: &self.audit.change(caller, "task.created", &TASK),
+            mapping: &self.audit.change(caller, "control.requirement_mapped", &REQUIREMENT_MAPPING),
+            source: &self.audit.change(caller, "control.evidence_source_added", &EVIDENCE_SOURCE),
+        };
+        Ok(self.library.adopt(org, &plan, &audits).await?)
     }
 
     /// Deletes the framework with its requirements and returns what it was.

@@ -73,10 +73,10 @@ use compliance_ports::{
     CheckReader, CheckRunRepository, Clock, CommentRepository, ConnectionRepository, ContextRepository,
     ControlRepository, ControlRequirementRepository, CredentialRepository, Cursor, DeviceDirectory, DocumentPrinter,
     EventFeed, FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository,
-    ListGenerations, ListName, MemberRepository, OAuthStateRepository, OrganizationRepository, PageRequest,
-    PolicyRepository, ProviderClient, RefreshLeases, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository,
-    SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository,
-    WebhookSender,
+    LibraryRepository, ListGenerations, ListName, MemberRepository, OAuthStateRepository, OrganizationRepository,
+    PageRequest, PolicyRepository, ProviderClient, RefreshLeases, ResourceRenderer, RiskRepository, SecretCipher,
+    SecretRepository, SessionRepository, SignInRepository, TaskRepository, UserRepository, VendorRepository,
+    WebhookRepository, WebhookSender,
 };
 
 pub use admin::{AdminService, Bootstrapped, DeviceLabelAssigned, Ensured, IssuedApiKey};
@@ -208,6 +208,8 @@ pub struct Ports {
     pub idempotency: Arc<dyn IdempotencyRepository>,
     /// Frameworks and their requirements.
     pub frameworks: Arc<dyn FrameworkRepository>,
+    /// Adoptions of the control library.
+    pub library: Arc<dyn LibraryRepository>,
     /// The internal hosts the operator granted to each organization.
     pub allowed_hosts: Arc<dyn AllowedHostRepository>,
     /// Check runs, their results and findings.

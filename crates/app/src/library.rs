@@ -2,9 +2,11 @@
 //! read frameworks. It holds no organization's data.
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::control::EvidenceSource;
+use compliance_domain::library::adoption::checks_of_provider;
 use compliance_domain::library::library;
 use compliance_domain::oscal::component_definition;
-use compliance_ports::Clock;
+use compliance_ports::{AuditOf, Clock, SuggestedChecks};
 use std::sync::Arc;
 
 use crate::access::require;
@@ -28,4 +30,10 @@ impl LibraryService {
         require(caller, Family::Frameworks, Action::Read)?;
         Ok(component_definition::document(library(), self.clock.now(), &self.public_url))
     }
+}
+
+/// What a new connection to `provider` links: the checks of the provider that the library's
+/// controls suggest, to the organization's controls made from them, each link with `audit`'s entry.
+pub(crate) fn suggested_checks<'a>(provider: &str, audit: &'a AuditOf<'a, EvidenceSource>) -> SuggestedChecks<'a> {
+    SuggestedChecks { checks: checks_of_provider(library(), provider), audit }
 }

@@ -7,10 +7,10 @@ use compliance_ports::{
     AgentModel, AllowedHostRepository, AuditRepository, AutomationRepository, BlobStore, BrowserRunner, ChatStore,
     CheckReader, CheckRunRepository, Clock, CommentRepository, ConnectionRepository, ContextRepository,
     ControlRepository, ControlRequirementRepository, CredentialRepository, DeviceDirectory, DocumentPrinter, EventFeed,
-    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, ListGenerations,
-    MemberRepository, OAuthStateRepository, OrganizationRepository, PolicyRepository, ProviderClient, RefreshLeases,
-    ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository, SignInRepository,
-    TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
+    FrameworkRepository, HealthCheck, IdempotencyRepository, IdentityProvider, InvitationRepository, LibraryRepository,
+    ListGenerations, MemberRepository, OAuthStateRepository, OrganizationRepository, PolicyRepository, ProviderClient,
+    RefreshLeases, ResourceRenderer, RiskRepository, SecretCipher, SecretRepository, SessionRepository,
+    SignInRepository, TaskRepository, UserRepository, VendorRepository, WebhookRepository, WebhookSender,
 };
 
 use crate::Ports;
@@ -80,6 +80,7 @@ impl Ports {
             + EventFeed
             + IdempotencyRepository
             + FrameworkRepository
+            + LibraryRepository
             + AllowedHostRepository
             + CheckRunRepository
             + 'static,
@@ -139,6 +140,7 @@ impl Ports {
             webhook_sender,
             idempotency: store.clone(),
             frameworks: store.clone(),
+            library: store.clone(),
             allowed_hosts: store.clone(),
             check_runs: store.clone(),
             check_reader,

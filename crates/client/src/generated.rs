@@ -39,6 +39,59 @@ pub mod types {
         }
     }
 
+    /// A framework adopted from a template, with what the adoption made of the library and what it
+    /// found the organization already had.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct AdoptedFrameworkDto {
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        pub id: FrameworkId,
+        pub library: AdoptionDto,
+        pub name: String,
+        #[serde(rename = "organizationId")]
+        pub organization_id: OrganizationId,
+        #[serde(rename = "requirementCount")]
+        pub requirement_count: u64,
+        pub requirements: Vec<RequirementDto>,
+        /// Where its requirements came from: an OSCAL catalog, our own JSON shape, or a shipped template.
+        pub source: FrameworkSource,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: Timestamp,
+        pub version: String,
+    }
+
+    /// What an adoption made and reused.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct AdoptionDto {
+        pub created: MadeRecordsDto,
+        pub reused: ReusedRecordsDto,
+    }
+
+    impl AdoptionDto {
+        /// A value with `created`, `reused`; every other member absent or `null`.
+        pub fn new(created: MadeRecordsDto, reused: ReusedRecordsDto) -> Self {
+            Self { created, reused }
+        }
+    }
+
+    /// What an adoption brings besides the framework (`POST /v1/framework-templates/{key}/adopt`'s
+    /// body; each defaults to true, and an empty or missing body means all three).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+    pub struct AdoptionOptions {
+        /// The policies those controls rely on, as drafts (only with `withControls`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub policies: Option<bool>,
+        /// The recurring evidence tasks those controls rely on (only with `withControls`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tasks: Option<bool>,
+        /// The library's controls answering the framework's requirements, mapped to them (made once
+        /// per organization: a second framework reuses them). False: the framework alone, as
+        /// adoption was before the library.
+        #[serde(rename = "withControls")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub with_controls: Option<bool>,
+    }
+
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub enum Scopes {
         #[serde(rename = "*")]
@@ -703,6 +756,12 @@ pub mod types {
         #[serde(rename = "lastCompletedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_completed_at: Option<Option<Timestamp>>,
+        /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+        #[serde(rename = "libraryId")]
+        pub library_id: Option<String>,
+        /// That template's version when it was made (or last updated from it), or `null` (read-only).
+        #[serde(rename = "libraryVersion")]
+        pub library_version: Option<u32>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
@@ -744,6 +803,8 @@ pub mod types {
                 finding_id: None,
                 frequency: None,
                 last_completed_at: None,
+                library_id: None,
+                library_version: None,
                 rejection_reason: None,
             }
         }
@@ -1718,6 +1779,12 @@ pub mod types {
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub frequency: Option<Option<ControlFrequency>>,
         pub id: ControlId,
+        /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+        #[serde(rename = "libraryId")]
+        pub library_id: Option<String>,
+        /// That template's version when it was made (or last updated from it), or `null` (read-only).
+        #[serde(rename = "libraryVersion")]
+        pub library_version: Option<u32>,
         pub name: String,
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
@@ -2915,6 +2982,51 @@ pub mod types {
                 Self::Likely => "likely",
                 Self::VeryLikely => "very_likely",
             }
+        }
+    }
+
+    /// A record made from a library template.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct MadeRecordDto {
+        pub id: String,
+        /// The template's id (`LIB-AC-01`).
+        #[serde(rename = "libraryId")]
+        pub library_id: String,
+        /// Its name (a task's title).
+        pub name: String,
+    }
+
+    impl MadeRecordDto {
+        /// A value with `id`, `library_id`, `name`; every other member absent or `null`.
+        pub fn new(id: String, library_id: String, name: String) -> Self {
+            Self { id, library_id, name }
+        }
+    }
+
+    /// The records an adoption made, each with the library template it came from, and how many
+    /// mappings and evidence links it made.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct MadeRecordsDto {
+        pub controls: Vec<MadeRecordDto>,
+        /// Evidence sources linked to a control (its policies, its tasks, its checks).
+        #[serde(rename = "evidenceSources")]
+        pub evidence_sources: u64,
+        /// Requirements of the framework mapped to a control.
+        pub mappings: u64,
+        pub policies: Vec<MadeRecordDto>,
+        pub tasks: Vec<MadeRecordDto>,
+    }
+
+    impl MadeRecordsDto {
+        /// A value with `controls`, `evidence_sources`, `mappings`, `policies`, `tasks`; every other member absent or `null`.
+        pub fn new(
+            controls: Vec<MadeRecordDto>,
+            evidence_sources: u64,
+            mappings: u64,
+            policies: Vec<MadeRecordDto>,
+            tasks: Vec<MadeRecordDto>,
+        ) -> Self {
+            Self { controls, evidence_sources, mappings, policies, tasks }
         }
     }
 
@@ -4251,6 +4363,12 @@ pub mod types {
         #[serde(rename = "lastPublishedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_published_at: Option<Option<Timestamp>>,
+        /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+        #[serde(rename = "libraryId")]
+        pub library_id: Option<String>,
+        /// That template's version when it was made (or last updated from it), or `null` (read-only).
+        #[serde(rename = "libraryVersion")]
+        pub library_version: Option<u32>,
         /// Its name.
         pub name: String,
         /// The organization it belongs to.
@@ -4526,6 +4644,12 @@ pub mod types {
         #[serde(rename = "lastPublishedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_published_at: Option<Option<Timestamp>>,
+        /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+        #[serde(rename = "libraryId")]
+        pub library_id: Option<String>,
+        /// That template's version when it was made (or last updated from it), or `null` (read-only).
+        #[serde(rename = "libraryVersion")]
+        pub library_version: Option<u32>,
         /// Its name.
         pub name: String,
         /// The organization it belongs to.
@@ -4874,6 +4998,22 @@ pub mod types {
             title: String,
         ) -> Self {
             Self { controls, id, identifier, status, title, catalog_id: None, description: None, parent: None }
+        }
+    }
+
+    /// The organization's records an adoption used rather than making them again (an earlier
+    /// adoption made them).
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ReusedRecordsDto {
+        pub controls: Vec<String>,
+        pub policies: Vec<String>,
+        pub tasks: Vec<String>,
+    }
+
+    impl ReusedRecordsDto {
+        /// A value with `controls`, `policies`, `tasks`; every other member absent or `null`.
+        pub fn new(controls: Vec<String>, policies: Vec<String>, tasks: Vec<String>) -> Self {
+            Self { controls, policies, tasks }
         }
     }
 
@@ -5677,6 +5817,12 @@ pub mod types {
         #[serde(rename = "lastCompletedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_completed_at: Option<Option<Timestamp>>,
+        /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+        #[serde(rename = "libraryId")]
+        pub library_id: Option<String>,
+        /// That template's version when it was made (or last updated from it), or `null` (read-only).
+        #[serde(rename = "libraryVersion")]
+        pub library_version: Option<u32>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
@@ -5718,6 +5864,8 @@ pub mod types {
                 finding_id: None,
                 frequency: None,
                 last_completed_at: None,
+                library_id: None,
+                library_version: None,
                 rejection_reason: None,
             }
         }
@@ -5846,6 +5994,12 @@ pub mod types {
         #[serde(rename = "lastCompletedAt")]
         #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::double_option")]
         pub last_completed_at: Option<Option<Timestamp>>,
+        /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+        #[serde(rename = "libraryId")]
+        pub library_id: Option<String>,
+        /// That template's version when it was made (or last updated from it), or `null` (read-only).
+        #[serde(rename = "libraryVersion")]
+        pub library_version: Option<u32>,
         /// The organization it belongs to.
         #[serde(rename = "organizationId")]
         pub organization_id: OrganizationId,
@@ -10829,15 +10983,28 @@ impl crate::Client {
 
     /// Adopt a framework template.
     ///
-    /// Makes a framework of the organization from the shipped template `key` (`source: template`).
+    /// Makes a framework of the organization from the shipped template `key` (`source: template`)
+    /// and, unless the body says otherwise, a working program from the control library, all in one
+    /// transaction: every library control answering one of its requirements (made once per
+    /// organization: a control an earlier adoption made is reused and mapped to this framework's
+    /// requirements too), the policies those controls rely on as drafts, their recurring evidence
+    /// tasks, and links from each control made to its policies, its tasks and the checks of the
+    /// organization's connections that it suggests (a connection made later links them then). Each
+    /// record has its audit entry and webhook event. The body may be left out (everything); a key
+    /// needs `frameworks:write`, plus `controls:write`, `policies:write` and `tasks:write` for what
+    /// it asks to be made.
     ///
     /// `POST /v1/framework-templates/{key}/adopt` (`adoptFrameworkTemplate`).
-    pub async fn adopt_framework_template(&self, key: &str) -> Result<FrameworkWithRequirementsDto, crate::Error> {
+    pub async fn adopt_framework_template(
+        &self,
+        key: &str,
+        body: &AdoptionOptions,
+    ) -> Result<AdoptedFrameworkDto, crate::Error> {
         let request = crate::transport::Request {
             method: reqwest::Method::POST,
             path: format!("/v1/framework-templates/{}/adopt", crate::transport::segment(key)),
             query: Vec::new(),
-            body: crate::transport::Body::None,
+            body: crate::transport::Body::json(body)?,
         };
         self.json(request).await
     }

@@ -119,6 +119,8 @@ pub struct Control {
     pub owner_id: Option<MemberId>,
     /// How often it must be proven again; `None`: evidence never goes stale.
     pub frequency: Option<ControlFrequency>,
+    /// The library template it was made from by an adoption, if any (read-only).
+    pub library: Option<crate::library::LibraryOrigin>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -144,6 +146,7 @@ impl Control {
             description: text("description", input.description.unwrap_or_default(), 0, DESCRIPTION_MAX)?,
             owner_id: input.owner_id,
             frequency: input.frequency,
+            library: None,
             created_at: now,
             updated_at: now,
         })

@@ -74,6 +74,8 @@ pub struct Policy {
     pub approver_id: Option<MemberId>,
     /// The template it was made from, if any.
     pub policy_template_id: Option<String>,
+    /// The library template it was made from by an adoption, if any (read-only).
+    pub library: Option<crate::library::LibraryOrigin>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -390,6 +392,7 @@ impl Policy {
             created_at: now,
             updated_at: now,
             current_version: 0,
+            library: None,
             submitted_by: None,
             change_note: None,
             rejection_reason: None,

@@ -49,6 +49,8 @@ pub struct Task {
     pub rejection_reason: Option<String>,
     /// The finding it was made to fix (`POST /v1/findings/{id}/task`), if any (read-only).
     pub finding_id: Option<FindingId>,
+    /// The library template it was made from by an adoption, if any (read-only).
+    pub library: Option<crate::library::LibraryOrigin>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -190,6 +192,7 @@ impl Task {
             due_at: input.due_at,
             last_completed_at: None,
             rejection_reason: None,
+            library: None,
             finding_id: None,
             created_at: now,
             updated_at: now,

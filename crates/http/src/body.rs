@@ -45,6 +45,26 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
     }
 }
 
+/// A JSON request body that may be left out: a request without one (no `Content-Length`, or
+/// zero, and no chunked transfer) is `T::default()`; one with a body is read as [`JsonBody`].
+#[derive(Debug)]
+pub struct OptionalJsonBody<T>(pub T);
+
+impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJsonBody<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let length = req.headers().get(header::CONTENT_LENGTH).and_then(|value| value.to_str().ok());
+        let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
+        if !chunked && length.is_none_or(|length| length.trim() == "0") {
+            return Box::pin(async { Ok(OptionalJsonBody(T::default())) });
+        }
+        let bytes = read_json(req, payload);
+        Box::pin(async move { parse(&bytes.await?).map(OptionalJsonBody) })
+    }
+}
+
 /// A JSON request body as its bytes, unparsed: for a file read by its own parser (Prowler's
 /// findings), with the same media type and size checks as [`JsonBody`].
 #[derive(Debug)]

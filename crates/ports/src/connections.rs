@@ -4,14 +4,21 @@ use async_trait::async_trait;
 use compliance_domain::integration::Connection;
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 
-use crate::{AuditOf, ConnectionQuery, Page, RepoError};
+use crate::{AuditOf, ConnectionQuery, Page, RepoError, SuggestedChecks};
 
 /// The organizations' integration connections (their secrets are in the vault).
 #[async_trait]
 pub trait ConnectionRepository: Send + Sync {
+    /// Inserts the connection and links the checks it runs to the organization's controls made
+    /// from the library that suggest them (`links`), in one transaction.
     /// `RepoError::Conflict` when the organization already has a connection to that provider that
     /// is not disconnected.
-    async fn insert(&self, connection: &Connection, audit: &AuditOf<'_, Connection>) -> Result<(), RepoError>;
+    async fn insert(
+        &self,
+        connection: &Connection,
+        audit: &AuditOf<'_, Connection>,
+        links: &SuggestedChecks<'_>,
+    ) -> Result<(), RepoError>;
     /// A page of the connections matching the query (disconnected ones included unless filtered
     /// out), in its order (newest first by default).
     async fn list(&self, org: &OrganizationId, query: &ConnectionQuery) -> Result<Page<Connection>, RepoError>;

@@ -23,6 +23,7 @@ mod error;
 mod frameworks;
 mod idempotency;
 mod invitations;
+mod library;
 mod list_query;
 mod operations;
 mod page;
@@ -58,6 +59,7 @@ pub use error::RepoError;
 pub use frameworks::{FrameworkFilter, FrameworkQuery, FrameworkRepository, FrameworkSort};
 pub use idempotency::{IdempotencyRepository, NewReservation, Outcome, Reservation, StoredResponse};
 pub use invitations::{Acceptance, InvitationRepository};
+pub use library::{AdoptionAudits, LibraryRepository, Planner, SuggestedChecks};
 pub use list_query::{
     Assignee, CommentFilter, CommentQuery, CommentSort, ConnectionFilter, ConnectionQuery, ConnectionSort,
     ContextFilter, ContextQuery, ContextSort, DueRange, ListQuery, PersonFilter, PersonQuery, PersonSort, PolicyFilter,

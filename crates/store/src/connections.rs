@@ -5,6 +5,7 @@ use compliance_domain::integration::{Connection, ConnectionStatus};
 use compliance_domain::{ConnectionId, OrganizationId, Timestamp};
 use compliance_ports::{
     AuditOf, ConnectionFilter, ConnectionQuery, ConnectionRepository, ConnectionSort, Page, RepoError, SortValue,
+    SuggestedChecks,
 };
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -14,13 +15,14 @@ use crate::Store;
 use crate::audit::AuditQueue;
 use crate::db::{AnyConnection, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
+use crate::library::link_suggested_checks;
 use crate::locks::lock_organization;
 use crate::paging::{ListBackend, SortColumn, SortColumns, read_page, sort_columns, text_in, time_range};
 use crate::rows::{id, optional_instant, optional_naive, value};
 use crate::schema::connections;
 use crate::search;
 
-const DISCONNECTED: &str = ConnectionStatus::Disconnected.as_str();
+pub(crate) const DISCONNECTED: &str = ConnectionStatus::Disconnected.as_str();
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = connections)]
@@ -148,7 +150,12 @@ fn connection_sort_value(connection: &Connection, field: ConnectionSort) -> Sort
 
 #[async_trait]
 impl ConnectionRepository for Store {
-    async fn insert(&self, connection: &Connection, audit: &AuditOf<'_, Connection>) -> Result<(), RepoError> {
+    async fn insert(
+        &self,
+        connection: &Connection,
+        audit: &AuditOf<'_, Connection>,
+        links: &SuggestedChecks<'_>,
+    ) -> Result<(), RepoError> {
         let row = ConnectionRow::from(connection);
         let org = connection.organization_id.as_str();
         let mut conn = self.pools.write().await?;
@@ -158,7 +165,8 @@ impl ConnectionRepository for Store {
             lock_organization(c.any(), org).await?;
             diesel::insert_into(connections::table).values(&row).execute(c).await?;
             c.append(audit(None, Some(connection))).await?;
-            Ok(())
+            let (org, at) = (&connection.organization_id, connection.created_at);
+            link_suggested_checks(c, org, &connection.id, links, at).await
         });
         result.map_err(RepoError::from)
     }

@@ -151,7 +151,7 @@ fn in_force_at(at: PrimitiveDateTime) -> _ {
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = control_requirements, treat_none_as_null = true)]
-struct MappingRow {
+pub(crate) struct MappingRow {
     organization_id: String,
     control_id: String,
     requirement_id: String,

@@ -20,7 +20,7 @@ use crate::error::{TxError, repo_error};
 use crate::locks::{Locked, lock_organization};
 use crate::paging::{newest_first, read_page};
 use crate::prepared::{Assignments, Prepared, nullable_text};
-use crate::rows::{id, instant, json, json_text, naive, optional_id, value};
+use crate::rows::{id, instant, json, json_text, library_origin, naive, optional_id, value};
 use crate::schema::{control_evidence_sources, controls, evidence};
 
 #[async_trait]
@@ -355,6 +355,8 @@ pub(crate) struct ControlRow {
     description: String,
     owner_id: Option<String>,
     frequency: Option<String>,
+    library_id: Option<String>,
+    library_version: Option<i32>,
     created_at: PrimitiveDateTime,
     updated_at: PrimitiveDateTime,
 }
@@ -368,6 +370,8 @@ impl From<&Control> for ControlRow {
             description: c.description.clone(),
             owner_id: c.owner_id.as_ref().map(ToString::to_string),
             frequency: c.frequency.map(|f| f.to_string()),
+            library_id: c.library.as_ref().map(|l| l.id.clone()),
+            library_version: c.library.as_ref().map(|l| i32::try_from(l.version).unwrap_or(i32::MAX)),
             created_at: naive(c.created_at),
             updated_at: naive(c.updated_at),
         }
@@ -385,6 +389,7 @@ impl TryFrom<ControlRow> for Control {
             description: r.description,
             owner_id: optional_id(T, r.owner_id)?,
             frequency: r.frequency.map(|f| value(T, &f)).transpose()?,
+            library: library_origin(r.library_id, r.library_version),
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
         })

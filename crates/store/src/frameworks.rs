@@ -6,13 +6,14 @@ use compliance_domain::etag::IfMatch;
 use compliance_domain::framework::{Framework, FrameworkWithRequirements, Requirement};
 use compliance_domain::{FrameworkId, OrganizationId};
 use compliance_ports::{AuditOf, Cursor, FrameworkQuery, FrameworkRepository, Page, RepoError};
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::PrimitiveDateTime;
 
 use crate::Store;
 use crate::audit::AuditQueue;
-use crate::db::{AnyConnection, db_run, write_transaction};
+use crate::db::{AnyConnection, ConnRef, db_run, write_transaction};
 use crate::error::{TxError, repo_error};
 use crate::locks::lock_organization;
 use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
@@ -79,34 +80,15 @@ impl FrameworkRepository for Store {
         framework: &FrameworkWithRequirements,
         audit: &AuditOf<'_, Framework>,
     ) -> Result<(), RepoError> {
-        let row = FrameworkRow::from(&framework.framework);
-        let rows: Vec<RequirementRow> = framework
-            .requirements
-            .iter()
-            .enumerate()
-            .map(|(position, r)| RequirementRow::of(&framework.framework, position, r))
-            .collect();
         let org = framework.framework.organization_id.as_str();
         let mut conn = self.pools.write().await?;
         let result: Result<(), TxError> = write_transaction!(&mut conn, async |c| {
             lock_organization(c.any(), org).await?;
-            diesel::insert_into(frameworks::table).values(&row).execute(c).await?;
-            // One prepared statement, row by row: diesel-async's SQLite connection takes no
-            // multi-row INSERT. Parents come first in catalog order, so each row refers only
-            // to rows inserted before it.
-            for row in &rows {
-                Prepared(diesel::insert_into(requirements::table).values(row)).execute(c).await?;
-            }
+            insert_framework_rows(c.any(), framework).await?;
             c.append(audit(None, Some(&framework.framework))).await?;
             Ok(())
         });
-        result.map_err(|error| match RepoError::from(error) {
-            RepoError::Conflict(_) => RepoError::Conflict(format!(
-                "the organization already has the framework `{}` version `{}`",
-                framework.framework.name, framework.framework.version
-            )),
-            other => other,
-        })
+        result.map_err(|error| already_there(framework, error.into()))
     }
 
     async fn delete_framework(
@@ -154,6 +136,38 @@ impl FrameworkRepository for Store {
             Ok(deleted)
         });
         result.map_err(RepoError::from)
+    }
+}
+
+/// Inserts the framework and its requirements (in a transaction the caller opened).
+pub(crate) async fn insert_framework_rows(conn: ConnRef<'_>, framework: &FrameworkWithRequirements) -> QueryResult<()> {
+    let row = FrameworkRow::from(&framework.framework);
+    let rows: Vec<RequirementRow> = framework
+        .requirements
+        .iter()
+        .enumerate()
+        .map(|(position, r)| RequirementRow::of(&framework.framework, position, r))
+        .collect();
+    db_run!(conn, |c| {
+        diesel::insert_into(frameworks::table).values(&row).execute(c).await?;
+        // One prepared statement, row by row: diesel-async's SQLite connection takes no
+        // multi-row INSERT. Parents come first in catalog order, so each row refers only
+        // to rows inserted before it.
+        for row in &rows {
+            Prepared(diesel::insert_into(requirements::table).values(row)).execute(c).await?;
+        }
+        Ok(())
+    })
+}
+
+/// A write's error, a taken name and version said in words.
+pub(crate) fn already_there(framework: &FrameworkWithRequirements, error: RepoError) -> RepoError {
+    match error {
+        RepoError::Conflict(_) => RepoError::Conflict(format!(
+            "the organization already has the framework `{}` version `{}`",
+            framework.framework.name, framework.framework.version
+        )),
+        other => other,
     }
 }
 

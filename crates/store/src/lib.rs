@@ -23,6 +23,7 @@ mod generations;
 mod health;
 mod idempotency;
 mod invitations;
+mod library;
 mod list_counts;
 mod locks;
 mod migrate;

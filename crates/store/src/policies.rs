@@ -27,7 +27,7 @@ use crate::paging::{
 };
 use crate::policy_versions::{PolicySignatureRow, PolicyVersionRow};
 use crate::prepared::Prepared;
-use crate::rows::{AttachmentRow, id, instant, json, json_text, naive, optional_id, value};
+use crate::rows::{AttachmentRow, id, instant, json, json_text, library_origin, naive, optional_id, value};
 use crate::schema::{policies, policy_signatures, policy_versions};
 use crate::search;
 
@@ -328,6 +328,8 @@ pub struct PolicyRow {
     submitted_by: Option<String>,
     change_note: Option<String>,
     rejection_reason: Option<String>,
+    library_id: Option<String>,
+    library_version: Option<i32>,
 }
 
 impl PolicyRow {
@@ -362,6 +364,8 @@ impl From<&Policy> for PolicyRow {
             submitted_by: p.submitted_by.as_ref().map(ToString::to_string),
             change_note: p.change_note.clone(),
             rejection_reason: p.rejection_reason.clone(),
+            library_id: p.library.as_ref().map(|l| l.id.clone()),
+            library_version: p.library.as_ref().map(|l| i32::try_from(l.version).unwrap_or(i32::MAX)),
         }
     }
 }
@@ -394,6 +398,7 @@ impl TryFrom<PolicyRow> for Policy {
             submitted_by: optional_id(T, r.submitted_by)?,
             change_note: r.change_note,
             rejection_reason: r.rejection_reason,
+            library: library_origin(r.library_id, r.library_version),
         })
     }
 }

@@ -39,6 +39,14 @@ pub(crate) fn optional_id<K: IdKind>(table: &str, text: Option<String>) -> Resul
 }
 
 /// A stored value parsed with `FromStr` (enums, schedules); unparsable is a corrupt row of `table`.
+/// The library template a record was made from, from its two columns (both or neither are set).
+pub(crate) fn library_origin(
+    id: Option<String>,
+    version: Option<i32>,
+) -> Option<compliance_domain::library::LibraryOrigin> {
+    Some(compliance_domain::library::LibraryOrigin { id: id?, version: u32::try_from(version?).unwrap_or_default() })
+}
+
 pub(crate) fn value<T: std::str::FromStr>(table: &str, text: &str) -> Result<T, RepoError>
 where
     T::Err: std::fmt::Display,

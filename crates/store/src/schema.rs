@@ -249,6 +249,9 @@ diesel::table! {
         frequency -> Nullable<Text>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        library_id -> Nullable<Text>,
+        library_version -> Nullable<Int4>,
+        library_base -> Nullable<Text>,
     }
 }
 
@@ -465,6 +468,9 @@ diesel::table! {
         submitted_by -> Nullable<Text>,
         change_note -> Nullable<Text>,
         rejection_reason -> Nullable<Text>,
+        library_id -> Nullable<Text>,
+        library_version -> Nullable<Int4>,
+        library_base -> Nullable<Text>,
     }
 }
 
@@ -573,6 +579,9 @@ diesel::table! {
         last_completed_at -> Nullable<Timestamp>,
         rejection_reason -> Nullable<Text>,
         finding_id -> Nullable<Text>,
+        library_id -> Nullable<Text>,
+        library_version -> Nullable<Int4>,
+        library_base -> Nullable<Text>,
     }
 }
 

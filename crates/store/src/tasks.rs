@@ -26,7 +26,9 @@ use crate::paging::{
     time_range,
 };
 use crate::prepared::{Prepared, insert_rows};
-use crate::rows::{AttachmentRow, id, instant, naive, optional_id, optional_instant, optional_naive, value};
+use crate::rows::{
+    AttachmentRow, id, instant, library_origin, naive, optional_id, optional_instant, optional_naive, value,
+};
 use crate::schema::tasks;
 use crate::search;
 
@@ -365,6 +367,8 @@ pub struct TaskRow {
     last_completed_at: Option<PrimitiveDateTime>,
     rejection_reason: Option<String>,
     finding_id: Option<String>,
+    library_id: Option<String>,
+    library_version: Option<i32>,
 }
 
 impl From<&Task> for TaskRow {
@@ -384,6 +388,8 @@ impl From<&Task> for TaskRow {
             last_completed_at: optional_naive(t.last_completed_at),
             rejection_reason: t.rejection_reason.clone(),
             finding_id: t.finding_id.as_ref().map(ToString::to_string),
+            library_id: t.library.as_ref().map(|l| l.id.clone()),
+            library_version: t.library.as_ref().map(|l| i32::try_from(l.version).unwrap_or(i32::MAX)),
         }
     }
 }
@@ -405,6 +411,7 @@ impl TryFrom<TaskRow> for Task {
             last_completed_at: optional_instant(r.last_completed_at),
             rejection_reason: r.rejection_reason,
             finding_id: optional_id(T, r.finding_id)?,
+            library: library_origin(r.library_id, r.library_version),
             created_at: instant(r.created_at),
             updated_at: instant(r.updated_at),
         })

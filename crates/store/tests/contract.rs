@@ -162,6 +162,11 @@ trait StoredRecord: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static 
     ) -> Result<(Self, usize), RepoError>;
 }
 
+/// A connection's check links where the organization has no library control to link.
+fn no_links() -> compliance_ports::SuggestedChecks<'static> {
+    compliance_ports::SuggestedChecks { checks: Vec::new(), audit: &unaudited }
+}
+
 /// [`unaudited`] for a change written in each of a user's organizations.
 fn unaudited_each<T>(
     _: &compliance_domain::OrganizationId,
@@ -1108,7 +1113,7 @@ async fn connections(db: &TestDb) {
     tie.status = ConnectionStatus::NeedsReauth;
     let foreign = connection(&theirs, "github", &bob, later);
     for c in [&full, &bare, &tie, &foreign] {
-        ConnectionRepository::insert(store, c, &unaudited).await.unwrap();
+        ConnectionRepository::insert(store, c, &unaudited, &no_links()).await.unwrap();
     }
 
     assert_eq!(
@@ -1183,17 +1188,19 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     let later = now.plus(time::Duration::seconds(1));
 
     let mut first = connection(&ours, "github", &ada, now);
-    ConnectionRepository::insert(store, &first, &unaudited).await.unwrap();
+    ConnectionRepository::insert(store, &first, &unaudited, &no_links()).await.unwrap();
     let mut broken = connection(&ours, "github", &ada, later);
     broken.status = ConnectionStatus::Error;
-    let refused = ConnectionRepository::insert(store, &broken, &unaudited).await;
+    let refused = ConnectionRepository::insert(store, &broken, &unaudited, &no_links()).await;
     assert!(matches!(refused, Err(RepoError::Conflict(_))), "a second live one, even in error: {refused:?}");
     assert!(matches!(
         ConnectionRepository::get_connection(store, &ours.id, &broken.id).await,
         Err(RepoError::NotFound)
     ));
-    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now), &unaudited).await.unwrap();
-    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now), &unaudited).await.unwrap();
+    ConnectionRepository::insert(store, &connection(&theirs, "github", &bob, now), &unaudited, &no_links())
+        .await
+        .unwrap();
+    ConnectionRepository::insert(store, &connection(&ours, "slack", &ada, now), &unaudited, &no_links()).await.unwrap();
 
     let read_at = first.updated_at;
     first.disconnect(later);
@@ -1206,11 +1213,11 @@ async fn one_live_connection_per_provider(db: &TestDb) {
     );
 
     let second = connection(&ours, "github", &ada, later);
-    ConnectionRepository::insert(store, &second, &unaudited).await.unwrap();
+    ConnectionRepository::insert(store, &second, &unaudited, &no_links()).await.unwrap();
     assert_eq!(store.find_live(&ours.id, "github").await.unwrap(), Some(second.clone()));
     let mut again = connection(&ours, "github", &ada, later);
     again.disconnect(later);
-    ConnectionRepository::insert(store, &again, &unaudited).await.unwrap();
+    ConnectionRepository::insert(store, &again, &unaudited, &no_links()).await.unwrap();
     assert_eq!(
         ConnectionRepository::list(store, &ours.id, &every()).await.unwrap().items.len(),
         4,
@@ -2040,7 +2047,7 @@ async fn check_runs(db: &TestDb) {
     let now = Timestamp::now();
     let (our_github, their_github) = (connection(&ours, "github", &ada, now), connection(&theirs, "github", &bob, now));
     for c in [&our_github, &their_github] {
-        ConnectionRepository::insert(store, c, &unaudited).await.unwrap();
+        ConnectionRepository::insert(store, c, &unaudited, &no_links()).await.unwrap();
     }
 
     // Scheduling: each active connection once per period, however often it is asked.
@@ -2179,3 +2186,77 @@ async fn check_runs(db: &TestDb) {
 }
 
 contract!(check_runs);
+
+contract!(adoption_is_one_transaction);
+
+/// An adoption reads what the organization holds in its transaction and writes all of its plan or
+/// nothing: a plan that breaks a constraint part-way (a second record of the same template)
+/// leaves no framework, control, policy or entry behind; another organization's records are never
+/// among the holdings.
+async fn adoption_is_one_transaction(db: &TestDb) {
+    use compliance_domain::framework::{FrameworkWithRequirements, template};
+    use compliance_domain::library::adoption::{self, AdoptionOptions, Holdings};
+    use compliance_domain::library::library;
+    use compliance_ports::{AdoptionAudits, ControlRepository, FrameworkQuery, FrameworkRepository, LibraryRepository};
+    let store = &db.store;
+    let (ours, theirs) = (organization(store, "Ours").await, organization(store, "Theirs").await);
+    let audits = AdoptionAudits {
+        framework: &unaudited,
+        control: &unaudited,
+        policy: &unaudited,
+        task: &unaudited,
+        mapping: &unaudited,
+        source: &unaudited,
+    };
+    let planner = |org: &Organization, key: &'static str, seen: std::sync::Arc<std::sync::Mutex<Option<Holdings>>>| {
+        let framework =
+            FrameworkWithRequirements::create(org.id.clone(), template(key).unwrap().draft.clone(), Timestamp::now());
+        move |holdings: &Holdings| {
+            *seen.lock().unwrap() = Some(holdings.clone());
+            let options = AdoptionOptions::default();
+            adoption::plan(library(), key, framework.clone(), options, holdings, "Ours", Timestamp::now())
+                .map_err(|(id, _)| RepoError::Internal(id))
+        }
+    };
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+
+    // Theirs adopts first: none of it is ours to hold.
+    let plan = planner(&theirs, "soc2-2017", seen.clone());
+    let made = store.adopt(&theirs.id, &plan, &audits).await.unwrap();
+    assert!(!made.controls.is_empty() && !made.policies.is_empty());
+
+    // A plan that makes a template's control twice fails at the second, and nothing stays.
+    let plan = planner(&ours, "soc2-2017", seen.clone());
+    let broken = |holdings: &Holdings| {
+        let mut adoption = plan(holdings)?;
+        let mut twin = adoption.controls[0].clone();
+        twin.record.id = compliance_domain::ControlId::generate();
+        adoption.controls.push(twin);
+        Ok(adoption)
+    };
+    let refused = store.adopt(&ours.id, &broken, &audits).await;
+    assert!(refused.is_err(), "{refused:?}");
+    let held = seen.lock().unwrap().clone().unwrap();
+    assert!(held.controls.is_empty() && held.policies.is_empty() && held.tasks.is_empty(), "{held:?}");
+    let frameworks = store
+        .list_frameworks(&ours.id, &FrameworkQuery::unfiltered(compliance_ports::PageRequest::first(10)))
+        .await
+        .unwrap();
+    assert_eq!(frameworks.items.len(), 0);
+    let page = compliance_ports::PageRequest::first(10);
+    let controls = store.list_controls(&ours.id, &Default::default(), &page).await.unwrap();
+    assert_eq!(controls.items.len(), 0);
+
+    // The plan as made: written whole; a second framework reuses the controls it holds.
+    let made = store.adopt(&ours.id, &plan, &audits).await.unwrap();
+    let plan = planner(&ours, "iso27001-2022", seen.clone());
+    let iso = store.adopt(&ours.id, &plan, &audits).await.unwrap();
+    let held = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(held.controls.len(), made.controls.len());
+    assert_eq!(held.policies.len(), made.policies.len());
+    assert!(
+        !iso.reused_controls.is_empty() && iso.reused_controls.iter().all(|id| held.controls.values().any(|h| h == id))
+    );
+    let control = store.get_control(&ours.id, &made.controls[0].record.id).await.unwrap();
+    assert_eq!(control.library, made.controls[0].record.library);
+}

@@ -164,6 +164,12 @@ pub struct PolicyDto<'a> {
     /// Why the approver returned the last submission to draft; `null` once submitted again.
     #[schema(required = true)]
     pub rejection_reason: Option<&'a str>,
+    /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+    #[schema(required = true)]
+    pub library_id: Option<&'a str>,
+    /// That template's version when it was made (or last updated from it), or `null` (read-only).
+    #[schema(required = true)]
+    pub library_version: Option<u32>,
 }
 
 impl<'a> From<&'a Policy> for PolicyDto<'a> {
@@ -192,6 +198,8 @@ impl<'a> From<&'a Policy> for PolicyDto<'a> {
             submitted_by: p.submitted_by.as_ref(),
             change_note: p.change_note.as_deref(),
             rejection_reason: p.rejection_reason.as_deref(),
+            library_id: p.library.as_ref().map(|l| l.id.as_str()),
+            library_version: p.library.as_ref().map(|l| l.version),
         }
     }
 }
@@ -438,6 +446,12 @@ pub struct TaskDto<'a> {
     /// The finding it was made to fix (`POST /v1/findings/{id}/task`), or `null` (read-only).
     #[schema(value_type = Option<compliance_domain::FindingId>)]
     pub finding_id: Option<&'a str>,
+    /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+    #[schema(required = true)]
+    pub library_id: Option<&'a str>,
+    /// That template's version when it was made (or last updated from it), or `null` (read-only).
+    #[schema(required = true)]
+    pub library_version: Option<u32>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -459,6 +473,8 @@ impl<'a> From<&'a Task> for TaskDto<'a> {
             last_completed_at: t.last_completed_at,
             rejection_reason: t.rejection_reason.as_deref(),
             finding_id: t.finding_id.as_ref().map(|f| f.as_str()),
+            library_id: t.library.as_ref().map(|l| l.id.as_str()),
+            library_version: t.library.as_ref().map(|l| l.version),
             created_at: t.created_at,
             updated_at: t.updated_at,
         }

@@ -22,6 +22,8 @@ use super::oauth_apps::OAuthApp;
 use super::sealed::CONNECTION_CREDENTIALS;
 use super::service::IntegrationService;
 use crate::access::require;
+use crate::controls::EVIDENCE_SOURCE;
+use crate::library::suggested_checks;
 use crate::{AppError, Principal};
 
 /// `POST /v1/integrations/connections`.
@@ -137,7 +139,9 @@ impl IntegrationService {
             values.ids().filter_map(|id| Some((id, values.get(id)?.expose_secret()))).collect();
         self.sealed.put(org, CONNECTION_CREDENTIALS, connection.id.as_str(), &exposed).await?;
         let audit = self.audit.change(caller, "connection.created", &CONNECTION);
-        if let Err(error) = self.connections.insert(&connection, &audit).await {
+        let link_audit = self.audit.change(caller, "control.evidence_source_added", &EVIDENCE_SOURCE);
+        let links = suggested_checks(&provider.slug, &link_audit);
+        if let Err(error) = self.connections.insert(&connection, &audit, &links).await {
             // Nothing may point at the credentials now: destroy them rather than leave them behind.
             if let Err(cleanup) = self.sealed.destroy_connection_secrets(org, &connection.id).await {
                 tracing::warn!(error = %cleanup, "could not destroy the credentials of a connection not created");

@@ -18,6 +18,8 @@ use super::connections::connection_key;
 use super::sealed::OAUTH_STATE;
 use super::service::IntegrationService;
 use crate::access::require;
+use crate::controls::EVIDENCE_SOURCE;
+use crate::library::suggested_checks;
 use crate::{AppError, Principal};
 
 /// How often the callback re-reads the live connection when a concurrent callback or disconnect
@@ -237,7 +239,9 @@ impl IntegrationService {
                 }
                 None => {
                     let audit = self.audit.change(caller, "connection.created", &CONNECTION);
-                    self.connections.insert(&connection, &audit).await
+                    let link_audit = self.audit.change(caller, "control.evidence_source_added", &EVIDENCE_SOURCE);
+                    let links = suggested_checks(provider, &link_audit);
+                    self.connections.insert(&connection, &audit, &links).await
                 }
             };
             match stored {

@@ -121,3 +121,18 @@ impl CheckRunRepository for NoCheckRuns {
         Err(refused())
     }
 }
+
+/// Adoptions of the library refused: adoption is tested over both databases in tests/api.
+pub struct NoLibrary;
+
+#[async_trait]
+impl compliance_ports::LibraryRepository for NoLibrary {
+    async fn adopt(
+        &self,
+        _: &OrganizationId,
+        _: &compliance_ports::Planner<'_>,
+        _: &compliance_ports::AdoptionAudits<'_>,
+    ) -> Result<compliance_domain::library::adoption::Adoption, RepoError> {
+        Err(RepoError::Unavailable("no library adoptions in these tests".into()))
+    }
+}

@@ -39,7 +39,7 @@ pub use automations::MemoryAutomations;
 pub use blobs::MemoryBlobs;
 pub use browser::{FakeBrowser, Page as BrowserPage};
 pub use chat::MemoryChat;
-pub use check_runs::NoCheckRuns;
+pub use check_runs::{NoCheckRuns, NoLibrary};
 pub use clock::FakeClock;
 pub use comments::MemoryComments;
 pub use controls::MemoryControls;
@@ -202,6 +202,7 @@ impl World {
             allowed_hosts: allowed_hosts.clone(),
             frameworks,
             check_runs: Arc::new(NoCheckRuns),
+            library: Arc::new(NoLibrary),
             check_reader: Arc::new(compliance_ports::NoCheckReader),
         };
         let app = App::new(ports.clone(), settings.clone());

@@ -160,6 +160,8 @@ impl ConnectionRepository for MemoryConnections {
         &self,
         connection: &Connection,
         audit: &compliance_ports::AuditOf<'_, Connection>,
+        // No controls here to link: the links are tested over both databases in tests/api.
+        _: &compliance_ports::SuggestedChecks<'_>,
     ) -> Result<(), RepoError> {
         let mut rows = self.rows.lock().unwrap();
         let live = |c: &&Connection| {

@@ -9,6 +9,7 @@
 //! - [`PolicyTemplate::rich_text`]: a policy's Markdown as the policies' rich text
 //!   ([`markdown`]), with the organization's name filled in.
 
+pub mod adoption;
 pub mod markdown;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,15 @@ use crate::policy::RichText;
 use crate::validation::FieldError;
 
 include!(concat!(env!("OUT_DIR"), "/library_files.rs"));
+
+/// Which template of the library a record was made from, and which version of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryOrigin {
+    /// The template's id (`LIB-AC-01`).
+    pub id: String,
+    /// Its version when the record was made (or last updated from it).
+    pub version: u32,
+}
 
 /// The placeholder a policy's text holds for the organization's name.
 pub const ORGANIZATION_NAME: &str = "{{organization.name}}";

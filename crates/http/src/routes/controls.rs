@@ -55,6 +55,12 @@ struct ControlDto<'a> {
     status: ControlStatus,
     /// Why: the moment, the deciding source and every source's own status.
     explanation: &'a StatusReport,
+    /// The library template it was made from by an adoption (`LIB-AC-01`), or `null` (read-only).
+    #[schema(required = true)]
+    library_id: Option<&'a str>,
+    /// That template's version when it was made (or last updated from it), or `null` (read-only).
+    #[schema(required = true)]
+    library_version: Option<u32>,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -71,6 +77,8 @@ impl<'a> ControlDto<'a> {
             frequency: c.frequency,
             status: view.status.status,
             explanation: &view.status,
+            library_id: c.library.as_ref().map(|l| l.id.as_str()),
+            library_version: c.library.as_ref().map(|l| l.version),
             created_at: c.created_at,
             updated_at: c.updated_at,
         }

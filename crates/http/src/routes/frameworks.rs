@@ -8,6 +8,8 @@ use compliance_domain::framework::{
     Framework, FrameworkSource, FrameworkWithRequirements, NewFramework, Requirement, Template,
 };
 use compliance_domain::framework_status::{MappedControl, RequirementState, RequirementStatus, StatusCounts};
+use compliance_domain::library::LibraryOrigin;
+use compliance_domain::library::adoption::{Adoption, AdoptionOptions};
 use compliance_domain::{ControlId, FrameworkId, OrganizationId, RequirementId, Timestamp};
 use compliance_ports::{FrameworkFilter, FrameworkQuery, FrameworkSort};
 use serde::Serialize;
@@ -15,7 +17,7 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use crate::as_of::AsOfQuery;
-use crate::body::{BodyLimit, JsonBody};
+use crate::body::{BodyLimit, JsonBody, OptionalJsonBody};
 use crate::conditional::{self, IfMatchHeader};
 use crate::list_query::{ListParams, QueryShape, SortField};
 use crate::paging::{PageQuery, encode};
@@ -527,12 +529,22 @@ async fn list_framework_templates(state: web::Data<AppState>, caller: Authentica
 
 /// Adopt a framework template
 ///
-/// Makes a framework of the organization from the shipped template `key` (`source: template`).
+/// Makes a framework of the organization from the shipped template `key` (`source: template`)
+/// and, unless the body says otherwise, a working program from the control library, all in one
+/// transaction: every library control answering one of its requirements (made once per
+/// organization: a control an earlier adoption made is reused and mapped to this framework's
+/// requirements too), the policies those controls rely on as drafts, their recurring evidence
+/// tasks, and links from each control made to its policies, its tasks and the checks of the
+/// organization's connections that it suggests (a connection made later links them then). Each
+/// record has its audit entry and webhook event. The body may be left out (everything); a key
+/// needs `frameworks:write`, plus `controls:write`, `policies:write` and `tasks:write` for what
+/// it asks to be made.
 #[utoipa::path(
     post, path = "/v1/framework-templates/{key}/adopt", operation_id = "adoptFrameworkTemplate", tag = "frameworks",
     params(("key" = String, Path, description = "The template's key (`soc2-2017`, `iso27001-2022`); an unknown key is a 404.")),
+    request_body(content = Option<AdoptionOptions>, description = "What to make besides the framework; every member defaults to true."),
     responses(
-        (status = 201, description = "The framework with its requirements.", body = FrameworkWithRequirementsDto,
+        (status = 201, description = "The framework with its requirements, and what the adoption made and reused.", body = AdoptedFrameworkDto,
          headers(("ETag" = String, description = "The entity tag of the new framework."))),
         (status = 409, description = "The organization has already adopted it.", body = crate::openapi::Problem, content_type = "application/problem+json"),
     ),
@@ -541,9 +553,101 @@ async fn adopt_framework_template(
     state: web::Data<AppState>,
     caller: Authenticated,
     key: web::Path<String>,
+    options: OptionalJsonBody<AdoptionOptions>,
 ) -> Result<HttpResponse, ApiError> {
-    let (principal, key) = (caller.0, key.into_inner());
-    let adopted =
-        state.run(|app| async move { app.frameworks.adopt_framework_template(&principal, &key).await }).await?;
-    Ok(made(&adopted))
+    let (principal, key, options) = (caller.0, key.into_inner(), options.0);
+    let adoption = state
+        .run(|app| async move { app.frameworks.adopt_framework_template(&principal, &key, options).await })
+        .await?;
+    Ok(conditional::tagged(
+        HttpResponse::Created(),
+        &adoption.framework.framework.etag(),
+        &AdoptedFrameworkDto::from(&adoption),
+    ))
+}
+
+/// A framework adopted from a template, with what the adoption made of the library and what it
+/// found the organization already had.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AdoptedFrameworkDto<'a> {
+    #[serde(flatten)]
+    framework: FrameworkWithRequirementsDto<'a>,
+    library: AdoptionDto<'a>,
+}
+
+/// What an adoption made and reused.
+#[derive(Serialize, ToSchema)]
+struct AdoptionDto<'a> {
+    created: MadeRecordsDto<'a>,
+    reused: ReusedRecordsDto<'a>,
+}
+
+/// The records an adoption made, each with the library template it came from, and how many
+/// mappings and evidence links it made.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct MadeRecordsDto<'a> {
+    controls: Vec<MadeRecordDto<'a>>,
+    policies: Vec<MadeRecordDto<'a>>,
+    tasks: Vec<MadeRecordDto<'a>>,
+    /// Requirements of the framework mapped to a control.
+    mappings: usize,
+    /// Evidence sources linked to a control (its policies, its tasks, its checks).
+    evidence_sources: usize,
+}
+
+/// A record made from a library template.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct MadeRecordDto<'a> {
+    id: &'a str,
+    /// The template's id (`LIB-AC-01`).
+    library_id: &'a str,
+    /// Its name (a task's title).
+    name: &'a str,
+}
+
+/// The organization's records an adoption used rather than making them again (an earlier
+/// adoption made them).
+#[derive(Serialize, ToSchema)]
+struct ReusedRecordsDto<'a> {
+    controls: Vec<&'a str>,
+    policies: Vec<&'a str>,
+    tasks: Vec<&'a str>,
+}
+
+impl<'a> From<&'a Adoption> for AdoptedFrameworkDto<'a> {
+    fn from(a: &'a Adoption) -> Self {
+        let library_id = |origin: &'a Option<LibraryOrigin>| origin.as_ref().map_or("", |o| o.id.as_str());
+        let created = MadeRecordsDto {
+            controls: a
+                .controls
+                .iter()
+                .map(|m| made_record(m.record.id.as_str(), library_id(&m.record.library), &m.record.name))
+                .collect(),
+            policies: a
+                .policies
+                .iter()
+                .map(|m| made_record(m.record.id.as_str(), library_id(&m.record.library), &m.record.name))
+                .collect(),
+            tasks: a
+                .tasks
+                .iter()
+                .map(|m| made_record(m.record.id.as_str(), library_id(&m.record.library), &m.record.title))
+                .collect(),
+            mappings: a.mappings.len(),
+            evidence_sources: a.sources.len(),
+        };
+        let reused = ReusedRecordsDto {
+            controls: a.reused_controls.iter().map(|id| id.as_str()).collect(),
+            policies: a.reused_policies.iter().map(|id| id.as_str()).collect(),
+            tasks: a.reused_tasks.iter().map(|id| id.as_str()).collect(),
+        };
+        Self { framework: FrameworkWithRequirementsDto::from(&a.framework), library: AdoptionDto { created, reused } }
+    }
+}
+
+fn made_record<'a>(id: &'a str, library_id: &'a str, name: &'a str) -> MadeRecordDto<'a> {
+    MadeRecordDto { id, library_id, name }
 }

@@ -129,6 +129,8 @@ const POLICY_COLUMNS: &[&str] = &[
     "submittedBy",
     "changeNote",
     "rejectionReason",
+    "libraryId",
+    "libraryVersion",
 ];
 
 #[utoipa::path(

@@ -138,6 +138,8 @@ const TASK_COLUMNS: &[&str] = &[
     "lastCompletedAt",
     "rejectionReason",
     "findingId",
+    "libraryId",
+    "libraryVersion",
     "createdAt",
     "updatedAt",
 ];

@@ -1,0 +1,12 @@
+DROP INDEX tasks_by_library_id;
+ALTER TABLE tasks DROP COLUMN library_base;
+ALTER TABLE tasks DROP COLUMN library_version;
+ALTER TABLE tasks DROP COLUMN library_id;
+DROP INDEX policies_by_library_id;
+ALTER TABLE policies DROP COLUMN library_base;
+ALTER TABLE policies DROP COLUMN library_version;
+ALTER TABLE policies DROP COLUMN library_id;
+DROP INDEX controls_by_library_id;
+ALTER TABLE controls DROP COLUMN library_base;
+ALTER TABLE controls DROP COLUMN library_version;
+ALTER TABLE controls DROP COLUMN library_id;
