@@ -250,6 +250,13 @@ const ROWS: &[(&str, &str, &str, Rule)] = &[
     ("getFramework", "/v1/frameworks/{fwk}", "", Needs('r', "frameworks")),
     ("deleteFramework", "/v1/frameworks/{fwk}", "", Needs('w', "frameworks")),
     ("getFrameworkStatus", "/v1/frameworks/{fwk}/status", "", Needs('r', "frameworks")),
+    ("getStatementOfApplicability", "/v1/frameworks/{fwk}/soa", "", Needs('r', "frameworks")),
+    (
+        "stateRequirementApplicability",
+        "/v1/frameworks/{fwk}/requirements/{req}/applicability",
+        "{}",
+        AlsoNeeds('w', "frameworks", 'w', "controls"),
+    ),
     // controls read too (the evidence's reasons); every role that reads controls reads frameworks
     ("getFrameworkAssessmentResults", "/v1/frameworks/{fwk}/assessment-results", "", Needs('r', "controls")),
     ("listFrameworkTemplates", "/v1/framework-templates", "", Needs('r', "frameworks")),

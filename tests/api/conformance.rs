@@ -320,6 +320,10 @@ async fn every_operation(server: &TestServer, fake: &FakeProvider, fleet: &FakeF
     c.check("mapControlRequirement", api.post(&format!("{mapped}/requirements"), body).await);
     c.check("listControlRequirements", api.get(&format!("{mapped}/requirements")).await);
     c.check("getFrameworkStatus", api.get(&format!("{adopted}/status")).await);
+    let statement = json!({"applicable": false, "justification": "Not offered to customers."});
+    let applicability = format!("{adopted}/requirements/{requirement}/applicability");
+    c.check("stateRequirementApplicability", api.put(&applicability, statement).await);
+    c.check("getStatementOfApplicability", api.get(&format!("{adopted}/soa")).await);
     c.check("getFrameworkAssessmentResults", api.get(&format!("{adopted}/assessment-results")).await);
     c.check("unmapControlRequirement", api.delete(&format!("{mapped}/requirements/{requirement}")).await);
     c.check("deleteControl", api.delete(&mapped).await);

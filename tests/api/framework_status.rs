@@ -163,7 +163,10 @@ async fn controls_map_to_two_frameworks_and_roll_up(server: &TestServer) {
     assert_eq!(status_of(&status, "BL-1").1.len(), 2);
     assert_eq!(status_of(&status, "BL-1.a").0, "passing");
     assert_eq!(status["percentPassing"], 50.0);
-    assert_eq!(status["counts"], json!({"passing": 1, "failing": 0, "stale": 0, "notStarted": 1, "unmapped": 0}));
+    assert_eq!(
+        status["counts"],
+        json!({"passing": 1, "failing": 0, "stale": 0, "notStarted": 1, "unmapped": 0, "notApplicable": 0})
+    );
 
     // A failing source fails every requirement its control serves.
     api.patch(&path_of(&task, "/v1/tasks"), json!({"status": "failed"})).await.ok(200);

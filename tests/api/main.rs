@@ -80,6 +80,7 @@ mod webdriver;
 mod access;
 mod adoption;
 mod api_keys;
+mod applicability;
 mod attachments;
 mod audit;
 mod audit_proofs;

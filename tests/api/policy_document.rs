@@ -106,7 +106,7 @@ async fn organization_name(tenant: &Tenant) -> String {
     str_of(&tenant.api.get("/v1/organization").await.ok(200), "name").to_owned()
 }
 
-async fn pdf_text(pdf: &[u8]) -> String {
+pub(crate) async fn pdf_text(pdf: &[u8]) -> String {
     let mut child = tokio::process::Command::new("/usr/bin/pdftotext")
         .args(["-", "-"])
         .stdin(Stdio::piped())

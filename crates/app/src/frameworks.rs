@@ -1,10 +1,11 @@
 //! Frameworks: catalogs of requirements an organization adopts, from an OSCAL catalog, our own
 //! JSON shape or a shipped template.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use compliance_domain::access::{Action, Family};
+use compliance_domain::applicability::{self, Applicability, NewApplicability};
 use compliance_domain::audit::Redaction;
 use compliance_domain::control::{Control, Evidence};
 use compliance_domain::etag::IfMatch;
@@ -15,7 +16,7 @@ use compliance_domain::framework_status::{self, FrameworkStatus, MappedControl};
 use compliance_domain::library::adoption::{self, Adoption, AdoptionOptions, Holdings};
 use compliance_domain::library::library;
 use compliance_domain::oscal::{self, assessment_results};
-use compliance_domain::{ControlId, FrameworkId, OrganizationId, Timestamp};
+use compliance_domain::{ControlId, FrameworkId, OrganizationId, RequirementId, Timestamp};
 use compliance_ports::{
     AdoptionAudits, Clock, ControlRepository, ControlRequirementRepository, FrameworkQuery, FrameworkRepository,
     LibraryRepository, OrganizationRepository, Page, RepoError,
@@ -26,6 +27,7 @@ use crate::audit::{AuditTrail, Subject};
 use crate::control_requirements::REQUIREMENT_MAPPING;
 use crate::controls::{CONTROL, EVIDENCE_SOURCE, moment, statuses};
 use crate::policies::POLICY;
+use crate::printing::Printing;
 use crate::tasks::TASK;
 use crate::{AppError, Ports, Principal, Settings};
 
@@ -39,6 +41,7 @@ pub struct FrameworkService {
     clock: Arc<dyn Clock>,
     settings: Arc<Settings>,
     audit: Arc<AuditTrail>,
+    printing: Printing,
 }
 
 /// A framework with each requirement's mapped controls and status at a moment.
@@ -55,7 +58,35 @@ pub struct FrameworkView {
 struct Assessed {
     view: FrameworkView,
     evidence: Vec<Evidence>,
+    /// The statements of applicability in force then.
+    statements: Vec<Applicability>,
 }
+
+/// The Statement of Applicability of a framework at a moment: its status then, the statements
+/// in force then, and the organization's name for the document's header.
+#[derive(Debug, Clone)]
+pub struct StatementOfApplicability {
+    /// The framework and its requirements' statuses (`not_applicable` where so stated).
+    pub view: FrameworkView,
+    /// The statements in force at the moment; a requirement without one applies.
+    pub statements: Vec<Applicability>,
+    /// The organization's name.
+    pub organization: String,
+}
+
+/// A statement of applicability in the audit trail: an entry of the framework's.
+const APPLICABILITY: Subject<Applicability> = Subject {
+    resource_type: "framework",
+    id: |statement| statement.framework_id.to_string(),
+    render: |_, a| {
+        serde_json::json!({
+            "frameworkId": a.framework_id, "requirementId": a.requirement_id, "applicable": a.applicable,
+            "justification": a.justification, "createdAt": a.created_at,
+        })
+    },
+    redaction: Redaction { secret: &[], rich_text: &[] },
+    evidence: None,
+};
 
 /// Frameworks in the audit trail: the framework as the list shows it, with `requirementCount`
 /// rather than its requirements (a catalog of a thousand requirements would make every entry,
@@ -75,7 +106,7 @@ pub(crate) const FRAMEWORK: Subject<Framework> = Subject {
 };
 
 impl FrameworkService {
-    pub(crate) fn new(ports: &Ports, settings: Arc<Settings>, audit: Arc<AuditTrail>) -> Self {
+    pub(crate) fn new(ports: &Ports, settings: Arc<Settings>, audit: Arc<AuditTrail>, printing: Printing) -> Self {
         Self {
             frameworks: ports.frameworks.clone(),
             mappings: ports.control_requirements.clone(),
@@ -85,6 +116,7 @@ impl FrameworkService {
             clock: ports.clock.clone(),
             settings,
             audit,
+            printing,
         }
     }
 
@@ -224,6 +256,64 @@ impl FrameworkService {
         Ok(self.library.adopt(org, &plan, &audits).await?)
     }
 
+    /// States whether requirement `requirement` of the framework applies to the caller's
+    /// organization, and why (Statement of Applicability); answers the statement. Needs what
+    /// adoption needs of a framework's program: `frameworks` and `controls` write.
+    pub async fn state_applicability(
+        &self,
+        caller: &Principal,
+        framework: &FrameworkId,
+        requirement: &RequirementId,
+        input: NewApplicability,
+    ) -> Result<Applicability, AppError> {
+        require(caller, Family::Frameworks, Action::Write)?;
+        require(caller, Family::Controls, Action::Write)?;
+        let org = caller.organization_id.clone();
+        let statement = Applicability::state(org, framework.clone(), requirement.clone(), input, self.clock.now())?;
+        let audit = self.audit.change(caller, "framework.applicability_stated", &APPLICABILITY);
+        self.frameworks
+            .state_applicability(&statement, &audit)
+            .await
+            .map_err(|error| AppError::from_repo(error, "requirement"))?;
+        Ok(statement)
+    }
+
+    /// The framework's Statement of Applicability at `as_of` (now when `None`): every requirement
+    /// with whether it applies and why, as stated then, and its implementation from the controls
+    /// mapped to it then. Read as the framework is (the controls left out for a caller who may not
+    /// read them).
+    pub async fn statement_of_applicability(
+        &self,
+        caller: &Principal,
+        id: &FrameworkId,
+        as_of: Option<Timestamp>,
+    ) -> Result<StatementOfApplicability, AppError> {
+        require(caller, Family::Frameworks, Action::Read)?;
+        let moment = moment(self.clock.now(), as_of)?;
+        let org = &caller.organization_id;
+        let Assessed { view, statements, .. } = self.assess(org, id, moment).await?;
+        let view = without_unreadable_controls(caller, view);
+        let organization = self.organizations.get(org).await.map_err(|e| AppError::from_repo(e, "organization"))?.name;
+        Ok(StatementOfApplicability { view, statements, organization })
+    }
+
+    /// The statement printed as a PDF document, in one of the organization's print slots.
+    pub async fn statement_pdf(
+        &self,
+        caller: &Principal,
+        statement: &StatementOfApplicability,
+    ) -> Result<Vec<u8>, AppError> {
+        let lines = applicability::lines(&statement.view.status, &statement.statements);
+        let html = applicability::html(
+            &statement.view.framework,
+            &statement.organization,
+            statement.view.status.as_of,
+            &lines,
+        );
+        let _slot = self.printing.slot(&caller.organization_id).await?;
+        self.printing.print(&html).await
+    }
+
     /// Deletes the framework with its requirements and returns what it was.
     pub async fn delete_framework(
         &self,
@@ -246,9 +336,9 @@ impl FrameworkService {
 
 impl FrameworkService {
     /// The framework with its requirements' statuses at `moment`, and the evidence deciding them:
-    /// one read of the framework, one of its mappings in force at `moment`, then the mapped
-    /// controls' statuses from one read of their links and evidence: a fixed number of
-    /// statements, however many requirements, controls and links.
+    /// one read of the framework, one of its mappings and one of its statements of applicability
+    /// in force at `moment`, then the mapped controls' statuses from one read of their links and
+    /// evidence: a fixed number of statements, however many requirements, controls and links.
     async fn assess(&self, org: &OrganizationId, id: &FrameworkId, moment: Timestamp) -> Result<Assessed, AppError> {
         let framework = self.frameworks.get_framework(org, id).await.map_err(not_found)?;
         let mapped = self.mappings.framework_controls(org, id, moment).await?;
@@ -290,8 +380,11 @@ impl FrameworkService {
                 latest.into_iter().chain(state.latest_file)
             })
             .collect();
-        let status = framework_status::roll_up(framework.requirements, &mapped, moment);
-        Ok(Assessed { view: FrameworkView { framework: framework.framework, status }, evidence })
+        let statements = self.frameworks.applicability(org, id, moment).await?;
+        let excluded: HashSet<RequirementId> =
+            statements.iter().filter(|s| !s.applicable).map(|s| s.requirement_id.clone()).collect();
+        let status = framework_status::roll_up(framework.requirements, &mapped, &excluded, moment);
+        Ok(Assessed { view: FrameworkView { framework: framework.framework, status }, evidence, statements })
     }
 }
 

@@ -50,6 +50,7 @@ mod policy_document;
 mod policy_lifecycle;
 mod policy_review_worker;
 mod principal_cache;
+mod printing;
 mod risks;
 mod secret;
 mod sessions;
@@ -103,7 +104,7 @@ pub use controls::{ControlService, ControlView, EvidenceView};
 pub use devices::DeviceService;
 pub use error::AppError;
 pub use findings::{EXCEPTION_REASON_MAX, FindingService};
-pub use frameworks::{FrameworkService, FrameworkView};
+pub use frameworks::{FrameworkService, FrameworkView, StatementOfApplicability};
 pub use idempotency::{Decision, IdempotencyPruner, IdempotencyService, IdempotencySettings, fingerprint};
 pub use integrations::{IntegrationService, IntegrationSettings};
 pub use invitations::{InvitationService, IssuedInvitation};
@@ -414,6 +415,9 @@ impl App {
         let (passes, passes_seen) = tokio::sync::watch::channel(0);
         let idempotency = Arc::new(IdempotencyService::new(&ports, settings.idempotency.clone()));
         let check_work = Arc::new(tokio::sync::Notify::new());
+        // One set of print slots per instance: every document printed counts against its
+        // organization's bound.
+        let printing = printing::Printing::new(ports.printer.clone(), &settings.documents);
         Self {
             check_runs: CheckRunService::new(&ports, trail.clone(), check_work.clone()),
             findings: FindingService::new(&ports, trail.clone()),
@@ -441,14 +445,14 @@ impl App {
                 ports.clock.clone(),
                 principals.clone(),
             ),
-            frameworks: FrameworkService::new(&ports, settings.clone(), trail.clone()),
+            frameworks: FrameworkService::new(&ports, settings.clone(), trail.clone(), printing.clone()),
             integrations: IntegrationService::new(&ports, &settings, trail.clone()),
             checks: CheckService,
             library: LibraryService::new(ports.clock.clone(), settings.public_url.clone()),
             control_requirements: ControlRequirementService::new(&ports, trail.clone()),
             context: ContextService::new(&ports, trail.clone()),
             policies: PolicyService::new(&ports, comments.clone(), trail.clone()),
-            policy_documents: PolicyDocumentService::new(&ports, &settings.documents),
+            policy_documents: PolicyDocumentService::new(&ports, printing),
             vendors: VendorService::new(&ports, comments.clone(), trail.clone()),
             controls: ControlService::new(&ports, settings.clone(), trail.clone()),
             risks: RiskService::new(&ports, comments.clone(), trail.clone()),

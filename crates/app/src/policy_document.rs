@@ -21,13 +21,11 @@ use compliance_domain::access::{Action, Family};
 use compliance_domain::policy::PolicyVersion;
 use compliance_domain::policy_document::{DocumentHeader, file_stem, render_html};
 use compliance_domain::{PolicyId, UserId};
-use compliance_ports::{
-    BlobError, BlobStore, DocumentPrinter, OrganizationRepository, PolicyRepository, PrintError, UserRepository,
-};
+use compliance_ports::{BlobError, BlobStore, OrganizationRepository, PolicyRepository, UserRepository};
 use sha2::{Digest, Sha256};
 
 use crate::access::require;
-use crate::organization_slots::OrganizationSlots;
+use crate::printing::Printing;
 use crate::{AppError, Ports, Principal};
 
 /// How printing PDF documents shares the browsers.
@@ -45,9 +43,6 @@ impl Default for DocumentSettings {
         Self { prints_per_organization: 1, print_wait: Duration::from_secs(10) }
     }
 }
-
-/// When a print refused for its organization's bound may be tried again.
-const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// The formats a version's document comes in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,20 +71,18 @@ pub struct PolicyDocumentService {
     policies: Arc<dyn PolicyRepository>,
     organizations: Arc<dyn OrganizationRepository>,
     users: Arc<dyn UserRepository>,
-    printer: Arc<dyn DocumentPrinter>,
     blobs: Arc<dyn BlobStore>,
-    slots: Arc<OrganizationSlots>,
+    printing: Printing,
 }
 
 impl PolicyDocumentService {
-    pub(crate) fn new(ports: &Ports, settings: &DocumentSettings) -> Self {
+    pub(crate) fn new(ports: &Ports, printing: Printing) -> Self {
         Self {
             policies: ports.policies.clone(),
             organizations: ports.organizations.clone(),
             users: ports.users.clone(),
-            printer: ports.printer.clone(),
             blobs: ports.blobs.clone(),
-            slots: OrganizationSlots::new(settings.prints_per_organization, settings.print_wait),
+            printing,
         }
     }
 
@@ -121,19 +114,12 @@ impl PolicyDocumentService {
         if let Some(kept) = self.kept(&key).await {
             return Ok(kept);
         }
-        let Some(_slot) = self.slots.take(&caller.organization_id).await else {
-            return Err(AppError::Busy {
-                detail: "this organization's PDF documents are being printed at the most it may print at once; \
-                         retry shortly"
-                    .into(),
-                retry_after: RETRY_AFTER,
-            });
-        };
+        let _slot = self.printing.slot(&caller.organization_id).await?;
         // A request of the same organization may have printed it while this one waited.
         if let Some(kept) = self.kept(&key).await {
             return Ok(kept);
         }
-        let pdf = self.printer.print_pdf(html).await.map_err(not_printed)?;
+        let pdf = self.printing.print(html).await?;
         if let Err(error) = self.blobs.put(&key, pdf.clone(), "application/pdf").await {
             tracing::warn!(%error, "cannot keep a printed policy document; it is printed again next time");
         }
@@ -183,29 +169,4 @@ impl PolicyDocumentService {
 fn pdf_key(version: &PolicyVersion, html: &str) -> String {
     let digest = hex::encode(Sha256::digest(html.as_bytes()));
     format!("{}/{}_v{}_pdf_{digest}", version.organization_id, version.policy_id, version.number)
-}
-
-/// Printing failures are the deployment's, never the caller's: no browser is 503, a print that
-/// took too long 504, a browser that failed 502; the reason is logged, not answered.
-fn not_printed(error: PrintError) -> AppError {
-    tracing::warn!(error = %error, "cannot print a policy document");
-    match error {
-        PrintError::Unavailable(_) => AppError::NotConfigured(
-            "PDF documents are printed by a headless Chromium, which is not available here; format=html works \
-             without it"
-                .into(),
-        ),
-        PrintError::Timeout(seconds) => AppError::Upstream {
-            timeout: true,
-            detail: format!("the headless Chromium did not print the PDF document within {seconds} seconds"),
-        },
-        PrintError::Failed(_) => AppError::Upstream {
-            timeout: false,
-            detail: "the headless Chromium failed while printing the PDF document".into(),
-        },
-        PrintError::Busy { retry_after } => AppError::Busy {
-            detail: "every browser that prints PDF documents is busy; retry shortly".into(),
-            retry_after,
-        },
-    }
 }

@@ -281,6 +281,33 @@ pub mod types {
         }
     }
 
+    /// A statement of whether a requirement applies, and why.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct ApplicabilityDto {
+        pub applicable: bool,
+        /// When it was stated.
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        #[serde(rename = "frameworkId")]
+        pub framework_id: FrameworkId,
+        pub justification: String,
+        #[serde(rename = "requirementId")]
+        pub requirement_id: RequirementId,
+    }
+
+    impl ApplicabilityDto {
+        /// A value with `applicable`, `created_at`, `framework_id`, `justification`, `requirement_id`; every other member absent or `null`.
+        pub fn new(
+            applicable: bool,
+            created_at: Timestamp,
+            framework_id: FrameworkId,
+            justification: String,
+            requirement_id: RequirementId,
+        ) -> Self {
+            Self { applicable, created_at, framework_id, justification, requirement_id }
+        }
+    }
+
     pub type AssigneeFilter = String;
 
     /// An attachment's metadata; its bytes are fetched through a signed download link.
@@ -3216,6 +3243,23 @@ pub mod types {
         }
     }
 
+    /// The body of `PUT /v1/frameworks/{id}/requirements/{requirementId}/applicability`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct NewApplicability {
+        /// Required: whether the requirement applies to the organization.
+        pub applicable: bool,
+        /// Required, 1 to 2,000 characters: why it is included or excluded (the standard asks the
+        /// reason for both).
+        pub justification: String,
+    }
+
+    impl NewApplicability {
+        /// A value with `applicable`, `justification`; every other member absent or `null`.
+        pub fn new(applicable: bool, justification: String) -> Self {
+            Self { applicable, justification }
+        }
+    }
+
     /// One attachment of a new comment. Each file may hold at most `ATTACHMENT_MAX_FILE_BYTES` decoded
     /// bytes (default 10 MiB) and all files of one comment at most `ATTACHMENT_MAX_REQUEST_BYTES`
     /// (default 25 MiB); over either is a 413.
@@ -4930,6 +4974,8 @@ pub mod types {
         NotStarted,
         #[serde(rename = "unmapped")]
         Unmapped,
+        #[serde(rename = "not_applicable")]
+        NotApplicable,
     }
 
     impl RequirementStatus {
@@ -4941,6 +4987,7 @@ pub mod types {
                 Self::Stale => "stale",
                 Self::NotStarted => "not_started",
                 Self::Unmapped => "unmapped",
+                Self::NotApplicable => "not_applicable",
             }
         }
     }
@@ -5661,6 +5708,81 @@ pub mod types {
         }
     }
 
+    /// A control implementing a requirement, with its status at the moment.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct StatementControlDto {
+        pub name: String,
+        pub status: String,
+    }
+
+    impl StatementControlDto {
+        /// A value with `name`, `status`; every other member absent or `null`.
+        pub fn new(name: String, status: String) -> Self {
+            Self { name, status }
+        }
+    }
+
+    /// The Statement of Applicability: one line per requirement of the framework.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct StatementDto {
+        /// Requirements that apply.
+        pub applicable: u64,
+        /// The moment it is for.
+        #[serde(rename = "asOf")]
+        pub as_of: Timestamp,
+        #[serde(rename = "frameworkId")]
+        pub framework_id: FrameworkId,
+        pub name: String,
+        /// Requirements stated not to apply.
+        #[serde(rename = "notApplicable")]
+        pub not_applicable: u64,
+        pub requirements: Vec<StatementLineDto>,
+        pub version: String,
+    }
+
+    impl StatementDto {
+        /// A value with `applicable`, `as_of`, `framework_id`, `name`, `not_applicable`, `requirements`, `version`; every other member absent or `null`.
+        pub fn new(
+            applicable: u64,
+            as_of: Timestamp,
+            framework_id: FrameworkId,
+            name: String,
+            not_applicable: u64,
+            requirements: Vec<StatementLineDto>,
+            version: String,
+        ) -> Self {
+            Self { applicable, as_of, framework_id, name, not_applicable, requirements, version }
+        }
+    }
+
+    /// One requirement of the statement.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct StatementLineDto {
+        /// Whether it applies: true unless stated otherwise.
+        pub applicable: bool,
+        /// The controls implementing it (empty for a caller who may not read controls).
+        pub controls: Vec<StatementControlDto>,
+        pub identifier: String,
+        /// Its status from the controls mapped to it, or `not_applicable`.
+        pub implementation: RequirementStatus,
+        /// Why, as stated; `null` where nothing was stated.
+        pub justification: Option<String>,
+        pub title: String,
+    }
+
+    impl StatementLineDto {
+        /// A value with `applicable`, `controls`, `identifier`, `implementation`, `title`; every other member absent or `null`.
+        pub fn new(
+            applicable: bool,
+            controls: Vec<StatementControlDto>,
+            identifier: String,
+            implementation: RequirementStatus,
+            title: String,
+        ) -> Self {
+            Self { applicable, controls, identifier, implementation, title, justification: None }
+        }
+    }
+
     /// `{"status": …}`
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct Status {
@@ -5678,6 +5800,10 @@ pub mod types {
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct StatusCountsDto {
         pub failing: u64,
+        /// Requirements stated not to apply (Statement of Applicability): counted apart, outside the
+        /// share passing.
+        #[serde(rename = "notApplicable")]
+        pub not_applicable: u64,
         #[serde(rename = "notStarted")]
         pub not_started: u64,
         pub passing: u64,
@@ -5687,9 +5813,16 @@ pub mod types {
     }
 
     impl StatusCountsDto {
-        /// A value with `failing`, `not_started`, `passing`, `stale`, `unmapped`; every other member absent or `null`.
-        pub fn new(failing: u64, not_started: u64, passing: u64, stale: u64, unmapped: u64) -> Self {
-            Self { failing, not_started, passing, stale, unmapped }
+        /// A value with `failing`, `not_applicable`, `not_started`, `passing`, `stale`, `unmapped`; every other member absent or `null`.
+        pub fn new(
+            failing: u64,
+            not_applicable: u64,
+            not_started: u64,
+            passing: u64,
+            stale: u64,
+            unmapped: u64,
+        ) -> Self {
+            Self { failing, not_applicable, not_started, passing, stale, unmapped }
         }
     }
 
@@ -8168,6 +8301,31 @@ pub mod types {
             let mut pairs = Vec::new();
             if let Some(value) = &self.as_of {
                 pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+
+            pairs
+        }
+    }
+
+    /// The query parameters of [`Client::get_statement_of_applicability`](crate::Client::get_statement_of_applicability) (`getStatementOfApplicability`).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct GetStatementOfApplicabilityQuery {
+        /// An RFC 3339 date-time not in the future: the statement as it stood then, each requirement's
+        /// implementation from the evidence and mappings of then. Absent: now.
+        pub as_of: Option<String>,
+        /// `json` (the default), `csv` (one row per requirement) or `pdf` (printed on A4).
+        pub format: Option<String>,
+    }
+
+    impl GetStatementOfApplicabilityQuery {
+        /// The parameters as `(name, value)` pairs, in the document's order.
+        pub(crate) fn pairs(&self) -> Vec<(&'static str, String)> {
+            let mut pairs = Vec::new();
+            if let Some(value) = &self.as_of {
+                pairs.push(("asOf", crate::transport::query_value(value)));
+            }
+            if let Some(value) = &self.format {
+                pairs.push(("format", crate::transport::query_value(value)));
             }
 
             pairs
@@ -11124,6 +11282,58 @@ impl crate::Client {
             body: crate::transport::Body::None,
         };
         self.json(request).await
+    }
+
+    /// State whether a requirement applies.
+    ///
+    /// Whether requirement `requirementId` of the framework applies to the organization, and why (the
+    /// justification is asked for both inclusion and exclusion). Replaces the statement in force; the
+    /// earlier ones stay for `asOf`. A requirement that does not apply leaves the framework's roll-up:
+    /// its status is `not_applicable`, counted apart, neither passing nor in the share. Needs
+    /// `frameworks` and `controls` write (owners and admins; a key both scopes).
+    ///
+    /// `PUT /v1/frameworks/{id}/requirements/{requirementId}/applicability` (`stateRequirementApplicability`).
+    pub async fn state_requirement_applicability(
+        &self,
+        id: &str,
+        requirement_id: &str,
+        body: &NewApplicability,
+    ) -> Result<ApplicabilityDto, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::PUT,
+            path: format!(
+                "/v1/frameworks/{}/requirements/{}/applicability",
+                crate::transport::segment(id),
+                crate::transport::segment(requirement_id)
+            ),
+            query: Vec::new(),
+            body: crate::transport::Body::json(body)?,
+        };
+        self.json(request).await
+    }
+
+    /// Get a framework's Statement of Applicability.
+    ///
+    /// Every requirement of the framework with whether it applies and why (as stated at `asOf`), its
+    /// implementation (its status from the controls mapped to it then, or `not_applicable`) and those
+    /// controls with their status. `format=csv` is one row per requirement (`identifier, title,
+    /// applicable, justification, implementation, controls`, the controls as `name (status)` joined by
+    /// `; `); `format=pdf` the same table printed on A4 by the service's headless Chromium. Read as
+    /// the framework is; the controls are left out for a caller who may not read controls.
+    ///
+    /// `GET /v1/frameworks/{id}/soa` (`getStatementOfApplicability`).
+    pub async fn get_statement_of_applicability(
+        &self,
+        id: &str,
+        query: &GetStatementOfApplicabilityQuery,
+    ) -> Result<crate::RawResponse, crate::Error> {
+        let request = crate::transport::Request {
+            method: reqwest::Method::GET,
+            path: format!("/v1/frameworks/{}/soa", crate::transport::segment(id)),
+            query: query.pairs(),
+            body: crate::transport::Body::None,
+        };
+        self.raw(request).await
     }
 
     /// A framework's status.

@@ -2,7 +2,7 @@
 //! status rolled up from those controls' statuses ([`crate::control::status`]), and the share of
 //! requirements passing. Pure: the caller reads the mappings and computes the controls' statuses.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -57,13 +57,16 @@ impl RequirementMapping {
 }
 
 crate::string_enum! {
-    /// A requirement's status: its mapped controls' worst, or `unmapped` when no control is mapped.
+    /// A requirement's status: its mapped controls' worst, `unmapped` when no control is mapped,
+    /// or `not_applicable` when the organization stated it does not apply (Statement of
+    /// Applicability).
     RequirementStatus {
         Passing = "passing",
         Failing = "failing",
         Stale = "stale",
         NotStarted = "not_started",
         Unmapped = "unmapped",
+        NotApplicable = "not_applicable",
     }
 }
 
@@ -116,6 +119,8 @@ pub struct StatusCounts {
     pub not_started: usize,
     /// Without a mapped control.
     pub unmapped: usize,
+    /// Stated not to apply: counted apart, outside [`StatusCounts::total`] and the share passing.
+    pub not_applicable: usize,
 }
 
 impl StatusCounts {
@@ -126,11 +131,12 @@ impl StatusCounts {
             RequirementStatus::Stale => &mut self.stale,
             RequirementStatus::NotStarted => &mut self.not_started,
             RequirementStatus::Unmapped => &mut self.unmapped,
+            RequirementStatus::NotApplicable => &mut self.not_applicable,
         };
         *count += 1;
     }
 
-    /// Every requirement counted.
+    /// Every requirement that applies.
     pub fn total(&self) -> usize {
         self.passing + self.failing + self.stale + self.not_started + self.unmapped
     }
@@ -167,10 +173,16 @@ impl FrameworkStatus {
 }
 
 /// Rolls `mapped` (the controls mapped to requirements, with their statuses at `as_of`) up over
-/// `requirements`. **Choice:** each requirement stands on its own: a parent (an OSCAL control an
-/// enhancement refines) is not derived from its children, since a catalog asks each of them
-/// separately.
-pub fn roll_up(requirements: Vec<Requirement>, mapped: &[MappedControl], as_of: Timestamp) -> FrameworkStatus {
+/// `requirements`; those in `excluded` (stated not to apply at `as_of`) are `not_applicable`,
+/// their controls still listed. **Choice:** each requirement stands on its own: a parent (an
+/// OSCAL control an enhancement refines) is not derived from its children, since a catalog asks
+/// each of them separately.
+pub fn roll_up(
+    requirements: Vec<Requirement>,
+    mapped: &[MappedControl],
+    excluded: &HashSet<RequirementId>,
+    as_of: Timestamp,
+) -> FrameworkStatus {
     let mut by_requirement: HashMap<&RequirementId, Vec<MappedControl>> = HashMap::new();
     for control in mapped {
         by_requirement.entry(&control.requirement_id).or_default().push(control.clone());
@@ -185,6 +197,7 @@ pub fn roll_up(requirements: Vec<Requirement>, mapped: &[MappedControl], as_of: 
                 .map(|c| c.status)
                 .min_by_key(|s| rank(*s))
                 .map_or(RequirementStatus::Unmapped, RequirementStatus::from);
+            let status = if excluded.contains(&requirement.id) { RequirementStatus::NotApplicable } else { status };
             counts.add(status);
             RequirementState { requirement, status, controls }
         })
@@ -229,7 +242,7 @@ mod tests {
             mapped(&c, ControlStatus::NotStarted),
             mapped(&c, ControlStatus::Failing),
         ];
-        let status = roll_up(vec![a, b, c, d], &mappings, Timestamp::now());
+        let status = roll_up(vec![a, b, c, d], &mappings, &HashSet::new(), Timestamp::now());
         let statuses: Vec<_> = status.requirements.iter().map(|r| r.status).collect();
         assert_eq!(
             statuses,
@@ -241,8 +254,28 @@ mod tests {
             ]
         );
         assert_eq!(status.requirements[0].controls.len(), 2);
-        assert_eq!(status.counts, StatusCounts { passing: 1, failing: 1, stale: 1, not_started: 0, unmapped: 1 });
+        assert_eq!(
+            status.counts,
+            StatusCounts { passing: 1, failing: 1, stale: 1, not_started: 0, unmapped: 1, not_applicable: 0 }
+        );
         assert!((status.percent_passing() - 25.0).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn a_requirement_that_does_not_apply_leaves_the_share() {
+        let (a, b, c) = (requirement("A"), requirement("B"), requirement("C"));
+        let mappings = [mapped(&a, ControlStatus::Passing), mapped(&b, ControlStatus::Failing)];
+        let excluded: HashSet<RequirementId> = [b.id.clone(), c.id.clone()].into();
+        let status = roll_up(vec![a, b, c], &mappings, &excluded, Timestamp::now());
+        let statuses: Vec<_> = status.requirements.iter().map(|r| r.status).collect();
+        assert_eq!(
+            statuses,
+            [RequirementStatus::Passing, RequirementStatus::NotApplicable, RequirementStatus::NotApplicable]
+        );
+        // Its controls are still shown; it counts apart, neither passing nor in the total.
+        assert_eq!(status.requirements[1].controls.len(), 1);
+        assert_eq!((status.counts.not_applicable, status.counts.total()), (2, 1));
+        assert!((status.percent_passing() - 100.0).abs() < f64::EPSILON);
     }
 
     #[test]

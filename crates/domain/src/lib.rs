@@ -19,6 +19,7 @@
 
 pub mod access;
 pub mod allowed_host;
+pub mod applicability;
 pub mod audit;
 pub mod automation;
 pub mod automation_secret;

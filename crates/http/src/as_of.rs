@@ -21,13 +21,15 @@ pub(crate) struct AsOfQuery {
 impl AsOfQuery {
     /// The moment asked for; `None` for now. A malformed value is a 400 naming `asOf`.
     pub(crate) fn moment(&self) -> Result<Option<Timestamp>, ApiError> {
-        self.as_of
-            .as_deref()
-            .map(|text| {
-                Timestamp::parse(text).map_err(|_| {
-                    ApiError::invalid_field("asOf", "must be an RFC 3339 date-time such as 2026-06-30T00:00:00Z")
-                })
-            })
-            .transpose()
+        parse_as_of(self.as_of.as_deref())
     }
+}
+
+/// The moment `asOf`'s text names; `None` for now. A malformed value is a 400 naming `asOf`.
+pub(crate) fn parse_as_of(text: Option<&str>) -> Result<Option<Timestamp>, ApiError> {
+    text.map(|text| {
+        Timestamp::parse(text)
+            .map_err(|_| ApiError::invalid_field("asOf", "must be an RFC 3339 date-time such as 2026-06-30T00:00:00Z"))
+    })
+    .transpose()
 }

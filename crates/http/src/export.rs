@@ -233,6 +233,16 @@ fn json_line(out: &mut Vec<u8>, columns: &[&str], fields: &Map<String, Value>) -
     Ok(())
 }
 
+/// A whole CSV table: the `header` row, then `rows`, each cell neutralised as an export's are.
+pub(crate) fn csv_table<R: AsRef<[String]>>(header: &[&str], rows: &[R]) -> Result<Vec<u8>, ApiError> {
+    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    writer.write_record(header.iter().map(|cell| neutralised(cell))).map_err(internal)?;
+    for row in rows {
+        writer.write_record(row.as_ref().iter().map(|cell| neutralised(cell))).map_err(internal)?;
+    }
+    writer.into_inner().map_err(|error| internal(error.error()))
+}
+
 /// One CSV record of `cells`, for the header row.
 fn csv_line<'a>(cells: impl Iterator<Item = &'a str>) -> Result<Vec<u8>, ApiError> {
     let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());

@@ -1,9 +1,10 @@
 //! Frameworks and their requirements: the repository and what its list is asked for.
 
 use async_trait::async_trait;
+use compliance_domain::applicability::Applicability;
 use compliance_domain::etag::IfMatch;
 use compliance_domain::framework::{Framework, FrameworkSource, FrameworkWithRequirements};
-use compliance_domain::{FrameworkId, OrganizationId};
+use compliance_domain::{FrameworkId, OrganizationId, Timestamp};
 
 use crate::{AuditOf, ListQuery, Page, RepoError};
 
@@ -44,6 +45,23 @@ pub trait FrameworkRepository: Send + Sync {
         framework: &FrameworkWithRequirements,
         audit: &AuditOf<'_, Framework>,
     ) -> Result<(), RepoError>;
+    /// States whether one of the framework's requirements applies (`statement`), in one
+    /// transaction with `audit`'s entry: the statement in force, if any, is closed at
+    /// `statement.created_at` and answered (the entry's "before"). `RepoError::NotFound` when the
+    /// requirement is not one of the organization's framework's.
+    async fn state_applicability(
+        &self,
+        statement: &Applicability,
+        audit: &AuditOf<'_, Applicability>,
+    ) -> Result<Option<Applicability>, RepoError>;
+    /// The statements about the framework's requirements in force at `moment` (made at or before
+    /// it, not replaced at or before it). One statement.
+    async fn applicability(
+        &self,
+        org: &OrganizationId,
+        framework: &FrameworkId,
+        moment: Timestamp,
+    ) -> Result<Vec<Applicability>, RepoError>;
     /// Deletes the framework with its requirements, atomically with `audit`'s entry, and returns
     /// what it was; `RepoError::PreconditionFailed` when `if_match` does not hold for it, then
     /// `RepoError::Conflict` while a control is mapped to one of its requirements.

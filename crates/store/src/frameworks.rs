@@ -2,9 +2,10 @@
 //! `requirements` tables hold.
 
 use async_trait::async_trait;
+use compliance_domain::applicability::Applicability;
 use compliance_domain::etag::IfMatch;
 use compliance_domain::framework::{Framework, FrameworkWithRequirements, Requirement};
-use compliance_domain::{FrameworkId, OrganizationId};
+use compliance_domain::{FrameworkId, OrganizationId, Timestamp};
 use compliance_ports::{AuditOf, Cursor, FrameworkQuery, FrameworkRepository, Page, RepoError};
 use diesel::QueryResult;
 use diesel::prelude::*;
@@ -19,7 +20,7 @@ use crate::locks::lock_organization;
 use crate::paging::{ListBackend, newest_first, read_page, text_in, time_range};
 use crate::prepared::Prepared;
 use crate::rows::{id, instant, naive, optional_id, value};
-use crate::schema::{control_requirements, frameworks, requirements};
+use crate::schema::{control_requirements, frameworks, requirement_applicability, requirements};
 
 #[async_trait]
 impl FrameworkRepository for Store {
@@ -89,6 +90,69 @@ impl FrameworkRepository for Store {
             Ok(())
         });
         result.map_err(|error| already_there(framework, error.into()))
+    }
+
+    /// The statement in force is closed and the new one added under the organization's lock, so
+    /// two statements about one requirement never both stay in force.
+    async fn state_applicability(
+        &self,
+        statement: &Applicability,
+        audit: &AuditOf<'_, Applicability>,
+    ) -> Result<Option<Applicability>, RepoError> {
+        let org = statement.organization_id.as_str();
+        let row = ApplicabilityRow::from(statement);
+        let mut conn = self.pools.write().await?;
+        let result: Result<Option<Applicability>, TxError> = write_transaction!(&mut conn, async |c| {
+            lock_organization(c.any(), org).await?;
+            // The requirement, found only among the organization's framework's.
+            requirements::table
+                .filter(requirements::organization_id.eq(org))
+                .filter(requirements::framework_id.eq(statement.framework_id.as_str()))
+                .filter(requirements::id.eq(statement.requirement_id.as_str()))
+                .select(requirements::id)
+                .first::<String>(c)
+                .await?;
+            let in_force = requirement_applicability::table
+                .filter(requirement_applicability::organization_id.eq(org))
+                .filter(requirement_applicability::requirement_id.eq(statement.requirement_id.as_str()))
+                .filter(requirement_applicability::removed_at.is_null());
+            let before: Option<Applicability> = diesel::update(in_force)
+                .set(requirement_applicability::removed_at.eq(Some(naive(statement.created_at))))
+                .returning(ApplicabilityRow::as_returning())
+                .get_result(c)
+                .await
+                .optional()?
+                .map(Applicability::try_from)
+                .transpose()?;
+            diesel::insert_into(requirement_applicability::table).values(&row).execute(c).await?;
+            c.append(audit(before.as_ref(), Some(statement))).await?;
+            Ok(before)
+        });
+        result.map_err(RepoError::from)
+    }
+
+    async fn applicability(
+        &self,
+        org: &OrganizationId,
+        framework: &FrameworkId,
+        moment: Timestamp,
+    ) -> Result<Vec<Applicability>, RepoError> {
+        let at = naive(moment);
+        let mut conn = self.pools.read().await?;
+        let rows: Vec<ApplicabilityRow> = db_run!(&mut conn, |c| {
+            requirement_applicability::table
+                .filter(requirement_applicability::organization_id.eq(org.as_str()))
+                .filter(requirement_applicability::framework_id.eq(framework.as_str()))
+                .filter(requirement_applicability::created_at.le(at))
+                .filter(
+                    requirement_applicability::removed_at.is_null().or(requirement_applicability::removed_at.gt(at)),
+                )
+                .select(ApplicabilityRow::as_select())
+                .load(c)
+                .await
+        })
+        .map_err(repo_error)?;
+        rows.into_iter().map(Applicability::try_from).collect()
     }
 
     async fn delete_framework(
@@ -276,6 +340,49 @@ impl TryFrom<RequirementRow> for Requirement {
             description: r.description,
             parent_id: optional_id(T, r.parent_id)?,
             catalog_id: r.catalog_id,
+        })
+    }
+}
+
+/// A statement of applicability's row; the rows replaced keep their `removed_at`.
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = requirement_applicability, treat_none_as_null = true)]
+struct ApplicabilityRow {
+    organization_id: String,
+    framework_id: String,
+    requirement_id: String,
+    applicable: bool,
+    justification: String,
+    created_at: PrimitiveDateTime,
+    removed_at: Option<PrimitiveDateTime>,
+}
+
+impl From<&Applicability> for ApplicabilityRow {
+    fn from(a: &Applicability) -> Self {
+        Self {
+            organization_id: a.organization_id.to_string(),
+            framework_id: a.framework_id.to_string(),
+            requirement_id: a.requirement_id.to_string(),
+            applicable: a.applicable,
+            justification: a.justification.clone(),
+            created_at: naive(a.created_at),
+            removed_at: a.removed_at.map(naive),
+        }
+    }
+}
+
+impl TryFrom<ApplicabilityRow> for Applicability {
+    type Error = RepoError;
+    fn try_from(r: ApplicabilityRow) -> Result<Self, RepoError> {
+        const T: &str = "requirement_applicability";
+        Ok(Self {
+            organization_id: id(T, r.organization_id)?,
+            framework_id: id(T, r.framework_id)?,
+            requirement_id: id(T, r.requirement_id)?,
+            applicable: r.applicable,
+            justification: r.justification,
+            created_at: instant(r.created_at),
+            removed_at: r.removed_at.map(instant),
         })
     }
 }

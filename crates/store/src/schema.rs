@@ -508,6 +508,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    requirement_applicability (organization_id, requirement_id, created_at) {
+        organization_id -> Text,
+        framework_id -> Text,
+        requirement_id -> Text,
+        applicable -> Bool,
+        justification -> Text,
+        created_at -> Timestamp,
+        removed_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
     requirements (id) {
         id -> Text,
         organization_id -> Text,
@@ -755,6 +767,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     policy_signatures,
     policy_versions,
     refresh_leases,
+    requirement_applicability,
     requirements,
     risks,
     sessions,

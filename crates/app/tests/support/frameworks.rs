@@ -59,6 +59,22 @@ impl FrameworkRepository for MemoryFrameworks {
         self.frameworks.lock().unwrap().push(framework.clone());
         Ok(())
     }
+    async fn state_applicability(
+        &self,
+        _: &compliance_domain::applicability::Applicability,
+        _: &AuditOf<'_, compliance_domain::applicability::Applicability>,
+    ) -> Result<Option<compliance_domain::applicability::Applicability>, RepoError> {
+        Err(RepoError::Internal("not kept in memory: tested over HTTP on both databases".into()))
+    }
+    async fn applicability(
+        &self,
+        _: &OrganizationId,
+        _: &FrameworkId,
+        _: Timestamp,
+    ) -> Result<Vec<compliance_domain::applicability::Applicability>, RepoError> {
+        // Nothing is stated here: every requirement applies.
+        Ok(Vec::new())
+    }
     async fn delete_framework(
         &self,
         _: &OrganizationId,

@@ -56,7 +56,14 @@ pub fn document(assessment: &Assessment<'_>) -> Value {
     let observations: Vec<Observation> =
         assessment.evidence.iter().map(|e| observation(e, assessment.base_url)).collect();
     let findings: Vec<Finding> =
-        assessment.status.requirements.iter().map(|r| finding(&key, r, assessment.evidence)).collect();
+        // A requirement stated not to apply is not assessed: it has no finding.
+        assessment
+            .status
+            .requirements
+            .iter()
+            .filter(|r| r.status != RequirementStatus::NotApplicable)
+            .map(|r| finding(&key, r, assessment.evidence))
+            .collect();
     let title = format!("{} {}", framework.name, framework.version);
     let document = Document {
         assessment_results: AssessmentResults {
@@ -185,9 +192,10 @@ fn finding(key: &str, state: &RequirementState, evidence: &[Evidence]) -> Findin
     let (state_value, reason) = match state.status {
         RequirementStatus::Passing => ("satisfied", "pass"),
         RequirementStatus::Failing => ("not-satisfied", "fail"),
-        RequirementStatus::Stale | RequirementStatus::NotStarted | RequirementStatus::Unmapped => {
-            ("not-satisfied", "other")
-        }
+        RequirementStatus::Stale
+        | RequirementStatus::NotStarted
+        | RequirementStatus::Unmapped
+        | RequirementStatus::NotApplicable => ("not-satisfied", "other"),
     };
     let target_id = match &requirement.catalog_id {
         Some(catalog_id) => catalog_id.clone(),
@@ -393,7 +401,7 @@ mod tests {
             name: "Backups".into(),
             status: ControlStatus::Passing,
         }];
-        let status = roll_up(vec![token.clone(), not_token.clone(), from_catalog], &mapped, now);
+        let status = roll_up(vec![token.clone(), not_token.clone(), from_catalog], &mapped, &Default::default(), now);
         let item = Evidence {
             id: EvidenceId::generate(),
             organization_id: org,

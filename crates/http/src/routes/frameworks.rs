@@ -148,6 +148,9 @@ struct StatusCountsDto {
     not_started: usize,
     /// Requirements no control is mapped to.
     unmapped: usize,
+    /// Requirements stated not to apply (Statement of Applicability): counted apart, outside the
+    /// share passing.
+    not_applicable: usize,
 }
 
 impl From<StatusCounts> for StatusCountsDto {
@@ -158,6 +161,7 @@ impl From<StatusCounts> for StatusCountsDto {
             stale: c.stale,
             not_started: c.not_started,
             unmapped: c.unmapped,
+            not_applicable: c.not_applicable,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! beside this module (`crate::bulk`, `crate::envelope`, `crate::attachments`, `crate::path_ids`).
 
 mod api_keys;
+mod applicability;
 mod audit;
 mod audit_proofs;
 mod automation_secrets;
@@ -84,6 +85,7 @@ pub fn all(limits: RouteLimits) -> Routes {
     automation_secrets::configure(&mut routes);
     webhooks::configure(&mut routes);
     frameworks::configure(&mut routes);
+    applicability::configure(&mut routes);
     library::configure(&mut routes);
     controls::configure(&mut routes, limits.comments);
     control_requirements::configure(&mut routes);
