@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::Backend;
-use super::measure::rss_mib;
+use super::measure::{reset_peak, rss_mib};
 use super::report::thousands;
 use crate::cmd::{capture_ok, stdout_of};
 use crate::service::{Request, Server, Store, Tenant, json_string, target_dir};
@@ -281,12 +281,6 @@ fn print_summary(figures: &Figures, errors: u64) {
         figures.rss_above_idle_mib,
         if figures.problems.is_empty() { String::new() } else { format!("; {}", figures.problems.join("; ")) },
     );
-}
-
-/// Resets the process's `VmHWM` to its resident set now ("5" to `clear_refs`).
-fn reset_peak(pid: u32) -> Result<()> {
-    let path = format!("/proc/{pid}/clear_refs");
-    fs::write(&path, "5").with_context(|| format!("cannot write {path}"))
 }
 
 /// The CPU time (user and system) the process has used so far, in seconds.

@@ -1,19 +1,22 @@
 //! The check cases' part of the report: their table, their targets and their place in
-//! `bench.json`.
+//! `bench.json`; with them the adoption case, whose goals are reported but are no targets.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use super::report::{Check, thousands};
-use super::{aws_checks, sweep};
+use super::{adoption, aws_checks, sweep};
 
-/// The figures of the check cases that ran, per backend.
+/// The figures of the check cases that ran, per backend, and of the adoption case.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckCases {
     pub aws: Vec<aws_checks::Figures>,
     pub sweep: Vec<sweep::Figures>,
+    /// A member of its own in `bench.json` (`adoptionCases`): it is no check case.
+    #[serde(skip)]
+    pub adoption: Vec<adoption::Figures>,
 }
 
 impl CheckCases {
@@ -62,6 +65,13 @@ impl CheckCases {
 
     pub(super) fn table(&self) -> String {
         let mut text = self.aws_table();
+        text.push_str(&self.sweep_table());
+        text.push_str(&adoption::table(&self.adoption));
+        text
+    }
+
+    fn sweep_table(&self) -> String {
+        let mut text = String::new();
         if self.sweep.is_empty() {
             return text;
         }

@@ -86,6 +86,13 @@ pub fn major_faults() -> Result<u64> {
 }
 
 /// The process's resident set now (`VmRSS`) and at its peak (`VmHWM`), in MiB.
+/// Resets the process's peak resident set (`VmHWM`) to its resident set now ("5" to
+/// `clear_refs`): a peak read after is the work's since, not the start-up's.
+pub fn reset_peak(pid: u32) -> Result<()> {
+    let path = format!("/proc/{pid}/clear_refs");
+    fs::write(&path, "5").with_context(|| format!("cannot write {path}"))
+}
+
 pub fn rss_mib(pid: u32) -> Result<(f64, f64)> {
     let status = process_status(pid)?;
     Ok((status_mib(&status, "VmRSS:")?, status_mib(&status, "VmHWM:")?))

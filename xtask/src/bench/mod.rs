@@ -6,6 +6,7 @@
 //! on this machine. Figures go to the terminal and to `target/bench/` (JSON and an SVG chart); the
 //! last line says whether every target was met. README.md ("Benchmark") explains the figures.
 
+mod adoption;
 mod aws_checks;
 mod check_report;
 mod fake_fleet;
@@ -52,6 +53,8 @@ endpoints of a local receiver, then again while one endpoint answers 500 for 10 
 check cases, each on a database of its own: `aws checks over moto` (one run of every AWS check
 over a moto holding 1,000 IAM users and 500 buckets: time, requests, memory, CPU against moto's)
 and `check sweep` (1,000 FleetDM connections scheduled at once on two instances: runs/s, bounds).
+Then `framework adoption`: 20 new organizations each adopt SOC 2 with the control library, then
+ISO 27001 (each adoption's time, RSS above idle; goals reported, not targets).
   --db          which backends serve the API (default both; pgbench always uses PostgreSQL)
   --seconds     length of each measured run (default 10; the warm-up is 2 s)
   --scale-rows  rows the scale case adds (default 1000000; 0 skips the scale case)
@@ -169,6 +172,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         && !options.selects_webhooks()
         && !options.selects_named(sweep::NAME)
         && !options.selects_named(aws_checks::NAME)
+        && !options.selects_named(adoption::NAME)
     {
         bail!("--case {text}: no case's name contains it");
     }
@@ -259,6 +263,13 @@ pub fn run(args: &[&str]) -> Result<()> {
         for fixture in &measured {
             let store = own_database(fixture.backend, &database, &scratch, "sweep")?;
             check_cases.sweep.push(sweep::run(&binary, fixture.backend, &store, &scratch.0, &out)?);
+        }
+    }
+    if options.selects_named(adoption::NAME) {
+        for fixture in &measured {
+            // A database and a server of its own: idle and peak RSS are the adoptions' alone.
+            let store = own_database(fixture.backend, &database, &scratch, "adoption")?;
+            check_cases.adoption.push(adoption::run(&binary, fixture.backend, &store, &scratch.0, &out)?);
         }
     }
 

@@ -110,7 +110,7 @@ pub struct ServerFigures {
 }
 
 /// One target check: what it is, whether it held, and the figure that decided.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 pub(super) struct Check {
     pub(super) target: String,
     pub(super) met: bool,
@@ -362,6 +362,7 @@ struct BenchJson<'a> {
     servers: Vec<ServerJson>,
     webhook_delivery: &'a [Deliveries],
     check_cases: &'a CheckCases,
+    adoption_cases: &'a [super::adoption::Figures],
     targets: &'a [Check],
 }
 
@@ -487,6 +488,7 @@ fn json(
         servers,
         webhook_delivery: deliveries,
         check_cases,
+        adoption_cases: &check_cases.adoption,
         targets: checks,
     };
     let mut text = serde_json::to_string_pretty(&bench).context("cannot serialise bench.json")?;
