@@ -3248,8 +3248,6 @@ pub mod types {
     pub struct NewApplicability {
         /// Required: whether the requirement applies to the organization.
         pub applicable: bool,
-        /// Required, 1 to 2,000 characters: why it is included or excluded (the standard asks the
-        /// reason for both).
         pub justification: String,
     }
 
