@@ -328,7 +328,7 @@ async fn lists_filter_and_sort_by_the_new_fields(server: &TestServer) {
     assert_eq!(
         lines[0],
         "id,organizationId,title,description,status,assigneeId,approverId,frequency,dueAt,lastCompletedAt,\
-         rejectionReason,findingId,createdAt,updatedAt"
+         rejectionReason,findingId,libraryId,libraryVersion,createdAt,updatedAt"
     );
     assert_eq!(lines.len(), 2, "{text}");
     assert!(
