@@ -250,7 +250,10 @@ async fn the_body_chooses_what_is_made(server: &TestServer) {
     let adopted = adopt(&tenant.api, "soc2-2017", json!({"withControls": false})).await;
     assert_eq!(adopted["library"]["created"]["controls"], json!([]));
     assert_eq!(count(&tenant.api, "/v1/controls?limit=1").await, 0);
-    // No body at all is everything.
+    // No body at all, or `null`, is everything.
+    let tenant_null = server.tenant().await;
+    let adopted = adopt(&tenant_null.api, "soc2-2017", Value::Null).await;
+    assert_eq!(library_ids(&adopted["library"]["created"]["controls"]).len(), answering("soc2-2017").len());
     let response =
         tenant.api.send_with(reqwest::Method::POST, "/v1/framework-templates/iso27001-2022/adopt", &[], None).await;
     let adopted = response.ok(201);

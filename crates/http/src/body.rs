@@ -46,7 +46,8 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
 }
 
 /// A JSON request body that may be left out: a request without one (no `Content-Length`, or
-/// zero, and no chunked transfer) is `T::default()`; one with a body is read as [`JsonBody`].
+/// zero, and no chunked transfer) or whose body is JSON `null` is `T::default()`; any other body
+/// is read as [`JsonBody`].
 #[derive(Debug)]
 pub struct OptionalJsonBody<T>(pub T);
 
@@ -61,7 +62,13 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJsonBody<T
             return Box::pin(async { Ok(OptionalJsonBody(T::default())) });
         }
         let bytes = read_json(req, payload);
-        Box::pin(async move { parse(&bytes.await?).map(OptionalJsonBody) })
+        Box::pin(async move {
+            let bytes = bytes.await?;
+            match bytes.trim_ascii() {
+                b"null" => Ok(OptionalJsonBody(T::default())),
+                _ => parse(&bytes).map(OptionalJsonBody),
+            }
+        })
     }
 }
 
