@@ -5,14 +5,20 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() -> std::io::Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../library");
+    // Read when the script runs, not when it is compiled: a build script compiled in another
+    // checkout sharing the target directory is reused as it is, and would read that checkout's
+    // library (or none, once it is gone).
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").map_err(std::io::Error::other)?;
+    let root = Path::new(&manifest).join("../../library");
     println!("cargo::rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     for kind in ["controls", "tasks", "policies"] {
         let dir = root.join(kind);
         println!("cargo::rerun-if-changed={}", dir.display());
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
+        // A library that cannot be read fails the build: a service without its library would
+        // adopt frameworks with nothing in them.
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
             let path = entry.path();
             if path.extension().is_some_and(|ext| ext == "json" || ext == "md") {
                 files.push((format!("{kind}/{}", entry.file_name().to_string_lossy()), path));
