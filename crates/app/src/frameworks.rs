@@ -297,12 +297,14 @@ impl FrameworkService {
         Ok(StatementOfApplicability { view, statements, organization })
     }
 
-    /// The statement printed as a PDF document, in one of the organization's print slots.
+    /// The statement printed as a PDF document, in one of the organization's print slots; read as
+    /// the statement is, so that no caller prints what it may not read.
     pub async fn statement_pdf(
         &self,
         caller: &Principal,
         statement: &StatementOfApplicability,
     ) -> Result<Vec<u8>, AppError> {
+        require(caller, Family::Frameworks, Action::Read)?;
         let lines = applicability::lines(&statement.view.status, &statement.statements);
         let html = applicability::html(
             &statement.view.framework,
